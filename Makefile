@@ -1,0 +1,42 @@
+# trainyard: top-level entry points. Each target installs missing Debian packages first
+# (scripts/install-deps.sh), then builds with meson/ninja.
+#
+#   make         build (build/)
+#   make test    build, then run every test: unit + integration, again under
+#                AddressSanitizer + UBSan, and short libFuzzer runs; ends "N passed, N failed"
+#   make demo    build, then run examples/digits as a distributed job through `local train`
+#   make bench   run the benchmarks in bench/ (ratios against a baseline, not pass/fail)
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps build test demo bench clean format
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	meson setup $(BUILD)
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+test: build
+	@scripts/run-tests.sh --build $(BUILD) --asan-build $(ASAN_BUILD) \
+	    --fuzz-build $(FUZZ_BUILD) --fuzz-seconds $(FUZZ_SECONDS)
+
+demo: build
+	@examples/digits/demo.sh $(BUILD)
+
+bench: build
+	@bench/launch/run.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

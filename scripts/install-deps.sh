@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# install-deps.sh: install what trainyard needs to build, test and run its demo, from
+# Debian's package archive. Idempotent: installs only what is missing, waits for the dpkg
+# lock, and says what it does. Run as root (or with sudo available).
+set -euo pipefail
+
+# Build: compiler, meson/ninja, libraries. Tests: clang + compiler-rt (libFuzzer, ASan),
+# python3-sklearn (the digits data set of examples/digits), procps (ps in tests).
+PACKAGES=(
+  gcc clang make meson ninja-build pkg-config
+  libjansson-dev libyaml-dev zlib1g-dev
+  libclang-rt-14-dev
+  python3-sklearn
+  procps iproute2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "install-deps: missing packages (${missing[*]}) and not root; install them and retry" >&2
+    exit 1
+  fi
+fi
+
+wait_for_dpkg() {
+  local waited=0
+  while fuser /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock \
+        >/dev/null 2>&1; do
+    if [ $waited -eq 0 ]; then echo "install-deps: waiting for the dpkg lock..." >&2; fi
+    sleep 2; waited=$((waited + 2))
+    if [ $waited -ge 600 ]; then echo "install-deps: dpkg lock still held after 600 s" >&2; exit 1; fi
+  done
+}
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+wait_for_dpkg
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -q >&2 || true
+wait_for_dpkg
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >&2

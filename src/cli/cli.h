@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * cli.h: what the `trainyard` command's verbs share: the verb table entry, the training
+ * flags of `gcloud ai-platform jobs submit training` (used by `local train` and, later,
+ * `jobs submit training`), and error printing in gcloud's style. */
+#ifndef TY_CLI_H
+#define TY_CLI_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "error.h"
+
+/* Exit codes: 0 success, 1 the job (or request) failed, 2 bad usage or a bad job spec. */
+enum { TY_EXIT_OK = 0, TY_EXIT_FAILED = 1, TY_EXIT_USAGE = 2 };
+
+struct cli_command {
+    const char *path;  /* "local train" */
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the last word of the path */
+};
+
+extern const struct cli_command cmd_local_train;
+
+/* Print "ERROR: (trainyard.<path>) <msg>" to stderr. */
+void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Options parsed from the training flags. */
+struct train_flags {
+    const char *config;      /* --config FILE */
+    json_t *ti_patch;        /* TrainingInput fields set by flags (canonical names) */
+    json_t *labels;          /* --labels, merged over the config's */
+    char **user_args;        /* after "--": replace trainingInput.args; NULL if none */
+    bool have_user_args;
+};
+
+/* getopt_long option ids for the training flags start here; each verb adds its own below. */
+#define TRAIN_OPT_BASE 1000
+
+/* The training flags' getopt table (terminated), and their help text. */
+extern const struct option train_options[];
+extern const char train_flags_help[];
+
+/* Handle one parsed training option (@id from train_options, @arg its value). Returns 0,
+ * or -EINVAL with err naming the flag and the rule. */
+int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty_error *err);
+
+/* Build the job document: the --config file (if any), then flags over it, then USER_ARGS,
+ * with @job_id (NULL keeps the config's). Returns 0 and *ret (canonical Job JSON). */
+int train_flags_build_job(struct train_flags *tf, const char *job_id, json_t **ret,
+                          struct ty_error *err);
+
+void train_flags_release(struct train_flags *tf);
+
+#endif

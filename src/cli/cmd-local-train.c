@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * cmd-local-train.c: `trainyard local train [JOB_ID] [flags] [-- USER_ARGS]`: runs a whole
+ * job in the foreground with the library (no daemon): validates it, starts every replica
+ * with the contract environment, streams their labelled logs, and exits 0 only when the job
+ * SUCCEEDED. Ctrl-C (or SIGTERM) cancels; a second Ctrl-C kills at once. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "cli.h"
+#include "clusterenv.h"
+#include "fdutil.h"
+#include "json.h"
+#include "macro.h"
+#include "parse.h"
+#include "spec.h"
+#include "statedir.h"
+#include "strv.h"
+#include "supervise.h"
+#include "timeutil.h"
+
+#define PATH "local.train"
+
+enum {
+    O_RUNTIME = 1,
+    O_PYTORCH_ENV,
+    O_DRY_RUN,
+    O_GRACE,
+    O_STATE_DIR,
+    O_HELP,
+};
+
+static const struct option own_options[] = {
+    {"runtime", required_argument, NULL, O_RUNTIME},
+    {"pytorch-env", no_argument, NULL, O_PYTORCH_ENV},
+    {"dry-run", no_argument, NULL, O_DRY_RUN},
+    {"grace-period", required_argument, NULL, O_GRACE},
+    {"state-dir", required_argument, NULL, O_STATE_DIR},
+    {"help", no_argument, NULL, O_HELP},
+};
+
+static const char usage[] =
+    "Usage: trainyard local train [JOB_ID] [flags] [-- USER_ARGS...]\n"
+    "\n"
+    "Run a training job on this machine in the foreground: every replica (master, workers,\n"
+    "parameter servers, evaluators) with CLUSTER_SPEC and TF_CONFIG, logs streamed with their\n"
+    "task names. Exits 0 when the job SUCCEEDED, 1 when it FAILED or was CANCELLED (Ctrl-C),\n"
+    "2 for usage or job-spec errors. Without JOB_ID a name is generated.\n"
+    "\n"
+    "Run flags:\n"
+    "  --runtime=NAME          where replicas run: process (default)\n"
+    "  --pytorch-env           also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (or label\n"
+    "                          the job trainyard-pytorch-env=true)\n"
+    "  --grace-period=SECONDS  SIGTERM-to-SIGKILL time when replicas are stopped (default 10)\n"
+    "  --state-dir=DIR         where logs are kept (default $TRAINYARD_HOME, else\n"
+    "                          $XDG_STATE_HOME/trainyard, else ~/.local/state/trainyard)\n"
+    "  --dry-run               print every replica's command and environment as JSON; run\n"
+    "                          nothing\n"
+    "  --help                  this text\n"
+    "\n";
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char c = (unsigned char) sig;
+    (void) !write(sig_pipe[1], &c, 1);
+    errno = saved;
+}
+
+struct run_ctx {
+    struct ty_supervisor *sup;
+    const struct ty_job *job;
+    char *job_record;      /* <dir>/job.json */
+    int64_t create_usec, start_usec, end_usec;
+};
+
+static void print_record(void *ctx, const struct ty_log_record *rec)
+{
+    char ts[40];
+    (void) ctx;
+    printf("%s %-18s %.*s\n", ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)), rec->task,
+           (int) rec->len, rec->message);
+}
+
+/* Keep <dir>/job.json in the REST Job form, replaced atomically at each state change. */
+static void write_record(struct run_ctx *rc, enum ty_job_state st)
+{
+    _cleanup_json_ json_t *j = json_object();
+    _cleanup_free_ char *text = NULL;
+    _cleanup_free_ char *tmp = NULL;
+    char ts[40];
+    int fd;
+
+    json_object_set_new(j, "jobId", json_string(rc->job->job_id));
+    json_object_set(j, "labels", rc->job->labels);
+    json_object_set(j, "trainingInput", rc->job->training_input);
+    json_object_set_new(j, "createTime", json_string(ty_rfc3339(rc->create_usec, 6, ts, 40)));
+    if (rc->start_usec)
+        json_object_set_new(j, "startTime", json_string(ty_rfc3339(rc->start_usec, 6, ts, 40)));
+    if (rc->end_usec)
+        json_object_set_new(j, "endTime", json_string(ty_rfc3339(rc->end_usec, 6, ts, 40)));
+    json_object_set_new(j, "state", json_string(ty_job_state_name(st)));
+    if (rc->sup && *ty_supervisor_error(rc->sup) && ty_job_state_is_final(st))
+        json_object_set_new(j, "errorMessage", json_string(ty_supervisor_error(rc->sup)));
+    text = ty_json_pretty(j);
+    tmp = xasprintf("%s.tmp", rc->job_record);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    if (ty_write_all(fd, text, strlen(text)) == 0 && ty_write_all(fd, "\n", 1) == 0 &&
+        close(fd) == 0)
+        (void) rename(tmp, rc->job_record);
+    else
+        (void) unlink(tmp);
+}
+
+static void on_state(void *ctx, enum ty_job_state st)
+{
+    struct run_ctx *rc = ctx;
+    if (st == TY_STATE_RUNNING)
+        rc->start_usec = ty_now_usec();
+    if (ty_job_state_is_final(st))
+        rc->end_usec = ty_now_usec();
+    write_record(rc, st);
+}
+
+static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct run_ctx *rc = data;
+    unsigned char c;
+    while (read(fd, &c, 1) == 1)
+        ty_supervisor_cancel(rc->sup);
+}
+
+static int install_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return ty_negerrno();
+    sigemptyset(&sa.sa_mask);
+    (void) sigaction(SIGINT, &sa, NULL);
+    (void) sigaction(SIGTERM, &sa, NULL);
+    (void) sigaction(SIGHUP, &sa, NULL);
+    (void) sigaction(SIGPIPE, &ign, NULL);
+    return 0;
+}
+
+static char *generate_job_id(void)
+{
+    char ts[40];
+    int64_t now = ty_now_usec();
+    ty_rfc3339(now, 0, ts, sizeof(ts)); /* 2026-11-30T09:00:00Z */
+    return xasprintf("local_%.4s%.2s%.2s_%.2s%.2s%.2s_%04x", ts, ts + 5, ts + 8, ts + 11, ts + 14,
+                     ts + 17, (unsigned) ((now / 1000) ^ getpid()) & 0xffff);
+}
+
+static bool label_true(const struct ty_job *job, const char *key)
+{
+    const char *v = ty_json_str(job->labels, key);
+    return v && strcmp(v, "true") == 0;
+}
+
+static int run_job(const struct ty_job *job, const char *runtime, const char *state_dir,
+                   const struct ty_supervisor_options *base)
+{
+    struct ty_supervisor_options opts = *base;
+    struct run_ctx rc = {.job = job, .create_usec = ty_now_usec()};
+    _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *logdir = NULL;
+    struct ty_joblog *log = NULL;
+    struct ty_loop *loop = NULL;
+    struct ty_error e = {0};
+    enum ty_job_state final;
+    int r;
+
+    r = ty_statedir_claim_job(state_dir, "local", job->job_id, &dir, &e);
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        return TY_EXIT_USAGE;
+    }
+    logdir = xasprintf("%s/logs", dir);
+    rc.job_record = xasprintf("%s/job.json", dir);
+    r = ty_joblog_open(logdir, &log, &e);
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        free(rc.job_record);
+        return TY_EXIT_FAILED;
+    }
+    write_record(&rc, TY_STATE_QUEUED);
+    if (install_signals() < 0) {
+        cli_error(PATH, "cannot set up signal handling: %s", strerror(errno));
+        ty_joblog_close(log);
+        free(rc.job_record);
+        return TY_EXIT_FAILED;
+    }
+    loop = ty_loop_new();
+    opts.log = log;
+    opts.on_log = print_record;
+    opts.on_state = on_state;
+    opts.ctx = &rc;
+    r = ty_supervisor_new(loop, runtime, job, NULL, NULL, &opts, &rc.sup, &e);
+    if (r >= 0) {
+        ty_loop_add_fd(loop, sig_pipe[0], POLLIN, on_sig_pipe, &rc);
+        r = ty_supervisor_start(rc.sup, &e);
+    }
+    while (r >= 0 && !ty_supervisor_done(rc.sup)) {
+        r = ty_loop_run_once(loop);
+        if (r < 0)
+            (void) ty_error_set(&e, -r, "event loop: %s", strerror(-r));
+    }
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        final = TY_STATE_FAILED;
+    } else {
+        final = ty_supervisor_state(rc.sup);
+        if (final != TY_STATE_SUCCEEDED)
+            cli_error(PATH, "Job %s %s: %s", job->job_id,
+                      final == TY_STATE_CANCELLED ? "was cancelled" : "failed",
+                      ty_supervisor_error(rc.sup));
+    }
+    fprintf(stderr, "Logs: %s\n", logdir);
+    ty_supervisor_free(rc.sup);
+    ty_loop_free(loop);
+    ty_joblog_close(log);
+    free(rc.job_record);
+    return final == TY_STATE_SUCCEEDED ? TY_EXIT_OK : TY_EXIT_FAILED;
+}
+
+static int local_train(int argc, char **argv)
+{
+    _cleanup_free_ struct option *longopts = NULL;
+    struct train_flags tf = {0};
+    struct ty_supervisor_options opts = {0};
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_json_ json_t *doc = NULL;
+    _cleanup_free_ char *job_id = NULL;
+    _cleanup_free_ char *state_dir = NULL;
+    const char *runtime = "process";
+    bool dry_run = false;
+    struct ty_error e = {0};
+    int nopts = 0, split = argc, c, r, rc;
+
+    /* Everything after "--" is USER_ARGS, untouched by option parsing. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            split = i;
+            tf.have_user_args = true;
+            tf.user_args = xcalloc(1, sizeof(char *));
+            for (int k = i + 1; k < argc; k++)
+                ty_strv_push(&tf.user_args, argv[k]);
+            break;
+        }
+    }
+    while (train_options[nopts].name)
+        nopts++;
+    longopts = xcalloc((size_t) nopts + TY_ARRAY_SIZE(own_options) + 1, sizeof(*longopts));
+    memcpy(longopts, train_options, (size_t) nopts * sizeof(*longopts));
+    memcpy(longopts + nopts, own_options, sizeof(own_options));
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(split, argv, ":", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_RUNTIME:
+            runtime = optarg;
+            break;
+        case O_PYTORCH_ENV:
+            opts.env.pytorch = true;
+            break;
+        case O_DRY_RUN:
+            dry_run = true;
+            break;
+        case O_GRACE: {
+            double secs;
+            if (ty_parse_double(optarg, &secs) < 0 || secs < 0 || secs > 86400) {
+                cli_error(PATH, "--grace-period: expected seconds from 0 to 86400 (got '%s')",
+                          optarg);
+                train_flags_release(&tf);
+                return TY_EXIT_USAGE;
+            }
+            opts.grace_usec = (int64_t) (secs * 1e6);
+            if (opts.grace_usec == 0)
+                opts.grace_usec = 1;
+            break;
+        }
+        case O_STATE_DIR:
+            free(state_dir);
+            state_dir = xstrdup(optarg);
+            break;
+        case O_HELP:
+            fputs(usage, stdout);
+            fputs(train_flags_help, stdout);
+            train_flags_release(&tf);
+            return TY_EXIT_OK;
+        case ':':
+            cli_error(PATH, "%s needs a value", argv[optind - 1]);
+            train_flags_release(&tf);
+            return TY_EXIT_USAGE;
+        case '?':
+            cli_error(PATH, "unknown flag '%s' (see --help)", argv[optind - 1]);
+            train_flags_release(&tf);
+            return TY_EXIT_USAGE;
+        default:
+            r = train_flags_apply(&tf, c, optarg, &e);
+            if (r < 0) {
+                cli_error(PATH, "%s", ty_error_msg(&e));
+                train_flags_release(&tf);
+                return TY_EXIT_USAGE;
+            }
+        }
+    }
+    if (split - optind > 1) {
+        cli_error(PATH, "unexpected argument '%s' (only one JOB_ID; put program arguments "
+                        "after --)",
+                  argv[optind + 1]);
+        train_flags_release(&tf);
+        return TY_EXIT_USAGE;
+    }
+    if (split - optind == 1)
+        job_id = xstrdup(argv[optind]);
+
+    r = train_flags_build_job(&tf, job_id, &doc, &e);
+    train_flags_release(&tf);
+    if (r >= 0 && !json_object_get(doc, "jobId")) {
+        _cleanup_free_ char *gen = generate_job_id();
+        json_object_set_new(doc, "jobId", json_string(gen));
+    }
+    if (r >= 0)
+        r = ty_job_from_json(doc, &job, &e);
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        return TY_EXIT_USAGE;
+    }
+    if (label_true(job, "trainyard-pytorch-env"))
+        opts.env.pytorch = true;
+    if (!ty_runtime_find(runtime)) {
+        cli_error(PATH, "--runtime: unknown runtime '%s' (this build has: %s)", runtime,
+                  ty_runtime_names());
+        return TY_EXIT_USAGE;
+    }
+
+    if (dry_run) {
+        _cleanup_json_ json_t *out = NULL;
+        _cleanup_free_ char *text = NULL;
+        r = ty_supervisor_dry_run(runtime, job, &opts.env, &out, &e);
+        if (r < 0) {
+            cli_error(PATH, "%s", ty_error_msg(&e));
+            return TY_EXIT_USAGE;
+        }
+        text = ty_json_pretty(out);
+        puts(text);
+        return TY_EXIT_OK;
+    }
+    if (!state_dir)
+        state_dir = ty_statedir_default();
+    if (!state_dir) {
+        cli_error(PATH, "no state directory: set --state-dir or TRAINYARD_HOME");
+        return TY_EXIT_USAGE;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rc = run_job(job, runtime, state_dir, &opts);
+    return rc;
+}
+
+const struct cli_command cmd_local_train = {
+    .path = "local train",
+    .summary = "run a training job on this machine, in the foreground",
+    .run = local_train,
+};

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * train-flags.c: the training flags of `gcloud ai-platform jobs submit training` (container
+ * jobs), plus the evaluator flags gcloud never had, mapped onto TrainingInput fields. The
+ * flags only *write* fields; all checking happens in the library's validation, so a flag and
+ * the same field in --config are held to the same rules. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cli.h"
+#include "fdutil.h"
+#include "json.h"
+#include "macro.h"
+#include "parse.h"
+#include "spec.h"
+#include "strv.h"
+
+enum {
+    O_CONFIG = TRAIN_OPT_BASE,
+    O_SCALE_TIER,
+    O_REGION,
+    O_JOB_DIR,
+    O_LABELS,
+    O_USE_CHIEF,
+    /* per role: machine type, image, accelerator, count (master has no count) */
+    O_ROLE_FIRST,
+};
+
+#define ROLE_OPT(role, what) (O_ROLE_FIRST + (role) * 4 + (what))
+enum { W_TYPE, W_IMAGE, W_ACCEL, W_COUNT };
+
+const struct option train_options[] = {
+    {"config", required_argument, NULL, O_CONFIG},
+    {"scale-tier", required_argument, NULL, O_SCALE_TIER},
+    {"region", required_argument, NULL, O_REGION},
+    {"job-dir", required_argument, NULL, O_JOB_DIR},
+    {"labels", required_argument, NULL, O_LABELS},
+    {"use-chief-in-tf-config", optional_argument, NULL, O_USE_CHIEF},
+    {"master-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_TYPE)},
+    {"master-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_IMAGE)},
+    {"master-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_ACCEL)},
+    {"worker-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_TYPE)},
+    {"worker-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_IMAGE)},
+    {"worker-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_ACCEL)},
+    {"worker-count", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_COUNT)},
+    {"parameter-server-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_TYPE)},
+    {"parameter-server-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_IMAGE)},
+    {"parameter-server-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_ACCEL)},
+    {"parameter-server-count", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_COUNT)},
+    {"evaluator-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_TYPE)},
+    {"evaluator-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_IMAGE)},
+    {"evaluator-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_ACCEL)},
+    {"evaluator-count", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_COUNT)},
+    {NULL, 0, NULL, 0},
+};
+
+const char train_flags_help[] =
+    "Job flags (as gcloud ai-platform jobs submit training; flags override --config):\n"
+    "  --config=FILE                     Job or TrainingInput as YAML or JSON ('-': stdin)\n"
+    "  --scale-tier=TIER                 basic, basic-gpu, standard-1, premium-1, custom\n"
+    "  --master-machine-type=TYPE        e.g. n1-standard-4 (implies --scale-tier=custom)\n"
+    "  --master-image-uri=IMAGE          the master's image; default for every role\n"
+    "  --master-accelerator=count=N,type=T   e.g. count=1,type=nvidia-tesla-t4\n"
+    "  --worker-count=N  --worker-machine-type=TYPE  --worker-image-uri=IMAGE\n"
+    "  --worker-accelerator=count=N,type=T\n"
+    "  --parameter-server-count=N  --parameter-server-machine-type=TYPE\n"
+    "  --parameter-server-image-uri=IMAGE  --parameter-server-accelerator=count=N,type=T\n"
+    "  --evaluator-count=N  --evaluator-machine-type=TYPE  --evaluator-image-uri=IMAGE\n"
+    "  --evaluator-accelerator=count=N,type=T\n"
+    "  --use-chief-in-tf-config[=BOOL]   call the master \"chief\" in TF_CONFIG\n"
+    "  --labels=KEY=VALUE[,...]          labels (lowercase letters, digits, - and _)\n"
+    "  --region=REGION                   recorded in the job\n"
+    "  --job-dir=DIR                     passed to the program as --job-dir=DIR\n"
+    "  -- USER_ARGS...                   replace trainingInput.args\n";
+
+static const char *const flag_role[TY_ROLE_MAX] = {"master", "worker", "parameter-server",
+                                                   "evaluator"};
+
+/* "nvidia-tesla-t4" -> "NVIDIA_TESLA_T4"; "standard-1" -> "STANDARD_1". */
+static char *enum_name(const char *s)
+{
+    char *e = xstrdup(s);
+    for (char *p = e; *p; p++)
+        *p = *p == '-' ? '_' : (char) (*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+    return e;
+}
+
+static json_t *role_config(struct train_flags *tf, enum ty_role role)
+{
+    _cleanup_free_ char *key = xasprintf("%sConfig", ty_role_field(role));
+    json_t *cfg = json_object_get(tf->ti_patch, key);
+    if (!cfg) {
+        cfg = json_object();
+        json_object_set_new(tf->ti_patch, key, cfg);
+    }
+    return cfg;
+}
+
+static int parse_accelerator(const char *flag, const char *arg, json_t **ret,
+                             struct ty_error *err)
+{
+    _cleanup_free_ char *copy = xstrdup(arg);
+    _cleanup_free_ char *type = NULL;
+    char *save = NULL;
+    int64_t count = -1;
+
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        if (strncmp(item, "count=", 6) == 0) {
+            if (ty_parse_int64(item + 6, INT64_MIN, INT64_MAX, &count) < 0)
+                return ty_error_set(err, EINVAL, "--%s: count '%s' is not a number", flag,
+                                    item + 6);
+        } else if (strncmp(item, "type=", 5) == 0) {
+            free(type);
+            type = enum_name(item + 5);
+        } else {
+            return ty_error_set(err, EINVAL,
+                                "--%s: unknown key in '%s' (expected count=COUNT,type=TYPE)",
+                                flag, item);
+        }
+    }
+    if (!type || count == -1)
+        return ty_error_set(err, EINVAL, "--%s: both count and type are required, e.g. "
+                                         "count=1,type=nvidia-tesla-t4",
+                            flag);
+    if (count <= 0)
+        return ty_error_set(err, EINVAL, "--%s: The count of the accelerator must be greater "
+                                         "than 0.",
+                            flag);
+    *ret = json_object();
+    json_object_set_new(*ret, "count", json_sprintf("%lld", (long long) count));
+    json_object_set_new(*ret, "type", json_string(type));
+    return 0;
+}
+
+static int parse_labels(struct train_flags *tf, const char *arg, struct ty_error *err)
+{
+    _cleanup_free_ char *copy = xstrdup(arg);
+    char *save = NULL;
+
+    if (!tf->labels)
+        tf->labels = json_object();
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return ty_error_set(err, EINVAL, "--labels: '%s' is not KEY=VALUE", item);
+        *eq = '\0';
+        int r = ty_validate_label(item, eq + 1, err);
+        if (r < 0)
+            return ty_error_prefix(err, r, "--labels");
+        json_object_set_new(tf->labels, item, json_string(eq + 1));
+    }
+    return 0;
+}
+
+int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty_error *err)
+{
+    if (!tf->ti_patch)
+        tf->ti_patch = json_object();
+    switch (id) {
+    case O_CONFIG:
+        tf->config = arg;
+        return 0;
+    case O_SCALE_TIER: {
+        _cleanup_free_ char *tier = enum_name(arg);
+        json_object_set_new(tf->ti_patch, "scaleTier", json_string(tier));
+        return 0;
+    }
+    case O_REGION:
+        json_object_set_new(tf->ti_patch, "region", json_string(arg));
+        return 0;
+    case O_JOB_DIR:
+        json_object_set_new(tf->ti_patch, "jobDir", json_string(arg));
+        return 0;
+    case O_LABELS:
+        return parse_labels(tf, arg, err);
+    case O_USE_CHIEF:
+        if (arg && strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0)
+            return ty_error_set(err, EINVAL,
+                                "--use-chief-in-tf-config: expected true or false (got '%s')",
+                                arg);
+        json_object_set_new(tf->ti_patch, "useChiefInTfConfig",
+                            json_boolean(!arg || strcasecmp(arg, "true") == 0));
+        return 0;
+    default:
+        break;
+    }
+    if (id >= O_ROLE_FIRST && id < ROLE_OPT(TY_ROLE_MAX, 0)) {
+        enum ty_role role = (enum ty_role) ((id - O_ROLE_FIRST) / 4);
+        int what = (id - O_ROLE_FIRST) % 4;
+        _cleanup_free_ char *flag = NULL;
+        json_t *acc = NULL;
+        int r;
+
+        switch (what) {
+        case W_TYPE: {
+            _cleanup_free_ char *key = xasprintf("%sType", ty_role_field(role));
+            json_object_set_new(tf->ti_patch, key, json_string(arg));
+            return 0;
+        }
+        case W_IMAGE:
+            json_object_set_new(role_config(tf, role), "imageUri", json_string(arg));
+            return 0;
+        case W_ACCEL:
+            flag = xasprintf("%s-accelerator", flag_role[role]);
+            r = parse_accelerator(flag, arg, &acc, err);
+            if (r < 0)
+                return r;
+            json_object_set_new(role_config(tf, role), "acceleratorConfig", acc);
+            return 0;
+        case W_COUNT: {
+            _cleanup_free_ char *key = xasprintf("%sCount", ty_role_field(role));
+            int64_t n;
+            if (ty_parse_int64(arg, 0, TY_MAX_REPLICAS_PER_ROLE, &n) < 0)
+                return ty_error_set(err, EINVAL, "--%s-count: expected a whole number from 0 to "
+                                                 "%d (got '%s')",
+                                    flag_role[role], TY_MAX_REPLICAS_PER_ROLE, arg);
+            json_object_set_new(tf->ti_patch, key, json_sprintf("%lld", (long long) n));
+            return 0;
+        }
+        }
+    }
+    return ty_error_set(err, EINVAL, "internal: unknown option %d", id);
+}
+
+/* Set @patch's fields into @dst, recursing into objects (so --worker-image-uri keeps the
+ * config's workerConfig.containerCommand). */
+static void merge(json_t *dst, json_t *patch)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(patch, k, v)
+    {
+        json_t *cur = json_object_get(dst, k);
+        if (json_is_object(v) && json_is_object(cur))
+            merge(cur, v);
+        else
+            json_object_set(dst, k, v);
+    }
+}
+
+int train_flags_build_job(struct train_flags *tf, const char *job_id, json_t **ret,
+                          struct ty_error *err)
+{
+    _cleanup_json_ json_t *job = NULL;
+    json_t *ti, *labels;
+    int r;
+
+    if (tf->config) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        r = ty_read_file(tf->config, TY_JSON_MAX_BYTES, &text, &len, err);
+        if (r < 0)
+            return ty_error_prefix(err, r, "--config");
+        r = ty_spec_parse(text, len, TY_SPEC_AUTO, &job, err);
+        if (r < 0)
+            return ty_error_prefix(err, r, "%s", tf->config);
+    } else {
+        job = json_object();
+    }
+    ti = json_object_get(job, "trainingInput");
+    if (!ti) {
+        ti = json_object();
+        json_object_set_new(job, "trainingInput", ti);
+    }
+    if (tf->ti_patch)
+        merge(ti, tf->ti_patch);
+    if (tf->have_user_args) {
+        json_t *a = json_array();
+        for (size_t i = 0; tf->user_args && tf->user_args[i]; i++)
+            json_array_append_new(a, json_string(tf->user_args[i]));
+        json_object_set_new(ti, "args", a);
+    }
+    if (tf->labels) {
+        labels = json_object_get(job, "labels");
+        if (!labels) {
+            labels = json_object();
+            json_object_set_new(job, "labels", labels);
+        }
+        json_object_update(labels, tf->labels);
+    }
+    if (job_id)
+        json_object_set_new(job, "jobId", json_string(job_id));
+    *ret = TAKE_PTR(job);
+    return 0;
+}
+
+void train_flags_release(struct train_flags *tf)
+{
+    json_decref(tf->ti_patch);
+    json_decref(tf->labels);
+    ty_strv_free(tf->user_args);
+    memset(tf, 0, sizeof(*tf));
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * clusterenv.c: rendering of CLUSTER_SPEC, TF_CONFIG and the other contract variables. */
+#include "clusterenv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "json.h"
+#include "macro.h"
+#include "strv.h"
+
+struct ty_clusterenv {
+    const struct ty_cluster_plan *plan;
+    char *cluster_spec_cluster; /* serialised "cluster" object of CLUSTER_SPEC */
+    char *tf_config_cluster;    /* serialised "cluster" object of TF_CONFIG */
+    char *job;                  /* serialised TrainingInput */
+    const struct ty_replica *master;
+    int world_size;             /* master + workers */
+};
+
+static bool chief_mode(const struct ty_job *job)
+{
+    return job->use_chief || job->roles[TY_ROLE_EVALUATOR].count > 0;
+}
+
+const char *ty_clusterenv_tf_role(const struct ty_job *job, enum ty_role role)
+{
+    if (role == TY_ROLE_MASTER && chief_mode(job))
+        return "chief";
+    return ty_role_name(role);
+}
+
+static void put_address(struct ty_buf *b, const char *host, int port)
+{
+    _cleanup_free_ char *addr = NULL;
+    json_t *s;
+    char *enc;
+
+    if (strchr(host, ':'))
+        addr = xasprintf("[%s]:%d", host, port);
+    else
+        addr = xasprintf("%s:%d", host, port);
+    s = json_string(addr);
+    enc = ty_json_compact(s);
+    ty_buf_puts(b, enc);
+    free(enc);
+    json_decref(s);
+}
+
+/* {"master":["h:p"],"worker":[...],...} for the roles the job has; TF_CONFIG leaves out
+ * evaluators and may call the master "chief". */
+static char *cluster_object(const struct ty_cluster_plan *plan, bool tf_config)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    bool first_role = true;
+
+    ty_buf_putc(&b, '{');
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        bool first = true;
+        if (tf_config && role == TY_ROLE_EVALUATOR)
+            continue;
+        if (plan->job->roles[role].count == 0)
+            continue;
+        ty_buf_printf(&b, "%s\"%s\":[", first_role ? "" : ",",
+                      tf_config ? ty_clusterenv_tf_role(plan->job, (enum ty_role) role)
+                                : ty_role_name((enum ty_role) role));
+        first_role = false;
+        for (size_t i = 0; i < plan->n_replicas; i++) {
+            const struct ty_replica *r = &plan->replicas[i];
+            if ((int) r->role != role)
+                continue;
+            if (!first)
+                ty_buf_putc(&b, ',');
+            first = false;
+            put_address(&b, r->host, r->port);
+        }
+        ty_buf_putc(&b, ']');
+    }
+    ty_buf_putc(&b, '}');
+    return ty_buf_take(&b);
+}
+
+static char *render(const struct ty_clusterenv *ce, const struct ty_replica *r, bool tf_config)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    const char *type = tf_config ? ty_clusterenv_tf_role(ce->plan->job, r->role)
+                                 : ty_role_name(r->role);
+
+    ty_buf_printf(&b, "{\"cluster\":%s,\"environment\":\"cloud\",\"task\":{\"type\":\"%s\","
+                      "\"index\":%d",
+                  tf_config ? ce->tf_config_cluster : ce->cluster_spec_cluster, type, r->index);
+    if (ce->plan->trial_id) {
+        json_t *t = json_string(ce->plan->trial_id);
+        char *enc = ty_json_compact(t);
+        ty_buf_printf(&b, ",\"trial\":%s", enc);
+        free(enc);
+        json_decref(t);
+    }
+    ty_buf_printf(&b, "},\"job\":%s}", ce->job);
+    return ty_buf_take(&b);
+}
+
+char *ty_clusterenv_cluster_spec(const struct ty_clusterenv *ce, const struct ty_replica *r)
+{
+    return render(ce, r, false);
+}
+
+char *ty_clusterenv_tf_config(const struct ty_clusterenv *ce, const struct ty_replica *r)
+{
+    return render(ce, r, true);
+}
+
+static int too_big(const struct ty_cluster_plan *plan, const char *var, size_t len,
+                   struct ty_error *err)
+{
+    return ty_error_set(err, E2BIG,
+                        "the cluster of %zu replicas is too large: %s would be %zu bytes, over "
+                        "Linux's limit of %d bytes for one environment string; use fewer "
+                        "replicas (or shorter args in the job, which %s repeats)",
+                        plan->n_replicas, var, len + strlen(var) + 2, TY_ENV_STRING_MAX, var);
+}
+
+/* Check every distinct shape of variable: one replica per role is enough, since addresses
+ * are the only per-replica difference and the cluster object is shared. */
+static int check_sizes(const struct ty_clusterenv *ce, struct ty_error *err)
+{
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        for (size_t i = 0; i < ce->plan->n_replicas; i++) {
+            const struct ty_replica *r = &ce->plan->replicas[i];
+            if ((int) r->role != role)
+                continue;
+            _cleanup_free_ char *cs = render(ce, r, false);
+            _cleanup_free_ char *tf = render(ce, r, true);
+            if (strlen(cs) + strlen("CLUSTER_SPEC=") + 1 > TY_ENV_STRING_MAX)
+                return too_big(ce->plan, "CLUSTER_SPEC", strlen(cs), err);
+            if (strlen(tf) + strlen("TF_CONFIG=") + 1 > TY_ENV_STRING_MAX)
+                return too_big(ce->plan, "TF_CONFIG", strlen(tf), err);
+            break;
+        }
+    }
+    return 0;
+}
+
+int ty_clusterenv_new(const struct ty_cluster_plan *plan,
+                      struct ty_clusterenv **ret,
+                      struct ty_error *err)
+{
+    struct ty_clusterenv *ce;
+    int r;
+
+    for (size_t i = 0; i < plan->n_replicas; i++)
+        if (!plan->replicas[i].host || plan->replicas[i].port <= 0)
+            return ty_error_set(err, EINVAL, "replica %s has no address yet",
+                                plan->replicas[i].display_name);
+    ce = xcalloc(1, sizeof(*ce));
+    ce->plan = plan;
+    ce->cluster_spec_cluster = cluster_object(plan, false);
+    ce->tf_config_cluster = cluster_object(plan, true);
+    ce->job = ty_json_compact(plan->job->training_input);
+    ce->master = ty_plan_find((struct ty_cluster_plan *) plan, TY_ROLE_MASTER, 0);
+    ce->world_size = (int) (1 + plan->job->roles[TY_ROLE_WORKER].count);
+    r = check_sizes(ce, err);
+    if (r < 0) {
+        ty_clusterenv_free(ce);
+        return r;
+    }
+    *ret = ce;
+    return 0;
+}
+
+void ty_clusterenv_free(struct ty_clusterenv *ce)
+{
+    if (!ce)
+        return;
+    free(ce->cluster_spec_cluster);
+    free(ce->tf_config_cluster);
+    free(ce->job);
+    free(ce);
+}
+
+int ty_clusterenv_render(const struct ty_clusterenv *ce,
+                         const struct ty_replica *r,
+                         const struct ty_env_options *opts,
+                         char ***env,
+                         struct ty_error *err)
+{
+    _cleanup_free_ char *cs = render(ce, r, false);
+    _cleanup_free_ char *tf = render(ce, r, true);
+    char num[32];
+
+    if (strlen(cs) + strlen("CLUSTER_SPEC=") + 1 > TY_ENV_STRING_MAX)
+        return too_big(ce->plan, "CLUSTER_SPEC", strlen(cs), err);
+    if (strlen(tf) + strlen("TF_CONFIG=") + 1 > TY_ENV_STRING_MAX)
+        return too_big(ce->plan, "TF_CONFIG", strlen(tf), err);
+    ty_strv_setenv(env, "CLUSTER_SPEC", cs);
+    ty_strv_setenv(env, "TF_CONFIG", tf);
+    ty_strv_setenv(env, "CLOUD_ML_JOB_ID", ce->plan->job->job_id);
+    if (ce->plan->trial_id)
+        ty_strv_setenv(env, "CLOUD_ML_TRIAL_ID", ce->plan->trial_id);
+    if (opts && opts->pytorch && (r->role == TY_ROLE_MASTER || r->role == TY_ROLE_WORKER) &&
+        ce->master) {
+        ty_strv_setenv(env, "MASTER_ADDR", ce->master->host);
+        (void) snprintf(num, sizeof(num), "%d", ce->master->port);
+        ty_strv_setenv(env, "MASTER_PORT", num);
+        (void) snprintf(num, sizeof(num), "%d", ce->world_size);
+        ty_strv_setenv(env, "WORLD_SIZE", num);
+        (void) snprintf(num, sizeof(num), "%d", r->role == TY_ROLE_MASTER ? 0 : r->index + 1);
+        ty_strv_setenv(env, "RANK", num);
+    }
+    return 0;
+}
+
+int ty_clusterenv_check_size(const struct ty_job *job, size_t addr_len, struct ty_error *err)
+{
+    struct ty_cluster_plan *plan = NULL;
+    struct ty_clusterenv *ce = NULL;
+    /* "host:port" of addr_len bytes: a host of addr_len - 6 characters and a 5-digit port. */
+    size_t hl = addr_len > 7 ? addr_len - 6 : 1;
+    _cleanup_free_ char *host = xmalloc(hl + 1);
+    int r;
+
+    memset(host, 'h', hl);
+    host[hl] = '\0';
+    r = ty_plan_build(job, job->hp ? "9999" : NULL, NULL, &plan, err);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < plan->n_replicas; i++) {
+        plan->replicas[i].host = xstrdup(host);
+        plan->replicas[i].port = 65535;
+    }
+    r = ty_clusterenv_new(plan, &ce, err);
+    ty_clusterenv_free(ce);
+    ty_plan_free(plan);
+    return r;
+}

@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * process.c: the `process` runtime: every replica is a local process running its
+ * containerCommand + args (the image is recorded, not run), at 127.0.0.1:<port>.
+ *
+ * Ports: place() binds one socket per replica to 0.0.0.0:<port> (no SO_REUSEADDR, not
+ * listening), which keeps every other process off that port without accepting connections.
+ * The socket is close-on-exec, and launch() closes the parent's copy right after fork, so
+ * the port stays held until the replica's program starts. Ports come from below the
+ * kernel's ephemeral range, so outgoing connections never take them in the meantime.
+ *
+ * Processes: each replica gets its own process group, stdin from /dev/null, stdout and
+ * stderr on pipes, SIGKILL if trainyard dies (PR_SET_PDEATHSIG), and is watched through a
+ * pidfd. Descendants that leave the group are found through proctree.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "fdutil.h"
+#include "linesplit.h"
+#include "macro.h"
+#include "proctree.h"
+#include "runtime.h"
+#include "strv.h"
+#include "timeutil.h"
+
+extern char **environ;
+
+/* Replica ports are taken from [PORT_LOW, ephemeral range start). 20000 keeps clear of the
+ * well-known and commonly configured service ports below it. */
+#define PORT_LOW 20000
+
+struct proc_replica {
+    struct process_rt *rt;
+    struct ty_replica *r;
+    pid_t pid;
+    int pidfd, out_fd, err_fd, reserve_fd;
+    struct ty_linesplit out_ls, err_ls;
+    bool exited;
+};
+
+struct process_rt {
+    struct ty_runtime base;
+    struct proc_replica *reps;
+    size_t n;
+    char token[40];
+};
+
+static int create(struct ty_runtime **ret, struct ty_error *err)
+{
+    struct process_rt *p = xcalloc(1, sizeof(*p));
+    unsigned long long seed = (unsigned long long) ty_now_usec() ^ (unsigned long long) getpid();
+    int r;
+
+    r = ty_proctree_become_subreaper();
+    if (r < 0) {
+        free(p);
+        return ty_error_set(err, -r, "cannot become a child subreaper: %s", strerror(-r));
+    }
+    (void) snprintf(p->token, sizeof(p->token), "%d-%llx", (int) getpid(), seed);
+    *ret = &p->base;
+    return 0;
+}
+
+static struct process_rt *cast(struct ty_runtime *rt)
+{
+    return (struct process_rt *) rt;
+}
+
+static int prepare(struct ty_runtime *rt, struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+
+    p->n = rt->plan->n_replicas;
+    p->reps = xcalloc(p->n ? p->n : 1, sizeof(*p->reps));
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        pr->rt = p;
+        pr->r = &rt->plan->replicas[i];
+        pr->pid = 0;
+        pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = -1;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        if (!pr->r->command)
+            return ty_error_set(err, EINVAL,
+                                "replica %s has no containerCommand: the process runtime runs "
+                                "trainingInput.%sConfig.containerCommand (with containerArgs or "
+                                "args) as a local program; set it, or run the image itself with "
+                                "--runtime=container",
+                                pr->r->display_name, ty_role_field(pr->r->role));
+    }
+    return 0;
+}
+
+static int ephemeral_low(void)
+{
+    _cleanup_fclose_ FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    int lo = 32768, hi = 60999;
+    if (f && fscanf(f, "%d %d", &lo, &hi) != 2)
+        lo = 32768;
+    return lo;
+}
+
+/* Bind a socket to 0.0.0.0:@port; returns the fd or -errno. */
+static int reserve(int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t) port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return ty_negerrno();
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+        int r = ty_negerrno();
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+static int place(struct ty_runtime *rt, struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+    int hi = ephemeral_low() - 1;
+    int span = hi - PORT_LOW + 1;
+    int port;
+
+    if (span < 1024)
+        return ty_error_set(err, ERANGE,
+                            "no port range for replicas: the ephemeral range starts at %d",
+                            hi + 1);
+    /* Start at a random point so concurrent jobs rarely probe the same ports. */
+    port = PORT_LOW + (int) ((unsigned) (ty_now_usec() ^ getpid()) % (unsigned) span);
+    for (size_t i = 0; i < p->n; i++) {
+        int tries = 0;
+        for (;;) {
+            int fd;
+            if (++port > hi)
+                port = PORT_LOW;
+            if (++tries > span)
+                return ty_error_set(err, EADDRINUSE, "no free port for replica %s in %d-%d",
+                                    p->reps[i].r->display_name, PORT_LOW, hi);
+            fd = reserve(port);
+            if (fd >= 0) {
+                p->reps[i].reserve_fd = fd;
+                break;
+            }
+            if (fd != -EADDRINUSE && fd != -EACCES)
+                return ty_error_set(err, -fd, "cannot reserve a port: %s", strerror(-fd));
+        }
+        free(p->reps[i].r->host);
+        p->reps[i].r->host = xstrdup("127.0.0.1");
+        p->reps[i].r->port = port;
+    }
+    return 0;
+}
+
+static void deliver_line(void *ctx, const char *line, size_t len, enum ty_stream s)
+{
+    struct proc_replica *pr = ctx;
+    struct ty_runtime *rt = &pr->rt->base;
+    rt->ev.output(rt->ev.ctx, pr->r, s, line, len);
+}
+
+static void out_line(void *ctx, const char *line, size_t len)
+{
+    deliver_line(ctx, line, len, TY_STREAM_STDOUT);
+}
+
+static void err_line(void *ctx, const char *line, size_t len)
+{
+    deliver_line(ctx, line, len, TY_STREAM_STDERR);
+}
+
+/* Read what is available on one pipe; on EOF or error close it. */
+static void drain(struct proc_replica *pr, int *fdp, bool until_eagain)
+{
+    bool is_out = fdp == &pr->out_fd;
+    struct ty_linesplit *ls = is_out ? &pr->out_ls : &pr->err_ls;
+    ty_line_fn fn = is_out ? out_line : err_line;
+    char buf[16384];
+
+    while (*fdp >= 0) {
+        ssize_t n = read(*fdp, buf, sizeof(buf));
+        if (n > 0) {
+            ty_linesplit_feed(ls, buf, (size_t) n, fn, pr);
+            if (!until_eagain)
+                return;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        ty_linesplit_flush(ls, fn, pr);
+        ty_loop_remove_fd(pr->rt->base.loop, *fdp);
+        close(*fdp);
+        *fdp = -1;
+    }
+}
+
+static void on_pipe(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct proc_replica *pr = data;
+    drain(pr, fd == pr->out_fd ? &pr->out_fd : &pr->err_fd, false);
+}
+
+static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct proc_replica *pr = data;
+    struct ty_runtime *rt = &pr->rt->base;
+    struct ty_exit_status st = {0};
+    siginfo_t si = {0};
+
+    if (waitid((idtype_t) P_PIDFD, (id_t) pr->pidfd, &si, WEXITED | WNOHANG) < 0 ||
+        si.si_pid == 0)
+        return;
+    ty_loop_remove_fd(loop, pr->pidfd);
+    close(pr->pidfd);
+    pr->pidfd = -1;
+    ty_proctree_disown(pr->pid);
+    pr->exited = true;
+    /* Everything the replica wrote before exiting is in the pipes now: deliver it first. */
+    drain(pr, &pr->out_fd, true);
+    drain(pr, &pr->err_fd, true);
+    if (si.si_code == CLD_EXITED) {
+        st.kind = TY_EXIT_CODE;
+        st.code = si.si_status;
+    } else {
+        st.kind = TY_EXIT_SIGNAL;
+        st.code = si.si_status;
+    }
+    (void) ty_proctree_reap_orphans();
+    rt->ev.exited(rt->ev.ctx, pr->r, &st);
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child(struct proc_replica *pr, int out_w, int err_w, int status_w, char **argv,
+                  char **envp, pid_t parent)
+{
+    sigset_t none;
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    int devnull, e;
+
+    (void) setpgid(0, 0);
+    (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent)
+        _exit(127);
+    for (int s = 1; s < NSIG; s++)
+        (void) sigaction(s, &dfl, NULL);
+    sigemptyset(&none);
+    (void) sigprocmask(SIG_SETMASK, &none, NULL);
+    devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(out_w, STDOUT_FILENO) < 0 ||
+        dup2(err_w, STDERR_FILENO) < 0)
+        goto fail;
+    execvpe(argv[0], argv, envp);
+fail:
+    e = errno;
+    (void) !write(status_w, &e, sizeof(e));
+    _exit(127);
+    (void) pr;
+}
+
+static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[],
+                  struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+    struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
+    _cleanup_strv_free_ char **argv = ty_replica_argv(r);
+    _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
+    pid_t parent = getpid(), pid;
+    int child_errno = 0;
+    ssize_t n;
+
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *eq = strchr(env[i], '=');
+        _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t) (eq - env[i]) : strlen(env[i]));
+        ty_strv_setenv(&envp, name, eq ? eq + 1 : "");
+    }
+    ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
+
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
+        int e = errno;
+        for (int i = 0; i < 2; i++) {
+            if (out[i] >= 0)
+                close(out[i]);
+            if (errp[i] >= 0)
+                close(errp[i]);
+            if (status[i] >= 0)
+                close(status[i]);
+        }
+        return ty_error_set(err, e, "cannot create pipes: %s", strerror(e));
+    }
+    pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
+        close(status[0]), close(status[1]);
+        return ty_error_set(err, e, "cannot fork: %s", strerror(e));
+    }
+    if (pid == 0)
+        child(pr, out[1], errp[1], status[1], argv, envp, parent);
+
+    /* The child holds the port (close-on-exec) until its program starts. */
+    if (pr->reserve_fd >= 0) {
+        close(pr->reserve_fd);
+        pr->reserve_fd = -1;
+    }
+    (void) setpgid(pid, pid); /* also here, so the group exists before we might signal it */
+    close(out[1]);
+    close(errp[1]);
+    close(status[1]);
+    do
+        n = read(status[0], &child_errno, sizeof(child_errno));
+    while (n < 0 && errno == EINTR);
+    close(status[0]);
+
+    pr->pid = pid;
+    pr->out_fd = out[0];
+    pr->err_fd = errp[0];
+    if (n == (ssize_t) sizeof(child_errno)) {
+        /* exec failed: collect the child now and say why. */
+        (void) waitpid(pid, NULL, 0);
+        pr->exited = true;
+        close(pr->out_fd), close(pr->err_fd);
+        pr->out_fd = pr->err_fd = -1;
+        return ty_error_set(err, child_errno, "cannot run '%s': %s", argv[0],
+                            strerror(child_errno));
+    }
+    ty_proctree_own(pid);
+    pr->pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+    if (pr->pidfd < 0) {
+        int e = errno;
+        (void) kill(-pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+        ty_proctree_disown(pid);
+        pr->exited = true;
+        return ty_error_set(err, e, "pidfd_open: %s", strerror(e));
+    }
+    (void) ty_fd_nonblock(pr->out_fd);
+    (void) ty_fd_nonblock(pr->err_fd);
+    ty_loop_add_fd(rt->loop, pr->out_fd, POLLIN, on_pipe, pr);
+    ty_loop_add_fd(rt->loop, pr->err_fd, POLLIN, on_pipe, pr);
+    ty_loop_add_fd(rt->loop, pr->pidfd, POLLIN, on_exit_fd, pr);
+    return 0;
+}
+
+static int signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig,
+                          struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+    struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
+    _cleanup_free_ pid_t *desc = NULL;
+    size_t n;
+
+    if (pr->pid <= 0 || pr->exited)
+        return 0;
+    /* Descendants first (they may have left the group), then the group itself. */
+    n = ty_proctree_collect(&pr->pid, 1, NULL, &desc);
+    ty_proctree_kill(desc, n, sig);
+    if (kill(-pr->pid, sig) < 0 && errno != ESRCH)
+        return ty_error_set(err, errno, "cannot signal replica %s: %s", r->display_name,
+                            strerror(errno));
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    (void) nanosleep(&ts, NULL);
+}
+
+static void cleanup(struct ty_runtime *rt)
+{
+    struct process_rt *p = cast(rt);
+    _cleanup_free_ pid_t *roots = xcalloc(p->n + 1, sizeof(pid_t));
+    size_t nroots = 0;
+
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        if (pr->reserve_fd >= 0)
+            close(pr->reserve_fd);
+        pr->reserve_fd = -1;
+        if (pr->pid > 0 && !pr->exited) {
+            roots[nroots++] = pr->pid;
+            (void) kill(-pr->pid, SIGKILL);
+        }
+    }
+    /* Kill whatever of the run is left (leftover children, orphans) until nothing is; a
+     * process in uninterruptible sleep can take a moment to die, so retry for up to 5 s. */
+    for (int round = 0; round < 500; round++) {
+        _cleanup_free_ pid_t *left = NULL;
+        size_t n = ty_proctree_collect(roots, nroots, p->token, &left);
+        bool roots_alive = false;
+        for (size_t i = 0; i < nroots; i++)
+            if (roots[i] > 0 && waitpid(roots[i], NULL, WNOHANG) == 0)
+                roots_alive = true;
+        (void) ty_proctree_reap_orphans();
+        if (n == 0 && !roots_alive)
+            break;
+        ty_proctree_kill(left, n, SIGKILL);
+        for (size_t i = 0; i < nroots; i++)
+            (void) kill(-roots[i], SIGKILL);
+        sleep_ms(10);
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        if (pr->pid > 0 && !pr->exited) {
+            ty_proctree_disown(pr->pid);
+            pr->exited = true;
+        }
+        if (pr->pidfd >= 0) {
+            ty_loop_remove_fd(rt->loop, pr->pidfd);
+            close(pr->pidfd);
+            pr->pidfd = -1;
+        }
+        /* Deliver what is still buffered, then close the pipes. */
+        drain(pr, &pr->out_fd, true);
+        drain(pr, &pr->err_fd, true);
+        for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
+            if (*fdp >= 0) {
+                ty_loop_remove_fd(rt->loop, *fdp);
+                close(*fdp);
+                *fdp = -1;
+            }
+        }
+        ty_linesplit_release(&pr->out_ls);
+        ty_linesplit_release(&pr->err_ls);
+    }
+}
+
+static void destroy(struct ty_runtime *rt)
+{
+    struct process_rt *p = cast(rt);
+    if (p->reps)
+        cleanup(rt);
+    free(p->reps);
+    free(p);
+}
+
+const struct ty_runtime_ops ty_runtime_process = {
+    .name = "process",
+    .create = create,
+    .prepare = prepare,
+    .place = place,
+    .launch = launch,
+    .signal = signal_replica,
+    .cleanup = cleanup,
+    .destroy = destroy,
+};

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * proctree.h: finding and ending every process a local replica started, including ones that
+ * left its process group or were orphaned.
+ *
+ * trainyard makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so a replica's orphaned
+ * descendants are re-parented to it instead of to init. Each replica's environment carries
+ * TY_RUN_TOKEN_ENV=<token of the run>; an orphan of ours is recognised by that token while it
+ * is alive, and reaped when it is a zombie and no runtime owns it. */
+#ifndef TY_PROCTREE_H
+#define TY_PROCTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define TY_RUN_TOKEN_ENV "TRAINYARD_RUN_ID"
+
+/* Make this process a child subreaper (once). Returns 0 or -errno. */
+int ty_proctree_become_subreaper(void);
+
+/* Mark @pid as a child some code waits for itself (a replica), or not any more. Owned
+ * children are never reaped by ty_proctree_reap_orphans. */
+void ty_proctree_own(pid_t pid);
+void ty_proctree_disown(pid_t pid);
+
+/* Collect into *ret (caller frees) the live processes that belong to a run: descendants of
+ * the @n @roots (roots themselves excluded), and children of this process (orphans) whose
+ * environment has TY_RUN_TOKEN_ENV=@token, with their descendants. Returns the count. */
+size_t ty_proctree_collect(const pid_t *roots, size_t n, const char *token, pid_t **ret);
+
+/* Send @sig to each of @n pids. */
+void ty_proctree_kill(const pid_t *pids, size_t n, int sig);
+
+/* Reap zombie children of this process that no one owns. Returns how many. */
+int ty_proctree_reap_orphans(void);
+
+#endif

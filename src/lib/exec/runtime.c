@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * runtime.c: the runtime registry and the generic create/attach/free. */
+#include "runtime.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "macro.h"
+
+static const struct ty_runtime_ops *const runtimes[] = {
+    &ty_runtime_process,
+};
+
+const struct ty_runtime_ops *ty_runtime_find(const char *name)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(runtimes); i++)
+        if (strcmp(runtimes[i]->name, name) == 0)
+            return runtimes[i];
+    return NULL;
+}
+
+const char *ty_runtime_names(void)
+{
+    return "process";
+}
+
+int ty_runtime_new(const char *name,
+                   struct ty_loop *loop,
+                   const struct ty_runtime_events *ev,
+                   struct ty_runtime **ret,
+                   struct ty_error *err)
+{
+    const struct ty_runtime_ops *ops = ty_runtime_find(name);
+    struct ty_runtime *rt = NULL;
+    int r;
+
+    if (!ops)
+        return ty_error_set(err, EINVAL, "unknown runtime '%s' (this build has: %s)", name,
+                            ty_runtime_names());
+    r = ops->create(&rt, err);
+    if (r < 0)
+        return r;
+    rt->ops = ops;
+    rt->loop = loop;
+    rt->ev = *ev;
+    *ret = rt;
+    return 0;
+}
+
+void ty_runtime_attach(struct ty_runtime *rt, struct ty_cluster_plan *plan)
+{
+    rt->plan = plan;
+}
+
+void ty_runtime_free(struct ty_runtime *rt)
+{
+    if (rt)
+        rt->ops->destroy(rt);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * runtime.h: the interface every runtime implements (process now; container and slurm
+ * later). A runtime turns a cluster plan into running replicas and reports back, through
+ * callbacks on the caller's event loop, each replica's output lines and its exit. It knows
+ * nothing of job states: the supervisor (supervise.h) decides what an exit means.
+ *
+ * Nothing here assumes a replica runs on this host: a replica is addressed by host:port in
+ * the plan, signalled through the runtime, and its output arrives as lines.
+ *
+ * Call order for one run: create -> prepare -> place -> launch (each replica) ->
+ * [signal]* -> cleanup (always, also after a failed prepare/place/launch) -> destroy.
+ * All calls happen on the loop's thread. */
+#ifndef TY_RUNTIME_H
+#define TY_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "loop.h"
+#include "plan.h"
+
+enum ty_stream { TY_STREAM_STDOUT, TY_STREAM_STDERR };
+
+enum ty_exit_kind {
+    TY_EXIT_CODE,         /* exited; code = status (may be 0) */
+    TY_EXIT_SIGNAL,       /* killed by signal `code` */
+    TY_EXIT_OOM,          /* killed for memory; code = the status the service reports (137) */
+    TY_EXIT_START_FAILED, /* never ran; detail says why */
+    TY_EXIT_LOST,         /* the runtime lost track of it (node died...); detail says why */
+};
+
+struct ty_exit_status {
+    enum ty_exit_kind kind;
+    int code;
+    char detail[256];
+};
+
+/* Where a runtime sends what happens to replicas. Both callbacks run on the loop. For one
+ * replica, every output line is delivered before its `exited` event (lines written later by
+ * its leftover children may still follow). */
+struct ty_runtime_events {
+    void (*output)(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len);
+    void (*exited)(void *ctx, struct ty_replica *r, const struct ty_exit_status *st);
+    void *ctx;
+};
+
+struct ty_runtime;
+
+struct ty_runtime_ops {
+    const char *name; /* "process", "container", "slurm" */
+    /* Allocate the runtime's state. */
+    int (*create)(struct ty_runtime **ret, struct ty_error *err);
+    /* Make the plan's resources exist: images, networks, allocations. */
+    int (*prepare)(struct ty_runtime *rt, struct ty_error *err);
+    /* Give every replica its host and port (and hold them until launch). */
+    int (*place)(struct ty_runtime *rt, struct ty_error *err);
+    /* Start one replica with the contract variables @env (NAME=VALUE, NULL-terminated). */
+    int (*launch)(struct ty_runtime *rt, struct ty_replica *r, char *const env[],
+                  struct ty_error *err);
+    /* Deliver @sig to the replica and everything it started. No-op once it has exited. */
+    int (*signal)(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err);
+    /* Remove everything the run created (processes, containers, networks, reservations).
+     * Idempotent; called after every replica has exited, or after a failed start. */
+    void (*cleanup)(struct ty_runtime *rt);
+    /* Free the runtime. */
+    void (*destroy)(struct ty_runtime *rt);
+};
+
+/* The part of every runtime the generic code sees; implementations embed it first. */
+struct ty_runtime {
+    const struct ty_runtime_ops *ops;
+    struct ty_loop *loop;
+    struct ty_runtime_events ev;
+    struct ty_cluster_plan *plan; /* borrowed: set by ty_runtime_attach */
+};
+
+/* Look up a runtime by name. Returns NULL for unknown names. */
+const struct ty_runtime_ops *ty_runtime_find(const char *name);
+/* Comma-separated names of the runtimes this build has (for help and errors). */
+const char *ty_runtime_names(void);
+
+/* Create a runtime by name, bound to @loop and reporting to @ev. */
+int ty_runtime_new(const char *name,
+                   struct ty_loop *loop,
+                   const struct ty_runtime_events *ev,
+                   struct ty_runtime **ret,
+                   struct ty_error *err);
+/* Bind the plan of the run (before prepare). */
+void ty_runtime_attach(struct ty_runtime *rt, struct ty_cluster_plan *plan);
+/* Destroy; NULL-safe. */
+void ty_runtime_free(struct ty_runtime *rt);
+
+/* Index of @r in the attached plan (runtimes keep per-replica state in arrays). */
+static inline size_t ty_runtime_replica_index(const struct ty_runtime *rt,
+                                              const struct ty_replica *r)
+{
+    return (size_t) (r - rt->plan->replicas);
+}
+
+extern const struct ty_runtime_ops ty_runtime_process;
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * logs.h: a job's log records and their files. Every line a replica writes becomes a record
+ * {time, severity, task, trial, message} (stdout INFO, stderr ERROR; the service's own
+ * messages under task "service"), appended to <dir>/<task>[.<trial>].log as
+ *     2026-11-30T09:00:00.123456Z INFO message text
+ * so the files stay readable with less(1) and parseable by the API's log endpoint. */
+#ifndef TY_LOGS_H
+#define TY_LOGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+enum ty_severity { TY_SEV_DEFAULT, TY_SEV_INFO, TY_SEV_WARNING, TY_SEV_ERROR };
+
+struct ty_log_record {
+    int64_t time_usec;
+    enum ty_severity severity;
+    const char *task;   /* "master-replica-0", "service" */
+    const char *trial;  /* NULL outside tuning trials */
+    const char *message;
+    size_t len;
+};
+
+struct ty_joblog;
+
+/* "INFO", "ERROR", ... */
+const char *ty_severity_name(enum ty_severity s);
+
+/* Open (creating) the log directory @dir. Returns 0 and *ret. */
+int ty_joblog_open(const char *dir, struct ty_joblog **ret, struct ty_error *err);
+/* Append one record to its task's file. Returns 0 or -errno (the record is dropped). */
+int ty_joblog_write(struct ty_joblog *jl, const struct ty_log_record *rec);
+/* Close every file; NULL-safe. */
+void ty_joblog_close(struct ty_joblog *jl);
+/* The directory. */
+const char *ty_joblog_dir(const struct ty_joblog *jl);
+
+#endif

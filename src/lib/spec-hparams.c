@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * spec-hparams.c: trainingInput.hyperparameters (HyperparameterSpec) -> struct ty_hp_spec,
+ * with the API's rules. The tuner that uses it lives in tuner*.c. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "json.h"
+#include "macro.h"
+#include "spec.h"
+#include "strv.h"
+
+#define HP "trainingInput.hyperparameters"
+
+static const char *str_or(const json_t *o, const char *k, const char *dflt)
+{
+    const char *s = ty_json_str(o, k);
+    return s ? s : dflt;
+}
+
+static bool name_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-' || *s == '.'))
+            return false;
+    return true;
+}
+
+static int param_from_json(const json_t *pj, size_t idx, struct ty_hp_param *p,
+                           enum ty_hp_algorithm algo, struct ty_error *err)
+{
+    const char *type = str_or(pj, "type", "PARAMETER_TYPE_UNSPECIFIED");
+    const char *scale = str_or(pj, "scaleType", "NONE");
+    json_t *minv = json_object_get(pj, "minValue"), *maxv = json_object_get(pj, "maxValue");
+    json_t *cats = json_object_get(pj, "categoricalValues");
+    json_t *disc = json_object_get(pj, "discreteValues");
+    const char *name = ty_json_str(pj, "parameterName");
+
+    if (!name)
+        return ty_error_set(err, EINVAL, HP ".params[%zu].parameterName: required", idx);
+    if (!name_ok(name))
+        return ty_error_set(err, EINVAL,
+                            HP ".params[%zu].parameterName: '%s' may contain only letters, "
+                            "digits, '_', '-' and '.' (it becomes a --%s=VALUE argument)",
+                            idx, name, name);
+    p->name = xstrdup(name);
+    if (strcmp(type, "DOUBLE") == 0)
+        p->type = TY_HP_DOUBLE;
+    else if (strcmp(type, "INTEGER") == 0)
+        p->type = TY_HP_INTEGER;
+    else if (strcmp(type, "CATEGORICAL") == 0)
+        p->type = TY_HP_CATEGORICAL;
+    else if (strcmp(type, "DISCRETE") == 0)
+        p->type = TY_HP_DISCRETE;
+    else
+        return ty_error_set(err, EINVAL,
+                            HP ".params[%zu].type: required (DOUBLE, INTEGER, CATEGORICAL or "
+                            "DISCRETE) for parameter '%s'",
+                            idx, name);
+    p->scale = strcmp(scale, "UNIT_LINEAR_SCALE") == 0        ? TY_HP_SCALE_LINEAR
+               : strcmp(scale, "UNIT_LOG_SCALE") == 0         ? TY_HP_SCALE_LOG
+               : strcmp(scale, "UNIT_REVERSE_LOG_SCALE") == 0 ? TY_HP_SCALE_REVERSE_LOG
+                                                              : TY_HP_SCALE_NONE;
+
+    if (p->type == TY_HP_DOUBLE || p->type == TY_HP_INTEGER) {
+        if (!minv || !maxv)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu]: minValue and maxValue are required for %s "
+                                "parameter '%s'",
+                                idx, type, name);
+        if (cats || disc)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu]: %s parameter '%s' takes minValue and maxValue, "
+                                "not %s",
+                                idx, type, name, cats ? "categoricalValues" : "discreteValues");
+        p->min = json_real_value(minv);
+        p->max = json_real_value(maxv);
+        if (!(p->min < p->max))
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu]: minValue (%g) must be less than maxValue (%g) "
+                                "for parameter '%s'",
+                                idx, p->min, p->max, name);
+        if (p->type == TY_HP_INTEGER && (p->min != floor(p->min) || p->max != floor(p->max)))
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu]: minValue and maxValue must be whole numbers "
+                                "for INTEGER parameter '%s'",
+                                idx, name);
+        if ((p->scale == TY_HP_SCALE_LOG || p->scale == TY_HP_SCALE_REVERSE_LOG) && p->min <= 0)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu].scaleType: %s needs minValue > 0 (got %g) for "
+                                "parameter '%s'",
+                                idx, scale, p->min, name);
+        if (algo == TY_HP_ALGO_GRID && p->type == TY_HP_DOUBLE)
+            return ty_error_set(err, EINVAL,
+                                HP ".algorithm: GRID_SEARCH needs INTEGER, CATEGORICAL or "
+                                "DISCRETE parameters, and '%s' is DOUBLE",
+                                name);
+    } else if (p->type == TY_HP_CATEGORICAL) {
+        size_t i;
+        json_t *c;
+        if (json_array_size(cats) == 0)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu].categoricalValues: required (non-empty) for "
+                                "CATEGORICAL parameter '%s'",
+                                idx, name);
+        if (minv || maxv || disc)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu]: CATEGORICAL parameter '%s' takes only "
+                                "categoricalValues",
+                                idx, name);
+        p->categories = xcalloc(1, sizeof(char *));
+        json_array_foreach(cats, i, c)
+        {
+            for (size_t k = 0; p->categories[k]; k++)
+                if (strcmp(p->categories[k], json_string_value(c)) == 0)
+                    return ty_error_set(err, EINVAL,
+                                        HP ".params[%zu].categoricalValues: '%s' is listed "
+                                        "twice",
+                                        idx, json_string_value(c));
+            ty_strv_push(&p->categories, json_string_value(c));
+        }
+    } else {
+        size_t i;
+        json_t *d;
+        if (json_array_size(disc) == 0)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu].discreteValues: required (non-empty) for "
+                                "DISCRETE parameter '%s'",
+                                idx, name);
+        if (json_array_size(disc) > TY_HP_MAX_DISCRETE)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu].discreteValues: at most %d values (got %zu)",
+                                idx, TY_HP_MAX_DISCRETE, json_array_size(disc));
+        if (minv || maxv || cats)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu]: DISCRETE parameter '%s' takes only "
+                                "discreteValues",
+                                idx, name);
+        p->n_discrete = json_array_size(disc);
+        p->discrete = xcalloc(p->n_discrete, sizeof(double));
+        json_array_foreach(disc, i, d)
+        {
+            p->discrete[i] = json_real_value(d);
+            if (i > 0 && !(p->discrete[i] > p->discrete[i - 1]))
+                return ty_error_set(err, EINVAL,
+                                    HP ".params[%zu].discreteValues: must be strictly increasing "
+                                    "(%g follows %g)",
+                                    idx, p->discrete[i], p->discrete[i - 1]);
+        }
+        if ((p->scale == TY_HP_SCALE_LOG || p->scale == TY_HP_SCALE_REVERSE_LOG) &&
+            p->discrete[0] <= 0)
+            return ty_error_set(err, EINVAL,
+                                HP ".params[%zu].scaleType: %s needs values > 0 for parameter "
+                                "'%s'",
+                                idx, scale, name);
+    }
+    return 0;
+}
+
+static int int_or(const json_t *o, const char *k, int dflt)
+{
+    json_t *v = json_object_get(o, k);
+    return v ? (int) json_integer_value(v) : dflt;
+}
+
+int ty_hp_from_json(const json_t *hj, struct ty_hp_spec **ret, struct ty_error *err)
+{
+    struct ty_hp_spec *hp = xcalloc(1, sizeof(*hp));
+    json_t *params = json_object_get(hj, "params");
+    const char *algo = str_or(hj, "algorithm", "ALGORITHM_UNSPECIFIED");
+    int r = 0;
+
+    hp->maximize = strcmp(str_or(hj, "goal", "MAXIMIZE"), "MINIMIZE") != 0;
+    hp->max_trials = int_or(hj, "maxTrials", 1);
+    hp->max_parallel_trials = int_or(hj, "maxParallelTrials", 1);
+    hp->max_failed_trials = int_or(hj, "maxFailedTrials", 0);
+    hp->metric_tag = xstrdup(str_or(hj, "hyperparameterMetricTag", "training/hptuning/metric"));
+    hp->algorithm = strcmp(algo, "GRID_SEARCH") == 0     ? TY_HP_ALGO_GRID
+                    : strcmp(algo, "RANDOM_SEARCH") == 0 ? TY_HP_ALGO_RANDOM
+                                                         : TY_HP_ALGO_DEFAULT;
+    hp->early_stopping = json_is_true(json_object_get(hj, "enableTrialEarlyStopping"));
+    hp->resume_job_id = xstrdup(ty_json_str(hj, "resumePreviousJobId"));
+
+    if (hp->max_trials < 1 || hp->max_trials > TY_HP_MAX_TRIALS)
+        r = ty_error_set(err, EINVAL, HP ".maxTrials: must be between 1 and %d (got %d)",
+                         TY_HP_MAX_TRIALS, hp->max_trials);
+    else if (hp->max_parallel_trials < 1)
+        r = ty_error_set(err, EINVAL, HP ".maxParallelTrials: must be at least 1 (got %d)",
+                         hp->max_parallel_trials);
+    else if (hp->max_failed_trials < 0)
+        r = ty_error_set(err, EINVAL, HP ".maxFailedTrials: must not be negative (got %d)",
+                         hp->max_failed_trials);
+    else if (!*hp->metric_tag)
+        r = ty_error_set(err, EINVAL, HP ".hyperparameterMetricTag: must not be empty");
+    else if (hp->resume_job_id && ty_validate_job_id(hp->resume_job_id, NULL) < 0)
+        r = ty_error_set(err, EINVAL,
+                         HP ".resumePreviousJobId: '%s' is not a valid job id (letters, digits "
+                         "and underscores, starting with a letter)",
+                         hp->resume_job_id);
+    else if (json_array_size(params) == 0)
+        r = ty_error_set(err, EINVAL, HP ".params: at least one parameter is required");
+    else if (json_array_size(params) > TY_HP_MAX_PARAMS)
+        r = ty_error_set(err, EINVAL, HP ".params: at most %d parameters (got %zu)",
+                         TY_HP_MAX_PARAMS, json_array_size(params));
+    if (r < 0) {
+        ty_hp_free(hp);
+        return r;
+    }
+    hp->n_params = json_array_size(params);
+    hp->params = xcalloc(hp->n_params, sizeof(*hp->params));
+    for (size_t i = 0; i < hp->n_params && r >= 0; i++) {
+        r = param_from_json(json_array_get(params, i), i, &hp->params[i], hp->algorithm, err);
+        for (size_t k = 0; r >= 0 && k < i; k++)
+            if (strcmp(hp->params[k].name, hp->params[i].name) == 0)
+                r = ty_error_set(err, EINVAL,
+                                 HP ".params[%zu].parameterName: '%s' is already used by "
+                                 "params[%zu]",
+                                 i, hp->params[i].name, k);
+    }
+    if (r < 0) {
+        ty_hp_free(hp);
+        return r;
+    }
+    *ret = hp;
+    return 0;
+}
+
+struct ty_hp_spec *ty_hp_free(struct ty_hp_spec *hp)
+{
+    if (!hp)
+        return NULL;
+    for (size_t i = 0; i < hp->n_params; i++) {
+        free(hp->params[i].name);
+        ty_strv_free(hp->params[i].categories);
+        free(hp->params[i].discrete);
+    }
+    free(hp->params);
+    free(hp->metric_tag);
+    free(hp->resume_job_id);
+    free(hp);
+    return NULL;
+}

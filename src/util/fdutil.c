@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * fdutil.c: file-descriptor and file-system helpers. */
+#include "fdutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "macro.h"
+
+int ty_fd_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return ty_negerrno();
+    return 0;
+}
+
+int ty_write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return ty_negerrno();
+        }
+        c += w;
+        n -= (size_t) w;
+    }
+    return 0;
+}
+
+int ty_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct ty_error *err)
+{
+    _cleanup_close_ int fd = -EBADF;
+    struct ty_buf b = TY_BUF_INIT;
+    char chunk[65536];
+    int in = strcmp(path, "-") == 0;
+
+    if (!in) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return ty_error_set(err, errno, "cannot open '%s': %s", path, strerror(errno));
+    }
+    for (;;) {
+        ssize_t n = read(in ? STDIN_FILENO : fd, chunk, sizeof(chunk));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            ty_buf_release(&b);
+            return ty_error_set(err, e, "cannot read '%s': %s", path, strerror(e));
+        }
+        if (n == 0)
+            break;
+        if (b.len + (size_t) n > max) {
+            ty_buf_release(&b);
+            return ty_error_set(err, E2BIG, "'%s' is larger than %zu bytes", path, max);
+        }
+        ty_buf_append(&b, chunk, (size_t) n);
+    }
+    *ret_len = b.len;
+    *ret = ty_buf_take(&b);
+    return 0;
+}
+
+int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
+{
+    _cleanup_free_ char *p = xstrdup(path);
+    size_t len = strlen(p);
+
+    for (size_t i = 1; i <= len; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+            return ty_error_set(err, errno, "cannot create directory '%s': %s", p,
+                                strerror(errno));
+        p[i] = c;
+    }
+    return 0;
+}

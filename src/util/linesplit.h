@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * linesplit.h: turn a byte stream (a replica's stdout, a container log stream) into lines.
+ * A line longer than TY_LINE_MAX is cut into pieces of that size, so one runaway line
+ * cannot grow memory without bound; a final line without a newline is delivered by
+ * ty_linesplit_flush. Lines are passed without their '\n' (and without a trailing '\r'). */
+#ifndef TY_LINESPLIT_H
+#define TY_LINESPLIT_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/* 64 KiB: longer than any sane log line, small enough to keep per replica. */
+#define TY_LINE_MAX 65536
+
+typedef void (*ty_line_fn)(void *ctx, const char *line, size_t len);
+
+struct ty_linesplit {
+    struct ty_buf pending;
+};
+
+/* Feed @n bytes; calls @fn once per complete line. */
+void ty_linesplit_feed(struct ty_linesplit *ls, const char *p, size_t n, ty_line_fn fn, void *ctx);
+/* Deliver a pending partial line, if any. */
+void ty_linesplit_flush(struct ty_linesplit *ls, ty_line_fn fn, void *ctx);
+/* Release memory. */
+void ty_linesplit_release(struct ty_linesplit *ls);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * parse.c: checked number parsing. */
+#include "parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+int ty_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
+{
+    char *end = NULL;
+    long long v;
+
+    if (!s || !*s || isspace((unsigned char) *s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (*end != '\0')
+        return -EINVAL;
+    if (errno == ERANGE || v < min || v > max)
+        return -ERANGE;
+    *ret = (int64_t) v;
+    return 0;
+}
+
+int ty_parse_double(const char *s, double *ret)
+{
+    char *end = NULL;
+    double v;
+
+    if (!s || !*s || isspace((unsigned char) *s))
+        return -EINVAL;
+    errno = 0;
+    v = strtod(s, &end);
+    if (*end != '\0' || errno == ERANGE || !isfinite(v))
+        return -EINVAL;
+    *ret = v;
+    return 0;
+}

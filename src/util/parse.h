@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * parse.h: checked number parsing (instead of atoi and friends). */
+#ifndef TY_PARSE_H
+#define TY_PARSE_H
+
+#include <stdint.h>
+
+/* Parse a whole decimal integer (optional sign, no spaces, no trailing text) in
+ * [min, max]. Returns 0, -EINVAL (not a number) or -ERANGE (outside the range). */
+int ty_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret);
+/* Parse a whole finite floating-point number. Returns 0 or -EINVAL. */
+int ty_parse_double(const char *s, double *ret);
+
+#endif

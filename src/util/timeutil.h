@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * timeutil.h: clocks, RFC 3339 timestamps and google.protobuf.Duration strings. */
+#ifndef TY_TIMEUTIL_H
+#define TY_TIMEUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Microseconds since the epoch (CLOCK_REALTIME) / since boot (CLOCK_MONOTONIC). */
+int64_t ty_now_usec(void);
+int64_t ty_mono_usec(void);
+
+/* Format @usec (epoch microseconds) as RFC 3339 UTC with @digits fractional digits
+ * (0, 3 or 6), e.g. "2026-11-30T09:00:00.123456Z". Returns @buf. @n >= 32. */
+char *ty_rfc3339(int64_t usec, int digits, char *buf, size_t n);
+
+/* Parse a Duration string: decimal seconds with up to 9 fractional digits and a trailing
+ * 's' ("7200s", "1.5s"). Returns 0 and *ret_usec, or -EINVAL. */
+int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
+
+#endif

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * yaml-load.c: YAML document -> jansson tree, using libyaml's document loader. */
+#include "yaml-load.h"
+
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "json.h"
+
+#define YAML_MAX_DEPTH 64
+#define YAML_MAX_NODES 100000 /* after alias expansion; a config has a few hundred */
+
+struct conv {
+    yaml_document_t *doc;
+    size_t nodes;
+    struct ty_error *err;
+};
+
+static bool is_null(const char *s)
+{
+    return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
+           strcmp(s, "NULL") == 0;
+}
+
+static int as_bool(const char *s)
+{
+    static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
+    static const char *const f[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        if (strcmp(s, t[i]) == 0)
+            return 1;
+        if (strcmp(s, f[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
+{
+    json_t *out;
+    int r;
+
+    if (!node)
+        return ty_error_set(c->err, EINVAL, "YAML: dangling node");
+    if (depth > YAML_MAX_DEPTH)
+        return ty_error_set(c->err, EINVAL, "YAML: nesting deeper than %d levels", YAML_MAX_DEPTH);
+    if (++c->nodes > YAML_MAX_NODES)
+        return ty_error_set(c->err, E2BIG, "YAML: more than %d nodes (after expanding aliases)",
+                            YAML_MAX_NODES);
+
+    switch (node->type) {
+    case YAML_SCALAR_NODE: {
+        const char *s = (const char *) node->data.scalar.value;
+        size_t n = node->data.scalar.length;
+        if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+            int b = as_bool(s);
+            if (is_null(s)) {
+                *ret = json_null();
+                return 0;
+            }
+            if (b >= 0) {
+                *ret = json_boolean(b);
+                return 0;
+            }
+        }
+        out = json_stringn(s, n);
+        if (!out)
+            return ty_error_set(c->err, EINVAL, "YAML: line %zu: scalar is not valid UTF-8",
+                                node->start_mark.line + 1);
+        *ret = out;
+        return 0;
+    }
+    case YAML_SEQUENCE_NODE:
+        out = json_array();
+        for (yaml_node_item_t *it = node->data.sequence.items.start;
+             it < node->data.sequence.items.top;
+             it++) {
+            json_t *v = NULL;
+            r = convert(c, yaml_document_get_node(c->doc, *it), depth + 1, &v);
+            if (r < 0) {
+                json_decref(out);
+                return r;
+            }
+            json_array_append_new(out, v);
+        }
+        *ret = out;
+        return 0;
+    case YAML_MAPPING_NODE:
+        out = json_object();
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+            json_t *v = NULL;
+            if (!k || k->type != YAML_SCALAR_NODE) {
+                json_decref(out);
+                return ty_error_set(c->err, EINVAL, "YAML: line %zu: mapping keys must be scalars",
+                                    node->start_mark.line + 1);
+            }
+            if (json_object_get(out, (const char *) k->data.scalar.value)) {
+                json_decref(out);
+                return ty_error_set(c->err, EINVAL, "YAML: line %zu: duplicate key '%s'",
+                                    k->start_mark.line + 1, (const char *) k->data.scalar.value);
+            }
+            r = convert(c, yaml_document_get_node(c->doc, p->value), depth + 1, &v);
+            if (r < 0) {
+                json_decref(out);
+                return r;
+            }
+            if (json_object_set_new(out, (const char *) k->data.scalar.value, v) < 0) {
+                json_decref(out);
+                return ty_error_set(c->err, EINVAL, "YAML: line %zu: invalid key",
+                                    k->start_mark.line + 1);
+            }
+        }
+        *ret = out;
+        return 0;
+    default:
+        return ty_error_set(c->err, EINVAL, "YAML: unsupported node");
+    }
+}
+
+int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *err)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_node_t *root;
+    struct conv c = {.doc = &doc, .err = err};
+    int r;
+
+    if (len > TY_JSON_MAX_BYTES)
+        return ty_error_set(err, E2BIG, "document of %zu bytes is over the %u-byte limit", len,
+                            TY_JSON_MAX_BYTES);
+    if (!yaml_parser_initialize(&parser))
+        return ty_error_set(err, ENOMEM, "YAML: cannot initialise parser");
+    yaml_parser_set_input_string(&parser, (const unsigned char *) text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        r = ty_error_set(err, EINVAL, "invalid YAML at line %zu column %zu: %s",
+                         parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                         parser.problem ? parser.problem : "syntax error");
+        yaml_parser_delete(&parser);
+        return r;
+    }
+    root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        *ret = json_object();
+        r = 0;
+    } else {
+        r = convert(&c, root, 0, ret);
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return r;
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-supervise.c: the run state machine driving real local processes (process runtime):
+ * completion, failure wording, teardown with a grace period, cancel, deadlines, logs. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "json.h"
+#include "spec.h"
+#include "supervise.h"
+#include "tap.h"
+#include "timeutil.h"
+
+struct capture {
+    struct ty_buf lines; /* "task|SEVERITY|message\n" */
+    int states[16];
+    int n_states;
+};
+
+static void cap_log(void *ctx, const struct ty_log_record *rec)
+{
+    struct capture *c = ctx;
+    ty_buf_printf(&c->lines, "%s|%s|%.*s\n", rec->task, ty_severity_name(rec->severity),
+                  (int) rec->len, rec->message);
+}
+
+static void cap_state(void *ctx, enum ty_job_state s)
+{
+    struct capture *c = ctx;
+    if (c->n_states < 16)
+        c->states[c->n_states++] = (int) s;
+}
+
+/* Build a job: master runs @master_sh; workers (@workers of them) run @worker_sh; one ps
+ * runs @ps_sh when non-NULL. Each is `sh -c SCRIPT`. */
+static struct ty_job *make_job(const char *id, const char *master_sh, int workers,
+                               const char *worker_sh, const char *ps_sh, const char *extra)
+{
+    json_t *doc = NULL, *canon = NULL;
+    struct ty_job *job = NULL;
+    struct ty_error err = {0};
+    char *text = xasprintf(
+        "{\"jobId\":\"%s\",\"trainingInput\":{\"scaleTier\":\"CUSTOM\",\"masterType\":"
+        "\"n1-standard-4\",\"masterConfig\":{\"imageUri\":\"img\",\"containerCommand\":"
+        "[\"sh\",\"-c\",%s]}%s%s%s%s%s%s%s}}",
+        id, master_sh, workers ? ",\"workerType\":\"n1-standard-4\",\"workerCount\":" : "",
+        workers ? (workers == 1 ? "1" : "2") : "",
+        workers ? ",\"workerConfig\":{\"imageUri\":\"img\",\"containerCommand\":[\"sh\",\"-c\","
+                : "",
+        workers ? worker_sh : "", workers ? "]}" : "",
+        ps_sh ? ",\"parameterServerType\":\"n1-standard-4\",\"parameterServerCount\":1,"
+                "\"parameterServerConfig\":{\"imageUri\":\"img\",\"containerCommand\":[\"sh\","
+                "\"-c\","
+              : "",
+        extra ? extra : "");
+    char *full = ps_sh ? xasprintf("%.*s%s]}}}", (int) (strlen(text) - 2), text, ps_sh) : NULL;
+
+    if (ty_json_parse(full ? full : text, strlen(full ? full : text), &doc, &err) < 0 ||
+        ty_job_from_json(doc, &job, &err) < 0)
+        diag("make_job: %s", err.msg);
+    json_decref(doc);
+    json_decref(canon);
+    free(text);
+    free(full);
+    return job;
+}
+
+static void tick(struct ty_loop *loop, void *data)
+{
+}
+
+static enum ty_job_state run(struct ty_job *job, struct capture *cap, double grace, double cancel_after,
+                             char *errbuf, size_t n)
+{
+    struct ty_loop *loop = ty_loop_new();
+    struct ty_supervisor *sup = NULL;
+    struct ty_supervisor_options opts = {
+        .grace_usec = (int64_t) (grace * 1e6),
+        .on_log = cap_log,
+        .on_state = cap_state,
+        .ctx = cap,
+    };
+    struct ty_error err = {0};
+    enum ty_job_state st;
+    int64_t t0 = ty_mono_usec();
+    bool cancelled = false;
+
+    if (ty_supervisor_new(loop, "process", job, NULL, NULL, &opts, &sup, &err) < 0 ||
+        ty_supervisor_start(sup, &err) < 0) {
+        diag("supervisor: %s", err.msg);
+        ty_supervisor_free(sup);
+        ty_loop_free(loop);
+        return TY_STATE_UNSPECIFIED;
+    }
+    while (!ty_supervisor_done(sup)) {
+        if (cancel_after > 0 && !cancelled && ty_mono_usec() - t0 > (int64_t) (cancel_after * 1e6)) {
+            ty_supervisor_cancel(sup);
+            cancelled = true;
+        }
+        if (ty_mono_usec() - t0 > 60 * INT64_C(1000000)) {
+            diag("run: timed out");
+            break;
+        }
+        /* A short timer keeps the loop turning so the cancel check above runs. */
+        ty_loop_add_timer(loop, ty_mono_usec() + 20000, tick, NULL);
+        ty_loop_run_once(loop);
+    }
+    st = ty_supervisor_state(sup);
+    snprintf(errbuf, n, "%s", ty_supervisor_error(sup));
+    ty_supervisor_free(sup);
+    ty_loop_free(loop);
+    return st;
+}
+
+static int count_procs_with(const char *marker)
+{
+    char cmd[256];
+    FILE *f;
+    int n = 0;
+    snprintf(cmd, sizeof(cmd), "ps -eo args= | grep -F -- '%s' | grep -vc grep", marker);
+    f = popen(cmd, "r");
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = -1;
+        pclose(f);
+    }
+    return n;
+}
+
+int main(void)
+{
+    char err[2048];
+    struct capture cap = {0};
+    struct ty_job *job;
+    enum ty_job_state st;
+    int64_t t0;
+
+    /* 1. master succeeds; a ps that never exits is torn down. */
+    job = make_job("ok_job", "\"echo hello from master; echo oops >&2\"", 0, NULL,
+                   "\"exec sleep 1000.111\"", NULL);
+    ok(job != NULL, "job with a never-ending ps parses");
+    t0 = ty_mono_usec();
+    st = run(job, &cap, 5, 0, err, sizeof(err));
+    is_str(ty_job_state_name(st), "SUCCEEDED", "master exit 0 => SUCCEEDED");
+    ok(ty_mono_usec() - t0 < 4 * 1000000, "ps stopped by SIGTERM well within the grace period");
+    like(ty_buf_str(&cap.lines), "master-replica-0|INFO|hello from master", "stdout line is INFO");
+    like(ty_buf_str(&cap.lines), "master-replica-0|ERROR|oops", "stderr line is ERROR");
+    like(ty_buf_str(&cap.lines), "service|INFO|Job completed successfully.", "service result");
+    is_int(count_procs_with("sleep 1000.111"), 0, "no ps process left");
+    is_int(cap.states[0], TY_STATE_PREPARING, "first state PREPARING");
+    is_int(cap.states[1], TY_STATE_RUNNING, "then RUNNING");
+    is_int(cap.states[cap.n_states - 1], TY_STATE_SUCCEEDED, "last SUCCEEDED");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 2. worker 1 exits 3: the job fails with the service's wording. */
+    job = make_job("fail_job", "\"exec sleep 1000.222\"", 2,
+                   "\"if [ $(echo $CLUSTER_SPEC | grep -o '\\\"index\\\":1') ]; then exit 3; fi; "
+                   "exec sleep 1000.222\"",
+                   NULL, NULL);
+    st = run(job, &cap, 5, 0, err, sizeof(err));
+    is_str(ty_job_state_name(st), "FAILED", "worker exit 3 => FAILED");
+    is_str(err, "The replica worker 1 exited with a non-zero status of 3.", "failure wording");
+    is_int(count_procs_with("sleep 1000.222"), 0, "master and worker 0 stopped");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 3. master killed by a signal. */
+    job = make_job("sig_job", "\"kill -9 $$\"", 0, NULL, NULL, NULL);
+    st = run(job, &cap, 5, 0, err, sizeof(err));
+    is_str(ty_job_state_name(st), "FAILED", "master killed => FAILED");
+    is_str(err, "The replica master 0 was terminated by signal 9 (SIGKILL).", "signal wording");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 4. a program that does not exist. */
+    job = make_job("nocmd_job", "\"true\"", 1, "\"x\"", NULL, NULL);
+    if (job) {
+        free(job->roles[TY_ROLE_WORKER].container_command[0]);
+        job->roles[TY_ROLE_WORKER].container_command[0] = xstrdup("/nonexistent/trainer");
+    }
+    st = run(job, &cap, 5, 0, err, sizeof(err));
+    is_str(ty_job_state_name(st), "FAILED", "missing program => FAILED");
+    like(err, "The replica worker 0 could not be started: cannot run '/nonexistent/trainer'",
+         "start failure names replica and program");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 5. cancel; a replica ignoring SIGTERM is killed after the grace period. */
+    job = make_job("cancel_job", "\"trap '' TERM; sleep 1000.333 & wait; wait\"", 0, NULL, NULL,
+                   NULL);
+    t0 = ty_mono_usec();
+    st = run(job, &cap, 0.5, 0.3, err, sizeof(err));
+    is_str(ty_job_state_name(st), "CANCELLED", "cancel => CANCELLED");
+    ok(ty_mono_usec() - t0 >= 700000, "SIGTERM ignored: waited for the grace period");
+    like(ty_buf_str(&cap.lines), "service|WARNING|1 replica(s) still running after the grace",
+         "grace expiry is logged");
+    is_int(count_procs_with("sleep 1000.333"), 0, "no process of the job survives a cancel");
+    ok(cap.n_states >= 2 && cap.states[cap.n_states - 2] == TY_STATE_CANCELLING,
+       "CANCELLING before CANCELLED");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 6. an orphan that left the process group (setsid) is found and killed. */
+    job = make_job("orphan_job", "\"setsid sleep 1000.444 & sleep 0.2; exit 0\"", 0, NULL, NULL,
+                   NULL);
+    st = run(job, &cap, 2, 0, err, sizeof(err));
+    is_str(ty_job_state_name(st), "SUCCEEDED", "orphan job succeeds");
+    is_int(count_procs_with("sleep 1000.444"), 0, "setsid'd grandchild is gone too");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 7. scheduling.maxRunningTime. */
+    job = make_job("deadline_job", "\"exec sleep 1000.555\"", 0, NULL, NULL,
+                   ",\"scheduling\":{\"maxRunningTime\":\"0.5s\"}");
+    st = run(job, &cap, 2, 0, err, sizeof(err));
+    is_str(ty_job_state_name(st), "FAILED", "deadline => FAILED");
+    like(err, "maximum running time (scheduling.maxRunningTime 0.5s)", "deadline wording");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+
+    /* 8. exit descriptions. */
+    {
+        struct ty_replica r = {.role = TY_ROLE_WORKER, .index = 1};
+        struct ty_exit_status s = {.kind = TY_EXIT_OOM, .code = 137};
+        char buf[256];
+        snprintf(r.display_name, sizeof(r.display_name), "worker 1");
+        ty_describe_exit(&r, &s, buf, sizeof(buf));
+        is_str(buf, "The replica worker 1 ran out of memory and exited with a non-zero status of 137.",
+               "OOM wording");
+        s = (struct ty_exit_status){.kind = TY_EXIT_SIGNAL, .code = SIGTERM};
+        ty_describe_exit(&r, &s, buf, sizeof(buf));
+        is_str(buf, "The replica worker 1 was terminated by signal 15 (SIGTERM).", "SIGTERM wording");
+    }
+    return done_testing();
+}
