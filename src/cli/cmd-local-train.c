@@ -87,7 +87,7 @@ static void print_record(void *ctx, const struct ty_log_record *rec)
 {
     char ts[40];
     (void) ctx;
-    printf("%s %-18s %.*s\n", ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)), rec->task,
+    printf("%s %-19s %.*s\n", ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)), rec->task,
            (int) rec->len, rec->message);
 }
 

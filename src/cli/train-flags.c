@@ -240,6 +240,34 @@ static void merge(json_t *dst, json_t *patch)
     }
 }
 
+/* USER_ARGS replace trainingInput.args, as in gcloud. The API forbids args together with
+ * containerCommand/containerArgs, so for a job that uses those (every process-runtime job
+ * does), USER_ARGS replace containerArgs of each role config that sets either one instead:
+ * the only reading under which the command line is valid (docs/cli.md). */
+static void set_user_args(json_t *ti, char *const *user_args)
+{
+    json_t *a = json_array();
+    bool container = false;
+
+    for (size_t i = 0; user_args && user_args[i]; i++)
+        json_array_append_new(a, json_string(user_args[i]));
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        _cleanup_free_ char *key = xasprintf("%sConfig", ty_role_field((enum ty_role) role));
+        json_t *cfg = json_object_get(ti, key);
+        if (!json_is_object(cfg))
+            continue;
+        if (json_object_get(cfg, "containerCommand") || json_object_get(cfg, "containerArgs") ||
+            json_object_get(cfg, "container_command") || json_object_get(cfg, "container_args")) {
+            json_object_del(cfg, "container_args");
+            json_object_set(cfg, "containerArgs", a);
+            container = true;
+        }
+    }
+    if (!container)
+        json_object_set(ti, "args", a);
+    json_decref(a);
+}
+
 int train_flags_build_job(struct train_flags *tf, const char *job_id, json_t **ret,
                           struct ty_error *err)
 {
@@ -266,12 +294,8 @@ int train_flags_build_job(struct train_flags *tf, const char *job_id, json_t **r
     }
     if (tf->ti_patch)
         merge(ti, tf->ti_patch);
-    if (tf->have_user_args) {
-        json_t *a = json_array();
-        for (size_t i = 0; tf->user_args && tf->user_args[i]; i++)
-            json_array_append_new(a, json_string(tf->user_args[i]));
-        json_object_set_new(ti, "args", a);
-    }
+    if (tf->have_user_args)
+        set_user_args(ti, tf->user_args);
     if (tf->labels) {
         labels = json_object_get(job, "labels");
         if (!labels) {

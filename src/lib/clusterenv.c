@@ -223,6 +223,20 @@ int ty_clusterenv_check_size(const struct ty_job *job, size_t addr_len, struct t
     _cleanup_free_ char *host = xmalloc(hl + 1);
     int r;
 
+    /* A cheap lower bound first: every CLUSTER_SPEC holds each replica's quoted address and
+     * the job, so a cluster far over the limit is refused before its plan (one copy of the
+     * args per replica: gigabytes for 30000 replicas with 100 KB of args) is built. */
+    _cleanup_free_ char *ti = ty_json_compact(job->training_input);
+    unsigned long long least = (unsigned long long) ty_job_replica_count(job) * (addr_len + 2) +
+                               strlen(ti) + strlen("CLUSTER_SPEC=");
+    if (least > TY_ENV_STRING_MAX)
+        return ty_error_set(err, E2BIG,
+                            "the cluster of %lld replicas is too large: CLUSTER_SPEC would be "
+                            "at least %llu bytes, over Linux's limit of %d bytes for one "
+                            "environment string; use fewer replicas (or shorter args in the "
+                            "job, which CLUSTER_SPEC repeats)",
+                            (long long) ty_job_replica_count(job), least, TY_ENV_STRING_MAX);
+
     memset(host, 'h', hl);
     host[hl] = '\0';
     r = ty_plan_build(job, job->hp ? "9999" : NULL, NULL, &plan, err);

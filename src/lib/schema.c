@@ -208,8 +208,11 @@ static int norm_int(const json_t *v, const char *path, bool is64, int flags, jso
             return bad_value(err, path, type, v, "out of range");
     } else if (json_is_real(v)) {
         double d = json_real_value(v);
-        if (d != floor(d) || d < (double) lo || d > (double) hi)
+        if (d != floor(d))
             return bad_value(err, path, type, v, "expected an integer");
+        /* (double) INT64_MAX rounds up to 2^63, which does not fit: compare with >=. */
+        if (d < (double) lo || d >= (double) hi + 1.0)
+            return bad_value(err, path, type, v, "out of range");
         n = (int64_t) d;
     } else if (json_is_string(v)) {
         int r = ty_parse_int64(json_string_value(v), lo, hi, &n);
@@ -260,6 +263,9 @@ static int norm_string(const json_t *v, const char *path, int flags, json_t **re
                        struct ty_error *err)
 {
     if (json_is_string(v)) {
+        /* Everything downstream reads C strings: a NUL would cut the value short. */
+        if (strlen(json_string_value(v)) != json_string_length(v))
+            return bad_value(err, path, "TYPE_STRING", v, "must not contain NUL characters");
         *ret = json_stringn(json_string_value(v), json_string_length(v));
         return 0;
     }

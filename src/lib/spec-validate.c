@@ -99,6 +99,13 @@ static int validate_accelerator(const struct ty_job *job, enum ty_role role,
                             "trainingInput.%sConfig.acceleratorConfig.type: '%s': Cloud TPUs "
                             "are not available in trainyard (GPU types are)",
                             f, a->type);
+    if (!mt && job->scale_tier != TY_TIER_CUSTOM)
+        return ty_error_set(err, EINVAL,
+                            "trainingInput.%sConfig.acceleratorConfig: accelerators can only be "
+                            "attached to Compute Engine machine types, and scaleTier %s runs "
+                            "legacy types: use scaleTier CUSTOM with a masterType such as "
+                            "n1-standard-8",
+                            f, ty_scale_tier_name(job->scale_tier));
     if (mt && mt->family == TY_MACHINE_LEGACY)
         return ty_error_set(err, EINVAL,
                             "trainingInput.%sConfig.acceleratorConfig: accelerators can only be "

@@ -81,9 +81,17 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
             continue;
         char c = p[i];
         p[i] = '\0';
-        if (mkdir(p, mode) < 0 && errno != EEXIST)
-            return ty_error_set(err, errno, "cannot create directory '%s': %s", p,
-                                strerror(errno));
+        if (mkdir(p, mode) < 0) {
+            struct stat st;
+            if (errno != EEXIST)
+                return ty_error_set(err, errno, "cannot create directory '%s': %s", p,
+                                    strerror(errno));
+            if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+                return ty_error_set(err, ENOTDIR,
+                                    "cannot create directory '%s': it exists and is not a "
+                                    "directory",
+                                    p);
+        }
         p[i] = c;
     }
     return 0;

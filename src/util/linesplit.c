@@ -16,8 +16,10 @@ void ty_linesplit_feed(struct ty_linesplit *ls, const char *p, size_t n, ty_line
     while (n > 0) {
         const char *nl = memchr(p, '\n', n);
         size_t take = nl ? (size_t) (nl - p) : n;
+        /* The limit is on the line's text: a '\r' before the '\n' does not count. */
+        size_t text = nl && take > 0 && p[take - 1] == '\r' ? take - 1 : take;
 
-        if (ls->pending.len + take >= TY_LINE_MAX) {
+        if (ls->pending.len + text > TY_LINE_MAX) {
             /* Cut: fill the pending line up to the limit and deliver it. */
             size_t room = TY_LINE_MAX - ls->pending.len;
             ty_buf_append(&ls->pending, p, room);

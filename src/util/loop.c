@@ -129,11 +129,17 @@ static void fire_timers(struct ty_loop *loop)
     int64_t now = ty_mono_usec();
     /* Timers added by callbacks land past the current count and wait for the next round. */
     size_t n = loop->nt;
-    for (size_t i = 0; i < n; i++) {
-        if (!loop->t[i].id || loop->t[i].when > now)
-            continue;
-        struct timer t = loop->t[i];
-        loop->t[i].id = 0;
+    /* Due timers fire in deadline order (ties: in the order they were added). */
+    for (;;) {
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (loop->t[i].id && loop->t[i].when <= now &&
+                (best == n || loop->t[i].when < loop->t[best].when))
+                best = i;
+        if (best == n)
+            break;
+        struct timer t = loop->t[best];
+        loop->t[best].id = 0;
         t.fn(loop, t.data);
     }
 }

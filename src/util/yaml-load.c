@@ -15,8 +15,21 @@
 struct conv {
     yaml_document_t *doc;
     size_t nodes;
+    size_t bytes; /* text in scalars and keys after expanding aliases */
     struct ty_error *err;
 };
+
+/* Aliases repeat text as well as nodes: a 1 MB scalar aliased 1000 times is 1 GB. Bound the
+ * expanded text like a document's size. */
+static int count_bytes(struct conv *c, size_t n, size_t line)
+{
+    c->bytes += n;
+    if (c->bytes > TY_JSON_MAX_BYTES)
+        return ty_error_set(c->err, E2BIG,
+                            "YAML: line %zu: more than %u bytes of text (after expanding aliases)",
+                            line + 1, TY_JSON_MAX_BYTES);
+    return 0;
+}
 
 static bool is_null(const char *s)
 {
@@ -54,6 +67,9 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
     case YAML_SCALAR_NODE: {
         const char *s = (const char *) node->data.scalar.value;
         size_t n = node->data.scalar.length;
+        r = count_bytes(c, n, node->start_mark.line);
+        if (r < 0)
+            return r;
         if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
             int b = as_bool(s);
             if (is_null(s)) {
@@ -103,7 +119,9 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
                 return ty_error_set(c->err, EINVAL, "YAML: line %zu: duplicate key '%s'",
                                     k->start_mark.line + 1, (const char *) k->data.scalar.value);
             }
-            r = convert(c, yaml_document_get_node(c->doc, p->value), depth + 1, &v);
+            r = count_bytes(c, k->data.scalar.length, k->start_mark.line);
+            if (r >= 0)
+                r = convert(c, yaml_document_get_node(c->doc, p->value), depth + 1, &v);
             if (r < 0) {
                 json_decref(out);
                 return r;
@@ -150,6 +168,28 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
         r = convert(&c, root, 0, ret);
     }
     yaml_document_delete(&doc);
+    /* A single document: anything after a second "---" would otherwise be dropped without a
+     * word. Empty documents (a trailing "---") are fine. */
+    while (r >= 0 && root) {
+        if (!yaml_parser_load(&parser, &doc)) {
+            r = ty_error_set(err, EINVAL, "invalid YAML at line %zu column %zu: %s",
+                             parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                             parser.problem ? parser.problem : "syntax error");
+        } else {
+            root = yaml_document_get_root_node(&doc);
+            if (root && !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
+                          root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE))
+                r = ty_error_set(err, EINVAL,
+                                 "invalid YAML at line %zu: a second document; a job document "
+                                 "must be a single YAML document",
+                                 root->start_mark.line + 1);
+            yaml_document_delete(&doc);
+        }
+        if (r < 0) {
+            json_decref(*ret);
+            *ret = NULL;
+        }
+    }
     yaml_parser_delete(&parser);
     return r;
 }

@@ -1,0 +1,78 @@
+#!/bin/sh
+# t1000-cli-basics: the CLI's help, usage errors, spec errors and --dry-run.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+test_expect_success 'trainyard --help lists local train' '
+  "$TRAINYARD" --help >out && grep -q "local train" out
+'
+test_expect_success 'local train --help shows gcloud flags' '
+  "$TRAINYARD" local train --help >out &&
+  grep -q -- "--master-image-uri" out && grep -q -- "--evaluator-count" out &&
+  grep -q -- "--dry-run" out
+'
+test_expect_success 'unknown command exits 2' '
+  ! "$TRAINYARD" jobs frobnicate 2>err; test $? -ne 0; grep -q "unknown command" err
+'
+test_expect_success 'unknown flag exits 2 naming the flag' '
+  set +e; "$TRAINYARD" local train --bogus-flag 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--bogus-flag" err
+'
+test_expect_success 'missing master image is a spec error naming the field' '
+  set +e; "$TRAINYARD" local train --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "trainingInput.masterConfig.imageUri: required" err
+'
+test_expect_success 'bad job id is refused with the rule' '
+  set +e; "$TRAINYARD" local train 9lives --master-image-uri=x --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "jobId: must start with a letter" err
+'
+test_expect_success 'worker count without a type is refused' '
+  set +e
+  "$TRAINYARD" local train j1 --master-image-uri=x --master-machine-type=n1-standard-4 \
+    --worker-count=2 --dry-run 2>err; rc=$?
+  set -e
+  test $rc -eq 2 && grep -q "trainingInput.workerType: required when workerCount is positive" err
+'
+test_expect_success 'unknown field in --config is refused the Google way' '
+  printf "trainingInput:\n  masterConfig:\n    imageUrl: x\n" >bad.yaml
+  set +e; "$TRAINYARD" local train --config bad.yaml --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "Unknown name \"imageUrl\" at .trainingInput.masterConfig." err
+'
+test_expect_success 'bad accelerator flag' '
+  set +e
+  "$TRAINYARD" local train --master-image-uri=x --master-accelerator=count=0,type=nvidia-tesla-t4 \
+    --dry-run 2>err; rc=$?
+  set -e
+  test $rc -eq 2 && grep -q "must be greater than 0" err
+'
+test_expect_success 'job without a command names the runtime option' '
+  set +e; "$TRAINYARD" local train --master-image-uri=x --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "containerCommand" err && grep -q -- "--runtime" err
+'
+test_expect_success 'dry run prints every replica, flags override the config' '
+  write_job job.json "echo hi" 2 1 1 &&
+  "$TRAINYARD" local train dry1 --config job.json --worker-count=3 --dry-run >out.json &&
+  test "$(json_get out.json "len(d)")" = 6 &&
+  test "$(json_get out.json "[r[\"taskName\"] for r in d][3]")" = worker-replica-2 &&
+  test "$(json_get out.json "d[0][\"env\"][\"CLOUD_ML_JOB_ID\"]")" = dry1 &&
+  test "$(json_get out.json "len(set(r[\"address\"] for r in d))")" = 6
+'
+test_expect_success 'dry run runs nothing and leaves no job behind' '
+  "$TRAINYARD" local train dry2 --config job.json --dry-run >/dev/null &&
+  ! test -e "$TRAINYARD_HOME/jobs/local/dry2"
+'
+test_expect_success 'USER_ARGS reach the program (as containerArgs for command jobs)' '
+  "$TRAINYARD" local train dry3 --config job.json --dry-run -- --epochs 5 >out.json &&
+  test "$(json_get out.json "\" \".join(d[0][\"args\"])")" = "--epochs 5" &&
+  test "$(json_get out.json "\" \".join(d[2][\"args\"])")" = "--epochs 5"
+'
+test_expect_success '--job-dir is passed as --job-dir=DIR' '
+  "$TRAINYARD" local train dry4 --config job.json --job-dir=/tmp/jd --dry-run >out.json &&
+  test "$(json_get out.json "d[1][\"args\"][-1]")" = "--job-dir=/tmp/jd"
+'
+test_expect_success 'a job id cannot be reused' '
+  write_job ok.json "true" &&
+  "$TRAINYARD" local train same_id --config ok.json >/dev/null 2>&1 &&
+  set +e; "$TRAINYARD" local train same_id --config ok.json 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "already exists" err
+'
+test_done

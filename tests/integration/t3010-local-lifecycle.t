@@ -1,0 +1,83 @@
+#!/bin/sh
+# t3010-local-lifecycle: completion, failure wording, exit codes, teardown and cancel of
+# `local train` jobs. Every test also checks that no process of the job survives.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+M=$$ # a marker unique to this test run, put into every replica's command line
+
+test_expect_success 'a ps that never exits is torn down after the master succeeds' '
+  write_job job.json "if [ \$(echo \$CLUSTER_SPEC | grep -c \"type\\\":\\\"ps\") = 1 ]; then exec sleep 900.$M; fi; sleep 0.3" 1 2 &&
+  "$TRAINYARD" local train ps_job --config job.json >log 2>&1 &&
+  grep -q "Job completed successfully." log &&
+  grep -q "Tearing down training program." log &&
+  no_procs "sleep 900.$M"
+'
+test_expect_success 'master failure: message and exit code 1' '
+  write_job fail.json "exit 7" &&
+  set +e; "$TRAINYARD" local train m_fail --config fail.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "The replica master 0 exited with a non-zero status of 7." err &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/m_fail/job.json" "d[\"state\"]")" = FAILED &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/m_fail/job.json" "d[\"errorMessage\"]")" = "The replica master 0 exited with a non-zero status of 7."
+'
+test_expect_success 'worker failure fails the job and stops the master' '
+  write_job wfail.json "if echo \$CLUSTER_SPEC | grep -q \"type\\\":\\\"worker\\\",\\\"index\\\":1\"; then exit 3; fi; exec sleep 901.$M" 2 &&
+  set +e; "$TRAINYARD" local train w_fail --config wfail.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "The replica worker 1 exited with a non-zero status of 3." err &&
+  no_procs "sleep 901.$M"
+'
+test_expect_success 'a replica killed by a signal is reported with the signal' '
+  write_job sig.json "if echo \$CLUSTER_SPEC | grep -q \"type\\\":\\\"ps\"; then kill -SEGV \$\$; fi; exec sleep 902.$M" 0 1 &&
+  set +e; "$TRAINYARD" local train s_fail --config sig.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "The replica ps 0 was terminated by signal 11 (SIGSEGV)." err &&
+  no_procs "sleep 902.$M"
+'
+test_expect_success 'SIGINT to the CLI cancels: job CANCELLED, exit 1, nothing left' '
+  write_job long.json "sleep 903.$M & exec sleep 903.$M" 2 1 1 &&
+  "$TRAINYARD" local train c_job --config long.json --grace-period 2 >log 2>&1 &
+  pid=$! &&
+  { wait_for 20 procs_at_least "sleep 903.$M" 10 || { kill -KILL $pid; false; }; } &&
+  kill -INT $pid &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "Job cancelled." log &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/c_job/job.json" "d[\"state\"]")" = CANCELLED &&
+  no_procs "sleep 903.$M"
+'
+test_expect_success 'SIGTERM to the CLI cancels too; TERM-ignoring replicas get SIGKILL' '
+  write_job stubborn.json "trap \"\" TERM; sleep 904.$M & wait; wait" 1 &&
+  "$TRAINYARD" local train t_job --config stubborn.json --grace-period 1 >log 2>&1 &
+  pid=$! &&
+  { wait_for 20 procs_at_least "sleep 904.$M" 2 || { kill -KILL $pid; false; }; } &&
+  kill -TERM $pid &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "still running after the grace period; sending SIGKILL" log &&
+  no_procs "sleep 904.$M"
+'
+test_expect_success 'daemonized grandchildren are cleaned up when the job ends' '
+  write_job daemon.json "setsid sh -c \"sleep 905.$M\" </dev/null >/dev/null 2>&1 & sleep 0.3" &&
+  "$TRAINYARD" local train d_job --config daemon.json >log 2>&1 &&
+  no_procs "sleep 905.$M"
+'
+test_expect_success 'a program that does not exist fails in preparing, naming the replica' '
+  write_job nx.json "true" 1 &&
+  "$PYTHON" -c "import json; d=json.load(open(\"nx.json\")); d[\"trainingInput\"][\"workerConfig\"]={\"imageUri\":\"x\",\"containerCommand\":[\"/no/such/prog\"]}; json.dump(d,open(\"nx.json\",\"w\"))" &&
+  set +e; "$TRAINYARD" local train nx_job --config nx.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "The replica worker 0 could not be started: cannot run ./no/such/prog.: No such file or directory" err
+'
+test_expect_success 'scheduling.maxRunningTime fails a job that runs too long' '
+  write_job slow.json "exec sleep 906.$M" 0 0 0 "{\"scheduling\": {\"maxRunningTime\": \"1s\"}}" &&
+  set +e; "$TRAINYARD" local train slow_job --config slow.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "maximum running time" err && no_procs "sleep 906.$M"
+'
+test_expect_success 'a 1+16 job of short replicas succeeds' '
+  write_job wide.json "true" 16 &&
+  "$TRAINYARD" local train wide_job --config wide.json >log 2>&1 &&
+  test "$(grep -c "replica-" "$TRAINYARD_HOME/jobs/local/wide_job/logs/service.log")" -eq 0 &&
+  grep -q "Job completed successfully." log
+'
+test_done

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: Apache-2.0
+# test-lib.sh: a small sharness-style TAP library for the integration tests.
+# Source it from a test script (tests/integration/tNNNN-topic.t), then:
+#   test_expect_success "description" 'shell commands'
+#   test_done
+# Each test runs in a subshell with `set -e`; its output goes to the log, shown on failure.
+# Environment: TY_BUILD_DIR (meson build dir), TY_SOURCE_DIR (source tree). Every test script
+# gets a fresh scratch directory $TEST_DIR (removed at the end when all tests passed) and a
+# private TRAINYARD_HOME inside it.
+
+: "${TY_SOURCE_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${TY_BUILD_DIR:=$TY_SOURCE_DIR/build}"
+TRAINYARD="$TY_BUILD_DIR/src/cli/trainyard"
+DIGITS="$TY_BUILD_DIR/examples/digits/digits"
+TEST_DIR=$(mktemp -d /tmp/trainyard-it.XXXXXX)
+export TRAINYARD_HOME="$TEST_DIR/state"
+export PATH="$TY_BUILD_DIR/src/cli:$TY_BUILD_DIR/examples/digits:$PATH"
+PYTHON=$(command -v python3)
+test_count=0
+test_failed=0
+
+# Usage: test_expect_success DESCRIPTION BODY
+test_expect_success() {
+  test_count=$((test_count + 1))
+  local out="$TEST_DIR/test-$test_count.out"
+  if (cd "$TEST_DIR" && set -e && eval "$2") >"$out" 2>&1; then
+    echo "ok $test_count - $1"
+  else
+    test_failed=$((test_failed + 1))
+    echo "not ok $test_count - $1"
+    sed 's/^/#   /' "$out"
+  fi
+}
+
+# Usage: test_skip DESCRIPTION REASON
+test_skip() {
+  test_count=$((test_count + 1))
+  echo "ok $test_count - $1 # SKIP $2"
+}
+
+# Usage: test_done  (prints the plan; exits 1 if any test failed)
+test_done() {
+  echo "1..$test_count"
+  if [ "$test_failed" -eq 0 ]; then
+    rm -rf "$TEST_DIR"
+    exit 0
+  fi
+  echo "# scratch directory kept: $TEST_DIR"
+  exit 1
+}
+
+# Usage: wait_for SECONDS COMMAND...   retry COMMAND every 0.1 s until it succeeds, at most
+# SECONDS; returns 1 on timeout.
+wait_for() {
+  local limit=$1; shift
+  local i=0 max=$((limit * 10))
+  while ! "$@" >/dev/null 2>&1; do
+    i=$((i + 1))
+    if [ $i -ge $max ]; then return 1; fi
+    sleep 0.1
+  done
+}
+
+# Usage: count_procs MARKER   number of processes whose command line contains MARKER
+count_procs() {
+  ps -eo args= | grep -F -- "$1" | grep -v -F -e "grep -F" -c || true
+}
+
+# Usage: procs_at_least MARKER N   succeeds when at least N processes have MARKER
+procs_at_least() {
+  [ "$(count_procs "$1")" -ge "$2" ]
+}
+
+# Usage: no_procs MARKER   succeeds when no process has MARKER in its command line
+no_procs() {
+  [ "$(count_procs "$1")" -eq 0 ]
+}
+
+# Usage: json_get FILE PYTHON_EXPR   evaluate EXPR with `d` bound to the parsed JSON file
+json_get() {
+  "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# Usage: write_job FILE MASTER_SH [WORKERS] [PS] [EVALUATORS] [EXTRA_TRAINING_INPUT_JSON]
+# A CUSTOM job whose every role runs `sh -c MASTER_SH` (the script sees $CLUSTER_SPEC etc.).
+write_job() {
+  local file=$1 script=$2 w=${3:-0} p=${4:-0} e=${5:-0} extra=${6:-}
+  "$PYTHON" - "$file" "$script" "$w" "$p" "$e" "$extra" <<'PY'
+import json, sys
+f, script, w, p, e, extra = sys.argv[1:]
+ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
+      "masterConfig": {"imageUri": "example.com/test:1", "containerCommand": ["sh", "-c", script]}}
+for role, n in (("worker", w), ("parameterServer", p), ("evaluator", e)):
+    if int(n):
+        ti[role + "Type"] = "n1-standard-4"
+        ti[role + "Count"] = n
+if extra:
+    ti.update(json.loads(extra))
+json.dump({"trainingInput": ti}, open(f, "w"))
+PY
+}
