@@ -29,6 +29,7 @@ struct ty_supervisor {
     struct ty_clusterenv *env;
     struct rep_state *reps;
     size_t running;            /* launched and not yet exited */
+    size_t started;            /* replicas whose program has started */
     enum ty_job_state state;
     enum ty_job_state outcome; /* final state decided while stopping */
     bool stopping;
@@ -205,6 +206,22 @@ static void on_output(void *ctx, struct ty_replica *r, enum ty_stream s, const c
     emit(sup, s == TY_STREAM_STDERR ? TY_SEV_ERROR : TY_SEV_INFO, r->task_name, line, len);
 }
 
+static void on_deadline(struct ty_loop *loop, void *data);
+
+static void on_started(void *ctx, struct ty_replica *r)
+{
+    struct ty_supervisor *sup = ctx;
+
+    /* The job is RUNNING once every replica's program runs (AI Platform: "when all workers
+     * are available"); maxRunningTime counts from then. */
+    if (++sup->started < sup->plan->n_replicas || sup->stopping)
+        return;
+    set_state(sup, TY_STATE_RUNNING);
+    if (sup->job->max_running_usec > 0)
+        sup->deadline_timer = ty_loop_add_timer(
+            sup->loop, ty_mono_usec() + sup->job->max_running_usec, on_deadline, sup);
+}
+
 static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
 {
     struct ty_supervisor *sup = ctx;
@@ -250,7 +267,8 @@ int ty_supervisor_new(struct ty_loop *loop,
                       struct ty_error *err)
 {
     struct ty_supervisor *sup = xcalloc(1, sizeof(*sup));
-    struct ty_runtime_events ev = {.output = on_output, .exited = on_exited, .ctx = sup};
+    struct ty_runtime_events ev = {
+        .started = on_started, .output = on_output, .exited = on_exited, .ctx = sup};
     int r;
 
     sup->loop = loop;
@@ -309,7 +327,10 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
         return fail_start(sup, msg);
     }
     service(sup, TY_SEV_INFO, "Waiting for training program to start.");
-    for (size_t i = 0; i < sup->plan->n_replicas; i++) {
+    /* Start the master last, as gcloud's local runner did: its peers are then already
+     * starting when it first looks for them. */
+    for (size_t k = 0; k < sup->plan->n_replicas; k++) {
+        size_t i = (k + 1) % sup->plan->n_replicas;
         struct ty_replica *rep = &sup->plan->replicas[i];
         _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
 
@@ -328,12 +349,6 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
         sup->reps[i].launched = true;
         sup->running++;
     }
-    if (sup->stopping)
-        return 0;
-    set_state(sup, TY_STATE_RUNNING);
-    if (sup->job->max_running_usec > 0)
-        sup->deadline_timer = ty_loop_add_timer(
-            sup->loop, ty_mono_usec() + sup->job->max_running_usec, on_deadline, sup);
     (void) err;
     return 0;
 }
@@ -391,6 +406,10 @@ void ty_supervisor_free(struct ty_supervisor *sup)
     free(sup);
 }
 
+static void noop_started(void *ctx, struct ty_replica *r)
+{
+}
+
 static void noop_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line,
                         size_t len)
 {
@@ -417,7 +436,8 @@ int ty_supervisor_dry_run(const char *runtime,
                           json_t **ret,
                           struct ty_error *err)
 {
-    struct ty_runtime_events ev = {.output = noop_output, .exited = noop_exited};
+    struct ty_runtime_events ev = {
+        .started = noop_started, .output = noop_output, .exited = noop_exited};
     struct ty_loop *loop = ty_loop_new();
     struct ty_cluster_plan *plan = NULL;
     struct ty_runtime *rt = NULL;

@@ -46,7 +46,11 @@ struct proc_replica {
     struct ty_replica *r;
     pid_t pid;
     int pidfd, out_fd, err_fd, reserve_fd;
+    int status_fd;     /* close-on-exec pipe: EOF = exec done, an int = exec's errno */
+    int exec_errno;    /* non-zero when exec failed */
+    char *program;     /* argv[0], for messages */
     struct ty_linesplit out_ls, err_ls;
+    bool started;
     bool exited;
 };
 
@@ -89,7 +93,7 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         pr->rt = p;
         pr->r = &rt->plan->replicas[i];
         pr->pid = 0;
-        pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = -1;
+        pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = pr->status_fd = -1;
     }
     for (size_t i = 0; i < p->n; i++) {
         struct proc_replica *pr = &p->reps[i];
@@ -217,6 +221,39 @@ static void on_pipe(struct ty_loop *loop, int fd, short revents, void *data)
     drain(pr, fd == pr->out_fd ? &pr->out_fd : &pr->err_fd, false);
 }
 
+/* Read the exec status: EOF means the program started (report it once); an int is the
+ * errno of a failed exec (reported with the exit). */
+static void read_status(struct proc_replica *pr)
+{
+    struct ty_runtime *rt = &pr->rt->base;
+    int e = 0;
+    ssize_t n;
+
+    if (pr->status_fd < 0)
+        return;
+    do
+        n = read(pr->status_fd, &e, sizeof(e));
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+        return;
+    ty_loop_remove_fd(rt->loop, pr->status_fd);
+    close(pr->status_fd);
+    pr->status_fd = -1;
+    if (n == (ssize_t) sizeof(e)) {
+        pr->exec_errno = e ? e : EIO;
+        return;
+    }
+    if (!pr->started) {
+        pr->started = true;
+        rt->ev.started(rt->ev.ctx, pr->r);
+    }
+}
+
+static void on_status(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    read_status(data);
+}
+
 static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
 {
     struct proc_replica *pr = data;
@@ -232,10 +269,16 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     pr->pidfd = -1;
     ty_proctree_disown(pr->pid);
     pr->exited = true;
+    /* The child is gone, so the status pipe has all it will ever have: settle the start. */
+    read_status(pr);
     /* Everything the replica wrote before exiting is in the pipes now: deliver it first. */
     drain(pr, &pr->out_fd, true);
     drain(pr, &pr->err_fd, true);
-    if (si.si_code == CLD_EXITED) {
+    if (pr->exec_errno) {
+        st.kind = TY_EXIT_START_FAILED;
+        (void) snprintf(st.detail, sizeof(st.detail), "cannot run '%s': %s", pr->program,
+                        strerror(pr->exec_errno));
+    } else if (si.si_code == CLD_EXITED) {
         st.kind = TY_EXIT_CODE;
         st.code = si.si_status;
     } else {
@@ -246,32 +289,66 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     rt->ev.exited(rt->ev.ctx, pr->r, &st);
 }
 
+/* Signals a parent may have set to SIG_IGN (ignored dispositions survive exec; caught ones
+ * do not). The parent works out which are ignored, so the child resets only those. */
+static const int reset_signals[] = {SIGPIPE, SIGINT,  SIGQUIT, SIGTERM, SIGHUP,  SIGCHLD,
+                                    SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGALRM};
+
+struct child_setup {
+    int out_w, err_w, status_w, devnull;
+    const char *path; /* resolved program, or argv[0] for a PATH search in the child */
+    char **argv, **envp;
+    pid_t parent;
+    int ignored[sizeof(reset_signals) / sizeof(reset_signals[0])];
+    size_t n_ignored;
+};
+
+/* Resolve @prog along the PATH of @envp (as execvp would) so the child makes one execve
+ * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
+static char *resolve_program(const char *prog, char *const *envp)
+{
+    const char *path = ty_strv_getenv(envp, "PATH");
+    _cleanup_free_ char *copy = NULL;
+    char *save = NULL;
+
+    if (strchr(prog, '/') || !path)
+        return NULL;
+    copy = xstrdup(path);
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        char *cand = xasprintf("%s/%s", *dir ? dir : ".", prog);
+        if (access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+    }
+    return NULL;
+}
+
 /* In the child, between fork and exec: only async-signal-safe calls. */
-static void child(struct proc_replica *pr, int out_w, int err_w, int status_w, char **argv,
-                  char **envp, pid_t parent)
+static void child(const struct child_setup *cs)
 {
     sigset_t none;
     struct sigaction dfl = {.sa_handler = SIG_DFL};
-    int devnull, e;
+    int e;
 
     (void) setpgid(0, 0);
     (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (getppid() != parent)
+    if (getppid() != cs->parent)
         _exit(127);
-    for (int s = 1; s < NSIG; s++)
-        (void) sigaction(s, &dfl, NULL);
+    for (size_t i = 0; i < cs->n_ignored; i++)
+        (void) sigaction(cs->ignored[i], &dfl, NULL);
     sigemptyset(&none);
     (void) sigprocmask(SIG_SETMASK, &none, NULL);
-    devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(out_w, STDOUT_FILENO) < 0 ||
-        dup2(err_w, STDERR_FILENO) < 0)
+    if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
+        dup2(cs->err_w, STDERR_FILENO) < 0)
         goto fail;
-    execvpe(argv[0], argv, envp);
+    if (strchr(cs->path, '/'))
+        execve(cs->path, cs->argv, cs->envp);
+    else
+        execvpe(cs->path, cs->argv, cs->envp);
 fail:
     e = errno;
-    (void) !write(status_w, &e, sizeof(e));
+    (void) !write(cs->status_w, &e, sizeof(e));
     _exit(127);
-    (void) pr;
 }
 
 static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[],
@@ -283,8 +360,9 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
     _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
     pid_t parent = getpid(), pid;
-    int child_errno = 0;
-    ssize_t n;
+    _cleanup_free_ char *resolved = NULL;
+    _cleanup_close_ int devnull = -EBADF;
+    struct child_setup cs;
 
     for (size_t i = 0; env && env[i]; i++) {
         const char *eq = strchr(env[i], '=');
@@ -293,6 +371,10 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
     }
     ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
 
+    resolved = resolve_program(argv[0], envp);
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0)
+        return ty_error_set(err, errno, "cannot open /dev/null: %s", strerror(errno));
     if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
         int e = errno;
         for (int i = 0; i < 2; i++) {
@@ -305,6 +387,21 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
         }
         return ty_error_set(err, e, "cannot create pipes: %s", strerror(e));
     }
+    cs = (struct child_setup){
+        .out_w = out[1],
+        .err_w = errp[1],
+        .status_w = status[1],
+        .devnull = devnull,
+        .path = resolved ? resolved : argv[0],
+        .argv = argv,
+        .envp = envp,
+        .parent = parent,
+    };
+    for (size_t i = 0; i < TY_ARRAY_SIZE(reset_signals); i++) {
+        struct sigaction cur;
+        if (sigaction(reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
+            cs.ignored[cs.n_ignored++] = reset_signals[i];
+    }
     pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -313,7 +410,7 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
         return ty_error_set(err, e, "cannot fork: %s", strerror(e));
     }
     if (pid == 0)
-        child(pr, out[1], errp[1], status[1], argv, envp, parent);
+        child(&cs);
 
     /* The child holds the port (close-on-exec) until its program starts. */
     if (pr->reserve_fd >= 0) {
@@ -324,23 +421,13 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
     close(out[1]);
     close(errp[1]);
     close(status[1]);
-    do
-        n = read(status[0], &child_errno, sizeof(child_errno));
-    while (n < 0 && errno == EINTR);
-    close(status[0]);
 
     pr->pid = pid;
     pr->out_fd = out[0];
     pr->err_fd = errp[0];
-    if (n == (ssize_t) sizeof(child_errno)) {
-        /* exec failed: collect the child now and say why. */
-        (void) waitpid(pid, NULL, 0);
-        pr->exited = true;
-        close(pr->out_fd), close(pr->err_fd);
-        pr->out_fd = pr->err_fd = -1;
-        return ty_error_set(err, child_errno, "cannot run '%s': %s", argv[0],
-                            strerror(child_errno));
-    }
+    pr->status_fd = status[0];
+    free(pr->program);
+    pr->program = xstrdup(argv[0]);
     ty_proctree_own(pid);
     pr->pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
     if (pr->pidfd < 0) {
@@ -351,8 +438,12 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
         pr->exited = true;
         return ty_error_set(err, e, "pidfd_open: %s", strerror(e));
     }
+    /* Don't wait for the exec here: launching every replica first and collecting the
+     * outcomes from the loop starts a cluster in parallel. */
     (void) ty_fd_nonblock(pr->out_fd);
     (void) ty_fd_nonblock(pr->err_fd);
+    (void) ty_fd_nonblock(pr->status_fd);
+    ty_loop_add_fd(rt->loop, pr->status_fd, POLLIN, on_status, pr);
     ty_loop_add_fd(rt->loop, pr->out_fd, POLLIN, on_pipe, pr);
     ty_loop_add_fd(rt->loop, pr->err_fd, POLLIN, on_pipe, pr);
     ty_loop_add_fd(rt->loop, pr->pidfd, POLLIN, on_exit_fd, pr);
@@ -428,6 +519,11 @@ static void cleanup(struct ty_runtime *rt)
             close(pr->pidfd);
             pr->pidfd = -1;
         }
+        if (pr->status_fd >= 0) {
+            ty_loop_remove_fd(rt->loop, pr->status_fd);
+            close(pr->status_fd);
+            pr->status_fd = -1;
+        }
         /* Deliver what is still buffered, then close the pipes. */
         drain(pr, &pr->out_fd, true);
         drain(pr, &pr->err_fd, true);
@@ -448,6 +544,8 @@ static void destroy(struct ty_runtime *rt)
     struct process_rt *p = cast(rt);
     if (p->reps)
         cleanup(rt);
+    for (size_t i = 0; i < p->n; i++)
+        free(p->reps[i].program);
     free(p->reps);
     free(p);
 }

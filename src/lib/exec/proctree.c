@@ -3,6 +3,7 @@
 #include "proctree.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -86,32 +87,44 @@ static bool read_stat(pid_t pid, struct pinfo *pi)
     return true;
 }
 
-static size_t snapshot(struct pinfo **ret)
+/* Append the children of @pid (all its threads) to *v, via /proc/<pid>/task/<tid>/children
+ * (Linux >= 3.5 with CONFIG_PROC_CHILDREN, as every distribution kernel has). Cost is
+ * proportional to the job's processes, not to the machine's. */
+static void children_of(pid_t pid, pid_t **v, size_t *n, size_t *cap)
 {
-    DIR *d = opendir("/proc");
-    struct pinfo *v = NULL;
-    size_t n = 0, cap = 0;
+    char path[64];
+    DIR *d;
     struct dirent *de;
 
-    if (!d) {
-        *ret = NULL;
-        return 0;
-    }
+    (void) snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+    d = opendir(path);
+    if (!d)
+        return;
     while ((de = readdir(d))) {
-        char *end;
-        long pid = strtol(de->d_name, &end, 10);
-        struct pinfo pi;
-        if (*end || pid <= 0 || !read_stat((pid_t) pid, &pi))
+        char cpath[320];
+        _cleanup_fclose_ FILE *f = NULL;
+        long c;
+        if (de->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            v = xreallocarray(v, cap, sizeof(*v));
+        (void) snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int) pid, de->d_name);
+        f = fopen(cpath, "re");
+        if (!f)
+            continue;
+        while (fscanf(f, "%ld", &c) == 1) {
+            if (*n == *cap) {
+                *cap = *cap ? *cap * 2 : 64;
+                *v = xreallocarray(*v, *cap, sizeof(pid_t));
+            }
+            (*v)[(*n)++] = (pid_t) c;
         }
-        v[n++] = pi;
     }
     closedir(d);
-    *ret = v;
-    return n;
+}
+
+static bool is_zombie(pid_t pid)
+{
+    struct pinfo pi;
+    return !read_stat(pid, &pi) || pi.state == 'Z' || pi.state == 'X';
 }
 
 static bool env_has_token(pid_t pid, const char *token)
@@ -147,40 +160,36 @@ static bool contains(const pid_t *v, size_t n, pid_t pid)
 
 size_t ty_proctree_collect(const pid_t *roots, size_t n, const char *token, pid_t **ret)
 {
-    struct pinfo *all = NULL;
-    size_t na = snapshot(&all);
-    pid_t *set = NULL, *out = NULL;
-    size_t ns = 0, nout = 0;
-    pid_t self = getpid();
-    bool grew = true;
+    pid_t *queue = NULL, *mine = NULL, *out = NULL;
+    size_t nq = 0, capq = 0, nm = 0, capm = 0, nout = 0;
 
-    set = xcalloc(na + n + 1, sizeof(pid_t));
-    out = xcalloc(na + 1, sizeof(pid_t));
     for (size_t i = 0; i < n; i++)
         if (roots[i] > 0)
-            set[ns++] = roots[i];
-    for (size_t i = 0; i < na; i++) {
-        if (all[i].ppid == self && all[i].state != 'Z' && !contains(set, ns, all[i].pid) &&
-            !is_owned(all[i].pid) && token && env_has_token(all[i].pid, token)) {
-            set[ns++] = all[i].pid;
-            out[nout++] = all[i].pid;
-        }
-    }
-    /* Transitive closure over parent links; the table is small (one machine's processes). */
-    while (grew) {
-        grew = false;
-        for (size_t i = 0; i < na; i++) {
-            if (all[i].state == 'Z' || contains(set, ns, all[i].pid))
+            children_of(roots[i], &queue, &nq, &capq);
+    if (token) {
+        /* Orphans re-parented to us (we are their subreaper) that carry the run's token. */
+        children_of(getpid(), &mine, &nm, &capm);
+        for (size_t i = 0; i < nm; i++) {
+            if (is_owned(mine[i]) || contains(roots, n, mine[i]) || contains(queue, nq, mine[i]))
                 continue;
-            if (contains(set, ns, all[i].ppid)) {
-                set[ns++] = all[i].pid;
-                out[nout++] = all[i].pid;
-                grew = true;
+            if (!env_has_token(mine[i], token))
+                continue;
+            if (nq == capq) {
+                capq = capq ? capq * 2 : 64;
+                queue = xreallocarray(queue, capq, sizeof(pid_t));
             }
+            queue[nq++] = mine[i];
         }
+        free(mine);
     }
-    free(set);
-    free(all);
+    /* Breadth-first over the children lists; the queue doubles as the result. */
+    for (size_t i = 0; i < nq; i++)
+        children_of(queue[i], &queue, &nq, &capq);
+    out = xcalloc(nq + 1, sizeof(pid_t));
+    for (size_t i = 0; i < nq; i++)
+        if (!contains(out, nout, queue[i]) && !is_zombie(queue[i]))
+            out[nout++] = queue[i];
+    free(queue);
     *ret = out;
     return nout;
 }
@@ -193,17 +202,17 @@ void ty_proctree_kill(const pid_t *pids, size_t n, int sig)
 
 int ty_proctree_reap_orphans(void)
 {
-    struct pinfo *all = NULL;
-    size_t na = snapshot(&all);
-    pid_t self = getpid();
+    pid_t *kids = NULL;
+    size_t n = 0, cap = 0;
     int reaped = 0;
 
-    for (size_t i = 0; i < na; i++) {
-        if (all[i].ppid != self || all[i].state != 'Z' || is_owned(all[i].pid))
+    children_of(getpid(), &kids, &n, &cap);
+    for (size_t i = 0; i < n; i++) {
+        if (is_owned(kids[i]) || !is_zombie(kids[i]))
             continue;
-        if (waitpid(all[i].pid, NULL, WNOHANG) > 0)
+        if (waitpid(kids[i], NULL, WNOHANG) > 0)
             reaped++;
     }
-    free(all);
+    free(kids);
     return reaped;
 }

@@ -36,10 +36,12 @@ struct ty_exit_status {
     char detail[256];
 };
 
-/* Where a runtime sends what happens to replicas. Both callbacks run on the loop. For one
- * replica, every output line is delivered before its `exited` event (lines written later by
- * its leftover children may still follow). */
+/* Where a runtime sends what happens to replicas. All callbacks run on the loop. For one
+ * replica: `started` (its program is running) comes before any output and before `exited`,
+ * unless it never started (then only `exited`, with TY_EXIT_START_FAILED); every output line
+ * is delivered before `exited` (lines written later by leftover children may still follow). */
 struct ty_runtime_events {
+    void (*started)(void *ctx, struct ty_replica *r);
     void (*output)(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len);
     void (*exited)(void *ctx, struct ty_replica *r, const struct ty_exit_status *st);
     void *ctx;
@@ -55,7 +57,8 @@ struct ty_runtime_ops {
     int (*prepare)(struct ty_runtime *rt, struct ty_error *err);
     /* Give every replica its host and port (and hold them until launch). */
     int (*place)(struct ty_runtime *rt, struct ty_error *err);
-    /* Start one replica with the contract variables @env (NAME=VALUE, NULL-terminated). */
+    /* Start one replica with the contract variables @env (NAME=VALUE, NULL-terminated).
+     * Returns once the start is under way; `started` or `exited` reports how it went. */
     int (*launch)(struct ty_runtime *rt, struct ty_replica *r, char *const env[],
                   struct ty_error *err);
     /* Deliver @sig to the replica and everything it started. No-op once it has exited. */

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# bench/launch/run.sh BUILD_DIR [RUNS]: the launch benchmark (see bench-launch.c).
+set -euo pipefail
+build=${1:-build}
+runs=${2:-30}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+scratch=$(mktemp -d /tmp/trainyard-bench.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+cat >"$scratch/wide.yaml" <<'EOT'
+trainingInput:
+  scaleTier: CUSTOM
+  masterType: n1-standard-4
+  workerType: n1-standard-4
+  workerCount: 16
+  masterConfig:
+    imageUri: example.com/bench:1
+    containerCommand: ["true"]
+EOT
+TRAINYARD_HOME="$scratch/state" "$root/$build/bench/bench-launch" \
+  "$root/$build/src/cli/trainyard" "$scratch/wide.yaml" "$runs"
