@@ -250,10 +250,14 @@ static int norm_bool(const json_t *v, const char *path, int flags, json_t **ret,
         return 0;
     }
     if ((flags & TY_NORM_LENIENT) && json_is_string(v)) {
+        /* YAML 1.1 booleans, as PyYAML (and so gcloud) read them. */
+        static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {"false", "no", "off"};
         const char *s = json_string_value(v);
-        if (strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0) {
-            *ret = json_boolean(strcasecmp(s, "true") == 0);
-            return 0;
+        for (size_t i = 0; i < TY_ARRAY_SIZE(yes); i++) {
+            if (strcasecmp(s, yes[i]) == 0 || strcasecmp(s, no[i]) == 0) {
+                *ret = json_boolean(strcasecmp(s, yes[i]) == 0);
+                return 0;
+            }
         }
     }
     return bad_value(err, path, "TYPE_BOOL", v, "expected true or false");

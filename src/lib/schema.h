@@ -53,8 +53,9 @@ extern const struct ty_message ty_msg_training_input;
 
 /* Flags for ty_schema_normalize. */
 enum {
-    /* The input came from YAML: strings are accepted for numbers and booleans, and
-     * booleans for strings (YAML 1.1 reads `yes` as true). */
+    /* The input came from YAML (whose loader gives every scalar as a string): strings are
+     * accepted for numbers and for booleans (true/false/yes/no/on/off, any case), and
+     * booleans for strings. */
     TY_NORM_LENIENT = 1 << 0,
 };
 

@@ -37,18 +37,6 @@ static bool is_null(const char *s)
            strcmp(s, "NULL") == 0;
 }
 
-static int as_bool(const char *s)
-{
-    static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
-    static const char *const f[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
-    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        if (strcmp(s, t[i]) == 0)
-            return 1;
-        if (strcmp(s, f[i]) == 0)
-            return 0;
-    }
-    return -1;
-}
 
 static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
 {
@@ -70,16 +58,9 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
         r = count_bytes(c, n, node->start_mark.line);
         if (r < 0)
             return r;
-        if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-            int b = as_bool(s);
-            if (is_null(s)) {
-                *ret = json_null();
-                return 0;
-            }
-            if (b >= 0) {
-                *ret = json_boolean(b);
-                return 0;
-            }
+        if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && is_null(s)) {
+            *ret = json_null();
+            return 0;
         }
         out = json_stringn(s, n);
         if (!out)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  * yaml-load.h: load a YAML document (the `gcloud --config` form) into a jansson tree.
  *
- * Mappings become objects (keys must be scalars), sequences arrays. Plain scalars:
- * null/~/empty become null, YAML 1.1 booleans (true/false/yes/no/on/off in their usual
- * spellings) become booleans, everything else a *string* holding the scalar's text: the
- * spec normaliser converts strings to numbers where the schema wants a number, so
- * `runtimeVersion: 2.10` keeps its text. Quoted scalars are always strings.
+ * Mappings become objects (keys must be scalars), sequences arrays. Scalars: plain null, ~
+ * and empty become null; every other scalar becomes a *string* holding its text, quoted or
+ * not. The spec normaliser turns strings into numbers and booleans (YAML 1.1 spellings:
+ * true/false/yes/no/on/off) where the schema wants one, so `runtimeVersion: 2.10` keeps its
+ * text and `args: [--verbose, yes]` reaches the program as "yes", not "true".
  * Bounded: depth 64, 100,000 nodes after alias expansion (stops "billion laughs"). */
 #ifndef TY_YAML_H
 #define TY_YAML_H

@@ -601,6 +601,13 @@ static void test_text_formats(void)
            "yaml: the quoted string 'false' is accepted for a boolean");
     }
     ty_job_free(job);
+    job = good_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: i}\nargs: [--verbose, yes, on, 2.10]\n",
+                   "yaml: args keep their text");
+    if (job)
+        is_str(job->args[1], "yes", "yaml: a plain 'yes' in args stays 'yes'");
+    if (job)
+        is_str(job->args[3], "2.10", "yaml: a plain 2.10 in args stays '2.10'");
+    ty_job_free(job);
     bad_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: i}\nuseChiefInTfConfig: maybe\n",
             "'trainingInput.useChiefInTfConfig' (TYPE_BOOL)", "yaml: useChiefInTfConfig: maybe");
     bad_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: i}\nworkerCount: two\n",

@@ -37,37 +37,40 @@ static void cap_state(void *ctx, enum ty_job_state s)
         c->states[c->n_states++] = (int) s;
 }
 
-/* Build a job: master runs @master_sh; workers (@workers of them) run @worker_sh; one ps
- * runs @ps_sh when non-NULL. Each is `sh -c SCRIPT`. */
+static json_t *role_config(const char *script)
+{
+    return json_pack("{s:s,s:[s,s,s]}", "imageUri", "img", "containerCommand", "sh", "-c", script);
+}
+
+/* Build a job: the master runs `sh -c MASTER_SH`; @workers workers run WORKER_SH; one ps runs
+ * PS_SH when non-NULL; @extra (JSON object text or NULL) is merged into the TrainingInput. */
 static struct ty_job *make_job(const char *id, const char *master_sh, int workers,
                                const char *worker_sh, const char *ps_sh, const char *extra)
 {
-    json_t *doc = NULL, *canon = NULL;
+    json_t *ti = json_pack("{s:s,s:s,s:o}", "scaleTier", "CUSTOM", "masterType", "n1-standard-4",
+                           "masterConfig", role_config(master_sh));
+    json_t *doc = json_pack("{s:s,s:o}", "jobId", id, "trainingInput", ti);
     struct ty_job *job = NULL;
     struct ty_error err = {0};
-    char *text = xasprintf(
-        "{\"jobId\":\"%s\",\"trainingInput\":{\"scaleTier\":\"CUSTOM\",\"masterType\":"
-        "\"n1-standard-4\",\"masterConfig\":{\"imageUri\":\"img\",\"containerCommand\":"
-        "[\"sh\",\"-c\",%s]}%s%s%s%s%s%s%s}}",
-        id, master_sh, workers ? ",\"workerType\":\"n1-standard-4\",\"workerCount\":" : "",
-        workers ? (workers == 1 ? "1" : "2") : "",
-        workers ? ",\"workerConfig\":{\"imageUri\":\"img\",\"containerCommand\":[\"sh\",\"-c\","
-                : "",
-        workers ? worker_sh : "", workers ? "]}" : "",
-        ps_sh ? ",\"parameterServerType\":\"n1-standard-4\",\"parameterServerCount\":1,"
-                "\"parameterServerConfig\":{\"imageUri\":\"img\",\"containerCommand\":[\"sh\","
-                "\"-c\","
-              : "",
-        extra ? extra : "");
-    char *full = ps_sh ? xasprintf("%.*s%s]}}}", (int) (strlen(text) - 2), text, ps_sh) : NULL;
 
-    if (ty_json_parse(full ? full : text, strlen(full ? full : text), &doc, &err) < 0 ||
-        ty_job_from_json(doc, &job, &err) < 0)
+    if (workers) {
+        json_object_set_new(ti, "workerType", json_string("n1-standard-4"));
+        json_object_set_new(ti, "workerCount", json_integer(workers));
+        json_object_set_new(ti, "workerConfig", role_config(worker_sh));
+    }
+    if (ps_sh) {
+        json_object_set_new(ti, "parameterServerType", json_string("n1-standard-4"));
+        json_object_set_new(ti, "parameterServerCount", json_integer(1));
+        json_object_set_new(ti, "parameterServerConfig", role_config(ps_sh));
+    }
+    if (extra) {
+        json_t *e = json_loads(extra, 0, NULL);
+        json_object_update(ti, e);
+        json_decref(e);
+    }
+    if (ty_job_from_json(doc, &job, &err) < 0)
         diag("make_job: %s", err.msg);
     json_decref(doc);
-    json_decref(canon);
-    free(text);
-    free(full);
     return job;
 }
 
@@ -142,8 +145,8 @@ int main(void)
     int64_t t0;
 
     /* 1. master succeeds; a ps that never exits is torn down. */
-    job = make_job("ok_job", "\"echo hello from master; echo oops >&2\"", 0, NULL,
-                   "\"exec sleep 1000.111\"", NULL);
+    job = make_job("ok_job", "echo hello from master; echo oops >&2", 0, NULL,
+                   "exec sleep 1000.111", NULL);
     ok(job != NULL, "job with a never-ending ps parses");
     t0 = ty_mono_usec();
     st = run(job, &cap, 5, 0, err, sizeof(err));
@@ -161,9 +164,9 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 2. worker 1 exits 3: the job fails with the service's wording. */
-    job = make_job("fail_job", "\"exec sleep 1000.222\"", 2,
-                   "\"if [ $(echo $CLUSTER_SPEC | grep -o '\\\"index\\\":1') ]; then exit 3; fi; "
-                   "exec sleep 1000.222\"",
+    job = make_job("fail_job", "exec sleep 1000.222", 2,
+                   "if [ $(echo $CLUSTER_SPEC | grep -o '\\\"index\\\":1') ]; then exit 3; fi; "
+                   "exec sleep 1000.222",
                    NULL, NULL);
     st = run(job, &cap, 5, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "FAILED", "worker exit 3 => FAILED");
@@ -174,7 +177,7 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 3. master killed by a signal. */
-    job = make_job("sig_job", "\"kill -9 $$\"", 0, NULL, NULL, NULL);
+    job = make_job("sig_job", "kill -9 $$", 0, NULL, NULL, NULL);
     st = run(job, &cap, 5, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "FAILED", "master killed => FAILED");
     is_str(err, "The replica master 0 was terminated by signal 9 (SIGKILL).", "signal wording");
@@ -183,7 +186,7 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 4. a program that does not exist. */
-    job = make_job("nocmd_job", "\"true\"", 1, "\"x\"", NULL, NULL);
+    job = make_job("nocmd_job", "true", 1, "x", NULL, NULL);
     if (job) {
         free(job->roles[TY_ROLE_WORKER].container_command[0]);
         job->roles[TY_ROLE_WORKER].container_command[0] = xstrdup("/nonexistent/trainer");
@@ -197,7 +200,7 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 5. cancel; a replica ignoring SIGTERM is killed after the grace period. */
-    job = make_job("cancel_job", "\"trap '' TERM; sleep 1000.333 & wait; wait\"", 0, NULL, NULL,
+    job = make_job("cancel_job", "trap '' TERM; sleep 1000.333 & wait; wait", 0, NULL, NULL,
                    NULL);
     t0 = ty_mono_usec();
     st = run(job, &cap, 0.5, 0.3, err, sizeof(err));
@@ -213,7 +216,7 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 6. an orphan that left the process group (setsid) is found and killed. */
-    job = make_job("orphan_job", "\"setsid sleep 1000.444 & sleep 0.2; exit 0\"", 0, NULL, NULL,
+    job = make_job("orphan_job", "setsid sleep 1000.444 & sleep 0.2; exit 0", 0, NULL, NULL,
                    NULL);
     st = run(job, &cap, 2, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "SUCCEEDED", "orphan job succeeds");
@@ -223,8 +226,8 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 7. scheduling.maxRunningTime. */
-    job = make_job("deadline_job", "\"exec sleep 1000.555\"", 0, NULL, NULL,
-                   ",\"scheduling\":{\"maxRunningTime\":\"0.5s\"}");
+    job = make_job("deadline_job", "exec sleep 1000.555", 0, NULL, NULL,
+                   "{\"scheduling\":{\"maxRunningTime\":\"0.5s\"}}");
     st = run(job, &cap, 2, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "FAILED", "deadline => FAILED");
     like(err, "maximum running time (scheduling.maxRunningTime 0.5s)", "deadline wording");

@@ -427,8 +427,8 @@ static void test_yaml(void)
         diag("%s", err.msg);
     s = ty_json_compact(j);
     is_str(s,
-           "{\"n1\":null,\"n2\":null,\"n3\":null,\"b1\":true,\"b2\":false,\"b3\":true,"
-           "\"b4\":false,\"b5\":true,\"b6\":false,\"num\":\"2.10\",\"int\":\"007\",\"q1\":\"yes\","
+           "{\"n1\":null,\"n2\":null,\"n3\":null,\"b1\":\"yes\",\"b2\":\"No\",\"b3\":\"true\","
+           "\"b4\":\"FALSE\",\"b5\":\"on\",\"b6\":\"Off\",\"num\":\"2.10\",\"int\":\"007\",\"q1\":\"yes\","
            "\"q2\":\"null\",\"q3\":\"\",\"s\":\"hello world\",\"list\":[\"a\",\"1\",[\"x\","
            "{\"k\":\"v\"}]],\"map\":{\"a\":\"1\",\"b\":[]}}",
            "yaml: scalars, sequences and mappings");
