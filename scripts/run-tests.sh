@@ -62,7 +62,7 @@ run_suite() {
 }
 
 echo "== normal build ($BUILD)"
-run_suite "$BUILD" ""
+run_suite "$BUILD" "build"
 
 echo "== AddressSanitizer + UBSan build ($ASAN_BUILD)"
 if [ ! -f "$ASAN_BUILD/build.ninja" ]; then

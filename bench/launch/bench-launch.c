@@ -37,13 +37,13 @@ static double now_real(void)
 
 static int cmp(const void *a, const void *b)
 {
-    double x = *(const double *) a, y = *(const double *) b;
+    double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
 static double median(double *v, int n)
 {
-    qsort(v, (size_t) n, sizeof(double), cmp);
+    qsort(v, (size_t)n, sizeof(double), cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -89,7 +89,7 @@ static double parse_time(const char *s)
         return 0;
     if (*p == '.')
         frac = strtod(p, NULL);
-    return (double) timegm(&tm) + frac;
+    return (double)timegm(&tm) + frac;
 }
 
 static double job_start_time(const char *home, const char *id)
@@ -110,21 +110,21 @@ static double job_start_time(const char *home, const char *id)
     return p ? parse_time(p + 14) : 0;
 }
 
-static double trainyard(const char *bin, const char *config, const char *home, int run,
-                        double *started)
+static double
+trainyard(const char *bin, const char *config, const char *home, int run, double *started)
 {
     char id[64];
     double r0 = now_real(), t0 = now_mono(), t;
     pid_t pid;
     int status;
 
-    snprintf(id, sizeof(id), "bench_%d_%d", (int) getpid(), run);
+    snprintf(id, sizeof(id), "bench_%d_%d", (int)getpid(), run);
     pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
         dup2(devnull, 2);
-        execl(bin, bin, "local", "train", id, "--config", config, (char *) NULL);
+        execl(bin, bin, "local", "train", id, "--config", config, (char *)NULL);
         _exit(127);
     }
     waitpid(pid, &status, 0);
@@ -144,8 +144,9 @@ int main(int argc, char **argv)
     double *b_start, *b_end, *t_start, *t_end;
 
     if (argc < 3 || runs < 1) {
-        fprintf(stderr, "usage: bench-launch TRAINYARD CONFIG [RUNS]\n"
-                        "(TRAINYARD_HOME must name a scratch state directory)\n");
+        fprintf(stderr,
+                "usage: bench-launch TRAINYARD CONFIG [RUNS]\n"
+                "(TRAINYARD_HOME must name a scratch state directory)\n");
         return 2;
     }
     bin = argv[1];
@@ -153,10 +154,10 @@ int main(int argc, char **argv)
     home = getenv("TRAINYARD_HOME");
     if (!home)
         return 2;
-    b_start = calloc((size_t) runs, sizeof(double));
-    b_end = calloc((size_t) runs, sizeof(double));
-    t_start = calloc((size_t) runs, sizeof(double));
-    t_end = calloc((size_t) runs, sizeof(double));
+    b_start = calloc((size_t)runs, sizeof(double));
+    b_end = calloc((size_t)runs, sizeof(double));
+    t_start = calloc((size_t)runs, sizeof(double));
+    t_end = calloc((size_t)runs, sizeof(double));
     /* One warm-up of each, not counted. */
     {
         double s;

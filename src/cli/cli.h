@@ -15,7 +15,7 @@
 enum { TY_EXIT_OK = 0, TY_EXIT_FAILED = 1, TY_EXIT_USAGE = 2 };
 
 struct cli_command {
-    const char *path;  /* "local train" */
+    const char *path; /* "local train" */
     const char *summary;
     int (*run)(int argc, char **argv); /* argv[0] is the last word of the path */
 };
@@ -27,10 +27,10 @@ void cli_error(const char *path, const char *fmt, ...) __attribute__((format(pri
 
 /* Options parsed from the training flags. */
 struct train_flags {
-    const char *config;      /* --config FILE */
-    json_t *ti_patch;        /* TrainingInput fields set by flags (canonical names) */
-    json_t *labels;          /* --labels, merged over the config's */
-    char **user_args;        /* after "--": replace trainingInput.args; NULL if none */
+    const char *config; /* --config FILE */
+    json_t *ti_patch;   /* TrainingInput fields set by flags (canonical names) */
+    json_t *labels;     /* --labels, merged over the config's */
+    char **user_args;   /* after "--": replace trainingInput.args; NULL if none */
     bool have_user_args;
 };
 
@@ -47,7 +47,9 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
 
 /* Build the job document: the --config file (if any), then flags over it, then USER_ARGS,
  * with @job_id (NULL keeps the config's). Returns 0 and *ret (canonical Job JSON). */
-int train_flags_build_job(struct train_flags *tf, const char *job_id, json_t **ret,
+int train_flags_build_job(struct train_flags *tf,
+                          const char *job_id,
+                          json_t **ret,
                           struct ty_error *err);
 
 void train_flags_release(struct train_flags *tf);

@@ -5,8 +5,8 @@
  * SUCCEEDED. Ctrl-C (or SIGTERM) cancels; a second Ctrl-C kills at once. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,24 +71,27 @@ static int sig_pipe[2] = {-1, -1};
 static void on_signal(int sig)
 {
     int saved = errno;
-    unsigned char c = (unsigned char) sig;
-    (void) !write(sig_pipe[1], &c, 1);
+    unsigned char c = (unsigned char)sig;
+    (void)!write(sig_pipe[1], &c, 1);
     errno = saved;
 }
 
 struct run_ctx {
     struct ty_supervisor *sup;
     const struct ty_job *job;
-    char *job_record;      /* <dir>/job.json */
+    char *job_record; /* <dir>/job.json */
     int64_t create_usec, start_usec, end_usec;
 };
 
 static void print_record(void *ctx, const struct ty_log_record *rec)
 {
     char ts[40];
-    (void) ctx;
-    printf("%s %-19s %.*s\n", ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)), rec->task,
-           (int) rec->len, rec->message);
+    (void)ctx;
+    printf("%s %-19s %.*s\n",
+           ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
+           rec->task,
+           (int)rec->len,
+           rec->message);
 }
 
 /* Keep <dir>/job.json in the REST Job form, replaced atomically at each state change. */
@@ -118,9 +121,9 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
         return;
     if (ty_write_all(fd, text, strlen(text)) == 0 && ty_write_all(fd, "\n", 1) == 0 &&
         close(fd) == 0)
-        (void) rename(tmp, rc->job_record);
+        (void)rename(tmp, rc->job_record);
     else
-        (void) unlink(tmp);
+        (void)unlink(tmp);
 }
 
 static void on_state(void *ctx, enum ty_job_state st)
@@ -149,10 +152,10 @@ static int install_signals(void)
     if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
         return ty_negerrno();
     sigemptyset(&sa.sa_mask);
-    (void) sigaction(SIGINT, &sa, NULL);
-    (void) sigaction(SIGTERM, &sa, NULL);
-    (void) sigaction(SIGHUP, &sa, NULL);
-    (void) sigaction(SIGPIPE, &ign, NULL);
+    (void)sigaction(SIGINT, &sa, NULL);
+    (void)sigaction(SIGTERM, &sa, NULL);
+    (void)sigaction(SIGHUP, &sa, NULL);
+    (void)sigaction(SIGPIPE, &ign, NULL);
     return 0;
 }
 
@@ -161,8 +164,14 @@ static char *generate_job_id(void)
     char ts[40];
     int64_t now = ty_now_usec();
     ty_rfc3339(now, 0, ts, sizeof(ts)); /* 2026-11-30T09:00:00Z */
-    return xasprintf("local_%.4s%.2s%.2s_%.2s%.2s%.2s_%04x", ts, ts + 5, ts + 8, ts + 11, ts + 14,
-                     ts + 17, (unsigned) ((now / 1000) ^ getpid()) & 0xffff);
+    return xasprintf("local_%.4s%.2s%.2s_%.2s%.2s%.2s_%04x",
+                     ts,
+                     ts + 5,
+                     ts + 8,
+                     ts + 11,
+                     ts + 14,
+                     ts + 17,
+                     (unsigned)((now / 1000) ^ getpid()) & 0xffff);
 }
 
 static bool label_true(const struct ty_job *job, const char *key)
@@ -171,7 +180,9 @@ static bool label_true(const struct ty_job *job, const char *key)
     return v && strcmp(v, "true") == 0;
 }
 
-static int run_job(const struct ty_job *job, const char *runtime, const char *state_dir,
+static int run_job(const struct ty_job *job,
+                   const char *runtime,
+                   const char *state_dir,
                    const struct ty_supervisor_options *base)
 {
     struct ty_supervisor_options opts = *base;
@@ -217,7 +228,7 @@ static int run_job(const struct ty_job *job, const char *runtime, const char *st
     while (r >= 0 && !ty_supervisor_done(rc.sup)) {
         r = ty_loop_run_once(loop);
         if (r < 0)
-            (void) ty_error_set(&e, -r, "event loop: %s", strerror(-r));
+            (void)ty_error_set(&e, -r, "event loop: %s", strerror(-r));
     }
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
@@ -225,7 +236,9 @@ static int run_job(const struct ty_job *job, const char *runtime, const char *st
     } else {
         final = ty_supervisor_state(rc.sup);
         if (final != TY_STATE_SUCCEEDED)
-            cli_error(PATH, "Job %s %s: %s", job->job_id,
+            cli_error(PATH,
+                      "Job %s %s: %s",
+                      job->job_id,
                       final == TY_STATE_CANCELLED ? "was cancelled" : "failed",
                       ty_supervisor_error(rc.sup));
     }
@@ -264,8 +277,8 @@ static int local_train(int argc, char **argv)
     }
     while (train_options[nopts].name)
         nopts++;
-    longopts = xcalloc((size_t) nopts + TY_ARRAY_SIZE(own_options) + 1, sizeof(*longopts));
-    memcpy(longopts, train_options, (size_t) nopts * sizeof(*longopts));
+    longopts = xcalloc((size_t)nopts + TY_ARRAY_SIZE(own_options) + 1, sizeof(*longopts));
+    memcpy(longopts, train_options, (size_t)nopts * sizeof(*longopts));
     memcpy(longopts + nopts, own_options, sizeof(own_options));
 
     opterr = 0;
@@ -284,12 +297,12 @@ static int local_train(int argc, char **argv)
         case O_GRACE: {
             double secs;
             if (ty_parse_double(optarg, &secs) < 0 || secs < 0 || secs > 86400) {
-                cli_error(PATH, "--grace-period: expected seconds from 0 to 86400 (got '%s')",
-                          optarg);
+                cli_error(
+                    PATH, "--grace-period: expected seconds from 0 to 86400 (got '%s')", optarg);
                 train_flags_release(&tf);
                 return TY_EXIT_USAGE;
             }
-            opts.grace_usec = (int64_t) (secs * 1e6);
+            opts.grace_usec = (int64_t)(secs * 1e6);
             if (opts.grace_usec == 0)
                 opts.grace_usec = 1;
             break;
@@ -321,8 +334,9 @@ static int local_train(int argc, char **argv)
         }
     }
     if (split - optind > 1) {
-        cli_error(PATH, "unexpected argument '%s' (only one JOB_ID; put program arguments "
-                        "after --)",
+        cli_error(PATH,
+                  "unexpected argument '%s' (only one JOB_ID; put program arguments "
+                  "after --)",
                   argv[optind + 1]);
         train_flags_release(&tf);
         return TY_EXIT_USAGE;
@@ -345,7 +359,9 @@ static int local_train(int argc, char **argv)
     if (label_true(job, "trainyard-pytorch-env"))
         opts.env.pytorch = true;
     if (!ty_runtime_find(runtime)) {
-        cli_error(PATH, "--runtime: unknown runtime '%s' (this build has: %s)", runtime,
+        cli_error(PATH,
+                  "--runtime: unknown runtime '%s' (this build has: %s)",
+                  runtime,
                   ty_runtime_names());
         return TY_EXIT_USAGE;
     }

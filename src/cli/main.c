@@ -53,8 +53,11 @@ int main(int argc, char **argv)
             continue;
         return commands[i]->run(argc - 2, argv + 2);
     }
-    fprintf(stderr, "ERROR: (trainyard) unknown command '%s%s%s'\n\n", argv[1],
-            argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
+    fprintf(stderr,
+            "ERROR: (trainyard) unknown command '%s%s%s'\n\n",
+            argv[1],
+            argc > 2 ? " " : "",
+            argc > 2 ? argv[2] : "");
     help(stderr);
     return TY_EXIT_USAGE;
 }

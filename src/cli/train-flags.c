@@ -28,7 +28,7 @@ enum {
     O_ROLE_FIRST,
 };
 
-#define ROLE_OPT(role, what) (O_ROLE_FIRST + (role) * 4 + (what))
+#define ROLE_OPT(role, what) (O_ROLE_FIRST + (role)*4 + (what))
 enum { W_TYPE, W_IMAGE, W_ACCEL, W_COUNT };
 
 const struct option train_options[] = {
@@ -75,15 +75,15 @@ const char train_flags_help[] =
     "  --job-dir=DIR                     passed to the program as --job-dir=DIR\n"
     "  -- USER_ARGS...                   replace trainingInput.args\n";
 
-static const char *const flag_role[TY_ROLE_MAX] = {"master", "worker", "parameter-server",
-                                                   "evaluator"};
+static const char *const flag_role[TY_ROLE_MAX] = {
+    "master", "worker", "parameter-server", "evaluator"};
 
 /* "nvidia-tesla-t4" -> "NVIDIA_TESLA_T4"; "standard-1" -> "STANDARD_1". */
 static char *enum_name(const char *s)
 {
     char *e = xstrdup(s);
     for (char *p = e; *p; p++)
-        *p = *p == '-' ? '_' : (char) (*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+        *p = *p == '-' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
     return e;
 }
 
@@ -98,8 +98,7 @@ static json_t *role_config(struct train_flags *tf, enum ty_role role)
     return cfg;
 }
 
-static int parse_accelerator(const char *flag, const char *arg, json_t **ret,
-                             struct ty_error *err)
+static int parse_accelerator(const char *flag, const char *arg, json_t **ret, struct ty_error *err)
 {
     _cleanup_free_ char *copy = xstrdup(arg);
     _cleanup_free_ char *type = NULL;
@@ -109,27 +108,33 @@ static int parse_accelerator(const char *flag, const char *arg, json_t **ret,
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (strncmp(item, "count=", 6) == 0) {
             if (ty_parse_int64(item + 6, INT64_MIN, INT64_MAX, &count) < 0)
-                return ty_error_set(err, EINVAL, "--%s: count '%s' is not a number", flag,
-                                    item + 6);
+                return ty_error_set(
+                    err, EINVAL, "--%s: count '%s' is not a number", flag, item + 6);
         } else if (strncmp(item, "type=", 5) == 0) {
             free(type);
             type = enum_name(item + 5);
         } else {
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "--%s: unknown key in '%s' (expected count=COUNT,type=TYPE)",
-                                flag, item);
+                                flag,
+                                item);
         }
     }
     if (!type || count == -1)
-        return ty_error_set(err, EINVAL, "--%s: both count and type are required, e.g. "
-                                         "count=1,type=nvidia-tesla-t4",
+        return ty_error_set(err,
+                            EINVAL,
+                            "--%s: both count and type are required, e.g. "
+                            "count=1,type=nvidia-tesla-t4",
                             flag);
     if (count <= 0)
-        return ty_error_set(err, EINVAL, "--%s: The count of the accelerator must be greater "
-                                         "than 0.",
+        return ty_error_set(err,
+                            EINVAL,
+                            "--%s: The count of the accelerator must be greater "
+                            "than 0.",
                             flag);
     *ret = json_object();
-    json_object_set_new(*ret, "count", json_sprintf("%lld", (long long) count));
+    json_object_set_new(*ret, "count", json_sprintf("%lld", (long long)count));
     json_object_set_new(*ret, "type", json_string(type));
     return 0;
 }
@@ -177,17 +182,16 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         return parse_labels(tf, arg, err);
     case O_USE_CHIEF:
         if (arg && strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0)
-            return ty_error_set(err, EINVAL,
-                                "--use-chief-in-tf-config: expected true or false (got '%s')",
-                                arg);
-        json_object_set_new(tf->ti_patch, "useChiefInTfConfig",
-                            json_boolean(!arg || strcasecmp(arg, "true") == 0));
+            return ty_error_set(
+                err, EINVAL, "--use-chief-in-tf-config: expected true or false (got '%s')", arg);
+        json_object_set_new(
+            tf->ti_patch, "useChiefInTfConfig", json_boolean(!arg || strcasecmp(arg, "true") == 0));
         return 0;
     default:
         break;
     }
     if (id >= O_ROLE_FIRST && id < ROLE_OPT(TY_ROLE_MAX, 0)) {
-        enum ty_role role = (enum ty_role) ((id - O_ROLE_FIRST) / 4);
+        enum ty_role role = (enum ty_role)((id - O_ROLE_FIRST) / 4);
         int what = (id - O_ROLE_FIRST) % 4;
         _cleanup_free_ char *flag = NULL;
         json_t *acc = NULL;
@@ -213,10 +217,14 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
             _cleanup_free_ char *key = xasprintf("%sCount", ty_role_field(role));
             int64_t n;
             if (ty_parse_int64(arg, 0, TY_MAX_REPLICAS_PER_ROLE, &n) < 0)
-                return ty_error_set(err, EINVAL, "--%s-count: expected a whole number from 0 to "
-                                                 "%d (got '%s')",
-                                    flag_role[role], TY_MAX_REPLICAS_PER_ROLE, arg);
-            json_object_set_new(tf->ti_patch, key, json_sprintf("%lld", (long long) n));
+                return ty_error_set(err,
+                                    EINVAL,
+                                    "--%s-count: expected a whole number from 0 to "
+                                    "%d (got '%s')",
+                                    flag_role[role],
+                                    TY_MAX_REPLICAS_PER_ROLE,
+                                    arg);
+            json_object_set_new(tf->ti_patch, key, json_sprintf("%lld", (long long)n));
             return 0;
         }
         }
@@ -252,7 +260,7 @@ static void set_user_args(json_t *ti, char *const *user_args)
     for (size_t i = 0; user_args && user_args[i]; i++)
         json_array_append_new(a, json_string(user_args[i]));
     for (int role = 0; role < TY_ROLE_MAX; role++) {
-        _cleanup_free_ char *key = xasprintf("%sConfig", ty_role_field((enum ty_role) role));
+        _cleanup_free_ char *key = xasprintf("%sConfig", ty_role_field((enum ty_role)role));
         json_t *cfg = json_object_get(ti, key);
         if (!json_is_object(cfg))
             continue;
@@ -268,7 +276,9 @@ static void set_user_args(json_t *ti, char *const *user_args)
     json_decref(a);
 }
 
-int train_flags_build_job(struct train_flags *tf, const char *job_id, json_t **ret,
+int train_flags_build_job(struct train_flags *tf,
+                          const char *job_id,
+                          json_t **ret,
                           struct ty_error *err)
 {
     _cleanup_json_ json_t *job = NULL;

@@ -19,7 +19,7 @@ struct ty_clusterenv {
     char *tf_config_cluster;    /* serialised "cluster" object of TF_CONFIG */
     char *job;                  /* serialised TrainingInput */
     const struct ty_replica *master;
-    int world_size;             /* master + workers */
+    int world_size; /* master + workers */
 };
 
 static bool chief_mode(const struct ty_job *job)
@@ -65,13 +65,15 @@ static char *cluster_object(const struct ty_cluster_plan *plan, bool tf_config)
             continue;
         if (plan->job->roles[role].count == 0)
             continue;
-        ty_buf_printf(&b, "%s\"%s\":[", first_role ? "" : ",",
-                      tf_config ? ty_clusterenv_tf_role(plan->job, (enum ty_role) role)
-                                : ty_role_name((enum ty_role) role));
+        ty_buf_printf(&b,
+                      "%s\"%s\":[",
+                      first_role ? "" : ",",
+                      tf_config ? ty_clusterenv_tf_role(plan->job, (enum ty_role)role)
+                                : ty_role_name((enum ty_role)role));
         first_role = false;
         for (size_t i = 0; i < plan->n_replicas; i++) {
             const struct ty_replica *r = &plan->replicas[i];
-            if ((int) r->role != role)
+            if ((int)r->role != role)
                 continue;
             if (!first)
                 ty_buf_putc(&b, ',');
@@ -87,12 +89,15 @@ static char *cluster_object(const struct ty_cluster_plan *plan, bool tf_config)
 static char *render(const struct ty_clusterenv *ce, const struct ty_replica *r, bool tf_config)
 {
     struct ty_buf b = TY_BUF_INIT;
-    const char *type = tf_config ? ty_clusterenv_tf_role(ce->plan->job, r->role)
-                                 : ty_role_name(r->role);
+    const char *type =
+        tf_config ? ty_clusterenv_tf_role(ce->plan->job, r->role) : ty_role_name(r->role);
 
-    ty_buf_printf(&b, "{\"cluster\":%s,\"environment\":\"cloud\",\"task\":{\"type\":\"%s\","
-                      "\"index\":%d",
-                  tf_config ? ce->tf_config_cluster : ce->cluster_spec_cluster, type, r->index);
+    ty_buf_printf(&b,
+                  "{\"cluster\":%s,\"environment\":\"cloud\",\"task\":{\"type\":\"%s\","
+                  "\"index\":%d",
+                  tf_config ? ce->tf_config_cluster : ce->cluster_spec_cluster,
+                  type,
+                  r->index);
     if (ce->plan->trial_id) {
         json_t *t = json_string(ce->plan->trial_id);
         char *enc = ty_json_compact(t);
@@ -114,14 +119,19 @@ char *ty_clusterenv_tf_config(const struct ty_clusterenv *ce, const struct ty_re
     return render(ce, r, true);
 }
 
-static int too_big(const struct ty_cluster_plan *plan, const char *var, size_t len,
-                   struct ty_error *err)
+static int
+too_big(const struct ty_cluster_plan *plan, const char *var, size_t len, struct ty_error *err)
 {
-    return ty_error_set(err, E2BIG,
+    return ty_error_set(err,
+                        E2BIG,
                         "the cluster of %zu replicas is too large: %s would be %zu bytes, over "
                         "Linux's limit of %d bytes for one environment string; use fewer "
                         "replicas (or shorter args in the job, which %s repeats)",
-                        plan->n_replicas, var, len + strlen(var) + 2, TY_ENV_STRING_MAX, var);
+                        plan->n_replicas,
+                        var,
+                        len + strlen(var) + 2,
+                        TY_ENV_STRING_MAX,
+                        var);
 }
 
 /* Check every distinct shape of variable: one replica per role is enough, since addresses
@@ -131,7 +141,7 @@ static int check_sizes(const struct ty_clusterenv *ce, struct ty_error *err)
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         for (size_t i = 0; i < ce->plan->n_replicas; i++) {
             const struct ty_replica *r = &ce->plan->replicas[i];
-            if ((int) r->role != role)
+            if ((int)r->role != role)
                 continue;
             _cleanup_free_ char *cs = render(ce, r, false);
             _cleanup_free_ char *tf = render(ce, r, true);
@@ -154,15 +164,15 @@ int ty_clusterenv_new(const struct ty_cluster_plan *plan,
 
     for (size_t i = 0; i < plan->n_replicas; i++)
         if (!plan->replicas[i].host || plan->replicas[i].port <= 0)
-            return ty_error_set(err, EINVAL, "replica %s has no address yet",
-                                plan->replicas[i].display_name);
+            return ty_error_set(
+                err, EINVAL, "replica %s has no address yet", plan->replicas[i].display_name);
     ce = xcalloc(1, sizeof(*ce));
     ce->plan = plan;
     ce->cluster_spec_cluster = cluster_object(plan, false);
     ce->tf_config_cluster = cluster_object(plan, true);
     ce->job = ty_json_compact(plan->job->training_input);
-    ce->master = ty_plan_find((struct ty_cluster_plan *) plan, TY_ROLE_MASTER, 0);
-    ce->world_size = (int) (1 + plan->job->roles[TY_ROLE_WORKER].count);
+    ce->master = ty_plan_find((struct ty_cluster_plan *)plan, TY_ROLE_MASTER, 0);
+    ce->world_size = (int)(1 + plan->job->roles[TY_ROLE_WORKER].count);
     r = check_sizes(ce, err);
     if (r < 0) {
         ty_clusterenv_free(ce);
@@ -204,11 +214,11 @@ int ty_clusterenv_render(const struct ty_clusterenv *ce,
     if (opts && opts->pytorch && (r->role == TY_ROLE_MASTER || r->role == TY_ROLE_WORKER) &&
         ce->master) {
         ty_strv_setenv(env, "MASTER_ADDR", ce->master->host);
-        (void) snprintf(num, sizeof(num), "%d", ce->master->port);
+        (void)snprintf(num, sizeof(num), "%d", ce->master->port);
         ty_strv_setenv(env, "MASTER_PORT", num);
-        (void) snprintf(num, sizeof(num), "%d", ce->world_size);
+        (void)snprintf(num, sizeof(num), "%d", ce->world_size);
         ty_strv_setenv(env, "WORLD_SIZE", num);
-        (void) snprintf(num, sizeof(num), "%d", r->role == TY_ROLE_MASTER ? 0 : r->index + 1);
+        (void)snprintf(num, sizeof(num), "%d", r->role == TY_ROLE_MASTER ? 0 : r->index + 1);
         ty_strv_setenv(env, "RANK", num);
     }
     return 0;
@@ -227,15 +237,18 @@ int ty_clusterenv_check_size(const struct ty_job *job, size_t addr_len, struct t
      * the job, so a cluster far over the limit is refused before its plan (one copy of the
      * args per replica: gigabytes for 30000 replicas with 100 KB of args) is built. */
     _cleanup_free_ char *ti = ty_json_compact(job->training_input);
-    unsigned long long least = (unsigned long long) ty_job_replica_count(job) * (addr_len + 2) +
+    unsigned long long least = (unsigned long long)ty_job_replica_count(job) * (addr_len + 2) +
                                strlen(ti) + strlen("CLUSTER_SPEC=");
     if (least > TY_ENV_STRING_MAX)
-        return ty_error_set(err, E2BIG,
+        return ty_error_set(err,
+                            E2BIG,
                             "the cluster of %lld replicas is too large: CLUSTER_SPEC would be "
                             "at least %llu bytes, over Linux's limit of %d bytes for one "
                             "environment string; use fewer replicas (or shorter args in the "
                             "job, which CLUSTER_SPEC repeats)",
-                            (long long) ty_job_replica_count(job), least, TY_ENV_STRING_MAX);
+                            (long long)ty_job_replica_count(job),
+                            least,
+                            TY_ENV_STRING_MAX);
 
     memset(host, 'h', hl);
     host[hl] = '\0';

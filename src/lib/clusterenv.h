@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * clusterenv.h: the environment contract every replica gets (docs/environment.md):
- *   CLUSTER_SPEC   {"cluster":{master,worker,ps,evaluator},"environment":"cloud","task":..,"job":..}
+ *   CLUSTER_SPEC {"cluster":{master,worker,ps,evaluator},"environment":"cloud","task":..,"job":..}
  *   TF_CONFIG      the same, with "chief" for "master" when useChiefInTfConfig is true or the
  *                  job has evaluators, and never listing evaluators in "cluster"
  *   CLOUD_ML_JOB_ID, CLOUD_ML_TRIAL_ID (trials only),

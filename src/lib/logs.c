@@ -89,7 +89,9 @@ int ty_joblog_write(struct ty_joblog *jl, const struct ty_log_record *rec)
 
     if (fd < 0)
         return fd;
-    ty_buf_printf(&b, "%s %s ", ty_rfc3339(rec->time_usec, 6, ts, sizeof(ts)),
+    ty_buf_printf(&b,
+                  "%s %s ",
+                  ty_rfc3339(rec->time_usec, 6, ts, sizeof(ts)),
                   ty_severity_name(rec->severity));
     ty_buf_append(&b, rec->message, rec->len);
     ty_buf_putc(&b, '\n');

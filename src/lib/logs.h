@@ -17,8 +17,8 @@ enum ty_severity { TY_SEV_DEFAULT, TY_SEV_INFO, TY_SEV_WARNING, TY_SEV_ERROR };
 struct ty_log_record {
     int64_t time_usec;
     enum ty_severity severity;
-    const char *task;   /* "master-replica-0", "service" */
-    const char *trial;  /* NULL outside tuning trials */
+    const char *task;  /* "master-replica-0", "service" */
+    const char *trial; /* NULL outside tuning trials */
     const char *message;
     size_t len;
 };

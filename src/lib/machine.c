@@ -8,9 +8,11 @@
 
 #include "macro.h"
 
-#define GB(x) ((int64_t) ((x) * 1024))
+#define GB(x) ((int64_t)((x)*1024))
 #define N1(kind, n, per)                                                                           \
-    {"n1-" kind "-" #n, TY_MACHINE_COMPUTE_ENGINE, n, GB((n) * (per)), 0, NULL, false}
+    {                                                                                              \
+        "n1-" kind "-" #n, TY_MACHINE_COMPUTE_ENGINE, n, GB((n) * (per)), 0, NULL, false           \
+    }
 
 static const struct ty_machine_type catalog[] = {
     N1("standard", 4, 3.75),

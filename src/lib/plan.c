@@ -22,10 +22,10 @@ int ty_plan_build(const struct ty_job *job,
     plan->job = job;
     plan->trial_id = xstrdup(trial_id);
     if (job->job_dir)
-        plan->job_dir = trial_id ? xasprintf("%s/%s", job->job_dir, trial_id)
-                                 : xstrdup(job->job_dir);
-    plan->replicas = xcalloc((size_t) total, sizeof(struct ty_replica));
-    plan->n_replicas = (size_t) total;
+        plan->job_dir =
+            trial_id ? xasprintf("%s/%s", job->job_dir, trial_id) : xstrdup(job->job_dir);
+    plan->replicas = xcalloc((size_t)total, sizeof(struct ty_replica));
+    plan->n_replicas = (size_t)total;
 
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         const struct ty_role_spec *rs = &job->roles[role];
@@ -33,12 +33,15 @@ int ty_plan_build(const struct ty_job *job,
             struct ty_replica *r = &plan->replicas[k++];
             char *const *base = rs->container_args ? rs->container_args : job->args;
 
-            r->role = (enum ty_role) role;
-            r->index = (int) i;
-            (void) snprintf(r->task_name, sizeof(r->task_name), "%s-replica-%d",
-                            ty_role_name(r->role), r->index);
-            (void) snprintf(r->display_name, sizeof(r->display_name), "%s %d",
-                            ty_role_name(r->role), r->index);
+            r->role = (enum ty_role)role;
+            r->index = (int)i;
+            (void)snprintf(r->task_name,
+                           sizeof(r->task_name),
+                           "%s-replica-%d",
+                           ty_role_name(r->role),
+                           r->index);
+            (void)snprintf(
+                r->display_name, sizeof(r->display_name), "%s %d", ty_role_name(r->role), r->index);
             r->image = rs->image_uri;
             r->machine_type = rs->machine_type;
             r->accel = &rs->accel;
@@ -52,7 +55,7 @@ int ty_plan_build(const struct ty_job *job,
             }
         }
     }
-    (void) err;
+    (void)err;
     *ret = plan;
     return 0;
 }

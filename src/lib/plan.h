@@ -17,21 +17,21 @@
 struct ty_replica {
     enum ty_role role;
     int index;
-    char task_name[48];   /* "worker-replica-1", as the service's logs name it */
+    char task_name[48];    /* "worker-replica-1", as the service's logs name it */
     char display_name[40]; /* "worker 1", as the service's messages name it */
     const char *image;     /* borrowed from the job */
     const char *machine_type;
     const struct ty_accelerator *accel;
-    char **command;        /* NULL: the image's ENTRYPOINT */
-    char **args;           /* NULL: the image's CMD */
-    char *host;            /* set by the runtime's place() */
-    int port;              /* set by the runtime's place() */
+    char **command; /* NULL: the image's ENTRYPOINT */
+    char **args;    /* NULL: the image's CMD */
+    char *host;     /* set by the runtime's place() */
+    int port;       /* set by the runtime's place() */
 };
 
 struct ty_cluster_plan {
-    const struct ty_job *job; /* borrowed; outlives the plan */
-    char *trial_id;           /* NULL outside tuning trials */
-    char *job_dir;            /* jobDir, or <jobDir>/<trial> for trials; NULL when unset */
+    const struct ty_job *job;    /* borrowed; outlives the plan */
+    char *trial_id;              /* NULL outside tuning trials */
+    char *job_dir;               /* jobDir, or <jobDir>/<trial> for trials; NULL when unset */
     struct ty_replica *replicas; /* master first, then workers, ps, evaluators */
     size_t n_replicas;
 };

@@ -10,16 +10,19 @@
 #include <strings.h>
 
 #include "alloc.h"
-#include "json.h"
 #include "buf.h"
+#include "json.h"
 #include "macro.h"
 #include "parse.h"
 #include "timeutil.h"
 
-#define MSG(n, f) {n, f, TY_ARRAY_SIZE(f)}
+#define MSG(n, f)                                                                                  \
+    {                                                                                              \
+        n, f, TY_ARRAY_SIZE(f)                                                                     \
+    }
 
-static const char *const e_scale_tier[] = {"BASIC",     "STANDARD_1", "PREMIUM_1", "BASIC_GPU",
-                                           "BASIC_TPU", "CUSTOM",     NULL};
+static const char *const e_scale_tier[] = {
+    "BASIC", "STANDARD_1", "PREMIUM_1", "BASIC_GPU", "BASIC_TPU", "CUSTOM", NULL};
 static const char *const e_accel[] = {"ACCELERATOR_TYPE_UNSPECIFIED",
                                       "NVIDIA_TESLA_K80",
                                       "NVIDIA_TESLA_P100",
@@ -32,16 +35,22 @@ static const char *const e_accel[] = {"ACCELERATOR_TYPE_UNSPECIFIED",
                                       "TPU_V2_POD",
                                       "TPU_V3_POD",
                                       NULL};
-static const char *const e_algorithm[] = {"ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH",
-                                          NULL};
+static const char *const e_algorithm[] = {
+    "ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH", NULL};
 static const char *const e_goal[] = {"GOAL_TYPE_UNSPECIFIED", "MAXIMIZE", "MINIMIZE", NULL};
-static const char *const e_scale_type[] = {"NONE", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE",
-                                           "UNIT_REVERSE_LOG_SCALE", NULL};
-static const char *const e_param_type[] = {"PARAMETER_TYPE_UNSPECIFIED", "DOUBLE", "INTEGER",
-                                           "CATEGORICAL", "DISCRETE", NULL};
-static const char *const e_state[] = {"STATE_UNSPECIFIED", "QUEUED",    "PREPARING",
-                                      "RUNNING",           "SUCCEEDED", "FAILED",
-                                      "CANCELLING",        "CANCELLED", NULL};
+static const char *const e_scale_type[] = {
+    "NONE", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE", NULL};
+static const char *const e_param_type[] = {
+    "PARAMETER_TYPE_UNSPECIFIED", "DOUBLE", "INTEGER", "CATEGORICAL", "DISCRETE", NULL};
+static const char *const e_state[] = {"STATE_UNSPECIFIED",
+                                      "QUEUED",
+                                      "PREPARING",
+                                      "RUNNING",
+                                      "SUCCEEDED",
+                                      "FAILED",
+                                      "CANCELLING",
+                                      "CANCELLED",
+                                      NULL};
 
 static const struct ty_field f_accel[] = {
     {"count", TY_FT_INT64, NULL, NULL, false, NULL},
@@ -135,7 +144,11 @@ static const struct ty_field f_job[] = {
     {"jobId", TY_FT_STRING, NULL, NULL, false, NULL},
     {"labels", TY_FT_STRING_MAP, NULL, NULL, false, NULL},
     {"trainingInput", TY_FT_MESSAGE, &ty_msg_training_input, NULL, false, NULL},
-    {"predictionInput", TY_FT_STRING, NULL, NULL, false,
+    {"predictionInput",
+     TY_FT_STRING,
+     NULL,
+     NULL,
+     false,
      "batch prediction jobs are not supported by trainyard"},
     {"etag", TY_FT_STRING, NULL, NULL, false, NULL},
     {"createTime", TY_FT_STRING, NULL, NULL, true, NULL},
@@ -157,7 +170,7 @@ static void camel_to_snake(const char *camel, char *out, size_t n)
         char c = camel[i];
         if (c >= 'A' && c <= 'Z') {
             out[j++] = '_';
-            c = (char) (c - 'A' + 'a');
+            c = (char)(c - 'A' + 'a');
         }
         out[j++] = c;
     }
@@ -187,16 +200,22 @@ static char *join_path(const char *path, const char *name)
     return *path ? xasprintf("%s.%s", path, name) : xstrdup(name);
 }
 
-static int bad_value(struct ty_error *err, const char *path, const char *type, const json_t *v,
-                     const char *why)
+static int bad_value(
+    struct ty_error *err, const char *path, const char *type, const json_t *v, const char *why)
 {
     _cleanup_free_ char *text = ty_json_compact_short(v);
-    return ty_error_set(err, EINVAL, "Invalid value at '%s' (%s), %s%s%s", path, type, text,
-                        why ? ": " : "", why ? why : "");
+    return ty_error_set(err,
+                        EINVAL,
+                        "Invalid value at '%s' (%s), %s%s%s",
+                        path,
+                        type,
+                        text,
+                        why ? ": " : "",
+                        why ? why : "");
 }
 
-static int norm_int(const json_t *v, const char *path, bool is64, int flags, json_t **ret,
-                    struct ty_error *err)
+static int norm_int(
+    const json_t *v, const char *path, bool is64, int flags, json_t **ret, struct ty_error *err)
 {
     const char *type = is64 ? "TYPE_INT64" : "TYPE_INT32";
     int64_t lo = is64 ? INT64_MIN : INT32_MIN, hi = is64 ? INT64_MAX : INT32_MAX;
@@ -211,9 +230,9 @@ static int norm_int(const json_t *v, const char *path, bool is64, int flags, jso
         if (d != floor(d))
             return bad_value(err, path, type, v, "expected an integer");
         /* (double) INT64_MAX rounds up to 2^63, which does not fit: compare with >=. */
-        if (d < (double) lo || d >= (double) hi + 1.0)
+        if (d < (double)lo || d >= (double)hi + 1.0)
             return bad_value(err, path, type, v, "out of range");
-        n = (int64_t) d;
+        n = (int64_t)d;
     } else if (json_is_string(v)) {
         int r = ty_parse_int64(json_string_value(v), lo, hi, &n);
         if (r == -ERANGE)
@@ -223,8 +242,8 @@ static int norm_int(const json_t *v, const char *path, bool is64, int flags, jso
     } else {
         return bad_value(err, path, type, v, "expected an integer");
     }
-    (void) flags;
-    *ret = is64 ? json_sprintf("%lld", (long long) n) : json_integer(n);
+    (void)flags;
+    *ret = is64 ? json_sprintf("%lld", (long long)n) : json_integer(n);
     return 0;
 }
 
@@ -242,8 +261,8 @@ static int norm_double(const json_t *v, const char *path, json_t **ret, struct t
     return 0;
 }
 
-static int norm_bool(const json_t *v, const char *path, int flags, json_t **ret,
-                     struct ty_error *err)
+static int
+norm_bool(const json_t *v, const char *path, int flags, json_t **ret, struct ty_error *err)
 {
     if (json_is_boolean(v)) {
         *ret = json_boolean(json_is_true(v));
@@ -251,7 +270,8 @@ static int norm_bool(const json_t *v, const char *path, int flags, json_t **ret,
     }
     if ((flags & TY_NORM_LENIENT) && json_is_string(v)) {
         /* YAML 1.1 booleans, as PyYAML (and so gcloud) read them. */
-        static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {"false", "no", "off"};
+        static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {
+                                                                    "false", "no", "off"};
         const char *s = json_string_value(v);
         for (size_t i = 0; i < TY_ARRAY_SIZE(yes); i++) {
             if (strcasecmp(s, yes[i]) == 0 || strcasecmp(s, no[i]) == 0) {
@@ -263,8 +283,8 @@ static int norm_bool(const json_t *v, const char *path, int flags, json_t **ret,
     return bad_value(err, path, "TYPE_BOOL", v, "expected true or false");
 }
 
-static int norm_string(const json_t *v, const char *path, int flags, json_t **ret,
-                       struct ty_error *err)
+static int
+norm_string(const json_t *v, const char *path, int flags, json_t **ret, struct ty_error *err)
 {
     if (json_is_string(v)) {
         /* Everything downstream reads C strings: a NUL would cut the value short. */
@@ -280,8 +300,8 @@ static int norm_string(const json_t *v, const char *path, int flags, json_t **re
     return bad_value(err, path, "TYPE_STRING", v, "expected a string");
 }
 
-static int norm_enum(const struct ty_field *f, const json_t *v, const char *path, json_t **ret,
-                     struct ty_error *err)
+static int norm_enum(
+    const struct ty_field *f, const json_t *v, const char *path, json_t **ret, struct ty_error *err)
 {
     struct ty_buf allowed = TY_BUF_INIT;
     int r;
@@ -308,28 +328,39 @@ static int norm_duration(const json_t *v, const char *path, json_t **ret, struct
     int64_t usec;
 
     if (!json_is_string(v))
-        return bad_value(err, path, "google.protobuf.Duration", v,
-                         "expected a string such as \"7200s\"");
+        return bad_value(
+            err, path, "google.protobuf.Duration", v, "expected a string such as \"7200s\"");
     if (ty_duration_parse(json_string_value(v), &usec, &sub) < 0)
-        return bad_value(err, path, "google.protobuf.Duration", v,
+        return bad_value(err,
+                         path,
+                         "google.protobuf.Duration",
+                         v,
                          "expected seconds with an 's' suffix, such as \"7200s\"");
     if (usec % 1000000) {
         char frac[8];
         size_t n;
-        (void) snprintf(frac, sizeof(frac), "%06lld", (long long) (usec % 1000000));
+        (void)snprintf(frac, sizeof(frac), "%06lld", (long long)(usec % 1000000));
         for (n = strlen(frac); n > 0 && frac[n - 1] == '0'; n--)
             frac[n - 1] = '\0';
-        *ret = json_sprintf("%lld.%ss", (long long) (usec / 1000000), frac);
+        *ret = json_sprintf("%lld.%ss", (long long)(usec / 1000000), frac);
     } else
-        *ret = json_sprintf("%llds", (long long) (usec / 1000000));
+        *ret = json_sprintf("%llds", (long long)(usec / 1000000));
     return 0;
 }
 
-static int norm_value(const struct ty_field *f, const json_t *v, const char *path, int flags,
-                      json_t **ret, struct ty_error *err);
+static int norm_value(const struct ty_field *f,
+                      const json_t *v,
+                      const char *path,
+                      int flags,
+                      json_t **ret,
+                      struct ty_error *err);
 
-static int norm_array(const struct ty_field *f, const json_t *v, const char *path, int flags,
-                      json_t **ret, struct ty_error *err)
+static int norm_array(const struct ty_field *f,
+                      const json_t *v,
+                      const char *path,
+                      int flags,
+                      json_t **ret,
+                      struct ty_error *err)
 {
     struct ty_field elem = *f;
     json_t *out;
@@ -357,8 +388,8 @@ static int norm_array(const struct ty_field *f, const json_t *v, const char *pat
     return 0;
 }
 
-static int norm_map(const json_t *v, const char *path, int flags, json_t **ret,
-                    struct ty_error *err)
+static int
+norm_map(const json_t *v, const char *path, int flags, json_t **ret, struct ty_error *err)
 {
     const char *k;
     json_t *item;
@@ -367,7 +398,7 @@ static int norm_map(const json_t *v, const char *path, int flags, json_t **ret,
     if (!json_is_object(v))
         return bad_value(err, path, "TYPE_MAP", v, "expected a mapping of strings");
     out = json_object();
-    json_object_foreach((json_t *) v, k, item)
+    json_object_foreach((json_t *)v, k, item)
     {
         _cleanup_free_ char *kpath = xasprintf("%s.%s", path, k);
         json_t *n = NULL;
@@ -382,8 +413,12 @@ static int norm_map(const json_t *v, const char *path, int flags, json_t **ret,
     return 0;
 }
 
-static int norm_value(const struct ty_field *f, const json_t *v, const char *path, int flags,
-                      json_t **ret, struct ty_error *err)
+static int norm_value(const struct ty_field *f,
+                      const json_t *v,
+                      const char *path,
+                      int flags,
+                      json_t **ret,
+                      struct ty_error *err)
 {
     switch (f->type) {
     case TY_FT_STRING:
@@ -428,23 +463,29 @@ int ty_schema_normalize(const struct ty_message *msg,
     }
     /* First pass: every key must be known, and known once (camel and snake spellings of
      * the same field count as the same field). */
-    json_object_foreach((json_t *) in, key, v)
+    json_object_foreach((json_t *)in, key, v)
     {
         const struct ty_field *f = find_field(msg, key);
         if (!f)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "Invalid JSON payload received. Unknown name \"%s\" at '%s': "
                                 "Cannot find field.",
-                                key, *path ? path : msg->name);
+                                key,
+                                *path ? path : msg->name);
         const char *k2;
         json_t *v2;
-        json_object_foreach((json_t *) in, k2, v2)
+        json_object_foreach((json_t *)in, k2, v2)
         {
             if (k2 != key && strcmp(k2, key) != 0 && find_field(msg, k2) == f)
-                return ty_error_set(err, EINVAL,
+                return ty_error_set(err,
+                                    EINVAL,
                                     "Invalid JSON payload received. Field \"%s\" at '%s' is "
                                     "given twice (as \"%s\" and \"%s\").",
-                                    f->name, *path ? path : msg->name, key, k2);
+                                    f->name,
+                                    *path ? path : msg->name,
+                                    key,
+                                    k2);
         }
     }
     /* Second pass, in schema order, so the canonical form has a stable key order. */
@@ -453,7 +494,7 @@ int ty_schema_normalize(const struct ty_message *msg,
         const struct ty_field *f = &msg->fields[i];
         json_t *n = NULL;
         json_t *val = NULL;
-        json_object_foreach((json_t *) in, key, v)
+        json_object_foreach((json_t *)in, key, v)
         {
             if (find_field(msg, key) == f)
                 val = v;

@@ -34,12 +34,12 @@ enum ty_ftype {
 struct ty_message;
 
 struct ty_field {
-    const char *name;                  /* camelCase (JSON) name */
+    const char *name; /* camelCase (JSON) name */
     enum ty_ftype type;
-    const struct ty_message *message;  /* for MESSAGE and MESSAGE_ARRAY */
-    const char *const *enum_values;    /* NULL-terminated, for ENUM */
-    bool output_only;                  /* accepted on input and dropped (e.g. Job.state) */
-    const char *unsupported;           /* non-NULL: present is an error with this reason */
+    const struct ty_message *message; /* for MESSAGE and MESSAGE_ARRAY */
+    const char *const *enum_values;   /* NULL-terminated, for ENUM */
+    bool output_only;                 /* accepted on input and dropped (e.g. Job.state) */
+    const char *unsupported;          /* non-NULL: present is an error with this reason */
 };
 
 struct ty_message {

@@ -31,8 +31,11 @@ static bool name_ok(const char *s)
     return true;
 }
 
-static int param_from_json(const json_t *pj, size_t idx, struct ty_hp_param *p,
-                           enum ty_hp_algorithm algo, struct ty_error *err)
+static int param_from_json(const json_t *pj,
+                           size_t idx,
+                           struct ty_hp_param *p,
+                           enum ty_hp_algorithm algo,
+                           struct ty_error *err)
 {
     const char *type = str_or(pj, "type", "PARAMETER_TYPE_UNSPECIFIED");
     const char *scale = str_or(pj, "scaleType", "NONE");
@@ -44,10 +47,13 @@ static int param_from_json(const json_t *pj, size_t idx, struct ty_hp_param *p,
     if (!name)
         return ty_error_set(err, EINVAL, HP ".params[%zu].parameterName: required", idx);
     if (!name_ok(name))
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             HP ".params[%zu].parameterName: '%s' may contain only letters, "
-                            "digits, '_', '-' and '.' (it becomes a --%s=VALUE argument)",
-                            idx, name, name);
+                               "digits, '_', '-' and '.' (it becomes a --%s=VALUE argument)",
+                            idx,
+                            name,
+                            name);
     p->name = xstrdup(name);
     if (strcmp(type, "DOUBLE") == 0)
         p->type = TY_HP_DOUBLE;
@@ -58,10 +64,12 @@ static int param_from_json(const json_t *pj, size_t idx, struct ty_hp_param *p,
     else if (strcmp(type, "DISCRETE") == 0)
         p->type = TY_HP_DISCRETE;
     else
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             HP ".params[%zu].type: required (DOUBLE, INTEGER, CATEGORICAL or "
-                            "DISCRETE) for parameter '%s'",
-                            idx, name);
+                               "DISCRETE) for parameter '%s'",
+                            idx,
+                            name);
     p->scale = strcmp(scale, "UNIT_LINEAR_SCALE") == 0        ? TY_HP_SCALE_LINEAR
                : strcmp(scale, "UNIT_LOG_SCALE") == 0         ? TY_HP_SCALE_LOG
                : strcmp(scale, "UNIT_REVERSE_LOG_SCALE") == 0 ? TY_HP_SCALE_REVERSE_LOG
@@ -69,95 +77,132 @@ static int param_from_json(const json_t *pj, size_t idx, struct ty_hp_param *p,
 
     if (p->type == TY_HP_DOUBLE || p->type == TY_HP_INTEGER) {
         if (!minv || !maxv)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu]: minValue and maxValue are required for %s "
-                                "parameter '%s'",
-                                idx, type, name);
+                                   "parameter '%s'",
+                                idx,
+                                type,
+                                name);
         if (cats || disc)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu]: %s parameter '%s' takes minValue and maxValue, "
-                                "not %s",
-                                idx, type, name, cats ? "categoricalValues" : "discreteValues");
+                                   "not %s",
+                                idx,
+                                type,
+                                name,
+                                cats ? "categoricalValues" : "discreteValues");
         p->min = json_real_value(minv);
         p->max = json_real_value(maxv);
         if (!(p->min < p->max))
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu]: minValue (%g) must be less than maxValue (%g) "
-                                "for parameter '%s'",
-                                idx, p->min, p->max, name);
+                                   "for parameter '%s'",
+                                idx,
+                                p->min,
+                                p->max,
+                                name);
         if (p->type == TY_HP_INTEGER && (p->min != floor(p->min) || p->max != floor(p->max)))
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu]: minValue and maxValue must be whole numbers "
-                                "for INTEGER parameter '%s'",
-                                idx, name);
+                                   "for INTEGER parameter '%s'",
+                                idx,
+                                name);
         if ((p->scale == TY_HP_SCALE_LOG || p->scale == TY_HP_SCALE_REVERSE_LOG) && p->min <= 0)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu].scaleType: %s needs minValue > 0 (got %g) for "
-                                "parameter '%s'",
-                                idx, scale, p->min, name);
+                                   "parameter '%s'",
+                                idx,
+                                scale,
+                                p->min,
+                                name);
         if (algo == TY_HP_ALGO_GRID && p->type == TY_HP_DOUBLE)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".algorithm: GRID_SEARCH needs INTEGER, CATEGORICAL or "
-                                "DISCRETE parameters, and '%s' is DOUBLE",
+                                   "DISCRETE parameters, and '%s' is DOUBLE",
                                 name);
     } else if (p->type == TY_HP_CATEGORICAL) {
         size_t i;
         json_t *c;
         if (json_array_size(cats) == 0)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu].categoricalValues: required (non-empty) for "
-                                "CATEGORICAL parameter '%s'",
-                                idx, name);
+                                   "CATEGORICAL parameter '%s'",
+                                idx,
+                                name);
         if (minv || maxv || disc)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu]: CATEGORICAL parameter '%s' takes only "
-                                "categoricalValues",
-                                idx, name);
+                                   "categoricalValues",
+                                idx,
+                                name);
         p->categories = xcalloc(1, sizeof(char *));
         json_array_foreach(cats, i, c)
         {
             for (size_t k = 0; p->categories[k]; k++)
                 if (strcmp(p->categories[k], json_string_value(c)) == 0)
-                    return ty_error_set(err, EINVAL,
+                    return ty_error_set(err,
+                                        EINVAL,
                                         HP ".params[%zu].categoricalValues: '%s' is listed "
-                                        "twice",
-                                        idx, json_string_value(c));
+                                           "twice",
+                                        idx,
+                                        json_string_value(c));
             ty_strv_push(&p->categories, json_string_value(c));
         }
     } else {
         size_t i;
         json_t *d;
         if (json_array_size(disc) == 0)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu].discreteValues: required (non-empty) for "
-                                "DISCRETE parameter '%s'",
-                                idx, name);
+                                   "DISCRETE parameter '%s'",
+                                idx,
+                                name);
         if (json_array_size(disc) > TY_HP_MAX_DISCRETE)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu].discreteValues: at most %d values (got %zu)",
-                                idx, TY_HP_MAX_DISCRETE, json_array_size(disc));
+                                idx,
+                                TY_HP_MAX_DISCRETE,
+                                json_array_size(disc));
         if (minv || maxv || cats)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu]: DISCRETE parameter '%s' takes only "
-                                "discreteValues",
-                                idx, name);
+                                   "discreteValues",
+                                idx,
+                                name);
         p->n_discrete = json_array_size(disc);
         p->discrete = xcalloc(p->n_discrete, sizeof(double));
         json_array_foreach(disc, i, d)
         {
             p->discrete[i] = json_real_value(d);
             if (i > 0 && !(p->discrete[i] > p->discrete[i - 1]))
-                return ty_error_set(err, EINVAL,
+                return ty_error_set(err,
+                                    EINVAL,
                                     HP ".params[%zu].discreteValues: must be strictly increasing "
-                                    "(%g follows %g)",
-                                    idx, p->discrete[i], p->discrete[i - 1]);
+                                       "(%g follows %g)",
+                                    idx,
+                                    p->discrete[i],
+                                    p->discrete[i - 1]);
         }
         if ((p->scale == TY_HP_SCALE_LOG || p->scale == TY_HP_SCALE_REVERSE_LOG) &&
             p->discrete[0] <= 0)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 HP ".params[%zu].scaleType: %s needs values > 0 for parameter "
-                                "'%s'",
-                                idx, scale, name);
+                                   "'%s'",
+                                idx,
+                                scale,
+                                name);
     }
     return 0;
 }
@@ -165,7 +210,7 @@ static int param_from_json(const json_t *pj, size_t idx, struct ty_hp_param *p,
 static int int_or(const json_t *o, const char *k, int dflt)
 {
     json_t *v = json_object_get(o, k);
-    return v ? (int) json_integer_value(v) : dflt;
+    return v ? (int)json_integer_value(v) : dflt;
 }
 
 int ty_hp_from_json(const json_t *hj, struct ty_hp_spec **ret, struct ty_error *err)
@@ -187,26 +232,37 @@ int ty_hp_from_json(const json_t *hj, struct ty_hp_spec **ret, struct ty_error *
     hp->resume_job_id = xstrdup(ty_json_str(hj, "resumePreviousJobId"));
 
     if (hp->max_trials < 1 || hp->max_trials > TY_HP_MAX_TRIALS)
-        r = ty_error_set(err, EINVAL, HP ".maxTrials: must be between 1 and %d (got %d)",
-                         TY_HP_MAX_TRIALS, hp->max_trials);
+        r = ty_error_set(err,
+                         EINVAL,
+                         HP ".maxTrials: must be between 1 and %d (got %d)",
+                         TY_HP_MAX_TRIALS,
+                         hp->max_trials);
     else if (hp->max_parallel_trials < 1)
-        r = ty_error_set(err, EINVAL, HP ".maxParallelTrials: must be at least 1 (got %d)",
+        r = ty_error_set(err,
+                         EINVAL,
+                         HP ".maxParallelTrials: must be at least 1 (got %d)",
                          hp->max_parallel_trials);
     else if (hp->max_failed_trials < 0)
-        r = ty_error_set(err, EINVAL, HP ".maxFailedTrials: must not be negative (got %d)",
+        r = ty_error_set(err,
+                         EINVAL,
+                         HP ".maxFailedTrials: must not be negative (got %d)",
                          hp->max_failed_trials);
     else if (!*hp->metric_tag)
         r = ty_error_set(err, EINVAL, HP ".hyperparameterMetricTag: must not be empty");
     else if (hp->resume_job_id && ty_validate_job_id(hp->resume_job_id, NULL) < 0)
-        r = ty_error_set(err, EINVAL,
+        r = ty_error_set(err,
+                         EINVAL,
                          HP ".resumePreviousJobId: '%s' is not a valid job id (letters, digits "
-                         "and underscores, starting with a letter)",
+                            "and underscores, starting with a letter)",
                          hp->resume_job_id);
     else if (json_array_size(params) == 0)
         r = ty_error_set(err, EINVAL, HP ".params: at least one parameter is required");
     else if (json_array_size(params) > TY_HP_MAX_PARAMS)
-        r = ty_error_set(err, EINVAL, HP ".params: at most %d parameters (got %zu)",
-                         TY_HP_MAX_PARAMS, json_array_size(params));
+        r = ty_error_set(err,
+                         EINVAL,
+                         HP ".params: at most %d parameters (got %zu)",
+                         TY_HP_MAX_PARAMS,
+                         json_array_size(params));
     if (r < 0) {
         ty_hp_free(hp);
         return r;
@@ -217,10 +273,13 @@ int ty_hp_from_json(const json_t *hj, struct ty_hp_spec **ret, struct ty_error *
         r = param_from_json(json_array_get(params, i), i, &hp->params[i], hp->algorithm, err);
         for (size_t k = 0; r >= 0 && k < i; k++)
             if (strcmp(hp->params[k].name, hp->params[i].name) == 0)
-                r = ty_error_set(err, EINVAL,
+                r = ty_error_set(err,
+                                 EINVAL,
                                  HP ".params[%zu].parameterName: '%s' is already used by "
-                                 "params[%zu]",
-                                 i, hp->params[i].name, k);
+                                    "params[%zu]",
+                                 i,
+                                 hp->params[i].name,
+                                 k);
     }
     if (r < 0) {
         ty_hp_free(hp);

@@ -21,14 +21,15 @@ int ty_validate_job_id(const char *id, struct ty_error *err)
         return ty_error_set(err, EINVAL, "jobId: required");
     n = strlen(id);
     if (n > TY_JOB_ID_MAX)
-        return ty_error_set(err, EINVAL, "jobId: must be at most %d characters (got %zu)",
-                            TY_JOB_ID_MAX, n);
-    if (!isalpha((unsigned char) id[0]) || (unsigned char) id[0] >= 0x80)
+        return ty_error_set(
+            err, EINVAL, "jobId: must be at most %d characters (got %zu)", TY_JOB_ID_MAX, n);
+    if (!isalpha((unsigned char)id[0]) || (unsigned char)id[0] >= 0x80)
         return ty_error_set(err, EINVAL, "jobId: must start with a letter (got '%s')", id);
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char) id[i];
+        unsigned char c = (unsigned char)id[i];
         if (c >= 0x80 || !(isalnum(c) || c == '_'))
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "jobId: may contain only letters, digits and underscores "
                                 "(got '%s')",
                                 id);
@@ -48,16 +49,21 @@ int ty_validate_label(const char *key, const char *value, struct ty_error *err)
 {
     if (!*key || strlen(key) > TY_LABEL_MAX || !(key[0] >= 'a' && key[0] <= 'z') ||
         !label_chars_ok(key))
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "labels: key '%s' must start with a lowercase letter and contain "
                             "only lowercase letters, digits, hyphens and underscores "
                             "(at most %d characters)",
-                            key, TY_LABEL_MAX);
+                            key,
+                            TY_LABEL_MAX);
     if (strlen(value) > TY_LABEL_MAX || !label_chars_ok(value))
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "labels.%s: value '%s' may contain only lowercase letters, digits, "
                             "hyphens and underscores (at most %d characters)",
-                            key, value, TY_LABEL_MAX);
+                            key,
+                            value,
+                            TY_LABEL_MAX);
     return 0;
 }
 
@@ -67,9 +73,12 @@ static int validate_labels(const json_t *labels, struct ty_error *err)
     json_t *v;
 
     if (json_object_size(labels) > TY_MAX_LABELS)
-        return ty_error_set(err, EINVAL, "labels: at most %d labels (got %zu)", TY_MAX_LABELS,
+        return ty_error_set(err,
+                            EINVAL,
+                            "labels: at most %d labels (got %zu)",
+                            TY_MAX_LABELS,
                             json_object_size(labels));
-    json_object_foreach((json_t *) labels, k, v)
+    json_object_foreach((json_t *)labels, k, v)
     {
         int r = ty_validate_label(k, json_string_value(v), err);
         if (r < 0)
@@ -78,8 +87,10 @@ static int validate_labels(const json_t *labels, struct ty_error *err)
     return 0;
 }
 
-static int validate_accelerator(const struct ty_job *job, enum ty_role role,
-                                const struct ty_machine_type *mt, struct ty_error *err)
+static int validate_accelerator(const struct ty_job *job,
+                                enum ty_role role,
+                                const struct ty_machine_type *mt,
+                                struct ty_error *err)
 {
     const struct ty_accelerator *a = &job->roles[role].accel;
     const char *f = ty_role_field(role);
@@ -87,31 +98,39 @@ static int validate_accelerator(const struct ty_job *job, enum ty_role role,
     if (!a->type && a->count == 0)
         return 0;
     if (!a->type || strcmp(a->type, "ACCELERATOR_TYPE_UNSPECIFIED") == 0)
-        return ty_error_set(err, EINVAL, "trainingInput.%sConfig.acceleratorConfig.type: required",
-                            f);
+        return ty_error_set(
+            err, EINVAL, "trainingInput.%sConfig.acceleratorConfig.type: required", f);
     if (a->count <= 0)
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.%sConfig.acceleratorConfig.count: must be greater "
                             "than 0 (got %lld)",
-                            f, (long long) a->count);
+                            f,
+                            (long long)a->count);
     if (strncmp(a->type, "TPU_", 4) == 0)
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.%sConfig.acceleratorConfig.type: '%s': Cloud TPUs "
                             "are not available in trainyard (GPU types are)",
-                            f, a->type);
+                            f,
+                            a->type);
     if (!mt && job->scale_tier != TY_TIER_CUSTOM)
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.%sConfig.acceleratorConfig: accelerators can only be "
                             "attached to Compute Engine machine types, and scaleTier %s runs "
                             "legacy types: use scaleTier CUSTOM with a masterType such as "
                             "n1-standard-8",
-                            f, ty_scale_tier_name(job->scale_tier));
+                            f,
+                            ty_scale_tier_name(job->scale_tier));
     if (mt && mt->family == TY_MACHINE_LEGACY)
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.%sConfig.acceleratorConfig: accelerators can only be "
                             "attached to Compute Engine machine types, and '%s' is a legacy "
                             "type (its GPUs, if any, are built in)",
-                            f, mt->name);
+                            f,
+                            mt->name);
     return 0;
 }
 
@@ -122,67 +141,88 @@ static int validate_roles(const struct ty_job *job, struct ty_error *err)
 
     for (int i = 0; i < TY_ROLE_MAX; i++) {
         const struct ty_role_spec *rs = &job->roles[i];
-        const char *f = ty_role_field((enum ty_role) i);
+        const char *f = ty_role_field((enum ty_role)i);
         const struct ty_machine_type *mt = NULL;
         int r;
 
         if (rs->count < 0)
-            return ty_error_set(err, EINVAL, "trainingInput.%sCount: must not be negative (got %lld)",
-                                f, (long long) rs->count);
+            return ty_error_set(err,
+                                EINVAL,
+                                "trainingInput.%sCount: must not be negative (got %lld)",
+                                f,
+                                (long long)rs->count);
         if (rs->count > TY_MAX_REPLICAS_PER_ROLE)
-            return ty_error_set(err, EINVAL, "trainingInput.%sCount: at most %d (got %lld)", f,
-                                TY_MAX_REPLICAS_PER_ROLE, (long long) rs->count);
+            return ty_error_set(err,
+                                EINVAL,
+                                "trainingInput.%sCount: at most %d (got %lld)",
+                                f,
+                                TY_MAX_REPLICAS_PER_ROLE,
+                                (long long)rs->count);
         if (!custom && (rs->machine_type || (i != TY_ROLE_MASTER && rs->count > 0)))
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "trainingInput.%s%s: may only be set when scaleTier is CUSTOM "
                                 "(scaleTier is %s, which fixes the cluster's shape)",
-                                f, rs->machine_type ? "Type" : "Count",
+                                f,
+                                rs->machine_type ? "Type" : "Count",
                                 ty_scale_tier_name(job->scale_tier));
         if (custom && i == TY_ROLE_MASTER && !rs->machine_type)
-            return ty_error_set(err, EINVAL,
-                                "trainingInput.masterType: required when scaleTier is CUSTOM");
+            return ty_error_set(
+                err, EINVAL, "trainingInput.masterType: required when scaleTier is CUSTOM");
         if (custom && rs->count > 0 && !rs->machine_type)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "trainingInput.%sType: required when %sCount is positive (it is "
                                 "%lld)",
-                                f, f, (long long) rs->count);
+                                f,
+                                f,
+                                (long long)rs->count);
         if (rs->machine_type) {
             mt = ty_machine_lookup(rs->machine_type);
             if (!mt)
-                return ty_error_set(err, EINVAL,
+                return ty_error_set(err,
+                                    EINVAL,
                                     "trainingInput.%sType: unknown machine type '%s' (see "
                                     "docs/machine-types.md for the list)",
-                                    f, rs->machine_type);
+                                    f,
+                                    rs->machine_type);
             if (mt->tpu)
-                return ty_error_set(err, EINVAL,
+                return ty_error_set(err,
+                                    EINVAL,
                                     "trainingInput.%sType: '%s': Cloud TPUs are not available "
                                     "in trainyard",
-                                    f, rs->machine_type);
+                                    f,
+                                    rs->machine_type);
             if (i == TY_ROLE_MASTER)
                 master_mt = mt;
             else if (master_mt && master_mt->family != mt->family)
-                return ty_error_set(err, EINVAL,
+                return ty_error_set(err,
+                                    EINVAL,
                                     "trainingInput.%sType: '%s' and masterType '%s' cannot be "
                                     "mixed: use Compute Engine types or legacy types throughout",
-                                    f, mt->name, master_mt->name);
+                                    f,
+                                    mt->name,
+                                    master_mt->name);
         }
-        r = validate_accelerator(job, (enum ty_role) i, mt, err);
+        r = validate_accelerator(job, (enum ty_role)i, mt, err);
         if (r < 0)
             return r;
         if (rs->container_command && !rs->container_command[0])
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "trainingInput.%sConfig.containerCommand: must not be an empty "
                                 "list (omit it to use the image's ENTRYPOINT)",
                                 f);
         if (rs->container_command && !rs->container_command[0][0])
-            return ty_error_set(err, EINVAL,
-                                "trainingInput.%sConfig.containerCommand[0]: must not be empty",
-                                f);
+            return ty_error_set(
+                err, EINVAL, "trainingInput.%sConfig.containerCommand[0]: must not be empty", f);
         if ((rs->container_command || rs->container_args) && job->args && job->args[0])
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "trainingInput.args: cannot be combined with trainingInput.%s"
                                 "Config.%s; put the arguments in containerArgs",
-                                f, rs->container_command ? "containerCommand" : "containerArgs");
+                                f,
+                                rs->container_command ? "containerCommand" : "containerArgs");
     }
     return 0;
 }
@@ -194,43 +234,46 @@ static int validate_scheduling(const json_t *ti, struct ty_error *err)
     int64_t usec;
 
     if (ty_json_str(s, "maxRunningTime")) {
-        (void) ty_duration_parse(ty_json_str(s, "maxRunningTime"), &usec, NULL);
+        (void)ty_duration_parse(ty_json_str(s, "maxRunningTime"), &usec, NULL);
         if (usec <= 0)
-            return ty_error_set(err, EINVAL,
-                                "trainingInput.scheduling.maxRunningTime: must be positive");
+            return ty_error_set(
+                err, EINVAL, "trainingInput.scheduling.maxRunningTime: must be positive");
     }
     if (ty_json_str(s, "maxWaitTime")) {
-        (void) ty_duration_parse(ty_json_str(s, "maxWaitTime"), &usec, NULL);
+        (void)ty_duration_parse(ty_json_str(s, "maxWaitTime"), &usec, NULL);
         if (usec < 1800 * INT64_C(1000000))
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "trainingInput.scheduling.maxWaitTime: must be at least 1800s "
                                 "(got %s)",
                                 ty_json_str(s, "maxWaitTime"));
     }
     if (prio && (json_integer_value(prio) < 0 || json_integer_value(prio) > 1000))
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.scheduling.priority: must be between 0 and 1000 (got "
                             "%lld)",
-                            (long long) json_integer_value(prio));
+                            (long long)json_integer_value(prio));
     return 0;
 }
 
 static int validate_disks(const json_t *ti, struct ty_error *err)
 {
     for (int i = 0; i < TY_ROLE_MAX; i++) {
-        _cleanup_free_ char *key = xasprintf("%sConfig", ty_role_field((enum ty_role) i));
+        _cleanup_free_ char *key = xasprintf("%sConfig", ty_role_field((enum ty_role)i));
         json_t *disk = json_object_get(json_object_get(ti, key), "diskConfig");
         const char *type = ty_json_str(disk, "bootDiskType");
         json_t *size = json_object_get(disk, "bootDiskSizeGb");
         if (type && strcmp(type, "pd-ssd") != 0 && strcmp(type, "pd-standard") != 0)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "trainingInput.%s.diskConfig.bootDiskType: must be 'pd-ssd' or "
                                 "'pd-standard' (got '%s')",
-                                key, type);
+                                key,
+                                type);
         if (size && json_integer_value(size) <= 0)
-            return ty_error_set(err, EINVAL,
-                                "trainingInput.%s.diskConfig.bootDiskSizeGb: must be positive",
-                                key);
+            return ty_error_set(
+                err, EINVAL, "trainingInput.%s.diskConfig.bootDiskSizeGb: must be positive", key);
     }
     return 0;
 }
@@ -247,20 +290,23 @@ int ty_job_validate(const struct ty_job *job, struct ty_error *err)
     if (r < 0)
         return r;
     if (job->scale_tier == TY_TIER_BASIC_TPU)
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.scaleTier: BASIC_TPU: Cloud TPUs are not available in "
                             "trainyard");
     if (ty_json_str(ti, "runtimeVersion") || ty_json_str(ti, "pythonModule") ||
         json_object_get(ti, "packageUris"))
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.%s: trainyard runs custom-container jobs only; "
                             "runtime-version jobs (runtimeVersion, pythonModule, packageUris) "
                             "are not supported: set masterConfig.imageUri instead",
-                            ty_json_str(ti, "runtimeVersion")  ? "runtimeVersion"
+                            ty_json_str(ti, "runtimeVersion") ? "runtimeVersion"
                             : ty_json_str(ti, "pythonModule") ? "pythonModule"
                                                               : "packageUris");
     if (!job->roles[TY_ROLE_MASTER].image_uri || !*job->roles[TY_ROLE_MASTER].image_uri)
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "trainingInput.masterConfig.imageUri: required (the master's image "
                             "is also the default for every other role)");
     r = validate_roles(job, err);

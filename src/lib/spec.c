@@ -18,10 +18,10 @@
 #include "yaml-load.h"
 
 static const char *const role_names[TY_ROLE_MAX] = {"master", "worker", "ps", "evaluator"};
-static const char *const role_fields[TY_ROLE_MAX] = {"master", "worker", "parameterServer",
-                                                     "evaluator"};
-static const char *const tier_names[] = {"BASIC",     "STANDARD_1", "PREMIUM_1",
-                                         "BASIC_GPU", "BASIC_TPU",  "CUSTOM"};
+static const char *const role_fields[TY_ROLE_MAX] = {
+    "master", "worker", "parameterServer", "evaluator"};
+static const char *const tier_names[] = {
+    "BASIC", "STANDARD_1", "PREMIUM_1", "BASIC_GPU", "BASIC_TPU", "CUSTOM"};
 
 const char *ty_role_name(enum ty_role role)
 {
@@ -35,7 +35,7 @@ const char *ty_role_field(enum ty_role role)
 
 const char *ty_scale_tier_name(enum ty_scale_tier t)
 {
-    return (size_t) t < TY_ARRAY_SIZE(tier_names) ? tier_names[t] : "UNKNOWN";
+    return (size_t)t < TY_ARRAY_SIZE(tier_names) ? tier_names[t] : "UNKNOWN";
 }
 
 int ty_spec_normalize_job(const json_t *in, bool lenient, json_t **ret, struct ty_error *err)
@@ -46,9 +46,9 @@ int ty_spec_normalize_job(const json_t *in, bool lenient, json_t **ret, struct t
     bool is_job = false;
 
     if (!json_is_object(in))
-        return ty_error_set(err, EINVAL,
-                            "a job document must be a mapping (a Job or a TrainingInput)");
-    json_object_foreach((json_t *) in, key, v)
+        return ty_error_set(
+            err, EINVAL, "a job document must be a mapping (a Job or a TrainingInput)");
+    json_object_foreach((json_t *)in, key, v)
     {
         if (ty_schema_has_field(&ty_msg_job, key))
             is_job = true;
@@ -66,11 +66,8 @@ int ty_spec_normalize_job(const json_t *in, bool lenient, json_t **ret, struct t
     return 0;
 }
 
-int ty_spec_parse(const char *text,
-                  size_t len,
-                  enum ty_spec_format fmt,
-                  json_t **ret,
-                  struct ty_error *err)
+int ty_spec_parse(
+    const char *text, size_t len, enum ty_spec_format fmt, json_t **ret, struct ty_error *err)
 {
     _cleanup_json_ json_t *tree = NULL;
     int r;
@@ -108,7 +105,7 @@ static int64_t int64_field(const json_t *obj, const char *key)
     int64_t n = 0;
     const char *s = ty_json_str(obj, key);
     if (s)
-        (void) ty_parse_int64(s, INT64_MIN, INT64_MAX, &n);
+        (void)ty_parse_int64(s, INT64_MIN, INT64_MAX, &n);
     return n;
 }
 
@@ -171,7 +168,7 @@ static void resolve_tier(struct ty_job *job, const json_t *ti)
     }
     for (size_t i = 0; i < TY_ARRAY_SIZE(tier_names); i++)
         if (strcmp(tier, tier_names[i]) == 0)
-            job->scale_tier = (enum ty_scale_tier) i;
+            job->scale_tier = (enum ty_scale_tier)i;
 }
 
 int ty_job_from_json(const json_t *job_json, struct ty_job **ret, struct ty_error *err)
@@ -197,15 +194,14 @@ int ty_job_from_json(const json_t *job_json, struct ty_job **ret, struct ty_erro
 
     resolve_tier(job, ti);
     for (int i = 0; i < TY_ROLE_MAX; i++)
-        extract_role(&job->roles[i], ti, (enum ty_role) i);
+        extract_role(&job->roles[i], ti, (enum ty_role)i);
     job->args = strv_from_json(json_object_get(ti, "args"));
     job->job_dir = xstrdup(ty_json_str(ti, "jobDir"));
     job->region = xstrdup(ty_json_str(ti, "region"));
     job->use_chief = json_is_true(json_object_get(ti, "useChiefInTfConfig"));
     sched = json_object_get(ti, "scheduling");
     if (ty_json_str(sched, "maxRunningTime"))
-        (void) ty_duration_parse(ty_json_str(sched, "maxRunningTime"), &job->max_running_usec,
-                                 NULL);
+        (void)ty_duration_parse(ty_json_str(sched, "maxRunningTime"), &job->max_running_usec, NULL);
 
     /* Check the user's shape before expanding it, so errors talk about what was written. */
     r = ty_job_validate(job, err);

@@ -35,13 +35,14 @@ enum ty_scale_tier {
 };
 
 /* Limits, each with its reason. */
-#define TY_JOB_ID_MAX 128            /* AI Platform's documented job-id limit */
-#define TY_MAX_REPLICAS_PER_ROLE 10000 /* far beyond one machine; stops a typo from planning 1e12 */
-#define TY_MAX_LABELS 64             /* Google's per-resource label limit */
-#define TY_LABEL_MAX 63              /* Google's label key/value length limit */
-#define TY_HP_MAX_PARAMS 100         /* more dimensions than any search can use */
-#define TY_HP_MAX_DISCRETE 1000      /* the API's documented discreteValues limit */
-#define TY_HP_MAX_TRIALS 10000       /* bounds the study held in memory and on disk */
+#define TY_JOB_ID_MAX            128   /* AI Platform's documented job-id limit */
+#define TY_MAX_REPLICAS_PER_ROLE 10000 /* far beyond one machine; stops a typo from planning 1e12  \
+                                        */
+#define TY_MAX_LABELS      64          /* Google's per-resource label limit */
+#define TY_LABEL_MAX       63          /* Google's label key/value length limit */
+#define TY_HP_MAX_PARAMS   100         /* more dimensions than any search can use */
+#define TY_HP_MAX_DISCRETE 1000        /* the API's documented discreteValues limit */
+#define TY_HP_MAX_TRIALS   10000       /* bounds the study held in memory and on disk */
 
 /* Role name as CLUSTER_SPEC writes it ("master", "worker", "ps", "evaluator"). */
 const char *ty_role_name(enum ty_role role);
@@ -57,12 +58,12 @@ struct ty_accelerator {
 
 /* One role of the cluster after expansion. */
 struct ty_role_spec {
-    int64_t count;                /* master: always 1 */
-    char *machine_type;           /* never NULL after expansion */
-    char *image_uri;              /* after the fallback to the master's image */
-    struct ty_accelerator accel;  /* from acceleratorConfig */
-    char **container_command;     /* NULL when unset */
-    char **container_args;        /* NULL when unset */
+    int64_t count;               /* master: always 1 */
+    char *machine_type;          /* never NULL after expansion */
+    char *image_uri;             /* after the fallback to the master's image */
+    struct ty_accelerator accel; /* from acceleratorConfig */
+    char **container_command;    /* NULL when unset */
+    char **container_args;       /* NULL when unset */
 };
 
 enum ty_hp_type { TY_HP_DOUBLE, TY_HP_INTEGER, TY_HP_CATEGORICAL, TY_HP_DISCRETE };
@@ -72,9 +73,9 @@ enum ty_hp_algorithm { TY_HP_ALGO_DEFAULT, TY_HP_ALGO_GRID, TY_HP_ALGO_RANDOM };
 struct ty_hp_param {
     char *name;
     enum ty_hp_type type;
-    double min, max;       /* DOUBLE, INTEGER */
-    char **categories;     /* CATEGORICAL */
-    double *discrete;      /* DISCRETE, strictly increasing */
+    double min, max;   /* DOUBLE, INTEGER */
+    char **categories; /* CATEGORICAL */
+    double *discrete;  /* DISCRETE, strictly increasing */
     size_t n_discrete;
     enum ty_hp_scale scale;
 };
@@ -89,22 +90,22 @@ struct ty_hp_spec {
     char *metric_tag;        /* default "training/hptuning/metric" */
     enum ty_hp_algorithm algorithm;
     bool early_stopping;
-    char *resume_job_id;     /* NULL when unset */
+    char *resume_job_id; /* NULL when unset */
 };
 
 struct ty_job {
     char *job_id;
-    json_t *labels;          /* canonical object of string -> string (never NULL) */
-    json_t *training_input;  /* canonical TrainingInput (never NULL) */
+    json_t *labels;         /* canonical object of string -> string (never NULL) */
+    json_t *training_input; /* canonical TrainingInput (never NULL) */
 
     enum ty_scale_tier scale_tier;
     struct ty_role_spec roles[TY_ROLE_MAX];
-    char **args;             /* trainingInput.args, NULL when unset */
-    char *job_dir;           /* NULL when unset */
-    char *region;            /* NULL when unset */
-    bool use_chief;          /* useChiefInTfConfig */
+    char **args;              /* trainingInput.args, NULL when unset */
+    char *job_dir;            /* NULL when unset */
+    char *region;             /* NULL when unset */
+    bool use_chief;           /* useChiefInTfConfig */
     int64_t max_running_usec; /* scheduling.maxRunningTime, 0 when unset */
-    struct ty_hp_spec *hp;   /* NULL for jobs without tuning */
+    struct ty_hp_spec *hp;    /* NULL for jobs without tuning */
 };
 
 enum ty_spec_format { TY_SPEC_AUTO, TY_SPEC_JSON, TY_SPEC_YAML };
@@ -114,11 +115,8 @@ enum ty_spec_format { TY_SPEC_AUTO, TY_SPEC_JSON, TY_SPEC_YAML };
  * TY_SPEC_AUTO tries JSON when the text starts with '{', YAML otherwise (YAML is a superset,
  * so a JSON document with YAML-only quirks still parses). Returns 0 and *ret (new reference)
  * or -EINVAL/-E2BIG with err naming the field and the rule. */
-int ty_spec_parse(const char *text,
-                  size_t len,
-                  enum ty_spec_format fmt,
-                  json_t **ret,
-                  struct ty_error *err);
+int ty_spec_parse(
+    const char *text, size_t len, enum ty_spec_format fmt, json_t **ret, struct ty_error *err);
 
 /* Normalise an already-parsed Job tree (e.g. a REST body). @lenient as for YAML input. */
 int ty_spec_normalize_job(const json_t *in, bool lenient, json_t **ret, struct ty_error *err);

@@ -41,10 +41,12 @@ int ty_statedir_claim_job(const char *state,
         return r;
     if (mkdir(dir, 0755) < 0) {
         if (errno == EEXIST)
-            return ty_error_set(err, EEXIST,
+            return ty_error_set(err,
+                                EEXIST,
                                 "job '%s' already exists (%s); choose another job id, or omit it "
                                 "to get a generated one",
-                                job_id, dir);
+                                job_id,
+                                dir);
         return ty_error_set(err, errno, "cannot create '%s': %s", dir, strerror(errno));
     }
     logs = xasprintf("%s/logs", dir);

@@ -28,24 +28,29 @@ struct ty_supervisor {
     struct ty_runtime *rt;
     struct ty_clusterenv *env;
     struct rep_state *reps;
-    size_t running;            /* launched and not yet exited */
-    size_t started;            /* replicas whose program has started */
+    size_t running; /* launched and not yet exited */
+    size_t started; /* replicas whose program has started */
     enum ty_job_state state;
     enum ty_job_state outcome; /* final state decided while stopping */
     bool stopping;
-    bool killed;               /* SIGKILL already sent */
+    bool killed; /* SIGKILL already sent */
     bool done;
     uint64_t grace_timer, deadline_timer;
     char error[2048];
 };
 
-static const char *const state_names[] = {"STATE_UNSPECIFIED", "QUEUED",    "PREPARING",
-                                          "RUNNING",           "SUCCEEDED", "FAILED",
-                                          "CANCELLING",        "CANCELLED"};
+static const char *const state_names[] = {"STATE_UNSPECIFIED",
+                                          "QUEUED",
+                                          "PREPARING",
+                                          "RUNNING",
+                                          "SUCCEEDED",
+                                          "FAILED",
+                                          "CANCELLING",
+                                          "CANCELLED"};
 
 const char *ty_job_state_name(enum ty_job_state s)
 {
-    return (size_t) s < TY_ARRAY_SIZE(state_names) ? state_names[s] : "STATE_UNSPECIFIED";
+    return (size_t)s < TY_ARRAY_SIZE(state_names) ? state_names[s] : "STATE_UNSPECIFIED";
 }
 
 bool ty_job_state_is_final(enum ty_job_state s)
@@ -53,8 +58,8 @@ bool ty_job_state_is_final(enum ty_job_state s)
     return s == TY_STATE_SUCCEEDED || s == TY_STATE_FAILED || s == TY_STATE_CANCELLED;
 }
 
-static void emit(struct ty_supervisor *sup, enum ty_severity sev, const char *task,
-                 const char *msg, size_t len)
+static void
+emit(struct ty_supervisor *sup, enum ty_severity sev, const char *task, const char *msg, size_t len)
 {
     struct ty_log_record rec = {
         .time_usec = ty_now_usec(),
@@ -65,7 +70,7 @@ static void emit(struct ty_supervisor *sup, enum ty_severity sev, const char *ta
         .len = len,
     };
     if (sup->opts.log)
-        (void) ty_joblog_write(sup->opts.log, &rec);
+        (void)ty_joblog_write(sup->opts.log, &rec);
     if (sup->opts.on_log)
         sup->opts.on_log(sup->opts.ctx, &rec);
 }
@@ -77,7 +82,7 @@ static void service(struct ty_supervisor *sup, enum ty_severity sev, const char 
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     emit(sup, sev, "service", msg, strlen(msg));
 }
@@ -91,33 +96,44 @@ static void set_state(struct ty_supervisor *sup, enum ty_job_state s)
         sup->opts.on_state(sup->opts.ctx, s);
 }
 
-void ty_describe_exit(const struct ty_replica *r, const struct ty_exit_status *st, char *buf,
+void ty_describe_exit(const struct ty_replica *r,
+                      const struct ty_exit_status *st,
+                      char *buf,
                       size_t n)
 {
     const char *abbrev;
 
     switch (st->kind) {
     case TY_EXIT_CODE:
-        (void) snprintf(buf, n, "The replica %s exited with a non-zero status of %d.",
-                        r->display_name, st->code);
+        (void)snprintf(buf,
+                       n,
+                       "The replica %s exited with a non-zero status of %d.",
+                       r->display_name,
+                       st->code);
         break;
     case TY_EXIT_SIGNAL:
         abbrev = sigabbrev_np(st->code);
-        (void) snprintf(buf, n, "The replica %s was terminated by signal %d (SIG%s).",
-                        r->display_name, st->code, abbrev ? abbrev : "UNKNOWN");
+        (void)snprintf(buf,
+                       n,
+                       "The replica %s was terminated by signal %d (SIG%s).",
+                       r->display_name,
+                       st->code,
+                       abbrev ? abbrev : "UNKNOWN");
         break;
     case TY_EXIT_OOM:
-        (void) snprintf(buf, n,
-                        "The replica %s ran out of memory and exited with a non-zero status of "
-                        "%d.",
-                        r->display_name, st->code);
+        (void)snprintf(buf,
+                       n,
+                       "The replica %s ran out of memory and exited with a non-zero status of "
+                       "%d.",
+                       r->display_name,
+                       st->code);
         break;
     case TY_EXIT_START_FAILED:
-        (void) snprintf(buf, n, "The replica %s could not be started: %s.", r->display_name,
-                        st->detail);
+        (void)snprintf(
+            buf, n, "The replica %s could not be started: %s.", r->display_name, st->detail);
         break;
     case TY_EXIT_LOST:
-        (void) snprintf(buf, n, "The replica %s was lost: %s.", r->display_name, st->detail);
+        (void)snprintf(buf, n, "The replica %s was lost: %s.", r->display_name, st->detail);
         break;
     }
 }
@@ -127,7 +143,7 @@ static void signal_all(struct ty_supervisor *sup, int sig)
     for (size_t i = 0; i < sup->plan->n_replicas; i++) {
         if (!sup->reps[i].launched || sup->reps[i].exited)
             continue;
-        (void) sup->rt->ops->signal(sup->rt, &sup->plan->replicas[i], sig, NULL);
+        (void)sup->rt->ops->signal(sup->rt, &sup->plan->replicas[i], sig, NULL);
     }
 }
 
@@ -148,7 +164,8 @@ static void on_grace(struct ty_loop *loop, void *data)
     struct ty_supervisor *sup = data;
     sup->grace_timer = 0;
     if (sup->running > 0)
-        service(sup, TY_SEV_WARNING,
+        service(sup,
+                TY_SEV_WARNING,
                 "%zu replica(s) still running after the grace period; sending SIGKILL.",
                 sup->running);
     kill_now(sup);
@@ -162,7 +179,7 @@ static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const cha
     sup->stopping = true;
     sup->outcome = outcome;
     if (error)
-        (void) snprintf(sup->error, sizeof(sup->error), "%s", error);
+        (void)snprintf(sup->error, sizeof(sup->error), "%s", error);
     ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
     sup->deadline_timer = 0;
     if (sup->running == 0) {
@@ -171,8 +188,8 @@ static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const cha
     }
     service(sup, TY_SEV_INFO, "Tearing down training program.");
     signal_all(sup, SIGTERM);
-    sup->grace_timer = ty_loop_add_timer(sup->loop, ty_mono_usec() + sup->opts.grace_usec,
-                                         on_grace, sup);
+    sup->grace_timer =
+        ty_loop_add_timer(sup->loop, ty_mono_usec() + sup->opts.grace_usec, on_grace, sup);
 }
 
 static void finish(struct ty_supervisor *sup)
@@ -199,8 +216,8 @@ static void finish(struct ty_supervisor *sup)
     set_state(sup, sup->outcome);
 }
 
-static void on_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line,
-                      size_t len)
+static void
+on_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len)
 {
     struct ty_supervisor *sup = ctx;
     emit(sup, s == TY_STREAM_STDERR ? TY_SEV_ERROR : TY_SEV_INFO, r->task_name, line, len);
@@ -250,10 +267,11 @@ static void on_deadline(struct ty_loop *loop, void *data)
     struct ty_supervisor *sup = data;
     char msg[256];
     sup->deadline_timer = 0;
-    (void) snprintf(msg, sizeof(msg),
-                    "The job exceeded its maximum running time (scheduling.maxRunningTime %s).",
-                    ty_json_str(json_object_get(sup->job->training_input, "scheduling"),
-                                "maxRunningTime"));
+    (void)snprintf(
+        msg,
+        sizeof(msg),
+        "The job exceeded its maximum running time (scheduling.maxRunningTime %s).",
+        ty_json_str(json_object_get(sup->job->training_input, "scheduling"), "maxRunningTime"));
     stop(sup, TY_STATE_FAILED, msg);
 }
 
@@ -322,8 +340,11 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
     if (r >= 0)
         r = ty_clusterenv_new(sup->plan, &sup->env, &e);
     if (r < 0) {
-        (void) snprintf(msg, sizeof(msg), "Preparing the %s runtime failed: %s.",
-                        sup->rt->ops->name, ty_error_msg(&e));
+        (void)snprintf(msg,
+                       sizeof(msg),
+                       "Preparing the %s runtime failed: %s.",
+                       sup->rt->ops->name,
+                       ty_error_msg(&e));
         return fail_start(sup, msg);
     }
     service(sup, TY_SEV_INFO, "Waiting for training program to start.");
@@ -341,7 +362,7 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
             r = sup->rt->ops->launch(sup->rt, rep, env, &e);
         if (r < 0) {
             struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
-            (void) snprintf(st.detail, sizeof(st.detail), "%s", ty_error_msg(&e));
+            (void)snprintf(st.detail, sizeof(st.detail), "%s", ty_error_msg(&e));
             ty_describe_exit(rep, &st, msg, sizeof(msg));
             sup->reps[i].exited = true;
             return fail_start(sup, msg);
@@ -349,7 +370,7 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
         sup->reps[i].launched = true;
         sup->running++;
     }
-    (void) err;
+    (void)err;
     return 0;
 }
 
@@ -410,8 +431,8 @@ static void noop_started(void *ctx, struct ty_replica *r)
 {
 }
 
-static void noop_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line,
-                        size_t len)
+static void
+noop_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len)
 {
 }
 
@@ -465,7 +486,7 @@ int ty_supervisor_dry_run(const char *runtime,
             r = ty_clusterenv_render(ce, rep, envopts, &env, err);
             for (size_t k = 0; env[k]; k++) {
                 char *eq = strchr(env[k], '=');
-                _cleanup_free_ char *name = xstrndup(env[k], (size_t) (eq - env[k]));
+                _cleanup_free_ char *name = xstrndup(env[k], (size_t)(eq - env[k]));
                 json_object_set_new(envj, name, json_string(eq + 1));
             }
             json_object_set_new(o, "taskName", json_string(rep->task_name));

@@ -44,9 +44,9 @@ bool ty_job_state_is_final(enum ty_job_state s);
 #define TY_DEFAULT_GRACE_USEC (10 * INT64_C(1000000))
 
 struct ty_supervisor_options {
-    int64_t grace_usec;          /* 0: TY_DEFAULT_GRACE_USEC */
-    struct ty_env_options env;   /* opt-in variables */
-    struct ty_joblog *log;       /* where records are written (borrowed; may be NULL) */
+    int64_t grace_usec;        /* 0: TY_DEFAULT_GRACE_USEC */
+    struct ty_env_options env; /* opt-in variables */
+    struct ty_joblog *log;     /* where records are written (borrowed; may be NULL) */
     /* Called for every record (replica lines and service messages), and on each state
      * change. Both optional. */
     void (*on_log)(void *ctx, const struct ty_log_record *rec);
@@ -88,7 +88,9 @@ const struct ty_cluster_plan *ty_supervisor_plan(const struct ty_supervisor *sup
 void ty_supervisor_free(struct ty_supervisor *sup);
 
 /* Describe how a replica ended, in the service's words, into @buf. Exposed for tests. */
-void ty_describe_exit(const struct ty_replica *r, const struct ty_exit_status *st, char *buf,
+void ty_describe_exit(const struct ty_replica *r,
+                      const struct ty_exit_status *st,
+                      char *buf,
                       size_t n);
 
 /* The environment (contract variables only) and argv a replica of a placed plan gets; for

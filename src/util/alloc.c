@@ -10,7 +10,7 @@
 static void oom(void)
 {
     static const char msg[] = "trainyard: out of memory\n";
-    (void) !fwrite(msg, 1, sizeof(msg) - 1, stderr);
+    (void)!fwrite(msg, 1, sizeof(msg) - 1, stderr);
     abort();
 }
 

@@ -56,10 +56,10 @@ void ty_buf_printf(struct ty_buf *b, const char *fmt, ...)
         va_end(ap2);
         return;
     }
-    reserve(b, (size_t) n);
-    (void) vsnprintf(b->data + b->len, (size_t) n + 1, fmt, ap2);
+    reserve(b, (size_t)n);
+    (void)vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
-    b->len += (size_t) n;
+    b->len += (size_t)n;
 }
 
 void ty_buf_consume(struct ty_buf *b, size_t n)

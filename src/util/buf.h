@@ -12,7 +12,10 @@ struct ty_buf {
     size_t cap;
 };
 
-#define TY_BUF_INIT {NULL, 0, 0}
+#define TY_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Append bytes / a string / formatted text. Never fail (allocation aborts). */
 void ty_buf_append(struct ty_buf *b, const void *p, size_t n);

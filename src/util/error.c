@@ -25,7 +25,7 @@ int ty_error_set(struct ty_error *err, int code, const char *fmt, ...)
     if (err) {
         err->code = code;
         va_start(ap, fmt);
-        (void) vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
         va_end(ap);
     }
     return -code;
@@ -55,12 +55,12 @@ int ty_error_prefix(struct ty_error *err, int r, const char *fmt, ...)
     if (!err)
         return r;
     va_start(ap, fmt);
-    (void) vsnprintf(head, sizeof(head), fmt, ap);
+    (void)vsnprintf(head, sizeof(head), fmt, ap);
     va_end(ap);
     if (err->msg[0])
-        (void) snprintf(tail, sizeof(tail), "%s", err->msg);
+        (void)snprintf(tail, sizeof(tail), "%s", err->msg);
     else
-        (void) snprintf(tail, sizeof(tail), "%s", strerror(r < 0 ? -r : r));
+        (void)snprintf(tail, sizeof(tail), "%s", strerror(r < 0 ? -r : r));
     join(err->msg, sizeof(err->msg), head, tail);
     if (!err->code)
         err->code = r < 0 ? -r : r;

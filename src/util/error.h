@@ -13,8 +13,8 @@
 #define TY_ERROR_MSG_MAX 1024
 
 struct ty_error {
-    int code;                    /* positive errno of the failure, 0 if none */
-    char msg[TY_ERROR_MSG_MAX];  /* lower-case, no trailing full stop, NUL-terminated */
+    int code;                   /* positive errno of the failure, 0 if none */
+    char msg[TY_ERROR_MSG_MAX]; /* lower-case, no trailing full stop, NUL-terminated */
 };
 
 #define TY_PRINTF(a, b) __attribute__((format(printf, a, b)))

@@ -32,7 +32,7 @@ int ty_write_all(int fd, const void *p, size_t n)
             return ty_negerrno();
         }
         c += w;
-        n -= (size_t) w;
+        n -= (size_t)w;
     }
     return 0;
 }
@@ -60,11 +60,11 @@ int ty_read_file(const char *path, size_t max, char **ret, size_t *ret_len, stru
         }
         if (n == 0)
             break;
-        if (b.len + (size_t) n > max) {
+        if (b.len + (size_t)n > max) {
             ty_buf_release(&b);
             return ty_error_set(err, E2BIG, "'%s' is larger than %zu bytes", path, max);
         }
-        ty_buf_append(&b, chunk, (size_t) n);
+        ty_buf_append(&b, chunk, (size_t)n);
     }
     *ret_len = b.len;
     *ret = ty_buf_take(&b);
@@ -84,10 +84,11 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
         if (mkdir(p, mode) < 0) {
             struct stat st;
             if (errno != EEXIST)
-                return ty_error_set(err, errno, "cannot create directory '%s': %s", p,
-                                    strerror(errno));
+                return ty_error_set(
+                    err, errno, "cannot create directory '%s': %s", p, strerror(errno));
             if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
-                return ty_error_set(err, ENOTDIR,
+                return ty_error_set(err,
+                                    ENOTDIR,
                                     "cannot create directory '%s': it exists and is not a "
                                     "directory",
                                     p);

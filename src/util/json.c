@@ -13,12 +13,12 @@ int ty_json_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
     json_t *j;
 
     if (len > TY_JSON_MAX_BYTES)
-        return ty_error_set(err, E2BIG, "document of %zu bytes is over the %u-byte limit", len,
-                            TY_JSON_MAX_BYTES);
+        return ty_error_set(
+            err, E2BIG, "document of %zu bytes is over the %u-byte limit", len, TY_JSON_MAX_BYTES);
     j = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (!j)
-        return ty_error_set(err, EINVAL, "invalid JSON at line %d column %d: %s", je.line,
-                            je.column, je.text);
+        return ty_error_set(
+            err, EINVAL, "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
     *ret = j;
     return 0;
 }

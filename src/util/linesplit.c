@@ -15,7 +15,7 @@ void ty_linesplit_feed(struct ty_linesplit *ls, const char *p, size_t n, ty_line
 {
     while (n > 0) {
         const char *nl = memchr(p, '\n', n);
-        size_t take = nl ? (size_t) (nl - p) : n;
+        size_t take = nl ? (size_t)(nl - p) : n;
         /* The limit is on the line's text: a '\r' before the '\n' does not count. */
         size_t text = nl && take > 0 && p[take - 1] == '\r' ? take - 1 : take;
 

@@ -121,7 +121,7 @@ static int next_timeout_ms(struct ty_loop *loop)
     if (best < 0)
         return -1;
     best = (best + 999) / 1000;
-    return best > 60000 ? 60000 : (int) best;
+    return best > 60000 ? 60000 : (int)best;
 }
 
 static void fire_timers(struct ty_loop *loop)

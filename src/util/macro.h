@@ -9,21 +9,21 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define TY_WARN_UNUSED __attribute__((warn_unused_result))
-#define TY_UNUSED __attribute__((unused))
+#define _cleanup_(f)     __attribute__((cleanup(f)))
+#define TY_WARN_UNUSED   __attribute__((warn_unused_result))
+#define TY_UNUSED        __attribute__((unused))
 #define TY_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Take ownership of a pointer: returns it and leaves NULL behind. */
 #define TAKE_PTR(p)                                                                                \
-    __extension__({                                                                                         \
+    __extension__({                                                                                \
         __typeof__(p) _tp = (p);                                                                   \
         (p) = NULL;                                                                                \
         _tp;                                                                                       \
     })
 /* Take ownership of a file descriptor: returns it and leaves -EBADF behind. */
 #define TAKE_FD(fd)                                                                                \
-    __extension__({                                                                                         \
+    __extension__({                                                                                \
         int _tfd = (fd);                                                                           \
         (fd) = -EBADF;                                                                             \
         _tfd;                                                                                      \
@@ -39,7 +39,7 @@
 
 static inline void ty_freep(void *p)
 {
-    free(*(void **) p);
+    free(*(void **)p);
 }
 #define _cleanup_free_ _cleanup_(ty_freep)
 
@@ -47,7 +47,7 @@ static inline void ty_closep(int *fd)
 {
     if (*fd >= 0) {
         int saved = errno;
-        (void) close(*fd);
+        (void)close(*fd);
         errno = saved;
     }
 }
@@ -56,7 +56,7 @@ static inline void ty_closep(int *fd)
 static inline void ty_fclosep(FILE **f)
 {
     if (*f)
-        (void) fclose(*f);
+        (void)fclose(*f);
 }
 #define _cleanup_fclose_ _cleanup_(ty_fclosep)
 

@@ -12,7 +12,7 @@ int ty_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
     char *end = NULL;
     long long v;
 
-    if (!s || !*s || isspace((unsigned char) *s))
+    if (!s || !*s || isspace((unsigned char)*s))
         return -EINVAL;
     errno = 0;
     v = strtoll(s, &end, 10);
@@ -20,7 +20,7 @@ int ty_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
         return -EINVAL;
     if (errno == ERANGE || v < min || v > max)
         return -ERANGE;
-    *ret = (int64_t) v;
+    *ret = (int64_t)v;
     return 0;
 }
 
@@ -29,7 +29,7 @@ int ty_parse_double(const char *s, double *ret)
     char *end = NULL;
     double v;
 
-    if (!s || !*s || isspace((unsigned char) *s))
+    if (!s || !*s || isspace((unsigned char)*s))
         return -EINVAL;
     errno = 0;
     v = strtod(s, &end);

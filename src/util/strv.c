@@ -78,6 +78,6 @@ void ty_strv_setenv(char ***env, const char *name, const char *value)
 
 const char *ty_strv_getenv(char *const *env, const char *name)
 {
-    char **slot = find_env((char **) env, name);
+    char **slot = find_env((char **)env, name);
     return slot ? *slot + strlen(name) + 1 : NULL;
 }

@@ -25,9 +25,11 @@ static int count_bytes(struct conv *c, size_t n, size_t line)
 {
     c->bytes += n;
     if (c->bytes > TY_JSON_MAX_BYTES)
-        return ty_error_set(c->err, E2BIG,
+        return ty_error_set(c->err,
+                            E2BIG,
                             "YAML: line %zu: more than %u bytes of text (after expanding aliases)",
-                            line + 1, TY_JSON_MAX_BYTES);
+                            line + 1,
+                            TY_JSON_MAX_BYTES);
     return 0;
 }
 
@@ -36,7 +38,6 @@ static bool is_null(const char *s)
     return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
            strcmp(s, "NULL") == 0;
 }
-
 
 static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
 {
@@ -48,12 +49,12 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
     if (depth > YAML_MAX_DEPTH)
         return ty_error_set(c->err, EINVAL, "YAML: nesting deeper than %d levels", YAML_MAX_DEPTH);
     if (++c->nodes > YAML_MAX_NODES)
-        return ty_error_set(c->err, E2BIG, "YAML: more than %d nodes (after expanding aliases)",
-                            YAML_MAX_NODES);
+        return ty_error_set(
+            c->err, E2BIG, "YAML: more than %d nodes (after expanding aliases)", YAML_MAX_NODES);
 
     switch (node->type) {
     case YAML_SCALAR_NODE: {
-        const char *s = (const char *) node->data.scalar.value;
+        const char *s = (const char *)node->data.scalar.value;
         size_t n = node->data.scalar.length;
         r = count_bytes(c, n, node->start_mark.line);
         if (r < 0)
@@ -64,7 +65,9 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
         }
         out = json_stringn(s, n);
         if (!out)
-            return ty_error_set(c->err, EINVAL, "YAML: line %zu: scalar is not valid UTF-8",
+            return ty_error_set(c->err,
+                                EINVAL,
+                                "YAML: line %zu: scalar is not valid UTF-8",
                                 node->start_mark.line + 1);
         *ret = out;
         return 0;
@@ -92,13 +95,18 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
             json_t *v = NULL;
             if (!k || k->type != YAML_SCALAR_NODE) {
                 json_decref(out);
-                return ty_error_set(c->err, EINVAL, "YAML: line %zu: mapping keys must be scalars",
+                return ty_error_set(c->err,
+                                    EINVAL,
+                                    "YAML: line %zu: mapping keys must be scalars",
                                     node->start_mark.line + 1);
             }
-            if (json_object_get(out, (const char *) k->data.scalar.value)) {
+            if (json_object_get(out, (const char *)k->data.scalar.value)) {
                 json_decref(out);
-                return ty_error_set(c->err, EINVAL, "YAML: line %zu: duplicate key '%s'",
-                                    k->start_mark.line + 1, (const char *) k->data.scalar.value);
+                return ty_error_set(c->err,
+                                    EINVAL,
+                                    "YAML: line %zu: duplicate key '%s'",
+                                    k->start_mark.line + 1,
+                                    (const char *)k->data.scalar.value);
             }
             r = count_bytes(c, k->data.scalar.length, k->start_mark.line);
             if (r >= 0)
@@ -107,10 +115,10 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
                 json_decref(out);
                 return r;
             }
-            if (json_object_set_new(out, (const char *) k->data.scalar.value, v) < 0) {
+            if (json_object_set_new(out, (const char *)k->data.scalar.value, v) < 0) {
                 json_decref(out);
-                return ty_error_set(c->err, EINVAL, "YAML: line %zu: invalid key",
-                                    k->start_mark.line + 1);
+                return ty_error_set(
+                    c->err, EINVAL, "YAML: line %zu: invalid key", k->start_mark.line + 1);
             }
         }
         *ret = out;
@@ -129,14 +137,17 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
     int r;
 
     if (len > TY_JSON_MAX_BYTES)
-        return ty_error_set(err, E2BIG, "document of %zu bytes is over the %u-byte limit", len,
-                            TY_JSON_MAX_BYTES);
+        return ty_error_set(
+            err, E2BIG, "document of %zu bytes is over the %u-byte limit", len, TY_JSON_MAX_BYTES);
     if (!yaml_parser_initialize(&parser))
         return ty_error_set(err, ENOMEM, "YAML: cannot initialise parser");
-    yaml_parser_set_input_string(&parser, (const unsigned char *) text, len);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        r = ty_error_set(err, EINVAL, "invalid YAML at line %zu column %zu: %s",
-                         parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+        r = ty_error_set(err,
+                         EINVAL,
+                         "invalid YAML at line %zu column %zu: %s",
+                         parser.problem_mark.line + 1,
+                         parser.problem_mark.column + 1,
                          parser.problem ? parser.problem : "syntax error");
         yaml_parser_delete(&parser);
         return r;
@@ -153,14 +164,18 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
      * word. Empty documents (a trailing "---") are fine. */
     while (r >= 0 && root) {
         if (!yaml_parser_load(&parser, &doc)) {
-            r = ty_error_set(err, EINVAL, "invalid YAML at line %zu column %zu: %s",
-                             parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+            r = ty_error_set(err,
+                             EINVAL,
+                             "invalid YAML at line %zu column %zu: %s",
+                             parser.problem_mark.line + 1,
+                             parser.problem_mark.column + 1,
                              parser.problem ? parser.problem : "syntax error");
         } else {
             root = yaml_document_get_root_node(&doc);
             if (root && !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
                           root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE))
-                r = ty_error_set(err, EINVAL,
+                r = ty_error_set(err,
+                                 EINVAL,
                                  "invalid YAML at line %zu: a second document; a job document "
                                  "must be a single YAML document",
                                  root->start_mark.line + 1);

@@ -34,8 +34,8 @@ static inline int tap_ok(int cond, const char *file, int line, const char *fmt, 
 
 #define is_int(got, want, ...)                                                                     \
     do {                                                                                           \
-        long long _g = (long long) (got), _w = (long long) (want);                                 \
-        if (!tap_ok(_g == _w, __FILE__, __LINE__, __VA_ARGS__))                                   \
+        long long _g = (long long)(got), _w = (long long)(want);                                   \
+        if (!tap_ok(_g == _w, __FILE__, __LINE__, __VA_ARGS__))                                    \
             printf("#   got: %lld\n#  want: %lld\n", _g, _w);                                      \
     } while (0)
 
@@ -43,16 +43,16 @@ static inline int tap_ok(int cond, const char *file, int line, const char *fmt, 
     do {                                                                                           \
         const char *_g = (got), *_w = (want);                                                      \
         int _c = (_g && _w) ? strcmp(_g, _w) == 0 : _g == _w;                                      \
-        if (!tap_ok(_c, __FILE__, __LINE__, __VA_ARGS__))                                         \
-            printf("#   got: '%s'\n#  want: '%s'\n", _g ? _g : "(null)", _w ? _w : "(null)");     \
+        if (!tap_ok(_c, __FILE__, __LINE__, __VA_ARGS__))                                          \
+            printf("#   got: '%s'\n#  want: '%s'\n", _g ? _g : "(null)", _w ? _w : "(null)");      \
     } while (0)
 
 /* Passes when @hay contains @needle. */
 #define like(hay, needle, ...)                                                                     \
     do {                                                                                           \
         const char *_h = (hay), *_n = (needle);                                                    \
-        if (!tap_ok(_h && strstr(_h, _n) != NULL, __FILE__, __LINE__, __VA_ARGS__))               \
-            printf("#   got: '%s'\n#  want substring: '%s'\n", _h ? _h : "(null)", _n);          \
+        if (!tap_ok(_h && strstr(_h, _n) != NULL, __FILE__, __LINE__, __VA_ARGS__))                \
+            printf("#   got: '%s'\n#  want substring: '%s'\n", _h ? _h : "(null)", _n);            \
     } while (0)
 
 static inline void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

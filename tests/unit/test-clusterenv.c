@@ -18,13 +18,12 @@
 /* ---- fixtures ---------------------------------------------------------------------------- */
 
 #define TI_HEAD "\"scaleTier\":\"CUSTOM\",\"masterType\":\"n1-standard-4\""
-#define TI_IMG "\"masterConfig\":{\"imageUri\":\"img:1\"}"
+#define TI_IMG  "\"masterConfig\":{\"imageUri\":\"img:1\"}"
 
 /* Canonical TrainingInput of the job shapes (schema order, int64 counts as strings). */
-#define JOB_SINGLE "{" TI_HEAD "," TI_IMG "}"
+#define JOB_SINGLE       "{" TI_HEAD "," TI_IMG "}"
 #define JOB_SINGLE_CHIEF "{" TI_HEAD "," TI_IMG ",\"useChiefInTfConfig\":true}"
-#define JOB_MW                                                                                     \
-    "{" TI_HEAD "," TI_IMG ",\"workerType\":\"n1-standard-4\",\"workerCount\":\"1\"}"
+#define JOB_MW           "{" TI_HEAD "," TI_IMG ",\"workerType\":\"n1-standard-4\",\"workerCount\":\"1\"}"
 #define JOB_MP                                                                                     \
     "{" TI_HEAD "," TI_IMG ",\"parameterServerType\":\"n1-standard-4\","                           \
     "\"parameterServerCount\":\"1\"}"
@@ -34,7 +33,8 @@
     "{" TI_HEAD "," TI_IMG ",\"workerType\":\"n1-standard-4\","                                    \
     "\"parameterServerType\":\"n1-standard-4\",\"evaluatorType\":\"n1-standard-4\""
 #define JOB_FULL                                                                                   \
-    JOB_FULL_HEAD ",\"workerCount\":\"2\",\"parameterServerCount\":\"1\",\"evaluatorCount\":\"1\"}"
+    JOB_FULL_HEAD ",\"workerCount\":\"2\",\"parameterServerCount\":\"1\",\"evaluatorCount\":"      \
+                  "\"1\"}"
 #define JOB_FULL_CHIEF                                                                             \
     JOB_FULL_HEAD ",\"useChiefInTfConfig\":true,\"workerCount\":\"2\","                            \
                   "\"parameterServerCount\":\"1\",\"evaluatorCount\":\"1\"}"
@@ -48,7 +48,7 @@
     "\"workerCount\":\"2\",\"parameterServerCount\":\"1\"}"
 
 /* Cluster objects with the addresses place() below gives. */
-#define A_M "\"h-master-0:2222\""
+#define A_M  "\"h-master-0:2222\""
 #define A_W0 "\"h-worker-0:2300\""
 #define A_W1 "\"h-worker-1:2301\""
 #define A_P0 "\"h-ps-0:2400\""
@@ -77,10 +77,10 @@ static void place(struct ty_cluster_plan *plan)
     for (size_t i = 0; i < plan->n_replicas; i++) {
         struct ty_replica *r = &plan->replicas[i];
         char host[64];
-        (void) snprintf(host, sizeof(host), "h-%s-%d", ty_role_name(r->role), r->index);
+        (void)snprintf(host, sizeof(host), "h-%s-%d", ty_role_name(r->role), r->index);
         free(r->host);
         r->host = xstrdup(host);
-        r->port = r->role == TY_ROLE_MASTER ? 2222 : 2200 + 100 * (int) r->role + r->index;
+        r->port = r->role == TY_ROLE_MASTER ? 2222 : 2200 + 100 * (int)r->role + r->index;
     }
 }
 
@@ -98,8 +98,8 @@ static void fixture_free(struct fixture *f)
     memset(f, 0, sizeof(*f));
 }
 
-static int fixture_new(struct fixture *f, const char *text, const char *trial,
-                       char *const *trial_args)
+static int
+fixture_new(struct fixture *f, const char *text, const char *trial, char *const *trial_args)
 {
     struct ty_error err = {0};
 
@@ -128,8 +128,12 @@ static bool valid_json(const char *s)
 }
 
 /* Compare both variables of one replica against golden strings. */
-static void check_replica(const struct fixture *f, enum ty_role role, int index, const char *cs,
-                          const char *tf, const char *what)
+static void check_replica(const struct fixture *f,
+                          enum ty_role role,
+                          int index,
+                          const char *cs,
+                          const char *tf,
+                          const char *what)
 {
     struct ty_replica *r = ty_plan_find(f->plan, role, index);
     char *got;
@@ -167,15 +171,18 @@ static const char DOC_FULL[] =
     "\"workerType\":\"n1-standard-4\",\"parameterServerType\":\"n1-standard-4\","
     "\"evaluatorType\":\"n1-standard-4\",\"masterConfig\":{\"imageUri\":\"img:1\"}}}";
 static const char DOC_FULL_CHIEF[] =
-    DOC("my_job", ",\"workerType\":" N4 ",\"workerCount\":2,\"parameterServerType\":" N4
-                  ",\"parameterServerCount\":1,\"evaluatorType\":" N4 ",\"evaluatorCount\":1,"
-                  "\"useChiefInTfConfig\":true");
+    DOC("my_job",
+        ",\"workerType\":" N4 ",\"workerCount\":2,\"parameterServerType\":" N4
+        ",\"parameterServerCount\":1,\"evaluatorType\":" N4 ",\"evaluatorCount\":1,"
+        "\"useChiefInTfConfig\":true");
 static const char DOC_MWP[] =
-    DOC("mwp", ",\"workerType\":" N4 ",\"workerCount\":2,\"parameterServerType\":" N4
-               ",\"parameterServerCount\":1");
+    DOC("mwp",
+        ",\"workerType\":" N4 ",\"workerCount\":2,\"parameterServerType\":" N4
+        ",\"parameterServerCount\":1");
 static const char DOC_MWP_CHIEF[] =
-    DOC("mwp", ",\"workerType\":" N4 ",\"workerCount\":2,\"parameterServerType\":" N4
-               ",\"parameterServerCount\":1,\"useChiefInTfConfig\":true");
+    DOC("mwp",
+        ",\"workerType\":" N4 ",\"workerCount\":2,\"parameterServerType\":" N4
+        ",\"parameterServerCount\":1,\"useChiefInTfConfig\":true");
 
 #define TASK(t, i) "\"environment\":\"cloud\",\"task\":{\"type\":\"" t "\",\"index\":" #i "}"
 #define TASKT(t, i, n)                                                                             \
@@ -183,11 +190,11 @@ static const char DOC_MWP_CHIEF[] =
 
 /* A golden variable of replica 0 of a role: cluster object, task type, canonical job. */
 #define G(cl, type, job) cl TASK(type, 0) ",\"job\":" job "}"
-#define CL_MW "{\"cluster\":{\"master\":[" A_M "],\"worker\":[" A_W0 "]},"
-#define CL_MP "{\"cluster\":{\"master\":[" A_M "],\"ps\":[" A_P0 "]},"
-#define CL_ME "{\"cluster\":{\"master\":[" A_M "],\"evaluator\":[" A_E0 "]},"
-#define CL_M "{\"cluster\":{\"master\":[" A_M "]},"
-#define CL_CHIEF "{\"cluster\":{\"chief\":[" A_M "]},"
+#define CL_MW            "{\"cluster\":{\"master\":[" A_M "],\"worker\":[" A_W0 "]},"
+#define CL_MP            "{\"cluster\":{\"master\":[" A_M "],\"ps\":[" A_P0 "]},"
+#define CL_ME            "{\"cluster\":{\"master\":[" A_M "],\"evaluator\":[" A_E0 "]},"
+#define CL_M             "{\"cluster\":{\"master\":[" A_M "]},"
+#define CL_CHIEF         "{\"cluster\":{\"chief\":[" A_M "]},"
 
 /* A single replica, and each role alone with the master. An evaluator switches TF_CONFIG to
  * "chief" and is left out of TF_CONFIG's cluster, but still gets TF_CONFIG with its own task. */
@@ -198,16 +205,40 @@ static void test_pairs(void)
         enum ty_role role;
         const char *m_cs, *m_tf, *o_cs, *o_tf;
     } cases[] = {
-        {DOC_SINGLE, "single", TY_ROLE_MASTER, G(CL_M, "master", JOB_SINGLE),
-         G(CL_M, "master", JOB_SINGLE), NULL, NULL},
-        {DOC_SINGLE_CHIEF, "single+chief", TY_ROLE_MASTER, G(CL_M, "master", JOB_SINGLE_CHIEF),
-         G(CL_CHIEF, "chief", JOB_SINGLE_CHIEF), NULL, NULL},
-        {DOC_MW, "master+worker", TY_ROLE_WORKER, G(CL_MW, "master", JOB_MW),
-         G(CL_MW, "master", JOB_MW), G(CL_MW, "worker", JOB_MW), G(CL_MW, "worker", JOB_MW)},
-        {DOC_MP, "master+ps", TY_ROLE_PS, G(CL_MP, "master", JOB_MP), G(CL_MP, "master", JOB_MP),
-         G(CL_MP, "ps", JOB_MP), G(CL_MP, "ps", JOB_MP)},
-        {DOC_ME, "master+evaluator", TY_ROLE_EVALUATOR, G(CL_ME, "master", JOB_ME),
-         G(CL_CHIEF, "chief", JOB_ME), G(CL_ME, "evaluator", JOB_ME),
+        {DOC_SINGLE,
+         "single",
+         TY_ROLE_MASTER,
+         G(CL_M, "master", JOB_SINGLE),
+         G(CL_M, "master", JOB_SINGLE),
+         NULL,
+         NULL},
+        {DOC_SINGLE_CHIEF,
+         "single+chief",
+         TY_ROLE_MASTER,
+         G(CL_M, "master", JOB_SINGLE_CHIEF),
+         G(CL_CHIEF, "chief", JOB_SINGLE_CHIEF),
+         NULL,
+         NULL},
+        {DOC_MW,
+         "master+worker",
+         TY_ROLE_WORKER,
+         G(CL_MW, "master", JOB_MW),
+         G(CL_MW, "master", JOB_MW),
+         G(CL_MW, "worker", JOB_MW),
+         G(CL_MW, "worker", JOB_MW)},
+        {DOC_MP,
+         "master+ps",
+         TY_ROLE_PS,
+         G(CL_MP, "master", JOB_MP),
+         G(CL_MP, "master", JOB_MP),
+         G(CL_MP, "ps", JOB_MP),
+         G(CL_MP, "ps", JOB_MP)},
+        {DOC_ME,
+         "master+evaluator",
+         TY_ROLE_EVALUATOR,
+         G(CL_ME, "master", JOB_ME),
+         G(CL_CHIEF, "chief", JOB_ME),
+         G(CL_ME, "evaluator", JOB_ME),
          G(CL_CHIEF, "evaluator", JOB_ME)},
     };
     struct fixture f;
@@ -219,9 +250,13 @@ static void test_pairs(void)
         check_replica(&f, TY_ROLE_MASTER, 0, cases[c].m_cs, cases[c].m_tf, cases[c].what);
         if (cases[c].o_cs)
             check_replica(&f, cases[c].role, 0, cases[c].o_cs, cases[c].o_tf, cases[c].what);
-        is_str(ty_clusterenv_tf_role(f.job, TY_ROLE_MASTER), strstr(cases[c].m_tf, "chief") ?
-               "chief" : "master", "%s: tf role of the master", cases[c].what);
-        is_str(ty_clusterenv_tf_role(f.job, TY_ROLE_WORKER), "worker", "%s: tf role of workers",
+        is_str(ty_clusterenv_tf_role(f.job, TY_ROLE_MASTER),
+               strstr(cases[c].m_tf, "chief") ? "chief" : "master",
+               "%s: tf role of the master",
+               cases[c].what);
+        is_str(ty_clusterenv_tf_role(f.job, TY_ROLE_WORKER),
+               "worker",
+               "%s: tf role of workers",
                cases[c].what);
         fixture_free(&f);
     }
@@ -262,10 +297,8 @@ static void test_full(void)
             continue;
         is_int(f.plan->n_replicas, 5, "%s: five replicas", what);
         for (size_t i = 0; i < sizeof(reps) / sizeof(reps[0]); i++) {
-            (void) snprintf(cs, sizeof(cs), CS_FULL "%s,\"job\":%s}", reps[i].cs_task,
-                            cases[c].job);
-            (void) snprintf(tf, sizeof(tf), TF_FULL "%s,\"job\":%s}", reps[i].tf_task,
-                            cases[c].job);
+            (void)snprintf(cs, sizeof(cs), CS_FULL "%s,\"job\":%s}", reps[i].cs_task, cases[c].job);
+            (void)snprintf(tf, sizeof(tf), TF_FULL "%s,\"job\":%s}", reps[i].tf_task, cases[c].job);
             check_replica(&f, reps[i].role, reps[i].index, cs, tf, what);
         }
         fixture_free(&f);
@@ -337,16 +370,23 @@ static void test_no_evaluators(void)
             char cs[4096], tf[4096];
             const char *cs_type = reps[i].type ? reps[i].type : "master";
             const char *tf_type = reps[i].type ? reps[i].type : cases[c].primary;
-            (void) snprintf(cs, sizeof(cs),
-                            "{\"cluster\":{\"master\":[" A_M "],\"worker\":[" A_W0 "," A_W1
-                            "],\"ps\":[" A_P0 "]},\"environment\":\"cloud\",\"task\":{\"type\":"
-                            "\"%s\",\"index\":%d},\"job\":%s}",
-                            cs_type, reps[i].index, cases[c].job);
-            (void) snprintf(tf, sizeof(tf),
-                            "{\"cluster\":{\"%s\":[" A_M "],\"worker\":[" A_W0 "," A_W1
-                            "],\"ps\":[" A_P0 "]},\"environment\":\"cloud\",\"task\":{\"type\":"
-                            "\"%s\",\"index\":%d},\"job\":%s}",
-                            cases[c].primary, tf_type, reps[i].index, cases[c].job);
+            (void)snprintf(cs,
+                           sizeof(cs),
+                           "{\"cluster\":{\"master\":[" A_M "],\"worker\":[" A_W0 "," A_W1
+                           "],\"ps\":[" A_P0 "]},\"environment\":\"cloud\",\"task\":{\"type\":"
+                           "\"%s\",\"index\":%d},\"job\":%s}",
+                           cs_type,
+                           reps[i].index,
+                           cases[c].job);
+            (void)snprintf(tf,
+                           sizeof(tf),
+                           "{\"cluster\":{\"%s\":[" A_M "],\"worker\":[" A_W0 "," A_W1
+                           "],\"ps\":[" A_P0 "]},\"environment\":\"cloud\",\"task\":{\"type\":"
+                           "\"%s\",\"index\":%d},\"job\":%s}",
+                           cases[c].primary,
+                           tf_type,
+                           reps[i].index,
+                           cases[c].job);
             check_replica(&f, reps[i].role, reps[i].index, cs, tf, what);
         }
         fixture_free(&f);
@@ -363,9 +403,9 @@ static const char DOC_TUNED[] =
     "\"MAXIMIZE\",\"maxTrials\":4,\"params\":[{\"parameterName\":\"opt\",\"type\":"
     "\"CATEGORICAL\",\"categoricalValues\":[\"adam\",\"sgd\"]}]}}}";
 #define JOB_TUNED                                                                                  \
-    "{" TI_HEAD "," TI_IMG ",\"workerType\":" N4 ",\"evaluatorType\":" N4 ","                  \
+    "{" TI_HEAD "," TI_IMG ",\"workerType\":" N4 ",\"evaluatorType\":" N4 ","                      \
     "\"workerCount\":\"1\",\"evaluatorCount\":\"1\",\"args\":[\"--epochs\",\"5\"],"                \
-    "\"hyperparameters\":{\"goal\":\"MAXIMIZE\",\"params\":[{\"parameterName\":\"opt\","          \
+    "\"hyperparameters\":{\"goal\":\"MAXIMIZE\",\"params\":[{\"parameterName\":\"opt\","           \
     "\"type\":\"CATEGORICAL\",\"categoricalValues\":[\"adam\",\"sgd\"]}],\"maxTrials\":4},"        \
     "\"jobDir\":\"/data/out\"}"
 #define CS_TUNED                                                                                   \
@@ -380,26 +420,41 @@ static void test_trials(void)
     struct ty_replica *m;
 
     if (ok(fixture_new(&f, DOC_TUNED, "3", trial_args) == 0, "trial: set up")) {
-        check_replica(&f, TY_ROLE_MASTER, 0,
+        check_replica(&f,
+                      TY_ROLE_MASTER,
+                      0,
                       CS_TUNED TASKT("master", 0, "3") ",\"job\":" JOB_TUNED "}",
-                      TF_TUNED TASKT("chief", 0, "3") ",\"job\":" JOB_TUNED "}", "trial 3");
-        check_replica(&f, TY_ROLE_WORKER, 0,
+                      TF_TUNED TASKT("chief", 0, "3") ",\"job\":" JOB_TUNED "}",
+                      "trial 3");
+        check_replica(&f,
+                      TY_ROLE_WORKER,
+                      0,
                       CS_TUNED TASKT("worker", 0, "3") ",\"job\":" JOB_TUNED "}",
-                      TF_TUNED TASKT("worker", 0, "3") ",\"job\":" JOB_TUNED "}", "trial 3");
-        check_replica(&f, TY_ROLE_EVALUATOR, 0,
+                      TF_TUNED TASKT("worker", 0, "3") ",\"job\":" JOB_TUNED "}",
+                      "trial 3");
+        check_replica(&f,
+                      TY_ROLE_EVALUATOR,
+                      0,
                       CS_TUNED TASKT("evaluator", 0, "3") ",\"job\":" JOB_TUNED "}",
-                      TF_TUNED TASKT("evaluator", 0, "3") ",\"job\":" JOB_TUNED "}", "trial 3");
+                      TF_TUNED TASKT("evaluator", 0, "3") ",\"job\":" JOB_TUNED "}",
+                      "trial 3");
         is_str(f.plan->trial_id, "3", "trial: plan trial id");
         is_str(f.plan->job_dir, "/data/out/3", "trial: per-trial job dir");
         for (size_t i = 0; i < f.plan->n_replicas; i++) {
             struct ty_replica *r = &f.plan->replicas[i];
             ty_strv_free(env);
             env = NULL;
-            is_int(ty_clusterenv_render(f.ce, r, NULL, &env, NULL), 0, "trial: render %s",
+            is_int(ty_clusterenv_render(f.ce, r, NULL, &env, NULL),
+                   0,
+                   "trial: render %s",
                    r->display_name);
-            is_str(ty_strv_getenv(env, "CLOUD_ML_TRIAL_ID"), "3", "trial: CLOUD_ML_TRIAL_ID on %s",
+            is_str(ty_strv_getenv(env, "CLOUD_ML_TRIAL_ID"),
+                   "3",
+                   "trial: CLOUD_ML_TRIAL_ID on %s",
                    r->display_name);
-            is_str(ty_strv_getenv(env, "CLOUD_ML_JOB_ID"), "tuned", "trial: CLOUD_ML_JOB_ID on %s",
+            is_str(ty_strv_getenv(env, "CLOUD_ML_JOB_ID"),
+                   "tuned",
+                   "trial: CLOUD_ML_JOB_ID on %s",
                    r->display_name);
         }
         m = ty_plan_find(f.plan, TY_ROLE_MASTER, 0);
@@ -416,8 +471,12 @@ static void test_trials(void)
 
     /* The same job outside a trial: no "trial" key, no CLOUD_ML_TRIAL_ID. */
     if (ok(fixture_new(&f, DOC_TUNED, NULL, NULL) == 0, "no trial: set up")) {
-        check_replica(&f, TY_ROLE_MASTER, 0, CS_TUNED TASK("master", 0) ",\"job\":" JOB_TUNED "}",
-                      TF_TUNED TASK("chief", 0) ",\"job\":" JOB_TUNED "}", "no trial");
+        check_replica(&f,
+                      TY_ROLE_MASTER,
+                      0,
+                      CS_TUNED TASK("master", 0) ",\"job\":" JOB_TUNED "}",
+                      TF_TUNED TASK("chief", 0) ",\"job\":" JOB_TUNED "}",
+                      "no trial");
         ok(f.plan->trial_id == NULL, "no trial: plan has no trial id");
         is_str(f.plan->job_dir, "/data/out", "no trial: job dir unchanged");
         ty_strv_free(env);
@@ -439,9 +498,12 @@ static void test_trial_single(void)
     struct fixture f;
 
     if (ok(fixture_new(&f, DOC_SINGLE, "12", NULL) == 0, "trial 12: set up"))
-        check_replica(&f, TY_ROLE_MASTER, 0,
+        check_replica(&f,
+                      TY_ROLE_MASTER,
+                      0,
                       CL_M TASKT("master", 0, "12") ",\"job\":" JOB_SINGLE "}",
-                      CL_M TASKT("master", 0, "12") ",\"job\":" JOB_SINGLE "}", "trial 12");
+                      CL_M TASKT("master", 0, "12") ",\"job\":" JOB_SINGLE "}",
+                      "trial 12");
     fixture_free(&f);
 }
 
@@ -490,10 +552,12 @@ static void test_render(void)
     free(tf);
 
     /* Rendering again (another replica) into the same vector replaces, not appends. */
-    is_int(ty_clusterenv_render(f.ce, &f.plan->replicas[0], NULL, &env, NULL), 0,
+    is_int(ty_clusterenv_render(f.ce, &f.plan->replicas[0], NULL, &env, NULL),
+           0,
            "render: master into the same vector");
     is_int(ty_strv_len(env), 5, "render: still five entries");
-    like(ty_strv_getenv(env, "TF_CONFIG"), "\"task\":{\"type\":\"chief\",\"index\":0}",
+    like(ty_strv_getenv(env, "TF_CONFIG"),
+         "\"task\":{\"type\":\"chief\",\"index\":0}",
          "render: TF_CONFIG now the master's");
 
     /* Into an empty (NULL) vector. */
@@ -513,8 +577,11 @@ static void test_pytorch(void)
         int index;
         const char *rank;
     } reps[] = {
-        {TY_ROLE_MASTER, 0, "0"},      {TY_ROLE_WORKER, 0, "1"}, {TY_ROLE_WORKER, 1, "2"},
-        {TY_ROLE_PS, 0, NULL},         {TY_ROLE_EVALUATOR, 0, NULL},
+        {TY_ROLE_MASTER, 0, "0"},
+        {TY_ROLE_WORKER, 0, "1"},
+        {TY_ROLE_WORKER, 1, "2"},
+        {TY_ROLE_PS, 0, NULL},
+        {TY_ROLE_EVALUATOR, 0, NULL},
     };
     struct fixture f;
 
@@ -524,31 +591,43 @@ static void test_pytorch(void)
         struct ty_replica *r = ty_plan_find(f.plan, reps[i].role, reps[i].index);
         char **env = NULL;
 
-        is_int(ty_clusterenv_render(f.ce, r, &on, &env, NULL), 0, "pytorch: render %s",
+        is_int(ty_clusterenv_render(f.ce, r, &on, &env, NULL),
+               0,
+               "pytorch: render %s",
                r->display_name);
         if (reps[i].rank) {
-            is_str(ty_strv_getenv(env, "MASTER_ADDR"), "h-master-0", "pytorch: MASTER_ADDR on %s",
+            is_str(ty_strv_getenv(env, "MASTER_ADDR"),
+                   "h-master-0",
+                   "pytorch: MASTER_ADDR on %s",
                    r->display_name);
-            is_str(ty_strv_getenv(env, "MASTER_PORT"), "2222", "pytorch: MASTER_PORT on %s",
+            is_str(ty_strv_getenv(env, "MASTER_PORT"),
+                   "2222",
+                   "pytorch: MASTER_PORT on %s",
                    r->display_name);
-            is_str(ty_strv_getenv(env, "WORLD_SIZE"), "3", "pytorch: WORLD_SIZE on %s",
+            is_str(ty_strv_getenv(env, "WORLD_SIZE"),
+                   "3",
+                   "pytorch: WORLD_SIZE on %s",
                    r->display_name);
-            is_str(ty_strv_getenv(env, "RANK"), reps[i].rank, "pytorch: RANK on %s",
-                   r->display_name);
+            is_str(
+                ty_strv_getenv(env, "RANK"), reps[i].rank, "pytorch: RANK on %s", r->display_name);
             is_int(ty_strv_len(env), 7, "pytorch: seven variables on %s", r->display_name);
         } else {
             ok(!ty_strv_getenv(env, "MASTER_ADDR") && !ty_strv_getenv(env, "MASTER_PORT") &&
                    !ty_strv_getenv(env, "WORLD_SIZE") && !ty_strv_getenv(env, "RANK"),
-               "pytorch: nothing for %s", r->display_name);
+               "pytorch: nothing for %s",
+               r->display_name);
             is_int(ty_strv_len(env), 3, "pytorch: three variables on %s", r->display_name);
         }
         ty_strv_free(env);
         env = NULL;
-        is_int(ty_clusterenv_render(f.ce, r, &off, &env, NULL), 0, "pytorch off: render %s",
+        is_int(ty_clusterenv_render(f.ce, r, &off, &env, NULL),
+               0,
+               "pytorch off: render %s",
                r->display_name);
         ok(!ty_strv_getenv(env, "MASTER_ADDR") && !ty_strv_getenv(env, "RANK") &&
                !ty_strv_getenv(env, "WORLD_SIZE") && !ty_strv_getenv(env, "MASTER_PORT"),
-           "pytorch off: nothing for %s", r->display_name);
+           "pytorch off: nothing for %s",
+           r->display_name);
         ty_strv_free(env);
     }
     fixture_free(&f);
@@ -556,7 +635,8 @@ static void test_pytorch(void)
     /* A single replica: WORLD_SIZE 1, RANK 0. */
     if (ok(fixture_new(&f, DOC_SINGLE, NULL, NULL) == 0, "pytorch single: set up")) {
         char **env = NULL;
-        is_int(ty_clusterenv_render(f.ce, &f.plan->replicas[0], &on, &env, NULL), 0,
+        is_int(ty_clusterenv_render(f.ce, &f.plan->replicas[0], &on, &env, NULL),
+               0,
                "pytorch single: render");
         is_str(ty_strv_getenv(env, "WORLD_SIZE"), "1", "pytorch single: WORLD_SIZE 1");
         is_str(ty_strv_getenv(env, "RANK"), "0", "pytorch single: RANK 0");
@@ -578,9 +658,9 @@ static void test_addresses(void)
     is_int(ty_plan_build(job, NULL, NULL, &plan, &err), 0, "addresses: plan");
 
     /* Unplaced replicas. */
-    ce = (struct ty_clusterenv *) &err; /* must stay untouched on failure */
+    ce = (struct ty_clusterenv *)&err; /* must stay untouched on failure */
     is_int(ty_clusterenv_new(plan, &ce, &err), -EINVAL, "unplaced: -EINVAL");
-    ok(ce == (struct ty_clusterenv *) &err, "unplaced: *ret untouched");
+    ok(ce == (struct ty_clusterenv *)&err, "unplaced: *ret untouched");
     like(err.msg, "master 0", "unplaced: names the replica");
     like(err.msg, "no address", "unplaced: says what is missing");
     ce = NULL;
@@ -601,7 +681,8 @@ static void test_addresses(void)
     is_int(ty_clusterenv_new(plan, &ce, &err), 0, "ipv6: placed");
     if (ce) {
         got = ty_clusterenv_cluster_spec(ce, &plan->replicas[0]);
-        like(got, "{\"cluster\":{\"master\":[\"h-master-0:2222\"],\"worker\":[\"[fd00::2]:2300\"]}",
+        like(got,
+             "{\"cluster\":{\"master\":[\"h-master-0:2222\"],\"worker\":[\"[fd00::2]:2300\"]}",
              "ipv6: bracketed address");
         free(got);
         ty_clusterenv_free(ce);
@@ -633,7 +714,8 @@ static void test_size(void)
 
     /* The same job grown to 5000 workers no longer fits. */
     job->roles[TY_ROLE_WORKER].count = 5000;
-    is_int(ty_clusterenv_check_size(job, TY_ADDR_LEN_VALIDATE, &err), -E2BIG,
+    is_int(ty_clusterenv_check_size(job, TY_ADDR_LEN_VALIDATE, &err),
+           -E2BIG,
            "size: 5000 workers refused");
     like(err.msg, "5003 replicas", "size: message names the replica count");
     like(err.msg, "131072", "size: message names the limit");
@@ -655,7 +737,8 @@ static void test_size(void)
 
     /* And a job document that asks for it is rejected up front. */
     ty_error_clear(&err);
-    is_int(ty_spec_parse(DOC_HUGE, strlen(DOC_HUGE), TY_SPEC_JSON, &tree, &err), 0,
+    is_int(ty_spec_parse(DOC_HUGE, strlen(DOC_HUGE), TY_SPEC_JSON, &tree, &err),
+           0,
            "size: huge document parses");
     is_int(ty_job_from_json(tree, &huge, &err), -E2BIG, "size: huge job refused");
     like(err.msg, "5001 replicas", "size: job message names the replica count");
@@ -667,10 +750,12 @@ static void test_size(void)
 
 static void test_plan_names(void)
 {
-    static const char *const tasks[] = {"master-replica-0", "worker-replica-0", "worker-replica-1",
-                                        "ps-replica-0", "evaluator-replica-0"};
-    static const char *const names[] = {"master 0", "worker 0", "worker 1", "ps 0",
-                                        "evaluator 0"};
+    static const char *const tasks[] = {"master-replica-0",
+                                        "worker-replica-0",
+                                        "worker-replica-1",
+                                        "ps-replica-0",
+                                        "evaluator-replica-0"};
+    static const char *const names[] = {"master 0", "worker 0", "worker 1", "ps 0", "evaluator 0"};
     struct ty_job *job = job_from(DOC_FULL);
     struct ty_cluster_plan *plan = NULL;
 
@@ -737,17 +822,21 @@ static void test_plan_args(void)
     is_int(ty_plan_build(job, NULL, NULL, &plan, NULL), 0, "args: plan");
     r = ty_plan_find(plan, TY_ROLE_MASTER, 0);
     is_strv(r->command, (const char *[]){"python", "train.py", NULL}, "args: master command");
-    is_strv(r->args, (const char *[]){"--role", "any", "--job-dir=/jd", NULL},
+    is_strv(r->args,
+            (const char *[]){"--role", "any", "--job-dir=/jd", NULL},
             "args: master containerArgs then --job-dir");
     argv = ty_replica_argv(r);
-    is_strv(argv, (const char *[]){"python", "train.py", "--role", "any", "--job-dir=/jd", NULL},
+    is_strv(argv,
+            (const char *[]){"python", "train.py", "--role", "any", "--job-dir=/jd", NULL},
             "args: master argv");
     ty_strv_free(argv);
     r = ty_plan_find(plan, TY_ROLE_WORKER, 0);
     is_str(r->image, "img:1", "args: worker without image runs the master's");
-    is_strv(r->command, (const char *[]){"python", "train.py", NULL},
+    is_strv(r->command,
+            (const char *[]){"python", "train.py", NULL},
             "args: worker inherits the master's command");
-    is_strv(r->args, (const char *[]){"--role", "any", "--job-dir=/jd", NULL},
+    is_strv(r->args,
+            (const char *[]){"--role", "any", "--job-dir=/jd", NULL},
             "args: worker inherits the master's args");
     r = ty_plan_find(plan, TY_ROLE_PS, 0);
     is_str(r->image, "ps:2", "args: ps image");
@@ -767,12 +856,13 @@ static void test_plan_args(void)
             "args: containerArgs, --job-dir, trial args");
     argv = ty_replica_argv(&plan->replicas[0]);
     is_strv(argv,
-            (const char *[]){"python", "train.py", "--role", "any", "--job-dir=/jd/7", "--opt=sgd",
-                             NULL},
+            (const char *[]){
+                "python", "train.py", "--role", "any", "--job-dir=/jd/7", "--opt=sgd", NULL},
             "args: trial argv");
     ty_strv_free(argv);
     is_strv(ty_plan_find(plan, TY_ROLE_EVALUATOR, 0)->args,
-            (const char *[]){"--job-dir=/jd/7", "--opt=sgd", NULL}, "args: evaluator trial args");
+            (const char *[]){"--job-dir=/jd/7", "--opt=sgd", NULL},
+            "args: evaluator trial args");
     ty_plan_free(plan);
     ty_job_free(job);
 
@@ -781,11 +871,13 @@ static void test_plan_args(void)
         return;
     is_int(ty_plan_build(job, NULL, NULL, &plan, NULL), 0, "jobdir: plan");
     ok(plan->replicas[0].command == NULL, "jobdir: no command");
-    is_strv(plan->replicas[0].args, (const char *[]){"--job-dir=gs://b/out", NULL},
+    is_strv(plan->replicas[0].args,
+            (const char *[]){"--job-dir=gs://b/out", NULL},
             "jobdir: args is just --job-dir");
     ty_plan_free(plan);
     is_int(ty_plan_build(job, NULL, targs, &plan, NULL), 0, "jobdir: plan with trial args only");
-    is_strv(plan->replicas[0].args, (const char *[]){"--job-dir=gs://b/out", "--opt=sgd", NULL},
+    is_strv(plan->replicas[0].args,
+            (const char *[]){"--job-dir=gs://b/out", "--opt=sgd", NULL},
             "jobdir: --job-dir then trial args");
     ty_plan_free(plan);
     ty_job_free(job);

@@ -16,8 +16,9 @@
 static struct ty_error err;
 
 /* A job around a HyperparameterSpec body ("'params':[...]" etc.). */
-#define HPJOB(body) "{'jobId':'hp_job','trainingInput':{'masterConfig':{'imageUri':'i'}," \
-                    "'hyperparameters':{" body "}}}"
+#define HPJOB(body)                                                                                \
+    "{'jobId':'hp_job','trainingInput':{'masterConfig':{'imageUri':'i'},"                          \
+    "'hyperparameters':{" body "}}}"
 #define P_LR "{'parameterName':'lr','type':'DOUBLE','minValue':0.0001,'maxValue':0.1}"
 
 static int load(const char *text, enum ty_spec_format fmt, struct ty_job **ret)
@@ -108,10 +109,9 @@ static void test_full_spec(void)
         is_int(hp->params[2].scale, TY_HP_SCALE_NONE, "param 2 no scale");
         is_int(hp->params[3].n_discrete, 3, "param 3: three values");
         ok(hp->params[3].discrete && hp->params[3].discrete[2] == 64.5, "param 3 values");
-        _cleanup_free_ char *c = ty_json_compact(
-            json_object_get(job->training_input, "hyperparameters"));
-        like(c, "\"maxTrials\":20,\"maxParallelTrials\":4",
-             "canonical: int32 fields as numbers");
+        _cleanup_free_ char *c =
+            ty_json_compact(json_object_get(job->training_input, "hyperparameters"));
+        like(c, "\"maxTrials\":20,\"maxParallelTrials\":4", "canonical: int32 fields as numbers");
         like(c, "\"minValue\":0.0001", "canonical: a double from a string");
     }
     ty_job_free(job);
@@ -128,8 +128,8 @@ static void test_full_spec(void)
     }
     ty_job_free(job);
 
-    job = good(HPJOB("'goal':'GOAL_TYPE_UNSPECIFIED','params':[" P_LR "]"),
-               "GOAL_TYPE_UNSPECIFIED");
+    job =
+        good(HPJOB("'goal':'GOAL_TYPE_UNSPECIFIED','params':[" P_LR "]"), "GOAL_TYPE_UNSPECIFIED");
     if (job && job->hp)
         ok(job->hp->maximize, "GOAL_TYPE_UNSPECIFIED maximizes");
     ty_job_free(job);
@@ -167,40 +167,52 @@ static void test_full_spec(void)
 
 static void test_spec_rules(void)
 {
-    bad(HPJOB("'maxTrials':5"), "trainingInput.hyperparameters.params: at least one parameter",
+    bad(HPJOB("'maxTrials':5"),
+        "trainingInput.hyperparameters.params: at least one parameter",
         "no params");
     bad(HPJOB("'params':[]"), "hyperparameters.params: at least one parameter", "empty params");
-    bad(HPJOB("'params':" P_LR), "'trainingInput.hyperparameters.params' (TYPE_ARRAY)",
+    bad(HPJOB("'params':" P_LR),
+        "'trainingInput.hyperparameters.params' (TYPE_ARRAY)",
         "params as an object");
     bad(HPJOB("'maxTrials':0,'params':[" P_LR "]"),
         "trainingInput.hyperparameters.maxTrials: must be between 1 and 10000 (got 0)",
         "maxTrials 0");
-    bad(HPJOB("'maxTrials':10001,'params':[" P_LR "]"), "hyperparameters.maxTrials: must be",
+    bad(HPJOB("'maxTrials':10001,'params':[" P_LR "]"),
+        "hyperparameters.maxTrials: must be",
         "maxTrials 10001");
     good_free(HPJOB("'maxTrials':10000,'params':[" P_LR "]"), "maxTrials 10000");
     bad(HPJOB("'maxTrials':'many','params':[" P_LR "]"),
-        "'trainingInput.hyperparameters.maxTrials' (TYPE_INT32)", "maxTrials 'many'");
+        "'trainingInput.hyperparameters.maxTrials' (TYPE_INT32)",
+        "maxTrials 'many'");
     bad(HPJOB("'maxParallelTrials':0,'params':[" P_LR "]"),
-        "hyperparameters.maxParallelTrials: must be at least 1", "maxParallelTrials 0");
+        "hyperparameters.maxParallelTrials: must be at least 1",
+        "maxParallelTrials 0");
     bad(HPJOB("'maxFailedTrials':-1,'params':[" P_LR "]"),
-        "hyperparameters.maxFailedTrials: must not be negative", "maxFailedTrials -1");
+        "hyperparameters.maxFailedTrials: must not be negative",
+        "maxFailedTrials -1");
     bad(HPJOB("'hyperparameterMetricTag':'','params':[" P_LR "]"),
-        "hyperparameters.hyperparameterMetricTag: must not be empty", "an empty metric tag");
+        "hyperparameters.hyperparameterMetricTag: must not be empty",
+        "an empty metric tag");
     bad(HPJOB("'resumePreviousJobId':'1st-run','params':[" P_LR "]"),
         "hyperparameters.resumePreviousJobId: '1st-run' is not a valid job id",
         "a bad resumePreviousJobId");
     bad(HPJOB("'goal':'BEST','params':[" P_LR "]"),
-        "'trainingInput.hyperparameters.goal' (TYPE_ENUM)", "goal BEST");
+        "'trainingInput.hyperparameters.goal' (TYPE_ENUM)",
+        "goal BEST");
     bad(HPJOB("'algorithm':'BAYES','params':[" P_LR "]"),
-        "'trainingInput.hyperparameters.algorithm' (TYPE_ENUM)", "algorithm BAYES");
+        "'trainingInput.hyperparameters.algorithm' (TYPE_ENUM)",
+        "algorithm BAYES");
 
     char *doc;
     size_t n = 0, cap = 16384;
     char *params = xmalloc(cap);
     for (int i = 0; i <= TY_HP_MAX_PARAMS; i++)
-        n += (size_t) snprintf(params + n, cap - n,
-                               "%s{'parameterName':'p%d','type':'INTEGER','minValue':0,"
-                               "'maxValue':1}", i ? "," : "", i);
+        n += (size_t)snprintf(params + n,
+                              cap - n,
+                              "%s{'parameterName':'p%d','type':'INTEGER','minValue':0,"
+                              "'maxValue':1}",
+                              i ? "," : "",
+                              i);
     doc = xasprintf(HPJOB("'params':[%s]"), params);
     bad(doc, "hyperparameters.params: at most 100 parameters (got 101)", "101 params");
     free(doc);
@@ -211,46 +223,57 @@ static void test_param_rules(void)
 {
 #define PARAMS(p) HPJOB("'params':[" p "]")
     bad(PARAMS("{'type':'DOUBLE','minValue':0,'maxValue':1}"),
-        "hyperparameters.params[0].parameterName: required", "a param without a name");
+        "hyperparameters.params[0].parameterName: required",
+        "a param without a name");
     bad(PARAMS("{'parameterName':'learning rate','type':'DOUBLE','minValue':0,'maxValue':1}"),
         "hyperparameters.params[0].parameterName: 'learning rate' may contain only",
         "a param name with a space");
     bad(PARAMS("{'parameterName':'a=b','type':'DOUBLE','minValue':0,'maxValue':1}"),
-        "params[0].parameterName: 'a=b'", "a param name with '='");
+        "params[0].parameterName: 'a=b'",
+        "a param name with '='");
     bad(PARAMS("{'parameterName':'','type':'DOUBLE','minValue':0,'maxValue':1}"),
-        "params[0].parameterName: '' may contain only", "an empty param name");
+        "params[0].parameterName: '' may contain only",
+        "an empty param name");
     bad(PARAMS(P_LR ",{'parameterName':'lr','type':'INTEGER','minValue':0,'maxValue':1}"),
         "hyperparameters.params[1].parameterName: 'lr' is already used by params[0]",
         "a duplicate param name");
     bad(PARAMS("{'parameterName':'lr','minValue':0,'maxValue':1}"),
-        "hyperparameters.params[0].type: required", "a param without a type");
+        "hyperparameters.params[0].type: required",
+        "a param without a type");
     bad(PARAMS("{'parameterName':'lr','type':'PARAMETER_TYPE_UNSPECIFIED'}"),
-        "params[0].type: required", "PARAMETER_TYPE_UNSPECIFIED");
+        "params[0].type: required",
+        "PARAMETER_TYPE_UNSPECIFIED");
     bad(PARAMS("{'parameterName':'lr','type':'FLOAT','minValue':0,'maxValue':1}"),
-        "'trainingInput.hyperparameters.params[0].type' (TYPE_ENUM)", "type FLOAT");
+        "'trainingInput.hyperparameters.params[0].type' (TYPE_ENUM)",
+        "type FLOAT");
 
     /* DOUBLE and INTEGER */
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','maxValue':1}"),
         "hyperparameters.params[0]: minValue and maxValue are required for DOUBLE",
         "DOUBLE without minValue");
     bad(PARAMS("{'parameterName':'n','type':'INTEGER','minValue':1}"),
-        "minValue and maxValue are required for INTEGER", "INTEGER without maxValue");
+        "minValue and maxValue are required for INTEGER",
+        "INTEGER without maxValue");
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':0,'maxValue':1,"
                "'categoricalValues':['a']}"),
         "params[0]: DOUBLE parameter 'lr' takes minValue and maxValue, not categoricalValues",
         "DOUBLE with categoricalValues");
     bad(PARAMS("{'parameterName':'n','type':'INTEGER','minValue':0,'maxValue':1,"
                "'discreteValues':[1]}"),
-        "not discreteValues", "INTEGER with discreteValues");
+        "not discreteValues",
+        "INTEGER with discreteValues");
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':1,'maxValue':1}"),
-        "params[0]: minValue (1) must be less than maxValue (1)", "minValue == maxValue");
+        "params[0]: minValue (1) must be less than maxValue (1)",
+        "minValue == maxValue");
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':2,'maxValue':1}"),
-        "minValue (2) must be less than maxValue (1)", "minValue > maxValue");
+        "minValue (2) must be less than maxValue (1)",
+        "minValue > maxValue");
     bad(PARAMS("{'parameterName':'n','type':'INTEGER','minValue':0.5,'maxValue':4}"),
         "params[0]: minValue and maxValue must be whole numbers for INTEGER parameter 'n'",
         "INTEGER with a fractional minValue");
     bad(PARAMS("{'parameterName':'n','type':'INTEGER','minValue':0,'maxValue':4.5}"),
-        "must be whole numbers", "INTEGER with a fractional maxValue");
+        "must be whole numbers",
+        "INTEGER with a fractional maxValue");
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':0,'maxValue':1,"
                "'scaleType':'UNIT_LOG_SCALE'}"),
         "hyperparameters.params[0].scaleType: UNIT_LOG_SCALE needs minValue > 0 (got 0)",
@@ -263,17 +286,21 @@ static void test_param_rules(void)
                      "'scaleType':'UNIT_REVERSE_LOG_SCALE'}"),
               "INTEGER on a reverse log scale from 1");
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':'x','maxValue':1}"),
-        "'trainingInput.hyperparameters.params[0].minValue' (TYPE_DOUBLE)", "minValue 'x'");
+        "'trainingInput.hyperparameters.params[0].minValue' (TYPE_DOUBLE)",
+        "minValue 'x'");
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':'inf','maxValue':1}"),
-        "params[0].minValue' (TYPE_DOUBLE)", "minValue 'inf'");
+        "params[0].minValue' (TYPE_DOUBLE)",
+        "minValue 'inf'");
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','scaleType':'LOG','minValue':1,"
                "'maxValue':2}"),
-        "'trainingInput.hyperparameters.params[0].scaleType' (TYPE_ENUM)", "scaleType LOG");
+        "'trainingInput.hyperparameters.params[0].scaleType' (TYPE_ENUM)",
+        "scaleType LOG");
 
     /* GRID_SEARCH */
     bad(HPJOB("'algorithm':'GRID_SEARCH','params':[" P_LR "]"),
         "trainingInput.hyperparameters.algorithm: GRID_SEARCH needs INTEGER, CATEGORICAL or "
-        "DISCRETE parameters, and 'lr' is DOUBLE", "GRID_SEARCH with a DOUBLE");
+        "DISCRETE parameters, and 'lr' is DOUBLE",
+        "GRID_SEARCH with a DOUBLE");
     good_free(HPJOB("'algorithm':'GRID_SEARCH','maxTrials':12,'params':[{'parameterName':'n',"
                     "'type':'INTEGER','minValue':1,'maxValue':3},{'parameterName':'o','type':"
                     "'CATEGORICAL','categoricalValues':['a','b']},{'parameterName':'d','type':"
@@ -285,13 +312,15 @@ static void test_param_rules(void)
         "hyperparameters.params[0].categoricalValues: required (non-empty) for CATEGORICAL",
         "CATEGORICAL without values");
     bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':[]}"),
-        "params[0].categoricalValues: required", "CATEGORICAL with an empty list");
+        "params[0].categoricalValues: required",
+        "CATEGORICAL with an empty list");
     bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a'],"
                "'minValue':0}"),
         "params[0]: CATEGORICAL parameter 'o' takes only categoricalValues",
         "CATEGORICAL with minValue");
     bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a','b','a']}"),
-        "params[0].categoricalValues: 'a' is listed twice", "a repeated category");
+        "params[0].categoricalValues: 'a' is listed twice",
+        "a repeated category");
     bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a',3]}"),
         "'trainingInput.hyperparameters.params[0].categoricalValues[1]' (TYPE_STRING)",
         "a number as a category in JSON");
@@ -301,17 +330,21 @@ static void test_param_rules(void)
         "hyperparameters.params[0].discreteValues: required (non-empty) for DISCRETE",
         "DISCRETE without values");
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[]}"),
-        "params[0].discreteValues: required", "DISCRETE with an empty list");
+        "params[0].discreteValues: required",
+        "DISCRETE with an empty list");
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[1,2],'maxValue':3}"),
-        "params[0]: DISCRETE parameter 'd' takes only discreteValues", "DISCRETE with maxValue");
+        "params[0]: DISCRETE parameter 'd' takes only discreteValues",
+        "DISCRETE with maxValue");
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[1,2,2]}"),
         "params[0].discreteValues: must be strictly increasing (2 follows 2)",
         "a repeated discrete value");
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[3,1]}"),
-        "must be strictly increasing (1 follows 3)", "decreasing discrete values");
+        "must be strictly increasing (1 follows 3)",
+        "decreasing discrete values");
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[0,1],"
                "'scaleType':'UNIT_LOG_SCALE'}"),
-        "params[0].scaleType: UNIT_LOG_SCALE needs values > 0", "log scale over 0");
+        "params[0].scaleType: UNIT_LOG_SCALE needs values > 0",
+        "log scale over 0");
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[1,'two']}"),
         "'trainingInput.hyperparameters.params[0].discreteValues[1]' (TYPE_DOUBLE)",
         "a discrete value that is no number");
@@ -323,10 +356,11 @@ static void test_param_rules(void)
         char *vals = xmalloc(cap);
         char *doc;
         for (int i = 0; i <= TY_HP_MAX_DISCRETE; i++)
-            n += (size_t) snprintf(vals + n, cap - n, "%s%d", i ? "," : "", i);
+            n += (size_t)snprintf(vals + n, cap - n, "%s%d", i ? "," : "", i);
         doc = xasprintf(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[%s]}"),
                         vals);
-        bad(doc, "params[0].discreteValues: at most 1000 values (got 1001)",
+        bad(doc,
+            "params[0].discreteValues: at most 1000 values (got 1001)",
             "1001 discrete values");
         free(doc);
         /* 1000 values: drop the last one */

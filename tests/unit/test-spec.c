@@ -18,7 +18,7 @@
 static struct ty_error err;
 
 /* A minimal valid CUSTOM TrainingInput, to extend with ",'field':..." */
-#define IMG "'masterConfig':{'imageUri':'gcr.io/p/img:1'}"
+#define IMG    "'masterConfig':{'imageUri':'gcr.io/p/img:1'}"
 #define CUSTOM "'scaleTier':'CUSTOM','masterType':'n1-standard-4'," IMG
 
 static char *dq(const char *s)
@@ -50,8 +50,7 @@ static int load(const char *text, enum ty_spec_format fmt, struct ty_job **ret)
 
 /* One check: the document is rejected and the message contains @needle (err.msg is empty
  * after a success, so an accepted document fails the check). */
-static void bad_fmt(enum ty_spec_format fmt, const char *text, const char *needle,
-                    const char *name)
+static void bad_fmt(enum ty_spec_format fmt, const char *text, const char *needle, const char *name)
 {
     struct ty_job *job = NULL;
     int r = load(text, fmt, &job);
@@ -119,7 +118,8 @@ static void test_job_id(void)
     like(err.msg, "jobId: may contain only letters", "job id: non-ASCII letter");
     ty_validate_job_id("", &err);
     like(err.msg, "jobId: required", "job id: empty");
-    bad("{'jobId':'my job','trainingInput':{" IMG "}}", "jobId: may contain only",
+    bad("{'jobId':'my job','trainingInput':{" IMG "}}",
+        "jobId: may contain only",
         "a Job with a bad jobId");
 
     /* ty_job_from_json needs a jobId. */
@@ -136,7 +136,8 @@ static void test_tiers(void)
 {
     struct ty_job *job;
 
-    bad("{'scaleTier':'CUSTOM'," IMG "}", "trainingInput.masterType: required",
+    bad("{'scaleTier':'CUSTOM'," IMG "}",
+        "trainingInput.masterType: required",
         "CUSTOM without masterType");
     job = good("{'masterType':'n1-standard-8'," IMG "}", "masterType without scaleTier");
     if (job) {
@@ -155,7 +156,8 @@ static void test_tiers(void)
 
     job = good("{'scaleTier':'BASIC_GPU'," IMG "}", "BASIC_GPU");
     if (job) {
-        is_str(job->roles[TY_ROLE_MASTER].machine_type, "standard_gpu",
+        is_str(job->roles[TY_ROLE_MASTER].machine_type,
+               "standard_gpu",
                "BASIC_GPU master: standard_gpu (one GPU)");
         is_int(ty_job_replica_count(job), 1, "BASIC_GPU: master only");
     }
@@ -167,7 +169,8 @@ static void test_tiers(void)
         is_int(job->roles[TY_ROLE_PS].count, 3, "STANDARD_1: 3 ps");
         is_int(job->roles[TY_ROLE_EVALUATOR].count, 0, "STANDARD_1: no evaluator");
         is_str(job->roles[TY_ROLE_WORKER].machine_type, "standard", "STANDARD_1 worker type");
-        is_str(job->roles[TY_ROLE_WORKER].image_uri, "gcr.io/p/img:1",
+        is_str(job->roles[TY_ROLE_WORKER].image_uri,
+               "gcr.io/p/img:1",
                "STANDARD_1 workers run the master's image");
         ok(!json_object_get(job->training_input, "workerCount"),
            "expansion does not rewrite the canonical TrainingInput");
@@ -189,49 +192,65 @@ static void test_tiers(void)
     bad("{'scaleTier':'STANDARD_1','workerCount':'2'," IMG "}",
         "trainingInput.workerCount: may only be set when scaleTier is CUSTOM",
         "workerCount with STANDARD_1");
-    bad("{'scaleTier':'BASIC','workerType':'standard'," IMG "}", "trainingInput.workerType: may "
-        "only be set", "workerType with BASIC");
-    bad("{'scaleTier':'PREMIUM_1','evaluatorCount':1," IMG "}", "trainingInput.evaluatorCount",
+    bad("{'scaleTier':'BASIC','workerType':'standard'," IMG "}",
+        "trainingInput.workerType: may "
+        "only be set",
+        "workerType with BASIC");
+    bad("{'scaleTier':'PREMIUM_1','evaluatorCount':1," IMG "}",
+        "trainingInput.evaluatorCount",
         "evaluatorCount with PREMIUM_1");
     good_free("{'scaleTier':'BASIC','workerCount':'0'," IMG "}", "workerCount 0 with BASIC");
     bad("{'scaleTier':'BASIC_GPU','parameterServerCount':'1'," IMG "}",
         "trainingInput.parameterServerCount: may only be set when scaleTier is CUSTOM "
-        "(scaleTier is BASIC_GPU", "parameterServerCount with BASIC_GPU");
+        "(scaleTier is BASIC_GPU",
+        "parameterServerCount with BASIC_GPU");
 }
 
 static void test_roles(void)
 {
     struct ty_job *job;
 
-    bad("{" CUSTOM ",'workerCount':'2'}", "trainingInput.workerType: required when workerCount",
+    bad("{" CUSTOM ",'workerCount':'2'}",
+        "trainingInput.workerType: required when workerCount",
         "positive workerCount without workerType");
-    bad("{" CUSTOM ",'parameterServerCount':'1'}", "trainingInput.parameterServerType: required",
+    bad("{" CUSTOM ",'parameterServerCount':'1'}",
+        "trainingInput.parameterServerType: required",
         "positive parameterServerCount without parameterServerType");
-    bad("{" CUSTOM ",'evaluatorCount':'1'}", "trainingInput.evaluatorType: required",
+    bad("{" CUSTOM ",'evaluatorCount':'1'}",
+        "trainingInput.evaluatorType: required",
         "positive evaluatorCount without evaluatorType");
     bad("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'-1'}",
-        "trainingInput.workerCount: must not be negative", "negative workerCount");
+        "trainingInput.workerCount: must not be negative",
+        "negative workerCount");
     bad("{" CUSTOM ",'parameterServerType':'n1-standard-4','parameterServerCount':'-3'}",
-        "trainingInput.parameterServerCount: must not be negative", "negative ps count");
+        "trainingInput.parameterServerCount: must not be negative",
+        "negative ps count");
     bad("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'10001'}",
-        "trainingInput.workerCount: at most 10000", "workerCount over the limit");
+        "trainingInput.workerCount: at most 10000",
+        "workerCount over the limit");
     bad("{'scaleTier':'CUSTOM','masterType':'n1-standard-3'," IMG "}",
-        "trainingInput.masterType: unknown machine type 'n1-standard-3'", "unknown masterType");
+        "trainingInput.masterType: unknown machine type 'n1-standard-3'",
+        "unknown masterType");
     bad("{" CUSTOM ",'workerType':'m5.large','workerCount':'1'}",
-        "trainingInput.workerType: unknown machine type", "unknown workerType");
+        "trainingInput.workerType: unknown machine type",
+        "unknown workerType");
     bad("{" CUSTOM ",'workerType':'complex_model_m','workerCount':'1'}",
         "trainingInput.workerType: 'complex_model_m' and masterType 'n1-standard-4' cannot be "
-        "mixed", "Compute Engine master with a legacy worker");
+        "mixed",
+        "Compute Engine master with a legacy worker");
     bad("{'scaleTier':'CUSTOM','masterType':'complex_model_m'," IMG
         ",'evaluatorType':'n1-highcpu-16','evaluatorCount':'1'}",
-        "trainingInput.evaluatorType: 'n1-highcpu-16' and masterType", "legacy master, CE eval");
+        "trainingInput.evaluatorType: 'n1-highcpu-16' and masterType",
+        "legacy master, CE eval");
     bad("{'scaleTier':'CUSTOM','masterType':'cloud_tpu'," IMG "}",
-        "trainingInput.masterType: 'cloud_tpu': Cloud TPUs", "cloud_tpu master");
+        "trainingInput.masterType: 'cloud_tpu': Cloud TPUs",
+        "cloud_tpu master");
 
     job = good("{'scaleTier':'CUSTOM','masterType':'complex_model_m'," IMG
                ",'workerType':'complex_model_m_gpu','workerCount':'3','parameterServerType':"
                "'large_model','parameterServerCount':2,'evaluatorType':'standard',"
-               "'evaluatorCount':'1'}", "legacy types throughout");
+               "'evaluatorCount':'1'}",
+               "legacy types throughout");
     if (job) {
         is_int(ty_job_replica_count(job), 7, "CUSTOM: 1 + 3 + 2 + 1 replicas");
         is_str(job->roles[TY_ROLE_PS].machine_type, "large_model", "ps machine type");
@@ -239,13 +258,17 @@ static void test_roles(void)
     ty_job_free(job);
     good_free("{" CUSTOM ",'workerType':'a2-highgpu-1g','workerCount':'1'}",
               "Compute Engine types throughout (n1 + a2)");
-    bad("{" CUSTOM ",'workerType':'standard','workerCount':'0'}", "trainingInput.workerType: "
-        "'standard' and masterType", "a legacy workerType with a CE master, even for 0 workers");
+    bad("{" CUSTOM ",'workerType':'standard','workerCount':'0'}",
+        "trainingInput.workerType: "
+        "'standard' and masterType",
+        "a legacy workerType with a CE master, even for 0 workers");
 
     /* Images and commands. */
-    bad("{'scaleTier':'BASIC'}", "trainingInput.masterConfig.imageUri: required",
+    bad("{'scaleTier':'BASIC'}",
+        "trainingInput.masterConfig.imageUri: required",
         "no masterConfig");
-    bad("{'masterConfig':{'imageUri':''}}", "trainingInput.masterConfig.imageUri: required",
+    bad("{'masterConfig':{'imageUri':''}}",
+        "trainingInput.masterConfig.imageUri: required",
         "empty master imageUri");
     bad("{'scaleTier':'CUSTOM','masterType':'n1-standard-4','args':['--x'],'masterConfig':"
         "{'imageUri':'i','containerCommand':['python']}}",
@@ -270,7 +293,8 @@ static void test_roles(void)
                "'workerType':'n1-standard-4','workerCount':'2','parameterServerType':"
                "'n1-standard-4','parameterServerCount':'1','parameterServerConfig':{'imageUri':"
                "'ps'},'evaluatorType':'n1-standard-4','evaluatorCount':'1','evaluatorConfig':"
-               "{'containerArgs':['--eval']}}", "per-role images and commands");
+               "{'containerArgs':['--eval']}}",
+               "per-role images and commands");
     if (job) {
         struct ty_role_spec *w = &job->roles[TY_ROLE_WORKER], *p = &job->roles[TY_ROLE_PS];
         struct ty_role_spec *e = &job->roles[TY_ROLE_EVALUATOR];
@@ -293,8 +317,9 @@ static void test_roles(void)
 static void test_accelerators(void)
 {
     struct ty_job *job;
-#define ACC(cfg) "{'scaleTier':'CUSTOM','masterType':'n1-standard-8','masterConfig':" \
-                 "{'imageUri':'i','acceleratorConfig':" cfg "}}"
+#define ACC(cfg)                                                                                   \
+    "{'scaleTier':'CUSTOM','masterType':'n1-standard-8','masterConfig':"                           \
+    "{'imageUri':'i','acceleratorConfig':" cfg "}}"
 
     job = good(ACC("{'type':'NVIDIA_TESLA_T4','count':'2'}"), "two T4s on n1-standard-8");
     if (job) {
@@ -308,18 +333,23 @@ static void test_accelerators(void)
     bad(ACC("{'type':'NVIDIA_TESLA_T4','count':'0'}"),
         "trainingInput.masterConfig.acceleratorConfig.count: must be greater than 0",
         "accelerator count 0");
-    bad(ACC("{'type':'NVIDIA_TESLA_T4'}"), "acceleratorConfig.count: must be greater than 0",
+    bad(ACC("{'type':'NVIDIA_TESLA_T4'}"),
+        "acceleratorConfig.count: must be greater than 0",
         "accelerator without count");
-    bad(ACC("{'count':'1'}"), "trainingInput.masterConfig.acceleratorConfig.type: required",
+    bad(ACC("{'count':'1'}"),
+        "trainingInput.masterConfig.acceleratorConfig.type: required",
         "accelerator without type");
     bad(ACC("{'type':'ACCELERATOR_TYPE_UNSPECIFIED','count':'1'}"),
-        "acceleratorConfig.type: required", "ACCELERATOR_TYPE_UNSPECIFIED");
+        "acceleratorConfig.type: required",
+        "ACCELERATOR_TYPE_UNSPECIFIED");
     bad(ACC("{'type':'TPU_V3','count':'8'}"),
-        "trainingInput.masterConfig.acceleratorConfig.type: 'TPU_V3': Cloud TPUs", "TPU_V3");
+        "trainingInput.masterConfig.acceleratorConfig.type: 'TPU_V3': Cloud TPUs",
+        "TPU_V3");
     bad("{'scaleTier':'CUSTOM','masterType':'standard_gpu','masterConfig':{'imageUri':'i',"
         "'acceleratorConfig':{'type':'NVIDIA_TESLA_K80','count':'1'}}}",
         "trainingInput.masterConfig.acceleratorConfig: accelerators can only be attached to "
-        "Compute Engine machine types", "an accelerator on a legacy type");
+        "Compute Engine machine types",
+        "an accelerator on a legacy type");
     bad("{'scaleTier':'BASIC','masterConfig':{'imageUri':'i','acceleratorConfig':{'type':"
         "'NVIDIA_TESLA_T4','count':'1'}}}",
         "trainingInput.masterConfig.acceleratorConfig: accelerators can only be attached",
@@ -335,12 +365,14 @@ static void test_misc_rules(void)
 {
     struct ty_job *job;
 
-    bad("{" IMG ",'runtimeVersion':'2.11'}", "trainingInput.runtimeVersion: trainyard runs "
-        "custom-container jobs only", "runtimeVersion");
+    bad("{" IMG ",'runtimeVersion':'2.11'}",
+        "trainingInput.runtimeVersion: trainyard runs "
+        "custom-container jobs only",
+        "runtimeVersion");
     bad("{" IMG ",'pythonModule':'trainer.task'}", "trainingInput.pythonModule:", "pythonModule");
-    bad("{" IMG ",'packageUris':['gs://b/p.tar.gz']}", "trainingInput.packageUris:",
-        "packageUris");
-    bad("{'jobId':'j','predictionInput':{}}", "predictionInput: batch prediction",
+    bad("{" IMG ",'packageUris':['gs://b/p.tar.gz']}", "trainingInput.packageUris:", "packageUris");
+    bad("{'jobId':'j','predictionInput':{}}",
+        "predictionInput: batch prediction",
         "predictionInput");
 
     /* scheduling */
@@ -354,21 +386,31 @@ static void test_misc_rules(void)
     bad(SCHED("'maxRunningTime':'2h'"),
         "Invalid value at 'trainingInput.scheduling.maxRunningTime' (google.protobuf.Duration)",
         "maxRunningTime '2h'");
-    bad(SCHED("'maxRunningTime':7200"), "'trainingInput.scheduling.maxRunningTime'",
+    bad(SCHED("'maxRunningTime':7200"),
+        "'trainingInput.scheduling.maxRunningTime'",
         "maxRunningTime as a number");
-    bad(SCHED("'maxRunningTime':'-5s'"), "'trainingInput.scheduling.maxRunningTime'",
+    bad(SCHED("'maxRunningTime':'-5s'"),
+        "'trainingInput.scheduling.maxRunningTime'",
         "negative maxRunningTime");
-    bad(SCHED("'maxRunningTime':'0s'"), "trainingInput.scheduling.maxRunningTime: must be "
-        "positive", "maxRunningTime 0s");
-    bad(SCHED("'maxWaitTime':'1799s'"), "trainingInput.scheduling.maxWaitTime: must be at least "
-        "1800s", "maxWaitTime under 1800s");
-    bad(SCHED("'maxWaitTime':'1799.999999s'"), "maxWaitTime: must be at least 1800s",
+    bad(SCHED("'maxRunningTime':'0s'"),
+        "trainingInput.scheduling.maxRunningTime: must be "
+        "positive",
+        "maxRunningTime 0s");
+    bad(SCHED("'maxWaitTime':'1799s'"),
+        "trainingInput.scheduling.maxWaitTime: must be at least "
+        "1800s",
+        "maxWaitTime under 1800s");
+    bad(SCHED("'maxWaitTime':'1799.999999s'"),
+        "maxWaitTime: must be at least 1800s",
         "maxWaitTime a microsecond under 1800s");
-    bad(SCHED("'priority':-1"), "trainingInput.scheduling.priority: must be between 0 and 1000",
+    bad(SCHED("'priority':-1"),
+        "trainingInput.scheduling.priority: must be between 0 and 1000",
         "priority -1");
-    bad(SCHED("'priority':1001"), "trainingInput.scheduling.priority: must be between",
+    bad(SCHED("'priority':1001"),
+        "trainingInput.scheduling.priority: must be between",
         "priority 1001");
-    bad(SCHED("'priority':5000000000"), "'trainingInput.scheduling.priority' (TYPE_INT32)",
+    bad(SCHED("'priority':5000000000"),
+        "'trainingInput.scheduling.priority' (TYPE_INT32)",
         "priority beyond int32");
 #undef SCHED
 
@@ -376,12 +418,18 @@ static void test_misc_rules(void)
 #define DISK(d) "{'masterConfig':{'imageUri':'i','diskConfig':{" d "}}}"
     good_free(DISK("'bootDiskType':'pd-standard','bootDiskSizeGb':200"), "pd-standard, 200 GB");
     good_free(DISK("'bootDiskType':'pd-ssd'"), "pd-ssd");
-    bad(DISK("'bootDiskType':'pd-balanced'"), "trainingInput.masterConfig.diskConfig."
-        "bootDiskType: must be 'pd-ssd' or 'pd-standard'", "pd-balanced");
-    bad(DISK("'bootDiskSizeGb':0"), "trainingInput.masterConfig.diskConfig.bootDiskSizeGb: must "
-        "be positive", "a 0 GB disk");
-    bad(DISK("'bootDiskSizeGb':'big'"), "'trainingInput.masterConfig.diskConfig.bootDiskSizeGb'"
-        " (TYPE_INT32)", "a disk size that is no number");
+    bad(DISK("'bootDiskType':'pd-balanced'"),
+        "trainingInput.masterConfig.diskConfig."
+        "bootDiskType: must be 'pd-ssd' or 'pd-standard'",
+        "pd-balanced");
+    bad(DISK("'bootDiskSizeGb':0"),
+        "trainingInput.masterConfig.diskConfig.bootDiskSizeGb: must "
+        "be positive",
+        "a 0 GB disk");
+    bad(DISK("'bootDiskSizeGb':'big'"),
+        "'trainingInput.masterConfig.diskConfig.bootDiskSizeGb'"
+        " (TYPE_INT32)",
+        "a disk size that is no number");
     bad("{" CUSTOM ",'evaluatorType':'n1-standard-4','evaluatorCount':1,'evaluatorConfig':{"
         "'diskConfig':{'bootDiskSizeGb':-10}}}",
         "trainingInput.evaluatorConfig.diskConfig.bootDiskSizeGb: must be positive",
@@ -390,41 +438,48 @@ static void test_misc_rules(void)
 
     /* labels */
     job = good("{'jobId':'j','labels':{'team':'ml-infra','cost_centre':'','k8':'v_1'},"
-               "'trainingInput':{" IMG "}}", "labels");
+               "'trainingInput':{" IMG "}}",
+               "labels");
     if (job)
-        is_str(json_string_value(json_object_get(job->labels, "team")), "ml-infra",
-               "labels kept");
+        is_str(json_string_value(json_object_get(job->labels, "team")), "ml-infra", "labels kept");
     ty_job_free(job);
     bad("{'jobId':'j','labels':{'Team':'ml'},'trainingInput':{" IMG "}}",
-        "labels: key 'Team' must start with a lowercase letter", "an uppercase label key");
-    bad("{'jobId':'j','labels':{'1team':'ml'},'trainingInput':{" IMG "}}", "labels: key '1team'",
+        "labels: key 'Team' must start with a lowercase letter",
+        "an uppercase label key");
+    bad("{'jobId':'j','labels':{'1team':'ml'},'trainingInput':{" IMG "}}",
+        "labels: key '1team'",
         "a label key starting with a digit");
-    bad("{'jobId':'j','labels':{'':'ml'},'trainingInput':{" IMG "}}", "labels: key ''",
+    bad("{'jobId':'j','labels':{'':'ml'},'trainingInput':{" IMG "}}",
+        "labels: key ''",
         "an empty label key");
     bad("{'jobId':'j','labels':{'team':'ML'},'trainingInput':{" IMG "}}",
-        "labels.team: value 'ML' may contain only", "an uppercase label value");
-    bad("{'jobId':'j','labels':{'team':'a b'},'trainingInput':{" IMG "}}", "labels.team: value",
+        "labels.team: value 'ML' may contain only",
+        "an uppercase label value");
+    bad("{'jobId':'j','labels':{'team':'a b'},'trainingInput':{" IMG "}}",
+        "labels.team: value",
         "a label value with a space");
     bad("{'jobId':'j','labels':{'team':7},'trainingInput':{" IMG "}}",
-        "Invalid value at 'labels.team' (TYPE_STRING)", "a numeric label value in JSON");
+        "Invalid value at 'labels.team' (TYPE_STRING)",
+        "a numeric label value in JSON");
     bad("{'jobId':'j','labels':['a'],'trainingInput':{" IMG "}}",
-        "Invalid value at 'labels' (TYPE_MAP)", "labels as a list");
+        "Invalid value at 'labels' (TYPE_MAP)",
+        "labels as a list");
 
     char key[80], doc[4096];
     memset(key, 'k', 64);
     key[64] = '\0';
-    (void) snprintf(doc, sizeof(doc), "{'jobId':'j','labels':{'%s':'v'},'trainingInput':{" IMG
-                    "}}", key);
+    (void)snprintf(
+        doc, sizeof(doc), "{'jobId':'j','labels':{'%s':'v'},'trainingInput':{" IMG "}}", key);
     bad(doc, "labels: key 'kkkk", "a 64-character label key");
     key[63] = '\0';
-    (void) snprintf(doc, sizeof(doc), "{'jobId':'j','labels':{'%s':'v'},'trainingInput':{" IMG
-                    "}}", key);
+    (void)snprintf(
+        doc, sizeof(doc), "{'jobId':'j','labels':{'%s':'v'},'trainingInput':{" IMG "}}", key);
     good_free(doc, "a 63-character label key");
 
-    size_t n = (size_t) snprintf(doc, sizeof(doc), "{'jobId':'j','labels':{");
+    size_t n = (size_t)snprintf(doc, sizeof(doc), "{'jobId':'j','labels':{");
     for (int i = 0; i <= TY_MAX_LABELS; i++)
-        n += (size_t) snprintf(doc + n, sizeof(doc) - n, "%s'l%d':'v'", i ? "," : "", i);
-    (void) snprintf(doc + n, sizeof(doc) - n, "},'trainingInput':{" IMG "}}");
+        n += (size_t)snprintf(doc + n, sizeof(doc) - n, "%s'l%d':'v'", i ? "," : "", i);
+    (void)snprintf(doc + n, sizeof(doc) - n, "},'trainingInput':{" IMG "}}");
     bad(doc, "labels: at most 64 labels (got 65)", "65 labels");
 }
 
@@ -435,36 +490,44 @@ static void test_schema(void)
     /* Unknown names, Google's wording, at every level. */
     bad("{'masterConfig':{'imageUrl':'i'}}",
         "Invalid JSON payload received. Unknown name \"imageUrl\" at "
-        "'trainingInput.masterConfig': Cannot find field.", "imageUrl in masterConfig");
+        "'trainingInput.masterConfig': Cannot find field.",
+        "imageUrl in masterConfig");
     bad("{'jobId':'j','trainingInput':{" IMG "},'owner':'me'}",
-        "Unknown name \"owner\" at 'Job'", "an unknown Job field");
+        "Unknown name \"owner\" at 'Job'",
+        "an unknown Job field");
     bad("{" IMG ",'masterMachineType':'n1-standard-4'}",
-        "Unknown name \"masterMachineType\" at 'trainingInput'", "an unknown TrainingInput field");
-    bad("{'jobId':'j','masterType':'n1-standard-4'}", "Unknown name \"masterType\" at 'Job'",
+        "Unknown name \"masterMachineType\" at 'trainingInput'",
+        "an unknown TrainingInput field");
+    bad("{'jobId':'j','masterType':'n1-standard-4'}",
+        "Unknown name \"masterType\" at 'Job'",
         "a TrainingInput field beside jobId");
     bad("{" IMG ",'hyperparameters':{'params':[{'parameterName':'a','type':'DOUBLE',"
         "'minValue':0,'maxValue':1,'step':1}]}}",
         "Unknown name \"step\" at 'trainingInput.hyperparameters.params[0]'",
         "an unknown field deep in hyperparameters");
     bad("{" IMG ",'scheduling':{'maxRuntime':'5s'}}",
-        "Unknown name \"maxRuntime\" at 'trainingInput.scheduling'", "an unknown scheduling field");
+        "Unknown name \"maxRuntime\" at 'trainingInput.scheduling'",
+        "an unknown scheduling field");
 
     /* camelCase and snake_case */
     c1 = canon("{'job_id':'j','training_input':{'scale_tier':'CUSTOM','master_type':"
                "'n1-standard-4','master_config':{'image_uri':'i','container_args':['a']},"
                "'worker_count':2,'worker_type':'n1-standard-4','use_chief_in_tf_config':true}}",
                TY_SPEC_JSON);
-    is_str(c1, "{\"jobId\":\"j\",\"trainingInput\":{\"scaleTier\":\"CUSTOM\",\"masterType\":"
-               "\"n1-standard-4\",\"masterConfig\":{\"imageUri\":\"i\",\"containerArgs\":"
-               "[\"a\"]},\"workerType\":\"n1-standard-4\",\"useChiefInTfConfig\":true,"
-               "\"workerCount\":\"2\"}}",
+    is_str(c1,
+           "{\"jobId\":\"j\",\"trainingInput\":{\"scaleTier\":\"CUSTOM\",\"masterType\":"
+           "\"n1-standard-4\",\"masterConfig\":{\"imageUri\":\"i\",\"containerArgs\":"
+           "[\"a\"]},\"workerType\":\"n1-standard-4\",\"useChiefInTfConfig\":true,"
+           "\"workerCount\":\"2\"}}",
            "snake_case input gives the camelCase canonical form in schema order");
     bad("{'masterType':'n1-standard-4','master_type':'n1-standard-8'," IMG "}",
-        "Field \"masterType\" at 'trainingInput' is given twice", "masterType + master_type");
+        "Field \"masterType\" at 'trainingInput' is given twice",
+        "masterType + master_type");
     bad("{'masterConfig':{'imageUri':'a','image_uri':'b'}}",
         "Field \"imageUri\" at 'trainingInput.masterConfig' is given twice",
         "imageUri + image_uri");
-    bad("{'jobId':'a','job_id':'b','trainingInput':{" IMG "}}", "Field \"jobId\" at 'Job'",
+    bad("{'jobId':'a','job_id':'b','trainingInput':{" IMG "}}",
+        "Field \"jobId\" at 'Job'",
         "jobId + job_id");
 
     /* int64 as string or number; canonical output */
@@ -472,57 +535,83 @@ static void test_schema(void)
                "'trainingInput':{'scheduling':{'priority':'7','maxRunningTime':'7200.000s',"
                "'maxWaitTime':'1.5s'},'evaluatorCount':'0','workerCount':3,'masterConfig':"
                "{'acceleratorConfig':{'count':2,'type':'NVIDIA_TESLA_T4'},'imageUri':'i'},"
-               "'region':null}}", TY_SPEC_JSON);
-    is_str(c2, "{\"jobId\":\"j\",\"labels\":{\"b\":\"2\",\"a\":\"1\"},\"trainingInput\":{"
-               "\"masterConfig\":{\"imageUri\":\"i\",\"acceleratorConfig\":{\"count\":\"2\","
-               "\"type\":\"NVIDIA_TESLA_T4\"}},\"workerCount\":\"3\",\"evaluatorCount\":\"0\","
-               "\"scheduling\":{\"maxRunningTime\":\"7200s\",\"maxWaitTime\":\"1.5s\","
-               "\"priority\":7}}}",
+               "'region':null}}",
+               TY_SPEC_JSON);
+    is_str(c2,
+           "{\"jobId\":\"j\",\"labels\":{\"b\":\"2\",\"a\":\"1\"},\"trainingInput\":{"
+           "\"masterConfig\":{\"imageUri\":\"i\",\"acceleratorConfig\":{\"count\":\"2\","
+           "\"type\":\"NVIDIA_TESLA_T4\"}},\"workerCount\":\"3\",\"evaluatorCount\":\"0\","
+           "\"scheduling\":{\"maxRunningTime\":\"7200s\",\"maxWaitTime\":\"1.5s\","
+           "\"priority\":7}}}",
            "canonical: int64 as strings, int32 as numbers, schema order, durations normalised, "
            "output-only fields and nulls dropped");
-    bad("{" IMG ",'workerCount':'3x'}", "Invalid value at 'trainingInput.workerCount' "
-        "(TYPE_INT64), \"3x\": expected an integer", "workerCount '3x'");
-    bad("{" IMG ",'workerCount':' 3'}", "'trainingInput.workerCount' (TYPE_INT64)",
+    bad("{" IMG ",'workerCount':'3x'}",
+        "Invalid value at 'trainingInput.workerCount' "
+        "(TYPE_INT64), \"3x\": expected an integer",
+        "workerCount '3x'");
+    bad("{" IMG ",'workerCount':' 3'}",
+        "'trainingInput.workerCount' (TYPE_INT64)",
         "workerCount with a leading space");
-    bad("{" IMG ",'workerCount':2.5}", "'trainingInput.workerCount' (TYPE_INT64), 2.5",
+    bad("{" IMG ",'workerCount':2.5}",
+        "'trainingInput.workerCount' (TYPE_INT64), 2.5",
         "workerCount 2.5");
-    bad("{" IMG ",'workerCount':'99999999999999999999'}", "(TYPE_INT64), \"9999999999999999"
-        "9999\": out of range", "workerCount beyond int64");
-    bad("{" IMG ",'workerCount':9.3e18}", "'trainingInput.workerCount' (TYPE_INT64), "
-        "9.3e18: out of range", "workerCount 9.3e18 (a real beyond int64)");
-    bad("{" IMG ",'workerCount':9223372036854775808.0}", "'trainingInput.workerCount' "
-        "(TYPE_INT64), 9.2233720368547758e18: out of range", "workerCount 2^63 as a real");
-    bad("{" IMG ",'scheduling':{'priority':2147483648.0}}", "'trainingInput.scheduling.priority'"
-        " (TYPE_INT32), 2147483648.0: out of range", "priority 2^31 as a real");
-    bad("{" IMG ",'workerCount':true}", "'trainingInput.workerCount' (TYPE_INT64)",
+    bad("{" IMG ",'workerCount':'99999999999999999999'}",
+        "(TYPE_INT64), \"9999999999999999"
+        "9999\": out of range",
+        "workerCount beyond int64");
+    bad("{" IMG ",'workerCount':9.3e18}",
+        "'trainingInput.workerCount' (TYPE_INT64), "
+        "9.3e18: out of range",
+        "workerCount 9.3e18 (a real beyond int64)");
+    bad("{" IMG ",'workerCount':9223372036854775808.0}",
+        "'trainingInput.workerCount' "
+        "(TYPE_INT64), 9.2233720368547758e18: out of range",
+        "workerCount 2^63 as a real");
+    bad("{" IMG ",'scheduling':{'priority':2147483648.0}}",
+        "'trainingInput.scheduling.priority'"
+        " (TYPE_INT32), 2147483648.0: out of range",
+        "priority 2^31 as a real");
+    bad("{" IMG ",'workerCount':true}",
+        "'trainingInput.workerCount' (TYPE_INT64)",
         "workerCount true");
     c3 = canon("{" IMG ",'workerCount':4.0}", TY_SPEC_JSON);
     like(c3, "\"workerCount\":\"4\"", "workerCount 4.0 is the integer 4");
 
     /* enums and JSON types */
-    bad("{'scaleTier':'basic'," IMG "}", "Invalid value at 'trainingInput.scaleTier' (TYPE_ENUM),"
-        " \"basic\": expected one of BASIC, STANDARD_1", "a lowercase scaleTier");
-    bad("{'scaleTier':0," IMG "}", "'trainingInput.scaleTier' (TYPE_ENUM)",
+    bad("{'scaleTier':'basic'," IMG "}",
+        "Invalid value at 'trainingInput.scaleTier' (TYPE_ENUM),"
+        " \"basic\": expected one of BASIC, STANDARD_1",
+        "a lowercase scaleTier");
+    bad("{'scaleTier':0," IMG "}",
+        "'trainingInput.scaleTier' (TYPE_ENUM)",
         "scaleTier as a number");
-    bad("{'masterType':5," IMG "}", "'trainingInput.masterType' (TYPE_STRING), 5",
+    bad("{'masterType':5," IMG "}",
+        "'trainingInput.masterType' (TYPE_STRING), 5",
         "masterType as a number");
     bad("{" IMG ",'args':'--x'}", "'trainingInput.args' (TYPE_ARRAY)", "args as a string");
-    bad("{" IMG ",'args':['--x',1]}", "Invalid value at 'trainingInput.args[1]' (TYPE_STRING)",
+    bad("{" IMG ",'args':['--x',1]}",
+        "Invalid value at 'trainingInput.args[1]' (TYPE_STRING)",
         "a number inside args");
-    bad("{'masterConfig':'gcr.io/p/img'}", "'trainingInput.masterConfig' (ReplicaConfig)",
+    bad("{'masterConfig':'gcr.io/p/img'}",
+        "'trainingInput.masterConfig' (ReplicaConfig)",
         "masterConfig as a string");
     bad("{" IMG ",'useChiefInTfConfig':'true'}",
-        "'trainingInput.useChiefInTfConfig' (TYPE_BOOL)", "a quoted boolean in JSON");
-    bad("{'jobId':'j','trainingInput':[]}", "'trainingInput' (TrainingInput)",
+        "'trainingInput.useChiefInTfConfig' (TYPE_BOOL)",
+        "a quoted boolean in JSON");
+    bad("{'jobId':'j','trainingInput':[]}",
+        "'trainingInput' (TrainingInput)",
         "trainingInput as a list");
     bad("[1,2]", "a job document must be a mapping", "a JSON list");
-    bad("{'jobId':'ab\\u0000c','trainingInput':{" IMG "}}", "'jobId' (TYPE_STRING)",
+    bad("{'jobId':'ab\\u0000c','trainingInput':{" IMG "}}",
+        "'jobId' (TYPE_STRING)",
         "a NUL inside a string");
 
     /* Job vs bare TrainingInput */
     c4 = canon("{" IMG ",'region':'us-central1'}", TY_SPEC_JSON);
-    is_str(c4, "{\"trainingInput\":{\"masterConfig\":{\"imageUri\":\"gcr.io/p/img:1\"},"
-               "\"region\":\"us-central1\"}}", "a bare TrainingInput is wrapped as a Job");
+    is_str(c4,
+           "{\"trainingInput\":{\"masterConfig\":{\"imageUri\":\"gcr.io/p/img:1\"},"
+           "\"region\":\"us-central1\"}}",
+           "a bare TrainingInput is wrapped as a Job");
     c5 = canon("{'jobId':'j'}", TY_SPEC_JSON);
     is_str(c5, "{\"jobId\":\"j\"}", "a Job without trainingInput parses");
     bad("{'jobId':'j'}", "trainingInput: required", "a Job without trainingInput");
@@ -540,7 +629,8 @@ static void test_schema(void)
         json_object_set_new(ti, "workerType", json_string("n1-standard-4"));
         ok(ty_job_from_json(doc, &job, &err) == 0 && job, "edit: fixed");
         if (job)
-            is_str(ty_json_str(job->training_input, "workerCount"), "2",
+            is_str(ty_json_str(job->training_input, "workerCount"),
+                   "2",
                    "edit: canonical again (int64 as a string)");
         ty_job_free(job);
         json_object_set_new(ti, "useChiefInTfConfig", json_string("true"));
@@ -584,16 +674,20 @@ static void test_text_formats(void)
         ok(job->args && job->args[1] && strcmp(job->args[1], "5") == 0 && job->args[3] &&
                strcmp(job->args[3], "0.1") == 0,
            "yaml: numbers in args stay their text");
-        is_int(json_integer_value(json_object_get(
-                   json_object_get(job->training_input, "scheduling"), "priority")),
-               10, "yaml: priority as a number in the canonical form");
-        is_str(ty_json_str(job->training_input, "workerCount"), "9",
+        is_int(json_integer_value(
+                   json_object_get(json_object_get(job->training_input, "scheduling"), "priority")),
+               10,
+               "yaml: priority as a number in the canonical form");
+        is_str(ty_json_str(job->training_input, "workerCount"),
+               "9",
                "yaml: workerCount as a string in the canonical form");
     }
     ty_job_free(job);
 
-    job = good_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: i}\nuseChiefInTfConfig: yes\n"
-                   "region: 'on'\nenableWebAccess: 'false'\n", "yaml booleans and quoting");
+    job = good_fmt(TY_SPEC_YAML,
+                   "masterConfig: {imageUri: i}\nuseChiefInTfConfig: yes\n"
+                   "region: 'on'\nenableWebAccess: 'false'\n",
+                   "yaml booleans and quoting");
     if (job) {
         ok(job->use_chief, "yaml: 'yes' is true");
         is_str(job->region, "on", "yaml: quoted 'on' stays a string");
@@ -601,33 +695,51 @@ static void test_text_formats(void)
            "yaml: the quoted string 'false' is accepted for a boolean");
     }
     ty_job_free(job);
-    job = good_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: i}\nargs: [--verbose, yes, on, 2.10]\n",
+    job = good_fmt(TY_SPEC_YAML,
+                   "masterConfig: {imageUri: i}\nargs: [--verbose, yes, on, 2.10]\n",
                    "yaml: args keep their text");
     if (job)
         is_str(job->args[1], "yes", "yaml: a plain 'yes' in args stays 'yes'");
     if (job)
         is_str(job->args[3], "2.10", "yaml: a plain 2.10 in args stays '2.10'");
     ty_job_free(job);
-    bad_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: i}\nuseChiefInTfConfig: maybe\n",
-            "'trainingInput.useChiefInTfConfig' (TYPE_BOOL)", "yaml: useChiefInTfConfig: maybe");
-    bad_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: i}\nworkerCount: two\n",
-            "'trainingInput.workerCount' (TYPE_INT64)", "yaml: workerCount: two");
+    bad_fmt(TY_SPEC_YAML,
+            "masterConfig: {imageUri: i}\nuseChiefInTfConfig: maybe\n",
+            "'trainingInput.useChiefInTfConfig' (TYPE_BOOL)",
+            "yaml: useChiefInTfConfig: maybe");
+    bad_fmt(TY_SPEC_YAML,
+            "masterConfig: {imageUri: i}\nworkerCount: two\n",
+            "'trainingInput.workerCount' (TYPE_INT64)",
+            "yaml: workerCount: two");
 
     /* YAML errors carry line numbers. */
-    bad_fmt(TY_SPEC_YAML, "trainingInput:\n  scaleTier: CUSTOM\n  args: [a, b\n",
-            "invalid YAML at line 4", "yaml: an unclosed flow sequence");
-    bad_fmt(TY_SPEC_YAML, "trainingInput:\n  region: a\n  region: b\n",
-            "YAML: line 3: duplicate key 'region'", "yaml: a duplicate key");
-    bad_fmt(TY_SPEC_YAML, "trainingInput:\n  ? [a]\n  : b\n", "mapping keys must be scalars",
+    bad_fmt(TY_SPEC_YAML,
+            "trainingInput:\n  scaleTier: CUSTOM\n  args: [a, b\n",
+            "invalid YAML at line 4",
+            "yaml: an unclosed flow sequence");
+    bad_fmt(TY_SPEC_YAML,
+            "trainingInput:\n  region: a\n  region: b\n",
+            "YAML: line 3: duplicate key 'region'",
+            "yaml: a duplicate key");
+    bad_fmt(TY_SPEC_YAML,
+            "trainingInput:\n  ? [a]\n  : b\n",
+            "mapping keys must be scalars",
             "yaml: a sequence as a key");
     bad_fmt(TY_SPEC_YAML, "- a\n- b\n", "a job document must be a mapping", "yaml: a list");
-    bad_fmt(TY_SPEC_YAML, "masterConfig: {imageUri: a}\n---\nregion: b\n",
-            "invalid YAML at line 3: a second document", "yaml: two documents");
-    ty_job_free(good_fmt(TY_SPEC_YAML, "---\nmasterConfig: {imageUri: a}\n---\n",
+    bad_fmt(TY_SPEC_YAML,
+            "masterConfig: {imageUri: a}\n---\nregion: b\n",
+            "invalid YAML at line 3: a second document",
+            "yaml: two documents");
+    ty_job_free(good_fmt(TY_SPEC_YAML,
+                         "---\nmasterConfig: {imageUri: a}\n---\n",
                          "yaml: one document between '---' markers"));
-    bad_fmt(TY_SPEC_YAML, "trainingInput:\n\tregion: x\n", "invalid YAML at line 2",
+    bad_fmt(TY_SPEC_YAML,
+            "trainingInput:\n\tregion: x\n",
+            "invalid YAML at line 2",
             "yaml: a tab for indentation");
-    bad_fmt(TY_SPEC_JSON, "{'jobId':'j',\n'trainingInput':{,}}", "invalid JSON at line 2",
+    bad_fmt(TY_SPEC_JSON,
+            "{'jobId':'j',\n'trainingInput':{,}}",
+            "invalid JSON at line 2",
             "json: a syntax error");
     bad_fmt(TY_SPEC_JSON, "{'jobId':'j','jobId':'k'}", "duplicate", "json: a duplicate key");
     bad_fmt(TY_SPEC_JSON, "{'jobId':'j'} x", "invalid JSON", "json: trailing garbage");
@@ -649,7 +761,8 @@ static void test_text_formats(void)
         x[100000] = '\0';
         _cleanup_free_ char *t = xasprintf("a: &a %s\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, "
                                            "*a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
-                                           "d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n", x);
+                                           "d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n",
+                                           x);
         r = ty_spec_parse(t, strlen(t), TY_SPEC_YAML, &doc, &err);
         is_int(r, -E2BIG, "yaml: a long scalar aliased 1000 times is refused");
         like(err.msg, "bytes of text (after expanding aliases)", "yaml: text bomb message");
@@ -674,9 +787,11 @@ static void test_text_formats(void)
         char *text = xmalloc(big);
         memset(text, ' ', big);
         text[0] = '{';
-        is_int(ty_spec_parse(text, big, TY_SPEC_JSON, &doc, &err), -E2BIG,
+        is_int(ty_spec_parse(text, big, TY_SPEC_JSON, &doc, &err),
+               -E2BIG,
                "json: a document over 4 MiB");
-        is_int(ty_spec_parse(text, big, TY_SPEC_YAML, &doc, &err), -E2BIG,
+        is_int(ty_spec_parse(text, big, TY_SPEC_YAML, &doc, &err),
+               -E2BIG,
                "yaml: a document over 4 MiB");
         free(text);
     }
@@ -684,7 +799,8 @@ static void test_text_formats(void)
     /* AUTO: '{' (after blanks) means JSON, anything else YAML; empty YAML is {}. */
     good_free("  \n{'masterConfig':{'imageUri':'i'}}", "auto: JSON after blank lines");
     ty_job_free(good_fmt(TY_SPEC_AUTO, "masterConfig:\n  imageUri: i\n", "auto: YAML"));
-    ty_job_free(good_fmt(TY_SPEC_YAML, "{\"masterConfig\": {\"imageUri\": \"i\"}}",
+    ty_job_free(good_fmt(TY_SPEC_YAML,
+                         "{\"masterConfig\": {\"imageUri\": \"i\"}}",
                          "yaml: a JSON document read as YAML"));
     _cleanup_free_ char *c = canon("", TY_SPEC_YAML);
     is_str(c, "{\"trainingInput\":{}}", "yaml: an empty document is an empty TrainingInput");
@@ -699,13 +815,19 @@ static void test_env_size(void)
     memset(arg, 'a', 2000);
     arg[2000] = '\0';
     doc = xasprintf("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'%d','args':["
-                    "'%s','%s']}", 5000, arg, arg);
+                    "'%s','%s']}",
+                    5000,
+                    arg,
+                    arg);
     bad(doc, "replicas", "5000 workers with long args (CLUSTER_SPEC over 128 KiB)");
     like(err.msg, "the cluster of 5001 replicas is too large", "env size: names the replica count");
     free(doc);
 
     doc = xasprintf("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'%d','args':["
-                    "'%s','%s']}", 100, arg, arg);
+                    "'%s','%s']}",
+                    100,
+                    arg,
+                    arg);
     job = good(doc, "100 workers with the same args");
     ty_job_free(job);
     free(doc);
@@ -720,7 +842,8 @@ static void test_env_size(void)
                     "'parameterServerType':'n1-standard-4','parameterServerCount':'10000',"
                     "'evaluatorType':'n1-standard-4','evaluatorCount':'10000','args':['%s']}",
                     arg);
-    bad(doc, "the cluster of 30001 replicas is too large: CLUSTER_SPEC would be at least",
+    bad(doc,
+        "the cluster of 30001 replicas is too large: CLUSTER_SPEC would be at least",
         "30001 replicas (refused before planning)");
     free(doc);
     /* Near the limit: the lower bound passes and the exact check refuses. */
@@ -729,7 +852,8 @@ static void test_env_size(void)
     mid[40000] = '\0';
     doc = xasprintf("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'1800','args':['%s']}",
                     mid);
-    bad(doc, "the cluster of 1801 replicas is too large: CLUSTER_SPEC would be 1",
+    bad(doc,
+        "the cluster of 1801 replicas is too large: CLUSTER_SPEC would be 1",
         "1801 replicas with 40 KB of args (the exact check)");
     free(doc);
     doc = xasprintf("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'1000','args':['%s']}",

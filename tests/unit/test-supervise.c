@@ -26,15 +26,19 @@ struct capture {
 static void cap_log(void *ctx, const struct ty_log_record *rec)
 {
     struct capture *c = ctx;
-    ty_buf_printf(&c->lines, "%s|%s|%.*s\n", rec->task, ty_severity_name(rec->severity),
-                  (int) rec->len, rec->message);
+    ty_buf_printf(&c->lines,
+                  "%s|%s|%.*s\n",
+                  rec->task,
+                  ty_severity_name(rec->severity),
+                  (int)rec->len,
+                  rec->message);
 }
 
 static void cap_state(void *ctx, enum ty_job_state s)
 {
     struct capture *c = ctx;
     if (c->n_states < 16)
-        c->states[c->n_states++] = (int) s;
+        c->states[c->n_states++] = (int)s;
 }
 
 static json_t *role_config(const char *script)
@@ -44,11 +48,20 @@ static json_t *role_config(const char *script)
 
 /* Build a job: the master runs `sh -c MASTER_SH`; @workers workers run WORKER_SH; one ps runs
  * PS_SH when non-NULL; @extra (JSON object text or NULL) is merged into the TrainingInput. */
-static struct ty_job *make_job(const char *id, const char *master_sh, int workers,
-                               const char *worker_sh, const char *ps_sh, const char *extra)
+static struct ty_job *make_job(const char *id,
+                               const char *master_sh,
+                               int workers,
+                               const char *worker_sh,
+                               const char *ps_sh,
+                               const char *extra)
 {
-    json_t *ti = json_pack("{s:s,s:s,s:o}", "scaleTier", "CUSTOM", "masterType", "n1-standard-4",
-                           "masterConfig", role_config(master_sh));
+    json_t *ti = json_pack("{s:s,s:s,s:o}",
+                           "scaleTier",
+                           "CUSTOM",
+                           "masterType",
+                           "n1-standard-4",
+                           "masterConfig",
+                           role_config(master_sh));
     json_t *doc = json_pack("{s:s,s:o}", "jobId", id, "trainingInput", ti);
     struct ty_job *job = NULL;
     struct ty_error err = {0};
@@ -78,13 +91,17 @@ static void tick(struct ty_loop *loop, void *data)
 {
 }
 
-static enum ty_job_state run(struct ty_job *job, struct capture *cap, double grace, double cancel_after,
-                             char *errbuf, size_t n)
+static enum ty_job_state run(struct ty_job *job,
+                             struct capture *cap,
+                             double grace,
+                             double cancel_after,
+                             char *errbuf,
+                             size_t n)
 {
     struct ty_loop *loop = ty_loop_new();
     struct ty_supervisor *sup = NULL;
     struct ty_supervisor_options opts = {
-        .grace_usec = (int64_t) (grace * 1e6),
+        .grace_usec = (int64_t)(grace * 1e6),
         .on_log = cap_log,
         .on_state = cap_state,
         .ctx = cap,
@@ -102,7 +119,7 @@ static enum ty_job_state run(struct ty_job *job, struct capture *cap, double gra
         return TY_STATE_UNSPECIFIED;
     }
     while (!ty_supervisor_done(sup)) {
-        if (cancel_after > 0 && !cancelled && ty_mono_usec() - t0 > (int64_t) (cancel_after * 1e6)) {
+        if (cancel_after > 0 && !cancelled && ty_mono_usec() - t0 > (int64_t)(cancel_after * 1e6)) {
             ty_supervisor_cancel(sup);
             cancelled = true;
         }
@@ -145,8 +162,8 @@ int main(void)
     int64_t t0;
 
     /* 1. master succeeds; a ps that never exits is torn down. */
-    job = make_job("ok_job", "echo hello from master; echo oops >&2", 0, NULL,
-                   "exec sleep 1000.111", NULL);
+    job = make_job(
+        "ok_job", "echo hello from master; echo oops >&2", 0, NULL, "exec sleep 1000.111", NULL);
     ok(job != NULL, "job with a never-ending ps parses");
     t0 = ty_mono_usec();
     st = run(job, &cap, 5, 0, err, sizeof(err));
@@ -164,10 +181,13 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 2. worker 1 exits 3: the job fails with the service's wording. */
-    job = make_job("fail_job", "exec sleep 1000.222", 2,
+    job = make_job("fail_job",
+                   "exec sleep 1000.222",
+                   2,
                    "if [ $(echo $CLUSTER_SPEC | grep -o '\\\"index\\\":1') ]; then exit 3; fi; "
                    "exec sleep 1000.222",
-                   NULL, NULL);
+                   NULL,
+                   NULL);
     st = run(job, &cap, 5, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "FAILED", "worker exit 3 => FAILED");
     is_str(err, "The replica worker 1 exited with a non-zero status of 3.", "failure wording");
@@ -193,20 +213,21 @@ int main(void)
     }
     st = run(job, &cap, 5, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "FAILED", "missing program => FAILED");
-    like(err, "The replica worker 0 could not be started: cannot run '/nonexistent/trainer'",
+    like(err,
+         "The replica worker 0 could not be started: cannot run '/nonexistent/trainer'",
          "start failure names replica and program");
     ty_job_free(job);
     ty_buf_release(&cap.lines);
     memset(&cap, 0, sizeof(cap));
 
     /* 5. cancel; a replica ignoring SIGTERM is killed after the grace period. */
-    job = make_job("cancel_job", "trap '' TERM; sleep 1000.333 & wait; wait", 0, NULL, NULL,
-                   NULL);
+    job = make_job("cancel_job", "trap '' TERM; sleep 1000.333 & wait; wait", 0, NULL, NULL, NULL);
     t0 = ty_mono_usec();
     st = run(job, &cap, 0.5, 0.3, err, sizeof(err));
     is_str(ty_job_state_name(st), "CANCELLED", "cancel => CANCELLED");
     ok(ty_mono_usec() - t0 >= 700000, "SIGTERM ignored: waited for the grace period");
-    like(ty_buf_str(&cap.lines), "service|WARNING|1 replica(s) still running after the grace",
+    like(ty_buf_str(&cap.lines),
+         "service|WARNING|1 replica(s) still running after the grace",
          "grace expiry is logged");
     is_int(count_procs_with("sleep 1000.333"), 0, "no process of the job survives a cancel");
     ok(cap.n_states >= 2 && cap.states[cap.n_states - 2] == TY_STATE_CANCELLING,
@@ -216,8 +237,7 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 6. an orphan that left the process group (setsid) is found and killed. */
-    job = make_job("orphan_job", "setsid sleep 1000.444 & sleep 0.2; exit 0", 0, NULL, NULL,
-                   NULL);
+    job = make_job("orphan_job", "setsid sleep 1000.444 & sleep 0.2; exit 0", 0, NULL, NULL, NULL);
     st = run(job, &cap, 2, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "SUCCEEDED", "orphan job succeeds");
     is_int(count_procs_with("sleep 1000.444"), 0, "setsid'd grandchild is gone too");
@@ -226,7 +246,11 @@ int main(void)
     memset(&cap, 0, sizeof(cap));
 
     /* 7. scheduling.maxRunningTime. */
-    job = make_job("deadline_job", "exec sleep 1000.555", 0, NULL, NULL,
+    job = make_job("deadline_job",
+                   "exec sleep 1000.555",
+                   0,
+                   NULL,
+                   NULL,
                    "{\"scheduling\":{\"maxRunningTime\":\"0.5s\"}}");
     st = run(job, &cap, 2, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "FAILED", "deadline => FAILED");
@@ -241,11 +265,13 @@ int main(void)
         char buf[256];
         snprintf(r.display_name, sizeof(r.display_name), "worker 1");
         ty_describe_exit(&r, &s, buf, sizeof(buf));
-        is_str(buf, "The replica worker 1 ran out of memory and exited with a non-zero status of 137.",
+        is_str(buf,
+               "The replica worker 1 ran out of memory and exited with a non-zero status of 137.",
                "OOM wording");
         s = (struct ty_exit_status){.kind = TY_EXIT_SIGNAL, .code = SIGTERM};
         ty_describe_exit(&r, &s, buf, sizeof(buf));
-        is_str(buf, "The replica worker 1 was terminated by signal 15 (SIGTERM).", "SIGTERM wording");
+        is_str(
+            buf, "The replica worker 1 was terminated by signal 15 (SIGTERM).", "SIGTERM wording");
     }
     return done_testing();
 }

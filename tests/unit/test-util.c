@@ -246,13 +246,30 @@ static void test_time(void)
         const char *s;
         int64_t usec;
     } good[] = {
-        {"7200s", INT64_C(7200000000)}, {"1.5s", 1500000},          {"0s", 0},
-        {"0.000000001s", 0},            {"0.000001s", 1},           {"2.123456789s", 2123456},
+        {"7200s", INT64_C(7200000000)},
+        {"1.5s", 1500000},
+        {"0s", 0},
+        {"0.000000001s", 0},
+        {"0.000001s", 1},
+        {"2.123456789s", 2123456},
         {"86400.25s", INT64_C(86400250000)},
     };
-    static const char *const bad[] = {"7200", "s",     "-1s",  "1.5.2s",          "1e3s",  "",
-                                      "1.s",  ".5s",   " 1s",  "1s ",             "1 s",   "+1s",
-                                      "1ss",  "0x10s", "1.0000000001s", "99999999999999999999s"};
+    static const char *const bad[] = {"7200",
+                                      "s",
+                                      "-1s",
+                                      "1.5.2s",
+                                      "1e3s",
+                                      "",
+                                      "1.s",
+                                      ".5s",
+                                      " 1s",
+                                      "1s ",
+                                      "1 s",
+                                      "+1s",
+                                      "1ss",
+                                      "0x10s",
+                                      "1.0000000001s",
+                                      "99999999999999999999s"};
     struct ty_error err = {0};
     char buf[64];
     int64_t v, t0, t1;
@@ -272,14 +289,19 @@ static void test_time(void)
 
     is_str(ty_rfc3339(0, 0, buf, sizeof(buf)), "1970-01-01T00:00:00Z", "rfc3339: epoch");
     is_str(ty_rfc3339(INT64_C(1796029200123456), 6, buf, sizeof(buf)),
-           "2026-11-30T09:00:00.123456Z", "rfc3339: 6 digits");
+           "2026-11-30T09:00:00.123456Z",
+           "rfc3339: 6 digits");
     is_str(ty_rfc3339(INT64_C(1796029200123456), 3, buf, sizeof(buf)),
-           "2026-11-30T09:00:00.123Z", "rfc3339: 3 digits truncate");
-    is_str(ty_rfc3339(INT64_C(1796029200999999), 0, buf, sizeof(buf)), "2026-11-30T09:00:00Z",
+           "2026-11-30T09:00:00.123Z",
+           "rfc3339: 3 digits truncate");
+    is_str(ty_rfc3339(INT64_C(1796029200999999), 0, buf, sizeof(buf)),
+           "2026-11-30T09:00:00Z",
            "rfc3339: 0 digits truncate");
-    is_str(ty_rfc3339(INT64_C(951782400000000), 3, buf, sizeof(buf)), "2000-02-29T00:00:00.000Z",
+    is_str(ty_rfc3339(INT64_C(951782400000000), 3, buf, sizeof(buf)),
+           "2000-02-29T00:00:00.000Z",
            "rfc3339: leap day");
-    is_str(ty_rfc3339(-1, 6, buf, sizeof(buf)), "1969-12-31T23:59:59.999999Z",
+    is_str(ty_rfc3339(-1, 6, buf, sizeof(buf)),
+           "1969-12-31T23:59:59.999999Z",
            "rfc3339: before the epoch");
     ok(ty_rfc3339(5, 6, buf, sizeof(buf)) == buf, "rfc3339: returns buf");
 
@@ -306,7 +328,8 @@ static void test_parse(void)
     is_int(ty_parse_int64("-9223372036854775808", INT64_MIN, INT64_MAX, &i), 0, "int64: min");
     ok(i == INT64_MIN, "int64: min value");
     i = 7;
-    is_int(ty_parse_int64("9223372036854775808", INT64_MIN, INT64_MAX, &i), -ERANGE,
+    is_int(ty_parse_int64("9223372036854775808", INT64_MIN, INT64_MAX, &i),
+           -ERANGE,
            "int64: overflow is -ERANGE");
     is_int(ty_parse_int64("101", 0, 100, &i), -ERANGE, "int64: above max");
     is_int(ty_parse_int64("-1", 0, 100, &i), -ERANGE, "int64: below min");
@@ -361,7 +384,8 @@ static void test_json(void)
     s = ty_json_pretty(j);
     like(s, "\n  \"b\": 1", "json: pretty is indented");
     free(s);
-    is_str(ty_json_str(json_array_get(json_object_get(j, "a"), 2), "x"), NULL,
+    is_str(ty_json_str(json_array_get(json_object_get(j, "a"), 2), "x"),
+           NULL,
            "json: str of a non-object");
     json_decref(j);
 
@@ -428,7 +452,8 @@ static void test_yaml(void)
     s = ty_json_compact(j);
     is_str(s,
            "{\"n1\":null,\"n2\":null,\"n3\":null,\"b1\":\"yes\",\"b2\":\"No\",\"b3\":\"true\","
-           "\"b4\":\"FALSE\",\"b5\":\"on\",\"b6\":\"Off\",\"num\":\"2.10\",\"int\":\"007\",\"q1\":\"yes\","
+           "\"b4\":\"FALSE\",\"b5\":\"on\",\"b6\":\"Off\",\"num\":\"2.10\",\"int\":\"007\",\"q1\":"
+           "\"yes\","
            "\"q2\":\"null\",\"q3\":\"\",\"s\":\"hello world\",\"list\":[\"a\",\"1\",[\"x\","
            "{\"k\":\"v\"}]],\"map\":{\"a\":\"1\",\"b\":[]}}",
            "yaml: scalars, sequences and mappings");
@@ -505,7 +530,8 @@ static void test_yaml(void)
     ty_buf_release(&b);
 
     j = NULL;
-    is_int(ty_yaml_parse("a: 1", TY_JSON_MAX_BYTES + 1, &j, &err), -E2BIG,
+    is_int(ty_yaml_parse("a: 1", TY_JSON_MAX_BYTES + 1, &j, &err),
+           -E2BIG,
            "yaml: size limit checked before reading");
     ok(j == NULL, "yaml: nothing returned over the limit");
 }
@@ -526,14 +552,26 @@ static void log_event(struct loop_log *lg, char c)
     if (lg->n + 1 < sizeof(lg->seen))
         lg->seen[lg->n++] = c;
     lg->seen[lg->n] = '\0';
-    if (lg->stop_after && (int) lg->n >= lg->stop_after)
+    if (lg->stop_after && (int)lg->n >= lg->stop_after)
         ty_loop_stop(lg->loop);
 }
 
-static void on_timer_a(struct ty_loop *loop, void *data) { log_event(data, 'a'); }
-static void on_timer_b(struct ty_loop *loop, void *data) { log_event(data, 'b'); }
-static void on_timer_c(struct ty_loop *loop, void *data) { log_event(data, 'c'); }
-static void on_timer_x(struct ty_loop *loop, void *data) { log_event(data, 'x'); }
+static void on_timer_a(struct ty_loop *loop, void *data)
+{
+    log_event(data, 'a');
+}
+static void on_timer_b(struct ty_loop *loop, void *data)
+{
+    log_event(data, 'b');
+}
+static void on_timer_c(struct ty_loop *loop, void *data)
+{
+    log_event(data, 'c');
+}
+static void on_timer_x(struct ty_loop *loop, void *data)
+{
+    log_event(data, 'x');
+}
 
 static void on_timer_cancel(struct ty_loop *loop, void *data)
 {
@@ -583,13 +621,13 @@ static void test_loop(void)
     ty_loop_add_fd(loop, p1[0], POLLIN, on_read_remove, &lg); /* replaces the watcher */
     ty_loop_add_fd(loop, p2[0], POLLIN, on_read_remove, &lg);
     lg.other_fd = p2[0];
-    (void) !write(p1[1], "2", 1);
-    (void) !write(p2[1], "3", 1);
+    (void)!write(p1[1], "2", 1);
+    (void)!write(p2[1], "3", 1);
     /* p1 was added first, so it is dispatched first and removes p2 before its turn. */
     id = ty_loop_add_timer(loop, ty_mono_usec() + 100000, on_timer_x, &lg);
     ty_loop_run_once(loop);
     is_str(lg.seen, "2", "loop: removed watcher not called in the same round");
-    (void) !write(p1[1], "4", 1);
+    (void)!write(p1[1], "4", 1);
     ty_loop_run_once(loop); /* only the timer is left: waits for it */
     is_str(lg.seen, "2x", "loop: removed watchers stay quiet");
     ty_loop_remove_fd(loop, p1[0]);
@@ -649,7 +687,7 @@ static void write_file(const char *path, const char *text, size_t n)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
-        (void) ty_write_all(fd, text, n);
+        (void)ty_write_all(fd, text, n);
         close(fd);
     }
 }
@@ -666,7 +704,7 @@ static void test_files(void)
     if (!ok(dir != NULL, "files: temporary directory"))
         return;
 
-    (void) umask(022);
+    (void)umask(022);
     path = xasprintf("%s/a/b/c", dir);
     is_int(ty_mkdir_p(path, 0755, &err), 0, "mkdir_p: creates a/b/c");
     ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode), "mkdir_p: a/b/c is a directory");
@@ -731,7 +769,7 @@ static void test_files(void)
     free(path);
 
     path = xasprintf("rm -rf '%s'", dir);
-    (void) !system(path);
+    (void)!system(path);
     free(path);
 }
 

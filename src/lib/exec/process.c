@@ -46,9 +46,9 @@ struct proc_replica {
     struct ty_replica *r;
     pid_t pid;
     int pidfd, out_fd, err_fd, reserve_fd;
-    int status_fd;     /* close-on-exec pipe: EOF = exec done, an int = exec's errno */
-    int exec_errno;    /* non-zero when exec failed */
-    char *program;     /* argv[0], for messages */
+    int status_fd;  /* close-on-exec pipe: EOF = exec done, an int = exec's errno */
+    int exec_errno; /* non-zero when exec failed */
+    char *program;  /* argv[0], for messages */
     struct ty_linesplit out_ls, err_ls;
     bool started;
     bool exited;
@@ -64,7 +64,7 @@ struct process_rt {
 static int create(struct ty_runtime **ret, struct ty_error *err)
 {
     struct process_rt *p = xcalloc(1, sizeof(*p));
-    unsigned long long seed = (unsigned long long) ty_now_usec() ^ (unsigned long long) getpid();
+    unsigned long long seed = (unsigned long long)ty_now_usec() ^ (unsigned long long)getpid();
     int r;
 
     r = ty_proctree_become_subreaper();
@@ -72,14 +72,14 @@ static int create(struct ty_runtime **ret, struct ty_error *err)
         free(p);
         return ty_error_set(err, -r, "cannot become a child subreaper: %s", strerror(-r));
     }
-    (void) snprintf(p->token, sizeof(p->token), "%d-%llx", (int) getpid(), seed);
+    (void)snprintf(p->token, sizeof(p->token), "%d-%llx", (int)getpid(), seed);
     *ret = &p->base;
     return 0;
 }
 
 static struct process_rt *cast(struct ty_runtime *rt)
 {
-    return (struct process_rt *) rt;
+    return (struct process_rt *)rt;
 }
 
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
@@ -98,12 +98,14 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
     for (size_t i = 0; i < p->n; i++) {
         struct proc_replica *pr = &p->reps[i];
         if (!pr->r->command)
-            return ty_error_set(err, EINVAL,
+            return ty_error_set(err,
+                                EINVAL,
                                 "replica %s has no containerCommand: the process runtime runs "
                                 "trainingInput.%sConfig.containerCommand (with containerArgs or "
                                 "args) as a local program; set it, or run the image itself with "
                                 "--runtime=container",
-                                pr->r->display_name, ty_role_field(pr->r->role));
+                                pr->r->display_name,
+                                ty_role_field(pr->r->role));
     }
     return 0;
 }
@@ -120,13 +122,13 @@ static int ephemeral_low(void)
 /* Bind a socket to 0.0.0.0:@port; returns the fd or -errno. */
 static int reserve(int port)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t) port)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
     if (fd < 0)
         return ty_negerrno();
     sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         int r = ty_negerrno();
         close(fd);
         return r;
@@ -142,11 +144,10 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     int port;
 
     if (span < 1024)
-        return ty_error_set(err, ERANGE,
-                            "no port range for replicas: the ephemeral range starts at %d",
-                            hi + 1);
+        return ty_error_set(
+            err, ERANGE, "no port range for replicas: the ephemeral range starts at %d", hi + 1);
     /* Start at a random point so concurrent jobs rarely probe the same ports. */
-    port = PORT_LOW + (int) ((unsigned) (ty_now_usec() ^ getpid()) % (unsigned) span);
+    port = PORT_LOW + (int)((unsigned)(ty_now_usec() ^ getpid()) % (unsigned)span);
     for (size_t i = 0; i < p->n; i++) {
         int tries = 0;
         for (;;) {
@@ -154,8 +155,12 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
             if (++port > hi)
                 port = PORT_LOW;
             if (++tries > span)
-                return ty_error_set(err, EADDRINUSE, "no free port for replica %s in %d-%d",
-                                    p->reps[i].r->display_name, PORT_LOW, hi);
+                return ty_error_set(err,
+                                    EADDRINUSE,
+                                    "no free port for replica %s in %d-%d",
+                                    p->reps[i].r->display_name,
+                                    PORT_LOW,
+                                    hi);
             fd = reserve(port);
             if (fd >= 0) {
                 p->reps[i].reserve_fd = fd;
@@ -199,7 +204,7 @@ static void drain(struct proc_replica *pr, int *fdp, bool until_eagain)
     while (*fdp >= 0) {
         ssize_t n = read(*fdp, buf, sizeof(buf));
         if (n > 0) {
-            ty_linesplit_feed(ls, buf, (size_t) n, fn, pr);
+            ty_linesplit_feed(ls, buf, (size_t)n, fn, pr);
             if (!until_eagain)
                 return;
             continue;
@@ -239,7 +244,7 @@ static void read_status(struct proc_replica *pr)
     ty_loop_remove_fd(rt->loop, pr->status_fd);
     close(pr->status_fd);
     pr->status_fd = -1;
-    if (n == (ssize_t) sizeof(e)) {
+    if (n == (ssize_t)sizeof(e)) {
         pr->exec_errno = e ? e : EIO;
         return;
     }
@@ -261,8 +266,7 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     struct ty_exit_status st = {0};
     siginfo_t si = {0};
 
-    if (waitid((idtype_t) P_PIDFD, (id_t) pr->pidfd, &si, WEXITED | WNOHANG) < 0 ||
-        si.si_pid == 0)
+    if (waitid((idtype_t)P_PIDFD, (id_t)pr->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
         return;
     ty_loop_remove_fd(loop, pr->pidfd);
     close(pr->pidfd);
@@ -276,8 +280,11 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     drain(pr, &pr->err_fd, true);
     if (pr->exec_errno) {
         st.kind = TY_EXIT_START_FAILED;
-        (void) snprintf(st.detail, sizeof(st.detail), "cannot run '%s': %s", pr->program,
-                        strerror(pr->exec_errno));
+        (void)snprintf(st.detail,
+                       sizeof(st.detail),
+                       "cannot run '%s': %s",
+                       pr->program,
+                       strerror(pr->exec_errno));
     } else if (si.si_code == CLD_EXITED) {
         st.kind = TY_EXIT_CODE;
         st.code = si.si_status;
@@ -285,14 +292,24 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
         st.kind = TY_EXIT_SIGNAL;
         st.code = si.si_status;
     }
-    (void) ty_proctree_reap_orphans();
+    (void)ty_proctree_reap_orphans();
     rt->ev.exited(rt->ev.ctx, pr->r, &st);
 }
 
 /* Signals a parent may have set to SIG_IGN (ignored dispositions survive exec; caught ones
  * do not). The parent works out which are ignored, so the child resets only those. */
-static const int reset_signals[] = {SIGPIPE, SIGINT,  SIGQUIT, SIGTERM, SIGHUP,  SIGCHLD,
-                                    SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGALRM};
+static const int reset_signals[] = {SIGPIPE,
+                                    SIGINT,
+                                    SIGQUIT,
+                                    SIGTERM,
+                                    SIGHUP,
+                                    SIGCHLD,
+                                    SIGTSTP,
+                                    SIGTTIN,
+                                    SIGTTOU,
+                                    SIGUSR1,
+                                    SIGUSR2,
+                                    SIGALRM};
 
 struct child_setup {
     int out_w, err_w, status_w, devnull;
@@ -330,14 +347,14 @@ static void child(const struct child_setup *cs)
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     int e;
 
-    (void) setpgid(0, 0);
-    (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    (void)setpgid(0, 0);
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (getppid() != cs->parent)
         _exit(127);
     for (size_t i = 0; i < cs->n_ignored; i++)
-        (void) sigaction(cs->ignored[i], &dfl, NULL);
+        (void)sigaction(cs->ignored[i], &dfl, NULL);
     sigemptyset(&none);
-    (void) sigprocmask(SIG_SETMASK, &none, NULL);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
     if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
         dup2(cs->err_w, STDERR_FILENO) < 0)
         goto fail;
@@ -347,12 +364,12 @@ static void child(const struct child_setup *cs)
         execvpe(cs->path, cs->argv, cs->envp);
 fail:
     e = errno;
-    (void) !write(cs->status_w, &e, sizeof(e));
+    (void)!write(cs->status_w, &e, sizeof(e));
     _exit(127);
 }
 
-static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[],
-                  struct ty_error *err)
+static int
+launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
 {
     struct process_rt *p = cast(rt);
     struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
@@ -366,7 +383,7 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
 
     for (size_t i = 0; env && env[i]; i++) {
         const char *eq = strchr(env[i], '=');
-        _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t) (eq - env[i]) : strlen(env[i]));
+        _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t)(eq - env[i]) : strlen(env[i]));
         ty_strv_setenv(&envp, name, eq ? eq + 1 : "");
     }
     ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
@@ -417,7 +434,7 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
         close(pr->reserve_fd);
         pr->reserve_fd = -1;
     }
-    (void) setpgid(pid, pid); /* also here, so the group exists before we might signal it */
+    (void)setpgid(pid, pid); /* also here, so the group exists before we might signal it */
     close(out[1]);
     close(errp[1]);
     close(status[1]);
@@ -429,20 +446,20 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
     free(pr->program);
     pr->program = xstrdup(argv[0]);
     ty_proctree_own(pid);
-    pr->pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+    pr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pr->pidfd < 0) {
         int e = errno;
-        (void) kill(-pid, SIGKILL);
-        (void) waitpid(pid, NULL, 0);
+        (void)kill(-pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
         ty_proctree_disown(pid);
         pr->exited = true;
         return ty_error_set(err, e, "pidfd_open: %s", strerror(e));
     }
     /* Don't wait for the exec here: launching every replica first and collecting the
      * outcomes from the loop starts a cluster in parallel. */
-    (void) ty_fd_nonblock(pr->out_fd);
-    (void) ty_fd_nonblock(pr->err_fd);
-    (void) ty_fd_nonblock(pr->status_fd);
+    (void)ty_fd_nonblock(pr->out_fd);
+    (void)ty_fd_nonblock(pr->err_fd);
+    (void)ty_fd_nonblock(pr->status_fd);
     ty_loop_add_fd(rt->loop, pr->status_fd, POLLIN, on_status, pr);
     ty_loop_add_fd(rt->loop, pr->out_fd, POLLIN, on_pipe, pr);
     ty_loop_add_fd(rt->loop, pr->err_fd, POLLIN, on_pipe, pr);
@@ -450,8 +467,8 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
     return 0;
 }
 
-static int signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig,
-                          struct ty_error *err)
+static int
+signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err)
 {
     struct process_rt *p = cast(rt);
     struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
@@ -464,15 +481,15 @@ static int signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig,
     n = ty_proctree_collect(&pr->pid, 1, NULL, &desc);
     ty_proctree_kill(desc, n, sig);
     if (kill(-pr->pid, sig) < 0 && errno != ESRCH)
-        return ty_error_set(err, errno, "cannot signal replica %s: %s", r->display_name,
-                            strerror(errno));
+        return ty_error_set(
+            err, errno, "cannot signal replica %s: %s", r->display_name, strerror(errno));
     return 0;
 }
 
 static void sleep_ms(long ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    (void) nanosleep(&ts, NULL);
+    (void)nanosleep(&ts, NULL);
 }
 
 static void cleanup(struct ty_runtime *rt)
@@ -488,7 +505,7 @@ static void cleanup(struct ty_runtime *rt)
         pr->reserve_fd = -1;
         if (pr->pid > 0 && !pr->exited) {
             roots[nroots++] = pr->pid;
-            (void) kill(-pr->pid, SIGKILL);
+            (void)kill(-pr->pid, SIGKILL);
         }
     }
     /* Kill whatever of the run is left (leftover children, orphans) until nothing is; a
@@ -500,12 +517,12 @@ static void cleanup(struct ty_runtime *rt)
         for (size_t i = 0; i < nroots; i++)
             if (roots[i] > 0 && waitpid(roots[i], NULL, WNOHANG) == 0)
                 roots_alive = true;
-        (void) ty_proctree_reap_orphans();
+        (void)ty_proctree_reap_orphans();
         if (n == 0 && !roots_alive)
             break;
         ty_proctree_kill(left, n, SIGKILL);
         for (size_t i = 0; i < nroots; i++)
-            (void) kill(-roots[i], SIGKILL);
+            (void)kill(-roots[i], SIGKILL);
         sleep_ms(10);
     }
     for (size_t i = 0; i < p->n; i++) {

@@ -3,10 +3,10 @@
 #include "proctree.h"
 
 #include <dirent.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +72,7 @@ static bool read_stat(pid_t pid, struct pinfo *pi)
     ssize_t n;
     char *p;
 
-    (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+    (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -96,7 +96,7 @@ static void children_of(pid_t pid, pid_t **v, size_t *n, size_t *cap)
     DIR *d;
     struct dirent *de;
 
-    (void) snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+    (void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
     d = opendir(path);
     if (!d)
         return;
@@ -106,7 +106,7 @@ static void children_of(pid_t pid, pid_t **v, size_t *n, size_t *cap)
         long c;
         if (de->d_name[0] == '.')
             continue;
-        (void) snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int) pid, de->d_name);
+        (void)snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int)pid, de->d_name);
         f = fopen(cpath, "re");
         if (!f)
             continue;
@@ -115,7 +115,7 @@ static void children_of(pid_t pid, pid_t **v, size_t *n, size_t *cap)
                 *cap = *cap ? *cap * 2 : 64;
                 *v = xreallocarray(*v, *cap, sizeof(pid_t));
             }
-            (*v)[(*n)++] = (pid_t) c;
+            (*v)[(*n)++] = (pid_t)c;
         }
     }
     closedir(d);
@@ -136,7 +136,7 @@ static bool env_has_token(pid_t pid, const char *token)
     size_t cap = 0;
     bool found = false;
 
-    (void) snprintf(path, sizeof(path), "/proc/%d/environ", (int) pid);
+    (void)snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
     f = fopen(path, "re");
     if (!f)
         return false;
@@ -197,7 +197,7 @@ size_t ty_proctree_collect(const pid_t *roots, size_t n, const char *token, pid_
 void ty_proctree_kill(const pid_t *pids, size_t n, int sig)
 {
     for (size_t i = 0; i < n; i++)
-        (void) kill(pids[i], sig);
+        (void)kill(pids[i], sig);
 }
 
 int ty_proctree_reap_orphans(void)

@@ -35,8 +35,8 @@ int ty_runtime_new(const char *name,
     int r;
 
     if (!ops)
-        return ty_error_set(err, EINVAL, "unknown runtime '%s' (this build has: %s)", name,
-                            ty_runtime_names());
+        return ty_error_set(
+            err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
     r = ops->create(&rt, err);
     if (r < 0)
         return r;

@@ -59,7 +59,9 @@ struct ty_runtime_ops {
     int (*place)(struct ty_runtime *rt, struct ty_error *err);
     /* Start one replica with the contract variables @env (NAME=VALUE, NULL-terminated).
      * Returns once the start is under way; `started` or `exited` reports how it went. */
-    int (*launch)(struct ty_runtime *rt, struct ty_replica *r, char *const env[],
+    int (*launch)(struct ty_runtime *rt,
+                  struct ty_replica *r,
+                  char *const env[],
                   struct ty_error *err);
     /* Deliver @sig to the replica and everything it started. No-op once it has exited. */
     int (*signal)(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err);
@@ -98,7 +100,7 @@ void ty_runtime_free(struct ty_runtime *rt);
 static inline size_t ty_runtime_replica_index(const struct ty_runtime *rt,
                                               const struct ty_replica *r)
 {
-    return (size_t) (r - rt->plan->replicas);
+    return (size_t)(r - rt->plan->replicas);
 }
 
 extern const struct ty_runtime_ops ty_runtime_process;
