@@ -42,15 +42,15 @@ static const char *const e_scale_type[] = {
     "NONE", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE", NULL};
 static const char *const e_param_type[] = {
     "PARAMETER_TYPE_UNSPECIFIED", "DOUBLE", "INTEGER", "CATEGORICAL", "DISCRETE", NULL};
-static const char *const e_state[] = {"STATE_UNSPECIFIED",
-                                      "QUEUED",
-                                      "PREPARING",
-                                      "RUNNING",
-                                      "SUCCEEDED",
-                                      "FAILED",
-                                      "CANCELLING",
-                                      "CANCELLED",
-                                      NULL};
+const char *const ty_job_state_names[] = {"STATE_UNSPECIFIED",
+                                          "QUEUED",
+                                          "PREPARING",
+                                          "RUNNING",
+                                          "SUCCEEDED",
+                                          "FAILED",
+                                          "CANCELLING",
+                                          "CANCELLED",
+                                          NULL};
 
 static const struct ty_field f_accel[] = {
     {"count", TY_FT_INT64, NULL, NULL, false, NULL},
@@ -154,7 +154,7 @@ static const struct ty_field f_job[] = {
     {"createTime", TY_FT_STRING, NULL, NULL, true, NULL},
     {"startTime", TY_FT_STRING, NULL, NULL, true, NULL},
     {"endTime", TY_FT_STRING, NULL, NULL, true, NULL},
-    {"state", TY_FT_ENUM, NULL, e_state, true, NULL},
+    {"state", TY_FT_ENUM, NULL, ty_job_state_names, true, NULL},
     {"errorMessage", TY_FT_STRING, NULL, NULL, true, NULL},
     {"jobPosition", TY_FT_INT64, NULL, NULL, true, NULL},
     {"trainingOutput", TY_FT_STRING, NULL, NULL, true, NULL},

@@ -49,6 +49,10 @@ struct ty_message {
 };
 
 extern const struct ty_message ty_msg_job;
+
+/* Job.state names in enum order (STATE_UNSPECIFIED first), NULL-terminated; index them with
+ * enum ty_job_state (supervise.h). */
+extern const char *const ty_job_state_names[];
 extern const struct ty_message ty_msg_training_input;
 
 /* Flags for ty_schema_normalize. */

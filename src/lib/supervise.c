@@ -12,6 +12,7 @@
 #include "fdutil.h"
 #include "json.h"
 #include "macro.h"
+#include "schema.h"
 #include "strv.h"
 #include "timeutil.h"
 
@@ -39,18 +40,10 @@ struct ty_supervisor {
     char error[2048];
 };
 
-static const char *const state_names[] = {"STATE_UNSPECIFIED",
-                                          "QUEUED",
-                                          "PREPARING",
-                                          "RUNNING",
-                                          "SUCCEEDED",
-                                          "FAILED",
-                                          "CANCELLING",
-                                          "CANCELLED"};
-
 const char *ty_job_state_name(enum ty_job_state s)
 {
-    return (size_t)s < TY_ARRAY_SIZE(state_names) ? state_names[s] : "STATE_UNSPECIFIED";
+    return s >= TY_STATE_UNSPECIFIED && s <= TY_STATE_CANCELLED ? ty_job_state_names[s]
+                                                                : "STATE_UNSPECIFIED";
 }
 
 bool ty_job_state_is_final(enum ty_job_state s)

@@ -128,6 +128,16 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
     }
 }
 
+static int syntax_error(const yaml_parser_t *parser, struct ty_error *err)
+{
+    return ty_error_set(err,
+                        EINVAL,
+                        "invalid YAML at line %zu column %zu: %s",
+                        parser->problem_mark.line + 1,
+                        parser->problem_mark.column + 1,
+                        parser->problem ? parser->problem : "syntax error");
+}
+
 int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *err)
 {
     yaml_parser_t parser;
@@ -143,12 +153,7 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
         return ty_error_set(err, ENOMEM, "YAML: cannot initialise parser");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        r = ty_error_set(err,
-                         EINVAL,
-                         "invalid YAML at line %zu column %zu: %s",
-                         parser.problem_mark.line + 1,
-                         parser.problem_mark.column + 1,
-                         parser.problem ? parser.problem : "syntax error");
+        r = syntax_error(&parser, err);
         yaml_parser_delete(&parser);
         return r;
     }
@@ -164,12 +169,7 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
      * word. Empty documents (a trailing "---") are fine. */
     while (r >= 0 && root) {
         if (!yaml_parser_load(&parser, &doc)) {
-            r = ty_error_set(err,
-                             EINVAL,
-                             "invalid YAML at line %zu column %zu: %s",
-                             parser.problem_mark.line + 1,
-                             parser.problem_mark.column + 1,
-                             parser.problem ? parser.problem : "syntax error");
+            r = syntax_error(&parser, err);
         } else {
             root = yaml_document_get_root_node(&doc);
             if (root && !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
