@@ -10,6 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=build ASAN_BUILD=build-asan FUZZ_BUILD=build-fuzz FUZZ_SECONDS=20
+abspath() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
@@ -57,7 +58,7 @@ run_suite() {
   done
   for t in tests/integration/t*.t; do
     [ -f "$t" ] || continue
-    TY_BUILD_DIR="$PWD/$build" TY_SOURCE_DIR="$PWD" run_tap "$label $(basename "$t")" sh "$t"
+    TY_BUILD_DIR="$(abspath "$build")" TY_SOURCE_DIR="$PWD" run_tap "$label $(basename "$t")" sh "$t"
   done
 }
 
@@ -80,15 +81,19 @@ fi
 
 echo "== fuzz ($FUZZ_BUILD, ${FUZZ_SECONDS}s per target)"
 if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
-  CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_lundef=false >/dev/null \
+  # fuzzer-no-link instruments the library too, so coverage guides the search through it.
+  CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_lundef=false \
+    -Db_sanitize=address,undefined -Dc_args=-fsanitize=fuzzer-no-link >/dev/null \
     || { echo "FAIL  fuzz setup"; failed=$((failed + 1)); }
 fi
 if ninja -C "$FUZZ_BUILD" >"$logdir/fuzz-build.log" 2>&1; then
   for f in "$FUZZ_BUILD"/fuzz/fuzz-*; do
     [ -x "$f" ] && [ -f "$f" ] || continue
     name=$(basename "$f"); corpus="fuzz/corpus/${name#fuzz-}"
+    dict=()
+    if [ -f "fuzz/${name#fuzz-}.dict" ]; then dict=(-dict="fuzz/${name#fuzz-}.dict"); fi
     work=$(mktemp -d "$logdir/corpus.XXXXXX")
-    if "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    if "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
          -artifact_prefix="$logdir/" "$work" "$corpus" >"$logdir/$name.log" 2>&1; then
       echo "ok    fuzz/$name ($(grep -oE 'stat::number_of_executed_units: [0-9]+' "$logdir/$name.log" | awk '{print $2}') execs)"
       passed=$((passed + 1))

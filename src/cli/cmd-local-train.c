@@ -358,11 +358,9 @@ static int local_train(int argc, char **argv)
     }
     if (label_true(job, "trainyard-pytorch-env"))
         opts.env.pytorch = true;
-    if (!ty_runtime_find(runtime)) {
-        cli_error(PATH,
-                  "--runtime: unknown runtime '%s' (this build has: %s)",
-                  runtime,
-                  ty_runtime_names());
+    r = ty_runtime_validate(runtime, job, &e);
+    if (r < 0) {
+        cli_error(PATH, "%s%s", ty_runtime_find(runtime) ? "" : "--runtime: ", ty_error_msg(&e));
         return TY_EXIT_USAGE;
     }
 

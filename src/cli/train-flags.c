@@ -37,7 +37,7 @@ const struct option train_options[] = {
     {"region", required_argument, NULL, O_REGION},
     {"job-dir", required_argument, NULL, O_JOB_DIR},
     {"labels", required_argument, NULL, O_LABELS},
-    {"use-chief-in-tf-config", optional_argument, NULL, O_USE_CHIEF},
+    {"use-chief-in-tf-config", required_argument, NULL, O_USE_CHIEF},
     {"master-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_TYPE)},
     {"master-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_IMAGE)},
     {"master-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_ACCEL)},
@@ -60,7 +60,7 @@ const char train_flags_help[] =
     "Job flags (as gcloud ai-platform jobs submit training; flags override --config):\n"
     "  --config=FILE                     Job or TrainingInput as YAML or JSON ('-': stdin)\n"
     "  --scale-tier=TIER                 basic, basic-gpu, standard-1, premium-1, custom\n"
-    "  --master-machine-type=TYPE        e.g. n1-standard-4 (implies --scale-tier=custom)\n"
+    "  --master-machine-type=TYPE        e.g. n1-standard-4 (with no scale tier: custom)\n"
     "  --master-image-uri=IMAGE          the master's image; default for every role\n"
     "  --master-accelerator=count=N,type=T   e.g. count=1,type=nvidia-tesla-t4\n"
     "  --worker-count=N  --worker-machine-type=TYPE  --worker-image-uri=IMAGE\n"
@@ -69,7 +69,7 @@ const char train_flags_help[] =
     "  --parameter-server-image-uri=IMAGE  --parameter-server-accelerator=count=N,type=T\n"
     "  --evaluator-count=N  --evaluator-machine-type=TYPE  --evaluator-image-uri=IMAGE\n"
     "  --evaluator-accelerator=count=N,type=T\n"
-    "  --use-chief-in-tf-config[=BOOL]   call the master \"chief\" in TF_CONFIG\n"
+    "  --use-chief-in-tf-config=BOOL     true: call the master \"chief\" in TF_CONFIG\n"
     "  --labels=KEY=VALUE[,...]          labels (lowercase letters, digits, - and _)\n"
     "  --region=REGION                   recorded in the job\n"
     "  --job-dir=DIR                     passed to the program as --job-dir=DIR\n"
@@ -153,7 +153,7 @@ static int parse_labels(struct train_flags *tf, const char *arg, struct ty_error
         *eq = '\0';
         int r = ty_validate_label(item, eq + 1, err);
         if (r < 0)
-            return ty_error_prefix(err, r, "--labels");
+            return r; /* the message already names labels and the rule */
         json_object_set_new(tf->labels, item, json_string(eq + 1));
     }
     return 0;
@@ -181,11 +181,11 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
     case O_LABELS:
         return parse_labels(tf, arg, err);
     case O_USE_CHIEF:
-        if (arg && strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0)
+        if (strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0)
             return ty_error_set(
                 err, EINVAL, "--use-chief-in-tf-config: expected true or false (got '%s')", arg);
         json_object_set_new(
-            tf->ti_patch, "useChiefInTfConfig", json_boolean(!arg || strcasecmp(arg, "true") == 0));
+            tf->ti_patch, "useChiefInTfConfig", json_boolean(strcasecmp(arg, "true") == 0));
         return 0;
     default:
         break;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * spec-hparams.c: trainingInput.hyperparameters (HyperparameterSpec) -> struct ty_hp_spec,
- * with the API's rules. The tuner that uses it lives in tuner*.c. */
+ * with the API's rules. (The tuner that will use it is not written yet.) */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

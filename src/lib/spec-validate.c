@@ -123,6 +123,18 @@ static int validate_accelerator(const struct ty_job *job,
                             "n1-standard-8",
                             f,
                             ty_scale_tier_name(job->scale_tier));
+    if (mt && mt->family == TY_MACHINE_COMPUTE_ENGINE && mt->gpus > 0 &&
+        (strcmp(a->type, mt->gpu_type) != 0 || a->count != mt->gpus))
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.acceleratorConfig: '%s' comes with %d %s; "
+                            "omit acceleratorConfig or set exactly that (got %lld %s)",
+                            f,
+                            mt->name,
+                            mt->gpus,
+                            mt->gpu_type,
+                            (long long) a->count,
+                            a->type);
     if (mt && mt->family == TY_MACHINE_LEGACY)
         return ty_error_set(err,
                             EINVAL,

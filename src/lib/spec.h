@@ -59,7 +59,7 @@ struct ty_accelerator {
 /* One role of the cluster after expansion. */
 struct ty_role_spec {
     int64_t count;               /* master: always 1 */
-    char *machine_type;          /* never NULL after expansion */
+    char *machine_type;          /* NULL only for a role with count 0 and no type */
     char *image_uri;             /* after the fallback to the master's image */
     struct ty_accelerator accel; /* from acceleratorConfig */
     char **container_command;    /* NULL when unset */
@@ -86,7 +86,7 @@ struct ty_hp_spec {
     size_t n_params;
     int max_trials;          /* default 1 */
     int max_parallel_trials; /* default 1 */
-    int max_failed_trials;   /* 0 = trainyard decides (docs/tuning.md) */
+    int max_failed_trials;   /* 0 = trainyard decides (documented with tuning) */
     char *metric_tag;        /* default "training/hptuning/metric" */
     enum ty_hp_algorithm algorithm;
     bool early_stopping;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * statedir.h: where trainyard keeps its state (docs/state-directory.md):
+ * statedir.h: where trainyard keeps its state (docs/lifecycle.md):
  *   $TRAINYARD_HOME, else $XDG_STATE_HOME/trainyard, else $HOME/.local/state/trainyard.
  * Layout: jobs/<project>/<jobId>/{job.json,logs/<task>[.<trial>].log}; `local train` runs
  * use the project "local". */

@@ -169,6 +169,11 @@ static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const cha
 {
     if (sup->stopping)
         return;
+    /* A replica can end the run (the master exiting 0, say) before every other replica's
+     * start has been seen; the training program did run, so the job passes through RUNNING
+     * (and gets its startTime) on the way to its result. */
+    if (sup->state == TY_STATE_PREPARING && sup->started > 0 && outcome != TY_STATE_CANCELLED)
+        set_state(sup, TY_STATE_RUNNING);
     sup->stopping = true;
     sup->outcome = outcome;
     if (error)
@@ -376,8 +381,12 @@ void ty_supervisor_cancel(struct ty_supervisor *sup)
         kill_now(sup);
         return;
     }
-    if (sup->stopping)
-        return; /* already ending with a result */
+    if (sup->stopping) {
+        /* Already ending with a result: keep it, but stop waiting for the grace period. */
+        service(sup, TY_SEV_WARNING, "Cancel requested during teardown: killing the replicas now.");
+        kill_now(sup);
+        return;
+    }
     service(sup, TY_SEV_INFO, "Job cancellation requested.");
     set_state(sup, TY_STATE_CANCELLING);
     stop(sup, TY_STATE_CANCELLED, "Job cancelled by the user.");

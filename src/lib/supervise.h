@@ -67,8 +67,9 @@ int ty_supervisor_new(struct ty_loop *loop,
                       struct ty_supervisor **ret,
                       struct ty_error *err);
 
-/* Prepare, place and launch every replica. Returns 0 once the run is RUNNING, or when it
- * already ended (a replica failed to start: the run is FAILED and cleaned up; see
+/* Prepare, place and launch every replica. Returns 0 once every launch is under way (the run
+ * is PREPARING and becomes RUNNING on the loop when every replica has started), or when the
+ * run already ended (preparing or launching failed: the run is FAILED and cleaned up; see
  * ty_supervisor_state). Returns -errno only for failures of the supervisor itself. */
 int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err);
 

@@ -48,6 +48,18 @@ test_expect_success 'job without a command names the runtime option' '
   set +e; "$TRAINYARD" local train --master-image-uri=x --dry-run 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "containerCommand" err && grep -q -- "--runtime" err
 '
+test_expect_success 'a real run without a command is refused up front (exit 2, nothing kept)' '
+  set +e; "$TRAINYARD" local train nocmd --master-image-uri=x 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "containerCommand: required by the process runtime" err &&
+  ! test -e "$TRAINYARD_HOME/jobs/local/nocmd"
+'
+test_expect_success '--use-chief-in-tf-config takes a value, as in gcloud' '
+  write_job job.json "echo hi" &&
+  "$TRAINYARD" local train uc1 --config job.json --use-chief-in-tf-config true --dry-run >out.json &&
+  grep -q "chief" out.json &&
+  set +e; "$TRAINYARD" local train uc2 --config job.json --use-chief-in-tf-config=maybe --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "expected true or false" err
+'
 test_expect_success 'dry run prints every replica, flags override the config' '
   write_job job.json "echo hi" 2 1 1 &&
   "$TRAINYARD" local train dry1 --config job.json --worker-count=3 --dry-run >out.json &&

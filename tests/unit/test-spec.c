@@ -258,6 +258,14 @@ static void test_roles(void)
     ty_job_free(job);
     good_free("{" CUSTOM ",'workerType':'a2-highgpu-1g','workerCount':'1'}",
               "Compute Engine types throughout (n1 + a2)");
+    good_free("{" CUSTOM ",'workerType':'a2-highgpu-2g','workerCount':'1','workerConfig':"
+              "{'acceleratorConfig':{'type':'NVIDIA_TESLA_A100','count':'2'}}}",
+              "a2: acceleratorConfig matching the built-in GPUs");
+    bad("{" CUSTOM ",'workerType':'a2-highgpu-1g','workerCount':'1','workerConfig':"
+        "{'acceleratorConfig':{'type':'NVIDIA_TESLA_K80','count':'64'}}}",
+        "trainingInput.workerConfig.acceleratorConfig: 'a2-highgpu-1g' comes with 1 "
+        "NVIDIA_TESLA_A100",
+        "a2: other accelerators than the built-in ones");
     bad("{" CUSTOM ",'workerType':'standard','workerCount':'0'}",
         "trainingInput.workerType: "
         "'standard' and masterType",

@@ -258,7 +258,43 @@ int main(void)
     ty_job_free(job);
     ty_buf_release(&cap.lines);
 
-    /* 8. exit descriptions. */
+    /* 8. a master that ends before its peers have all been seen starting still passes
+     * through RUNNING; a cancel during the teardown skips the grace period. */
+    job = make_job("teardown_job", "exit 0", 0, NULL, "trap '' TERM; exec sleep 1000.666", NULL);
+    {
+        struct ty_loop *loop = ty_loop_new();
+        struct ty_supervisor *sup = NULL;
+        struct ty_supervisor_options opts = {
+            .grace_usec = 30 * INT64_C(1000000), .on_log = cap_log, .on_state = cap_state,
+            .ctx = &cap};
+        struct ty_error e = {0};
+        bool saw_running = false;
+        ok(ty_supervisor_new(loop, "process", job, NULL, NULL, &opts, &sup, &e) == 0 &&
+               ty_supervisor_start(sup, &e) == 0,
+           "teardown job starts");
+        t0 = ty_mono_usec();
+        while (!ty_supervisor_done(sup) && ty_mono_usec() - t0 < 20 * INT64_C(1000000)) {
+            ty_loop_add_timer(loop, ty_mono_usec() + 20000, tick, NULL);
+            ty_loop_run_once(loop);
+            if (strstr(ty_buf_str(&cap.lines), "Tearing down"))
+                ty_supervisor_cancel(sup);
+        }
+        for (int i = 0; i < cap.n_states; i++)
+            saw_running |= cap.states[i] == TY_STATE_RUNNING;
+        ok(saw_running, "the job passed through RUNNING");
+        is_str(ty_job_state_name(ty_supervisor_state(sup)), "SUCCEEDED",
+               "cancel during teardown keeps the result");
+        ok(ty_mono_usec() - t0 < 10 * INT64_C(1000000), "and does not wait out the 30 s grace");
+        like(ty_buf_str(&cap.lines), "Cancel requested during teardown", "which is logged");
+        is_int(count_procs_with("sleep 1000.666"), 0, "the TERM-ignoring ps is gone");
+        ty_supervisor_free(sup);
+        ty_loop_free(loop);
+    }
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 9. exit descriptions. */
     {
         struct ty_replica r = {.role = TY_ROLE_WORKER, .index = 1};
         struct ty_exit_status s = {.kind = TY_EXIT_OOM, .code = 137};

@@ -82,6 +82,8 @@ static struct process_rt *cast(struct ty_runtime *rt)
     return (struct process_rt *)rt;
 }
 
+static int validate(const struct ty_job *job, struct ty_error *err);
+
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
     struct process_rt *p = cast(rt);
@@ -95,17 +97,24 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         pr->pid = 0;
         pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = pr->status_fd = -1;
     }
-    for (size_t i = 0; i < p->n; i++) {
-        struct proc_replica *pr = &p->reps[i];
-        if (!pr->r->command)
-            return ty_error_set(err,
-                                EINVAL,
-                                "replica %s has no containerCommand: the process runtime runs "
-                                "trainingInput.%sConfig.containerCommand (with containerArgs or "
-                                "args) as a local program; set it, or run the image itself with "
-                                "--runtime=container",
-                                pr->r->display_name,
-                                ty_role_field(pr->r->role));
+    return validate(rt->plan->job, err);
+}
+
+/* Every replica runs a local program: its role needs a containerCommand (own or inherited
+ * from the master, see spec.c). */
+static int validate(const struct ty_job *job, struct ty_error *err)
+{
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        if (job->roles[role].count == 0 || job->roles[role].container_command)
+            continue;
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.containerCommand: required by the process "
+                            "runtime, which runs each replica's command (with containerArgs or "
+                            "args) as a local program instead of its image; set it, or run the "
+                            "image itself with --runtime=container (the container runtime is "
+                            "not in this build yet)",
+                            ty_role_field((enum ty_role) role));
     }
     return 0;
 }
@@ -569,6 +578,7 @@ static void destroy(struct ty_runtime *rt)
 
 const struct ty_runtime_ops ty_runtime_process = {
     .name = "process",
+    .validate = validate,
     .create = create,
     .prepare = prepare,
     .place = place,

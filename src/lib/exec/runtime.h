@@ -51,6 +51,8 @@ struct ty_runtime;
 
 struct ty_runtime_ops {
     const char *name; /* "process", "container", "slurm" */
+    /* Check, before anything happens, that this runtime can run @job (optional). */
+    int (*validate)(const struct ty_job *job, struct ty_error *err);
     /* Allocate the runtime's state. */
     int (*create)(struct ty_runtime **ret, struct ty_error *err);
     /* Make the plan's resources exist: images, networks, allocations. */
@@ -84,6 +86,10 @@ struct ty_runtime {
 const struct ty_runtime_ops *ty_runtime_find(const char *name);
 /* Comma-separated names of the runtimes this build has (for help and errors). */
 const char *ty_runtime_names(void);
+
+/* Check that the runtime named @name exists and can run @job; for callers that want to
+ * refuse a job before creating anything. Returns 0 or -EINVAL with err saying why. */
+int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err);
 
 /* Create a runtime by name, bound to @loop and reporting to @ev. */
 int ty_runtime_new(const char *name,
