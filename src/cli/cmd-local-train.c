@@ -55,7 +55,9 @@ static const char usage[] =
     "2 for usage or job-spec errors. Without JOB_ID a name is generated.\n"
     "\n"
     "Run flags:\n"
-    "  --runtime=NAME          where replicas run: process (default)\n"
+    "  --runtime=NAME          where replicas run: process (local programs; the default)\n"
+    "                          or container (each replica in its image, through the Docker\n"
+    "                          Engine API: Docker or Podman); default from $TRAINYARD_RUNTIME\n"
     "  --pytorch-env           also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (or label\n"
     "                          the job trainyard-pytorch-env=true)\n"
     "  --grace-period=SECONDS  SIGTERM-to-SIGKILL time when replicas are stopped (default 10)\n"
@@ -259,7 +261,9 @@ static int local_train(int argc, char **argv)
     _cleanup_json_ json_t *doc = NULL;
     _cleanup_free_ char *job_id = NULL;
     _cleanup_free_ char *state_dir = NULL;
-    const char *runtime = "process";
+    const char *runtime = getenv("TRAINYARD_RUNTIME") && *getenv("TRAINYARD_RUNTIME")
+                              ? getenv("TRAINYARD_RUNTIME")
+                              : "process";
     bool dry_run = false;
     struct ty_error e = {0};
     int nopts = 0, split = argc, c, r, rc;

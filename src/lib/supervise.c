@@ -237,6 +237,11 @@ static void on_started(void *ctx, struct ty_replica *r)
             sup->loop, ty_mono_usec() + sup->job->max_running_usec, on_deadline, sup);
 }
 
+static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
+{
+    service(ctx, sev, "%s", msg);
+}
+
 static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
 {
     struct ty_supervisor *sup = ctx;
@@ -284,7 +289,11 @@ int ty_supervisor_new(struct ty_loop *loop,
 {
     struct ty_supervisor *sup = xcalloc(1, sizeof(*sup));
     struct ty_runtime_events ev = {
-        .started = on_started, .output = on_output, .exited = on_exited, .ctx = sup};
+        .started = on_started,
+        .output = on_output,
+        .exited = on_exited,
+        .notice = on_notice,
+        .ctx = sup};
     int r;
 
     sup->loop = loop;
@@ -473,6 +482,7 @@ int ty_supervisor_dry_run(const char *runtime,
         r = ty_runtime_new(runtime, loop, &ev, &rt, err);
     if (r >= 0) {
         ty_runtime_attach(rt, plan);
+        rt->dry_run = true;
         r = rt->ops->prepare(rt, err);
     }
     if (r >= 0)

@@ -3,6 +3,7 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 
 static const struct ty_runtime_ops *const runtimes[] = {
     &ty_runtime_process,
+    &ty_runtime_container,
 };
 
 const struct ty_runtime_ops *ty_runtime_find(const char *name)
@@ -64,6 +66,19 @@ int ty_runtime_new(const char *name,
     rt->ev = *ev;
     *ret = rt;
     return 0;
+}
+
+void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    if (!rt->ev.notice)
+        return;
+    va_start(ap, fmt);
+    (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    rt->ev.notice(rt->ev.ctx, severity, msg);
 }
 
 void ty_runtime_attach(struct ty_runtime *rt, struct ty_cluster_plan *plan)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "logs.h"
 #include "loop.h"
 #include "plan.h"
 
@@ -44,6 +45,9 @@ struct ty_runtime_events {
     void (*started)(void *ctx, struct ty_replica *r);
     void (*output)(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len);
     void (*exited)(void *ctx, struct ty_replica *r, const struct ty_exit_status *st);
+    /* Something the user should know that is not a replica's output (a limit capped, an
+     * engine started); logged as a service message. Optional. */
+    void (*notice)(void *ctx, enum ty_severity severity, const char *message);
     void *ctx;
 };
 
@@ -80,7 +84,13 @@ struct ty_runtime {
     struct ty_loop *loop;
     struct ty_runtime_events ev;
     struct ty_cluster_plan *plan; /* borrowed: set by ty_runtime_attach */
+    /* --dry-run: place() must only compute addresses, creating nothing anywhere. */
+    bool dry_run;
 };
+
+/* Report a notice through the runtime's events (no-op without a notice callback). */
+void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Look up a runtime by name. Returns NULL for unknown names. */
 const struct ty_runtime_ops *ty_runtime_find(const char *name);
@@ -110,5 +120,6 @@ static inline size_t ty_runtime_replica_index(const struct ty_runtime *rt,
 }
 
 extern const struct ty_runtime_ops ty_runtime_process;
+extern const struct ty_runtime_ops ty_runtime_container;
 
 #endif

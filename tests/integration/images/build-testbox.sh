@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# build-testbox.sh [TAG]: build the image the container integration tests run their
+# `sh -c` scripts in, localhost/trainyard/testbox:1 by default. It is a busybox-static root
+# file system and nothing else: sh, nc (-l -p PORT listens, -w SEC connect timeout), ip,
+# hostname, cat, sleep, ... as symlinks to /bin/busybox. No ENTRYPOINT, CMD ["sh"].
+#
+# No registry and no network: the root file system is put together from the host's
+# busybox-static (scripts/install-deps.sh installs it) and `podman import`ed from a tarball.
+# Building images with the podman CLI is a setup step; trainyard's container runtime itself
+# only talks to podman's Docker-compatible API.
+#
+# Idempotent: the tarball is reproducible (sorted, fixed mtime and owners), and the image
+# carries the label trainyard.content-hash; if an image with the same hash exists already,
+# nothing is rebuilt (at most TAG is pointed at it). Run as root, like the runtime's podman.
+# Exit status: 0 image ready, 1 error.
+set -euo pipefail
+umask 022
+
+TAG=${1:-localhost/trainyard/testbox:1}
+RECIPE=trainyard-testbox-1 # bump when the layout below changes in a way the hash misses
+CHANGES=(--change 'CMD ["sh"]')
+
+die() { echo "build-testbox: $*" >&2; exit 1; }
+command -v podman >/dev/null 2>&1 || die "podman is not installed (run scripts/install-deps.sh)"
+
+BUSYBOX=/bin/busybox
+[ -x "$BUSYBOX" ] || die "$BUSYBOX is missing (install busybox-static)"
+# The rootfs has no libc, so busybox must be the static build (busybox-static), not busybox.
+if ldd "$BUSYBOX" >/dev/null 2>&1; then die "$BUSYBOX is dynamically linked; install busybox-static"; fi
+applets=" $("$BUSYBOX" --list | tr '\n' ' ') "
+for applet in sh nc ip hostname cat sleep; do
+  [[ $applets == *" $applet "* ]] || die "$BUSYBOX has no '$applet' applet"
+done
+
+# One build of a tag at a time (setup-podman.sh and the tests may both call this).
+mkdir -p /run/lock 2>/dev/null || true
+exec 9>"/run/lock/trainyard-image-$(printf '%s' "$TAG" | tr -c 'A-Za-z0-9._-' '_').lock" ||
+  die "cannot open the lock file"
+flock 9
+
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/trainyard-testbox.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+root=$work/rootfs
+mkdir -p "$root"
+
+# Same /usr layout as the host: on a merged-/usr host bin, sbin, lib, lib64 are symlinks.
+for d in bin sbin lib lib64; do
+  if [ -L "/$d" ]; then
+    t=$(readlink "/$d"); t=${t#/}
+    mkdir -p "$root/$t"; ln -s "$t" "$root/$d"
+  fi
+done
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,root,proc,sys,dev,run,tmp}
+chmod 1777 "$root/tmp"; chmod 700 "$root/root"
+
+cp "$BUSYBOX" "$root/bin/busybox"
+# Applets at busybox's own idea of their paths (bin/sh, sbin/ip, usr/bin/nc, ...); perl
+# (perl-base is Essential) makes the ~400 links without a fork each.
+"$BUSYBOX" --list-full | ROOT=$root perl -nle 'my $l = "$ENV{ROOT}/$_";
+  length && !-l $l && !-e $l && (symlink("/bin/busybox", $l) or die "$l: $!\n")' ||
+  die "cannot create the busybox applet links"
+
+printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
+  >"$root/etc/passwd"
+printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"$root/etc/group"
+# Names come from /etc/hosts (podman writes ExtraHosts there) before DNS is ever asked.
+printf '%s\n' 'passwd: files' 'group: files' 'hosts: files dns' >"$root/etc/nsswitch.conf"
+
+tar --sort=name --mtime=@946684800 --owner=0 --group=0 --numeric-owner --format=gnu \
+  -C "$root" -cf "$work/rootfs.tar" .
+hash=$({ sha256sum <"$work/rootfs.tar"; echo "$RECIPE"; printf '%s\n' "${CHANGES[@]}"; } |
+  sha256sum | cut -c1-64)
+
+label() { podman image inspect --format '{{index .Labels "trainyard.content-hash"}}' "$1" 2>/dev/null || true; }
+[ "$(label "$TAG")" = "$hash" ] && exit 0 # up to date: the common case
+
+old=$(podman image inspect --format '{{.Id}}' "$TAG" 2>/dev/null || true)
+have=$(podman images --no-trunc --quiet --filter "label=trainyard.content-hash=$hash" | sed -n 1p)
+if [ -n "$have" ]; then
+  podman tag "$have" "$TAG"
+  echo "build-testbox: tagged existing image ${have#sha256:} as $TAG" >&2
+else
+  podman import --quiet "${CHANGES[@]}" --change "LABEL trainyard.content-hash=$hash" \
+    --message "trainyard testbox ($RECIPE)" "$work/rootfs.tar" "$TAG" >/dev/null
+  echo "build-testbox: built $TAG" >&2
+fi
+# Drop the image TAG named before if that left it without any name (a container that still
+# uses it makes rmi fail, which is fine).
+if [ -n "$old" ] && [ "$(podman image inspect --format '{{len .RepoTags}}' "$old" 2>/dev/null)" = 0 ]; then
+  podman rmi "$old" >/dev/null 2>&1 || true
+fi

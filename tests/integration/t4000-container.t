@@ -1,0 +1,140 @@
+#!/bin/sh
+# t4000-container: the container runtime against a real Podman (Docker Engine API): the
+# environment inside containers, every replica reaching every other by its advertised name
+# from the start, limits in the cgroup, OOM wording, failure and cancel leaving no container
+# or network, a missing image, and the digits example in containers.
+# Skipped (every test) when no usable container engine is on this machine.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+engine_ok=yes
+if [ -x "$TY_SOURCE_DIR/scripts/setup-podman.sh" ]; then
+  "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 || engine_ok=no
+else
+  podman info >/dev/null 2>&1 || engine_ok=no
+fi
+if [ $engine_ok = yes ]; then
+  "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1 || engine_ok=no
+fi
+if [ $engine_ok = no ]; then
+  reason=$(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)
+  for t in env reach limits oom fail cancel image digits; do test_skip "container: $t" "no container engine: $reason"; done
+  test_done
+fi
+export TRAINYARD_RUNTIME=container
+IMG=localhost/trainyard/testbox:1
+
+# Usage: ctr_job FILE SCRIPT [WORKERS] [PS] [EVALUATORS] [EXTRA_JSON]
+ctr_job() {
+  "$PYTHON" - "$@" <<'PY'
+import json, sys
+f, script = sys.argv[1:3]
+w, p, e = (sys.argv[3:6] + ["0", "0", "0"])[:3]
+extra = sys.argv[6] if len(sys.argv) > 6 else ""
+ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
+      "masterConfig": {"imageUri": "localhost/trainyard/testbox:1",
+                       "containerCommand": ["sh", "-c", script]}}
+for role, n in (("worker", w), ("parameterServer", p), ("evaluator", e)):
+    if int(n):
+        ti[role + "Type"] = "n1-standard-4"
+        ti[role + "Count"] = n
+if extra:
+    ti.update(json.loads(extra))
+json.dump({"trainingInput": ti}, open(f, "w"))
+PY
+}
+
+# Usage: leftovers JOB_ID   prints containers and networks still labelled with the job
+leftovers() {
+  podman ps -a --filter "label=trainyard.job=$1" --format '{{.Names}}'
+  podman network ls --filter "label=trainyard.job=$1" --format '{{.Name}}'
+}
+
+# Usage: running_at_least JOB_ID N   succeeds when N containers of the job are running
+running_at_least() {
+  [ "$(podman ps -q --filter "label=trainyard.job=$1" | wc -l)" -ge "$2" ]
+}
+
+PROBE='jd=${0#--job-dir=}; me=$(hostname)
+echo "$CLUSTER_SPEC" >$jd/$me.cs; echo "$TF_CONFIG" >$jd/$me.tf; echo "$CLOUD_ML_JOB_ID" >$jd/$me.id
+cat /etc/hosts >$jd/$me.hosts
+cat /sys/fs/cgroup/memory/memory.limit_in_bytes >$jd/$me.mem 2>/dev/null
+cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us >$jd/$me.cpu 2>/dev/null
+(while true; do nc -l -p 2222 </dev/null >/dev/null 2>&1; done) &
+for p in $(echo "$CLUSTER_SPEC" | grep -o "cmle-training-[a-z]*-[0-9a-f]*-[0-9]*:2222"); do
+  h=${p%:2222}; r=no
+  for i in $(seq 200); do
+    if out=$(nc -w 2 $h 2222 </dev/null 2>&1); then r=yes; break; fi
+    case "$out" in *"bad address"*) r=dns; break;; esac
+    sleep 0.05
+  done
+  echo "$h $r" >>$jd/$me.reach
+done
+touch $jd/$me.done
+n=$(echo "$CLUSTER_SPEC" | grep -o "cmle-training-[a-z]*-[0-9a-f]*-[0-9]*:2222" | sort -u | wc -l)
+case $me in *-master-*) while [ $(ls $jd/*.done | wc -l) -lt $n ]; do sleep 0.1; done; exit 0;; esac
+exec sleep 1000'
+
+test_expect_success 'container: env' '
+  ctr_job job.json "$PROBE" 2 1 1 &&
+  mkdir -p jd && "$TRAINYARD" local train ctr_env --config job.json --job-dir "$TEST_DIR/jd" >log 2>&1 &&
+  grep -q "Job completed successfully." log &&
+  m=$(ls jd/*-master-*.cs) && w1=$(ls jd/*-worker-*-1.cs) &&
+  grep -q "\"task\":{\"type\":\"worker\",\"index\":1}" $w1 &&
+  grep -q "{\"cluster\":{\"master\":\[\"cmle-training-master-[0-9a-f]\{10\}-0:2222\"\],\"worker\":\[" $m &&
+  grep -q "\"evaluator\":\[\"cmle-training-evaluator-" $m &&
+  grep -q "\"chief\":\[\"cmle-training-master-" jd/*-master-*.tf &&
+  test "$(cat jd/*-ps-*-0.id)" = ctr_env
+'
+test_expect_success 'container: reach' '
+  test $(cat jd/*.reach | wc -l) = 25 &&
+  ! grep -v " yes$" jd/*.reach &&
+  grep -q "cmle-training-ps-" jd/*-worker-*-0.hosts
+'
+test_expect_success 'container: limits' '
+  host_cpus=$(nproc) &&
+  test "$(cat jd/*-master-*.cpu)" = "$((host_cpus * 100000))" &&
+  test "$(cat jd/*-master-*.mem)" -gt 0 &&
+  grep -q "this host has" log
+'
+test_expect_success 'container: oom' '
+  ctr_job oom.json "x=\$(head -c 400000000 /dev/zero | tr \"\\\\0\" a); echo \${#x}" &&
+  set +e
+  TRAINYARD_CONTAINER_MAX_MEMORY=64m "$TRAINYARD" local train ctr_oom --config oom.json >log 2>err; rc=$?
+  set -e
+  test $rc -eq 1 &&
+  grep -q "The replica master 0 ran out of memory and exited with a non-zero status of 137." err &&
+  test -z "$(leftovers ctr_oom)"
+'
+test_expect_success 'container: fail' '
+  ctr_job fail.json "case \$(hostname) in *-worker-*-1) exit 3;; esac; exec sleep 1000" 2 1 &&
+  set +e; "$TRAINYARD" local train ctr_fail --config fail.json --grace-period 2 >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "The replica worker 1 exited with a non-zero status of 3." err &&
+  test -z "$(leftovers ctr_fail)"
+'
+test_expect_success 'container: cancel' '
+  ctr_job long.json "exec sleep 1000" 2 1 &&
+  "$TRAINYARD" local train ctr_cancel --config long.json --grace-period 2 >log 2>&1 &
+  pid=$! &&
+  { wait_for 60 running_at_least ctr_cancel 4 || { kill -KILL $pid; false; }; } &&
+  kill -INT $pid &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 1 && grep -q "Job cancelled." log &&
+  test -z "$(leftovers ctr_cancel)"
+'
+test_expect_success 'container: image' '
+  ctr_job nx.json "true" 1 &&
+  "$PYTHON" -c "import json; d=json.load(open(\"nx.json\")); d[\"trainingInput\"][\"workerConfig\"]={\"imageUri\":\"localhost/trainyard/no-such-image:1\"}; json.dump(d,open(\"nx.json\",\"w\"))" &&
+  set +e; "$TRAINYARD" local train ctr_nx --config nx.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "replica worker 0: image .localhost/trainyard/no-such-image:1. is not present and pulling it failed" err &&
+  test -z "$(leftovers ctr_nx)"
+'
+test_expect_success 'container: digits' '
+  "$TY_SOURCE_DIR/examples/digits/image/build-image.sh" "$TY_BUILD_DIR" >img2.log 2>&1 &&
+  "$TRAINYARD" local train ctr_digits --config "$TY_SOURCE_DIR/examples/digits/config.yaml" \
+    --job-dir "$TEST_DIR/djd" >log 2>&1 &&
+  grep -q "master-replica-0 *final test accuracy: 0\.9[3-9]" log &&
+  test -z "$(leftovers ctr_digits)"
+'
+test_done
