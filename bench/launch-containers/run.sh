@@ -58,18 +58,23 @@ ty_run() { # prints "start teardown" seconds
 }
 
 base_run() { # prints "start teardown" seconds
-  local n=trainyard-bench-$1 t0 t1 t2 t3 hosts="" i
+  local n=trainyard-bench-$1 t0 t1 t3 hosts="" i pids=""
   for i in 0 1 2 3 4 5 6 7; do hosts="$hosts --add-host h$i:198.19.254.$((i + 2))"; done
+  podman rm -f -t 0 $(podman ps -aq --filter "network=$n") >/dev/null 2>&1 || true
+  podman network rm -f "$n" >/dev/null 2>&1 || true
   podman network create --internal --subnet 198.19.254.0/24 "$n" >/dev/null
   t0=$(now)
   for i in 0 1 2 3 4 5 6 7; do
     podman run -d --name "$n-$i" --network "$n" --ip "198.19.254.$((i + 2))" --hostname "h$i" \
       $hosts --dns 127.0.0.1 --memory 15g --cpus 2 "$img" sh -c "$script" >/dev/null 2>&1 &
+    pids="$pids $!"
   done
-  wait
+  wait $pids   # not a bare wait: the podman service is a background job too
+  pids=""
   t1=$(now)
-  for i in 0 1 2 3 4 5 6 7; do podman rm -f -t 0 "$n-$i" >/dev/null 2>&1 & done
-  wait
+  for i in 0 1 2 3 4 5 6 7; do podman rm -f -t 0 "$n-$i" >/dev/null 2>&1 & pids="$pids $!"; done
+  wait $pids
+  pids=""
   podman network rm "$n" >/dev/null
   t3=$(now)
   awk -v a="$t0" -v b="$t1" -v c="$t1" -v d="$t3" 'BEGIN{printf "%.3f %.3f\n", b-a, d-c}'
