@@ -34,6 +34,9 @@ demo: build
 
 bench: build
 	@bench/launch/run.sh $(BUILD)
+	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
+	    bench/launch-containers/run.sh $(BUILD); \
+	else echo "bench/launch-containers: skipped (no usable container engine)"; fi
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')

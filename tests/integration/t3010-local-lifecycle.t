@@ -35,9 +35,9 @@ test_expect_success 'a replica killed by a signal is reported with the signal' '
   no_procs "sleep 902.$M"
 '
 test_expect_success 'SIGINT to the CLI cancels: job CANCELLED, exit 1, nothing left' '
-  write_job long.json "sleep 903.$M & exec sleep 903.$M" 2 1 1 &&
+  write_job long.json "sleep 903.$M & exec sleep 903.$M" 2 1 1 || exit 1
   "$TRAINYARD" local train c_job --config long.json --grace-period 2 >log 2>&1 &
-  pid=$! &&
+  pid=$!
   { wait_for 20 procs_at_least "sleep 903.$M" 10 || { kill -KILL $pid; false; }; } &&
   kill -INT $pid &&
   set +e; wait $pid; rc=$?; set -e
@@ -47,9 +47,9 @@ test_expect_success 'SIGINT to the CLI cancels: job CANCELLED, exit 1, nothing l
   no_procs "sleep 903.$M"
 '
 test_expect_success 'SIGTERM to the CLI cancels too; TERM-ignoring replicas get SIGKILL' '
-  write_job stubborn.json "trap \"\" TERM; sleep 904.$M & wait; wait" 1 &&
+  write_job stubborn.json "trap \"\" TERM; sleep 904.$M & wait; wait" 1 || exit 1
   "$TRAINYARD" local train t_job --config stubborn.json --grace-period 1 >log 2>&1 &
-  pid=$! &&
+  pid=$!
   { wait_for 20 procs_at_least "sleep 904.$M" 2 || { kill -KILL $pid; false; }; } &&
   kill -TERM $pid &&
   set +e; wait $pid; rc=$?; set -e

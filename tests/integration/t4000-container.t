@@ -17,7 +17,7 @@ if [ $engine_ok = yes ]; then
 fi
 if [ $engine_ok = no ]; then
   reason=$(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)
-  for t in env reach limits oom fail cancel image digits; do test_skip "container: $t" "no container engine: $reason"; done
+  for t in env reach two limits oom fail cancel image digits; do test_skip "container: $t" "no container engine: $reason"; done
   test_done
 fi
 export TRAINYARD_RUNTIME=container
@@ -90,6 +90,18 @@ test_expect_success 'container: reach' '
   ! grep -v " yes$" jd/*.reach &&
   grep -q "cmle-training-ps-" jd/*-worker-*-0.hosts
 '
+test_expect_success 'container: two jobs at once' '
+  ctr_job two.json "$PROBE" 1 1
+  mkdir -p jda jdb
+  "$TRAINYARD" local train ctr_a --config two.json --job-dir "$TEST_DIR/jda" >loga 2>&1 &
+  a=$!
+  "$TRAINYARD" local train ctr_b --config two.json --job-dir "$TEST_DIR/jdb" >logb 2>&1 &&
+  wait $a &&
+  ! cat jda/*.reach jdb/*.reach | grep -v " yes$" &&
+  test "$(cat jda/*.reach | wc -l)" = 9 && test "$(cat jdb/*.reach | wc -l)" = 9 &&
+  test "$(ls jda | head -1)" != "$(ls jdb | head -1)" &&
+  test -z "$(leftovers ctr_a)$(leftovers ctr_b)"
+'
 test_expect_success 'container: limits' '
   host_cpus=$(nproc) &&
   test "$(cat jd/*-master-*.cpu)" = "$((host_cpus * 100000))" &&
@@ -113,9 +125,9 @@ test_expect_success 'container: fail' '
   test -z "$(leftovers ctr_fail)"
 '
 test_expect_success 'container: cancel' '
-  ctr_job long.json "exec sleep 1000" 2 1 &&
+  ctr_job long.json "exec sleep 1000" 2 1 || exit 1
   "$TRAINYARD" local train ctr_cancel --config long.json --grace-period 2 >log 2>&1 &
-  pid=$! &&
+  pid=$!
   { wait_for 60 running_at_least ctr_cancel 4 || { kill -KILL $pid; false; }; } &&
   kill -INT $pid &&
   set +e; wait $pid; rc=$?; set -e

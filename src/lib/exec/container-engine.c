@@ -61,12 +61,12 @@ static char *find_in_path(const char *prog)
 static void sleep_ms(long ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    (void) nanosleep(&ts, NULL);
+    (void)nanosleep(&ts, NULL);
 }
 
 /* Start `podman system service --time=0 unix://DIR/podman.sock` as our child. */
-static int start_service(struct ty_engine *eng, struct ty_loop *loop, const char *podman,
-                         struct ty_error *err)
+static int
+start_service(struct ty_engine *eng, struct ty_loop *loop, const char *podman, struct ty_error *err)
 {
     char tmpl[] = "/tmp/trainyard-podman.XXXXXX";
     _cleanup_free_ char *url = NULL;
@@ -74,8 +74,8 @@ static int start_service(struct ty_engine *eng, struct ty_loop *loop, const char
     pid_t pid;
 
     if (!mkdtemp(tmpl))
-        return ty_error_set(err, errno, "cannot create a directory for podman's socket: %s",
-                            strerror(errno));
+        return ty_error_set(
+            err, errno, "cannot create a directory for podman's socket: %s", strerror(errno));
     eng->service_dir = xstrdup(tmpl);
     eng->socket = xasprintf("%s/podman.sock", tmpl);
     url = xasprintf("unix://%s", eng->socket);
@@ -84,15 +84,15 @@ static int start_service(struct ty_engine *eng, struct ty_loop *loop, const char
         return ty_error_set(err, errno, "cannot fork: %s", strerror(errno));
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDWR);
-        (void) setpgid(0, 0);
+        (void)setpgid(0, 0);
         /* The service must not outlive us, however we end. */
-        (void) prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+        (void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
         if (devnull >= 0) {
-            (void) dup2(devnull, STDIN_FILENO);
-            (void) dup2(devnull, STDOUT_FILENO);
-            (void) dup2(devnull, STDERR_FILENO);
+            (void)dup2(devnull, STDIN_FILENO);
+            (void)dup2(devnull, STDOUT_FILENO);
+            (void)dup2(devnull, STDERR_FILENO);
         }
-        execl(podman, "podman", "system", "service", "--time=0", url, (char *) NULL);
+        execl(podman, "podman", "system", "service", "--time=0", url, (char *)NULL);
         _exit(127);
     }
     eng->service_pid = pid;
@@ -108,11 +108,16 @@ static int start_service(struct ty_engine *eng, struct ty_loop *loop, const char
         }
         sleep_ms(50);
     }
-    return ty_error_set(err, ETIMEDOUT, "'%s system service' did not answer within %lld s",
-                        podman, (long long) (SERVICE_START_TIMEOUT_USEC / 1000000));
+    return ty_error_set(err,
+                        ETIMEDOUT,
+                        "'%s system service' did not answer within %lld s",
+                        podman,
+                        (long long)(SERVICE_START_TIMEOUT_USEC / 1000000));
 }
 
-int ty_engine_open(struct ty_engine *eng, struct ty_loop *loop, char **started_msg,
+int ty_engine_open(struct ty_engine *eng,
+                   struct ty_loop *loop,
+                   char **started_msg,
                    struct ty_error *err)
 {
     const char *host = getenv("DOCKER_HOST");
@@ -126,14 +131,13 @@ int ty_engine_open(struct ty_engine *eng, struct ty_loop *loop, char **started_m
     *started_msg = NULL;
     if (host && *host) {
         if (strncmp(host, "unix://", 7) != 0)
-            return ty_error_set(err, EPROTONOSUPPORT,
-                                "DOCKER_HOST '%s': only unix:// sockets are supported", host);
+            return ty_error_set(
+                err, EPROTONOSUPPORT, "DOCKER_HOST '%s': only unix:// sockets are supported", host);
         if (ping(loop, host + 7, &eng->api)) {
             eng->socket = xstrdup(host + 7);
             return 0;
         }
-        return ty_error_set(err, EHOSTUNREACH,
-                            "DOCKER_HOST '%s' does not answer GET /_ping", host);
+        return ty_error_set(err, EHOSTUNREACH, "DOCKER_HOST '%s' does not answer GET /_ping", host);
     }
     for (size_t i = 0; i < TY_ARRAY_SIZE(candidates); i++) {
         if (!candidates[i])
@@ -146,7 +150,8 @@ int ty_engine_open(struct ty_engine *eng, struct ty_loop *loop, char **started_m
     }
     podman = find_in_path("podman");
     if (!podman) {
-        r = ty_error_set(err, EHOSTUNREACH,
+        r = ty_error_set(err,
+                         EHOSTUNREACH,
                          "no container engine: nothing answers at %s, DOCKER_HOST is not set, "
                          "and podman is not installed",
                          ty_buf_str(&tried));
@@ -161,7 +166,9 @@ int ty_engine_open(struct ty_engine *eng, struct ty_loop *loop, char **started_m
     }
     *started_msg = xasprintf("No container engine was running; started '%s system service' "
                              "(pid %d) on %s for this run.",
-                             podman, (int) eng->service_pid, eng->socket);
+                             podman,
+                             (int)eng->service_pid,
+                             eng->socket);
     return 0;
 }
 
@@ -171,11 +178,11 @@ void ty_engine_close(struct ty_engine *eng)
     eng->api = NULL;
     if (eng->service_pid > 0) {
         int64_t deadline = ty_mono_usec() + 5 * INT64_C(1000000);
-        (void) kill(eng->service_pid, SIGTERM);
+        (void)kill(eng->service_pid, SIGTERM);
         while (waitpid(eng->service_pid, NULL, WNOHANG) == 0) {
             if (ty_mono_usec() > deadline) {
-                (void) kill(eng->service_pid, SIGKILL);
-                (void) waitpid(eng->service_pid, NULL, 0);
+                (void)kill(eng->service_pid, SIGKILL);
+                (void)waitpid(eng->service_pid, NULL, 0);
                 break;
             }
             sleep_ms(20);
@@ -185,8 +192,8 @@ void ty_engine_close(struct ty_engine *eng)
     }
     if (eng->service_dir) {
         if (eng->socket)
-            (void) unlink(eng->socket);
-        (void) rmdir(eng->service_dir);
+            (void)unlink(eng->socket);
+        (void)rmdir(eng->service_dir);
     }
     free(eng->service_dir);
     free(eng->socket);
@@ -202,7 +209,7 @@ static unsigned long long start_time(pid_t pid)
     ssize_t n;
     char *p;
 
-    (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+    (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -225,7 +232,7 @@ const char *ty_engine_owner_id(void)
 {
     static char id[64];
     if (!id[0])
-        (void) snprintf(id, sizeof(id), "%d:%llu", (int) getpid(), start_time(getpid()));
+        (void)snprintf(id, sizeof(id), "%d:%llu", (int)getpid(), start_time(getpid()));
     return id;
 }
 
@@ -235,7 +242,7 @@ static bool owner_alive(const char *owner)
     unsigned long long t;
     if (!owner || sscanf(owner, "%d:%llu", &pid, &t) != 2 || pid <= 0)
         return true; /* not ours to judge */
-    if (t == 0) /* start time unknown: the process existing must do */
+    if (t == 0)      /* start time unknown: the process existing must do */
         return kill(pid, 0) == 0 || errno == EPERM;
     return start_time(pid) == t;
 }
@@ -261,12 +268,11 @@ int ty_engine_collect_garbage(struct ty_engine *eng)
         json_array_foreach(arr, i, item)
         {
             const char *id = ty_json_str(item, l == 0 ? "Id" : "Id");
-            const char *owner =
-                ty_json_str(json_object_get(item, "Labels"), TY_LABEL_OWNER);
+            const char *owner = ty_json_str(json_object_get(item, "Labels"), TY_LABEL_OWNER);
             if (!id || owner_alive(owner))
                 continue;
-            _cleanup_free_ char *path = l == 0 ? xasprintf("/containers/%s?force=1", id)
-                                               : xasprintf("/networks/%s", id);
+            _cleanup_free_ char *path =
+                l == 0 ? xasprintf("/containers/%s?force=1", id) : xasprintf("/networks/%s", id);
             struct ty_docker_call del = {.method = "DELETE", .path = path};
             if (ty_docker_call(eng->api, &del, 30000, NULL) == 0 &&
                 (del.status == 204 || del.status == 200))
@@ -290,7 +296,7 @@ static void split_ref(const char *image, char **repo, char **tag)
         *repo = xstrdup(image);
         *tag = NULL;
     } else if (colon && (!slash || colon > slash)) {
-        *repo = xstrndup(image, (size_t) (colon - image));
+        *repo = xstrndup(image, (size_t)(colon - image));
         *tag = xstrdup(colon + 1);
     } else {
         *repo = xstrdup(image);
@@ -302,10 +308,10 @@ static char *url_escape(const char *s)
 {
     struct ty_buf b = TY_BUF_INIT;
     for (; *s; s++) {
-        unsigned char c = (unsigned char) *s;
+        unsigned char c = (unsigned char)*s;
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
             strchr("-._~/:@", c))
-            ty_buf_putc(&b, (char) c);
+            ty_buf_putc(&b, (char)c);
         else
             ty_buf_printf(&b, "%%%02X", c);
     }
@@ -318,9 +324,11 @@ static char *base64(const unsigned char *p, size_t n, bool url)
 {
     struct ty_buf b = TY_BUF_INIT;
     for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned) p[i] << 16 | (i + 1 < n ? (unsigned) p[i + 1] << 8 : 0) |
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
                      (i + 2 < n ? p[i + 2] : 0);
-        char q[4] = {b64[v >> 18 & 63], b64[v >> 12 & 63], i + 1 < n ? b64[v >> 6 & 63] : '=',
+        char q[4] = {b64[v >> 18 & 63],
+                     b64[v >> 12 & 63],
+                     i + 1 < n ? b64[v >> 6 & 63] : '=',
                      i + 2 < n ? b64[v & 63] : '='};
         if (url)
             for (int k = 0; k < 4; k++)
@@ -338,11 +346,11 @@ static int unbase64(const char *s, struct ty_buf *out)
         const char *pos = strchr(b64, *s);
         if (!pos)
             return -EINVAL;
-        v = v << 6 | (unsigned) (pos - b64);
+        v = v << 6 | (unsigned)(pos - b64);
         bits += 6;
         if (bits >= 8) {
             bits -= 8;
-            ty_buf_putc(out, (char) (v >> bits & 0xff));
+            ty_buf_putc(out, (char)(v >> bits & 0xff));
         }
     }
     return 0;
@@ -369,19 +377,19 @@ static char *registry_auth(const char *image)
     if (!path || !slash || ty_read_file(path, 1 << 20, &text, &len, NULL) < 0 ||
         ty_json_parse(text, len, &cfg, NULL) < 0)
         return NULL;
-    host = xstrndup(image, (size_t) (slash - image));
+    host = xstrndup(image, (size_t)(slash - image));
     auth = ty_json_str(json_object_get(json_object_get(cfg, "auths"), host), "auth");
     if (!auth || unbase64(auth, &raw) < 0 || !(colon = strchr(ty_buf_str(&raw), ':'))) {
         ty_buf_release(&raw);
         return NULL;
     }
     *colon = '\0';
-    o = json_pack("{s:s,s:s,s:s}", "username", raw.data, "password", colon + 1, "serveraddress",
-                  host);
+    o = json_pack(
+        "{s:s,s:s,s:s}", "username", raw.data, "password", colon + 1, "serveraddress", host);
     ty_buf_release(&raw);
     hdr_json = ty_json_compact(o);
     json_decref(o);
-    hdr = base64((const unsigned char *) hdr_json, strlen(hdr_json), true);
+    hdr = base64((const unsigned char *)hdr_json, strlen(hdr_json), true);
     free(hdr_json);
     text = xasprintf("X-Registry-Auth: %s", hdr);
     free(hdr);
@@ -398,7 +406,7 @@ static const char *pull_error(char *stream)
         json_t *j = json_loads(line, 0, NULL);
         const char *e = ty_json_str(j, "error");
         if (e) {
-            (void) snprintf(msg, sizeof(msg), "%s", e);
+            (void)snprintf(msg, sizeof(msg), "%s", e);
             last = msg;
         }
         json_decref(j);
@@ -416,7 +424,7 @@ static char *registry_host(const char *image)
     char *host;
     if (!slash)
         return NULL;
-    host = xstrndup(image, (size_t) (slash - image));
+    host = xstrndup(image, (size_t)(slash - image));
     if (!strchr(host, '.') && !strchr(host, ':') && strcmp(host, "localhost") != 0) {
         free(host);
         return NULL;
@@ -445,7 +453,8 @@ static int insecure_registry(const char *image, struct ty_error *err)
         if (strncmp(host, "127.", 4) == 0 || strncmp(host, "localhost", 9) == 0 ||
             strncmp(host, "[::1]", 5) == 0)
             return 1;
-        return ty_error_set(err, EPERM,
+        return ty_error_set(err,
+                            EPERM,
                             "TRAINYARD_INSECURE_REGISTRIES lists '%s', but plain-HTTP registries "
                             "are allowed only on loopback (127.0.0.0/8, localhost, [::1])",
                             host);
@@ -453,7 +462,9 @@ static int insecure_registry(const char *image, struct ty_error *err)
     return 0;
 }
 
-int ty_engine_ensure_image(struct ty_engine *eng, const char *image, long timeout_ms,
+int ty_engine_ensure_image(struct ty_engine *eng,
+                           const char *image,
+                           long timeout_ms,
                            struct ty_error *err)
 {
     _cleanup_free_ char *esc = url_escape(image);
@@ -519,8 +530,11 @@ static int pull_result(struct ty_docker_call *pull_call, const char *image, stru
     int r;
 
     if (pull.status == 0) {
-        r = ty_error_set(err, ETIMEDOUT, "image '%s' is not present and pulling it failed: %s",
-                         image, pull.error);
+        r = ty_error_set(err,
+                         ETIMEDOUT,
+                         "image '%s' is not present and pulling it failed: %s",
+                         image,
+                         pull.error);
         ty_docker_batch_release(&pull, 1);
         return r;
     }
@@ -530,8 +544,8 @@ static int pull_result(struct ty_docker_call *pull_call, const char *image, stru
             ty_docker_error_message(pull.response, msg, sizeof(msg));
             why = msg;
         }
-        r = ty_error_set(err, ENOENT, "image '%s' is not present and pulling it failed: %s",
-                         image, why);
+        r = ty_error_set(
+            err, ENOENT, "image '%s' is not present and pulling it failed: %s", image, why);
         ty_docker_batch_release(&pull, 1);
         return r;
     }
@@ -539,8 +553,13 @@ static int pull_result(struct ty_docker_call *pull_call, const char *image, stru
     return 0;
 }
 
-int ty_engine_pick_subnet(struct ty_engine *eng, unsigned seed, char *subnet, size_t n,
-                          char *prefix, size_t np, struct ty_error *err)
+int ty_engine_pick_subnet(struct ty_engine *eng,
+                          unsigned seed,
+                          char *subnet,
+                          size_t n,
+                          char *prefix,
+                          size_t np,
+                          struct ty_error *err)
 {
     struct ty_docker_call call = {.method = "GET", .path = "/networks"};
     _cleanup_json_ json_t *nets = NULL;
@@ -554,8 +573,8 @@ int ty_engine_pick_subnet(struct ty_engine *eng, unsigned seed, char *subnet, si
         return r;
     if (call.status != 200 || ty_json_parse(call.response, call.response_len, &nets, NULL) < 0) {
         ty_docker_batch_release(&call, 1);
-        return ty_error_set(err, EIO, "listing the engine's networks failed (HTTP %ld)",
-                            call.status);
+        return ty_error_set(
+            err, EIO, "listing the engine's networks failed (HTTP %ld)", call.status);
     }
     ty_docker_batch_release(&call, 1);
     json_array_foreach(nets, i, net)
@@ -569,11 +588,11 @@ int ty_engine_pick_subnet(struct ty_engine *eng, unsigned seed, char *subnet, si
             if (!s || sscanf(s, "%u.%u.%u.%u/%u", &a, &b, &x, &y, &len) != 5 || len > 32)
                 continue;
             /* Mark every /24 of 198.18.0.0/15 that this subnet overlaps. */
-            unsigned long lo = (unsigned long) a << 24 | (unsigned long) b << 16 | x << 8 | y;
+            unsigned long lo = (unsigned long)a << 24 | (unsigned long)b << 16 | x << 8 | y;
             unsigned long size = len >= 32 ? 1 : 1UL << (32 - len);
             lo &= ~(size - 1);
             for (unsigned idx = 0; idx < 512; idx++) {
-                unsigned long s24 = (198UL << 24 | 18UL << 16) + (unsigned long) idx * 256;
+                unsigned long s24 = (198UL << 24 | 18UL << 16) + (unsigned long)idx * 256;
                 if (s24 + 256 > lo && s24 < lo + size)
                     used[idx] = true;
             }
@@ -585,10 +604,12 @@ int ty_engine_pick_subnet(struct ty_engine *eng, unsigned seed, char *subnet, si
         unsigned idx = (seed + k) % 512;
         if (used[idx])
             continue;
-        (void) snprintf(subnet, n, "198.%u.%u.0/24", 18 + idx / 256, idx % 256);
-        (void) snprintf(prefix, np, "198.%u.%u.", 18 + idx / 256, idx % 256);
+        (void)snprintf(subnet, n, "198.%u.%u.0/24", 18 + idx / 256, idx % 256);
+        (void)snprintf(prefix, np, "198.%u.%u.", 18 + idx / 256, idx % 256);
         return 0;
     }
-    return ty_error_set(err, EADDRNOTAVAIL, "no free /24 left in 198.18.0.0/15 for the job's "
-                                             "network");
+    return ty_error_set(err,
+                        EADDRNOTAVAIL,
+                        "no free /24 left in 198.18.0.0/15 for the job's "
+                        "network");
 }

@@ -37,8 +37,8 @@
 #include "strv.h"
 #include "timeutil.h"
 
-#define REPLICA_PORT 2222      /* as on AI Platform */
-#define MAX_REPLICAS 253       /* one /24: .1 is the gateway, .2 - .254 replicas */
+#define REPLICA_PORT    2222   /* as on AI Platform */
+#define MAX_REPLICAS    253    /* one /24: .1 is the gateway, .2 - .254 replicas */
 #define PULL_TIMEOUT_MS 600000 /* a pull may be large; a hung registry must not hang us */
 /* After a container's wait returns, how long its log stream may take to drain. */
 #define LOG_DRAIN_USEC (2 * INT64_C(1000000))
@@ -74,34 +74,36 @@ struct container_rt {
     bool network_created;
     char subnet[32], prefix[24];
     int64_t nano_cpus[TY_ROLE_MAX], memory[TY_ROLE_MAX];
-    int *gpu_locks;  /* flock'd fds of the GPUs this job holds */
-    int *gpu_index;  /* and their device numbers (/dev/nvidia<N>) */
+    int *gpu_locks; /* flock'd fds of the GPUs this job holds */
+    int *gpu_index; /* and their device numbers (/dev/nvidia<N>) */
     size_t n_gpu_locks;
     size_t next_gpu; /* next of those to hand to a replica */
 };
 
 static struct container_rt *cast(struct ty_runtime *rt)
 {
-    return (struct container_rt *) rt;
+    return (struct container_rt *)rt;
 }
 
 static int validate(const struct ty_job *job, struct ty_error *err)
 {
     if (ty_job_replica_count(job) > MAX_REPLICAS)
-        return ty_error_set(err, EINVAL,
+        return ty_error_set(err,
+                            EINVAL,
                             "the container runtime runs at most %d replicas per job (one /24 "
                             "network); this job has %lld",
-                            MAX_REPLICAS, (long long) ty_job_replica_count(job));
+                            MAX_REPLICAS,
+                            (long long)ty_job_replica_count(job));
     return 0;
 }
 
 static int create(struct ty_runtime **ret, struct ty_error *err)
 {
     struct container_rt *c = xcalloc(1, sizeof(*c));
-    unsigned long long seed = (unsigned long long) ty_now_usec() ^ (unsigned long long) getpid();
-    (void) snprintf(c->token, sizeof(c->token), "%d-%llx", (int) getpid(), seed);
+    unsigned long long seed = (unsigned long long)ty_now_usec() ^ (unsigned long long)getpid();
+    (void)snprintf(c->token, sizeof(c->token), "%d-%llx", (int)getpid(), seed);
     *ret = &c->base;
-    (void) err;
+    (void)err;
     return 0;
 }
 
@@ -112,9 +114,8 @@ static void make_hash(struct container_rt *c)
     const char *parts[] = {c->base.plan->job->job_id, c->token};
     for (size_t i = 0; i < 2; i++)
         for (const char *p = parts[i]; *p; p++)
-            h = (h ^ (unsigned char) *p) * 1099511628211ULL;
-    (void) snprintf(c->hash, sizeof(c->hash), "%010llx",
-                    (unsigned long long) (h & 0xffffffffffULL));
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    (void)snprintf(c->hash, sizeof(c->hash), "%010llx", (unsigned long long)(h & 0xffffffffffULL));
 }
 
 /* The memory one container may have: the host's, or less when the operator says so with
@@ -122,7 +123,7 @@ static void make_hash(struct container_rt *c)
  * responsive (docs/container-runtime.md). */
 static int64_t host_memory(void)
 {
-    int64_t mem = (int64_t) sysconf(_SC_PHYS_PAGES) * (int64_t) sysconf(_SC_PAGESIZE);
+    int64_t mem = (int64_t)sysconf(_SC_PHYS_PAGES) * (int64_t)sysconf(_SC_PAGESIZE);
     const char *cap = getenv("TRAINYARD_CONTAINER_MAX_MEMORY");
     char *end = NULL;
     long long v;
@@ -168,15 +169,20 @@ static void size_roles(struct container_rt *c)
         c->nano_cpus[role] = (want_cpu > cpus ? cpus : want_cpu) * INT64_C(1000000000);
         c->memory[role] = want_mem > mem ? mem : want_mem;
         if (want_cpu > cpus || want_mem > mem)
-            ty_runtime_notice(&c->base, TY_SEV_WARNING,
+            ty_runtime_notice(&c->base,
+                              TY_SEV_WARNING,
                               "%s machine type %s asks for %lld vCPUs and %.1f GiB; this host "
                               "has %ld CPUs and %.1f GiB, so each %s replica is limited to "
                               "%lld CPUs and %.1f GiB.",
-                              ty_role_name((enum ty_role) role), mt->name, (long long) want_cpu,
-                              (double) want_mem / (1 << 30), cpus, (double) mem / (1 << 30),
-                              ty_role_name((enum ty_role) role),
-                              (long long) (c->nano_cpus[role] / 1000000000),
-                              (double) c->memory[role] / (1 << 30));
+                              ty_role_name((enum ty_role)role),
+                              mt->name,
+                              (long long)want_cpu,
+                              (double)want_mem / (1 << 30),
+                              cpus,
+                              (double)mem / (1 << 30),
+                              ty_role_name((enum ty_role)role),
+                              (long long)(c->nano_cpus[role] / 1000000000),
+                              (double)c->memory[role] / (1 << 30));
     }
 }
 
@@ -185,7 +191,7 @@ static int gpus_per_replica(const struct ty_job *job, int role)
     const struct ty_role_spec *rs = &job->roles[role];
     const struct ty_machine_type *mt = ty_machine_lookup(rs->machine_type);
     if (rs->accel.type && rs->accel.count > 0)
-        return (int) rs->accel.count;
+        return (int)rs->accel.count;
     return mt ? mt->gpus : 0;
 }
 
@@ -199,7 +205,7 @@ static int reserve_gpus(struct container_rt *c, struct ty_error *err)
     struct dirent *de;
 
     for (int role = 0; role < TY_ROLE_MAX; role++)
-        need += (int) job->roles[role].count * gpus_per_replica(job, role);
+        need += (int)job->roles[role].count * gpus_per_replica(job, role);
     if (need == 0)
         return 0;
     d = opendir("/dev");
@@ -212,17 +218,19 @@ static int reserve_gpus(struct container_rt *c, struct ty_error *err)
     if (d)
         closedir(d);
     if (have < need)
-        return ty_error_set(err, ENODEV,
+        return ty_error_set(err,
+                            ENODEV,
                             "the job needs %d GPU(s) (acceleratorConfig and GPU machine types) "
                             "and this host has %d NVIDIA GPU device(s) under /dev",
-                            need, have);
-    (void) mkdir("/run/trainyard", 0755);
-    c->gpu_locks = xcalloc((size_t) need, sizeof(int));
-    c->gpu_index = xcalloc((size_t) need, sizeof(int));
-    for (int g = 0; g < have && (int) c->n_gpu_locks < need; g++) {
+                            need,
+                            have);
+    (void)mkdir("/run/trainyard", 0755);
+    c->gpu_locks = xcalloc((size_t)need, sizeof(int));
+    c->gpu_index = xcalloc((size_t)need, sizeof(int));
+    for (int g = 0; g < have && (int)c->n_gpu_locks < need; g++) {
         char path[64];
         int fd;
-        (void) snprintf(path, sizeof(path), "/run/trainyard/gpu-%d.lock", g);
+        (void)snprintf(path, sizeof(path), "/run/trainyard/gpu-%d.lock", g);
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0)
             continue;
@@ -233,11 +241,14 @@ static int reserve_gpus(struct container_rt *c, struct ty_error *err)
         c->gpu_index[c->n_gpu_locks] = g;
         c->gpu_locks[c->n_gpu_locks++] = fd;
     }
-    if ((int) c->n_gpu_locks < need)
-        return ty_error_set(err, EBUSY,
+    if ((int)c->n_gpu_locks < need)
+        return ty_error_set(err,
+                            EBUSY,
                             "the job needs %d GPU(s); %d exist but only %zu are free (others "
                             "are held by running jobs)",
-                            need, have, c->n_gpu_locks);
+                            need,
+                            have,
+                            c->n_gpu_locks);
     return 0;
 }
 
@@ -269,7 +280,8 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         ty_runtime_notice(rt, TY_SEV_INFO, "%s", started);
     removed = ty_engine_collect_garbage(&c->eng);
     if (removed > 0)
-        ty_runtime_notice(rt, TY_SEV_INFO,
+        ty_runtime_notice(rt,
+                          TY_SEV_INFO,
                           "Removed %d container(s)/network(s) left by trainyard runs that no "
                           "longer exist.",
                           removed);
@@ -294,7 +306,7 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
 
 static int create_network(struct container_rt *c, struct ty_error *err)
 {
-    unsigned seed = (unsigned) strtoul(c->hash + 6, NULL, 16);
+    unsigned seed = (unsigned)strtoul(c->hash + 6, NULL, 16);
     char msg[512];
     int r;
 
@@ -304,16 +316,40 @@ static int create_network(struct container_rt *c, struct ty_error *err)
         _cleanup_free_ char *text = NULL, *gw = NULL;
         struct ty_docker_call call = {.method = "POST", .path = "/networks/create"};
 
-        r = ty_engine_pick_subnet(&c->eng, seed + (unsigned) attempt * 7, c->subnet,
-                                  sizeof(c->subnet), c->prefix, sizeof(c->prefix), err);
+        r = ty_engine_pick_subnet(&c->eng,
+                                  seed + (unsigned)attempt * 7,
+                                  c->subnet,
+                                  sizeof(c->subnet),
+                                  c->prefix,
+                                  sizeof(c->prefix),
+                                  err);
         if (r < 0)
             return r;
         gw = xasprintf("%s1", c->prefix);
-        body = json_pack("{s:s,s:s,s:b,s:b,s:{s:s,s:[{s:s,s:s}]},s:{s:s,s:s,s:s}}", "Name",
-                         c->network, "Driver", "bridge", "CheckDuplicate", 1, "Internal", 1,
-                         "IPAM", "Driver", "default", "Config", "Subnet", c->subnet, "Gateway",
-                         gw, "Labels", TY_LABEL_RUN, c->token, TY_LABEL_JOB,
-                         c->base.plan->job->job_id, TY_LABEL_OWNER, ty_engine_owner_id());
+        body = json_pack("{s:s,s:s,s:b,s:b,s:{s:s,s:[{s:s,s:s}]},s:{s:s,s:s,s:s}}",
+                         "Name",
+                         c->network,
+                         "Driver",
+                         "bridge",
+                         "CheckDuplicate",
+                         1,
+                         "Internal",
+                         1,
+                         "IPAM",
+                         "Driver",
+                         "default",
+                         "Config",
+                         "Subnet",
+                         c->subnet,
+                         "Gateway",
+                         gw,
+                         "Labels",
+                         TY_LABEL_RUN,
+                         c->token,
+                         TY_LABEL_JOB,
+                         c->base.plan->job->job_id,
+                         TY_LABEL_OWNER,
+                         ty_engine_owner_id());
         text = ty_json_compact(body);
         call.body = text;
         r = ty_docker_call(c->eng.api, &call, 30000, err);
@@ -328,11 +364,13 @@ static int create_network(struct container_rt *c, struct ty_error *err)
         ty_docker_batch_release(&call, 1);
         /* Another job took the subnet between our look and our create: try another. */
         if (!strstr(msg, "already used") && !strstr(msg, "overlap"))
-            return ty_error_set(err, EIO, "creating network %s (%s) failed: %s", c->network,
-                                c->subnet, msg);
+            return ty_error_set(
+                err, EIO, "creating network %s (%s) failed: %s", c->network, c->subnet, msg);
     }
-    return ty_error_set(err, EADDRINUSE, "creating network %s failed: no free subnet after 8 "
-                                         "tries",
+    return ty_error_set(err,
+                        EADDRINUSE,
+                        "creating network %s failed: no free subnet after 8 "
+                        "tries",
                         c->network);
 }
 
@@ -344,8 +382,8 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     for (size_t i = 0; i < c->n; i++) {
         struct ty_replica *rep = c->reps[i].r;
         free(rep->host);
-        rep->host = xasprintf("cmle-training-%s-%s-%d", ty_role_name(rep->role), c->hash,
-                              rep->index);
+        rep->host =
+            xasprintf("cmle-training-%s-%s-%d", ty_role_name(rep->role), c->hash, rep->index);
         rep->port = REPLICA_PORT;
     }
     if (rt->dry_run)
@@ -354,7 +392,7 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     if (r < 0)
         return r;
     for (size_t i = 0; i < c->n; i++)
-        (void) snprintf(c->reps[i].ip, sizeof(c->reps[i].ip), "%s%zu", c->prefix, i + 2);
+        (void)snprintf(c->reps[i].ip, sizeof(c->reps[i].ip), "%s%zu", c->prefix, i + 2);
     return 0;
 }
 
@@ -367,14 +405,14 @@ static json_t *strv_array(char *const *v)
 }
 
 /* The devices and variables of the GPUs handed to one replica. */
-static void add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config,
-                     json_t *env)
+static void
+add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, json_t *env)
 {
     int k = gpus_per_replica(c->base.plan->job, cr->r->role);
     json_t *devices;
     struct ty_buf visible = TY_BUF_INIT, cuda = TY_BUF_INIT;
-    static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
-                                         "/dev/nvidia-uvm-tools"};
+    static const char *const shared[] = {
+        "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
 
     if (k <= 0)
         return;
@@ -382,17 +420,27 @@ static void add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *hos
     for (int i = 0; i < k && c->next_gpu < c->n_gpu_locks; i++) {
         int g = c->gpu_index[c->next_gpu++];
         _cleanup_free_ char *dev = xasprintf("/dev/nvidia%d", g);
-        json_array_append_new(devices, json_pack("{s:s,s:s,s:s}", "PathOnHost", dev,
-                                                 "PathInContainer", dev, "CgroupPermissions",
-                                                 "rwm"));
+        json_array_append_new(devices,
+                              json_pack("{s:s,s:s,s:s}",
+                                        "PathOnHost",
+                                        dev,
+                                        "PathInContainer",
+                                        dev,
+                                        "CgroupPermissions",
+                                        "rwm"));
         ty_buf_printf(&visible, "%s%d", i ? "," : "", g);
         ty_buf_printf(&cuda, "%s%d", i ? "," : "", i);
     }
     for (size_t i = 0; i < TY_ARRAY_SIZE(shared); i++)
         if (access(shared[i], F_OK) == 0)
-            json_array_append_new(devices, json_pack("{s:s,s:s,s:s}", "PathOnHost", shared[i],
-                                                     "PathInContainer", shared[i],
-                                                     "CgroupPermissions", "rwm"));
+            json_array_append_new(devices,
+                                  json_pack("{s:s,s:s,s:s}",
+                                            "PathOnHost",
+                                            shared[i],
+                                            "PathInContainer",
+                                            shared[i],
+                                            "CgroupPermissions",
+                                            "rwm"));
     json_object_set_new(host_config, "Devices", devices);
     json_array_append_new(env, json_sprintf("NVIDIA_VISIBLE_DEVICES=%s", ty_buf_str(&visible)));
     json_array_append_new(env, json_sprintf("CUDA_VISIBLE_DEVICES=%s", ty_buf_str(&cuda)));
@@ -410,15 +458,32 @@ static char *create_body(struct container_rt *c, struct ctr_replica *cr, char *c
 
     for (size_t i = 0; i < c->n; i++)
         json_array_append_new(hosts, json_sprintf("%s:%s", c->reps[i].r->host, c->reps[i].ip));
-    hc = json_pack("{s:o,s:[s],s:I,s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}", "ExtraHosts", hosts, "Dns",
-                   "127.0.0.1", "PidsLimit", (json_int_t) 32768, "Ulimits", "Name", "nofile",
-                   "Soft", 20000, "Hard", 20000, "Name", "nproc", "Soft", 32768, "Hard", 32768);
+    hc = json_pack("{s:o,s:[s],s:I,s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}",
+                   "ExtraHosts",
+                   hosts,
+                   "Dns",
+                   "127.0.0.1",
+                   "PidsLimit",
+                   (json_int_t)32768,
+                   "Ulimits",
+                   "Name",
+                   "nofile",
+                   "Soft",
+                   20000,
+                   "Hard",
+                   20000,
+                   "Name",
+                   "nproc",
+                   "Soft",
+                   32768,
+                   "Hard",
+                   32768);
     if (c->nano_cpus[rep->role] > 0)
         json_object_set_new(hc, "NanoCpus", json_integer(c->nano_cpus[rep->role]));
     if (mem > 0) {
         json_object_set_new(hc, "Memory", json_integer(mem));
-        json_object_set_new(hc, "ShmSize", json_integer(mem / 2 > MAX_SHM_BYTES ? MAX_SHM_BYTES
-                                                                                : mem / 2));
+        json_object_set_new(
+            hc, "ShmSize", json_integer(mem / 2 > MAX_SHM_BYTES ? MAX_SHM_BYTES : mem / 2));
     }
     if (plan->job_dir && !strstr(plan->job_dir, "://")) {
         /* The job directory appears at the same path inside, as --job-dir says. */
@@ -426,13 +491,34 @@ static char *create_body(struct container_rt *c, struct ctr_replica *cr, char *c
             hc, "Binds", json_pack("[o]", json_sprintf("%s:%s", plan->job_dir, plan->job_dir)));
     }
     add_gpus(c, cr, hc, envj);
-    endpoints = json_pack("{s:{s:{s:s},s:[s]}}", c->network, "IPAMConfig", "IPv4Address", cr->ip,
-                          "Aliases", rep->host);
-    body = json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s,s:s},s:o,s:{s:o}}", "Hostname", rep->host,
-                     "Image", rep->image, "Env", envj, "Labels", TY_LABEL_RUN, c->token,
-                     TY_LABEL_JOB, plan->job->job_id, TY_LABEL_TASK, rep->task_name,
-                     TY_LABEL_OWNER, ty_engine_owner_id(), "HostConfig", hc, "NetworkingConfig",
-                     "EndpointsConfig", endpoints);
+    endpoints = json_pack("{s:{s:{s:s},s:[s]}}",
+                          c->network,
+                          "IPAMConfig",
+                          "IPv4Address",
+                          cr->ip,
+                          "Aliases",
+                          rep->host);
+    body = json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s,s:s},s:o,s:{s:o}}",
+                     "Hostname",
+                     rep->host,
+                     "Image",
+                     rep->image,
+                     "Env",
+                     envj,
+                     "Labels",
+                     TY_LABEL_RUN,
+                     c->token,
+                     TY_LABEL_JOB,
+                     plan->job->job_id,
+                     TY_LABEL_TASK,
+                     rep->task_name,
+                     TY_LABEL_OWNER,
+                     ty_engine_owner_id(),
+                     "HostConfig",
+                     hc,
+                     "NetworkingConfig",
+                     "EndpointsConfig",
+                     endpoints);
     /* Kubernetes semantics (plan.h): a command replaces ENTRYPOINT and drops the image's
      * CMD; args replace CMD. */
     if (rep->command) {
@@ -456,17 +542,16 @@ static void report(struct ctr_replica *cr, const struct ty_exit_status *st)
     rt->ev.exited(rt->ev.ctx, cr->r, st);
 }
 
-static void start_failed(struct ctr_replica *cr, const char *what, long status, const char *body,
-                         const char *error)
+static void start_failed(
+    struct ctr_replica *cr, const char *what, long status, const char *body, const char *error)
 {
     struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
     char msg[200];
     if (status == 0)
-        (void) snprintf(msg, sizeof(msg), "%s", error ? error : "no answer from the engine");
+        (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer from the engine");
     else
         ty_docker_error_message(body, msg, sizeof(msg));
-    (void) snprintf(st.detail, sizeof(st.detail), "%s container %s failed: %s", what, cr->name,
-                    msg);
+    (void)snprintf(st.detail, sizeof(st.detail), "%s container %s failed: %s", what, cr->name, msg);
     report(cr, &st);
 }
 
@@ -497,7 +582,7 @@ static void on_frame(void *ctx, int stream, const char *p, size_t n)
 static void maybe_report(struct ctr_replica *cr, bool drain_expired)
 {
     struct container_rt *c = cr->rt;
-    struct ty_exit_status st = {.kind = TY_EXIT_CODE, .code = (int) cr->exit_code};
+    struct ty_exit_status st = {.kind = TY_EXIT_CODE, .code = (int)cr->exit_code};
 
     if (cr->reported || !cr->wait_done || (!cr->logs_done && !drain_expired))
         return;
@@ -542,21 +627,21 @@ static void on_wait_done(void *ctx, long status, const char *body, size_t len, c
         struct ty_exit_status st = {.kind = TY_EXIT_LOST};
         char msg[200];
         if (status == 0)
-            (void) snprintf(msg, sizeof(msg), "%s", error ? error : "no answer");
+            (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer");
         else
             ty_docker_error_message(body, msg, sizeof(msg));
-        (void) snprintf(st.detail, sizeof(st.detail), "waiting for container %s failed: %s",
-                        cr->name, msg);
+        (void)snprintf(
+            st.detail, sizeof(st.detail), "waiting for container %s failed: %s", cr->name, msg);
         json_decref(j);
         report(cr, &st);
         return;
     }
-    cr->exit_code = (long) json_integer_value(json_object_get(j, "StatusCode"));
+    cr->exit_code = (long)json_integer_value(json_object_get(j, "StatusCode"));
     json_decref(j);
     cr->wait_done = true;
     if (!cr->logs_done)
-        cr->drain_timer = ty_loop_add_timer(cr->rt->base.loop, ty_mono_usec() + LOG_DRAIN_USEC,
-                                            on_drain_timeout, cr);
+        cr->drain_timer = ty_loop_add_timer(
+            cr->rt->base.loop, ty_mono_usec() + LOG_DRAIN_USEC, on_drain_timeout, cr);
     maybe_report(cr, false);
 }
 
@@ -566,11 +651,10 @@ static void send_kill(struct ctr_replica *cr, int sig)
     struct ty_docker_callbacks cb = {0};
     if (sig == SIGKILL)
         cr->sigkilled = true;
-    (void) ty_docker_request(cr->rt->eng.api, "POST", path, NULL, NULL, 0, &cb, NULL, NULL);
+    (void)ty_docker_request(cr->rt->eng.api, "POST", path, NULL, NULL, 0, &cb, NULL, NULL);
 }
 
-static void on_start_done(void *ctx, long status, const char *body, size_t len,
-                          const char *error)
+static void on_start_done(void *ctx, long status, const char *body, size_t len, const char *error)
 {
     struct ctr_replica *cr = ctx;
     struct container_rt *c = cr->rt;
@@ -590,12 +674,25 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len,
      * never started with -1 at once, and a log follow before start with an empty body. */
     wpath = xasprintf("/containers/%s/wait?condition=not-running", cr->id);
     lpath = xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", cr->id);
-    if (ty_docker_request(c->eng.api, "POST", wpath, NULL, NULL,
-                          TY_DOCKER_BUFFER | TY_DOCKER_NO_TIMEOUT, &wait_cb, &cr->wait_req,
+    if (ty_docker_request(c->eng.api,
+                          "POST",
+                          wpath,
+                          NULL,
+                          NULL,
+                          TY_DOCKER_BUFFER | TY_DOCKER_NO_TIMEOUT,
+                          &wait_cb,
+                          &cr->wait_req,
                           NULL) < 0)
         cr->wait_req = NULL;
-    if (ty_docker_request(c->eng.api, "GET", lpath, NULL, NULL, TY_DOCKER_NO_TIMEOUT, &logs_cb,
-                          &cr->logs_req, NULL) < 0) {
+    if (ty_docker_request(c->eng.api,
+                          "GET",
+                          lpath,
+                          NULL,
+                          NULL,
+                          TY_DOCKER_NO_TIMEOUT,
+                          &logs_cb,
+                          &cr->logs_req,
+                          NULL) < 0) {
         cr->logs_req = NULL;
         cr->logs_done = true;
     }
@@ -603,8 +700,7 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len,
         send_kill(cr, cr->pending_signal);
 }
 
-static void on_create_done(void *ctx, long status, const char *body, size_t len,
-                           const char *error)
+static void on_create_done(void *ctx, long status, const char *body, size_t len, const char *error)
 {
     struct ctr_replica *cr = ctx;
     struct ty_docker_callbacks cb = {.on_done = on_start_done, .ctx = cr};
@@ -626,13 +722,13 @@ static void on_create_done(void *ctx, long status, const char *body, size_t len,
         return;
     }
     path = xasprintf("/containers/%s/start", cr->id);
-    if (ty_docker_request(cr->rt->eng.api, "POST", path, NULL, NULL, TY_DOCKER_BUFFER, &cb,
-                          &cr->req, NULL) < 0)
+    if (ty_docker_request(
+            cr->rt->eng.api, "POST", path, NULL, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, NULL) < 0)
         start_failed(cr, "starting", 0, NULL, "cannot send the request");
 }
 
-static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[],
-                  struct ty_error *err)
+static int
+launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
 {
     struct container_rt *c = cast(rt);
     struct ctr_replica *cr = &c->reps[ty_runtime_replica_index(rt, r)];
@@ -640,12 +736,12 @@ static int launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[]
     _cleanup_free_ char *body = create_body(c, cr, env);
     _cleanup_free_ char *path = xasprintf("/containers/create?name=%s", cr->name);
 
-    return ty_docker_request(c->eng.api, "POST", path, body, NULL, TY_DOCKER_BUFFER, &cb,
-                             &cr->req, err);
+    return ty_docker_request(
+        c->eng.api, "POST", path, body, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, err);
 }
 
-static int signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig,
-                          struct ty_error *err)
+static int
+signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err)
 {
     struct container_rt *c = cast(rt);
     struct ctr_replica *cr = &c->reps[ty_runtime_replica_index(rt, r)];
@@ -688,30 +784,36 @@ static void cleanup(struct ty_runtime *rt)
         calls[n].path = xasprintf("/containers/%s?force=1", c->reps[i].name);
         n++;
     }
-    (void) ty_docker_batch_run(c->eng.api, calls, n, 60000, NULL);
+    (void)ty_docker_batch_run(c->eng.api, calls, n, 60000, NULL);
     for (size_t i = 0; i < n; i++) {
         if (calls[i].status != 204 && calls[i].status != 200 && calls[i].status != 404) {
             char msg[200];
             ty_docker_error_message(calls[i].response, msg, sizeof(msg));
-            ty_runtime_notice(rt, TY_SEV_WARNING, "removing container %s failed: %s",
-                              c->reps[i].name, calls[i].status ? msg : calls[i].error);
+            ty_runtime_notice(rt,
+                              TY_SEV_WARNING,
+                              "removing container %s failed: %s",
+                              c->reps[i].name,
+                              calls[i].status ? msg : calls[i].error);
         }
-        free((char *) calls[i].path);
+        free((char *)calls[i].path);
     }
     ty_docker_batch_release(calls, n);
     free(calls);
     if (c->network_created) {
         _cleanup_free_ char *path = xasprintf("/networks/%s", c->network);
         struct ty_docker_call del = {.method = "DELETE", .path = path};
-        (void) ty_docker_call(c->eng.api, &del, 30000, NULL);
+        (void)ty_docker_call(c->eng.api, &del, 30000, NULL);
         if (del.status != 204 && del.status != 200 && del.status != 404) {
             /* Something still attached: Podman's force removes it with the network. */
             _cleanup_free_ char *fpath = xasprintf("/networks/%s?force=1", c->network);
             struct ty_docker_call force = {.method = "DELETE", .path = fpath};
-            (void) ty_docker_call(c->eng.api, &force, 30000, NULL);
+            (void)ty_docker_call(c->eng.api, &force, 30000, NULL);
             if (force.status != 204 && force.status != 200 && force.status != 404)
-                ty_runtime_notice(rt, TY_SEV_WARNING, "removing network %s failed (HTTP %ld)",
-                                  c->network, force.status);
+                ty_runtime_notice(rt,
+                                  TY_SEV_WARNING,
+                                  "removing network %s failed (HTTP %ld)",
+                                  c->network,
+                                  force.status);
             ty_docker_batch_release(&force, 1);
         }
         ty_docker_batch_release(&del, 1);

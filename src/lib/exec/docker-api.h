@@ -48,7 +48,9 @@ enum {
 
 /* Connect a client to the API socket at @socket_path (no I/O happens here), driven by
  * @loop for asynchronous requests. Returns 0 and *ret. */
-int ty_docker_new(struct ty_loop *loop, const char *socket_path, struct ty_docker **ret,
+int ty_docker_new(struct ty_loop *loop,
+                  const char *socket_path,
+                  struct ty_docker **ret,
                   struct ty_error *err);
 /* Abort every pending request (their on_done is NOT called) and free. NULL-safe. */
 void ty_docker_free(struct ty_docker *d);
@@ -58,9 +60,14 @@ const char *ty_docker_socket(const struct ty_docker *d);
 /* Start an asynchronous request. @extra_header is one "Name: value" header or NULL.
  * Returns 0 (and *ret when @ret is non-NULL: a handle valid until on_done has run, for
  * ty_docker_cancel) or -errno. */
-int ty_docker_request(struct ty_docker *d, const char *method, const char *path,
-                      const char *body, const char *extra_header, int flags,
-                      const struct ty_docker_callbacks *cb, struct ty_docker_req **ret,
+int ty_docker_request(struct ty_docker *d,
+                      const char *method,
+                      const char *path,
+                      const char *body,
+                      const char *extra_header,
+                      int flags,
+                      const struct ty_docker_callbacks *cb,
+                      struct ty_docker_req **ret,
                       struct ty_error *err);
 /* Abort an asynchronous request; its on_done is not called. */
 void ty_docker_cancel(struct ty_docker *d, struct ty_docker_req *req);
@@ -82,10 +89,15 @@ struct ty_docker_call {
 /* Run @n calls in parallel and wait for all of them, at most @timeout_ms (then the rest get
  * status 0 and error "timed out"). Returns 0 (look at each call's status) or -errno when
  * the batch could not run at all. */
-int ty_docker_batch_run(struct ty_docker *d, struct ty_docker_call *calls, size_t n,
-                        long timeout_ms, struct ty_error *err);
+int ty_docker_batch_run(struct ty_docker *d,
+                        struct ty_docker_call *calls,
+                        size_t n,
+                        long timeout_ms,
+                        struct ty_error *err);
 /* One blocking call (a batch of one). */
-int ty_docker_call(struct ty_docker *d, struct ty_docker_call *call, long timeout_ms,
+int ty_docker_call(struct ty_docker *d,
+                   struct ty_docker_call *call,
+                   long timeout_ms,
                    struct ty_error *err);
 /* Free the responses of @n calls. */
 void ty_docker_batch_release(struct ty_docker_call *calls, size_t n);
@@ -104,7 +116,9 @@ struct ty_docker_demux {
     uint32_t remaining;
     int stream;
 };
-void ty_docker_demux_feed(struct ty_docker_demux *dm, const char *data, size_t len,
+void ty_docker_demux_feed(struct ty_docker_demux *dm,
+                          const char *data,
+                          size_t len,
                           void (*on_frame)(void *ctx, int stream, const char *p, size_t n),
                           void *ctx);
 

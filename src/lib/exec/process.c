@@ -113,7 +113,7 @@ static int validate(const struct ty_job *job, struct ty_error *err)
                             "runtime, which runs each replica's command (with containerArgs or "
                             "args) as a local program instead of its image; set it, or run the "
                             "image itself with --runtime=container",
-                            ty_role_field((enum ty_role) role));
+                            ty_role_field((enum ty_role)role));
     }
     return 0;
 }

@@ -30,8 +30,8 @@ const char *ty_runtime_names(void)
     if (names[0])
         return names;
     for (size_t i = 0; i < TY_ARRAY_SIZE(runtimes); i++)
-        n += (size_t) snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
-                               runtimes[i]->name);
+        n += (size_t)snprintf(
+            names + n, sizeof(names) - n, "%s%s", i ? ", " : "", runtimes[i]->name);
     return names;
 }
 
@@ -40,8 +40,8 @@ int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_er
     const struct ty_runtime_ops *ops = ty_runtime_find(name);
 
     if (!ops)
-        return ty_error_set(err, EINVAL, "unknown runtime '%s' (this build has: %s)", name,
-                            ty_runtime_names());
+        return ty_error_set(
+            err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
     return ops->validate ? ops->validate(job, err) : 0;
 }
 
@@ -76,7 +76,7 @@ void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const c
     if (!rt->ev.notice)
         return;
     va_start(ap, fmt);
-    (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     rt->ev.notice(rt->ev.ctx, severity, msg);
 }
