@@ -28,6 +28,7 @@
 
 #include "alloc.h"
 #include "container-engine.h"
+#include "container-internal.h"
 #include "docker-api.h"
 #include "json.h"
 #include "linesplit.h"
@@ -36,49 +37,6 @@
 #include "runtime.h"
 #include "strv.h"
 #include "timeutil.h"
-
-#define REPLICA_PORT    2222   /* as on AI Platform */
-#define MAX_REPLICAS    253    /* one /24: .1 is the gateway, .2 - .254 replicas */
-#define PULL_TIMEOUT_MS 600000 /* a pull may be large; a hung registry must not hang us */
-/* After a container's wait returns, how long its log stream may take to drain. */
-#define LOG_DRAIN_USEC (2 * INT64_C(1000000))
-/* 2 GiB: PyTorch data loaders want far more than Docker's 64 MiB /dev/shm default. */
-#define MAX_SHM_BYTES (INT64_C(2) << 30)
-
-struct container_rt;
-
-struct ctr_replica {
-    struct container_rt *rt;
-    struct ty_replica *r;
-    char *name;
-    char *id;
-    char ip[32];
-    struct ty_docker_req *req; /* create or start in flight */
-    struct ty_docker_req *wait_req, *logs_req;
-    struct ty_docker_demux dm;
-    struct ty_linesplit out_ls, err_ls;
-    int pending_signal;
-    long exit_code;
-    uint64_t drain_timer;
-    bool started, exited, reported, wait_done, logs_done, sigkilled;
-};
-
-struct container_rt {
-    struct ty_runtime base;
-    struct ty_engine eng;
-    struct ctr_replica *reps;
-    size_t n;
-    char token[40];
-    char hash[16];
-    char *network;
-    bool network_created;
-    char subnet[32], prefix[24];
-    int64_t nano_cpus[TY_ROLE_MAX], memory[TY_ROLE_MAX];
-    int *gpu_locks; /* flock'd fds of the GPUs this job holds */
-    int *gpu_index; /* and their device numbers (/dev/nvidia<N>) */
-    size_t n_gpu_locks;
-    size_t next_gpu; /* next of those to hand to a replica */
-};
 
 static struct container_rt *cast(struct ty_runtime *rt)
 {
@@ -118,140 +76,6 @@ static void make_hash(struct container_rt *c)
     (void)snprintf(c->hash, sizeof(c->hash), "%010llx", (unsigned long long)(h & 0xffffffffffULL));
 }
 
-/* The memory one container may have: the host's, or less when the operator says so with
- * TRAINYARD_CONTAINER_MAX_MEMORY (bytes, or with a k/m/g suffix), e.g. to keep a shared host
- * responsive (docs/container-runtime.md). */
-static int64_t host_memory(void)
-{
-    int64_t mem = (int64_t)sysconf(_SC_PHYS_PAGES) * (int64_t)sysconf(_SC_PAGESIZE);
-    const char *cap = getenv("TRAINYARD_CONTAINER_MAX_MEMORY");
-    char *end = NULL;
-    long long v;
-
-    if (!cap || !*cap)
-        return mem;
-    v = strtoll(cap, &end, 10);
-    if (v <= 0)
-        return mem;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        v <<= 10;
-        break;
-    case 'm':
-    case 'M':
-        v <<= 20;
-        break;
-    case 'g':
-    case 'G':
-        v <<= 30;
-        break;
-    default:
-        break;
-    }
-    return v < mem ? v : mem;
-}
-
-/* Machine type -> CPU and memory limits per role, capped to the host with a notice. */
-static void size_roles(struct container_rt *c)
-{
-    const struct ty_job *job = c->base.plan->job;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t mem = host_memory();
-
-    for (int role = 0; role < TY_ROLE_MAX; role++) {
-        const struct ty_machine_type *mt = ty_machine_lookup(job->roles[role].machine_type);
-        int64_t want_cpu, want_mem;
-        if (job->roles[role].count == 0 || !mt)
-            continue;
-        want_cpu = mt->vcpus;
-        want_mem = mt->memory_mb * 1024 * 1024;
-        c->nano_cpus[role] = (want_cpu > cpus ? cpus : want_cpu) * INT64_C(1000000000);
-        c->memory[role] = want_mem > mem ? mem : want_mem;
-        if (want_cpu > cpus || want_mem > mem)
-            ty_runtime_notice(&c->base,
-                              TY_SEV_WARNING,
-                              "%s machine type %s asks for %lld vCPUs and %.1f GiB; this host "
-                              "has %ld CPUs and %.1f GiB, so each %s replica is limited to "
-                              "%lld CPUs and %.1f GiB.",
-                              ty_role_name((enum ty_role)role),
-                              mt->name,
-                              (long long)want_cpu,
-                              (double)want_mem / (1 << 30),
-                              cpus,
-                              (double)mem / (1 << 30),
-                              ty_role_name((enum ty_role)role),
-                              (long long)(c->nano_cpus[role] / 1000000000),
-                              (double)c->memory[role] / (1 << 30));
-    }
-}
-
-static int gpus_per_replica(const struct ty_job *job, int role)
-{
-    const struct ty_role_spec *rs = &job->roles[role];
-    const struct ty_machine_type *mt = ty_machine_lookup(rs->machine_type);
-    if (rs->accel.type && rs->accel.count > 0)
-        return (int)rs->accel.count;
-    return mt ? mt->gpus : 0;
-}
-
-/* NVIDIA GPUs are /dev/nvidia<N>; each one a job uses is held with an flock on
- * /run/trainyard/gpu-<N>.lock, so two jobs never share one. */
-static int reserve_gpus(struct container_rt *c, struct ty_error *err)
-{
-    const struct ty_job *job = c->base.plan->job;
-    int need = 0, have = 0;
-    DIR *d;
-    struct dirent *de;
-
-    for (int role = 0; role < TY_ROLE_MAX; role++)
-        need += (int)job->roles[role].count * gpus_per_replica(job, role);
-    if (need == 0)
-        return 0;
-    d = opendir("/dev");
-    while (d && (de = readdir(d))) {
-        char *end;
-        if (strncmp(de->d_name, "nvidia", 6) == 0 && de->d_name[6] &&
-            strtol(de->d_name + 6, &end, 10) >= 0 && *end == '\0')
-            have++;
-    }
-    if (d)
-        closedir(d);
-    if (have < need)
-        return ty_error_set(err,
-                            ENODEV,
-                            "the job needs %d GPU(s) (acceleratorConfig and GPU machine types) "
-                            "and this host has %d NVIDIA GPU device(s) under /dev",
-                            need,
-                            have);
-    (void)mkdir("/run/trainyard", 0755);
-    c->gpu_locks = xcalloc((size_t)need, sizeof(int));
-    c->gpu_index = xcalloc((size_t)need, sizeof(int));
-    for (int g = 0; g < have && (int)c->n_gpu_locks < need; g++) {
-        char path[64];
-        int fd;
-        (void)snprintf(path, sizeof(path), "/run/trainyard/gpu-%d.lock", g);
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0)
-            continue;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-            close(fd);
-            continue;
-        }
-        c->gpu_index[c->n_gpu_locks] = g;
-        c->gpu_locks[c->n_gpu_locks++] = fd;
-    }
-    if ((int)c->n_gpu_locks < need)
-        return ty_error_set(err,
-                            EBUSY,
-                            "the job needs %d GPU(s); %d exist but only %zu are free (others "
-                            "are held by running jobs)",
-                            need,
-                            have,
-                            c->n_gpu_locks);
-    return 0;
-}
-
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
     struct container_rt *c = cast(rt);
@@ -285,8 +109,8 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
                           "Removed %d container(s)/network(s) left by trainyard runs that no "
                           "longer exist.",
                           removed);
-    size_roles(c);
-    r = reserve_gpus(c, err);
+    ctr_size_roles(c);
+    r = ctr_reserve_gpus(c, err);
     if (r < 0)
         return r;
     /* Every distinct image, once; the error names the first replica that uses it. */
@@ -394,142 +218,6 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     for (size_t i = 0; i < c->n; i++)
         (void)snprintf(c->reps[i].ip, sizeof(c->reps[i].ip), "%s%zu", c->prefix, i + 2);
     return 0;
-}
-
-static json_t *strv_array(char *const *v)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; v && v[i]; i++)
-        json_array_append_new(a, json_string(v[i]));
-    return a;
-}
-
-/* The devices and variables of the GPUs handed to one replica. */
-static void
-add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, json_t *env)
-{
-    int k = gpus_per_replica(c->base.plan->job, cr->r->role);
-    json_t *devices;
-    struct ty_buf visible = TY_BUF_INIT, cuda = TY_BUF_INIT;
-    static const char *const shared[] = {
-        "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
-
-    if (k <= 0)
-        return;
-    devices = json_array();
-    for (int i = 0; i < k && c->next_gpu < c->n_gpu_locks; i++) {
-        int g = c->gpu_index[c->next_gpu++];
-        _cleanup_free_ char *dev = xasprintf("/dev/nvidia%d", g);
-        json_array_append_new(devices,
-                              json_pack("{s:s,s:s,s:s}",
-                                        "PathOnHost",
-                                        dev,
-                                        "PathInContainer",
-                                        dev,
-                                        "CgroupPermissions",
-                                        "rwm"));
-        ty_buf_printf(&visible, "%s%d", i ? "," : "", g);
-        ty_buf_printf(&cuda, "%s%d", i ? "," : "", i);
-    }
-    for (size_t i = 0; i < TY_ARRAY_SIZE(shared); i++)
-        if (access(shared[i], F_OK) == 0)
-            json_array_append_new(devices,
-                                  json_pack("{s:s,s:s,s:s}",
-                                            "PathOnHost",
-                                            shared[i],
-                                            "PathInContainer",
-                                            shared[i],
-                                            "CgroupPermissions",
-                                            "rwm"));
-    json_object_set_new(host_config, "Devices", devices);
-    json_array_append_new(env, json_sprintf("NVIDIA_VISIBLE_DEVICES=%s", ty_buf_str(&visible)));
-    json_array_append_new(env, json_sprintf("CUDA_VISIBLE_DEVICES=%s", ty_buf_str(&cuda)));
-    ty_buf_release(&visible);
-    ty_buf_release(&cuda);
-}
-
-static char *create_body(struct container_rt *c, struct ctr_replica *cr, char *const env[])
-{
-    const struct ty_cluster_plan *plan = c->base.plan;
-    struct ty_replica *rep = cr->r;
-    json_t *hosts = json_array(), *envj = strv_array(env), *hc, *body, *endpoints;
-    int64_t mem = c->memory[rep->role];
-    char *text;
-
-    for (size_t i = 0; i < c->n; i++)
-        json_array_append_new(hosts, json_sprintf("%s:%s", c->reps[i].r->host, c->reps[i].ip));
-    hc = json_pack("{s:o,s:[s],s:I,s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}",
-                   "ExtraHosts",
-                   hosts,
-                   "Dns",
-                   "127.0.0.1",
-                   "PidsLimit",
-                   (json_int_t)32768,
-                   "Ulimits",
-                   "Name",
-                   "nofile",
-                   "Soft",
-                   20000,
-                   "Hard",
-                   20000,
-                   "Name",
-                   "nproc",
-                   "Soft",
-                   32768,
-                   "Hard",
-                   32768);
-    if (c->nano_cpus[rep->role] > 0)
-        json_object_set_new(hc, "NanoCpus", json_integer(c->nano_cpus[rep->role]));
-    if (mem > 0) {
-        json_object_set_new(hc, "Memory", json_integer(mem));
-        json_object_set_new(
-            hc, "ShmSize", json_integer(mem / 2 > MAX_SHM_BYTES ? MAX_SHM_BYTES : mem / 2));
-    }
-    if (plan->job_dir && !strstr(plan->job_dir, "://")) {
-        /* The job directory appears at the same path inside, as --job-dir says. */
-        json_object_set_new(
-            hc, "Binds", json_pack("[o]", json_sprintf("%s:%s", plan->job_dir, plan->job_dir)));
-    }
-    add_gpus(c, cr, hc, envj);
-    endpoints = json_pack("{s:{s:{s:s},s:[s]}}",
-                          c->network,
-                          "IPAMConfig",
-                          "IPv4Address",
-                          cr->ip,
-                          "Aliases",
-                          rep->host);
-    body = json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s,s:s},s:o,s:{s:o}}",
-                     "Hostname",
-                     rep->host,
-                     "Image",
-                     rep->image,
-                     "Env",
-                     envj,
-                     "Labels",
-                     TY_LABEL_RUN,
-                     c->token,
-                     TY_LABEL_JOB,
-                     plan->job->job_id,
-                     TY_LABEL_TASK,
-                     rep->task_name,
-                     TY_LABEL_OWNER,
-                     ty_engine_owner_id(),
-                     "HostConfig",
-                     hc,
-                     "NetworkingConfig",
-                     "EndpointsConfig",
-                     endpoints);
-    /* Kubernetes semantics (plan.h): a command replaces ENTRYPOINT and drops the image's
-     * CMD; args replace CMD. */
-    if (rep->command) {
-        json_object_set_new(body, "Entrypoint", strv_array(rep->command));
-        json_object_set_new(body, "Cmd", strv_array(rep->args));
-    } else if (rep->args) {
-        json_object_set_new(body, "Cmd", strv_array(rep->args));
-    }
-    text = ty_json_compact(body);
-    json_decref(body);
-    return text;
 }
 
 static void report(struct ctr_replica *cr, const struct ty_exit_status *st)
@@ -733,7 +421,7 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     struct container_rt *c = cast(rt);
     struct ctr_replica *cr = &c->reps[ty_runtime_replica_index(rt, r)];
     struct ty_docker_callbacks cb = {.on_done = on_create_done, .ctx = cr};
-    _cleanup_free_ char *body = create_body(c, cr, env);
+    _cleanup_free_ char *body = ctr_create_body(c, cr, env);
     _cleanup_free_ char *path = xasprintf("/containers/create?name=%s", cr->name);
 
     return ty_docker_request(

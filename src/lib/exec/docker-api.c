@@ -70,22 +70,6 @@ struct ty_docker {
 
 static bool curl_ready;
 
-/* ---- small helpers ---- */
-
-static void copy_cut(char *dst, size_t n, const char *src, size_t len)
-{
-    if (!n)
-        return;
-    if (len > n - 1) {
-        len = n - 1;
-        /* Do not leave half of a UTF-8 sequence at the end. */
-        while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
-            len--;
-    }
-    memcpy(dst, src, len);
-    dst[len] = '\0';
-}
-
 /* Why a transfer failed, in words, into @out. */
 static void describe_failure(
     const char *socket_path, CURL *easy, CURLcode rc, const char *errbuf, char *out, size_t n)
@@ -105,7 +89,7 @@ static void describe_failure(
     /* curl's own words ("Operation timed out after 60000 milliseconds with 0 bytes
      * received", "Empty reply from server"). */
     msg = errbuf[0] ? errbuf : curl_easy_strerror(rc);
-    copy_cut(out, n, msg, strlen(msg));
+    ty_docker_copy_cut(out, n, msg, strlen(msg));
 }
 
 static bool valid_token(const char *s)
@@ -382,7 +366,7 @@ static void req_finish(struct ty_docker *d, struct ty_docker_req *req, CURLcode 
     long status = 0;
 
     if (why) {
-        copy_cut(msg, sizeof(msg), why, strlen(why));
+        ty_docker_copy_cut(msg, sizeof(msg), why, strlen(why));
         error = msg;
     } else if (rc != CURLE_OK) {
         describe_failure(d->socket_path, req->easy, rc, req->errbuf, msg, sizeof(msg));
@@ -723,7 +707,7 @@ int ty_docker_batch_run(struct ty_docker *d,
                      &bc[i].easy,
                      &bc[i].headers,
                      &e) < 0) {
-            copy_cut(calls[i].error, sizeof(calls[i].error), e.msg, strlen(e.msg));
+            ty_docker_copy_cut(calls[i].error, sizeof(calls[i].error), e.msg, strlen(e.msg));
             continue;
         }
         (void)curl_easy_setopt(bc[i].easy, CURLOPT_WRITEFUNCTION, bwrite_cb);
@@ -810,78 +794,5 @@ void ty_docker_batch_release(struct ty_docker_call *calls, size_t n)
         free(calls[i].response);
         calls[i].response = NULL;
         calls[i].response_len = 0;
-    }
-}
-
-/* ---- helpers without I/O ---- */
-
-void ty_docker_error_message(const char *body, char *buf, size_t n)
-{
-    const char *s = NULL;
-    size_t len = 0;
-    json_t *j = NULL;
-
-    if (!buf || !n)
-        return;
-    buf[0] = '\0';
-    if (!body)
-        return;
-    j = json_loadb(body, strlen(body), 0, NULL);
-    if (json_is_object(j)) {
-        json_t *m = json_object_get(j, "message");
-        if (!json_is_string(m) || !json_string_length(m))
-            m = json_object_get(j, "error"); /* the error item of a pull stream */
-        if (json_is_string(m) && json_string_length(m)) {
-            s = json_string_value(m);
-            len = json_string_length(m);
-        }
-    }
-    if (!s) {
-        s = body;
-        len = strlen(body);
-    }
-    while (len && (unsigned char)*s <= ' ') {
-        s++;
-        len--;
-    }
-    while (len && (unsigned char)s[len - 1] <= ' ')
-        len--;
-    copy_cut(buf, n, s, len);
-    /* One line: control characters (newlines of a raw body) become spaces. */
-    for (char *p = buf; *p; p++)
-        if ((unsigned char)*p < ' ' || *p == 127)
-            *p = ' ';
-    json_decref(j);
-}
-
-void ty_docker_demux_feed(struct ty_docker_demux *dm,
-                          const char *data,
-                          size_t len,
-                          void (*on_frame)(void *ctx, int stream, const char *p, size_t n),
-                          void *ctx)
-{
-    while (len) {
-        if (dm->remaining == 0) {
-            size_t take = sizeof(dm->header) - dm->header_have;
-            if (take > len)
-                take = len;
-            memcpy(dm->header + dm->header_have, data, take);
-            dm->header_have += take;
-            data += take;
-            len -= take;
-            if (dm->header_have < sizeof(dm->header))
-                return;
-            dm->header_have = 0;
-            dm->stream = dm->header[0];
-            dm->remaining = (uint32_t)dm->header[4] << 24 | (uint32_t)dm->header[5] << 16 |
-                            (uint32_t)dm->header[6] << 8 | (uint32_t)dm->header[7];
-            continue;
-        }
-        size_t take = dm->remaining < len ? dm->remaining : len;
-        if (on_frame)
-            on_frame(ctx, dm->stream, data, take);
-        dm->remaining -= (uint32_t)take;
-        data += take;
-        len -= take;
     }
 }

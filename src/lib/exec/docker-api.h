@@ -106,6 +106,10 @@ void ty_docker_batch_release(struct ty_docker_call *calls, size_t n);
  * fit @n bytes. For error reporting. */
 void ty_docker_error_message(const char *body, char *buf, size_t n);
 
+/* Copy @len bytes of @src into @dst (size @n, NUL-terminated), cut to fit without splitting
+ * a UTF-8 sequence. For the client's own messages. */
+void ty_docker_copy_cut(char *dst, size_t n, const char *src, size_t len);
+
 /* Demultiplex the logs/attach stream of a non-TTY container: 8-byte headers
  * [stream, 0, 0, 0, size (big endian)] followed by size bytes of payload. Feed bytes as they
  * come (frames may be split anywhere); on_frame gets each payload piece with its stream
