@@ -21,6 +21,7 @@ if [ $engine_ok = no ]; then
   test_done
 fi
 export TRAINYARD_RUNTIME=container
+J=$$ # job ids unique to this run: container labels are machine-wide
 IMG=localhost/trainyard/testbox:1
 
 # Usage: ctr_job FILE SCRIPT [WORKERS] [PS] [EVALUATORS] [EXTRA_JSON]
@@ -76,14 +77,14 @@ exec sleep 1000'
 
 test_expect_success 'container: env' '
   ctr_job job.json "$PROBE" 2 1 1 &&
-  mkdir -p jd && "$TRAINYARD" local train ctr_env --config job.json --job-dir "$TEST_DIR/jd" >log 2>&1 &&
+  mkdir -p jd && "$TRAINYARD" local train ctr_env_$J --config job.json --job-dir "$TEST_DIR/jd" --grace-period 2 >log 2>&1 &&
   grep -q "Job completed successfully." log &&
   m=$(ls jd/*-master-*.cs) && w1=$(ls jd/*-worker-*-1.cs) &&
   grep -q "\"task\":{\"type\":\"worker\",\"index\":1}" $w1 &&
   grep -q "{\"cluster\":{\"master\":\[\"cmle-training-master-[0-9a-f]\{10\}-0:2222\"\],\"worker\":\[" $m &&
   grep -q "\"evaluator\":\[\"cmle-training-evaluator-" $m &&
   grep -q "\"chief\":\[\"cmle-training-master-" jd/*-master-*.tf &&
-  test "$(cat jd/*-ps-*-0.id)" = ctr_env
+  test "$(cat jd/*-ps-*-0.id)" = ctr_env_$J
 '
 test_expect_success 'container: reach' '
   test $(cat jd/*.reach | wc -l) = 25 &&
@@ -93,14 +94,14 @@ test_expect_success 'container: reach' '
 test_expect_success 'container: two jobs at once' '
   ctr_job two.json "$PROBE" 1 1
   mkdir -p jda jdb
-  "$TRAINYARD" local train ctr_a --config two.json --job-dir "$TEST_DIR/jda" >loga 2>&1 &
+  "$TRAINYARD" local train ctr_a_$J --config two.json --job-dir "$TEST_DIR/jda" --grace-period 2 >loga 2>&1 &
   a=$!
-  "$TRAINYARD" local train ctr_b --config two.json --job-dir "$TEST_DIR/jdb" >logb 2>&1 &&
+  "$TRAINYARD" local train ctr_b_$J --config two.json --job-dir "$TEST_DIR/jdb" --grace-period 2 >logb 2>&1 &&
   wait $a &&
   ! cat jda/*.reach jdb/*.reach | grep -v " yes$" &&
   test "$(cat jda/*.reach | wc -l)" = 9 && test "$(cat jdb/*.reach | wc -l)" = 9 &&
   test "$(ls jda | head -1)" != "$(ls jdb | head -1)" &&
-  test -z "$(leftovers ctr_a)$(leftovers ctr_b)"
+  test -z "$(leftovers ctr_a_$J)$(leftovers ctr_b_$J)"
 '
 test_expect_success 'container: limits' '
   host_cpus=$(nproc) &&
@@ -111,42 +112,42 @@ test_expect_success 'container: limits' '
 test_expect_success 'container: oom' '
   ctr_job oom.json "x=\$(head -c 400000000 /dev/zero | tr \"\\\\0\" a); echo \${#x}" &&
   set +e
-  TRAINYARD_CONTAINER_MAX_MEMORY=64m "$TRAINYARD" local train ctr_oom --config oom.json >log 2>err; rc=$?
+  TRAINYARD_CONTAINER_MAX_MEMORY=64m "$TRAINYARD" local train ctr_oom_$J --config oom.json >log 2>err; rc=$?
   set -e
   test $rc -eq 1 &&
   grep -q "The replica master 0 ran out of memory and exited with a non-zero status of 137." err &&
-  test -z "$(leftovers ctr_oom)"
+  test -z "$(leftovers ctr_oom_$J)"
 '
 test_expect_success 'container: fail' '
   ctr_job fail.json "case \$(hostname) in *-worker-*-1) exit 3;; esac; exec sleep 1000" 2 1 &&
-  set +e; "$TRAINYARD" local train ctr_fail --config fail.json --grace-period 2 >log 2>err; rc=$?; set -e
+  set +e; "$TRAINYARD" local train ctr_fail_$J --config fail.json --grace-period 2 >log 2>err; rc=$?; set -e
   test $rc -eq 1 &&
   grep -q "The replica worker 1 exited with a non-zero status of 3." err &&
-  test -z "$(leftovers ctr_fail)"
+  test -z "$(leftovers ctr_fail_$J)"
 '
 test_expect_success 'container: cancel' '
   ctr_job long.json "exec sleep 1000" 2 1 || exit 1
-  "$TRAINYARD" local train ctr_cancel --config long.json --grace-period 2 >log 2>&1 &
+  "$TRAINYARD" local train ctr_cancel_$J --config long.json --grace-period 2 >log 2>&1 &
   pid=$!
-  { wait_for 60 running_at_least ctr_cancel 4 || { kill -KILL $pid; false; }; } &&
+  { wait_for 60 running_at_least ctr_cancel_$J 4 || { kill -KILL $pid; false; }; } &&
   kill -INT $pid &&
   set +e; wait $pid; rc=$?; set -e
   test $rc -eq 1 && grep -q "Job cancelled." log &&
-  test -z "$(leftovers ctr_cancel)"
+  test -z "$(leftovers ctr_cancel_$J)"
 '
 test_expect_success 'container: image' '
   ctr_job nx.json "true" 1 &&
   "$PYTHON" -c "import json; d=json.load(open(\"nx.json\")); d[\"trainingInput\"][\"workerConfig\"]={\"imageUri\":\"localhost/trainyard/no-such-image:1\"}; json.dump(d,open(\"nx.json\",\"w\"))" &&
-  set +e; "$TRAINYARD" local train ctr_nx --config nx.json >log 2>err; rc=$?; set -e
+  set +e; "$TRAINYARD" local train ctr_nx_$J --config nx.json >log 2>err; rc=$?; set -e
   test $rc -eq 1 &&
   grep -q "replica worker 0: image .localhost/trainyard/no-such-image:1. is not present and pulling it failed" err &&
-  test -z "$(leftovers ctr_nx)"
+  test -z "$(leftovers ctr_nx_$J)"
 '
 test_expect_success 'container: digits' '
   "$TY_SOURCE_DIR/examples/digits/image/build-image.sh" "$TY_BUILD_DIR" >img2.log 2>&1 &&
-  "$TRAINYARD" local train ctr_digits --config "$TY_SOURCE_DIR/examples/digits/config.yaml" \
+  "$TRAINYARD" local train ctr_digits_$J --config "$TY_SOURCE_DIR/examples/digits/config.yaml" \
     --job-dir "$TEST_DIR/djd" >log 2>&1 &&
   grep -q "master-replica-0 *final test accuracy: 0\.9[3-9]" log &&
-  test -z "$(leftovers ctr_digits)"
+  test -z "$(leftovers ctr_digits_$J)"
 '
 test_done

@@ -51,19 +51,19 @@ test_expect_success 'registry: push' '
 '
 test_expect_success 'registry: unlisted' '
   job j.json && set +e
-  TRAINYARD_INSECURE_REGISTRIES= "$TRAINYARD" local train reg_no --config j.json >log 2>err; rc=$?
+  TRAINYARD_INSECURE_REGISTRIES= "$TRAINYARD" local train reg_no_$$ --config j.json >log 2>err; rc=$?
   set -e
   test $rc -eq 1 &&
   grep -q "replica master 0: image .$IMAGE. is not present and pulling it failed" err
 '
 test_expect_success 'registry: pull' '
-  TRAINYARD_INSECURE_REGISTRIES="$REG" "$TRAINYARD" local train reg_yes --config j.json >log 2>&1 &&
+  TRAINYARD_INSECURE_REGISTRIES="$REG" "$TRAINYARD" local train reg_yes_$$ --config j.json >log 2>&1 &&
   grep -q "master-replica-0 *pulled-and-running" log
 '
 test_expect_success 'registry: offloop' '
   "$PYTHON" -c "import json; json.dump({\"trainingInput\": {\"masterConfig\": {\"imageUri\": \"registry.example.com/x:1\", \"containerCommand\": [\"true\"]}}}, open(\"o.json\", \"w\"))" &&
   set +e
-  TRAINYARD_INSECURE_REGISTRIES=registry.example.com "$TRAINYARD" local train reg_off --config o.json >log 2>err; rc=$?
+  TRAINYARD_INSECURE_REGISTRIES=registry.example.com "$TRAINYARD" local train reg_off_$$ --config o.json >log 2>err; rc=$?
   set -e
   test $rc -eq 1 && grep -q "plain-HTTP registries are allowed only on loopback" err
 '
