@@ -17,7 +17,7 @@ PACKAGES=(
   libclang-rt-14-dev
   python3-sklearn
   procps iproute2
-  python3-torch
+  python3-torch strace
   podman crun conmon netavark aardvark-dns iptables catatonit uidmap
   busybox-static libcurl4-openssl-dev docker-registry
 )

@@ -23,7 +23,7 @@ DATA = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 
 def cluster_settings():
     """(addr, port, rank, world_size) for this replica, or None when it takes no part."""
-    spec = json.loads(os.environ.get("CLUSTER_SPEC", '{"cluster":{},"task":{"type":"master","index":0}}'))
+    spec = json.loads(os.environ.get("CLUSTER_SPEC") or '{"cluster":{},"task":{"type":"master","index":0}}')
     task = spec["task"]
     if "RANK" in os.environ and "MASTER_ADDR" in os.environ:
         return (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]),

@@ -20,6 +20,7 @@
 # Exit status: 0 image ready, 1 error, 2 usage.
 set -euo pipefail
 umask 022
+. "$(cd "$(dirname "$0")" && pwd)/../../../scripts/image-lib.sh"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
   echo "usage: $0 BUILD_DIR [TAG]" >&2
@@ -89,33 +90,7 @@ mkdir -p "$root$(dirname "$DATA")"
 cp "$DATA" "$root$DATA"
 chmod 644 "$root$DATA"
 
-printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
-  >"$root/etc/passwd"
-printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"$root/etc/group"
-# Peer names come from /etc/hosts (the runtime passes ExtraHosts) before DNS is ever asked;
-# without this file glibc would ask DNS first.
-printf '%s\n' 'passwd: files' 'group: files' 'hosts: files dns' >"$root/etc/nsswitch.conf"
+# Peer names come from /etc/hosts (the runtime passes ExtraHosts) before DNS is ever asked.
+minimal_etc "$root"
 
-tar --sort=name --mtime=@946684800 --owner=0 --group=0 --numeric-owner --format=gnu \
-  -C "$root" -cf "$work/rootfs.tar" .
-hash=$({ sha256sum <"$work/rootfs.tar"; echo "$RECIPE"; printf '%s\n' "${CHANGES[@]}"; } |
-  sha256sum | cut -c1-64)
-
-label() { podman image inspect --format '{{index .Labels "trainyard.content-hash"}}' "$1" 2>/dev/null || true; }
-[ "$(label "$TAG")" = "$hash" ] && exit 0 # up to date: the common case
-
-old=$(podman image inspect --format '{{.Id}}' "$TAG" 2>/dev/null || true)
-have=$(podman images --no-trunc --quiet --filter "label=trainyard.content-hash=$hash" | sed -n 1p)
-if [ -n "$have" ]; then
-  podman tag "$have" "$TAG"
-  echo "build-image: tagged existing image ${have#sha256:} as $TAG" >&2
-else
-  podman import --quiet "${CHANGES[@]}" --change "LABEL trainyard.content-hash=$hash" \
-    --message "trainyard digits example ($RECIPE)" "$work/rootfs.tar" "$TAG" >/dev/null
-  echo "build-image: built $TAG" >&2
-fi
-# Drop the image TAG named before if that left it without any name (a container that still
-# uses it makes rmi fail, which is fine).
-if [ -n "$old" ] && [ "$(podman image inspect --format '{{len .RepoTags}}' "$old" 2>/dev/null)" = 0 ]; then
-  podman rmi "$old" >/dev/null 2>&1 || true
-fi
+import_rootfs "$root" "$TAG" "$RECIPE" "trainyard digits example" "${CHANGES[@]}"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# build-image.sh [TAG]: build localhost/trainyard/pytorch-digits:latest (or TAG), an image
+# that runs examples/pytorch/train_ddp.py with Debian's python3-torch, without any registry:
+# the example is run once on the host under strace, and exactly the files it opened (the
+# interpreter, the modules, torch's shared libraries, the digits data) are copied into the
+# root file system at their host paths, then imported with podman. Idempotent (a content-hash
+# label, see scripts/image-lib.sh). Needs root, podman, strace and python3-torch.
+set -euo pipefail
+TAG=${1:-localhost/trainyard/pytorch-digits:latest}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../scripts/image-lib.sh"
+command -v strace >/dev/null || { echo "build-image: strace is missing" >&2; exit 1; }
+/usr/bin/python3 -c "import torch" 2>/dev/null || { echo "build-image: python3-torch is missing" >&2; exit 1; }
+
+exec 9>/run/lock/trainyard-pytorch-image.lock
+flock 9
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/trainyard-pytorch-image.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+root=$work/rootfs
+mkdir -p "$root"
+merged_usr_layout "$root"
+minimal_etc "$root"
+
+# Every file a short single-process run opens or maps (DDP with more ranks uses the same
+# modules; the gloo backend is part of libtorch).
+(cd "$work" && env -u CLUSTER_SPEC -u TF_CONFIG strace -f -qq -e trace=openat,open,execve,stat,newfstatat \
+  -o "$work/trace" /usr/bin/python3 "$here/train_ddp.py" --epochs 1 >/dev/null 2>&1)
+# The kernel maps the ELF interpreter itself (no open to trace): add the interpreter's libraries.
+{ grep -oE '"/[^"]+"' "$work/trace" | tr -d '"'; ldd /usr/bin/python3 | grep -oE '/[^ ]+'; } |
+  sort -u | while read -r f; do
+  case "$f" in /proc/*|/sys/*|/dev/*|/tmp/*|"$work"*|"$here"*) continue ;; esac
+  [ -f "$f" ] || continue
+  mkdir -p "$root$(dirname "$f")"
+  cp -L "$f" "$root$f"
+done
+mkdir -p "$root/opt/trainyard"
+cp "$here/train_ddp.py" "$root/opt/trainyard/train_ddp.py"
+
+import_rootfs "$root" "$TAG" trainyard-pytorch-digits-1 "trainyard PyTorch DDP example" \
+  --change 'ENTRYPOINT ["/usr/bin/python3", "/opt/trainyard/train_ddp.py"]' \
+  --change 'CMD ["--epochs", "30"]' --change 'WORKDIR /tmp'
