@@ -17,7 +17,7 @@ if [ $engine_ok = yes ]; then
 fi
 if [ $engine_ok = no ]; then
   reason=$(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)
-  for t in env reach two limits oom fail cancel image digits; do test_skip "container: $t" "no container engine: $reason"; done
+  for t in env reach two limits oom fail cancel image gpus digits; do test_skip "container: $t" "no container engine: $reason"; done
   test_done
 fi
 export TRAINYARD_RUNTIME=container
@@ -143,6 +143,18 @@ test_expect_success 'container: image' '
   grep -q "replica worker 0: image .localhost/trainyard/no-such-image:1. is not present and pulling it failed" err &&
   test -z "$(leftovers ctr_nx_$J)"
 '
+if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+  test_skip 'container: gpus' "this host has NVIDIA GPUs"
+else
+test_expect_success 'container: gpus' '
+  ctr_job gpu.json "true" 0 0 0 "{\"masterConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"true\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}}" &&
+  set +e; "$TRAINYARD" local train ctr_gpu_$J --config gpu.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "the job needs 1 GPU(s) (acceleratorConfig and GPU machine types) and this host has 0" err &&
+  ! grep -q "Waiting for training program to start" log &&
+  test -z "$(leftovers ctr_gpu_$J)"
+'
+fi
 test_expect_success 'container: digits' '
   "$TY_SOURCE_DIR/examples/digits/image/build-image.sh" "$TY_BUILD_DIR" >img2.log 2>&1 &&
   "$TRAINYARD" local train ctr_digits_$J --config "$TY_SOURCE_DIR/examples/digits/config.yaml" \
