@@ -24,24 +24,9 @@ export TRAINYARD_RUNTIME=container
 J=$$ # job ids unique to this run: container labels are machine-wide
 IMG=localhost/trainyard/testbox:1
 
-# Usage: ctr_job FILE SCRIPT [WORKERS] [PS] [EVALUATORS] [EXTRA_JSON]
+# Usage: ctr_job FILE SCRIPT [WORKERS] [PS] [EVALUATORS] [EXTRA_JSON]  (write_job, in testbox)
 ctr_job() {
-  "$PYTHON" - "$@" <<'PY'
-import json, sys
-f, script = sys.argv[1:3]
-w, p, e = (sys.argv[3:6] + ["0", "0", "0"])[:3]
-extra = sys.argv[6] if len(sys.argv) > 6 else ""
-ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
-      "masterConfig": {"imageUri": "localhost/trainyard/testbox:1",
-                       "containerCommand": ["sh", "-c", script]}}
-for role, n in (("worker", w), ("parameterServer", p), ("evaluator", e)):
-    if int(n):
-        ti[role + "Type"] = "n1-standard-4"
-        ti[role + "Count"] = n
-if extra:
-    ti.update(json.loads(extra))
-json.dump({"trainingInput": ti}, open(f, "w"))
-PY
+  JOB_IMAGE=$IMG write_job "$@"
 }
 
 # Usage: leftovers JOB_ID   prints containers and networks still labelled with the job

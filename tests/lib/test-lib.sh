@@ -83,14 +83,15 @@ json_get() {
 }
 
 # Usage: write_job FILE MASTER_SH [WORKERS] [PS] [EVALUATORS] [EXTRA_TRAINING_INPUT_JSON]
-# A CUSTOM job whose every role runs `sh -c MASTER_SH` (the script sees $CLUSTER_SPEC etc.).
+# A CUSTOM job whose every role runs `sh -c MASTER_SH` (the script sees $CLUSTER_SPEC etc.),
+# in the image $JOB_IMAGE (default example.com/test:1, which the process runtime only records).
 write_job() {
   local file=$1 script=$2 w=${3:-0} p=${4:-0} e=${5:-0} extra=${6:-}
-  "$PYTHON" - "$file" "$script" "$w" "$p" "$e" "$extra" <<'PY'
+  "$PYTHON" - "$file" "$script" "$w" "$p" "$e" "$extra" "${JOB_IMAGE:-example.com/test:1}" <<'PY'
 import json, sys
-f, script, w, p, e, extra = sys.argv[1:]
+f, script, w, p, e, extra, image = sys.argv[1:]
 ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
-      "masterConfig": {"imageUri": "example.com/test:1", "containerCommand": ["sh", "-c", script]}}
+      "masterConfig": {"imageUri": image, "containerCommand": ["sh", "-c", script]}}
 for role, n in (("worker", w), ("parameterServer", p), ("evaluator", e)):
     if int(n):
         ti[role + "Type"] = "n1-standard-4"
