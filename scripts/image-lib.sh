@@ -33,7 +33,24 @@ import_rootfs() {
   fi
 }
 
-# Usage: merged_usr_layout ROOT   the host's bin/sbin/lib/lib64 -> usr/* symlinks in ROOT
+# Usage: begin_build TAG   hold the build lock of TAG (one build of a tag at a time: setup,
+# tests and demo may all ask for an image), make the scratch directory $work (removed on exit)
+# and an empty root file system $root with the host's /usr layout (merged_usr_layout).
+begin_build() {
+  mkdir -p /run/lock 2>/dev/null || true
+  exec 9>"/run/lock/trainyard-image-$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_').lock" || {
+    echo "image: cannot open the lock file" >&2; exit 1; }
+  flock 9
+  work=$(mktemp -d "${TMPDIR:-/var/tmp}/trainyard-image.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  root=$work/rootfs
+  mkdir -p "$root"
+  merged_usr_layout "$root"
+}
+
+# Usage: merged_usr_layout ROOT   the host's bin/sbin/lib/lib64 -> usr/* symlinks in ROOT (so a
+# file copied to its host path, e.g. an ldd path /lib/x86_64-linux-gnu/..., lands where the
+# host has it) and the usual top-level directories.
 merged_usr_layout() {
   local d t
   for d in bin sbin lib lib64; do
@@ -42,7 +59,7 @@ merged_usr_layout() {
       mkdir -p "$1/$t"; ln -s "$t" "$1/$d"
     fi
   done
-  mkdir -p "$1"/{usr/bin,usr/local/bin,etc,root,proc,sys,dev,run,tmp}
+  mkdir -p "$1"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,root,proc,sys,dev,run,tmp}
   chmod 1777 "$1/tmp"; chmod 700 "$1/root"
 }
 

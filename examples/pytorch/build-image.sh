@@ -12,13 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v strace >/dev/null || { echo "build-image: strace is missing" >&2; exit 1; }
 /usr/bin/python3 -c "import torch" 2>/dev/null || { echo "build-image: python3-torch is missing" >&2; exit 1; }
 
-exec 9>/run/lock/trainyard-pytorch-image.lock
-flock 9
-work=$(mktemp -d "${TMPDIR:-/var/tmp}/trainyard-pytorch-image.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-root=$work/rootfs
-mkdir -p "$root"
-merged_usr_layout "$root"
+begin_build "$TAG"
 minimal_etc "$root"
 
 # Every file a short single-process run opens or maps (DDP with more ranks uses the same

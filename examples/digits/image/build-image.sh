@@ -50,27 +50,7 @@ if grep -q 'not found' <<<"$ldd_out"; then die "$BIN has unresolved libraries: $
 mapfile -t LIBS < <(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) { print $i; break } }' <<<"$ldd_out" | sort -u)
 [ ${#LIBS[@]} -gt 0 ] || die "ldd found no libraries for $BIN (is it static? then adjust this script)"
 
-# One build of a tag at a time.
-mkdir -p /run/lock 2>/dev/null || true
-exec 9>"/run/lock/trainyard-image-$(printf '%s' "$TAG" | tr -c 'A-Za-z0-9._-' '_').lock" ||
-  die "cannot open the lock file"
-flock 9
-
-work=$(mktemp -d "${TMPDIR:-/var/tmp}/trainyard-digits-image.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-root=$work/rootfs
-mkdir -p "$root"
-
-# Same /usr layout as the host: on a merged-/usr host bin, sbin, lib, lib64 are symlinks, so
-# a library copied to its ldd path (/lib/x86_64-linux-gnu/...) lands where the host has it.
-for d in bin sbin lib lib64; do
-  if [ -L "/$d" ]; then
-    t=$(readlink "/$d"); t=${t#/}
-    mkdir -p "$root/$t"; ln -s "$t" "$root/$d"
-  fi
-done
-mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,root,proc,sys,dev,run,tmp}
-chmod 1777 "$root/tmp"; chmod 700 "$root/root"
+begin_build "$TAG"
 
 cp "$BUSYBOX" "$root/bin/busybox"
 # Applets at busybox's own idea of their paths (bin/sh, sbin/ip, usr/bin/nc, ...); perl

@@ -267,7 +267,7 @@ int ty_engine_collect_garbage(struct ty_engine *eng)
         }
         json_array_foreach(arr, i, item)
         {
-            const char *id = ty_json_str(item, l == 0 ? "Id" : "Id");
+            const char *id = ty_json_str(item, "Id");
             const char *owner = ty_json_str(json_object_get(item, "Labels"), TY_LABEL_OWNER);
             if (!id || owner_alive(owner))
                 continue;

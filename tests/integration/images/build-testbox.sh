@@ -33,26 +33,7 @@ for applet in sh nc ip hostname cat sleep; do
   [[ $applets == *" $applet "* ]] || die "$BUSYBOX has no '$applet' applet"
 done
 
-# One build of a tag at a time (setup-podman.sh and the tests may both call this).
-mkdir -p /run/lock 2>/dev/null || true
-exec 9>"/run/lock/trainyard-image-$(printf '%s' "$TAG" | tr -c 'A-Za-z0-9._-' '_').lock" ||
-  die "cannot open the lock file"
-flock 9
-
-work=$(mktemp -d "${TMPDIR:-/var/tmp}/trainyard-testbox.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-root=$work/rootfs
-mkdir -p "$root"
-
-# Same /usr layout as the host: on a merged-/usr host bin, sbin, lib, lib64 are symlinks.
-for d in bin sbin lib lib64; do
-  if [ -L "/$d" ]; then
-    t=$(readlink "/$d"); t=${t#/}
-    mkdir -p "$root/$t"; ln -s "$t" "$root/$d"
-  fi
-done
-mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,root,proc,sys,dev,run,tmp}
-chmod 1777 "$root/tmp"; chmod 700 "$root/root"
+begin_build "$TAG"
 
 cp "$BUSYBOX" "$root/bin/busybox"
 # Applets at busybox's own idea of their paths (bin/sh, sbin/ip, usr/bin/nc, ...); perl
