@@ -37,6 +37,7 @@ bench: build
 	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
 	    bench/launch-containers/run.sh $(BUILD); \
 	else echo "bench/launch-containers: skipped (no usable container engine)"; fi
+	@bench/api/run.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')

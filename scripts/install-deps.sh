@@ -20,6 +20,7 @@ PACKAGES=(
   python3-torch strace
   podman crun conmon netavark aardvark-dns iptables catatonit uidmap
   busybox-static libcurl4-openssl-dev docker-registry
+  libmicrohttpd-dev libsqlite3-dev python3-googleapi python3-httplib2 wrk curl
 )
 
 # One dpkg-query for all of them (one per package costs ~40 ms each).

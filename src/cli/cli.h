@@ -15,12 +15,18 @@
 enum { TY_EXIT_OK = 0, TY_EXIT_FAILED = 1, TY_EXIT_USAGE = 2 };
 
 struct cli_command {
-    const char *path; /* "local train" */
+    const char *path; /* "local train", "jobs submit training": words separated by one space */
     const char *summary;
     int (*run)(int argc, char **argv); /* argv[0] is the last word of the path */
 };
 
 extern const struct cli_command cmd_local_train;
+extern const struct cli_command cmd_jobs_submit_training;
+extern const struct cli_command cmd_jobs_describe;
+extern const struct cli_command cmd_jobs_list;
+extern const struct cli_command cmd_jobs_cancel;
+extern const struct cli_command cmd_jobs_stream_logs;
+extern const struct cli_command cmd_jobs_update;
 
 /* Print "ERROR: (trainyard.<path>) <msg>" to stderr. */
 void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -25,7 +25,15 @@ struct ty_joblog {
     char *dir;
     struct log_file *files;
     size_t n, cap;
+    ty_joblog_new_file_fn on_new_file;
+    void *on_new_file_ctx;
 };
+
+void ty_joblog_on_new_file(struct ty_joblog *jl, ty_joblog_new_file_fn fn, void *ctx)
+{
+    jl->on_new_file = fn;
+    jl->on_new_file_ctx = ctx;
+}
 
 const char *ty_severity_name(enum ty_severity s)
 {
@@ -67,11 +75,14 @@ static int file_for(struct ty_joblog *jl, const char *task, const char *trial)
     }
     path = xasprintf("%s/%s", jl->dir, name);
     fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    free(path);
     if (fd < 0) {
+        free(path);
         free(name);
         return ty_negerrno();
     }
+    if (jl->on_new_file)
+        jl->on_new_file(jl->on_new_file_ctx, task, trial, path);
+    free(path);
     if (jl->n == jl->cap) {
         jl->cap = jl->cap ? jl->cap * 2 : 8;
         jl->files = xreallocarray(jl->files, jl->cap, sizeof(*jl->files));

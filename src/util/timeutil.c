@@ -84,3 +84,92 @@ bad:
                         "such as '7200s' or '1.5s'",
                         s);
 }
+
+/* @n decimal digits at @p into *v; 0 when one is not a digit (stops at the NUL). */
+static int digits(const char *p, int n, int *v)
+{
+    *v = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return 0;
+        *v = *v * 10 + (p[i] - '0');
+    }
+    return 1;
+}
+
+/* Days from 1970-01-01 to @y-@m-@d of the proleptic Gregorian calendar (H. Hinnant's
+ * days_from_civil), independent of the process's time zone. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    int64_t era, yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int ty_rfc3339_parse(const char *s, int64_t *ret_usec, struct ty_error *err)
+{
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const char *p = s;
+    int y, mo, d, h = 0, mi = 0, sec = 0, oh = 0, om = 0, sign = 0, nfrac = 0;
+    int64_t frac = 0, usec;
+
+    if (!digits(p, 4, &y) || p[4] != '-' || !digits(p + 5, 2, &mo) || p[7] != '-' ||
+        !digits(p + 8, 2, &d))
+        goto bad;
+    p += 10;
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+        (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))))
+        goto bad;
+    if (*p != '\0') {
+        if (*p != 'T' && *p != 't')
+            goto bad;
+        if (!digits(p + 1, 2, &h) || p[3] != ':' || !digits(p + 4, 2, &mi) || p[6] != ':' ||
+            !digits(p + 7, 2, &sec))
+            goto bad;
+        p += 9;
+        if (h > 23 || mi > 59 || sec > 59)
+            goto bad;
+        if (*p == '.') {
+            p++;
+            while (*p >= '0' && *p <= '9') {
+                if (++nfrac > 9)
+                    goto bad;
+                if (nfrac <= 6)
+                    frac = frac * 10 + (*p - '0');
+                p++;
+            }
+            if (nfrac == 0)
+                goto bad;
+            for (int i = nfrac; i < 6; i++)
+                frac *= 10;
+        }
+        if (*p == 'Z' || *p == 'z') {
+            p++;
+        } else if (*p == '+' || *p == '-') {
+            sign = *p == '-' ? -1 : 1;
+            if (!digits(p + 1, 2, &oh) || p[3] != ':' || !digits(p + 4, 2, &om) || oh > 23 ||
+                om > 59)
+                goto bad;
+            p += 6;
+        } else {
+            goto bad;
+        }
+        if (*p != '\0')
+            goto bad;
+    }
+    usec = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
+    usec -= (int64_t)sign * (oh * 3600 + om * 60);
+    *ret_usec = usec * 1000000 + frac;
+    return 0;
+bad:
+    return ty_error_set(err,
+                        EINVAL,
+                        "'%.64s' is not an RFC 3339 time: expected a time such as "
+                        "'2026-11-30T09:00:00Z' or a date such as '2026-11-30'",
+                        s);
+}

@@ -20,4 +20,10 @@ char *ty_rfc3339(int64_t usec, int digits, char *buf, size_t n);
  * 's' ("7200s", "1.5s"). Returns 0 and *ret_usec, or -EINVAL. */
 int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
 
+/* Parse an RFC 3339 time: "2026-11-30T09:00:00Z", with up to 9 fractional digits (kept to
+ * the microsecond, the rest truncated), a numeric offset ("+02:00") or Z, 't' and 'z' in
+ * either case; or a bare date "2026-11-30" (midnight UTC). Years 0000-9999, no leap second.
+ * Returns 0 and *ret_usec (epoch microseconds), or -EINVAL (@ret_usec untouched). */
+int ty_rfc3339_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
+
 #endif

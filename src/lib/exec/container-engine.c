@@ -200,39 +200,11 @@ void ty_engine_close(struct ty_engine *eng)
     eng->service_dir = eng->socket = NULL;
 }
 
-/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot. */
-static unsigned long long start_time(pid_t pid)
-{
-    char path[64], buf[1024];
-    _cleanup_close_ int fd = -EBADF;
-    unsigned long long t = 0;
-    ssize_t n;
-    char *p;
-
-    (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    n = read(fd, buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    /* after ")": state is field 3 ... starttime field 22: move to the space before it */
-    for (int field = 3; p && field <= 22; field++)
-        p = strchr(p + 1, ' ');
-    if (p)
-        t = strtoull(p + 1, NULL, 10);
-    return t;
-}
-
 const char *ty_engine_owner_id(void)
 {
     static char id[64];
     if (!id[0])
-        (void)snprintf(id, sizeof(id), "%d:%llu", (int)getpid(), start_time(getpid()));
+        (void)snprintf(id, sizeof(id), "%d:%llu", (int)getpid(), ty_proc_start_time(getpid()));
     return id;
 }
 
@@ -244,7 +216,7 @@ static bool owner_alive(const char *owner)
         return true; /* not ours to judge */
     if (t == 0)      /* start time unknown: the process existing must do */
         return kill(pid, 0) == 0 || errno == EPERM;
-    return start_time(pid) == t;
+    return ty_proc_start_time(pid) == t;
 }
 
 int ty_engine_collect_garbage(struct ty_engine *eng)

@@ -216,3 +216,31 @@ int ty_proctree_reap_orphans(void)
     free(kids);
     return reaped;
 }
+
+/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot. */
+unsigned long long ty_proc_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    _cleanup_close_ int fd = -EBADF;
+    unsigned long long t = 0;
+    ssize_t n;
+    char *p;
+
+    (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    /* after ")": state is field 3 ... starttime field 22: move to the space before it */
+    for (int field = 3; p && field <= 22; field++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        t = strtoull(p + 1, NULL, 10);
+    return t;
+}

@@ -34,4 +34,8 @@ void ty_proctree_kill(const pid_t *pids, size_t n, int sig);
 /* Reap zombie children of this process that no one owns. Returns how many. */
 int ty_proctree_reap_orphans(void);
 
+/* Start time of process @pid in clock ticks since boot (field 22 of /proc/PID/stat): with
+ * the pid it names one process across pid reuse. 0 when the process does not exist. */
+unsigned long long ty_proc_start_time(pid_t pid);
+
 #endif

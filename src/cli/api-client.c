@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * api-client.c: the CLI's HTTP client of trainyardd (libcurl easy interface): settings
+ * resolution (flags, environment, config file), JSON calls with gcloud-style error messages,
+ * and the line-by-line streaming GET of `logs?follow=true`. */
+#include "api-client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "fdutil.h"
+#include "json.h"
+#include "kvconf.h"
+#include "linesplit.h"
+#include "macro.h"
+#include "ty-config.h"
+
+/* Replies larger than this are refused: a page of 100 jobs is well under 1 MiB. */
+#define REPLY_MAX_BYTES (64u * 1024 * 1024)
+/* Error bodies are kept up to this size. */
+#define ERROR_BODY_MAX    (64u * 1024)
+#define TOKEN_MAX_BYTES   (64u * 1024)
+#define CONNECT_TIMEOUT_S 10L
+#define CALL_TIMEOUT_S    300L
+
+struct api_client {
+    char *endpoint;
+    char *endpoint_source; /* "the default endpoint", "--api-endpoint", ... */
+    char *project;
+    char *token; /* NULL: none */
+    CURL *curl;
+};
+
+/* ---- settings ----------------------------------------------------------------------------- */
+
+static const char *env_nonempty(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static char *home_dir(void)
+{
+    const char *h = env_nonempty("HOME");
+    if (h)
+        return xstrdup(h);
+    struct passwd *pw = getpwuid(getuid());
+    return pw && pw->pw_dir ? xstrdup(pw->pw_dir) : NULL;
+}
+
+/* The config file to read, and whether it must exist. NULL when there is no home. */
+static char *config_path(bool *must_exist)
+{
+    const char *p = env_nonempty("TRAINYARD_CONFIG");
+    _cleanup_free_ char *home = NULL;
+
+    *must_exist = p != NULL;
+    if (p)
+        return xstrdup(p);
+    p = env_nonempty("XDG_CONFIG_HOME");
+    if (p && p[0] == '/')
+        return xasprintf("%s/trainyard/config", p);
+    home = home_dir();
+    return home ? xasprintf("%s/.config/trainyard/config", home) : NULL;
+}
+
+struct config {
+    char *path;
+    struct ty_kv *kv;
+    size_t n;
+};
+
+static void config_release(struct config *cfg)
+{
+    free(cfg->path);
+    ty_kvconf_free(cfg->kv, cfg->n);
+}
+
+/* The last setting of @key, or NULL. */
+static const struct ty_kv *config_get(const struct config *cfg, const char *key)
+{
+    for (size_t i = cfg->n; i > 0; i--)
+        if (strcmp(cfg->kv[i - 1].key, key) == 0)
+            return &cfg->kv[i - 1];
+    return NULL;
+}
+
+static int config_load(struct config *cfg, struct ty_error *err)
+{
+    static const char *const known[] = {
+        "api_endpoint", "project", "access_token", "access_token_file"};
+    bool must_exist;
+    int r;
+
+    cfg->path = config_path(&must_exist);
+    if (!cfg->path)
+        return 0;
+    r = ty_kvconf_load(cfg->path, &cfg->kv, &cfg->n, err);
+    if (r == -ENOENT && !must_exist)
+        return 0;
+    if (r == -ENOENT)
+        return ty_error_set(
+            err, EINVAL, "config file %s (from TRAINYARD_CONFIG) does not exist", cfg->path);
+    if (r < 0)
+        return r == -EINVAL ? r : ty_error_prefix(err, r, "config file");
+    for (size_t i = 0; i < cfg->n; i++) {
+        bool ok = false;
+        for (size_t k = 0; k < TY_ARRAY_SIZE(known); k++)
+            ok |= strcmp(cfg->kv[i].key, known[k]) == 0;
+        if (!ok)
+            return ty_error_set(err,
+                                EINVAL,
+                                "%s:%d: unknown key '%s' (known keys: api_endpoint, project, "
+                                "access_token, access_token_file)",
+                                cfg->path,
+                                cfg->kv[i].line,
+                                cfg->kv[i].key);
+    }
+    return 0;
+}
+
+/* Check a token's characters (it goes into an HTTP header). */
+static int check_token(const char *token, const char *source, struct ty_error *err)
+{
+    if (!*token)
+        return ty_error_set(err, EINVAL, "%s: the access token is empty", source);
+    for (const unsigned char *p = (const unsigned char *)token; *p; p++)
+        if (*p <= ' ' || *p == 0x7f)
+            return ty_error_set(err,
+                                EINVAL,
+                                "%s: the access token contains a blank, line break or control "
+                                "character",
+                                source);
+    return 0;
+}
+
+/* Read a token file: the token with surrounding blanks and line breaks removed. */
+static int read_token_file(const char *path, const char *source, char **ret, struct ty_error *err)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    char *start;
+    int r;
+
+    r = ty_read_file(path, TOKEN_MAX_BYTES, &text, &len, err);
+    if (r < 0)
+        return ty_error_prefix(err, r, "%s", source);
+    if (memchr(text, '\0', len))
+        return ty_error_set(err, EINVAL, "%s: '%s' is not a token file", source, path);
+    while (len > 0 && strchr(" \t\r\n", text[len - 1]))
+        text[--len] = '\0';
+    start = text + strspn(text, " \t\r\n");
+    r = check_token(start, source, err);
+    if (r < 0)
+        return r;
+    *ret = xstrdup(start);
+    return 0;
+}
+
+/* A config file's relative access_token_file is relative to the file's directory. */
+static char *config_relative(const char *cfg_path, const char *p)
+{
+    const char *slash;
+    if (p[0] == '/')
+        return xstrdup(p);
+    if (p[0] == '~' && p[1] == '/') {
+        _cleanup_free_ char *home = home_dir();
+        if (home)
+            return xasprintf("%s%s", home, p + 1);
+    }
+    slash = strrchr(cfg_path, '/');
+    if (!slash)
+        return xstrdup(p);
+    return xasprintf("%.*s/%s", (int)(slash - cfg_path), cfg_path, p);
+}
+
+static int
+set_endpoint(struct api_client *c, const char *url, const char *source, struct ty_error *err)
+{
+    size_t len = strlen(url);
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "%s: '%s' is not an http:// or https:// URL (e.g. "
+                            "http://127.0.0.1:8080)",
+                            source,
+                            url);
+    for (const unsigned char *p = (const unsigned char *)url; *p; p++)
+        if (*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
+            return ty_error_set(err,
+                                EINVAL,
+                                "%s: '%s' must be a base URL (no blanks, query or fragment)",
+                                source,
+                                url);
+    while (len > 0 && url[len - 1] == '/')
+        len--;
+    if (len <= strlen("https://") && strncmp(url, "https://", 8) == 0)
+        return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
+    if (len <= strlen("http://"))
+        return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
+    c->endpoint = xstrndup(url, len);
+    c->endpoint_source = xstrdup(source);
+    return 0;
+}
+
+static int resolve(struct api_client *c, const struct api_settings *f, struct ty_error *err)
+{
+    struct config cfg = {0};
+    const struct ty_kv *kv;
+    const char *v;
+    int r;
+
+    r = config_load(&cfg, err);
+    if (r < 0)
+        goto out;
+
+    /* endpoint */
+    if (f->endpoint) {
+        r = set_endpoint(c, f->endpoint, "--api-endpoint", err);
+    } else if ((v = env_nonempty("TRAINYARD_API_ENDPOINT"))) {
+        r = set_endpoint(c, v, "TRAINYARD_API_ENDPOINT", err);
+    } else if ((kv = config_get(&cfg, "api_endpoint"))) {
+        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
+        r = set_endpoint(c, kv->value, src, err);
+    } else {
+        c->endpoint = xstrdup(API_DEFAULT_ENDPOINT);
+        c->endpoint_source = xstrdup("the default endpoint");
+    }
+    if (r < 0)
+        goto out;
+
+    /* project */
+    if (f->project) {
+        if (!*f->project) {
+            r = ty_error_set(err, EINVAL, "--project: the project name is empty");
+            goto out;
+        }
+        c->project = xstrdup(f->project);
+    } else if ((v = env_nonempty("TRAINYARD_PROJECT"))) {
+        c->project = xstrdup(v);
+    } else if ((kv = config_get(&cfg, "project")) && *kv->value) {
+        c->project = xstrdup(kv->value);
+    } else if (kv) {
+        r = ty_error_set(err, EINVAL, "%s:%d: the project name is empty", cfg.path, kv->line);
+        goto out;
+    } else {
+        c->project = xstrdup(API_DEFAULT_PROJECT);
+    }
+
+    /* access token */
+    if (f->token_file) {
+        r = read_token_file(f->token_file, "--access-token-file", &c->token, err);
+    } else if ((v = env_nonempty("TRAINYARD_ACCESS_TOKEN"))) {
+        r = check_token(v, "TRAINYARD_ACCESS_TOKEN", err);
+        if (r >= 0)
+            c->token = xstrdup(v);
+    } else if ((kv = config_get(&cfg, "access_token"))) {
+        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
+        r = check_token(kv->value, src, err);
+        if (r >= 0)
+            c->token = xstrdup(kv->value);
+    } else if ((kv = config_get(&cfg, "access_token_file"))) {
+        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
+        _cleanup_free_ char *path = config_relative(cfg.path, kv->value);
+        r = read_token_file(path, src, &c->token, err);
+    }
+out:
+    config_release(&cfg);
+    return r < 0 ? r : 0;
+}
+
+int api_client_new(const struct api_settings *flags, struct api_client **ret, struct ty_error *err)
+{
+    static const struct api_settings none = {0};
+    struct api_client *c = xcalloc(1, sizeof(*c));
+    int r;
+
+    r = resolve(c, flags ? flags : &none, err);
+    if (r < 0) {
+        api_client_free(c);
+        return r;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c->curl = curl_easy_init())) {
+        api_client_free(c);
+        return ty_error_set(err, ENOMEM, "cannot initialise libcurl");
+    }
+    *ret = c;
+    return 0;
+}
+
+void api_client_free(struct api_client *c)
+{
+    if (!c)
+        return;
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    free(c->endpoint);
+    free(c->endpoint_source);
+    free(c->project);
+    if (c->token) {
+        explicit_bzero(c->token, strlen(c->token));
+        free(c->token);
+    }
+    free(c);
+}
+
+const char *api_client_endpoint(const struct api_client *c)
+{
+    return c->endpoint;
+}
+
+const char *api_client_project(const struct api_client *c)
+{
+    return c->project;
+}
+
+/* ---- URLs ----------------------------------------------------------------------------------- */
+
+char *api_escape(const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    struct ty_buf b = TY_BUF_INIT;
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+            ty_buf_putc(&b, (char)*p);
+        } else {
+            ty_buf_putc(&b, '%');
+            ty_buf_putc(&b, hex[*p >> 4]);
+            ty_buf_putc(&b, hex[*p & 15]);
+        }
+    }
+    return ty_buf_take(&b);
+}
+
+char *api_jobs_path(const struct api_client *c, const char *job_id, const char *suffix)
+{
+    _cleanup_free_ char *project = api_escape(c->project);
+    _cleanup_free_ char *job = job_id ? api_escape(job_id) : NULL;
+
+    return xasprintf("/v1/projects/%s/jobs%s%s%s",
+                     project,
+                     job ? "/" : "",
+                     job ? job : "",
+                     suffix ? suffix : "");
+}
+
+void api_query_add(struct ty_buf *b, const char *name, const char *value)
+{
+    _cleanup_free_ char *v = NULL;
+
+    if (!value)
+        return;
+    v = api_escape(value);
+    ty_buf_printf(b, "%c%s=%s", strchr(ty_buf_str(b), '?') ? '&' : '?', name, v);
+}
+
+/* ---- transfers ------------------------------------------------------------------------------ */
+
+struct transfer {
+    struct api_client *c;
+    struct ty_buf body; /* the reply (calls) or the error body (streams) */
+    size_t max;
+    bool too_big;
+    /* streaming */
+    api_line_fn fn;
+    void *ctx;
+    struct ty_linesplit ls;
+    int fn_result;
+    struct ty_error *err;
+};
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *data)
+{
+    struct transfer *t = data;
+    size_t n = size * nmemb;
+
+    if (t->body.len + n > t->max) {
+        t->too_big = true;
+        return 0;
+    }
+    ty_buf_append(&t->body, p, n);
+    return n;
+}
+
+static void on_line(void *data, const char *line, size_t len)
+{
+    struct transfer *t = data;
+    if (t->fn_result < 0)
+        return;
+    t->fn_result = t->fn(t->ctx, line, len, t->err);
+}
+
+static size_t on_stream(char *p, size_t size, size_t nmemb, void *data)
+{
+    struct transfer *t = data;
+    size_t n = size * nmemb;
+    long status = 0;
+
+    (void)curl_easy_getinfo(t->c->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status < 200 || status > 299) {
+        /* an error body: keep (the start of) it for the message */
+        if (t->body.len < ERROR_BODY_MAX)
+            ty_buf_append(
+                &t->body, p, n < ERROR_BODY_MAX - t->body.len ? n : ERROR_BODY_MAX - t->body.len);
+        return n;
+    }
+    ty_linesplit_feed(&t->ls, p, n, on_line, t);
+    return t->fn_result < 0 ? 0 : n;
+}
+
+static int status_errno(const char *status, long http)
+{
+    static const struct {
+        const char *name;
+        int err;
+    } map[] = {
+        {"NOT_FOUND", ENOENT},
+        {"ALREADY_EXISTS", EEXIST},
+        {"ABORTED", ESTALE},
+        {"INVALID_ARGUMENT", EINVAL},
+        {"FAILED_PRECONDITION", EINVAL},
+        {"OUT_OF_RANGE", EINVAL},
+        {"UNAUTHENTICATED", EACCES},
+        {"PERMISSION_DENIED", EPERM},
+        {"UNAVAILABLE", EAGAIN},
+        {"RESOURCE_EXHAUSTED", EAGAIN},
+    };
+    if (status)
+        for (size_t i = 0; i < TY_ARRAY_SIZE(map); i++)
+            if (strcmp(status, map[i].name) == 0)
+                return map[i].err;
+    switch (http) {
+    case 400:
+        return EINVAL;
+    case 401:
+        return EACCES;
+    case 403:
+        return EPERM;
+    case 404:
+        return ENOENT;
+    case 409:
+        return EEXIST;
+    case 413:
+        return E2BIG;
+    case 429:
+    case 503:
+        return EAGAIN;
+    default:
+        return EIO;
+    }
+}
+
+/* The message of a non-2xx reply: "STATUS: message" from a Google error body, else the HTTP
+ * status and the start of the body. */
+static int
+http_error(struct api_client *c, long http, const struct ty_buf *body, struct ty_error *err)
+{
+    _cleanup_json_ json_t *j = NULL;
+    const char *text = ty_buf_str(body);
+    json_t *e;
+
+    j = json_loadb(text, body->len, 0, NULL);
+    e = json_object_get(j, "error");
+    if (json_is_object(e)) {
+        const char *status = ty_json_str(e, "status");
+        const char *msg = ty_json_str(e, "message");
+        if (status && *status)
+            return ty_error_set(err, status_errno(status, http), "%s: %s", status, msg ? msg : "");
+        return ty_error_set(
+            err, status_errno(NULL, http), "HTTP %ld: %s", http, msg ? msg : "(no message)");
+    }
+    if (body->len == 0)
+        return ty_error_set(
+            err, status_errno(NULL, http), "HTTP %ld from %s (empty reply)", http, c->endpoint);
+    /* not JSON: a proxy page or another server; show its first line */
+    size_t n = strcspn(text, "\r\n");
+    return ty_error_set(err,
+                        status_errno(NULL, http),
+                        "HTTP %ld from %s: %.*s%s",
+                        http,
+                        c->endpoint,
+                        (int)(n > 200 ? 200 : n),
+                        text,
+                        n > 200 ? "..." : "");
+}
+
+static int curl_failure(struct api_client *c, CURLcode rc, const char *detail, struct ty_error *err)
+{
+    const char *what = *detail ? detail : curl_easy_strerror(rc);
+
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return ty_error_set(err,
+                            rc == CURLE_COULDNT_CONNECT ? ECONNREFUSED : EHOSTUNREACH,
+                            "cannot connect to trainyardd at %s (%s): %s. Is trainyardd "
+                            "running? Set the endpoint with --api-endpoint, "
+                            "TRAINYARD_API_ENDPOINT or api_endpoint in the config file",
+                            c->endpoint,
+                            c->endpoint_source,
+                            what);
+    case CURLE_OPERATION_TIMEDOUT:
+        return ty_error_set(
+            err, ETIMEDOUT, "no reply from trainyardd at %s in time: %s", c->endpoint, what);
+    case CURLE_GOT_NOTHING:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+        return ty_error_set(
+            err, ECONNRESET, "the connection to trainyardd at %s broke off: %s", c->endpoint, what);
+    default:
+        return ty_error_set(err, EIO, "request to %s failed: %s", c->endpoint, what);
+    }
+}
+
+static struct curl_slist *common_setup(struct api_client *c,
+                                       const char *method,
+                                       const char *path_query,
+                                       const char *body,
+                                       char *errbuf)
+{
+    _cleanup_free_ char *url = xasprintf("%s%s", c->endpoint, path_query);
+    struct curl_slist *h = NULL;
+
+    curl_easy_reset(c->curl);
+    curl_easy_setopt(c->curl, CURLOPT_URL, url);
+    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "trainyard/" TY_VERSION);
+    curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    h = curl_slist_append(h, "Accept: application/json");
+    h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
+    if (c->token) {
+        _cleanup_free_ char *auth = xasprintf("Authorization: Bearer %s", c->token);
+        h = curl_slist_append(h, auth);
+        explicit_bzero(auth, strlen(auth));
+    }
+    if (body) {
+        h = curl_slist_append(h, "Content-Type: application/json");
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+        curl_easy_setopt(c->curl, CURLOPT_COPYPOSTFIELDS, body);
+    }
+    if (strcmp(method, "GET") == 0)
+        curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+    else if (strcmp(method, "POST") != 0 || !body)
+        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+    return h;
+}
+
+int api_call(struct api_client *c,
+             const char *method,
+             const char *path_query,
+             const json_t *body,
+             json_t **ret,
+             struct ty_error *err)
+{
+    struct transfer t = {.c = c, .max = REPLY_MAX_BYTES};
+    _cleanup_free_ char *text = body ? ty_json_compact(body) : NULL;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *h;
+    json_error_t je;
+    json_t *j;
+    CURLcode rc;
+    long http = 0;
+    int r;
+
+    *ret = NULL;
+    if (!text && strcmp(method, "POST") == 0)
+        text = xstrdup("{}");
+    h = common_setup(c, method, path_query, text, errbuf);
+    curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, CALL_TIMEOUT_S);
+    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &t);
+    rc = curl_easy_perform(c->curl);
+    curl_slist_free_all(h);
+    if (t.too_big) {
+        r = ty_error_set(
+            err, EPROTO, "the reply from %s is larger than %u bytes", c->endpoint, REPLY_MAX_BYTES);
+        goto out;
+    }
+    if (rc != CURLE_OK) {
+        r = curl_failure(c, rc, errbuf, err);
+        goto out;
+    }
+    (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
+    if (http < 200 || http > 299) {
+        r = http_error(c, http, &t.body, err);
+        goto out;
+    }
+    if (t.body.len == 0 || strspn(ty_buf_str(&t.body), " \t\r\n") == t.body.len) {
+        *ret = json_object();
+        r = (int)http;
+        goto out;
+    }
+    j = json_loadb(ty_buf_str(&t.body), t.body.len, JSON_REJECT_DUPLICATES, &je);
+    if (!j) {
+        r = ty_error_set(err,
+                         EPROTO,
+                         "the reply from %s is not valid JSON (line %d column %d: %s)",
+                         c->endpoint,
+                         je.line,
+                         je.column,
+                         je.text);
+        goto out;
+    }
+    *ret = j;
+    r = (int)http;
+out:
+    ty_buf_release(&t.body);
+    return r;
+}
+
+int api_stream_lines(
+    struct api_client *c, const char *path_query, api_line_fn fn, void *ctx, struct ty_error *err)
+{
+    struct transfer t = {.c = c, .max = ERROR_BODY_MAX, .fn = fn, .ctx = ctx, .err = err};
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *h;
+    CURLcode rc;
+    long http = 0;
+    int r = 0;
+
+    h = common_setup(c, "GET", path_query, NULL, errbuf);
+    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_stream);
+    curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &t);
+    rc = curl_easy_perform(c->curl);
+    curl_slist_free_all(h);
+    (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
+    if (t.fn_result < 0) {
+        r = t.fn_result;
+    } else if (rc != CURLE_OK) {
+        r = curl_failure(c, rc, errbuf, err);
+    } else if (http < 200 || http > 299) {
+        r = http_error(c, http, &t.body, err);
+    } else {
+        ty_linesplit_flush(&t.ls, on_line, &t);
+        r = t.fn_result < 0 ? t.fn_result : 0;
+    }
+    ty_linesplit_release(&t.ls);
+    ty_buf_release(&t.body);
+    return r;
+}

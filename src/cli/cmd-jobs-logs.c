@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * cmd-jobs-logs.c: `trainyard jobs stream-logs JOB`: a job's log entries in gcloud's
+ * tab-separated form until the job has ended, read from the daemon's `logs?follow=true`
+ * stream (reconnecting where it left off if the stream ends early) or, with
+ * --polling-interval, by polling `logs` with its page token. Also used by
+ * `jobs submit training --stream-logs`. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "cli.h"
+#include "jobs.h"
+#include "json.h"
+#include "macro.h"
+#include "parse.h"
+#include "strv.h"
+#include "timeutil.h"
+
+#define PATH "jobs.stream-logs"
+
+/* Entries asked for per poll; a full page is followed at once by the next. */
+#define POLL_PAGE_SIZE 100
+/* Reconnections of the follow stream in a row that bring nothing new before giving up. */
+#define FOLLOW_RETRIES 5
+
+static void print_line(FILE *out,
+                       const char *sev,
+                       const char *ts,
+                       const char *task,
+                       const char *trial,
+                       const char *msg,
+                       size_t len)
+{
+    fprintf(out, "%s\t%s\t%s\t%s\t%.*s\n", sev, ts, task, trial, (int)len, msg);
+}
+
+void jobs_print_log_entry(FILE *out, const json_t *entry, bool allow_multiline)
+{
+    const char *sev = ty_json_str(entry, "severity");
+    const char *task = ty_json_str(entry, "taskName");
+    const char *trial = ty_json_str(entry, "trialId");
+    const char *msg = ty_json_str(entry, "message");
+    json_t *tj = json_object_get(entry, "trialId");
+    char ts[64], trial_buf[32];
+    const char *p, *end;
+
+    if (json_is_integer(tj)) {
+        snprintf(trial_buf, sizeof(trial_buf), "%lld", (long long)json_integer_value(tj));
+        trial = trial_buf;
+    }
+    sev = sev ? sev : "";
+    task = task ? task : "";
+    trial = trial ? trial : "";
+    msg = msg ? msg : "";
+    jobs_local_time(ty_json_str(entry, "timestamp"), JOBS_TIME_LOG, ts, sizeof(ts));
+    if (allow_multiline || !strpbrk(msg, "\r\n")) {
+        print_line(out, sev, ts, task, trial, msg, strlen(msg));
+        return;
+    }
+    /* as Python's splitlines: \n, \r\n and \r end lines; no empty line after the last one */
+    p = msg;
+    end = msg + strlen(msg);
+    while (p < end) {
+        size_t n = strcspn(p, "\r\n");
+        print_line(out, sev, ts, task, trial, p, n);
+        p += n;
+        if (*p == '\r' && p[1] == '\n')
+            p += 2;
+        else if (*p)
+            p++;
+    }
+}
+
+/* ---- follow=true ---------------------------------------------------------------------------- */
+
+struct follow {
+    const struct jobs_logs_opts *o;
+    bool have_last;
+    int64_t last_usec; /* time of the newest entry shown */
+    char **at_last;    /* the entries shown with that time (compact JSON), to skip on reconnect */
+    size_t shown;      /* entries shown by the current connection */
+};
+
+static int on_follow_line(void *ctx, const char *line, size_t len, struct ty_error *err)
+{
+    struct follow *f = ctx;
+    _cleanup_json_ json_t *j = NULL;
+    _cleanup_free_ char *key = NULL;
+    const char *ts;
+    json_t *e;
+    int64_t usec;
+
+    if (strspn(line, " \t\r") >= len)
+        return 0;
+    j = json_loadb(line, len, 0, NULL);
+    if (!json_is_object(j)) {
+        fprintf(stderr, "WARNING: ignoring a log stream line that is not a JSON object\n");
+        return 0;
+    }
+    e = json_object_get(j, "error");
+    if (json_is_object(e)) {
+        const char *status = ty_json_str(e, "status");
+        const char *msg = ty_json_str(e, "message");
+        return ty_error_set(
+            err, EIO, "%s: %s", status ? status : "log stream error", msg ? msg : "(no message)");
+    }
+    ts = ty_json_str(j, "timestamp");
+    key = ty_json_compact(j);
+    if (ts && ty_rfc3339_parse(ts, &usec, NULL) == 0) {
+        if (f->have_last && usec < f->last_usec)
+            return 0; /* shown before a reconnection */
+        if (f->have_last && usec == f->last_usec) {
+            for (size_t i = 0; f->at_last && f->at_last[i]; i++)
+                if (strcmp(f->at_last[i], key) == 0)
+                    return 0;
+        } else {
+            f->at_last = ty_strv_free(f->at_last);
+            f->last_usec = usec;
+            f->have_last = true;
+        }
+        ty_strv_push(&f->at_last, key);
+    }
+    jobs_print_log_entry(f->o->out, j, f->o->allow_multiline);
+    fflush(f->o->out);
+    f->shown++;
+    return 0;
+}
+
+/* 1 when the job has an endTime, 0 when not, -errno. */
+static int job_ended(struct api_client *c, const char *job_id, struct ty_error *err)
+{
+    _cleanup_free_ char *path = api_jobs_path(c, job_id, NULL);
+    _cleanup_json_ json_t *job = NULL;
+    int r = api_call(c, "GET", path, NULL, &job, err);
+    if (r < 0)
+        return r;
+    return ty_json_str(job, "endTime") != NULL;
+}
+
+static void sleep_secs(double secs)
+{
+    struct timespec ts = {.tv_sec = (time_t)secs,
+                          .tv_nsec = (long)((secs - (double)(time_t)secs) * 1e9)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static int follow_logs(struct api_client *c,
+                       const char *job_id,
+                       const struct jobs_logs_opts *o,
+                       struct ty_error *err)
+{
+    struct follow f = {.o = o};
+    int fruitless = 0, r;
+
+    for (;;) {
+        _cleanup_free_ char *base = api_jobs_path(c, job_id, "/logs");
+        struct ty_buf q = TY_BUF_INIT;
+        char since[40];
+
+        ty_buf_puts(&q, base);
+        api_query_add(&q, "follow", "true");
+        api_query_add(&q, "taskName", o->task_name);
+        if (f.have_last)
+            api_query_add(&q, "since", ty_rfc3339(f.last_usec, 6, since, sizeof(since)));
+        f.shown = 0;
+        r = api_stream_lines(c, ty_buf_str(&q), on_follow_line, &f, err);
+        ty_buf_release(&q);
+        if (r < 0 && r != -ECONNRESET)
+            break;
+        /* The stream ended (or broke off): done if the job has ended and the stream was
+         * complete; else pick up where it stopped. */
+        int ended = job_ended(c, job_id, err);
+        if (ended < 0) {
+            r = ended;
+            break;
+        }
+        if (ended && r == 0)
+            break;
+        fruitless = f.shown > 0 ? 0 : fruitless + 1;
+        if (fruitless >= FOLLOW_RETRIES) {
+            if (r == 0)
+                r = ty_error_set(err,
+                                 EPROTO,
+                                 "the log stream of job %s keeps ending before the job does",
+                                 job_id);
+            break;
+        }
+        sleep_secs(fruitless ? 1.0 : 0.1);
+    }
+    ty_strv_free(f.at_last);
+    return r < 0 ? r : 0;
+}
+
+/* ---- polling -------------------------------------------------------------------------------- */
+
+static int poll_logs(struct api_client *c,
+                     const char *job_id,
+                     const struct jobs_logs_opts *o,
+                     struct ty_error *err)
+{
+    _cleanup_free_ char *base = api_jobs_path(c, job_id, "/logs");
+    _cleanup_free_ char *token = NULL;
+    bool ended = false;
+    char size[16];
+
+    snprintf(size, sizeof(size), "%d", POLL_PAGE_SIZE);
+    for (;;) {
+        _cleanup_json_ json_t *page = NULL;
+        struct ty_buf q = TY_BUF_INIT;
+        json_t *entries, *e;
+        const char *next;
+        size_t n, i;
+        int r;
+
+        ty_buf_puts(&q, base);
+        api_query_add(&q, "taskName", o->task_name);
+        api_query_add(&q, "pageSize", size);
+        api_query_add(&q, "pageToken", token);
+        r = api_call(c, "GET", ty_buf_str(&q), NULL, &page, err);
+        ty_buf_release(&q);
+        if (r < 0)
+            return r;
+        entries = json_object_get(page, "entries");
+        n = json_array_size(entries);
+        json_array_foreach(entries, i, e)
+        {
+            jobs_print_log_entry(o->out, e, o->allow_multiline);
+        }
+        fflush(o->out);
+        next = ty_json_str(page, "nextPageToken");
+        if (next && *next)
+            ty_replace_str(&token, next);
+
+        if (n == 0) {
+            if (ended)
+                return 0; /* the job had ended before this poll, which found nothing new */
+            r = job_ended(c, job_id, err);
+            if (r < 0)
+                return r;
+            if (r > 0) {
+                ended = true;
+                continue; /* one more poll for what was written before the end */
+            }
+        } else if (n >= POLL_PAGE_SIZE || ended) {
+            continue;
+        }
+        sleep_secs(o->poll_secs);
+    }
+}
+
+int jobs_stream_logs(struct api_client *c,
+                     const char *job_id,
+                     const struct jobs_logs_opts *o,
+                     struct ty_error *err)
+{
+    return o->poll_secs > 0 ? poll_logs(c, job_id, o, err) : follow_logs(c, job_id, o, err);
+}
+
+/* ---- the verb ------------------------------------------------------------------------------- */
+
+enum { O_TASK_NAME = 1, O_POLLING_INTERVAL, O_ALLOW_MULTILINE };
+
+static const struct option options[] = {
+    {"task-name", required_argument, NULL, O_TASK_NAME},
+    {"polling-interval", required_argument, NULL, O_POLLING_INTERVAL},
+    {"allow-multiline-logs", no_argument, NULL, O_ALLOW_MULTILINE},
+    JOBS_GLOBAL_OPTIONS,
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage[] =
+    "Usage: trainyard jobs stream-logs JOB [flags]\n"
+    "\n"
+    "Show the logs of a job, and new ones as they are written, until the job has ended:\n"
+    "one line per entry, SEVERITY<tab>TIME<tab>TASK_NAME<tab>TRIAL_ID<tab>MESSAGE, the time\n"
+    "local as 'YYYY-mm-dd HH:MM:SS +zzzz'. Exit 0 once the job has ended (whatever its\n"
+    "state), 1 when the logs cannot be read, 2 for usage errors.\n"
+    "\n"
+    "Flags:\n"
+    "  --task-name=NAME          only this task's entries (master-replica-0, worker-replica-1,\n"
+    "                            service, ...)\n"
+    "  --polling-interval=SECS   poll for new entries every SECS seconds (fractions allowed)\n"
+    "                            instead of following the daemon's log stream\n"
+    "  --allow-multiline-logs    print a multi-line message as it is (default: one output\n"
+    "                            line per message line)\n"
+    "\n";
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+    struct jobs_logs_opts *o = ctx;
+
+    switch (id) {
+    case O_TASK_NAME:
+        if (!*arg) {
+            cli_error(PATH, "--task-name: the task name is empty");
+            return -1;
+        }
+        o->task_name = arg;
+        return 0;
+    case O_POLLING_INTERVAL:
+        if (ty_parse_double(arg, &o->poll_secs) < 0 || o->poll_secs <= 0 || o->poll_secs > 86400) {
+            cli_error(PATH,
+                      "--polling-interval: expected seconds, more than 0 and at most 86400 "
+                      "(got '%s')",
+                      arg);
+            return -1;
+        }
+        return 0;
+    case O_ALLOW_MULTILINE:
+        o->allow_multiline = true;
+        return 0;
+    }
+    return -1;
+}
+
+static int stream_logs(int argc, char **argv)
+{
+    static const char *const help[] = {usage, jobs_global_help, NULL};
+    struct jobs_logs_opts o = {.out = stdout};
+    struct api_settings settings = {0};
+    struct api_client *c;
+    struct ty_error e = {0};
+    const char *job;
+    int first, rc, r;
+
+    rc = jobs_parse_args(PATH, argc, argv, options, help, &settings, on_opt, &o, &first);
+    if (rc >= 0)
+        return rc;
+    job = jobs_job_arg(PATH, argc, argv, first);
+    if (!job)
+        return TY_EXIT_USAGE;
+    c = jobs_client(PATH, &settings);
+    if (!c)
+        return TY_EXIT_USAGE;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    r = jobs_stream_logs(c, job, &o, &e);
+    api_client_free(c);
+    if (r < 0)
+        return jobs_fail(PATH, r, &e);
+    return TY_EXIT_OK;
+}
+
+const struct cli_command cmd_jobs_stream_logs = {
+    .path = "jobs stream-logs",
+    .summary = "show a job's logs until it ends",
+    .run = stream_logs,
+};

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * jobs.h: what the remote `trainyard jobs ...` verbs share: the global flags (endpoint,
+ * project, token), argument parsing, output formats, local-time rendering, gcloud-style
+ * tables, and log streaming (used by `jobs stream-logs` and `jobs submit --stream-logs`). */
+#ifndef TY_CLI_JOBS_H
+#define TY_CLI_JOBS_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "api-client.h"
+#include "error.h"
+
+/* getopt ids of the global flags; each verb's own ids stay below JOBS_OPT_BASE. */
+#define JOBS_OPT_BASE 3000
+enum {
+    JOBS_OPT_ENDPOINT = JOBS_OPT_BASE,
+    JOBS_OPT_PROJECT,
+    JOBS_OPT_TOKEN_FILE,
+    JOBS_OPT_HELP,
+};
+
+/* clang-format off */
+#define JOBS_GLOBAL_OPTIONS                                                                        \
+    {"api-endpoint", required_argument, NULL, JOBS_OPT_ENDPOINT},                                  \
+    {"project", required_argument, NULL, JOBS_OPT_PROJECT},                                        \
+    {"access-token-file", required_argument, NULL, JOBS_OPT_TOKEN_FILE},                           \
+    {"help", no_argument, NULL, JOBS_OPT_HELP}
+/* clang-format on */
+
+/* Help text of the global flags. */
+extern const char jobs_global_help[];
+
+/* A verb's handler of its own flags: 0, or -1 after printing the error (usage: exit 2). */
+typedef int (*jobs_opt_fn)(void *ctx, int id, const char *arg);
+
+/* Parse argv[0..argc) (argv[0] is the verb) with @opts (terminated): the global flags into
+ * @settings, the others through @fn. @help is printed, parts in order, for --help. Returns -1
+ * to go on, with the positional arguments in argv[*first_pos..argc), else the exit status
+ * (0 after --help, 2 after a usage error, already printed). */
+int jobs_parse_args(const char *path,
+                    int argc,
+                    char **argv,
+                    const struct option *opts,
+                    const char *const *help,
+                    struct api_settings *settings,
+                    jobs_opt_fn fn,
+                    void *ctx,
+                    int *first_pos);
+
+/* The one JOB argument among the positional ones (argv[first..argc)), or NULL after
+ * printing the usage error. */
+const char *jobs_job_arg(const char *path, int argc, char **argv, int first);
+
+/* Make the client; on failure print the error and return NULL (exit 2). */
+struct api_client *jobs_client(const char *path, const struct api_settings *settings);
+
+/* Exit status of a failed API call: 2 for a bad flag/config value, else 1. */
+int jobs_fail(const char *path, int r, const struct ty_error *err);
+
+enum jobs_format { JOBS_FORMAT_DEFAULT, JOBS_FORMAT_JSON, JOBS_FORMAT_YAML };
+
+/* Parse --format (json or yaml). Returns 0, or -1 after printing the error. */
+int jobs_parse_format(const char *path, const char *arg, enum jobs_format *ret);
+
+/* Print one resource to stdout in @fmt (JSON: indented 2, sorted keys). */
+void jobs_print_resource(const json_t *v, enum jobs_format fmt);
+
+/* How jobs_local_time writes a time. */
+enum jobs_time_style {
+    JOBS_TIME_ISO, /* 2026-11-30T10:00:00 (gcloud's date(tz=LOCAL)) */
+    JOBS_TIME_LOG, /* 2026-11-30 10:00:00 +0100 (gcloud's log lines) */
+};
+/* @rfc3339 in local time into @buf; @rfc3339 itself when it does not parse. Returns @buf. */
+const char *jobs_local_time(const char *rfc3339, enum jobs_time_style style, char *buf, size_t n);
+
+/* A text table: gcloud's plain `table` (columns separated by two spaces) or `table[box]`. */
+struct jobs_table;
+struct jobs_table *jobs_table_new(size_t ncols, const char *const *headers);
+/* Add a row of @ncols cells (NULL: empty). */
+void jobs_table_add(struct jobs_table *t, const char *const *cells);
+/* Drop the columns flagged in @optional whose cells are all empty. */
+void jobs_table_drop_empty(struct jobs_table *t, const bool *optional);
+size_t jobs_table_rows(const struct jobs_table *t);
+/* Plain: header and rows, last column unpadded. Boxed: with @title (may be NULL) centred in
+ * the top row, Unicode box drawing when the locale is UTF-8, else ASCII. */
+void jobs_table_print(const struct jobs_table *t, FILE *out, bool box, const char *title);
+void jobs_table_free(struct jobs_table *t);
+
+/* How to show logs. */
+struct jobs_logs_opts {
+    const char *task_name; /* only this task; NULL: all */
+    double poll_secs;      /* > 0: poll `logs` every poll_secs; 0: follow=true stream */
+    bool allow_multiline;  /* print multi-line messages as they are */
+    FILE *out;
+};
+
+/* Print one log entry: SEVERITY\tYYYY-mm-dd HH:MM:SS +zzzz\tTASK\tTRIAL\tMESSAGE, one line
+ * per line of the message unless @allow_multiline. */
+void jobs_print_log_entry(FILE *out, const json_t *entry, bool allow_multiline);
+
+/* Show the logs of @job_id until the job has ended and everything was shown. Returns 0 or
+ * -errno with err. */
+int jobs_stream_logs(struct api_client *c,
+                     const char *job_id,
+                     const struct jobs_logs_opts *o,
+                     struct ty_error *err);
+
+#endif

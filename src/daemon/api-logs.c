@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * api-logs.c: GET /v1/projects/{project}/jobs/{job}/logs, trainyard's log endpoint (there
+ * is no ml v1 method for logs: AI Platform sent them to Cloud Logging). Entries
+ * {timestamp, severity, taskName, trialId, message}, oldest first, narrowed by taskName and
+ * since, in pages; nextPageToken is always given so a client can poll for newer entries.
+ * With follow=true the answer is a stream of one entry per line (application/x-ndjson)
+ * that ends when the job has ended and every entry was sent. */
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "daemon.h"
+#include "json.h"
+#include "logread.h"
+#include "macro.h"
+#include "parse.h"
+#include "timeutil.h"
+
+#define PAGE_DEFAULT   100
+#define PAGE_MAX       1000
+#define FOLLOW_POLL_MS 200
+#define HEARTBEAT_USEC (30 * INT64_C(1000000))
+
+static json_t *entry_json(const struct ty_log_entry *e)
+{
+    char ts[40];
+    json_t *j = json_object();
+    json_object_set_new(j, "timestamp", json_string(ty_rfc3339(e->time_usec, 6, ts, sizeof(ts))));
+    json_object_set_new(j, "severity", json_string(ty_severity_name(e->severity)));
+    json_object_set_new(j, "taskName", json_string(e->task));
+    if (e->trial)
+        json_object_set_new(j, "trialId", json_string(e->trial));
+    json_object_set_new(j, "message", json_string(e->message));
+    return j;
+}
+
+/* Read one page of job @seq's logs after @cur. */
+static int read_page(struct tyd *d,
+                     int64_t seq,
+                     const struct ty_log_query *q,
+                     struct ty_log_cursor *cur,
+                     struct ty_log_entry **ents,
+                     size_t *n,
+                     bool *more,
+                     struct ty_error *err)
+{
+    struct ty_log_file *files = NULL;
+    struct ty_log_source *src;
+    size_t nf = 0;
+    int r;
+
+    r = ty_store_log_files(d->store, seq, &files, &nf, err);
+    if (r < 0)
+        return r;
+    src = xcalloc(nf ? nf : 1, sizeof(*src));
+    for (size_t i = 0; i < nf; i++)
+        src[i] = (struct ty_log_source){files[i].task, files[i].trial, files[i].path};
+    r = ty_log_read(src, nf, q, cur, ents, n, more, err);
+    free(src);
+    ty_log_files_free(files, nf);
+    return r;
+}
+
+/* --- follow=true --------------------------------------------------------------------- */
+
+struct follow {
+    struct tyd *d;
+    int64_t seq;
+    char *task;
+    struct ty_log_query q;
+    struct ty_log_cursor *cur;
+    struct ty_buf out;
+    bool finished;
+    int64_t last_sent;
+};
+
+static void follow_free(void *cls)
+{
+    struct follow *f = cls;
+    ty_log_cursor_free(f->cur);
+    ty_buf_release(&f->out);
+    free(f->task);
+    free(f);
+}
+
+/* Append what is new to f->out; returns how many entries, or -1 when the stream must end
+ * (job gone, store error). Sets f->finished once the job ended and everything was read. */
+static int follow_fill(struct follow *f)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    struct ty_log_entry *ents = NULL;
+    struct ty_error e = {0};
+    size_t n = 0;
+    bool more = false, ended;
+
+    /* Look at the state before reading: lines written before the end are then read. */
+    if (ty_store_get_job_by_seq(f->d->store, f->seq, &row, &e) < 0)
+        return -1;
+    ended = ty_job_state_is_final(row->state);
+    if (read_page(f->d, f->seq, &f->q, f->cur, &ents, &n, &more, &e) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = entry_json(&ents[i]);
+        char *text = ty_json_compact(j);
+        ty_buf_puts(&f->out, text);
+        ty_buf_putc(&f->out, '\n');
+        free(text);
+        json_decref(j);
+    }
+    ty_log_entries_free(ents, n);
+    if (ended && n == 0 && !more)
+        f->finished = true;
+    return (int)n;
+}
+
+static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct follow *f = cls;
+
+    for (;;) {
+        if (f->out.len) {
+            size_t n = f->out.len < max ? f->out.len : max;
+            memcpy(buf, f->out.data, n);
+            ty_buf_consume(&f->out, n);
+            f->last_sent = ty_mono_usec();
+            return (ssize_t)n;
+        }
+        if (f->finished || atomic_load(&f->d->stopping))
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if (follow_fill(f) < 0)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (f->out.len || f->finished)
+            continue;
+        if (ty_mono_usec() - f->last_sent > HEARTBEAT_USEC) {
+            /* An empty line keeps idle connections (and proxies) from timing out. */
+            ty_buf_putc(&f->out, '\n');
+            continue;
+        }
+        nanosleep(&(struct timespec){0, FOLLOW_POLL_MS * 1000000L}, NULL);
+    }
+}
+
+void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    static const char *const own[] = {"taskName", "since", "pageToken", "pageSize", "follow", NULL};
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    const char *since = tyd_query(rq, "since");
+    const char *ps = tyd_query(rq, "pageSize");
+    const char *tok = tyd_query(rq, "pageToken");
+    const char *follow = tyd_query(rq, "follow");
+    const char *task = tyd_query(rq, "taskName");
+    struct ty_log_query q = {.max_entries = PAGE_DEFAULT};
+    struct ty_log_cursor *cur = NULL;
+    struct ty_log_entry *ents = NULL;
+    struct ty_error e = {0};
+    bool more = false, want_follow = false;
+    size_t n = 0;
+    int64_t v;
+    int r;
+
+    if (tyd_check_params(rq, own, rep) < 0)
+        return;
+    if (since && *since && ty_rfc3339_parse(since, &q.since_usec, &e) < 0) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "since: expected an RFC 3339 time such as 2026-11-30T09:00:00Z (got '%.60s')",
+                  since);
+        return;
+    }
+    if (ps && *ps) {
+        if (ty_parse_int64(ps, 0, INT32_MAX, &v) < 0) {
+            tyd_error(rep,
+                      400,
+                      NULL,
+                      "pageSize: expected a number from 0 to %d (got '%.40s')",
+                      PAGE_MAX,
+                      ps);
+            return;
+        }
+        q.max_entries = v == 0 ? PAGE_DEFAULT : v > PAGE_MAX ? PAGE_MAX : (size_t)v;
+    }
+    if (follow && *follow) {
+        if (strcmp(follow, "true") == 0 || strcmp(follow, "1") == 0)
+            want_follow = true;
+        else if (strcmp(follow, "false") != 0 && strcmp(follow, "0") != 0) {
+            tyd_error(rep, 400, NULL, "follow: expected true or false (got '%.20s')", follow);
+            return;
+        }
+    }
+    q.task_name = task && *task ? task : NULL;
+    r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
+    if (r == -ENOENT) {
+        tyd_error(rep, 404, NULL, "Job '%s' not found in project '%s'.", rq->job, rq->project);
+        return;
+    }
+    if (r < 0) {
+        tyd_error(rep, 500, NULL, "the job store failed: %s", ty_error_msg(&e));
+        return;
+    }
+    if (ty_log_cursor_parse(tok, &cur, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return;
+    }
+    if (want_follow) {
+        struct follow *f = xcalloc(1, sizeof(*f));
+        f->d = rq->d;
+        f->seq = row->seq;
+        f->task = q.task_name ? xstrdup(q.task_name) : NULL;
+        f->q = q;
+        f->q.task_name = f->task;
+        f->cur = cur;
+        f->last_sent = ty_mono_usec();
+        rep->stream = MHD_create_response_from_callback(
+            MHD_SIZE_UNKNOWN, 16 * 1024, follow_read, f, follow_free);
+        if (!rep->stream) {
+            follow_free(f);
+            tyd_error(rep, 500, NULL, "cannot create the log stream");
+            return;
+        }
+        (void)MHD_add_response_header(rep->stream, "Content-Type", "application/x-ndjson");
+        rep->status = 200;
+        return;
+    }
+    r = read_page(rq->d, row->seq, &q, cur, &ents, &n, &more, &e);
+    if (r < 0) {
+        ty_log_cursor_free(cur);
+        if (r == -EINVAL) /* a token whose position does not fit the files */
+            tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        else
+            tyd_error(rep, 500, NULL, "cannot read the job's logs: %s", ty_error_msg(&e));
+        return;
+    }
+    rep->status = 200;
+    rep->json = json_object();
+    {
+        json_t *arr = json_array();
+        _cleanup_free_ char *next = ty_log_cursor_format(cur);
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, entry_json(&ents[i]));
+        json_object_set_new(rep->json, "entries", arr);
+        json_object_set_new(rep->json, "nextPageToken", json_string(next));
+    }
+    ty_log_entries_free(ents, n);
+    ty_log_cursor_free(cur);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * jobfilter-internal.h: the parsed form of a list filter, shared by its parser (jobfilter.c)
+ * and its matcher (jobfilter-match.c). Not for use elsewhere. */
+#ifndef TY_JOBFILTER_INTERNAL_H
+#define TY_JOBFILTER_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Deepest nesting of arrays inside a job value that a restriction looks into. */
+#define MAX_ARRAY_DEPTH 8
+
+enum jf_kind { N_AND, N_OR, N_NOT, N_RESTR, N_GLOBAL };
+enum jf_op { OP_HAS, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+enum jf_vkind { V_PLAIN, V_TIME, V_DURATION };
+
+struct jf_restr {
+    char **segs; /* the field's path */
+    size_t nsegs;
+    enum jf_op op;
+    char *value; /* decoded; without the '*' of a prefix */
+    size_t vlen;
+    bool prefix;  /* ':' '=' '!=' with a trailing '*': the value is a prefix */
+    bool present; /* ':*': the field is set */
+    bool is_num, is_int;
+    int64_t ival;
+    double dval;
+    enum jf_vkind vkind; /* fields ending in "Time" */
+    int64_t tval, tend;  /* V_TIME, V_DURATION: the value; ':' matches [tval, tend) */
+};
+
+struct jf_node {
+    enum jf_kind kind;
+    struct jf_node **kids; /* N_AND, N_OR: the operands; N_NOT: one */
+    size_t n;
+    struct jf_restr r; /* N_RESTR; N_GLOBAL uses value/vlen only */
+};
+
+struct ty_filter {
+    struct jf_node *root; /* NULL: everything matches */
+    const char *state_hint;
+    const char *id_prefix; /* points into the tree */
+};
+
+/* Does the (sub)tree @n match @job? */
+bool jf_match_node(const struct jf_node *n, const json_t *job);
+
+#endif

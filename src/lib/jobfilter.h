@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * jobfilter.h: the `filter` of projects.jobs.list (and `trainyard jobs list --filter`), in
+ * the syntax of Google's list filters (AIP-160), e.g.
+ *     jobId:census*            state:FAILED            jobId:rnn* AND state:FAILED
+ *     labels.team=vision       NOT state:SUCCEEDED     createTime>"2026-11-30T00:00:00Z"
+ *     (state=FAILED OR state=CANCELLED) AND -labels:owner
+ * Grammar: expressions of restrictions joined by AND (or juxtaposition) and OR (OR binds
+ * tighter than AND, as in AIP-160), negated by NOT or '-', grouped by parentheses. A
+ * restriction is FIELD OP VALUE with OP one of : = != < <= > >=; FIELD a dotted path into the
+ * Job resource (jobId, state, labels.KEY, createTime, trainingInput.scaleTier, ...); VALUE a
+ * bare word or a "double-quoted string". ':' (has) compares case-insensitively and a '*' at
+ * the end of its value matches any suffix; `labels:KEY` is true when the label exists.
+ * Fields ending in "Time" compare as times, int64 fields numerically. A bare VALUE matches a
+ * job whose id, state or any label value contains it (case-insensitive). docs/api.md has the
+ * full description. */
+#ifndef TY_JOBFILTER_H
+#define TY_JOBFILTER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "error.h"
+
+/* Longest filter text accepted. */
+#define TY_FILTER_MAX_LEN 2048
+
+struct ty_filter;
+
+/* Parse @text (NULL or blank: match everything). Errors (-EINVAL) say what is wrong and at
+ * which character: "filter: expected a value after 'state:' at position 7". */
+int ty_filter_parse(const char *text, struct ty_filter **ret, struct ty_error *err);
+/* Does the REST Job resource @job (as ty_job_row_to_json makes it) match? */
+bool ty_filter_match(const struct ty_filter *f, const json_t *job);
+/* Narrowing hints for the store, valid when the filter is a conjunction that contains the
+ * restriction: `state=X`/`state:X` (returns the enum name, upper case) and `jobId:P*` or
+ * `jobId=P*` (returns the prefix P). NULL when there is no such hint. The filter must still
+ * be applied to every row; hints only let the store skip rows. The store compares the prefix
+ * ignoring ASCII case (as ':' does; '=' is then checked exactly by the filter itself).
+ * Both strings live as long as the filter. */
+const char *ty_filter_state_hint(const struct ty_filter *f);
+const char *ty_filter_id_prefix_hint(const struct ty_filter *f);
+void ty_filter_free(struct ty_filter *f);
+
+#endif

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * logread.h: reading a job's log records back from its files (logs.h) for the logs API:
+ * every file merged in time order, narrowed by task and time, in pages whose position is an
+ * opaque token (per-file byte offsets), so a client can poll for what is new or follow a
+ * running job. Only whole lines are read: a line still being written waits for the next read. */
+#ifndef TY_LOGREAD_H
+#define TY_LOGREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "logs.h"
+
+/* One file to read: the records of @task (and @trial, NULL outside tuning). */
+struct ty_log_source {
+    const char *task;
+    const char *trial;
+    const char *path;
+};
+
+/* One record read back (strings owned by the entry array; ty_log_entries_free). */
+struct ty_log_entry {
+    int64_t time_usec;
+    enum ty_severity severity;
+    char *task;
+    char *trial; /* NULL when none */
+    char *message; /* valid UTF-8: NUL bytes and invalid sequences become U+FFFD */
+};
+
+struct ty_log_query {
+    const char *task_name; /* only this task's records; NULL: all */
+    int64_t since_usec;    /* only records at or after this time; 0: all */
+    size_t max_entries;    /* page size (>= 1) */
+};
+
+/* Where a reader stands in each file. */
+struct ty_log_cursor;
+
+/* A cursor at the start of every file (@token NULL or "") or where a token left off.
+ * -EINVAL (err: "pageToken: ...") for a token this code did not make. A token holds an
+ * offset per file, keyed by task[.trial]: a file it does not name is read from its start. */
+int ty_log_cursor_parse(const char *token, struct ty_log_cursor **ret, struct ty_error *err);
+/* The token of @c (caller frees): URL-safe base64, no padding. */
+char *ty_log_cursor_format(const struct ty_log_cursor *c);
+void ty_log_cursor_free(struct ty_log_cursor *c);
+
+/* Read up to q->max_entries records after @cur from the @n files, oldest first across files
+ * (equal times in the order of @src), advancing @cur past them. *more is true when records
+ * matching @q were left unread. A file that does not exist yet reads as empty. A line that
+ * does not parse (damaged, cut) is returned as a DEFAULT record with its raw text and the time
+ * of the record before it in its file (0 when none). At most 4096 distinct files, each
+ * task[.trial] at most 256 bytes (-E2BIG / -EINVAL beyond). Safe to call from many threads
+ * on files being appended to. Returns 0, or -errno with err naming the file (-EINVAL
+ * "pageToken: ..." for a token whose offset lies past the end of its file). */
+int ty_log_read(const struct ty_log_source *src,
+                size_t n,
+                const struct ty_log_query *q,
+                struct ty_log_cursor *cur,
+                struct ty_log_entry **ret,
+                size_t *nret,
+                bool *more,
+                struct ty_error *err);
+void ty_log_entries_free(struct ty_log_entry *e, size_t n);
+
+/* Parse one line of a log file ("<RFC 3339 time> <SEVERITY> <message>", no newline) of
+ * @task/@trial into @e (strings copied). Returns 0 or -EINVAL. */
+int ty_log_parse_line(const char *line,
+                      size_t len,
+                      const char *task,
+                      const char *trial,
+                      struct ty_log_entry *e);
+
+#endif

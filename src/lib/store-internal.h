@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * store-internal.h: what the parts of the store share: store.c (rows, etags, open/close,
+ * migrations, the connection pool), store-jobs.c (queries and writes) and store-insert.c
+ * (the group-commit writer thread). Not for other modules: use store.h. */
+#ifndef TY_STORE_INTERNAL_H
+#define TY_STORE_INTERNAL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "store.h"
+
+/* Prepared statements, cached per connection (SQL text in store.c). */
+enum store_stmt {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_INSERT_JOB,
+    ST_INSERT_TRANSITION,
+    ST_GET_JOB,
+    ST_GET_JOB_BY_SEQ,
+    ST_SCAN,
+    ST_UNFINISHED,
+    ST_QUEUED,
+    ST_QUEUE_POSITION,
+    ST_CLAIM,
+    ST_JOB_EXISTS,
+    ST_UPDATE_STATE,
+    ST_UPDATE_LABELS,
+    ST_SET_OUTPUT,
+    ST_TRANSITIONS,
+    ST_ADD_LOG,
+    ST_LOG_FILES,
+    ST__MAX,
+};
+
+/* One SQLite connection: used by one thread at a time (opened SQLITE_OPEN_NOMUTEX). */
+struct store_conn {
+    sqlite3 *db;
+    sqlite3_stmt *stmts[ST__MAX];
+    struct store_conn *next; /* in the pool's idle list */
+    struct ty_store *owner;  /* set while a thread holds it (for store_releasep) */
+};
+
+struct insert_req;
+
+struct ty_store {
+    char *path;
+
+    /* The pool: idle connections, how many are open in all and how many threads wait. */
+    pthread_mutex_t pool_lock;
+    pthread_cond_t pool_cond;
+    struct store_conn *idle;
+    unsigned n_idle, n_open, n_waiting;
+
+    /* Group commit (store-insert.c): the queue of inserts, the writer and its connection. */
+    pthread_mutex_t q_lock;
+    pthread_cond_t q_cond;    /* the writer waits for work or stop */
+    pthread_cond_t done_cond; /* callers wait for their request's batch */
+    struct insert_req *q_head, *q_tail;
+    bool stopping;
+    bool writer_started;
+    pthread_t writer;
+    struct store_conn *wconn;
+    uint64_t n_batches; /* transactions the writer committed (for tests) */
+};
+
+/* Columns of a job row in the order store_row_from_stmt reads them. */
+#define STORE_JOB_COLS                                                                             \
+    "seq, project, job_id, state, create_usec, start_usec, end_usec, error_message, labels, "      \
+    "training_input, training_output, etag, runtime, options, shim_pid, shim_start, sweep_key"
+
+/* State names as stored (the REST enum names) and back (unknown: UNSPECIFIED). */
+const char *store_state_name(enum ty_job_state st);
+enum ty_job_state store_state_parse(const char *name);
+
+/* Open one configured connection to @path (pragmas set; no schema work). */
+int store_conn_open(const char *path, bool create, struct store_conn **ret, struct ty_error *err);
+void store_conn_close(struct store_conn *c);
+
+/* Take a connection from the pool (opening one when none is idle) and give it back. */
+int store_acquire(struct ty_store *s, struct store_conn **ret, struct ty_error *err);
+void store_release(struct ty_store *s, struct store_conn *c);
+/* Give back a held connection (NULL-safe); for _cleanup_(store_releasep). */
+static inline void store_releasep(struct store_conn **c)
+{
+    if (*c)
+        store_release((*c)->owner, *c);
+}
+
+/* The cached prepared statement @id of @c, reset and ready to bind. */
+int store_stmt(struct store_conn *c, enum store_stmt id, sqlite3_stmt **ret, struct ty_error *err);
+/* Reset a statement after use (NULL-safe); for _cleanup_(store_resetp). */
+static inline void store_resetp(sqlite3_stmt **st)
+{
+    if (*st)
+        (void)sqlite3_reset(*st);
+}
+
+/* Record SQLite's last error on @c into @err: returns -EIO ("@what: message"). */
+int store_sql_error(struct store_conn *c, struct ty_error *err, const char *what);
+
+/* BEGIN IMMEDIATE (waiting on the busy timeout), COMMIT (durable), ROLLBACK (best effort). */
+int store_begin(struct store_conn *c, struct ty_error *err);
+int store_commit(struct store_conn *c, struct ty_error *err);
+void store_rollback(struct store_conn *c);
+
+/* Build a row from the current result of a statement selecting STORE_JOB_COLS. */
+int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_error *err);
+
+/* Bind helpers: NULL text binds as SQL NULL; JSON as compact text (NULL json: @dflt). */
+int store_bind_text(sqlite3_stmt *st, int i, const char *text);
+int store_bind_json(sqlite3_stmt *st, int i, const json_t *j, const char *dflt, char **tmp);
+
+/* The group-commit writer (store-insert.c). */
+int store_writer_start(struct ty_store *s, struct ty_error *err);
+void store_writer_stop(struct ty_store *s);
+
+#endif

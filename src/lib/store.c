@@ -1,0 +1,623 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * store.c: the job store's rows, etags, opening (schema migrations) and connection pool;
+ * queries and writes are in store-jobs.c, the group-commit insert in store-insert.c.
+ *
+ * Storage choices:
+ *  - A job's state is stored as its REST enum name ("QUEUED", "RUNNING", ...), in jobs.state
+ *    and transitions.state, so the database reads well in the sqlite3 shell and does not
+ *    depend on the enum's numbering.
+ *  - JSON values (labels, training_input, training_output, options) are compact JSON text;
+ *    training_output is SQL NULL until set.
+ *  - A log file without a trial is stored with trial '' (so UNIQUE(job_seq, task, trial)
+ *    holds; NULLs would be distinct) and read back as NULL.
+ *  - Every state a job enters is a row of transitions, the initial one (at create_usec)
+ *    included; their rowid gives the order.
+ *
+ * Pool: connections are opened lazily (SQLITE_OPEN_NOMUTEX: each is used by one thread at a
+ * time) and each caches its prepared statements. At most STORE_MAX_OPEN are open while
+ * threads wait for one (a thread that already holds one, e.g. inside a scan callback, may
+ * open more rather than deadlock); at most STORE_MAX_IDLE stay open when nobody waits. The
+ * pool lock is held only to pop or push a connection, never during a query. */
+#include "store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "base64.h"
+#include "json.h"
+#include "macro.h"
+#include "store-internal.h"
+#include "timeutil.h"
+
+#define STORE_MAX_OPEN  16
+#define STORE_MAX_IDLE  8
+#define STORE_BUSY_MS   10000
+#define STORE_CACHE_KIB 256               /* page cache per connection */
+#define STORE_WAL_LIMIT (4 * 1024 * 1024) /* WAL bytes kept after a checkpoint */
+
+/* Connections the calling thread holds (from any store): lets nested calls bypass the cap. */
+static _Thread_local unsigned held_conns;
+
+static const char *const stmt_sql[ST__MAX] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_INSERT_JOB] = "INSERT INTO jobs (project, job_id, state, create_usec, labels, "
+                      "training_input, runtime, options, sweep_key) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [ST_INSERT_TRANSITION] = "INSERT INTO transitions (job_seq, state, usec) VALUES (?1, ?2, ?3)",
+    [ST_GET_JOB] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE project = ?1 AND job_id = ?2",
+    [ST_GET_JOB_BY_SEQ] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE seq = ?1",
+    [ST_SCAN] = "SELECT " STORE_JOB_COLS " FROM jobs "
+                "WHERE project = ?1 AND seq < ?2 AND (?3 IS NULL OR state = ?3) "
+                "AND (?4 = '' OR lower(substr(job_id, 1, length(?4))) = lower(?4)) ORDER BY seq DESC",
+    [ST_UNFINISHED] = "SELECT " STORE_JOB_COLS " FROM jobs "
+                      "WHERE state IN ('STATE_UNSPECIFIED', 'QUEUED', 'PREPARING', 'RUNNING', "
+                      "'CANCELLING') ORDER BY seq",
+    [ST_QUEUED] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE state = 'QUEUED' AND shim_pid = 0 "
+                  "ORDER BY seq LIMIT ?1",
+    [ST_QUEUE_POSITION] = "SELECT count(*) FROM jobs "
+                          "WHERE state = 'QUEUED' AND shim_pid = 0 AND seq < ?1",
+    [ST_CLAIM] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3 "
+                 "WHERE seq = ?1 AND state = 'QUEUED' AND shim_pid = 0",
+    [ST_JOB_EXISTS] = "SELECT 1 FROM jobs WHERE seq = ?1",
+    [ST_UPDATE_STATE] = "UPDATE jobs SET state = ?2, start_usec = ?3, end_usec = ?4, "
+                        "error_message = ?5 WHERE seq = ?1",
+    [ST_UPDATE_LABELS] = "UPDATE jobs SET labels = ?2, etag = ?3 WHERE seq = ?1",
+    [ST_SET_OUTPUT] = "UPDATE jobs SET training_output = ?2 WHERE seq = ?1",
+    [ST_TRANSITIONS] = "SELECT state, usec FROM transitions WHERE job_seq = ?1 ORDER BY rowid",
+    [ST_ADD_LOG] = "INSERT INTO log_files (job_seq, task, trial, path) VALUES (?1, ?2, ?3, ?4) "
+                   "ON CONFLICT (job_seq, task, trial) DO UPDATE SET path = excluded.path "
+                   "WHERE path <> excluded.path",
+    [ST_LOG_FILES] = "SELECT task, trial, path FROM log_files WHERE job_seq = ?1 "
+                     "ORDER BY task, trial",
+};
+
+/* Schema migrations, in order: step i brings the database to user_version i + 1. Each runs
+ * in its own transaction. Append new steps; never edit a released one. */
+static const char *const migrations[] = {
+    /* 1: the tables. */
+    "CREATE TABLE jobs ("
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " project TEXT NOT NULL,"
+    " job_id TEXT NOT NULL,"
+    " state TEXT NOT NULL,"
+    " create_usec INTEGER NOT NULL DEFAULT 0,"
+    " start_usec INTEGER NOT NULL DEFAULT 0,"
+    " end_usec INTEGER NOT NULL DEFAULT 0,"
+    " error_message TEXT NOT NULL DEFAULT '',"
+    " labels TEXT NOT NULL DEFAULT '{}',"
+    " training_input TEXT NOT NULL,"
+    " training_output TEXT,"
+    " etag INTEGER NOT NULL DEFAULT 1,"
+    " runtime TEXT NOT NULL DEFAULT '',"
+    " options TEXT NOT NULL DEFAULT '{}',"
+    " shim_pid INTEGER NOT NULL DEFAULT 0,"
+    " shim_start INTEGER NOT NULL DEFAULT 0,"
+    " sweep_key TEXT NOT NULL DEFAULT '',"
+    " UNIQUE (project, job_id));"
+    "CREATE INDEX jobs_project_seq ON jobs (project, seq DESC);"
+    "CREATE INDEX jobs_state ON jobs (state, seq);"
+    "CREATE TABLE transitions ("
+    " job_seq INTEGER NOT NULL REFERENCES jobs (seq) ON DELETE CASCADE,"
+    " state TEXT NOT NULL,"
+    " usec INTEGER NOT NULL);"
+    "CREATE INDEX transitions_job ON transitions (job_seq);"
+    "CREATE TABLE log_files ("
+    " job_seq INTEGER NOT NULL REFERENCES jobs (seq) ON DELETE CASCADE,"
+    " task TEXT NOT NULL,"
+    " trial TEXT NOT NULL DEFAULT '',"
+    " path TEXT NOT NULL,"
+    " UNIQUE (job_seq, task, trial));",
+};
+
+int ty_store_schema_version(void)
+{
+    return (int)TY_ARRAY_SIZE(migrations);
+}
+
+/* ---- rows ---- */
+
+const char *store_state_name(enum ty_job_state st)
+{
+    return ty_job_state_name(st);
+}
+
+enum ty_job_state store_state_parse(const char *name)
+{
+    for (int i = TY_STATE_UNSPECIFIED; i <= TY_STATE_CANCELLED; i++)
+        if (name && strcmp(name, ty_job_state_name((enum ty_job_state)i)) == 0)
+            return (enum ty_job_state)i;
+    return TY_STATE_UNSPECIFIED;
+}
+
+void ty_job_row_free(struct ty_job_row *row)
+{
+    if (!row)
+        return;
+    free(row->project);
+    free(row->job_id);
+    free(row->error_message);
+    json_decref(row->labels);
+    json_decref(row->training_input);
+    json_decref(row->training_output);
+    free(row->runtime);
+    json_decref(row->options);
+    free(row->sweep_key);
+    free(row);
+}
+
+void ty_job_rows_free(struct ty_job_row **rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ty_job_row_free(rows[i]);
+    free(rows);
+}
+
+static char *col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return xstrdup(t ? (const char *)t : "");
+}
+
+/* The JSON text of column @i (NULL column: *ret = NULL when @nullable, else an error). */
+static int col_json(sqlite3_stmt *st, int i, bool nullable, json_t **ret, struct ty_error *err)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    json_error_t je;
+
+    *ret = NULL;
+    if (!t) {
+        if (nullable)
+            return 0;
+        return ty_error_set(err,
+                            EIO,
+                            "column %s of job %lld is null",
+                            sqlite3_column_name(st, i),
+                            (long long)sqlite3_column_int64(st, 0));
+    }
+    *ret = json_loadb(t, (size_t)sqlite3_column_bytes(st, i), JSON_ALLOW_NUL, &je);
+    if (!*ret)
+        return ty_error_set(err,
+                            EIO,
+                            "column %s of job %lld is not valid JSON: %s",
+                            sqlite3_column_name(st, i),
+                            (long long)sqlite3_column_int64(st, 0),
+                            je.text);
+    return 0;
+}
+
+int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_error *err)
+{
+    struct ty_job_row *row = xcalloc(1, sizeof(*row));
+    int r;
+
+    row->seq = sqlite3_column_int64(st, 0);
+    row->project = col_str(st, 1);
+    row->job_id = col_str(st, 2);
+    row->state = store_state_parse((const char *)sqlite3_column_text(st, 3));
+    row->create_usec = sqlite3_column_int64(st, 4);
+    row->start_usec = sqlite3_column_int64(st, 5);
+    row->end_usec = sqlite3_column_int64(st, 6);
+    row->error_message = col_str(st, 7);
+    row->etag = sqlite3_column_int64(st, 11);
+    row->runtime = col_str(st, 12);
+    row->shim_pid = sqlite3_column_int64(st, 14);
+    row->shim_start = sqlite3_column_int64(st, 15);
+    row->sweep_key = col_str(st, 16);
+    if ((r = col_json(st, 8, false, &row->labels, err)) < 0 ||
+        (r = col_json(st, 9, false, &row->training_input, err)) < 0 ||
+        (r = col_json(st, 10, true, &row->training_output, err)) < 0 ||
+        (r = col_json(st, 13, false, &row->options, err)) < 0) {
+        ty_job_row_free(row);
+        return r;
+    }
+    *ret = row;
+    return 0;
+}
+
+/* ---- etags and the REST view ---- */
+
+const char *ty_store_etag_format(int64_t etag, char *buf, size_t n)
+{
+    unsigned char be[8];
+    char *text;
+
+    for (int i = 0; i < 8; i++)
+        be[i] = (unsigned char)((uint64_t)etag >> (56 - 8 * i));
+    text = ty_base64_encode(be, sizeof(be), false);
+    if (n > 0)
+        (void)snprintf(buf, n, "%s", text);
+    free(text);
+    return buf;
+}
+
+int ty_store_etag_parse(const char *text, int64_t *ret)
+{
+    unsigned char *raw = NULL;
+    size_t len = 0;
+    uint64_t v = 0;
+
+    if (!text || strlen(text) != 12 || ty_base64_decode(text, false, &raw, &len) < 0)
+        return -EINVAL;
+    for (size_t i = 0; i < len && len == 8; i++)
+        v = v << 8 | raw[i];
+    free(raw);
+    if (len != 8 || (int64_t)v <= 0)
+        return -EINVAL;
+    *ret = (int64_t)v;
+    return 0;
+}
+
+/* A JSON string of @s; text that is not UTF-8 (say, a message quoting a program's bytes)
+ * keeps its ASCII and shows '?' for the rest rather than vanishing. */
+static json_t *str_value(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    char *t;
+
+    if (j)
+        return j;
+    t = xstrdup(s);
+    for (char *p = t; *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            *p = '?';
+    j = json_string(t);
+    free(t);
+    return j;
+}
+
+static void set_time(json_t *o, const char *key, int64_t usec)
+{
+    char buf[64];
+    if (usec != 0)
+        json_object_set_new(o, key, json_string(ty_rfc3339(usec, 6, buf, sizeof(buf))));
+}
+
+json_t *ty_job_row_to_json(const struct ty_job_row *row)
+{
+    json_t *o = json_object();
+    char etag[16];
+
+    json_object_set_new(o, "jobId", str_value(row->job_id));
+    json_object_set_new(o,
+                        "trainingInput",
+                        row->training_input ? json_deep_copy(row->training_input) : json_object());
+    set_time(o, "createTime", row->create_usec);
+    set_time(o, "startTime", row->start_usec);
+    set_time(o, "endTime", row->end_usec);
+    json_object_set_new(o, "state", json_string(ty_job_state_name(row->state)));
+    if (row->error_message && row->error_message[0])
+        json_object_set_new(o, "errorMessage", str_value(row->error_message));
+    if (row->training_output)
+        json_object_set_new(o, "trainingOutput", json_deep_copy(row->training_output));
+    if (json_object_size(row->labels)) /* like Google's JSON: an empty map is left out */
+        json_object_set_new(o, "labels", json_deep_copy(row->labels));
+    json_object_set_new(
+        o, "etag", json_string(ty_store_etag_format(row->etag, etag, sizeof(etag))));
+    return o;
+}
+
+/* ---- connections and statements ---- */
+
+int store_sql_error(struct store_conn *c, struct ty_error *err, const char *what)
+{
+    return ty_error_set(
+        err, EIO, "%s: %s", what, c && c->db ? sqlite3_errmsg(c->db) : "no database");
+}
+
+int store_stmt(struct store_conn *c, enum store_stmt id, sqlite3_stmt **ret, struct ty_error *err)
+{
+    if (!c->stmts[id]) {
+        int rc = sqlite3_prepare_v3(
+            c->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &c->stmts[id], NULL);
+        if (rc != SQLITE_OK) {
+            c->stmts[id] = NULL;
+            return store_sql_error(c, err, "preparing a statement");
+        }
+    }
+    (void)sqlite3_reset(c->stmts[id]);
+    *ret = c->stmts[id];
+    return 0;
+}
+
+int store_bind_text(sqlite3_stmt *st, int i, const char *text)
+{
+    return text ? sqlite3_bind_text(st, i, text, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+}
+
+int store_bind_json(sqlite3_stmt *st, int i, const json_t *j, const char *dflt, char **tmp)
+{
+    *tmp = j ? ty_json_compact(j) : NULL;
+    return store_bind_text(st, i, *tmp ? *tmp : dflt);
+}
+
+/* Run one cached statement that returns no rows. */
+static int
+exec_stmt(struct store_conn *c, enum store_stmt id, const char *what, struct ty_error *err)
+{
+    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
+    int r = store_stmt(c, id, &st, err);
+    if (r < 0)
+        return r;
+    if (sqlite3_step(st) != SQLITE_DONE)
+        return store_sql_error(c, err, what);
+    return 0;
+}
+
+int store_begin(struct store_conn *c, struct ty_error *err)
+{
+    return exec_stmt(c, ST_BEGIN, "beginning a transaction", err);
+}
+
+int store_commit(struct store_conn *c, struct ty_error *err)
+{
+    int r = exec_stmt(c, ST_COMMIT, "committing", err);
+    if (r < 0)
+        store_rollback(c);
+    return r;
+}
+
+void store_rollback(struct store_conn *c)
+{
+    if (!sqlite3_get_autocommit(c->db))
+        (void)exec_stmt(c, ST_ROLLBACK, "rolling back", NULL);
+}
+
+void store_conn_close(struct store_conn *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < ST__MAX; i++)
+        (void)sqlite3_finalize(c->stmts[i]);
+    (void)sqlite3_close(c->db);
+    free(c);
+}
+
+int store_conn_open(const char *path, bool create, struct store_conn **ret, struct ty_error *err)
+{
+    struct store_conn *c = xcalloc(1, sizeof(*c));
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    int rc = sqlite3_open_v2(path, &c->db, flags, NULL);
+    char *pragmas;
+
+    if (rc != SQLITE_OK) {
+        int r = ty_error_set(err,
+                             rc == SQLITE_CANTOPEN ? ENOENT : EIO,
+                             "opening %s: %s",
+                             path,
+                             c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        store_conn_close(c);
+        return r;
+    }
+    (void)sqlite3_extended_result_codes(c->db, 1);
+    (void)sqlite3_busy_timeout(c->db, STORE_BUSY_MS);
+    /* Integer constants only: nothing from outside reaches this text. */
+    pragmas = sqlite3_mprintf("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
+                              "PRAGMA cache_size = -%d; PRAGMA temp_store = MEMORY; "
+                              "PRAGMA journal_size_limit = %d;",
+                              STORE_CACHE_KIB,
+                              STORE_WAL_LIMIT);
+    rc = sqlite3_exec(c->db, pragmas, NULL, NULL, NULL);
+    sqlite3_free(pragmas);
+    if (rc != SQLITE_OK) {
+        int r = ty_error_set(err, EIO, "setting up %s: %s", path, sqlite3_errmsg(c->db));
+        store_conn_close(c);
+        return r;
+    }
+    *ret = c;
+    return 0;
+}
+
+/* ---- the pool ---- */
+
+int store_acquire(struct ty_store *s, struct store_conn **ret, struct ty_error *err)
+{
+    struct store_conn *c = NULL;
+    int r;
+
+    pthread_mutex_lock(&s->pool_lock);
+    for (;;) {
+        if (s->idle) {
+            c = s->idle;
+            s->idle = c->next;
+            s->n_idle--;
+            break;
+        }
+        if (s->n_open < STORE_MAX_OPEN || held_conns > 0) {
+            s->n_open++;
+            break;
+        }
+        s->n_waiting++;
+        pthread_cond_wait(&s->pool_cond, &s->pool_lock);
+        s->n_waiting--;
+    }
+    pthread_mutex_unlock(&s->pool_lock);
+
+    if (!c) {
+        r = store_conn_open(s->path, false, &c, err);
+        if (r < 0) {
+            pthread_mutex_lock(&s->pool_lock);
+            s->n_open--;
+            if (s->n_waiting)
+                pthread_cond_signal(&s->pool_cond);
+            pthread_mutex_unlock(&s->pool_lock);
+            return r;
+        }
+    }
+    c->next = NULL;
+    c->owner = s;
+    held_conns++;
+    *ret = c;
+    return 0;
+}
+
+void store_release(struct ty_store *s, struct store_conn *c)
+{
+    bool close_it = false;
+
+    if (!c)
+        return;
+    held_conns--;
+    /* A caller that failed mid-transaction must not hand on an open one. */
+    store_rollback(c);
+    pthread_mutex_lock(&s->pool_lock);
+    if (s->n_waiting == 0 && s->n_idle >= STORE_MAX_IDLE) {
+        s->n_open--;
+        close_it = true;
+    } else {
+        c->next = s->idle;
+        s->idle = c;
+        s->n_idle++;
+        if (s->n_waiting)
+            pthread_cond_signal(&s->pool_cond);
+    }
+    pthread_mutex_unlock(&s->pool_lock);
+    if (close_it)
+        store_conn_close(c);
+}
+
+/* ---- open, migrate, close ---- */
+
+static int user_version(struct store_conn *c, int *ret, struct ty_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *ret = sqlite3_column_int(st, 0);
+        rc = SQLITE_OK;
+    }
+    (void)sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : store_sql_error(c, err, "reading the schema version");
+}
+
+static int check_version(struct store_conn *c, const char *path, int *ret, struct ty_error *err)
+{
+    int r = user_version(c, ret, err);
+    if (r < 0)
+        return r;
+    if (*ret > ty_store_schema_version())
+        return ty_error_set(err,
+                            EPROTO,
+                            "%s has schema version %d, newer than the %d this trainyard knows",
+                            path,
+                            *ret,
+                            ty_store_schema_version());
+    return 0;
+}
+
+static int migrate(struct store_conn *c, const char *path, struct ty_error *err)
+{
+    for (int step = 0; step < ty_store_schema_version(); step++) {
+        int have, r;
+        char *sql;
+
+        /* Another process may be migrating too: decide inside the write transaction. */
+        if ((r = store_begin(c, err)) < 0)
+            return r;
+        if ((r = check_version(c, path, &have, err)) < 0) {
+            store_rollback(c);
+            return r;
+        }
+        if (have > step) {
+            store_rollback(c);
+            continue;
+        }
+        sql = sqlite3_mprintf("%s; PRAGMA user_version = %d;", migrations[step], step + 1);
+        if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+            sqlite3_free(sql);
+            r = store_sql_error(c, err, "migrating the schema");
+            store_rollback(c);
+            return ty_error_prefix(err, r, "%s: version %d", path, step + 1);
+        }
+        sqlite3_free(sql);
+        if ((r = store_commit(c, err)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Switch to WAL (persistent in the file; a no-op once done). Two processes opening a new
+ * database at once can both hold a shared lock while each wants the exclusive one: SQLite
+ * then answers SQLITE_BUSY at once rather than deadlock, without calling the busy handler,
+ * so retry here, up to the busy timeout. */
+static int set_wal(struct store_conn *c, struct ty_error *err)
+{
+    int64_t deadline = ty_mono_usec() + (int64_t)STORE_BUSY_MS * 1000;
+
+    for (;;) {
+        sqlite3_stmt *st = NULL;
+        bool wal = false;
+        int rc = sqlite3_prepare_v2(c->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const char *mode = (const char *)sqlite3_column_text(st, 0);
+            wal = mode && strcmp(mode, "wal") == 0;
+        }
+        (void)sqlite3_finalize(st);
+        if (wal)
+            return 0;
+        if ((rc & 0xff) != SQLITE_BUSY || ty_mono_usec() > deadline)
+            return ty_error_set(
+                err, EIO, "cannot switch to write-ahead logging: %s", sqlite3_errmsg(c->db));
+        (void)sqlite3_sleep(5);
+    }
+}
+
+int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err)
+{
+    struct ty_store *s;
+    struct store_conn *c = NULL;
+    int version, r;
+
+    if (!sqlite3_threadsafe())
+        return ty_error_set(err, ENOTSUP, "libsqlite3 was built without thread support");
+    r = store_conn_open(path, true, &c, err);
+    if (r < 0)
+        return r;
+    /* Check before anything writes: a newer database is left exactly as it is. */
+    if ((r = check_version(c, path, &version, err)) < 0 || (r = set_wal(c, err)) < 0 ||
+        (r = migrate(c, path, err)) < 0) {
+        store_conn_close(c);
+        return r;
+    }
+
+    s = xcalloc(1, sizeof(*s));
+    s->path = xstrdup(path);
+    pthread_mutex_init(&s->pool_lock, NULL);
+    pthread_cond_init(&s->pool_cond, NULL);
+    pthread_mutex_init(&s->q_lock, NULL);
+    pthread_cond_init(&s->q_cond, NULL);
+    pthread_cond_init(&s->done_cond, NULL);
+    /* The set-up connection becomes the pool's first. */
+    s->idle = c;
+    s->n_idle = s->n_open = 1;
+    r = store_writer_start(s, err);
+    if (r < 0) {
+        ty_store_close(s);
+        return r;
+    }
+    *ret = s;
+    return 0;
+}
+
+void ty_store_close(struct ty_store *s)
+{
+    if (!s)
+        return;
+    store_writer_stop(s);
+    while (s->idle) {
+        struct store_conn *c = s->idle;
+        s->idle = c->next;
+        store_conn_close(c);
+    }
+    pthread_mutex_destroy(&s->pool_lock);
+    pthread_cond_destroy(&s->pool_cond);
+    pthread_mutex_destroy(&s->q_lock);
+    pthread_cond_destroy(&s->q_cond);
+    pthread_cond_destroy(&s->done_cond);
+    free(s->path);
+    free(s);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * store.h: the service's durable state in SQLite (WAL mode, synchronous=FULL) at
+ * <state>/trainyard.db: jobs (one row each, the REST Job's fields plus what the service needs
+ * to supervise it), each job's state transitions with their times, and the index of its log
+ * files (the log text itself stays in files, see logs.h).
+ *
+ * The schema is versioned (PRAGMA user_version) and upgraded by ordered migrations when the
+ * store is opened; a database written by a newer trainyard is refused, never modified.
+ *
+ * Every function is thread-safe: connections come from an internal pool, one per calling
+ * thread at a time, each with its own prepared statements. Several processes may use one
+ * database at once (the daemon and the per-job supervisors): writers wait on SQLite's lock
+ * (busy timeout) instead of failing. A write returns only once it is durable on disk.
+ * A store does not survive fork(): a child neither uses nor closes its parent's; it opens its own.
+ *
+ * Errors: -ENOENT (no such job), -EEXIST (duplicate job id), -ESTALE (etag mismatch),
+ * -EPROTO (a database newer than this build), -EIO (SQLite failed; err has its message). */
+#ifndef TY_STORE_H
+#define TY_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "supervise.h"
+
+/* File name of the database inside the state directory. */
+#define TY_STORE_FILE "trainyard.db"
+
+struct ty_store;
+
+/* One job as stored. Strings and JSON values are owned by the row (ty_job_row_free). */
+struct ty_job_row {
+    int64_t seq; /* creation order: unique, increasing; newest first = seq descending */
+    char *project;
+    char *job_id;
+    enum ty_job_state state;
+    int64_t create_usec;     /* epoch microseconds; 0 = not set */
+    int64_t start_usec;      /* set on the first change to RUNNING */
+    int64_t end_usec;        /* set on the change to a final state */
+    char *error_message;     /* "" when none */
+    json_t *labels;          /* object of string values (never NULL) */
+    json_t *training_input;  /* canonical camelCase TrainingInput (never NULL) */
+    json_t *training_output; /* TrainingOutput, NULL when none yet */
+    int64_t etag;            /* version of the labels: 1 at creation, +1 per label update */
+    char *runtime;           /* runtime name: "process", "container", ... */
+    json_t *options;         /* service-private run options (object; never NULL) */
+    int64_t shim_pid;        /* the job's supervisor process, 0 while none claimed it */
+    int64_t shim_start;      /* its start time (clock ticks since boot, /proc/PID/stat) */
+    char *sweep_key;         /* marker in the supervisor's environment ("" when none) */
+};
+
+void ty_job_row_free(struct ty_job_row *row);
+static inline void ty_job_row_freep(struct ty_job_row **r)
+{
+    ty_job_row_free(*r);
+}
+
+/* The REST Job resource of @row: jobId, trainingInput, createTime, startTime, endTime,
+ * state, errorMessage, trainingOutput, labels, etag (in this order; unset times, empty labels, an
+ * empty errorMessage and a NULL trainingOutput are left out; times RFC 3339 UTC with 6 digits; etag
+ * is the base64 text of the 8-byte big-endian etag counter). New reference. */
+json_t *ty_job_row_to_json(const struct ty_job_row *row);
+/* The etag text of @etag (as in ty_job_row_to_json) into @buf (>= 16 bytes); and back:
+ * returns 0 and *ret, or -EINVAL when @text is not an etag this store made. */
+const char *ty_store_etag_format(int64_t etag, char *buf, size_t n);
+int ty_store_etag_parse(const char *text, int64_t *ret);
+
+/* Open (creating and migrating) the database at @path. Returns 0 and *ret. */
+int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err);
+/* Close every connection; NULL-safe. No call may be in progress. */
+void ty_store_close(struct ty_store *s);
+/* The schema version this build writes. */
+int ty_store_schema_version(void);
+
+/* Insert a new job from @row's project, job_id, state (normally QUEUED), create_usec, labels,
+ * training_input, runtime, options and sweep_key (other fields ignored); sets row->seq and
+ * row->etag. Concurrent inserts from several threads are committed together (group commit:
+ * one transaction and one fsync for all inserts waiting at that moment); each caller returns
+ * once its row is durable. -EEXIST when the project already has that job id. */
+int ty_store_insert_job(struct ty_store *s, struct ty_job_row *row, struct ty_error *err);
+
+/* Fetch one job. -ENOENT when absent. */
+int ty_store_get_job(struct ty_store *s,
+                     const char *project,
+                     const char *job_id,
+                     struct ty_job_row **ret,
+                     struct ty_error *err);
+int ty_store_get_job_by_seq(struct ty_store *s,
+                            int64_t seq,
+                            struct ty_job_row **ret,
+                            struct ty_error *err);
+
+/* What ty_store_scan_jobs narrows by in SQL before calling back (all optional). */
+struct ty_store_scan {
+    const char *project;   /* required */
+    int64_t before_seq;    /* > 0: only jobs with seq < before_seq */
+    int state;             /* >= 0: only jobs in this enum ty_job_state; -1: any */
+    const char *id_prefix; /* only job ids starting with this text, ignoring ASCII case */
+};
+
+/* Call @fn for the project's jobs, newest first, until it returns non-zero (which is then
+ * returned) or the jobs run out (0). The row is borrowed for the call only. The rows come from
+ * one snapshot; @fn may call other store functions. */
+int ty_store_scan_jobs(struct ty_store *s,
+                       const struct ty_store_scan *q,
+                       int (*fn)(const struct ty_job_row *row, void *ctx),
+                       void *ctx,
+                       struct ty_error *err);
+
+/* Jobs not in a final state (any project), oldest first: for the service's start-up. */
+int ty_store_unfinished_jobs(struct ty_store *s,
+                             struct ty_job_row ***ret,
+                             size_t *n,
+                             struct ty_error *err);
+/* Up to @limit QUEUED jobs no supervisor has claimed, oldest first. */
+int ty_store_queued_jobs(
+    struct ty_store *s, size_t limit, struct ty_job_row ***ret, size_t *n, struct ty_error *err);
+/* How many unclaimed QUEUED jobs are older than job @seq (its jobPosition); -errno on error. */
+int64_t ty_store_queue_position(struct ty_store *s, int64_t seq);
+/* Free an array of rows from the functions above. */
+void ty_job_rows_free(struct ty_job_row **rows, size_t n);
+
+/* Claim job @seq for the supervisor @pid/@start: only when it is QUEUED and unclaimed.
+ * Returns 0, or -EALREADY when it is claimed or no longer QUEUED (cancelled). */
+int ty_store_claim_job(
+    struct ty_store *s, int64_t seq, int64_t pid, int64_t start, struct ty_error *err);
+
+/* Change job @seq to @state at @usec, recording the transition, setting start_usec on the
+ * first RUNNING and end_usec (and @error_message, may be NULL) on a final state. A final
+ * state is final: changing a job already SUCCEEDED, FAILED or CANCELLED returns -EALREADY
+ * and changes nothing. Going from CANCELLING back to PREPARING or RUNNING is ignored (0), as
+ * is a change to the state the job is already in (nothing is recorded then). */
+int ty_store_set_state(struct ty_store *s,
+                       int64_t seq,
+                       enum ty_job_state state,
+                       int64_t usec,
+                       const char *error_message,
+                       struct ty_error *err);
+
+/* A user's cancel of project/job_id, atomically: an unclaimed QUEUED job becomes CANCELLED
+ * at once (errorMessage "Job cancelled by the user."); a claimed QUEUED, PREPARING or RUNNING
+ * job becomes CANCELLING (its supervisor must then be told); CANCELLING and final jobs are
+ * left as they are. Returns 0 and *ret (the row after the change) or -ENOENT. */
+int ty_store_cancel_job(struct ty_store *s,
+                        const char *project,
+                        const char *job_id,
+                        int64_t usec,
+                        struct ty_job_row **ret,
+                        struct ty_error *err);
+
+/* Replace the labels of project/job_id with @labels when @expect_etag is 0 or equals the
+ * stored etag (else -ESTALE), bumping the etag. Returns 0 and *ret (the row after). */
+int ty_store_update_labels(struct ty_store *s,
+                           const char *project,
+                           const char *job_id,
+                           json_t *labels,
+                           int64_t expect_etag,
+                           struct ty_job_row **ret,
+                           struct ty_error *err);
+
+/* Set (replace) the trainingOutput of job @seq. */
+int ty_store_set_output(struct ty_store *s, int64_t seq, json_t *output, struct ty_error *err);
+
+/* One recorded state change. */
+struct ty_transition {
+    enum ty_job_state state;
+    int64_t usec;
+};
+/* The transitions of job @seq, oldest first (caller frees *ret). The first is the state the
+ * job was inserted in, at its create_usec. */
+int ty_store_transitions(
+    struct ty_store *s, int64_t seq, struct ty_transition **ret, size_t *n, struct ty_error *err);
+
+/* One log file of a job: records of task @task (and trial @trial, NULL outside tuning). */
+struct ty_log_file {
+    char *task;
+    char *trial; /* NULL when none */
+    char *path;
+};
+/* Index a log file of job @seq (idempotent for the same task and trial). */
+int ty_store_add_log_file(struct ty_store *s,
+                          int64_t seq,
+                          const char *task,
+                          const char *trial,
+                          const char *path,
+                          struct ty_error *err);
+/* The log files of job @seq, ordered by task then trial (free with ty_log_files_free). */
+int ty_store_log_files(
+    struct ty_store *s, int64_t seq, struct ty_log_file **ret, size_t *n, struct ty_error *err);
+void ty_log_files_free(struct ty_log_file *files, size_t n);
+
+#endif

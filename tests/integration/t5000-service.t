@@ -1,0 +1,267 @@
+#!/bin/sh
+# t5000-service: trainyardd's REST API end to end with curl: every projects.jobs method and
+# the logs endpoint, every error form, jobs really run (process runtime), cancel, restart
+# after kill -9 with running jobs re-attached, a supervisor killed, clean shutdown.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
+M=$$
+SVC="$TEST_DIR/svc"
+
+# start_daemon LOG [ARGS...]: start trainyardd on a free port; sets DPID and BASE.
+start_daemon() {
+  log=$1; shift
+  "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir "$SVC" --grace-period 1 "$@" 2>>"$log" &
+  DPID=$!
+  wait_for 20 grep -q "listening on" "$log" || return 1
+  port=$(grep "listening on" "$log" | tail -1 | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')
+  BASE="http://127.0.0.1:$port"
+}
+stop_daemon() {
+  kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true
+}
+# api METHOD PATH [BODY_FILE]: body to out.json, prints the HTTP status
+api() {
+  if [ -n "${3:-}" ]; then
+    curl -s -o out.json -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' --data-binary "@$3" "$BASE$2"
+  else
+    curl -s -o out.json -w '%{http_code}' -X "$1" "$BASE$2"
+  fi
+}
+state_of() {
+  curl -s "$BASE/v1/projects/p1/jobs/$1" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin).get("state"))'
+}
+state_is() { [ "$(state_of "$1")" = "$2" ]; }
+# job_body FILE JOB_ID MASTER_SH [WORKERS]
+job_body() {
+  write_job "$1.ti" "$3" "${4:-0}" &&
+  "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; json.dump(d, open(sys.argv[3],"w"))' "$1.ti" "$2" "$1"
+}
+
+# Daemons are started at the top level (tests run in subshells): BASE and DPID stay set.
+start_daemon "$TEST_DIR/daemon.log"
+test_expect_success 'the daemon starts and answers /healthz' '
+  test "$(api GET /healthz)" = 200 && grep -q ok out.json
+'
+
+test_expect_success 'create runs the job to SUCCEEDED; get shows its times' '
+  job_body ok.json ok_job "echo hello-$M; echo to-stderr >&2" 1 &&
+  test "$(api POST /v1/projects/p1/jobs ok.json)" = 200 &&
+  test "$(json_get out.json "d[\"jobId\"]")" = ok_job &&
+  test -n "$(json_get out.json "d[\"createTime\"]")" &&
+  test -n "$(json_get out.json "d[\"etag\"]")" &&
+  wait_for 30 state_is ok_job SUCCEEDED &&
+  test "$(api GET /v1/projects/p1/jobs/ok_job)" = 200 &&
+  json_get out.json "d[\"startTime\"] <= d[\"endTime\"]" | grep -q True &&
+  test "$(json_get out.json "d[\"trainingInput\"][\"workerCount\"]")" = 1
+'
+
+test_expect_success 'logs: stdout INFO, stderr ERROR, service messages, taskName filter' '
+  test "$(api GET "/v1/projects/p1/jobs/ok_job/logs")" = 200 &&
+  json_get out.json "[e for e in d[\"entries\"] if e[\"message\"]==\"hello-$M\" and e[\"taskName\"]==\"master-replica-0\" and e[\"severity\"]==\"INFO\"][0]" &&
+  json_get out.json "[e for e in d[\"entries\"] if e[\"message\"]==\"to-stderr\" and e[\"severity\"]==\"ERROR\"][0]" &&
+  json_get out.json "[e for e in d[\"entries\"] if e[\"taskName\"]==\"service\" and \"completed successfully\" in e[\"message\"]][0]" &&
+  test "$(api GET "/v1/projects/p1/jobs/ok_job/logs?taskName=worker-replica-0")" = 200 &&
+  test "$(json_get out.json "sorted(set(e[\"taskName\"] for e in d[\"entries\"]))")" = "[$(printf "%s" "'"'"'worker-replica-0'"'"'")]"
+'
+
+test_expect_success 'logs in pages: the token continues without gaps or repeats' '
+  curl -s "$BASE/v1/projects/p1/jobs/ok_job/logs" >all.json &&
+  total=$(json_get all.json "len(d[\"entries\"])") &&
+  tok="" && got=0 && i=0 &&
+  while [ $i -lt 50 ]; do
+    curl -s "$BASE/v1/projects/p1/jobs/ok_job/logs?pageSize=2&pageToken=$tok" >page.json
+    n=$(json_get page.json "len(d[\"entries\"])")
+    [ "$n" -eq 0 ] && break
+    got=$((got + n)); tok=$(json_get page.json "d[\"nextPageToken\"]"); i=$((i + 1))
+  done &&
+  test "$got" -eq "$total"
+'
+
+test_expect_success 'a failing master fails the job with the service wording' '
+  job_body fail.json fail_job "exit 7" &&
+  test "$(api POST /v1/projects/p1/jobs fail.json)" = 200 &&
+  wait_for 30 state_is fail_job FAILED &&
+  api GET /v1/projects/p1/jobs/fail_job >/dev/null &&
+  json_get out.json "d[\"errorMessage\"]" | grep -q "The replica master 0 exited with a non-zero status of 7."
+'
+
+test_expect_success 'duplicate job id: 409 ALREADY_EXISTS, the first job untouched' '
+  test "$(api POST /v1/projects/p1/jobs ok.json)" = 409 &&
+  test "$(json_get out.json "d[\"error\"][\"status\"]")" = ALREADY_EXISTS &&
+  test "$(json_get out.json "d[\"error\"][\"code\"]")" = 409 &&
+  state_is ok_job SUCCEEDED
+'
+
+test_expect_success 'bad input: 400 naming the field, bad JSON, unknown fields, wrong types' '
+  echo "{\"jobId\": \"1bad\", \"trainingInput\": {\"scaleTier\": \"BASIC\"}}" >b1.json &&
+  test "$(api POST /v1/projects/p1/jobs b1.json)" = 400 && grep -q jobId out.json &&
+  test "$(json_get out.json "d[\"error\"][\"status\"]")" = INVALID_ARGUMENT &&
+  echo "{\"jobId\": \"j\", \"trainingInput\": {\"scaleTier\": \"CUSTOM\", \"masterType\": \"n1-standard-4\", \"workerCount\": \"abc\"}}" >b2.json &&
+  test "$(api POST /v1/projects/p1/jobs b2.json)" = 400 && grep -q workerCount out.json &&
+  echo "{\"jobId\": \"j\", \"trainingInput\": {\"scaleTier\": \"BASIC\", \"bogus\": 1}}" >b3.json &&
+  test "$(api POST /v1/projects/p1/jobs b3.json)" = 400 && grep -q "Unknown name" out.json && grep -q bogus out.json &&
+  printf "{\"jobId\": " >b4.json &&
+  test "$(api POST /v1/projects/p1/jobs b4.json)" = 400 && grep -q "Invalid JSON payload" out.json &&
+  echo "[1,2]" >b5.json &&
+  test "$(api POST /v1/projects/p1/jobs b5.json)" = 400 &&
+  echo "{\"trainingInput\": {\"scaleTier\": \"BASIC\"}}" >b6.json &&
+  test "$(api POST /v1/projects/p1/jobs b6.json)" = 400 && grep -qi "job.*id" out.json &&
+  test "$(api GET /v1/projects/p1/jobs)" = 200 &&
+  test "$(json_get out.json "sorted(j[\"jobId\"] for j in d[\"jobs\"])")" = "[$(printf "%s" "'"'"'fail_job'"'"', '"'"'ok_job'"'"'")]"
+'
+
+test_expect_success 'a body over the limit gets 413; URLs and methods are checked' '
+  head -c 2000000 /dev/zero | tr "\0" " " >big.json &&
+  test "$(api POST /v1/projects/p1/jobs big.json)" = 413 &&
+  test "$(api GET /v1/projects/p1/jobs/nope)" = 404 &&
+  test "$(json_get out.json "d[\"error\"][\"status\"]")" = NOT_FOUND &&
+  test "$(api GET /v1/projects/p1/jobs/9bad)" = 400 &&
+  test "$(api DELETE /v1/projects/p1/jobs/ok_job)" = 405 &&
+  test "$(api GET /v2/whatever)" = 404 &&
+  test "$(api GET "/v1/projects/p1/jobs?bogus=1")" = 400 && grep -q bogus out.json &&
+  test "$(api GET "/v1/projects/p1/jobs?pageSize=-3")" = 400 &&
+  test "$(api GET "/v1/projects/p1/jobs?pageToken=junk")" = 400 &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=state:")" = 400 &&
+  test "$(api POST /v1/projects/p1/jobs/ok_job:getIamPolicy)" = 501
+'
+
+test_expect_success 'list: newest first, filters, pages, {} when empty' '
+  for i in 1 2 3; do job_body c$i.json census_$i "true" && test "$(api POST /v1/projects/p1/jobs c$i.json)" = 200 || exit 1; done &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=jobId:census*")" = 200 &&
+  test "$(json_get out.json "[j[\"jobId\"] for j in d[\"jobs\"]]")" = "[$(printf "%s" "'"'"'census_3'"'"', '"'"'census_2'"'"', '"'"'census_1'"'"'")]" &&
+  wait_for 30 state_is census_3 SUCCEEDED &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=state:FAILED")" = 200 &&
+  test "$(json_get out.json "[j[\"jobId\"] for j in d[\"jobs\"]]")" = "[$(printf "%s" "'"'"'fail_job'"'"'")]" &&
+  test "$(api GET "/v1/projects/p1/jobs?pageSize=2&filter=jobId:census*")" = 200 &&
+  tok=$(json_get out.json "d[\"nextPageToken\"]") &&
+  test "$(api GET "/v1/projects/p1/jobs?pageSize=2&filter=jobId:census*&pageToken=$tok")" = 200 &&
+  test "$(json_get out.json "[j[\"jobId\"] for j in d[\"jobs\"]]")" = "[$(printf "%s" "'"'"'census_1'"'"'")]" &&
+  json_get out.json "\"nextPageToken\" not in d" | grep -q True &&
+  test "$(api GET "/v1/projects/p1/jobs?pageSize=2&pageToken=$tok")" = 400 &&
+  test "$(api GET /v1/projects/empty/jobs)" = 200 && test "$(tr -d " \n" <out.json)" = "{}"
+'
+
+test_expect_success 'patch labels with the etag; a stale etag is 409 ABORTED' '
+  api GET /v1/projects/p1/jobs/ok_job >/dev/null && etag=$(json_get out.json "d[\"etag\"]") &&
+  printf "{\"labels\": {\"team\": \"vision\"}, \"etag\": \"%s\"}" "$etag" >p.json &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels" p.json)" = 200 &&
+  test "$(json_get out.json "d[\"labels\"][\"team\"]")" = vision &&
+  test "$(json_get out.json "d[\"etag\"]")" != "$etag" &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels" p.json)" = 409 &&
+  test "$(json_get out.json "d[\"error\"][\"status\"]")" = ABORTED &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job" p.json)" = 400 &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=state" p.json)" = 400 &&
+  echo "{\"labels\": {\"Bad Key\": \"x\"}}" >p2.json &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels" p2.json)" = 400 &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=labels.team=vision")" = 200 &&
+  test "$(json_get out.json "[j[\"jobId\"] for j in d[\"jobs\"]]")" = "[$(printf "%s" "'"'"'ok_job'"'"'")]"
+'
+
+test_expect_success 'cancel a running job: CANCELLED, nothing of it left; cancel is idempotent' '
+  job_body long.json long_job "sleep 910.$M & exec sleep 910.$M" 1 &&
+  test "$(api POST /v1/projects/p1/jobs long.json)" = 200 &&
+  wait_for 30 state_is long_job RUNNING &&
+  wait_for 10 procs_at_least "sleep 910.$M" 4 &&
+  test "$(api POST /v1/projects/p1/jobs/long_job:cancel)" = 200 && test "$(tr -d " \n" <out.json)" = "{}" &&
+  wait_for 30 state_is long_job CANCELLED &&
+  no_procs "sleep 910.$M" &&
+  test "$(api POST /v1/projects/p1/jobs/long_job:cancel)" = 200 &&
+  state_is long_job CANCELLED &&
+  test "$(api POST /v1/projects/p1/jobs/nope:cancel)" = 404
+'
+
+test_expect_success 'follow=true streams the logs of a running job and ends with it' '
+  job_body fol.json fol_job "for i in 1 2 3; do echo tick-\$i; sleep 0.3; done" &&
+  test "$(api POST /v1/projects/p1/jobs fol.json)" = 200 &&
+  timeout 30 curl -sN "$BASE/v1/projects/p1/jobs/fol_job/logs?follow=true" >stream.txt &&
+  grep -q "\"message\":\"tick-3\"" stream.txt &&
+  grep -q "Job completed successfully" stream.txt
+'
+
+test_expect_success 'jobs running when the daemon is killed with SIGKILL keep running' '
+  job_body re.json re_job "sleep 4; echo done-$M" 1 &&
+  job_body rc.json rc_job "sleep 911.$M & exec sleep 911.$M" &&
+  test "$(api POST /v1/projects/p1/jobs re.json)" = 200 &&
+  test "$(api POST /v1/projects/p1/jobs rc.json)" = 200 &&
+  wait_for 30 state_is re_job RUNNING && wait_for 30 state_is rc_job RUNNING
+'
+kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; sleep 0.5
+start_daemon "$TEST_DIR/daemon2.log"
+test_expect_success 'a new daemon re-attaches to them and finishes them' '
+  procs_at_least "sleep 911.$M" 2 &&
+  grep -q "re-attached to 2 running job" "$TEST_DIR/daemon2.log" &&
+  test "$(api GET /v1/projects/p1/jobs?pageSize=100)" = 200 &&
+  test "$(json_get out.json "len(d[\"jobs\"])")" -ge 8 &&
+  wait_for 30 state_is re_job SUCCEEDED &&
+  curl -s "$BASE/v1/projects/p1/jobs/re_job/logs" | grep -q "done-$M" &&
+  test "$(api POST /v1/projects/p1/jobs/rc_job:cancel)" = 200 &&
+  wait_for 30 state_is rc_job CANCELLED &&
+  no_procs "sleep 911.$M"
+'
+
+test_expect_success 'a supervisor killed with SIGKILL: the job FAILS saying why; its replicas are swept' '
+  job_body sk.json sk_job "sleep 912.$M & exec sleep 912.$M" 1 &&
+  test "$(api POST /v1/projects/p1/jobs sk.json)" = 200 &&
+  wait_for 30 state_is sk_job RUNNING &&
+  wait_for 10 procs_at_least "sleep 912.$M" 4 &&
+  spid=$(pgrep -f "supervise-job $SVC" | head -1) && test -n "$spid" &&
+  kill -KILL "$spid" &&
+  wait_for 30 state_is sk_job FAILED &&
+  api GET /v1/projects/p1/jobs/sk_job >/dev/null &&
+  json_get out.json "d[\"errorMessage\"]" | grep -q "supervisor" &&
+  wait_for 10 no_procs "sleep 912.$M"
+'
+
+stop_daemon
+start_daemon "$TEST_DIR/daemon3.log" --max-running-jobs 0
+test_expect_success '--max-running-jobs 0 queues jobs with their position' '
+  job_body q1.json q_one "true" && job_body q2.json q_two "true" &&
+  test "$(api POST /v1/projects/p1/jobs q1.json)" = 200 &&
+  test "$(api POST /v1/projects/p1/jobs q2.json)" = 200 &&
+  test "$(json_get out.json "d[\"jobPosition\"]")" = 1 &&
+  sleep 1 && state_is q_one QUEUED &&
+  test "$(api POST /v1/projects/p1/jobs/q_one:cancel)" = 200 && state_is q_one CANCELLED
+'
+kill -TERM "$DPID"; wait "$DPID"; rc=$?
+test_expect_success 'SIGTERM stops the daemon with status 0' "test $rc -eq 0"
+
+start_daemon "$TEST_DIR/daemon4.log"
+test_expect_success 'a queued job runs after a restart without the cap' '
+  wait_for 30 state_is q_two SUCCEEDED
+'
+stop_daemon
+
+printf "# tokens\nsecret-token-aaaaaaaa p1\nsecret-token-bbbbbbbb *\n" >"$TEST_DIR/tokens"
+chmod 600 "$TEST_DIR/tokens"
+start_daemon "$TEST_DIR/daemon5.log" --auth-tokens "$TEST_DIR/tokens"
+test_expect_success 'auth: 401 without or with a wrong token, 403 for another project' '
+  test "$(api GET /v1/projects/p1/jobs)" = 401 &&
+  test "$(json_get out.json "d[\"error\"][\"status\"]")" = UNAUTHENTICATED &&
+  test "$(curl -s -o out.json -w "%{http_code}" -H "Authorization: Bearer wrong-token-xxxxxxx" "$BASE/v1/projects/p1/jobs")" = 401 &&
+  test "$(curl -s -o out.json -w "%{http_code}" -H "Authorization: Bearer secret-token-aaaaaaaa" "$BASE/v1/projects/p1/jobs")" = 200 &&
+  test "$(curl -s -o out.json -w "%{http_code}" -H "Authorization: Bearer secret-token-aaaaaaaa" "$BASE/v1/projects/p2/jobs")" = 403 &&
+  test "$(json_get out.json "d[\"error\"][\"status\"]")" = PERMISSION_DENIED &&
+  test "$(curl -s -o out.json -w "%{http_code}" -H "Authorization: Bearer secret-token-bbbbbbbb" "$BASE/v1/projects/p2/jobs")" = 200 &&
+  test "$(api GET /healthz)" = 200
+'
+stop_daemon
+
+test_expect_success 'refuses non-loopback addresses without tokens, and bad options' '
+  set +e; "$TRAINYARDD" --listen 0.0.0.0:0 --state-dir "$SVC" 2>err; rc=$?; set -e
+  test $rc -ne 0 && grep -q "auth-tokens" err &&
+  set +e; "$TRAINYARDD" --bogus 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q bogus err &&
+  printf "listen = 127.0.0.1:0\nnonsense = 1\n" >conf &&
+  set +e; "$TRAINYARDD" --config conf 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "conf:2" err &&
+  cp tokens tokens2 && chmod 644 tokens2 &&
+  set +e; "$TRAINYARDD" --state-dir "$SVC" --auth-tokens tokens2 2>err; rc=$?; set -e
+  test $rc -ne 0 && grep -q "chmod 600" err
+'
+
+test_expect_success 'nothing of any job is left running' '
+  no_procs "$M" || { ps -eo pid,args | grep -F "$M"; false; }
+'
+
+test_done

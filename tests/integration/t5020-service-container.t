@@ -1,0 +1,77 @@
+#!/bin/sh
+# t5020-service-container: jobs of the service in containers (trainyardd --runtime
+# container): a job runs to SUCCEEDED with its logs; cancel leaves no container or network;
+# a killed supervisor fails the job and its containers are swept by the daemon.
+# Skipped when no usable container engine is on this machine.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+engine_ok=yes
+if [ -x "$TY_SOURCE_DIR/scripts/setup-podman.sh" ]; then
+  "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 || engine_ok=no
+else
+  podman info >/dev/null 2>&1 || engine_ok=no
+fi
+if [ $engine_ok = yes ]; then
+  "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1 || engine_ok=no
+fi
+if [ $engine_ok = no ]; then
+  reason=$(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)
+  for t in run cancel sweep; do test_skip "service container: $t" "no container engine: $reason"; done
+  test_done
+fi
+
+TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
+J=$$
+SVC="$TEST_DIR/svc"
+export JOB_IMAGE=localhost/trainyard/testbox:1
+
+"$TRAINYARDD" --listen 127.0.0.1:0 --state-dir "$SVC" --runtime container --grace-period 1 2>"$TEST_DIR/daemon.log" &
+DPID=$!
+wait_for 20 grep -q "listening on" "$TEST_DIR/daemon.log"
+BASE="http://127.0.0.1:$(grep "listening on" "$TEST_DIR/daemon.log" | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')"
+
+submit() { # submit JOB_ID SCRIPT [WORKERS]
+  write_job "$1.ti" "$2" "${3:-0}" &&
+  "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; print(json.dumps(d))' "$1.ti" "$1" |
+    curl -s -o "$1.out" -w '%{http_code}' -X POST --data-binary @- "$BASE/v1/projects/p/jobs" | grep -q 200
+}
+state_is() {
+  [ "$(curl -s "$BASE/v1/projects/p/jobs/$1" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin).get("state"))')" = "$2" ]
+}
+leftovers() {
+  podman ps -a --filter "label=trainyard.job=$1" --format '{{.Names}}'
+  podman network ls --filter "label=trainyard.job=$1" --format '{{.Name}}'
+}
+running_at_least() {
+  [ "$(podman ps -q --filter "label=trainyard.job=$1" | wc -l)" -ge "$2" ]
+}
+
+test_expect_success 'service container: a job runs to SUCCEEDED with its logs' '
+  submit run_$J "echo in-container-\$(hostname)" 1 &&
+  wait_for 120 state_is run_$J SUCCEEDED &&
+  curl -s "$BASE/v1/projects/p/jobs/run_$J/logs" >logs.json &&
+  grep -q "in-container-cmle-training-master" logs.json &&
+  grep -q "in-container-cmle-training-worker" logs.json &&
+  test -z "$(leftovers run_$J)"
+'
+
+test_expect_success 'service container: cancel leaves no container or network' '
+  submit cancel_$J "exec sleep 600" 1 &&
+  wait_for 120 state_is cancel_$J RUNNING &&
+  curl -s -X POST "$BASE/v1/projects/p/jobs/cancel_$J:cancel" | grep -q "{}" &&
+  wait_for 60 state_is cancel_$J CANCELLED &&
+  test -z "$(leftovers cancel_$J)"
+'
+
+test_expect_success 'service container: a killed supervisor fails the job; its containers are swept' '
+  submit sweep_$J "exec sleep 600" 1 &&
+  wait_for 120 state_is sweep_$J RUNNING &&
+  wait_for 30 running_at_least sweep_$J 2 &&
+  spid=$(pgrep -f "supervise-job $SVC" | head -1) && test -n "$spid" &&
+  kill -KILL "$spid" &&
+  wait_for 30 state_is sweep_$J FAILED &&
+  wait_for 60 sh -c "test -z \"\$(podman ps -a --filter label=trainyard.job=sweep_$J -q; podman network ls --filter label=trainyard.job=sweep_$J -q)\""
+'
+
+kill -TERM "$DPID"; wait "$DPID"
+test_done

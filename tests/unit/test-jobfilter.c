@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-jobfilter.c: the list filter (jobfilter.c): operators and value types, precedence,
+ * negation, quoting, missing fields, case rules, the store's hints, the error messages of
+ * malformed filters (with their positions) and the cost of a match.
+ *
+ * JSON documents are written with ' for " (dq() swaps them) to keep them readable. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "jobfilter.h"
+#include "json.h"
+#include "macro.h"
+#include "tap.h"
+#include "timeutil.h"
+
+static struct ty_error err;
+static json_t *job1, *job2;
+static int hint_violations;
+
+static char *dq(const char *s)
+{
+    char *t = xstrdup(s);
+    for (char *p = t; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    return t;
+}
+
+static json_t *load(const char *text)
+{
+    _cleanup_free_ char *t = dq(text);
+    json_t *j = NULL;
+    if (ty_json_parse(t, strlen(t), &j, &err) < 0)
+        diag("fixture: %s", err.msg);
+    return j;
+}
+
+/* Does @filter match @job: 1, 0, or -1 when it does not parse. */
+static int m(const char *filter, const json_t *job)
+{
+    struct ty_filter *f = NULL;
+    int r;
+
+    ty_error_clear(&err);
+    if (ty_filter_parse(filter, &f, &err) < 0)
+        return -1;
+    r = ty_filter_match(f, job);
+    if (r) {
+        /* a hint never excludes a job the filter matches */
+        const char *st = ty_filter_state_hint(f), *pre = ty_filter_id_prefix_hint(f);
+        const char *id = ty_json_str(job, "jobId"), *state = ty_json_str(job, "state");
+        if ((st && (!state || strcmp(st, state) != 0)) ||
+            (pre && (!id || strncasecmp(id, pre, strlen(pre)) != 0))) {
+            diag("hint of '%s' excludes a job it matches", filter);
+            hint_violations++;
+        }
+    }
+    ty_filter_free(f);
+    return r;
+}
+
+struct mcase {
+    const char *filter;
+    int job1, job2;
+};
+
+static void check_cases(const char *what, const struct mcase *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int a = m(c[i].filter, job1), b = m(c[i].filter, job2);
+        if (!ok(a == c[i].job1 && b == c[i].job2, "%s: %s", what, c[i].filter))
+            diag("got %d %d, want %d %d%s%s",
+                 a,
+                 b,
+                 c[i].job1,
+                 c[i].job2,
+                 a < 0 ? ": " : "",
+                 a < 0 ? err.msg : "");
+    }
+}
+
+static void test_operators(void)
+{
+    static const struct mcase c[] = {
+        {"jobId:census_1", 1, 0},
+        {"jobId:CENSUS_1", 1, 0},
+        {"jobId=census_1", 1, 0},
+        {"jobId=CENSUS_1", 0, 0},
+        {"jobId!=census_1", 0, 1},
+        {"jobId:census", 0, 0},
+        {"jobId:census*", 1, 0},
+        {"jobId:CEN*", 1, 0},
+        {"jobId=cen*", 1, 0},
+        {"jobId=CEN*", 0, 0},
+        {"jobId!=cen*", 0, 1},
+        {"jobId:\"census*\"", 1, 0},
+        {"jobId:*", 1, 1},
+        {"jobId=*", 1, 1},
+        {"jobId<d", 1, 0},
+        {"jobId>=rnn_7", 0, 1},
+        {"jobId > census_1", 0, 1},
+        {"jobId <= census_1", 1, 0},
+        {"state:failed", 1, 0},
+        {"state:Failed", 1, 0},
+        {"state=failed", 0, 0},
+        {"state=FAILED", 1, 0},
+        {"state!=FAILED", 0, 1},
+        {"state : FAILED", 1, 0},
+        {"etag=\"AAAAAAAAAAE=\"", 1, 0},
+        {"trainingInput.region=us-central1", 1, 0},
+        {"trainingInput.masterConfig.imageUri=gcr.io/p/img:1", 1, 0},
+    };
+    check_cases("operators", c, TY_ARRAY_SIZE(c));
+}
+
+static void test_numbers_and_times(void)
+{
+    static const struct mcase c[] = {
+        /* int64 strings compare as numbers: "4" < "10" although '4' > '1' */
+        {"trainingInput.workerCount=4", 1, 0},
+        {"trainingInput.workerCount:4", 1, 0},
+        {"trainingInput.workerCount=4.0", 1, 0},
+        {"trainingInput.workerCount>3", 1, 0},
+        {"trainingInput.workerCount>=4", 1, 0},
+        {"trainingInput.workerCount<4", 0, 0},
+        {"trainingInput.workerCount<=4", 1, 0},
+        {"trainingInput.workerCount<10", 1, 0},
+        {"trainingInput.workerCount>10", 0, 0},
+        {"trainingInput.workerCount!=4", 0, 1},
+        {"trainingInput.workerCount>-1", 1, 0},
+        {"trainingOutput.consumedMLUnits>1", 1, 0},
+        {"trainingOutput.consumedMLUnits<1.5", 1, 0},
+        {"trainingOutput.consumedMLUnits=1.25", 1, 0},
+        {"trainingOutput.consumedMLUnits:1.25", 1, 0},
+        {"trainingOutput.consumedMLUnits=abc", 0, 0},
+        {"trainingOutput.completedTrialCount>=3", 1, 0},
+        {"trainingOutput.isHyperparameterTuningJob=true", 1, 0},
+        {"trainingOutput.isHyperparameterTuningJob:TRUE", 1, 0},
+        {"trainingOutput.isHyperparameterTuningJob=false", 0, 0},
+        {"createTime>\"2026-11-30T00:00:00Z\"", 1, 1},
+        {"createTime<2026-12-01", 1, 0},
+        {"createTime>=2026-11-30T09:00:00Z", 1, 1},
+        {"createTime>2026-11-30T09:00:00Z", 0, 1},
+        {"createTime=2026-11-30T09:00:00Z", 1, 0},
+        {"createTime=2026-11-30T10:00:00+01:00", 1, 0},
+        {"createTime>2026-11-30T10:00:00+02:00", 1, 1},
+        {"createTime<2026-11-30t10:00:00.000000001z", 1, 0},
+        {"createTime:2026-11-30", 1, 0},
+        {"createTime:2026-12-01", 0, 1},
+        {"createTime:2026-11-30T09:00:00Z", 1, 0},
+        {"createTime!=2026-11-30T09:00:00Z", 0, 1},
+        {"startTime>2026-11-30T09:01:00.4Z", 1, 0},
+        {"startTime<2026-11-30T09:01:00.500001Z", 1, 0},
+        {"startTime:*", 1, 0},
+        {"-startTime:*", 0, 1},
+        {"trainingInput.scheduling.maxRunningTime>3600s", 1, 0},
+        {"trainingInput.scheduling.maxRunningTime<=3600s", 0, 0},
+        {"trainingInput.scheduling.maxRunningTime=7200s", 1, 0},
+    };
+    check_cases("numbers and times", c, TY_ARRAY_SIZE(c));
+}
+
+static void test_fields(void)
+{
+    static const struct mcase c[] = {
+        /* a missing field: false, and its negation true */
+        {"labels.nope=x", 0, 0},
+        {"labels.nope!=x", 1, 1},
+        {"NOT labels.nope:x", 1, 1},
+        {"nosuch.deep.path:*", 0, 0},
+        {"-nosuch:*", 1, 1},
+        {"jobId.sub:x", 0, 0},
+        {"createTime.x>2026-01-01", 0, 0},
+        /* labels: has key, values */
+        {"labels:team", 1, 1},
+        {"labels:TEAM", 1, 1},
+        {"labels:owner", 1, 0},
+        {"labels:own*", 1, 0},
+        {"-labels:owner", 0, 1},
+        {"labels=team", 0, 0},
+        {"labels.team=vision", 1, 0},
+        {"labels.team:VISION", 1, 0},
+        {"labels.team=VISION", 0, 0},
+        {"labels:*", 1, 1},
+        {"labels.my-key:a_b", 1, 0},
+        {"labels.owner=\"ada lovelace\"", 1, 0},
+        {"labels.owner:\"ADA LOVELACE\"", 1, 0},
+        {"labels.owner:ada", 0, 0},
+        {"labels.q=\"say \\\"hi\\\" \\\\ ok\"", 1, 0},
+        {"errorMessage:\"The replica master 0 exited with a non-zero status of 1.\"", 1, 0},
+        {"errorMessage:*", 1, 0},
+        /* arrays: any element */
+        {"trainingInput.args:--epochs", 1, 0},
+        {"trainingInput.args=\"--EPOCHS\"", 0, 0},
+        {"trainingInput.args=10", 1, 0},
+        {"trainingInput.args>5", 1, 0},
+        {"trainingInput.args:*", 1, 0},
+        {"trainingInput.hyperparameters.params.parameterName=lr", 1, 0},
+        {"trainingInput.hyperparameters.params.maxValue>0.5", 1, 0},
+        /* bare values: id, state or a label value contains it */
+        {"census", 1, 0},
+        {"CENSUS", 1, 0},
+        {"VISION", 1, 0},
+        {"nlp", 0, 1},
+        {"\"ada love\"", 1, 0},
+        {"succeeded", 0, 1},
+        {"cens*", 1, 0},
+        {"*", 1, 1},
+        {"nothing_like_it", 0, 0},
+        {"", 1, 1},
+        {"   ", 1, 1},
+    };
+    check_cases("fields", c, TY_ARRAY_SIZE(c));
+    ok(m(NULL, job1) == 1, "fields: NULL filter matches");
+}
+
+static void test_logic(void)
+{
+    static const struct mcase c[] = {
+        /* OR binds tighter than AND: (FAILED OR x) AND nlp, not FAILED OR (x AND nlp) */
+        {"state:FAILED OR jobId:x AND labels.team:nlp", 0, 0},
+        {"labels.team:nlp AND state:FAILED OR jobId:x", 0, 0},
+        {"state:FAILED OR jobId:x AND labels.team:vision", 1, 0},
+        /* NOT binds tighter than OR: (NOT FAILED) OR team, not NOT (FAILED OR team) */
+        {"NOT state:FAILED OR labels:team", 1, 1},
+        {"-state:FAILED OR labels:owner", 1, 1},
+        {"NOT (state:FAILED OR labels:team)", 0, 0},
+        /* juxtaposition is AND */
+        {"state:FAILED labels.team:vision", 1, 0},
+        {"state:FAILED labels.team:nlp", 0, 0},
+        {"labels.team:nlp state:FAILED OR state:SUCCEEDED", 0, 1},
+        {"state:FAILED AND labels.team:vision", 1, 0},
+        {"state:FAILED AND NOT labels.team:vision", 0, 0},
+        {"state:FAILED OR NOT labels:owner", 1, 1},
+        /* parentheses */
+        {"(state:FAILED OR state:CANCELLED) AND -labels:owner", 0, 0},
+        {"(state:SUCCEEDED OR state:CANCELLED) AND -labels:owner", 0, 1},
+        {"(state:FAILED OR state:SUCCEEDED) (labels.team:nlp)", 0, 1},
+        {"((((jobId:census*))))", 1, 0},
+        {"(jobId:census*)(state:FAILED)", 1, 0},
+        {"( jobId:census* OR (labels.team:nlp AND state:SUCCEEDED) )", 1, 1},
+        {"NOT(state:FAILED)", 0, 1},
+        /* '-' and NOT, repeated */
+        {"-state:FAILED", 0, 1},
+        {"--state:FAILED", 1, 0},
+        {"- state:FAILED", 0, 1},
+        {"NOT NOT state:FAILED", 1, 0},
+        {"NOT -state:FAILED", 1, 0},
+        {"-(state:FAILED)", 0, 1},
+        /* keywords are upper case only: lower case are bare values */
+        {"state:FAILED and jobId:census*", 0, 0},
+        {"state:FAILED or state:SUCCEEDED", 0, 0},
+        {"state:FAILED AND jobId:census*", 1, 0},
+        {"NOTE", 0, 0},
+        {"ORDER", 0, 0},
+        {"jobId:\"AND\"", 0, 0},
+    };
+    check_cases("logic", c, TY_ARRAY_SIZE(c));
+}
+
+struct hcase {
+    const char *filter, *state, *prefix;
+};
+
+static void test_hints(void)
+{
+    static const struct hcase c[] = {
+        {"state:failed", "FAILED", NULL},
+        {"state=FAILED", "FAILED", NULL},
+        {"state:queued", "QUEUED", NULL},
+        {"state:STATE_UNSPECIFIED", "STATE_UNSPECIFIED", NULL},
+        {"state=failed", NULL, NULL},
+        {"jobId=census* AND state:RUNNING", "RUNNING", "census"},
+        {"jobId=census* state:RUNNING", "RUNNING", "census"},
+        /* ':' ignores case and the store compares exactly: no prefix with letters */
+        {"jobId:census* state:RUNNING", "RUNNING", "census"},
+        {"jobId:123_* state:RUNNING", "RUNNING", "123_"},
+        {"labels:x jobId=Census* (state:CANCELLING)", "CANCELLING", "Census"},
+        {"(state:FAILED AND jobId=x*) AND labels:y", "FAILED", "x"},
+        {"state:FAILED OR state:RUNNING", NULL, NULL},
+        {"state:FAILED OR jobId:x*", NULL, NULL},
+        {"(state:FAILED OR jobId:x*) AND labels:y", NULL, NULL},
+        {"NOT state:FAILED", NULL, NULL},
+        {"-jobId:census*", NULL, NULL},
+        {"jobId:Census*", NULL, "Census"},
+        {"-state:FAILED jobId=a*", NULL, "a"},
+        {"state!=FAILED", NULL, NULL},
+        {"jobId!=x*", NULL, NULL},
+        {"jobId:census", NULL, NULL},
+        {"jobId:*", NULL, NULL},
+        {"jobId:ab*c*", NULL, NULL},
+        {"jobId=census*", NULL, "census"},
+        {"jobId>census*", NULL, NULL},
+        {"state:FAIL*", NULL, NULL},
+        {"state:BOGUS", NULL, NULL},
+        {"labels.state:FAILED", NULL, NULL},
+        {"FAILED", NULL, NULL},
+        {"", NULL, NULL},
+    };
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(c); i++) {
+        struct ty_filter *f = NULL;
+        if (!ok(ty_filter_parse(c[i].filter, &f, &err) == 0, "hints: '%s' parses", c[i].filter)) {
+            diag("%s", err.msg);
+            continue;
+        }
+        is_str(ty_filter_state_hint(f), c[i].state, "hints: '%s' state", c[i].filter);
+        is_str(ty_filter_id_prefix_hint(f), c[i].prefix, "hints: '%s' id prefix", c[i].filter);
+        ty_filter_free(f);
+    }
+    is_int(hint_violations, 0, "hints: agree with every match of the tables above");
+}
+
+struct ecase {
+    const char *filter, *needle;
+};
+
+static void test_errors(void)
+{
+    static const struct ecase c[] = {
+        {"state:", "expected a value after 'state:' at position 7"},
+        {"state: ", "expected a value after 'state:' at position 8"},
+        {"jobId<", "expected a value after 'jobId<' at position 7"},
+        {"state:)", "expected a value after 'state:' at position 7"},
+        {"state:AND", "expected a value after 'state:' (quote a keyword"},
+        {"state:FAILED AND", "expected a restriction after 'AND', found the end at position 17"},
+        {"AND state:FAILED", "expected a restriction, found 'AND' at position 1"},
+        {"state:FAILED OR", "expected a restriction after 'OR', found the end at position 16"},
+        {"a OR OR b", "expected a restriction after 'OR', found 'OR' at position 6"},
+        {"a AND OR b", "expected a restriction after 'AND', found 'OR' at position 7"},
+        {"(state:FAILED",
+         "expected ')' to close the '(' at position 1, found the end at position 14"},
+        {"state:FAILED)", "unexpected ')' (no '(' to close) at position 13"},
+        {"()", "expected a restriction, found ')' at position 2"},
+        {"jobId:\"abc", "unterminated string (no closing '\"') starting at position 7"},
+        {"jobId:\"a\\nb\"",
+         "unknown escape in a string (only \\\" and \\\\ are allowed) at position 9"},
+        {"jobId!census", "expected '=' after '!' at position 7"},
+        {"jobId=a=b", "expected a space, ')' or the end after the value, found '=' at position 8"},
+        {"jobId:\"x\"y", "found 'y' at position 10"},
+        {"census\"x\"", "found a quoted string at position 7"},
+        {"\"jobId\"=x", "expected a field name before '=', not a quoted string at position 1"},
+        {"labels..team:x", "'labels..team' is not a field name"},
+        {".a:x", "at position 1"},
+        {"a.:x", "is not a field name"},
+        {"job*:x", "'job*' is not a field name"},
+        {"createTime>yesterday", "'createTime' compares times"},
+        {"createTime>yesterday", "not 'yesterday' at position 12"},
+        {"createTime:2026*", "not '2026*' at position 12"},
+        {"NOT", "expected a restriction after 'NOT', found the end at position 4"},
+        {"-", "expected a restriction after '-', found the end at position 2"},
+        {"state:x NOT", "after 'NOT', found the end at position 12"},
+        {"=x", "expected a restriction, found '=' at position 1"},
+        {"state:FAILED !", "expected a restriction, found '!' at position 14"},
+        {"state!", "expected '=' after '!' at position 7"},
+        {"fn(x)", "function calls are not supported) at position 3"},
+        {"state:\x01", "unexpected control character 0x01 at position 7"},
+        /* positions count characters, not bytes: 'ü' is two bytes */
+        {"labels.\xc3\xbc:x AND", "found the end at position 15"},
+        {"\xc3\xa9t\xc3\xa9 (", "found the end at position 6"},
+    };
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(c); i++) {
+        struct ty_filter *f = NULL;
+        int r;
+        ty_error_clear(&err);
+        r = ty_filter_parse(c[i].filter, &f, &err);
+        ok(r == -EINVAL && f == NULL && err.code == EINVAL, "errors: '%s' is refused", c[i].filter);
+        like(err.msg, c[i].needle, "errors: '%s' message", c[i].filter);
+        like(err.msg, "filter: ", "errors: '%s' message prefix", c[i].filter);
+        ty_filter_free(f);
+    }
+}
+
+static void test_limits(void)
+{
+    char text[TY_FILTER_MAX_LEN + 2];
+    struct ty_filter *f = NULL;
+    int depth;
+
+    /* 32 levels of parentheses are fine, 33 are not */
+    for (depth = 32; depth <= 33; depth++) {
+        size_t n = 0;
+        for (int i = 0; i < depth; i++)
+            text[n++] = '(';
+        memcpy(text + n, "state:FAILED", 12);
+        n += 12;
+        for (int i = 0; i < depth; i++)
+            text[n++] = ')';
+        text[n] = '\0';
+        f = NULL;
+        ty_error_clear(&err);
+        if (depth == 32) {
+            ok(ty_filter_parse(text, &f, &err) == 0 && ty_filter_match(f, job1),
+               "limits: 32 nested parentheses");
+        } else {
+            is_int(ty_filter_parse(text, &f, &err), -EINVAL, "limits: 33 nested parentheses");
+            like(err.msg, "parentheses nest deeper than 32 at position 33", "limits: message");
+        }
+        ty_filter_free(f);
+    }
+
+    /* many negations and a long flat conjunction are no problem */
+    memset(text, '-', 1000);
+    strcpy(text + 1000, "state:FAILED");
+    f = NULL;
+    ok(ty_filter_parse(text, &f, &err) == 0 && ty_filter_match(f, job1), "limits: 1000 '-'");
+    ty_filter_free(f);
+
+    memset(text, 'a', TY_FILTER_MAX_LEN);
+    text[TY_FILTER_MAX_LEN] = '\0';
+    f = NULL;
+    ok(ty_filter_parse(text, &f, &err) == 0, "limits: %d characters", TY_FILTER_MAX_LEN);
+    ty_filter_free(f);
+    text[TY_FILTER_MAX_LEN] = 'a';
+    text[TY_FILTER_MAX_LEN + 1] = '\0';
+    f = NULL;
+    is_int(ty_filter_parse(text, &f, &err), -EINVAL, "limits: longer is refused");
+    like(err.msg, "filter: longer than 2048 characters", "limits: length message");
+}
+
+static void test_speed(void)
+{
+    struct ty_filter *f = NULL;
+    const int rounds = 100000;
+    int64_t t0, t1;
+    int hits = 0;
+
+    ok(ty_filter_parse("jobId:census* AND state:FAILED AND labels.team:vision AND "
+                       "createTime>2026-01-01",
+                       &f,
+                       &err) == 0,
+       "speed: parses");
+    t0 = ty_mono_usec();
+    for (int i = 0; i < rounds; i++)
+        hits += ty_filter_match(f, job1);
+    t1 = ty_mono_usec();
+    is_int(hits, rounds, "speed: every round matched");
+    diag("%.3f us per match", (double)(t1 - t0) / rounds);
+    /* ~1 us on a normal build; generous for sanitizer builds and busy machines */
+    ok((t1 - t0) / rounds < 25, "speed: a match takes microseconds");
+    ty_filter_free(f);
+}
+
+int main(void)
+{
+    job1 = load("{'jobId':'census_1','trainingInput':{'scaleTier':'CUSTOM',"
+                "'masterType':'n1-standard-4','workerCount':'4','args':['--epochs','10'],"
+                "'region':'us-central1','masterConfig':{'imageUri':'gcr.io/p/img:1'},"
+                "'scheduling':{'maxRunningTime':'7200s'},"
+                "'hyperparameters':{'params':[{'parameterName':'lr','maxValue':0.9}]}},"
+                "'createTime':'2026-11-30T09:00:00.000000Z',"
+                "'startTime':'2026-11-30T09:01:00.500000Z','state':'FAILED',"
+                "'errorMessage':'The replica master 0 exited with a non-zero status of 1.',"
+                "'trainingOutput':{'consumedMLUnits':1.25,'completedTrialCount':'3',"
+                "'isHyperparameterTuningJob':true},"
+                "'labels':{'team':'vision','owner':'ada lovelace','my-key':'a_b',"
+                "'q':'say \\'hi\\' \\\\ ok'},'etag':'AAAAAAAAAAE='}");
+    job2 = load("{'jobId':'rnn_7','trainingInput':{'scaleTier':'BASIC'},"
+                "'createTime':'2026-12-01T10:00:00Z','state':'SUCCEEDED',"
+                "'labels':{'team':'nlp'},'etag':'AAAAAAAAAAI='}");
+    if (!ok(job1 && job2, "fixtures parse"))
+        return done_testing();
+    test_operators();
+    test_numbers_and_times();
+    test_fields();
+    test_logic();
+    test_hints();
+    test_errors();
+    test_limits();
+    test_speed();
+    json_decref(job1);
+    json_decref(job2);
+    return done_testing();
+}
