@@ -57,7 +57,10 @@ void jobs_print_log_entry(FILE *out, const json_t *entry, bool allow_multiline)
     msg = msg ? msg : "";
     jobs_local_time(ty_json_str(entry, "timestamp"), JOBS_TIME_LOG, ts, sizeof(ts));
     if (allow_multiline || !strpbrk(msg, "\r\n")) {
-        print_line(out, sev, ts, task, trial, msg, strlen(msg));
+        size_t len = strlen(msg);
+        while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+            len--; /* the line's own end */
+        print_line(out, sev, ts, task, trial, msg, len);
         return;
     }
     /* as Python's splitlines: \n, \r\n and \r end lines; no empty line after the last one */
@@ -340,7 +343,7 @@ static int stream_logs(int argc, char **argv)
     r = jobs_stream_logs(c, job, &o, &e);
     api_client_free(c);
     if (r < 0)
-        return jobs_fail(PATH, r, &e);
+        return jobs_fail(PATH, &e);
     return TY_EXIT_OK;
 }
 

@@ -210,7 +210,7 @@ static int submit_training(int argc, char **argv)
     path = api_jobs_path(c, NULL, NULL);
     r = api_call(c, "POST", path, body, &job, &e);
     if (r < 0) {
-        rc = jobs_fail(PATH, r, &e);
+        rc = jobs_fail(PATH, &e);
         goto out;
     }
     fprintf(stderr, "Job [%s] submitted successfully.\n", job_id);
@@ -232,7 +232,7 @@ static int submit_training(int argc, char **argv)
     /* --stream-logs: the logs on stderr (as gcloud), then the final job on stdout */
     r = jobs_stream_logs(c, job_id, &lo, &e);
     if (r < 0) {
-        rc = jobs_fail(PATH, r, &e);
+        rc = jobs_fail(PATH, &e);
         goto out;
     }
     json_decref(TAKE_PTR(job));
@@ -240,7 +240,7 @@ static int submit_training(int argc, char **argv)
     path = api_jobs_path(c, job_id, NULL);
     r = api_call(c, "GET", path, NULL, &job, &e);
     if (r < 0) {
-        rc = jobs_fail(PATH, r, &e);
+        rc = jobs_fail(PATH, &e);
         goto out;
     }
     if (a.format_set)

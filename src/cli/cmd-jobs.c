@@ -233,7 +233,7 @@ static int describe(int argc, char **argv)
     r = api_call(c, "GET", path, NULL, &job, &e);
     api_client_free(c);
     if (r < 0)
-        return jobs_fail(DESCRIBE_PATH, r, &e);
+        return jobs_fail(DESCRIBE_PATH, &e);
     if (a.summarize)
         print_summary(job);
     else
@@ -423,7 +423,7 @@ static int list(int argc, char **argv)
     }
     api_client_free(c);
     if (r < 0)
-        return jobs_fail(LIST_PATH, r, &e);
+        return jobs_fail(LIST_PATH, &e);
     print_list(all, a.format);
     fflush(stdout);
     if (json_array_size(all) == 0)
@@ -481,7 +481,7 @@ static int cancel(int argc, char **argv)
     r = api_call(c, "POST", path, body, &reply, &e);
     api_client_free(c);
     if (r < 0)
-        return jobs_fail(CANCEL_PATH, r, &e);
+        return jobs_fail(CANCEL_PATH, &e);
     fprintf(stderr, "Cancelled job [%s].\n", job_id);
     return TY_EXIT_OK;
 }
@@ -661,7 +661,7 @@ static int update(int argc, char **argv)
             break;
     }
     if (r < 0) {
-        rc = jobs_fail(UPDATE_PATH, r, &e);
+        rc = jobs_fail(UPDATE_PATH, &e);
     } else if (r == 1) {
         fprintf(stderr, "No update to perform.\n");
         rc = TY_EXIT_OK;

@@ -108,7 +108,7 @@ struct api_client *jobs_client(const char *path, const struct api_settings *sett
     return c;
 }
 
-int jobs_fail(const char *path, int r, const struct ty_error *err)
+int jobs_fail(const char *path, const struct ty_error *err)
 {
     cli_error(path, "%s", ty_error_msg(err));
     return TY_EXIT_FAILED;

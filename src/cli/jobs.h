@@ -58,8 +58,8 @@ const char *jobs_job_arg(const char *path, int argc, char **argv, int first);
 /* Make the client; on failure print the error and return NULL (exit 2). */
 struct api_client *jobs_client(const char *path, const struct api_settings *settings);
 
-/* Exit status of a failed API call: 2 for a bad flag/config value, else 1. */
-int jobs_fail(const char *path, int r, const struct ty_error *err);
+/* Print the error of a failed API call; returns its exit status (1). */
+int jobs_fail(const char *path, const struct ty_error *err);
 
 enum jobs_format { JOBS_FORMAT_DEFAULT, JOBS_FORMAT_JSON, JOBS_FORMAT_YAML };
 

@@ -227,6 +227,17 @@ static void test_yaml_layout(void)
     is_yaml("{\"k\":\"'quoted'\"}", "k: '''quoted'''\n", "single quotes doubled");
 }
 
+/* A failed round trip: what was emitted, one diagnostic line per line. */
+static void diag_emitted(const char *text, const char *why)
+{
+    diag("%s; emitted:", why);
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        diag("  %.*s", (int)n, p);
+        p += n + (p[n] ? 1 : 0);
+    }
+}
+
 /* @s with line breaks and tabs escaped, for a test name (TAP names are one line). */
 static const char *show(const char *s)
 {
@@ -355,7 +366,7 @@ static void test_yaml_quoting(void)
             int r = ty_yaml_parse(text, strlen(text), &back, &e);
             ok(r == 0 && json_equal(doc, back), "yaml: round trip of '%s'", show(set[i]));
             if (!(r == 0 && json_equal(doc, back)))
-                diag("emitted:\n%s(%s)", text, r < 0 ? ty_error_msg(&e) : "differs");
+                diag_emitted(text, r < 0 ? ty_error_msg(&e) : "reads back differently");
             json_decref(back);
             json_decref(doc);
             free(text);
@@ -386,7 +397,7 @@ static void test_yaml_roundtrip_blocks(void)
         int r = ty_yaml_parse(text, strlen(text), &back, &e);
         ok(r == 0 && json_equal(doc, back), "yaml: round trip of multi-line text %zu", i);
         if (!(r == 0 && json_equal(doc, back)))
-            diag("emitted:\n%s(%s)", text, r < 0 ? ty_error_msg(&e) : "differs");
+            diag_emitted(text, r < 0 ? ty_error_msg(&e) : "reads back differently");
         json_decref(back);
         json_decref(doc);
         free(text);
