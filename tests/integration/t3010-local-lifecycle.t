@@ -80,4 +80,11 @@ test_expect_success 'a 1+16 job of short replicas succeeds' '
   test "$(grep -c "replica-" "$TRAINYARD_HOME/jobs/local/wide_job/logs/service.log")" -eq 0 &&
   grep -q "Job completed successfully." log
 '
+test_expect_success 'replicas that cannot start fail the job, with no spurious cancel' '
+  echo "{\"trainingInput\": {\"scaleTier\": \"CUSTOM\", \"masterType\": \"n1-standard-4\", \"workerType\": \"n1-standard-4\", \"workerCount\": 3, \"masterConfig\": {\"imageUri\": \"x/y:1\", \"containerCommand\": [\"no-such-program-$M\"]}}}" >nostart.json &&
+  for i in 1 2 3; do
+    set +e; "$TRAINYARD" local train nostart_$i --config nostart.json >log 2>&1; rc=$?; set -e
+    test $rc -eq 1 && grep -q "could not be started" log && ! grep -q "Cancel requested" log || exit 1
+  done
+'
 test_done

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,6 +362,15 @@ static void child(const struct child_setup *cs)
         _exit(127);
     for (size_t i = 0; i < cs->n_ignored; i++)
         (void)sigaction(cs->ignored[i], &dfl, NULL);
+    /* trainyard's own handlers (they write to its signal pipe, shared with us until exec)
+     * must not run here: a SIGTERM sent to this replica before its exec would otherwise
+     * look like a cancel of the whole job. Signals are blocked since before the fork. */
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction cur;
+        if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN &&
+            cur.sa_handler != SIG_DFL)
+            (void)sigaction(sig, &dfl, NULL);
+    }
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
@@ -388,6 +398,7 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     _cleanup_free_ char *resolved = NULL;
     _cleanup_close_ int devnull = -EBADF;
     struct child_setup cs;
+    sigset_t all, saved_mask;
 
     for (size_t i = 0; env && env[i]; i++) {
         const char *eq = strchr(env[i], '=');
@@ -427,15 +438,18 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         if (sigaction(reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
             cs.ignored[cs.n_ignored++] = reset_signals[i];
     }
+    sigfillset(&all);
+    (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
     pid = fork();
+    if (pid == 0)
+        child(&cs);
+    (void)pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
     if (pid < 0) {
         int e = errno;
         close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
         close(status[0]), close(status[1]);
         return ty_error_set(err, e, "cannot fork: %s", strerror(e));
     }
-    if (pid == 0)
-        child(&cs);
 
     /* The child holds the port (close-on-exec) until its program starts. */
     if (pr->reserve_fd >= 0) {
