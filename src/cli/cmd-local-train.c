@@ -364,7 +364,7 @@ static int local_train(int argc, char **argv)
         opts.env.pytorch = true;
     r = ty_runtime_validate(runtime, job, &e);
     if (r < 0) {
-        cli_error(PATH, "%s%s", ty_runtime_find(runtime) ? "" : "--runtime: ", ty_error_msg(&e));
+        cli_error(PATH, "%s%s", ty_runtime_known(runtime) ? "" : "--runtime: ", ty_error_msg(&e));
         return TY_EXIT_USAGE;
     }
 

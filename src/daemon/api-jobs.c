@@ -36,10 +36,9 @@ static const char *const no_params[] = {NULL};
 static json_t *job_json(struct tyd *d, const struct ty_job_row *row)
 {
     json_t *j = ty_job_row_to_json(row);
-    if (row->state == TY_STATE_QUEUED && row->shim_pid == 0) {
+    if (row->state == TY_STATE_QUEUED) {
         char pos[24];
-        (void)snprintf(
-            pos, sizeof(pos), "%lld", (long long)ty_store_queue_position(d->store, row->seq));
+        (void)snprintf(pos, sizeof(pos), "%lld", (long long)tyd_queue_position(d->queue, row->seq));
         json_object_set_new(j, "jobPosition", json_string(pos));
     }
     return j;
@@ -114,7 +113,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     runtime = ty_json_str(job->labels, LABEL_RUNTIME);
     if (!runtime)
         runtime = d->runtime;
-    if (!ty_runtime_find(runtime)) {
+    if (!ty_runtime_known(runtime)) {
         tyd_error(rep,
                   400,
                   NULL,
@@ -156,6 +155,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         store_failure(rep, r, &e);
         return;
     }
+    tyd_queue_add(d->queue, row.seq);
     if (d->max_running != 0)
         tyd_kick(d);
     {
@@ -324,6 +324,8 @@ void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
     }
     if (row->state == TY_STATE_CANCELLING && row->shim_pid > 0)
         tyd_dispatch_signal(row, SIGTERM);
+    if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0)
+        tyd_queue_remove(rq->d->queue, row->seq);
     rep->status = 200;
     rep->json = json_object();
 }

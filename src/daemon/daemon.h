@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "loop.h"
 #include "store.h"
 
 /* Largest request body accepted; bigger ones get 413. */
@@ -24,6 +25,7 @@
 
 struct tyd_auth;
 struct tyd_dispatch;
+struct tyd_queue;
 
 struct tyd {
     /* configuration (main.c) */
@@ -40,6 +42,7 @@ struct tyd {
     struct ty_store *store;
     struct tyd_auth *auth;
     struct tyd_dispatch *dispatch;
+    struct tyd_queue *queue;
     int kick_fd; /* eventfd: wakes the main loop (new job, cancel) */
     atomic_bool stopping;
     uint16_t port; /* the port actually bound */
@@ -115,6 +118,17 @@ int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err)
 void tyd_dispatch_free(struct tyd_dispatch *dp);
 /* Tell the supervisor of a job now CANCELLING (by pid and start time) to cancel. */
 void tyd_dispatch_signal(const struct ty_job_row *row, int sig);
+
+/* --- queue.c: QUEUED jobs no supervisor was started for, oldest first (thread-safe) ------ */
+
+struct tyd_queue *tyd_queue_new(void);
+void tyd_queue_free(struct tyd_queue *q);
+/* Record a job just created (QUEUED); forget one started or cancelled. */
+void tyd_queue_add(struct tyd_queue *q, int64_t seq);
+void tyd_queue_remove(struct tyd_queue *q, int64_t seq);
+/* The job's jobPosition: 1 for the next to start, 0 when not waiting (already scheduled). */
+int64_t tyd_queue_position(struct tyd_queue *q, int64_t seq);
+size_t tyd_queue_length(struct tyd_queue *q);
 
 /* --- supervisor.c ---------------------------------------------------------------------- */
 

@@ -5,7 +5,8 @@
  * job left running is swept). At start-up it recovers: supervisors that outlived a previous
  * trainyardd (they run in their own sessions) are watched again, dead ones are accounted for.
  *
- * A supervisor is this same binary in its `supervise-job` mode (supervisor.c). It claims its
+ * A supervisor is `trainyard-supervisor supervise-job` (supervisor.c), the program installed
+ * next to trainyardd. It claims its
  * job in the store itself, so a job is never run twice even if trainyardd dies between
  * starting a supervisor and recording it. */
 #include <dirent.h>
@@ -15,6 +16,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,7 @@ struct shim {
 
 struct tyd_dispatch {
     struct tyd *d;
+    char *supervisor; /* path of trainyard-supervisor */
     struct ty_loop *loop;
     struct shim **shims;
     size_t n;
@@ -124,7 +127,7 @@ static int sweep_processes(const char *key)
     return killed;
 }
 
-static pid_t spawn_self(struct tyd *d, char *const argv[], char *const envp[]);
+static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const envp[]);
 
 static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, bool sweeper);
 
@@ -136,8 +139,8 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
     if (n)
         tyd_log("job %s/%s: killed %d leftover process(es)", row->project, row->job_id, n);
     if (row->runtime && strcmp(row->runtime, "container") == 0) {
-        char *argv[] = {(char *)"trainyardd", (char *)"sweep-containers", NULL};
-        pid_t pid = spawn_self(dp->d, argv, environ);
+        char *argv[] = {(char *)"trainyard-supervisor", (char *)"sweep-containers", NULL};
+        pid_t pid = spawn_self(dp, argv, environ);
         if (pid > 0)
             watch(dp, 0, pid, true, true);
     }
@@ -223,10 +226,11 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
     ty_loop_add_fd(dp->loop, fd, POLLIN, on_exit_fd, s);
 }
 
-/* fork + exec of /proc/self/exe with SIGTERM, SIGINT and SIGHUP blocked (the supervisor
+/* fork + exec of trainyard-supervisor with SIGTERM, SIGINT and SIGHUP blocked (the supervisor
  * unblocks them once it can handle a cancel), in a new session, output to the log file. */
-static pid_t spawn_self(struct tyd *d, char *const argv[], char *const envp[])
+static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const envp[])
 {
+    struct tyd *d = dp->d;
     sigset_t all, old, block;
     int logfd, nullfd;
     pid_t pid;
@@ -252,7 +256,7 @@ static pid_t spawn_self(struct tyd *d, char *const argv[], char *const envp[])
             (void)dup2(logfd, 2);
         }
         (void)sigprocmask(SIG_SETMASK, &block, NULL);
-        execve("/proc/self/exe", argv, envp);
+        execve(dp->supervisor, argv, envp);
         _exit(127);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -268,13 +272,15 @@ static void start_supervisor(struct tyd_dispatch *dp, const struct ty_job_row *r
     struct tyd *d = dp->d;
     _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
     char seq[24], grace[24];
-    char *argv[] = {(char *)"trainyardd", (char *)"supervise-job", d->state_dir, seq, grace, NULL};
+    char *argv[] = {
+        (char *)"trainyard-supervisor", (char *)"supervise-job", d->state_dir, seq, grace, NULL};
     pid_t pid;
 
     (void)snprintf(seq, sizeof(seq), "%lld", (long long)row->seq);
     (void)snprintf(grace, sizeof(grace), "%lld", (long long)d->grace_usec);
     ty_strv_setenv(&envp, TYD_SWEEP_ENV, row->sweep_key ? row->sweep_key : "");
-    pid = spawn_self(d, argv, envp);
+    tyd_queue_remove(d->queue, row->seq); /* scheduled: jobPosition 0 from now on */
+    pid = spawn_self(dp, argv, envp);
     if (pid < 0) {
         tyd_log("job %s/%s: cannot start its supervisor: %s",
                 row->project,
@@ -369,12 +375,39 @@ static void recover(struct tyd_dispatch *dp)
     if (reattached)
         tyd_log("re-attached to %zu running job(s)", reattached);
     ty_job_rows_free(rows, n);
+    rows = NULL;
+    n = 0;
+    if (ty_store_queued_jobs(dp->d->store, SIZE_MAX / 2, &rows, &n, &e) < 0)
+        tyd_log("recovery: %s", ty_error_msg(&e));
+    for (size_t i = 0; i < n; i++)
+        tyd_queue_add(dp->d->queue, rows[i]->seq);
+    ty_job_rows_free(rows, n);
     malloc_trim(0); /* many rows were loaded once; give their memory back */
 }
 
 int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err)
 {
     struct tyd_dispatch *dp = xcalloc(1, sizeof(*dp));
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char *slash;
+
+    if (n <= 0)
+        return ty_error_set(err, errno, "cannot find this program's path: %s", strerror(errno));
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    dp->supervisor = xasprintf("%.*s/trainyard-supervisor", (int)(slash ? slash - self : 0), self);
+    if (access(dp->supervisor, X_OK) < 0) {
+        int r = ty_error_set(err,
+                             errno,
+                             "cannot run %s (installed next to trainyardd, it supervises each "
+                             "job): %s",
+                             dp->supervisor,
+                             strerror(errno));
+        free(dp->supervisor);
+        free(dp);
+        return r;
+    }
     dp->d = d;
     dp->loop = loop;
     d->dispatch = dp;
@@ -398,5 +431,6 @@ void tyd_dispatch_free(struct tyd_dispatch *dp)
         remove_shim(dp, s);
     }
     free(dp->shims);
+    free(dp->supervisor);
     free(dp);
 }

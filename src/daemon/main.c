@@ -3,7 +3,7 @@
  * durable store, running each job under its own supervisor process. Options come from the
  * command line over a config file (docs/service.md); SIGTERM or SIGINT stops the service
  * cleanly (running jobs carry on under their supervisors and are picked up by the next
- * start). The same binary is also the per-job supervisor (`supervise-job`, internal). */
+ * start). Each job runs under its own `trainyard-supervisor` process (supervisor-main.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -133,7 +133,7 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
         set_str(&d->auth_file, v);
         return 0;
     case O_RUNTIME:
-        if (!ty_runtime_find(v))
+        if (!ty_runtime_known(v))
             return ty_error_set(
                 err, EINVAL, "%s: unknown runtime '%s' (known: %s)", where, v, ty_runtime_names());
         set_str(&d->runtime, v);
@@ -284,9 +284,8 @@ static int serve(struct tyd *d)
     (void)sigaction(SIGHUP, &ign, NULL);
     loop = ty_loop_new();
     ty_loop_add_fd(loop, sig_pipe[0], POLLIN, on_sig_pipe, d);
-    if (tyd_http_start(d, &e) < 0)
-        goto fail;
-    if (tyd_dispatch_init(d, loop, &e) < 0)
+    d->queue = tyd_queue_new();
+    if (tyd_dispatch_init(d, loop, &e) < 0 || tyd_http_start(d, &e) < 0)
         goto fail;
     tyd_log("listening on http://%.*s:%u (state %s, runtime %s%s)",
             (int)(strrchr(d->listen, ':') - d->listen),
@@ -299,6 +298,7 @@ static int serve(struct tyd *d)
     tyd_log("stopping%s", r < 0 ? " (event loop failed)" : "");
     tyd_http_stop(d);
     tyd_dispatch_free(d->dispatch);
+    tyd_queue_free(d->queue);
     ty_loop_free(loop);
     ty_store_close(d->store);
     tyd_auth_free(d->auth);
@@ -306,6 +306,8 @@ static int serve(struct tyd *d)
 fail:
     tyd_log("%s", ty_error_msg(&e));
     tyd_http_stop(d);
+    tyd_dispatch_free(d->dispatch);
+    tyd_queue_free(d->queue);
     ty_loop_free(loop);
     ty_store_close(d->store);
     tyd_auth_free(d->auth);
@@ -318,10 +320,6 @@ int main(int argc, char **argv)
     struct ty_error e = {0};
     int rc;
 
-    if (argc > 1 && strcmp(argv[1], "supervise-job") == 0)
-        return tyd_supervise_main(argc - 1, argv + 1);
-    if (argc > 1 && strcmp(argv[1], "sweep-containers") == 0)
-        return tyd_sweep_containers_main(argc - 1, argv + 1);
     setvbuf(stderr, NULL, _IOLBF, 0);
     d.listen = xstrdup(DEFAULT_LISTEN);
     d.runtime = xstrdup("process");

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "supervise.h"
+#include "jobstate.h"
 
 /* File name of the database inside the state directory. */
 #define TY_STORE_FILE "trainyard.db"

@@ -40,17 +40,6 @@ struct ty_supervisor {
     char error[2048];
 };
 
-const char *ty_job_state_name(enum ty_job_state s)
-{
-    return s >= TY_STATE_UNSPECIFIED && s <= TY_STATE_CANCELLED ? ty_job_state_names[s]
-                                                                : "STATE_UNSPECIFIED";
-}
-
-bool ty_job_state_is_final(enum ty_job_state s)
-{
-    return s == TY_STATE_SUCCEEDED || s == TY_STATE_FAILED || s == TY_STATE_CANCELLED;
-}
-
 static void
 emit(struct ty_supervisor *sup, enum ty_severity sev, const char *task, const char *msg, size_t len)
 {

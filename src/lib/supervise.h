@@ -19,26 +19,11 @@
 #include <stdint.h>
 
 #include "clusterenv.h"
+#include "jobstate.h"
 #include "logs.h"
 #include "loop.h"
 #include "runtime.h"
 #include "spec.h"
-
-enum ty_job_state {
-    TY_STATE_UNSPECIFIED,
-    TY_STATE_QUEUED,
-    TY_STATE_PREPARING,
-    TY_STATE_RUNNING,
-    TY_STATE_SUCCEEDED,
-    TY_STATE_FAILED,
-    TY_STATE_CANCELLING,
-    TY_STATE_CANCELLED,
-};
-
-/* "QUEUED", "RUNNING", ... (the REST enum names). */
-const char *ty_job_state_name(enum ty_job_state s);
-/* True for SUCCEEDED, FAILED and CANCELLED. */
-bool ty_job_state_is_final(enum ty_job_state s);
 
 /* Default time between SIGTERM and SIGKILL when replicas are stopped. */
 #define TY_DEFAULT_GRACE_USEC (10 * INT64_C(1000000))

@@ -218,10 +218,13 @@ start_daemon "$TEST_DIR/daemon3.log" --max-running-jobs 0
 test_expect_success '--max-running-jobs 0 queues jobs with their position' '
   job_body q1.json q_one "true" && job_body q2.json q_two "true" &&
   test "$(api POST /v1/projects/p1/jobs q1.json)" = 200 &&
-  test "$(api POST /v1/projects/p1/jobs q2.json)" = 200 &&
   test "$(json_get out.json "d[\"jobPosition\"]")" = 1 &&
+  test "$(api POST /v1/projects/p1/jobs q2.json)" = 200 &&
+  test "$(json_get out.json "d[\"jobPosition\"]")" = 2 &&
   sleep 1 && state_is q_one QUEUED &&
-  test "$(api POST /v1/projects/p1/jobs/q_one:cancel)" = 200 && state_is q_one CANCELLED
+  test "$(api POST /v1/projects/p1/jobs/q_one:cancel)" = 200 && state_is q_one CANCELLED &&
+  test "$(api GET /v1/projects/p1/jobs/q_two)" = 200 &&
+  test "$(json_get out.json "d[\"jobPosition\"]")" = 1
 '
 kill -TERM "$DPID"; wait "$DPID"; rc=$?
 test_expect_success 'SIGTERM stops the daemon with status 0' "test $rc -eq 0"

@@ -43,18 +43,6 @@ static struct container_rt *cast(struct ty_runtime *rt)
     return (struct container_rt *)rt;
 }
 
-static int validate(const struct ty_job *job, struct ty_error *err)
-{
-    if (ty_job_replica_count(job) > MAX_REPLICAS)
-        return ty_error_set(err,
-                            EINVAL,
-                            "the container runtime runs at most %d replicas per job (one /24 "
-                            "network); this job has %lld",
-                            MAX_REPLICAS,
-                            (long long)ty_job_replica_count(job));
-    return 0;
-}
-
 static int create(struct ty_runtime **ret, struct ty_error *err)
 {
     struct container_rt *c = xcalloc(1, sizeof(*c));
@@ -93,7 +81,7 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         cr->r = rep;
         cr->name = xasprintf("trainyard-%s-%s", c->hash, rep->task_name);
     }
-    r = validate(job, err);
+    r = ty_container_validate(job, err);
     if (r < 0 || rt->dry_run)
         return r;
 
@@ -536,7 +524,7 @@ static void destroy(struct ty_runtime *rt)
 
 const struct ty_runtime_ops ty_runtime_container = {
     .name = "container",
-    .validate = validate,
+    .validate = ty_container_validate,
     .create = create,
     .prepare = prepare,
     .place = place,

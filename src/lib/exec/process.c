@@ -83,8 +83,6 @@ static struct process_rt *cast(struct ty_runtime *rt)
     return (struct process_rt *)rt;
 }
 
-static int validate(const struct ty_job *job, struct ty_error *err);
-
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
     struct process_rt *p = cast(rt);
@@ -98,25 +96,7 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         pr->pid = 0;
         pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = pr->status_fd = -1;
     }
-    return validate(rt->plan->job, err);
-}
-
-/* Every replica runs a local program: its role needs a containerCommand (own or inherited
- * from the master, see spec.c). */
-static int validate(const struct ty_job *job, struct ty_error *err)
-{
-    for (int role = 0; role < TY_ROLE_MAX; role++) {
-        if (job->roles[role].count == 0 || job->roles[role].container_command)
-            continue;
-        return ty_error_set(err,
-                            EINVAL,
-                            "trainingInput.%sConfig.containerCommand: required by the process "
-                            "runtime, which runs each replica's command (with containerArgs or "
-                            "args) as a local program instead of its image; set it, or run the "
-                            "image itself with --runtime=container",
-                            ty_role_field((enum ty_role)role));
-    }
-    return 0;
+    return ty_process_validate(rt->plan->job, err);
 }
 
 static int ephemeral_low(void)
@@ -591,7 +571,7 @@ static void destroy(struct ty_runtime *rt)
 
 const struct ty_runtime_ops ty_runtime_process = {
     .name = "process",
-    .validate = validate,
+    .validate = ty_process_validate,
     .create = create,
     .prepare = prepare,
     .place = place,

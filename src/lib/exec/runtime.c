@@ -22,29 +22,6 @@ const struct ty_runtime_ops *ty_runtime_find(const char *name)
     return NULL;
 }
 
-const char *ty_runtime_names(void)
-{
-    static char names[128];
-    size_t n = 0;
-
-    if (names[0])
-        return names;
-    for (size_t i = 0; i < TY_ARRAY_SIZE(runtimes); i++)
-        n += (size_t)snprintf(
-            names + n, sizeof(names) - n, "%s%s", i ? ", " : "", runtimes[i]->name);
-    return names;
-}
-
-int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err)
-{
-    const struct ty_runtime_ops *ops = ty_runtime_find(name);
-
-    if (!ops)
-        return ty_error_set(
-            err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
-    return ops->validate ? ops->validate(job, err) : 0;
-}
-
 int ty_runtime_new(const char *name,
                    struct ty_loop *loop,
                    const struct ty_runtime_events *ev,

@@ -94,12 +94,18 @@ void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const c
 
 /* Look up a runtime by name. Returns NULL for unknown names. */
 const struct ty_runtime_ops *ty_runtime_find(const char *name);
-/* Comma-separated names of the runtimes this build has (for help and errors). */
-const char *ty_runtime_names(void);
 
+/* runtime-check.c: the runtimes this build has and what each accepts, usable without
+ * linking the runtimes (the service checks jobs with these; only job supervisors run them).
+ * Is @name a runtime of this build? Its names, comma-separated (for help and errors). */
+bool ty_runtime_known(const char *name);
+const char *ty_runtime_names(void);
 /* Check that the runtime named @name exists and can run @job; for callers that want to
  * refuse a job before creating anything. Returns 0 or -EINVAL with err saying why. */
 int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err);
+/* The checks of each runtime (also their ops' validate). */
+int ty_process_validate(const struct ty_job *job, struct ty_error *err);
+int ty_container_validate(const struct ty_job *job, struct ty_error *err);
 
 /* Create a runtime by name, bound to @loop and reporting to @ev. */
 int ty_runtime_new(const char *name,

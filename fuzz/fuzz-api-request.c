@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * fuzz-api-request.c: libFuzzer target for the request path of trainyardd, without a server.
+ * The input is a request in three parts:
+ *     METHOD \n PATH[?QUERY] \n BODY...
+ * PATH goes through tyd_route() (route.h); the pageToken and filter of QUERY (KEY=VALUE
+ * pairs joined by '&', taken as already decoded) through tyd_list_token_parse() and
+ * ty_filter_parse(); BODY the way api-jobs.c takes a job: ty_json_parse ->
+ * ty_spec_normalize_job -> ty_job_from_json, plus the etag of jobs.patch. An accepted job is
+ * turned into the REST Job resource (ty_job_row_to_json) and matched against the filter.
+ * Besides memory errors it checks the promises of route.h: a resolved method has a valid
+ * project (and job) id, a 405 names the allowed methods, a page token survives a round trip,
+ * and every failure carries a message.
+ *
+ * Build: as fuzz-job-spec (see fuzz/meson.build); run:
+ *        BUILD/fuzz/fuzz-api-request -max_total_time=60 -dict=fuzz/api-request.dict NEW_DIR \
+ *            fuzz/corpus/api-request */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobfilter.h"
+#include "json.h"
+#include "route.h"
+#include "spec.h"
+#include "store.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int cond)
+{
+    if (!cond)
+        abort();
+}
+
+static char *copy(const uint8_t *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (!s)
+        abort();
+    memcpy(s, p, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* The value of @key in a query string "k=v&k=v" (first occurrence), copied; NULL if absent. */
+static char *query_value(const char *query, const char *key)
+{
+    size_t klen = strlen(key);
+    for (const char *p = query; p && *p;) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=')
+            return copy((const uint8_t *)p + klen + 1, len - klen - 1);
+        p = amp ? amp + 1 : NULL;
+    }
+    return NULL;
+}
+
+static void check_route(const char *method, const char *path)
+{
+    struct tyd_route r;
+
+    tyd_route(method, path, &r);
+    check(strnlen(r.project, sizeof(r.project)) < sizeof(r.project));
+    check(strnlen(r.job, sizeof(r.job)) < sizeof(r.job));
+    check(strnlen(r.detail, sizeof(r.detail)) < sizeof(r.detail));
+    check(tyd_method_name(r.method) != NULL);
+    switch (r.method) {
+    case TYD_BAD_METHOD:
+        check(r.allow && *r.allow);
+        break;
+    case TYD_NOT_FOUND:
+    case TYD_BAD_NAME:
+    case TYD_UNIMPLEMENTED:
+        check(r.detail[0] != '\0');
+        break;
+    case TYD_HEALTH:
+        check(strcmp(method, "GET") == 0);
+        break;
+    case TYD_JOBS_CREATE:
+    case TYD_JOBS_LIST:
+        check(tyd_valid_project_id(r.project, strlen(r.project)));
+        check(r.job[0] == '\0');
+        break;
+    case TYD_JOBS_GET:
+    case TYD_JOBS_PATCH:
+    case TYD_JOBS_CANCEL:
+    case TYD_JOBS_LOGS:
+        check(tyd_valid_project_id(r.project, strlen(r.project)));
+        check(tyd_valid_job_id(r.job, strlen(r.job)));
+        break;
+    }
+}
+
+static void check_token(const char *token, const char *filter)
+{
+    int64_t seq = 0, again = 0;
+    char *made;
+    int r;
+
+    if (token) {
+        r = tyd_list_token_parse(token, filter, &seq);
+        check(r == 0 || r == -EINVAL || r == -ESTALE);
+        if (r == 0) {
+            check(seq > 0);
+            made = tyd_list_token_format(seq, filter);
+            check(made && tyd_list_token_parse(made, filter, &again) == 0 && again == seq);
+            free(made);
+        }
+    }
+    /* Any position and filter make a token that reads back as itself. */
+    seq = 1 + (int64_t)(strlen(filter) * 7919u);
+    made = tyd_list_token_format(seq, filter);
+    check(made && tyd_list_token_parse(made, filter, &again) == 0 && again == seq);
+    free(made);
+}
+
+/* As jobs.create (and the body part of jobs.patch) takes a body. */
+static void check_body(const char *body, size_t len, const struct ty_filter *filter)
+{
+    struct ty_error err = {0};
+    json_t *doc = NULL, *canon = NULL;
+    struct ty_job *job = NULL;
+    const char *etag;
+    int64_t tag;
+
+    if (ty_json_parse(body, len, &doc, &err) < 0) {
+        check(err.code != 0 && err.msg[0] != '\0');
+        return;
+    }
+    if (!json_is_object(doc))
+        goto out;
+    if (ty_spec_normalize_job(doc, false, &canon, &err) < 0) {
+        check(canon == NULL && err.code != 0 && err.msg[0] != '\0');
+        goto out;
+    }
+    etag = ty_json_str(canon, "etag");
+    if (etag && ty_store_etag_parse(etag, &tag) == 0) {
+        char buf[32];
+        int64_t back = 0;
+        check(ty_store_etag_parse(ty_store_etag_format(tag, buf, sizeof(buf)), &back) == 0);
+        check(back == tag);
+    }
+    err.code = 0;
+    err.msg[0] = '\0';
+    if (ty_job_from_json(canon, &job, &err) < 0) {
+        check(job == NULL && err.code != 0 && err.msg[0] != '\0');
+        goto out;
+    }
+    check(job && job->job_id && job->training_input && job->labels);
+    {
+        /* The REST resource jobs.get would answer for it, and the list filter over it. */
+        struct ty_job_row row = {
+            .seq = 1,
+            .project = (char *)"p",
+            .job_id = job->job_id,
+            .state = TY_STATE_QUEUED,
+            .create_usec = 1,
+            .error_message = (char *)"",
+            .labels = job->labels,
+            .training_input = job->training_input,
+            .etag = 1,
+            .runtime = (char *)"process",
+            .sweep_key = (char *)"",
+        };
+        json_t *rest = ty_job_row_to_json(&row);
+        check(rest && json_is_object(rest));
+        check(strcmp(ty_json_str(rest, "jobId"), job->job_id) == 0);
+        if (filter)
+            (void)ty_filter_match(filter, rest);
+        json_decref(rest);
+    }
+    ty_job_free(job);
+out:
+    json_decref(canon);
+    json_decref(doc);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const uint8_t *nl1 = memchr(data, '\n', size), *nl2;
+    char *method, *target, *query, *token, *ftext, *body;
+    struct ty_filter *filter = NULL;
+    struct ty_error err = {0};
+    size_t blen;
+
+    if (!nl1)
+        return 0;
+    nl2 = memchr(nl1 + 1, '\n', size - (size_t)(nl1 + 1 - data));
+    if (!nl2)
+        return 0;
+    method = copy(data, (size_t)(nl1 - data));
+    target = copy(nl1 + 1, (size_t)(nl2 - nl1 - 1));
+    blen = size - (size_t)(nl2 + 1 - data);
+    /* The body in a buffer of exactly its size (no NUL), so a read past its end is caught. */
+    body = malloc(blen ? blen : 1);
+    if (!body)
+        abort();
+    memcpy(body, nl2 + 1, blen);
+
+    query = strchr(target, '?');
+    if (query)
+        *query++ = '\0';
+    check_route(method, target);
+    token = query_value(query, "pageToken");
+    ftext = query_value(query, "filter");
+    check_token(token, ftext ? ftext : "");
+    if (ty_filter_parse(ftext, &filter, &err) < 0) {
+        check(filter == NULL && err.code != 0 && err.msg[0] != '\0');
+    } else {
+        (void)ty_filter_state_hint(filter);
+        (void)ty_filter_id_prefix_hint(filter);
+    }
+    check_body(body, blen, filter);
+
+    ty_filter_free(filter);
+    free(ftext);
+    free(token);
+    free(body);
+    free(target);
+    free(method);
+    return 0;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * runtime-check.c: which runtimes this build has and what each accepts, without linking
+ * the runtimes themselves: the service checks jobs at submission with these, while only
+ * the job supervisors (a separate program) carry the runtimes and their libraries. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "container-internal.h"
+#include "macro.h"
+#include "runtime.h"
+
+/* Every replica runs a local program: its role needs a containerCommand (own or inherited
+ * from the master, see spec.c). */
+int ty_process_validate(const struct ty_job *job, struct ty_error *err)
+{
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        if (job->roles[role].count == 0 || job->roles[role].container_command)
+            continue;
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.containerCommand: required by the process "
+                            "runtime, which runs each replica's command (with containerArgs or "
+                            "args) as a local program instead of its image; set it, or run the "
+                            "image itself with the container runtime",
+                            ty_role_field((enum ty_role)role));
+    }
+    return 0;
+}
+
+int ty_container_validate(const struct ty_job *job, struct ty_error *err)
+{
+    if (ty_job_replica_count(job) > MAX_REPLICAS)
+        return ty_error_set(err,
+                            EINVAL,
+                            "the container runtime runs at most %d replicas per job (one /24 "
+                            "network); this job has %lld",
+                            MAX_REPLICAS,
+                            (long long)ty_job_replica_count(job));
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*validate)(const struct ty_job *job, struct ty_error *err);
+} checks[] = {
+    {"process", ty_process_validate},
+    {"container", ty_container_validate},
+};
+
+bool ty_runtime_known(const char *name)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(checks); i++)
+        if (strcmp(checks[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+const char *ty_runtime_names(void)
+{
+    static char names[128];
+    size_t n = 0;
+
+    if (names[0])
+        return names;
+    for (size_t i = 0; i < TY_ARRAY_SIZE(checks); i++)
+        n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "", checks[i].name);
+    return names;
+}
+
+int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(checks); i++)
+        if (strcmp(checks[i].name, name) == 0)
+            return checks[i].validate(job, err);
+    return ty_error_set(
+        err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
+}
