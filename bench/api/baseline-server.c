@@ -7,9 +7,10 @@
  *       jobs(project, job_id, body) of DB (WAL mode, one transaction);
  *   baseline-server serve DB PORT
  *       answer GET /v1/projects/P/jobs/J from that table: a bare libmicrohttpd server in the
- *       daemon's threading mode (one thread per connection, internal polling thread, poll,
- *       turbo; see src/daemon/http.c), one SQLite connection and one prepared point lookup per
- *       connection thread, the same Content-Type as the daemon. PORT 0 picks a free port;
+ *       daemon's threading mode (a pool of epoll event threads, one per CPU between 2 and 8,
+ *       turbo; see src/daemon/http.c, where jobs.get runs inline on those threads), one SQLite
+ *       connection and one prepared point lookup per event thread, the same Content-Type as
+ *       the daemon. PORT 0 picks a free port;
  *       "listening on http://127.0.0.1:PORT" goes to stderr. Runs until SIGTERM or SIGINT.
  *
  * No routing, parameters, authentication, JSON or store logic: what is left is HTTP plus one
@@ -32,6 +33,13 @@
 #define PREFIX       "/v1/projects/"
 
 static const char *db_path;
+/* As trainyardd: one event thread per CPU, between 2 and 8. */
+static unsigned event_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 2 ? 2 : n > 8 ? 8 : (unsigned)n;
+}
+
 static pthread_key_t conn_key;
 
 static void die(const char *what, const char *detail)
@@ -245,8 +253,7 @@ static int serve(const char *db, int port)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                               MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_TURBO,
+    mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TURBO,
                            0,
                            NULL,
                            NULL,
@@ -254,6 +261,8 @@ static int serve(const char *db, int port)
                            NULL,
                            MHD_OPTION_LISTEN_SOCKET,
                            (MHD_socket)fd,
+                           MHD_OPTION_THREAD_POOL_SIZE,
+                           event_threads(),
                            MHD_OPTION_CONNECTION_LIMIT,
                            (unsigned)1000,
                            MHD_OPTION_CONNECTION_TIMEOUT,

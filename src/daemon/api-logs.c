@@ -4,12 +4,12 @@
  * {timestamp, severity, taskName, trialId, message}, oldest first, narrowed by taskName and
  * since, in pages; nextPageToken is always given so a client can poll for newer entries.
  * With follow=true the answer is a stream of one entry per line (application/x-ndjson)
- * that ends when the job has ended and every entry was sent. */
+ * that ends when the job has ended and every entry was sent; between reads of the files it
+ * waits with its connection suspended (http.c), holding no thread. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "buf.h"
@@ -22,7 +22,6 @@
 
 #define PAGE_DEFAULT   100
 #define PAGE_MAX       1000
-#define FOLLOW_POLL_MS 200
 #define HEARTBEAT_USEC (30 * INT64_C(1000000))
 
 static json_t *entry_json(const struct ty_log_entry *e)
@@ -69,6 +68,7 @@ static int read_page(struct tyd *d,
 
 struct follow {
     struct tyd *d;
+    struct MHD_Connection *conn;
     int64_t seq;
     char *task;
     struct ty_log_query q;
@@ -117,6 +117,7 @@ static int follow_fill(struct follow *f)
     return (int)n;
 }
 
+/* MHD asks for more of the stream: give what is new, or wait (suspended) for news. */
 static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct follow *f = cls;
@@ -140,7 +141,7 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
             ty_buf_putc(&f->out, '\n');
             continue;
         }
-        nanosleep(&(struct timespec){0, FOLLOW_POLL_MS * 1000000L}, NULL);
+        return tyd_stream_wait(f->conn) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
     }
 }
 
@@ -209,6 +210,7 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
     if (want_follow) {
         struct follow *f = xcalloc(1, sizeof(*f));
         f->d = rq->d;
+        f->conn = rq->conn;
         f->seq = row->seq;
         f->task = q.task_name ? xstrdup(q.task_name) : NULL;
         f->q = q;

@@ -74,9 +74,15 @@ int tyd_http_start(struct tyd *d, struct ty_error *err);
 void tyd_http_stop(struct tyd *d);
 
 /* One request as the handlers see it. */
+struct tyd_arg {
+    char *key;
+    char *value;
+};
 struct tyd_request {
     struct tyd *d;
     struct MHD_Connection *conn;
+    struct tyd_arg *args; /* the query parameters (decoded) */
+    size_t nargs;
     const char *project;
     const char *job;
     const char *body; /* NUL-terminated, may be empty */
@@ -88,6 +94,11 @@ struct tyd_reply {
     json_t *json;
     struct MHD_Response *stream; /* when set, sent as is (json ignored) */
 };
+
+/* For a stream with nothing to send now: suspend its connection until the next poll (every
+ * 200 ms), then the stream's reader is called again. Call from the reader only, and return 0
+ * after it. False when the service is stopping: end the stream instead. */
+bool tyd_stream_wait(struct MHD_Connection *conn);
 
 /* A query parameter (decoded) or NULL. */
 const char *tyd_query(const struct tyd_request *rq, const char *name);

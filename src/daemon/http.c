@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0
  * http.c: the HTTP side of trainyardd on libmicrohttpd: the listening socket (loopback only
  * unless tokens are configured), request bodies with a size limit, authentication, routing
- * to the API handlers, and Google's JSON error form. One thread per connection, so a
- * handler may block (a followed log stream does). */
+ * to the API handlers, and Google's JSON error form.
+ *
+ * Threads: libmicrohttpd's pool of event threads (epoll, one per CPU) parses requests and
+ * runs the fast handlers (get, logs pages) inline. Handlers that wait for a durable write or
+ * scan many rows (create, cancel, patch, list) run on a pool of worker threads while their
+ * connection is suspended, so an fsync never stalls the other connections of an event
+ * thread (and concurrent creates share their commit). A followed log stream that has nothing
+ * to send suspends its connection; a poller resumes such streams every 200 ms. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,17 +29,65 @@
 #include "parse.h"
 #include "route.h"
 
+#define WORKERS        16
+#define FOLLOW_POLL_MS 200
+
 static struct MHD_Daemon *mhd;
 
 struct req_ctx {
     struct ty_buf body;
     bool too_big;
     bool answered; /* a reply was queued before the body was read */
+    /* A handler run by a worker while the connection is suspended. */
+    enum { RC_INLINE, RC_QUEUED, RC_DONE } work;
+    struct tyd_route rt;
+    struct tyd_request rq;
+    struct tyd_reply rep;
+    struct req_ctx *next;
 };
+
+/* The workers' queue, and the followed streams waiting for news. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct req_ctx *head, *tail;
+    bool stop;
+    pthread_t threads[WORKERS];
+    size_t nthreads;
+    struct MHD_Connection **waiting;
+    size_t nwaiting, capwaiting;
+    pthread_t poller;
+    bool have_poller;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void free_args(struct tyd_request *rq)
+{
+    for (size_t i = 0; i < rq->nargs; i++) {
+        free(rq->args[i].key);
+        free(rq->args[i].value);
+    }
+    free(rq->args);
+    rq->args = NULL;
+    rq->nargs = 0;
+}
+
+static enum MHD_Result
+copy_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    struct tyd_request *rq = cls;
+    rq->args = xreallocarray(rq->args, rq->nargs + 1, sizeof(*rq->args));
+    rq->args[rq->nargs].key = xstrdup(key);
+    rq->args[rq->nargs].value = value ? xstrdup(value) : NULL;
+    rq->nargs++;
+    return MHD_YES;
+}
 
 const char *tyd_query(const struct tyd_request *rq, const char *name)
 {
-    return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+    for (size_t i = 0; i < rq->nargs; i++)
+        if (strcmp(rq->args[i].key, name) == 0)
+            return rq->args[i].value;
+    return NULL;
 }
 
 static const char *status_name(unsigned code)
@@ -101,11 +156,6 @@ static const char *const std_params[] = {
     NULL,
 };
 
-struct param_check {
-    const char *const *own;
-    const char *bad;
-};
-
 static bool in_list(const char *const *l, const char *k)
 {
     for (; l && *l; l++)
@@ -114,29 +164,22 @@ static bool in_list(const char *const *l, const char *k)
     return false;
 }
 
-static enum MHD_Result check_one(void *cls, enum MHD_ValueKind kind, const char *key, const char *v)
-{
-    struct param_check *pc = cls;
-    if (in_list(std_params, key) || in_list(pc->own, key))
-        return MHD_YES;
-    pc->bad = key;
-    return MHD_NO;
-}
-
 int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep)
 {
-    struct param_check pc = {.own = own};
     const char *alt = tyd_query(rq, "alt");
+    const char *bad = NULL;
 
-    (void)MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, check_one, &pc);
-    if (pc.bad) {
+    for (size_t i = 0; i < rq->nargs && !bad; i++)
+        if (!in_list(std_params, rq->args[i].key) && !in_list(own, rq->args[i].key))
+            bad = rq->args[i].key;
+    if (bad) {
         tyd_error(rep,
                   400,
                   NULL,
                   "Invalid JSON payload received. Unknown name \"%.100s\": Cannot bind query "
                   "parameter. Field '%.100s' could not be found in request message.",
-                  pc.bad,
-                  pc.bad);
+                  bad,
+                  bad);
         return -1;
     }
     if (alt && strcmp(alt, "json") != 0) {
@@ -258,7 +301,9 @@ static enum MHD_Result send_reply(struct tyd *d,
     if (rep->stream) {
         ret = MHD_queue_response(c, rep->status, rep->stream);
         MHD_destroy_response(rep->stream);
+        rep->stream = NULL;
         json_decref(rep->json);
+        rep->json = NULL;
         return ret;
     }
     {
@@ -364,6 +409,100 @@ static void run_handler(const struct tyd_route *rt, struct tyd_request *rq, stru
         tyd_error(rep, 500, NULL, "internal error: the handler gave no answer");
 }
 
+/* Handlers that may wait (a durable write, a scan of many rows) run on the workers. */
+static bool runs_on_worker(enum tyd_method m)
+{
+    return m == TYD_JOBS_CREATE || m == TYD_JOBS_CANCEL || m == TYD_JOBS_PATCH ||
+           m == TYD_JOBS_LIST;
+}
+
+static void *worker_main(void *arg)
+{
+    for (;;) {
+        struct req_ctx *rc;
+        struct MHD_Connection *c;
+
+        pthread_mutex_lock(&pool.lock);
+        while (!pool.head && !pool.stop)
+            pthread_cond_wait(&pool.cond, &pool.lock);
+        rc = pool.head;
+        if (!rc) {
+            pthread_mutex_unlock(&pool.lock);
+            return NULL;
+        }
+        pool.head = rc->next;
+        if (!pool.head)
+            pool.tail = NULL;
+        pthread_mutex_unlock(&pool.lock);
+
+        run_handler(&rc->rt, &rc->rq, &rc->rep);
+        c = rc->rq.conn;
+        rc->work = RC_DONE;
+        MHD_resume_connection(c); /* MHD calls on_request again, which sends the reply */
+    }
+}
+
+/* Queue @rc for a worker, suspending its connection. False when the service stops. */
+static bool queue_work(struct req_ctx *rc)
+{
+    pthread_mutex_lock(&pool.lock);
+    if (pool.stop) {
+        pthread_mutex_unlock(&pool.lock);
+        return false;
+    }
+    rc->work = RC_QUEUED;
+    rc->next = NULL;
+    MHD_suspend_connection(rc->rq.conn);
+    if (pool.tail)
+        pool.tail->next = rc;
+    else
+        pool.head = rc;
+    pool.tail = rc;
+    pthread_cond_signal(&pool.cond);
+    pthread_mutex_unlock(&pool.lock);
+    return true;
+}
+
+bool tyd_stream_wait(struct MHD_Connection *c)
+{
+    pthread_mutex_lock(&pool.lock);
+    if (pool.stop) {
+        pthread_mutex_unlock(&pool.lock);
+        return false;
+    }
+    if (pool.nwaiting == pool.capwaiting) {
+        pool.capwaiting = pool.capwaiting ? pool.capwaiting * 2 : 16;
+        pool.waiting = xreallocarray(pool.waiting, pool.capwaiting, sizeof(*pool.waiting));
+    }
+    pool.waiting[pool.nwaiting++] = c;
+    MHD_suspend_connection(c);
+    pthread_mutex_unlock(&pool.lock);
+    return true;
+}
+
+/* Resume every waiting stream (they look for news, and wait again if there is none). */
+static void resume_waiting(void)
+{
+    for (size_t i = 0; i < pool.nwaiting; i++)
+        MHD_resume_connection(pool.waiting[i]);
+    pool.nwaiting = 0;
+}
+
+static void *poller_main(void *arg)
+{
+    for (;;) {
+        struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
+        bool stop;
+        (void)nanosleep(&ts, NULL);
+        pthread_mutex_lock(&pool.lock);
+        resume_waiting();
+        stop = pool.stop;
+        pthread_mutex_unlock(&pool.lock);
+        if (stop)
+            return NULL;
+    }
+}
+
 static enum MHD_Result on_request(void *cls,
                                   struct MHD_Connection *c,
                                   const char *url,
@@ -400,6 +539,10 @@ static enum MHD_Result on_request(void *cls,
         *upload_size = 0;
         return MHD_YES;
     }
+    if (rc->work == RC_DONE) {
+        rc->work = RC_INLINE;
+        return send_reply(d, c, method, url, &rc->rep, NULL);
+    }
     if (*upload_size) {
         if (!rc->too_big && rc->body.len + *upload_size > TYD_MAX_BODY)
             rc->too_big = true;
@@ -412,21 +555,27 @@ static enum MHD_Result on_request(void *cls,
         tyd_error(&rep, 413, NULL, "Request body too large: the limit is %d bytes.", TYD_MAX_BODY);
         return send_reply(d, c, method, url, &rep, NULL);
     }
-    tyd_route(method, url, &rt);
-    {
-        struct tyd_request rq = {
-            .d = d,
-            .conn = c,
-            .project = rt.project,
-            .job = rt.job,
-            .body = rc->body.len ? ty_buf_str(&rc->body) : "",
-            .body_len = rc->body.len,
-        };
-        if (atomic_load(&d->stopping))
-            tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
-        else
-            run_handler(&rt, &rq, &rep);
+    tyd_route(method, url, &rc->rt);
+    rc->rq = (struct tyd_request){
+        .d = d,
+        .conn = c,
+        .project = rc->rt.project,
+        .job = rc->rt.job,
+        .body = rc->body.len ? ty_buf_str(&rc->body) : "",
+        .body_len = rc->body.len,
+    };
+    (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, &rc->rq);
+    if (atomic_load(&d->stopping)) {
+        tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
+        return send_reply(d, c, method, url, &rep, NULL);
     }
+    if (runs_on_worker(rc->rt.method)) {
+        if (queue_work(rc))
+            return MHD_YES;
+        tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
+        return send_reply(d, c, method, url, &rep, NULL);
+    }
+    run_handler(&rc->rt, &rc->rq, &rep);
     return send_reply(d, c, method, url, &rep, NULL);
 }
 
@@ -439,11 +588,13 @@ static void on_completed(void *cls,
     if (!rc)
         return;
     ty_buf_release(&rc->body);
+    free_args(&rc->rq);
+    json_decref(rc->rep.json);
     free(rc);
     *con_cls = NULL;
 }
 
-__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -453,11 +604,28 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
 
 int tyd_http_start(struct tyd *d, struct ty_error *err)
 {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned event_threads = ncpu < 2 ? 2 : ncpu > 8 ? 8 : (unsigned)ncpu;
+    pthread_attr_t attr;
     int fd = open_listener(d, err);
+
     if (fd < 0)
         return fd;
-    mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                               MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_TURBO,
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pool.stop = false;
+    for (pool.nthreads = 0; pool.nthreads < WORKERS; pool.nthreads++)
+        if (pthread_create(&pool.threads[pool.nthreads], &attr, worker_main, NULL) != 0)
+            break;
+    pool.have_poller = pthread_create(&pool.poller, &attr, poller_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    if (pool.nthreads == 0 || !pool.have_poller) {
+        close(fd);
+        tyd_http_stop(d);
+        return ty_error_set(err, EAGAIN, "cannot start the request threads");
+    }
+    mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                               MHD_USE_ERROR_LOG | MHD_USE_TURBO,
                            0,
                            NULL,
                            NULL,
@@ -468,6 +636,8 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                            NULL,
                            MHD_OPTION_LISTEN_SOCKET,
                            (MHD_socket)fd,
+                           MHD_OPTION_THREAD_POOL_SIZE,
+                           event_threads,
                            MHD_OPTION_NOTIFY_COMPLETED,
                            on_completed,
                            d,
@@ -480,6 +650,7 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                            MHD_OPTION_END);
     if (!mhd) {
         close(fd);
+        tyd_http_stop(d);
         return ty_error_set(err, EIO, "cannot start the HTTP server on %s", d->listen);
     }
     return 0;
@@ -488,7 +659,25 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
 void tyd_http_stop(struct tyd *d)
 {
     atomic_store(&d->stopping, true);
+    /* Workers finish what is queued (their connections are resumed and answered); streams
+     * are resumed once more and end; then nothing is suspended and MHD may stop. */
+    pthread_mutex_lock(&pool.lock);
+    pool.stop = true;
+    pthread_cond_broadcast(&pool.cond);
+    pthread_mutex_unlock(&pool.lock);
+    for (size_t i = 0; i < pool.nthreads; i++)
+        pthread_join(pool.threads[i], NULL);
+    pool.nthreads = 0;
+    if (pool.have_poller)
+        pthread_join(pool.poller, NULL);
+    pool.have_poller = false;
+    pthread_mutex_lock(&pool.lock);
+    resume_waiting();
+    pthread_mutex_unlock(&pool.lock);
     if (mhd)
         MHD_stop_daemon(mhd);
     mhd = NULL;
+    free(pool.waiting);
+    pool.waiting = NULL;
+    pool.capwaiting = 0;
 }

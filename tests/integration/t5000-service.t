@@ -45,7 +45,7 @@ test_expect_success 'the daemon starts and answers /healthz' '
 '
 
 test_expect_success 'create runs the job to SUCCEEDED; get shows its times' '
-  job_body ok.json ok_job "echo hello-$M; echo to-stderr >&2" 1 &&
+  job_body ok.json ok_job "echo hello-$M; echo to-stderr >&2; sleep 0.5" 1 &&
   test "$(api POST /v1/projects/p1/jobs ok.json)" = 200 &&
   test "$(json_get out.json "d[\"jobId\"]")" = ok_job &&
   test -n "$(json_get out.json "d[\"createTime\"]")" &&
