@@ -594,7 +594,7 @@ static void on_completed(void *cls,
     *con_cls = NULL;
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);

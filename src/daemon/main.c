@@ -196,6 +196,8 @@ static int load_config(struct tyd *d, const char *path, bool must_exist, struct 
     return r;
 }
 
+static void release(struct tyd *d);
+
 static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err)
 {
     const char *config = NULL;
@@ -209,9 +211,11 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
             config = optarg;
         else if (c == O_HELP) {
             fputs(usage, stdout);
+            release(d);
             exit(0);
         } else if (c == O_VERSION) {
             printf("trainyardd %s\n", TY_VERSION);
+            release(d);
             exit(0);
         } else if (c == '?')
             return ty_error_set(err, EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
@@ -314,6 +318,15 @@ fail:
     return 1;
 }
 
+static void release(struct tyd *d)
+{
+    free(d->listen);
+    free(d->state_dir);
+    free(d->auth_file);
+    free(d->runtime);
+    free(d->log_file);
+}
+
 int main(int argc, char **argv)
 {
     struct tyd d = {.max_running = -1, .kick_fd = -1};
@@ -327,17 +340,15 @@ int main(int argc, char **argv)
     d.state_dir = ty_statedir_default();
     if (parse_args(&d, argc, argv, &e) < 0) {
         fprintf(stderr, "trainyardd: %s\n", ty_error_msg(&e));
+        release(&d);
         return 2;
     }
     if (!d.state_dir) {
         fprintf(stderr, "trainyardd: no state directory: give --state-dir or set TRAINYARD_HOME\n");
+        release(&d);
         return 2;
     }
     rc = serve(&d);
-    free(d.listen);
-    free(d.state_dir);
-    free(d.auth_file);
-    free(d.runtime);
-    free(d.log_file);
+    release(&d);
     return rc;
 }

@@ -23,7 +23,8 @@ int ty_process_validate(const struct ty_job *job, struct ty_error *err)
                             "trainingInput.%sConfig.containerCommand: required by the process "
                             "runtime, which runs each replica's command (with containerArgs or "
                             "args) as a local program instead of its image; set it, or run the "
-                            "image itself with the container runtime",
+                            "image itself with the container runtime (--runtime=container; for "
+                            "the service, the label trainyard-runtime=container)",
                             ty_role_field((enum ty_role)role));
     }
     return 0;
