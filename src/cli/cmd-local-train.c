@@ -20,6 +20,7 @@
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
+#include "sigpipe.h"
 #include "spec.h"
 #include "statedir.h"
 #include "strv.h"
@@ -67,16 +68,6 @@ static const char usage[] =
     "                          nothing\n"
     "  --help                  this text\n"
     "\n";
-
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char c = (unsigned char)sig;
-    (void)!write(sig_pipe[1], &c, 1);
-    errno = saved;
-}
 
 struct run_ctx {
     struct ty_supervisor *sup;
@@ -146,19 +137,14 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
         ty_supervisor_cancel(rc->sup);
 }
 
+/* Ctrl-C, SIGTERM and SIGHUP cancel the job; returns the signal pipe's read end. */
 static int install_signals(void)
 {
-    struct sigaction sa = {.sa_handler = on_signal};
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
     struct sigaction ign = {.sa_handler = SIG_IGN};
 
-    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return ty_negerrno();
-    sigemptyset(&sa.sa_mask);
-    (void)sigaction(SIGINT, &sa, NULL);
-    (void)sigaction(SIGTERM, &sa, NULL);
-    (void)sigaction(SIGHUP, &sa, NULL);
     (void)sigaction(SIGPIPE, &ign, NULL);
-    return 0;
+    return ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
 }
 
 static char *generate_job_id(void)
@@ -195,6 +181,7 @@ static int run_job(const struct ty_job *job,
     struct ty_loop *loop = NULL;
     struct ty_error e = {0};
     enum ty_job_state final;
+    int sig_fd;
     int r;
 
     r = ty_statedir_claim_job(state_dir, "local", job->job_id, &dir, &e);
@@ -211,7 +198,8 @@ static int run_job(const struct ty_job *job,
         return TY_EXIT_FAILED;
     }
     write_record(&rc, TY_STATE_QUEUED);
-    if (install_signals() < 0) {
+    sig_fd = install_signals();
+    if (sig_fd < 0) {
         cli_error(PATH, "cannot set up signal handling: %s", strerror(errno));
         ty_joblog_close(log);
         free(rc.job_record);
@@ -224,7 +212,7 @@ static int run_job(const struct ty_job *job,
     opts.ctx = &rc;
     r = ty_supervisor_new(loop, runtime, job, NULL, NULL, &opts, &rc.sup, &e);
     if (r >= 0) {
-        ty_loop_add_fd(loop, sig_pipe[0], POLLIN, on_sig_pipe, &rc);
+        ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
         r = ty_supervisor_start(rc.sup, &e);
     }
     while (r >= 0 && !ty_supervisor_done(rc.sup)) {

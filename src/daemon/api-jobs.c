@@ -55,6 +55,23 @@ static void not_found(struct tyd_reply *rep, const struct tyd_request *rq)
     tyd_error(rep, 404, NULL, "Job '%s' not found in project '%s'.", rq->job, rq->project);
 }
 
+/* Answer with the outcome of a store call @r that gave @row: 404, 500, or 200 and the Job. */
+static void reply_row(const struct tyd_request *rq,
+                      struct tyd_reply *rep,
+                      int r,
+                      const struct ty_job_row *row,
+                      const struct ty_error *e)
+{
+    if (r == -ENOENT)
+        not_found(rep, rq);
+    else if (r < 0)
+        store_failure(rep, r, e);
+    else {
+        rep->status = 200;
+        rep->json = job_json(rq->d, row);
+    }
+}
+
 /* Parse the body as a JSON object; an empty body is {} when @empty_ok. */
 static int
 parse_body(const struct tyd_request *rq, bool empty_ok, json_t **ret, struct tyd_reply *rep)
@@ -179,16 +196,7 @@ void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
     if (tyd_check_params(rq, no_params, rep) < 0)
         return;
     r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
-    if (r == -ENOENT) {
-        not_found(rep, rq);
-        return;
-    }
-    if (r < 0) {
-        store_failure(rep, r, &e);
-        return;
-    }
-    rep->status = 200;
-    rep->json = job_json(rq->d, row);
+    reply_row(rq, rep, r, row, &e);
 }
 
 /* --- list ---------------------------------------------------------------------------- */
@@ -424,14 +432,5 @@ void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep)
                   rq->job);
         return;
     }
-    if (r == -ENOENT) {
-        not_found(rep, rq);
-        return;
-    }
-    if (r < 0) {
-        store_failure(rep, r, &e);
-        return;
-    }
-    rep->status = 200;
-    rep->json = job_json(rq->d, after);
+    reply_row(rq, rep, r, after, &e);
 }

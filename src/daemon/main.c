@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "runtime.h"
+#include "sigpipe.h"
 #include "statedir.h"
 #include "timeutil.h"
 #include "ty-config.h"
@@ -240,16 +241,6 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
     return 0;
 }
 
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char c = (unsigned char)sig;
-    (void)!write(sig_pipe[1], &c, 1);
-    errno = saved;
-}
-
 static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
 {
     unsigned char c;
@@ -260,12 +251,12 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
 
 static int serve(struct tyd *d)
 {
-    struct sigaction sa = {.sa_handler = on_signal};
+    static const int sigs[] = {SIGTERM, SIGINT};
     struct sigaction ign = {.sa_handler = SIG_IGN};
     _cleanup_free_ char *db = NULL;
     struct ty_loop *loop = NULL;
     struct ty_error e = {0};
-    int r;
+    int r, sig_fd;
 
     if (ty_mkdir_p(d->state_dir, 0755, &e) < 0)
         goto fail;
@@ -277,17 +268,15 @@ static int serve(struct tyd *d)
     if (ty_store_open(db, &d->store, &e) < 0)
         goto fail;
     d->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (d->kick_fd < 0 || pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-        (void)ty_error_set(&e, errno, "%s", strerror(errno));
+    sig_fd = d->kick_fd < 0 ? -errno : ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
+    if (sig_fd < 0) {
+        (void)ty_error_set(&e, -sig_fd, "%s", strerror(-sig_fd));
         goto fail;
     }
-    sigemptyset(&sa.sa_mask);
-    (void)sigaction(SIGTERM, &sa, NULL);
-    (void)sigaction(SIGINT, &sa, NULL);
     (void)sigaction(SIGPIPE, &ign, NULL);
     (void)sigaction(SIGHUP, &ign, NULL);
     loop = ty_loop_new();
-    ty_loop_add_fd(loop, sig_pipe[0], POLLIN, on_sig_pipe, d);
+    ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, d);
     d->queue = tyd_queue_new();
     if (tyd_dispatch_init(d, loop, &e) < 0 || tyd_http_start(d, &e) < 0)
         goto fail;

@@ -25,22 +25,14 @@
 #include "macro.h"
 #include "parse.h"
 #include "proctree.h"
+#include "sigpipe.h"
 #include "spec.h"
 #include "statedir.h"
 #include "supervise.h"
 #include "timeutil.h"
 
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char c = (unsigned char)sig;
-    (void)!write(sig_pipe[1], &c, 1);
-    errno = saved;
-}
-
 struct run {
+    int sig_fd;
     struct ty_store *store;
     struct ty_job_row *row;
     struct ty_supervisor *sup;
@@ -91,25 +83,25 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
         ty_supervisor_cancel(run->sup);
 }
 
+/* SIGTERM (jobs.cancel) and SIGINT cancel; returns the signal pipe's read end. */
 static int install_signals(void)
 {
-    struct sigaction sa = {.sa_handler = on_signal};
+    static const int sigs[] = {SIGTERM, SIGINT};
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigset_t set;
+    int fd;
 
-    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return -errno;
-    sigemptyset(&sa.sa_mask);
-    (void)sigaction(SIGTERM, &sa, NULL);
-    (void)sigaction(SIGINT, &sa, NULL);
     (void)sigaction(SIGHUP, &ign, NULL);
     (void)sigaction(SIGPIPE, &ign, NULL);
+    fd = ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
+    if (fd < 0)
+        return fd;
     /* The daemon started us with these blocked: a cancel sent before now is delivered here. */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
-    return sigprocmask(SIG_UNBLOCK, &set, NULL) < 0 ? -errno : 0;
+    return sigprocmask(SIG_UNBLOCK, &set, NULL) < 0 ? -errno : fd;
 }
 
 /* Fail the job before it ran (nothing to clean up). */
@@ -163,7 +155,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     loop = ty_loop_new();
     r = ty_supervisor_new(loop, row->runtime, job, NULL, NULL, &opts, &run->sup, &e);
     if (r >= 0) {
-        ty_loop_add_fd(loop, sig_pipe[0], POLLIN, on_sig_pipe, run);
+        ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
         r = ty_supervisor_start(run->sup, &e);
     }
     while (r >= 0 && !ty_supervisor_done(run->sup)) {
@@ -218,7 +210,7 @@ int tyd_supervise_main(int argc, char **argv)
         rc = r == -EALREADY ? 0 : 1;
         if (rc)
             diag(run.row, "cannot claim the job: %s", ty_error_msg(&e));
-    } else if (install_signals() < 0) {
+    } else if ((run.sig_fd = install_signals()) < 0) {
         rc = fail_early(&run, "Cannot set up signal handling for the job's supervisor.");
     } else {
         rc = run_job(&run, argv[1], grace);

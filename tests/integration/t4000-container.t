@@ -6,20 +6,7 @@
 # Skipped (every test) when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-engine_ok=yes
-if [ -x "$TY_SOURCE_DIR/scripts/setup-podman.sh" ]; then
-  "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 || engine_ok=no
-else
-  podman info >/dev/null 2>&1 || engine_ok=no
-fi
-if [ $engine_ok = yes ]; then
-  "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1 || engine_ok=no
-fi
-if [ $engine_ok = no ]; then
-  reason=$(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)
-  for t in env reach two limits oom fail cancel image gpus digits; do test_skip "container: $t" "no container engine: $reason"; done
-  test_done
-fi
+require_testbox "container" env reach two limits oom fail cancel image gpus digits
 export TRAINYARD_RUNTIME=container
 J=$$ # job ids unique to this run: container labels are machine-wide
 IMG=localhost/trainyard/testbox:1

@@ -5,20 +5,7 @@
 # Skipped when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-engine_ok=yes
-if [ -x "$TY_SOURCE_DIR/scripts/setup-podman.sh" ]; then
-  "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 || engine_ok=no
-else
-  podman info >/dev/null 2>&1 || engine_ok=no
-fi
-if [ $engine_ok = yes ]; then
-  "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1 || engine_ok=no
-fi
-if [ $engine_ok = no ]; then
-  reason=$(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)
-  for t in run cancel sweep; do test_skip "service container: $t" "no container engine: $reason"; done
-  test_done
-fi
+require_testbox "service container" run cancel sweep
 
 TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
 J=$$

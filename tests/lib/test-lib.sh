@@ -101,3 +101,22 @@ if extra:
 json.dump({"trainingInput": ti}, open(f, "w"))
 PY
 }
+
+# Usage: require_testbox PREFIX TEST_NAME...   make the container engine usable and the
+# testbox image present; when that is impossible, skip the named tests (as "PREFIX: NAME")
+# saying why, and end the script.
+require_testbox() {
+  local prefix=$1 ok=yes reason t; shift
+  if [ -x "$TY_SOURCE_DIR/scripts/setup-podman.sh" ]; then
+    "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 || ok=no
+  else
+    podman info >/dev/null 2>&1 || ok=no
+  fi
+  if [ $ok = yes ]; then
+    "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1 || ok=no
+  fi
+  [ $ok = yes ] && return 0
+  reason=$(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)
+  for t in "$@"; do test_skip "$prefix: $t" "no container engine: $reason"; done
+  test_done
+}
