@@ -8,14 +8,10 @@ TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
 M=$$
 SVC="$TEST_DIR/svc"
 
-# start_daemon LOG [ARGS...]: start trainyardd on a free port; sets DPID and BASE.
+# start_daemon LOG_NAME [ARGS...]: a daemon on the shared state directory $SVC.
 start_daemon() {
-  log=$1; shift
-  "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir "$SVC" --grace-period 1 "$@" 2>>"$log" &
-  DPID=$!
-  wait_for 20 grep -q "listening on" "$log" || return 1
-  port=$(grep "listening on" "$log" | tail -1 | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')
-  BASE="http://127.0.0.1:$port"
+  name=$1; shift
+  trainyardd_start "$name" --state-dir "$SVC" "$@" && DPID=$TYD_PID && BASE=$TYD_URL
 }
 stop_daemon() {
   kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true
@@ -39,7 +35,7 @@ job_body() {
 }
 
 # Daemons are started at the top level (tests run in subshells): BASE and DPID stay set.
-start_daemon "$TEST_DIR/daemon.log"
+start_daemon daemon
 test_expect_success 'the daemon starts and answers /healthz' '
   test "$(api GET /healthz)" = 200 && grep -q ok out.json
 '
@@ -187,7 +183,7 @@ test_expect_success 'jobs running when the daemon is killed with SIGKILL keep ru
   wait_for 30 state_is re_job RUNNING && wait_for 30 state_is rc_job RUNNING
 '
 kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; sleep 0.5
-start_daemon "$TEST_DIR/daemon2.log"
+start_daemon daemon2
 test_expect_success 'a new daemon re-attaches to them and finishes them' '
   procs_at_least "sleep 911.$M" 2 &&
   grep -q "re-attached to 2 running job" "$TEST_DIR/daemon2.log" &&
@@ -214,7 +210,7 @@ test_expect_success 'a supervisor killed with SIGKILL: the job FAILS saying why;
 '
 
 stop_daemon
-start_daemon "$TEST_DIR/daemon3.log" --max-running-jobs 0
+start_daemon daemon3 --max-running-jobs 0
 test_expect_success '--max-running-jobs 0 queues jobs with their position' '
   job_body q1.json q_one "true" && job_body q2.json q_two "true" &&
   test "$(api POST /v1/projects/p1/jobs q1.json)" = 200 &&
@@ -229,7 +225,7 @@ test_expect_success '--max-running-jobs 0 queues jobs with their position' '
 kill -TERM "$DPID"; wait "$DPID"; rc=$?
 test_expect_success 'SIGTERM stops the daemon with status 0' "test $rc -eq 0"
 
-start_daemon "$TEST_DIR/daemon4.log"
+start_daemon daemon4
 test_expect_success 'a queued job runs after a restart without the cap' '
   wait_for 30 state_is q_two SUCCEEDED
 '
@@ -237,7 +233,7 @@ stop_daemon
 
 printf "# tokens\nsecret-token-aaaaaaaa p1\nsecret-token-bbbbbbbb *\n" >"$TEST_DIR/tokens"
 chmod 600 "$TEST_DIR/tokens"
-start_daemon "$TEST_DIR/daemon5.log" --auth-tokens "$TEST_DIR/tokens"
+start_daemon daemon5 --auth-tokens "$TEST_DIR/tokens"
 test_expect_success 'auth: 401 without or with a wrong token, 403 for another project' '
   test "$(api GET /v1/projects/p1/jobs)" = 401 &&
   test "$(json_get out.json "d[\"error\"][\"status\"]")" = UNAUTHENTICATED &&

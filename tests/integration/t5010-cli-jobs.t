@@ -20,24 +20,6 @@ export TZ=UTC
 export XDG_CONFIG_HOME="$TEST_DIR/xdg"
 unset TRAINYARD_CONFIG TRAINYARD_PROJECT TRAINYARD_ACCESS_TOKEN TRAINYARD_API_ENDPOINT
 
-# start_daemon NAME [ARGS...]: trainyardd on a free port with state in $TEST_DIR/NAME;
-# prints its base URL (the pid goes to $TEST_DIR/NAME.pid).
-start_daemon() {
-  name=$1; shift
-  log="$TEST_DIR/$name.log"
-  "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/$name" --grace-period 1 "$@" \
-    >>"$log" 2>&1 &
-  echo $! >"$TEST_DIR/$name.pid"
-  wait_for 20 grep -q "listening on" "$log" || return 1
-  port=$(grep "listening on" "$log" | tail -1 | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')
-  echo "http://127.0.0.1:$port"
-}
-# stop_daemon NAME: SIGTERM, then wait until it has gone (it is not this shell's child)
-stop_daemon() {
-  pid=$(cat "$TEST_DIR/$1.pid" 2>/dev/null) || return 0
-  kill -TERM "$pid" 2>/dev/null || return 0
-  wait_for 20 sh -c "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null || true
-}
 # state_of JOB [ARGS...]: the job's state, through the CLI
 state_of() {
   job=$1; shift
@@ -46,7 +28,7 @@ state_of() {
 }
 state_is() { [ "$(state_of "$1")" = "$2" ]; }
 
-BASE=$(start_daemon svc) || { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/svc.log"; exit 1; }
+trainyardd_start svc && BASE=$TYD_URL || { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/svc.log"; exit 1; }
 export TRAINYARD_API_ENDPOINT="$BASE"
 
 # ---- help and usage ------------------------------------------------------------------------
@@ -361,7 +343,7 @@ test_expect_success 'update of a missing job: exit 1, NOT_FOUND' '
 TOKEN="cli-test-token-$M-0123456789"
 printf "%s tokp\n" "$TOKEN" >"$TEST_DIR/tokens"
 chmod 600 "$TEST_DIR/tokens"
-AUTH=$(start_daemon auth --auth-tokens "$TEST_DIR/tokens") || AUTH=
+trainyardd_start auth --auth-tokens "$TEST_DIR/tokens" && AUTH=$TYD_URL || AUTH=
 test_expect_success 'a daemon with tokens: UNAUTHENTICATED without one' '
   test -n "$AUTH" &&
   set +e; "$TRAINYARD" jobs list --api-endpoint "$AUTH" --project tokp 2>err; rc=$?; set -e
@@ -388,8 +370,8 @@ test_expect_success 'token: --access-token-file > TRAINYARD_ACCESS_TOKEN > confi
   test $rc -eq 2 && grep -q "access token is empty" err
 '
 
-stop_daemon auth
-stop_daemon svc
+trainyardd_stop auth
+trainyardd_stop svc
 test_expect_success 'no job processes are left' '
   no_procs "sleep 907.$M"
 '

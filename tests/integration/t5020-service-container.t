@@ -7,15 +7,13 @@
 
 require_testbox "service container" run cancel sweep
 
-TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
 J=$$
 SVC="$TEST_DIR/svc"
 export JOB_IMAGE=localhost/trainyard/testbox:1
 
-"$TRAINYARDD" --listen 127.0.0.1:0 --state-dir "$SVC" --runtime container --grace-period 1 2>"$TEST_DIR/daemon.log" &
-DPID=$!
-wait_for 20 grep -q "listening on" "$TEST_DIR/daemon.log"
-BASE="http://127.0.0.1:$(grep "listening on" "$TEST_DIR/daemon.log" | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')"
+trainyardd_start svc --runtime container
+DPID=$TYD_PID
+BASE=$TYD_URL
 
 submit() { # submit JOB_ID SCRIPT [WORKERS]
   write_job "$1.ti" "$2" "${3:-0}" &&

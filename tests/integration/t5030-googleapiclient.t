@@ -25,13 +25,10 @@ printf '# the one token of this test\n%s *\n' "$TOKEN" >"$TEST_DIR/tokens"
 chmod 600 "$TEST_DIR/tokens"
 
 # The daemon runs at the top level (tests run in subshells); nothing runs: jobs stay QUEUED.
-"$TRAINYARDD" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/svc" --auth-tokens "$TEST_DIR/tokens" \
-  --max-running-jobs 0 >"$TEST_DIR/daemon.log" 2>&1 &
-DPID=$!
+trainyardd_start svc --auth-tokens "$TEST_DIR/tokens" --max-running-jobs 0 || true
+DPID=$TYD_PID
 trap 'kill -TERM "$DPID" 2>/dev/null' EXIT
-wait_for 20 grep -q "listening on" "$TEST_DIR/daemon.log" || true
-port=$(grep "listening on" "$TEST_DIR/daemon.log" | tail -n 1 | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')
-export ENDPOINT="http://127.0.0.1:$port"
+export ENDPOINT="$TYD_URL"
 
 # client.py STEP: one step of a migrating user's script; exits non-zero when a check fails.
 cat >"$TEST_DIR/client.py" <<'PY'
@@ -196,7 +193,7 @@ PY
 py() { "$PYTHON" "$TEST_DIR/client.py" "$@"; }
 
 test_expect_success 'trainyardd starts with --auth-tokens and --max-running-jobs 0' '
-  test -n "$port" && kill -0 "$DPID"
+  test -n "$ENDPOINT" && kill -0 "$DPID"
 '
 test_expect_success 'jobs.create through googleapiclient' 'py create'
 test_expect_success 'jobs.get returns the job as created' 'py get'

@@ -120,3 +120,28 @@ require_testbox() {
   for t in "$@"; do test_skip "$prefix: $t" "no container engine: $reason"; done
   test_done
 }
+
+# Usage: trainyardd_start NAME [ARGS...]   start trainyardd on a free loopback port with state
+# in $TEST_DIR/NAME and its log in $TEST_DIR/NAME.log; sets TYD_URL (http://127.0.0.1:PORT)
+# and TYD_PID, and writes the pid to $TEST_DIR/NAME.pid. Call it at the top level of a test
+# script (tests run in subshells, whose variables are lost), so the daemon is the script's
+# child and `wait $TYD_PID` gives its exit status. Returns 1 when it does not start.
+trainyardd_start() {
+  local name=$1 log port; shift
+  log="$TEST_DIR/$name.log"
+  "$TY_BUILD_DIR/src/daemon/trainyardd" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/$name" \
+    --grace-period 1 "$@" >>"$log" 2>&1 &
+  TYD_PID=$!
+  echo "$TYD_PID" >"$TEST_DIR/$name.pid"
+  wait_for 20 grep -q "listening on" "$log" || return 1
+  port=$(grep "listening on" "$log" | tail -1 | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')
+  TYD_URL="http://127.0.0.1:$port"
+}
+
+# Usage: trainyardd_stop NAME   SIGTERM to the daemon started as NAME; waits until it is gone.
+trainyardd_stop() {
+  local pid
+  pid=$(cat "$TEST_DIR/$1.pid" 2>/dev/null) || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  wait_for 20 sh -c "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null || true
+}
