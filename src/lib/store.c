@@ -285,7 +285,7 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
     json_object_set_new(o, "jobId", str_value(row->job_id));
     json_object_set_new(o,
                         "trainingInput",
-                        row->training_input ? json_deep_copy(row->training_input) : json_object());
+                        row->training_input ? json_incref(row->training_input) : json_object());
     set_time(o, "createTime", row->create_usec);
     set_time(o, "startTime", row->start_usec);
     set_time(o, "endTime", row->end_usec);
@@ -293,9 +293,9 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
     if (row->error_message && row->error_message[0])
         json_object_set_new(o, "errorMessage", str_value(row->error_message));
     if (row->training_output)
-        json_object_set_new(o, "trainingOutput", json_deep_copy(row->training_output));
+        json_object_set_new(o, "trainingOutput", json_incref(row->training_output));
     if (json_object_size(row->labels)) /* like Google's JSON: an empty map is left out */
-        json_object_set_new(o, "labels", json_deep_copy(row->labels));
+        json_object_set_new(o, "labels", json_incref(row->labels));
     json_object_set_new(
         o, "etag", json_string(ty_store_etag_format(row->etag, etag, sizeof(etag))));
     return o;

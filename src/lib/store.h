@@ -61,7 +61,9 @@ static inline void ty_job_row_freep(struct ty_job_row **r)
 /* The REST Job resource of @row: jobId, trainingInput, createTime, startTime, endTime,
  * state, errorMessage, trainingOutput, labels, etag (in this order; unset times, empty labels, an
  * empty errorMessage and a NULL trainingOutput are left out; times RFC 3339 UTC with 6 digits; etag
- * is the base64 text of the 8-byte big-endian etag counter). New reference. */
+ * is the base64 text of the 8-byte big-endian etag counter). New reference; its nested
+ * values (trainingInput, labels, trainingOutput) are the row's own, shared: treat them as
+ * read-only (the API renders thousands a second; copying them cost about 10%). */
 json_t *ty_job_row_to_json(const struct ty_job_row *row);
 /* The etag text of @etag (as in ty_job_row_to_json) into @buf (>= 16 bytes); and back:
  * returns 0 and *ret, or -EINVAL when @text is not an etag this store made. */

@@ -24,25 +24,68 @@ int64_t ty_mono_usec(void)
     return clock_usec(CLOCK_MONOTONIC);
 }
 
+/* The civil date of a day count since 1970-01-01 (the inverse of days_from_civil below;
+ * H. Hinnant's algorithm). Arithmetic only: gmtime_r takes glibc's time-zone lock, which
+ * every request thread of the service would contend for. */
+static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+    int64_t era, yoe, doy, mp;
+    z += 719468;
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    yoe = z - era * 146097;
+    yoe = (yoe - yoe / 1460 + yoe / 36524 - yoe / 146096) / 365;
+    doy = (z - era * 146097) - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
 char *ty_rfc3339(int64_t usec, int digits, char *buf, size_t n)
 {
-    time_t secs = (time_t)(usec / 1000000);
+    int64_t secs = usec / 1000000, days, y;
     long frac = (long)(usec % 1000000);
-    struct tm tm;
-    size_t l;
+    int sod, m, d;
 
     if (frac < 0) {
         frac += 1000000;
         secs--;
     }
-    (void)gmtime_r(&secs, &tm);
-    l = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+    days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+    sod = (int)(secs - days * 86400);
+    civil_from_days(days, &y, &m, &d);
     if (digits == 3)
-        (void)snprintf(buf + l, n - l, ".%03ldZ", frac / 1000);
+        (void)snprintf(buf,
+                       n,
+                       "%04lld-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+                       (long long)y,
+                       m,
+                       d,
+                       sod / 3600,
+                       sod / 60 % 60,
+                       sod % 60,
+                       frac / 1000);
     else if (digits == 6)
-        (void)snprintf(buf + l, n - l, ".%06ldZ", frac);
+        (void)snprintf(buf,
+                       n,
+                       "%04lld-%02d-%02dT%02d:%02d:%02d.%06ldZ",
+                       (long long)y,
+                       m,
+                       d,
+                       sod / 3600,
+                       sod / 60 % 60,
+                       sod % 60,
+                       frac);
     else
-        (void)snprintf(buf + l, n - l, "Z");
+        (void)snprintf(buf,
+                       n,
+                       "%04lld-%02d-%02dT%02d:%02d:%02dZ",
+                       (long long)y,
+                       m,
+                       d,
+                       sod / 3600,
+                       sod / 60 % 60,
+                       sod % 60);
     return buf;
 }
 
