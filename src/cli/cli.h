@@ -27,6 +27,7 @@ extern const struct cli_command cmd_jobs_list;
 extern const struct cli_command cmd_jobs_cancel;
 extern const struct cli_command cmd_jobs_stream_logs;
 extern const struct cli_command cmd_jobs_update;
+extern const struct cli_command cmd_study;
 
 /* Print "ERROR: (trainyard.<path>) <msg>" to stderr. */
 void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

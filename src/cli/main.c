@@ -19,6 +19,7 @@ static const struct cli_command *const commands[] = {
     &cmd_jobs_cancel,
     &cmd_jobs_stream_logs,
     &cmd_jobs_update,
+    &cmd_study,
 };
 
 /* Number of words of a command path ("jobs submit training": 3). */

@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "schema.h"
 #include "spec.h"
 #include "strv.h"
 
@@ -287,6 +288,21 @@ int ty_hp_from_json(const json_t *hj, struct ty_hp_spec **ret, struct ty_error *
     }
     *ret = hp;
     return 0;
+}
+
+int ty_hp_spec_from_json(const json_t *spec, struct ty_hp_spec **ret, struct ty_error *err)
+{
+    _cleanup_json_ json_t *wrap = NULL, *canon = NULL;
+    int r;
+
+    if (!json_is_object(spec))
+        return ty_error_set(err, EINVAL, HP ": must be a HyperparameterSpec object");
+    /* the schema knows HyperparameterSpec as a field of TrainingInput */
+    wrap = json_pack("{s:O}", "hyperparameters", spec);
+    r = ty_schema_normalize(&ty_msg_training_input, wrap, "trainingInput", 0, &canon, err);
+    if (r < 0)
+        return r;
+    return ty_hp_from_json(json_object_get(canon, "hyperparameters"), ret, err);
 }
 
 struct ty_hp_spec *ty_hp_free(struct ty_hp_spec *hp)

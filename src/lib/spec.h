@@ -147,5 +147,10 @@ int ty_job_validate(const struct ty_job *job, struct ty_error *err);
 /* Exposed for spec.c only: extract and check trainingInput.hyperparameters. */
 int ty_hp_from_json(const json_t *hp_json, struct ty_hp_spec **ret, struct ty_error *err);
 struct ty_hp_spec *ty_hp_free(struct ty_hp_spec *hp);
+/* A bare HyperparameterSpec JSON object (camelCase or snake_case, numbers or strings for
+ * numbers, as in a job document or the hpo-jsonl/1 `study` message) -> *ret: checked against
+ * the schema (unknown names, enum values, types), then every rule of ty_hp_from_json. Error
+ * messages name fields under "trainingInput.hyperparameters". Returns 0 or -EINVAL. */
+int ty_hp_spec_from_json(const json_t *spec, struct ty_hp_spec **ret, struct ty_error *err);
 
 #endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench/hpo/run.sh [BUILD_DIR] [ALGORITHM] [extra harness flags...]: score `trainyard study
+# --jsonl` with the shared HPO harness (hpo_anchor.py, protocol hpo-jsonl/1) on all four
+# problems, 20 seeds, budgets 20/50/100, and print its table next to the stored anchors.
+# ALGORITHM defaults to RANDOM_SEARCH (the default algorithm is not implemented yet).
+# The harness lives in $HPO_HARNESS_DIR (default <repo>/../shared/bench/hpo); without it the
+# benchmark is skipped with a message.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-build}
+algo=${2:-RANDOM_SEARCH}
+shift $(($# > 2 ? 2 : $#))
+harness=${HPO_HARNESS_DIR:-$root/../shared/bench/hpo}
+if [ ! -f "$harness/hpo_anchor.py" ]; then
+  echo "bench/hpo: skipped: no shared harness at $harness (set HPO_HARNESS_DIR)" >&2
+  exit 0
+fi
+case $build in /*) ;; *) build=$root/$build ;; esac
+tuner=$build/src/cli/trainyard
+if [ ! -x "$tuner" ]; then
+  echo "bench/hpo: $tuner is missing; build it first (ninja -C $build src/cli/trainyard)" >&2
+  exit 1
+fi
+if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3; else python=$(command -v python3); fi
+out=${HPO_OUT_DIR:-$(mktemp -d /tmp/trainyard-hpo.XXXXXX)}
+mkdir -p "$out"
+echo "bench/hpo: $algo, results in $out" >&2
+"$python" "$harness/hpo_anchor.py" --samplers none \
+  --external "'$tuner' study --jsonl" --external-name "trainyard_${algo,,}" \
+  --algorithm "$algo" --seeds 20 --budgets 20,50,100 \
+  --anchors "$harness/hpo_anchor_results.json" \
+  --out "$out/result.json" --table-out "$out/table.md" --external-log "$out/logs" "$@"

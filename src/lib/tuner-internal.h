@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * tuner-internal.h: the tuner's state, shared by its algorithm files (tuner.c holds the
+ * study bookkeeping, random and grid search; a model-based algorithm reads the trials here).
+ * Also the study's pseudo-random generator: xoshiro256** seeded through splitmix64, so a
+ * study is reproducible for a seed on every platform. */
+#ifndef TY_TUNER_INTERNAL_H
+#define TY_TUNER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tuner.h"
+
+struct ty_rng {
+    uint64_t s[4];
+};
+
+/* Seed @r from @seed (any value, 0 included). */
+void ty_rng_seed(struct ty_rng *r, uint64_t seed);
+/* Next 64 random bits. */
+uint64_t ty_rng_next(struct ty_rng *r);
+/* Uniform double in [0, 1) with 53 random bits. */
+double ty_rng_unit(struct ty_rng *r);
+/* Uniform integer in [0, n) without modulo bias; @n > 0. */
+uint64_t ty_rng_below(struct ty_rng *r, uint64_t n);
+
+enum ty_trial_state { TY_TRIAL_PENDING, TY_TRIAL_SUCCEEDED, TY_TRIAL_FAILED };
+
+struct ty_trial {
+    uint64_t id;        /* 1, 2, ...: index in the trials array + 1 */
+    char name[24];      /* the id as a string: "1", "2", ... */
+    double *x;          /* one value per parameter (see tuner.h) */
+    json_t *parameters; /* the same values as JSON */
+    enum ty_trial_state state;
+    double objective; /* SUCCEEDED only, as reported (goal orientation) */
+};
+
+struct ty_tuner {
+    const struct ty_hp_spec *spec;
+    struct ty_rng rng;
+    struct ty_trial *trials; /* every suggested trial, in id order */
+    size_t n_trials, cap_trials;
+    size_t n_completed, n_failed;
+    uint64_t *grid; /* GRID_SEARCH: next grid point's index per parameter */
+    bool grid_done;
+};
+
+#endif

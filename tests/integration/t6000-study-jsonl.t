@@ -1,0 +1,170 @@
+#!/bin/sh
+# t6000-study-jsonl: `trainyard study --jsonl` speaks hpo-jsonl/1: lock-step replies, RANDOM_SEARCH
+# and GRID_SEARCH studies to the end (with FAILED completions), every suggestion checked against
+# the value rules, `error` replies for bad input, exit 0 after end, determinism per seed.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+# A driver of our own (not the shared harness): runs one study through a pipe, one line at a
+# time, checks each reply, and prints a summary. Usage: drive ALGO SEED [extra-mode]
+cat >"$TEST_DIR/drive.py" <<'PY'
+import json, math, re, subprocess, sys
+
+algo, seed, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else ""
+params = [
+    {"parameterName": "x", "type": "DOUBLE", "minValue": -5.0, "maxValue": 10.0,
+     "scaleType": "UNIT_LINEAR_SCALE"},
+    {"parameterName": "lr", "type": "DOUBLE", "minValue": 1e-5, "maxValue": 1,
+     "scaleType": "UNIT_LOG_SCALE"},
+    {"parameterName": "mom", "type": "DOUBLE", "minValue": 0.5, "maxValue": 0.999,
+     "scaleType": "UNIT_REVERSE_LOG_SCALE"},
+    {"parameterName": "layers", "type": "INTEGER", "minValue": 1, "maxValue": 4},
+    {"parameterName": "batch", "type": "DISCRETE", "discreteValues": [16, 32, 64]},
+    {"parameterName": "opt", "type": "CATEGORICAL", "categoricalValues": ["sgd", "adam"]},
+]
+if algo == "GRID_SEARCH":
+    params = [p for p in params if p["type"] != "DOUBLE"]
+grid = 4 * 3 * 2
+spec = {"goal": "MINIMIZE", "maxTrials": 40 if algo == "GRID_SEARCH" else 30,
+        "maxParallelTrials": 3, "maxFailedTrials": 0, "algorithm": algo,
+        "hyperparameterMetricTag": "objective", "enableTrialEarlyStopping": False,
+        "params": params}
+p = subprocess.Popen(["trainyard", "study", "--jsonl"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+
+def ask(msg):
+    line = msg if isinstance(msg, str) else json.dumps(msg)
+    p.stdin.write(line + "\n")
+    p.stdin.flush()
+    reply = p.stdout.readline()
+    assert reply.endswith("\n"), "no reply line to %r" % line
+    assert reply.count("\n") == 1, "one line per reply: %r" % reply
+    assert not re.search(r"\s", re.sub(r'"(\\.|[^"\\])*"', "", reply[:-1])), "not compact: " + reply
+    return json.loads(reply)
+
+def check(params_spec, values):
+    assert set(values) == {q["parameterName"] for q in params_spec}, values
+    for q in params_spec:
+        v = values[q["parameterName"]]
+        t = q["type"]
+        if t == "CATEGORICAL":
+            assert v in q["categoricalValues"], (q, v)
+        elif t == "DISCRETE":
+            assert isinstance(v, (int, float)) and v in q["discreteValues"], (q, v)
+        else:
+            assert isinstance(v, (int, float)) and not isinstance(v, bool), (q, v)
+            assert math.isfinite(v) and q["minValue"] <= v <= q["maxValue"], (q, v)
+            if t == "INTEGER":
+                assert v == int(v), (q, v)
+
+assert ask({"type": "study", "protocol": "hpo-jsonl/1", "studyId": "t-s%d" % seed, "seed": seed,
+            "spec": spec}) == {"type": "ready"}
+if mode == "errors":
+    for bad in ["not json", "[1,2]", '{"type":"fly"}', '{"type":"suggest","count":0}',
+                '{"type":"complete","trialId":"99","state":"SUCCEEDED","objective":1}',
+                '{"type":"complete","trialId":"1","state":"SUCCEEDED"}',
+                '{"type":"study","protocol":"hpo-jsonl/1","spec":{}}']:
+        r = ask(bad)
+        assert r["type"] == "error" and r["message"], (bad, r)
+        print("error:", r["message"])
+trials, pending, failed, n, seen = [], [], 0, 0, set()
+while True:
+    r = ask({"type": "suggest", "count": 3 - len(pending)})
+    assert r["type"] == "suggestions", r
+    if not r["trials"]:
+        break
+    for t in r["trials"]:
+        check(params, t["parameters"])
+        assert t["trialId"] == str(n + 1), t
+        n += 1
+        key = json.dumps(t["parameters"], sort_keys=True)
+        if algo == "GRID_SEARCH":
+            assert key not in seen, "grid point twice: " + key
+        seen.add(key)
+        pending.append(t)
+        trials.append(t["parameters"])
+    t = pending.pop(0)
+    if int(t["trialId"]) % 5 == 0:
+        r = ask({"type": "complete", "trialId": t["trialId"], "state": "FAILED", "reason": "injected"})
+        failed += 1
+    else:
+        x = t["parameters"]
+        r = ask({"type": "complete", "trialId": t["trialId"], "state": "SUCCEEDED",
+                 "objective": x["layers"] + (x.get("x", 0) ** 2)})
+    assert r == {"type": "ack"}, r
+for t in pending:
+    assert ask({"type": "complete", "trialId": t["trialId"], "state": "SUCCEEDED",
+                "objective": 1.0}) == {"type": "ack"}
+r = ask({"type": "end"})
+assert r["type"] == "bye", r
+p.stdin.close()
+assert p.wait(timeout=10) == 0, "exit status %d" % p.returncode
+if algo == "GRID_SEARCH":
+    assert n == grid and len(seen) == grid, (n, len(seen))
+else:
+    assert n == 30, n
+print("trials", n, "failed", failed, "distinct", len(seen))
+print(json.dumps(trials))
+PY
+
+drive() {
+  "$PYTHON" "$TEST_DIR/drive.py" "$@"
+}
+
+test_expect_success 'study --help describes the protocol' '
+  "$TRAINYARD" study --help >out &&
+  grep -q "hpo-jsonl/1" out && grep -q "RANDOM_SEARCH or GRID_SEARCH" out &&
+  "$TRAINYARD" --help | grep -q "^  study "
+'
+test_expect_success 'study without --jsonl is a usage error' '
+  test_expect_code=0; "$TRAINYARD" study 2>err || test_expect_code=$? &&
+  test "$test_expect_code" = 2 && grep -q -- "--jsonl is required" err
+'
+test_expect_success 'a RANDOM_SEARCH study runs to maxTrials, failed trials included' '
+  drive RANDOM_SEARCH 3 >out &&
+  grep -q "^trials 30 failed 5 distinct 30$" out
+'
+test_expect_success 'the same seed gives the same study, another seed another' '
+  drive RANDOM_SEARCH 3 >a && drive RANDOM_SEARCH 3 >b && drive RANDOM_SEARCH 4 >c &&
+  cmp a b && ! cmp -s a c
+'
+test_expect_success 'HPO_SEED is used when the study message has no seed' '
+  msg1="{\"type\":\"study\",\"protocol\":\"hpo-jsonl/1\",\"spec\":{\"algorithm\":\"RANDOM_SEARCH\",\"maxTrials\":2,\"params\":[{\"parameterName\":\"x\",\"type\":\"DOUBLE\",\"minValue\":0,\"maxValue\":1}]}}" &&
+  printf "%s\n" "$msg1" "{\"type\":\"suggest\",\"count\":2}" "{\"type\":\"end\"}" >in &&
+  HPO_SEED=5 "$TRAINYARD" study --jsonl <in >o1 && HPO_SEED=5 "$TRAINYARD" study --jsonl <in >o2 &&
+  HPO_SEED=6 "$TRAINYARD" study --jsonl <in >o3 &&
+  cmp o1 o2 && ! cmp -s o1 o3 && test $(wc -l <o1) = 3
+'
+test_expect_success 'a GRID_SEARCH study covers its grid exactly once, then ends early' '
+  drive GRID_SEARCH 1 >out &&
+  grep -q "^trials 24 failed 4 distinct 24$" out
+'
+test_expect_success 'bad lines get one error reply each and the study goes on' '
+  drive RANDOM_SEARCH 2 errors >out &&
+  test $(grep -c "^error:" out) = 7 &&
+  grep -q "error: line 2: invalid JSON" out &&
+  grep -q "unknown message type .fly." out &&
+  grep -q "trialId: .99. is not a suggested trial" out &&
+  grep -q "already running" out &&
+  grep -q "^trials 30 failed 5" out
+'
+test_expect_success 'blank lines get no reply; logs go to stderr, not stdout' '
+  printf "%s\n" "$(head -1 in)" "" "{\"type\":\"suggest\"}" "{\"type\":\"end\"}" >in2 &&
+  "$TRAINYARD" study --jsonl <in2 >out 2>err &&
+  test $(wc -l <out) = 3 && ! grep -q "trainyard study" out &&
+  grep -q "\"type\":\"ready\"" out && grep -q "trainyard study:" err
+'
+test_expect_success 'the default algorithm is refused with an error reply, not replaced' '
+  printf "%s\n" "{\"type\":\"study\",\"protocol\":\"hpo-jsonl/1\",\"seed\":1,\"spec\":{\"params\":[{\"parameterName\":\"x\",\"type\":\"DOUBLE\",\"minValue\":0,\"maxValue\":1}]}}" "{\"type\":\"end\"}" >in3 &&
+  "$TRAINYARD" study --jsonl <in3 >out 2>err &&
+  head -1 out | grep -q "\"type\":\"error\"" && head -1 out | grep -q "not implemented yet"
+'
+test_expect_success 'GRID_SEARCH with a DOUBLE parameter is refused naming it' '
+  printf "%s\n" "{\"type\":\"study\",\"protocol\":\"hpo-jsonl/1\",\"spec\":{\"algorithm\":\"GRID_SEARCH\",\"params\":[{\"parameterName\":\"lr\",\"type\":\"DOUBLE\",\"minValue\":0,\"maxValue\":1}]}}" "{\"type\":\"end\"}" >in4 &&
+  "$TRAINYARD" study --jsonl <in4 >out 2>err &&
+  head -1 out | grep -q "GRID_SEARCH needs INTEGER, CATEGORICAL or DISCRETE parameters, and .lr. is DOUBLE"
+'
+test_expect_success 'stdin ending before end exits 1' '
+  test_expect_code=0; printf "%s\n" "$(head -1 in3)" | "$TRAINYARD" study --jsonl >out 2>err || test_expect_code=$? &&
+  test "$test_expect_code" = 1 && grep -q "stdin ended" err
+'
+test_done
