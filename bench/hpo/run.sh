@@ -2,13 +2,14 @@
 # bench/hpo/run.sh [BUILD_DIR] [ALGORITHM] [extra harness flags...]: score `trainyard study
 # --jsonl` with the shared HPO harness (hpo_anchor.py, protocol hpo-jsonl/1) on all four
 # problems, 20 seeds, budgets 20/50/100, and print its table next to the stored anchors.
-# ALGORITHM defaults to RANDOM_SEARCH (the default algorithm is not implemented yet).
+# ALGORITHM defaults to ALGORITHM_UNSPECIFIED (Bayesian optimisation, tuner-gp.c); pass
+# RANDOM_SEARCH to score random mode, or `all` for both in turn.
 # The harness lives in $HPO_HARNESS_DIR (default <repo>/../shared/bench/hpo); without it the
 # benchmark is skipped with a message.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build}
-algo=${2:-RANDOM_SEARCH}
+algo=${2:-ALGORITHM_UNSPECIFIED}
 shift $(($# > 2 ? 2 : $#))
 harness=${HPO_HARNESS_DIR:-$root/../shared/bench/hpo}
 if [ ! -f "$harness/hpo_anchor.py" ]; then
@@ -24,9 +25,15 @@ fi
 if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3; else python=$(command -v python3); fi
 out=${HPO_OUT_DIR:-$(mktemp -d /tmp/trainyard-hpo.XXXXXX)}
 mkdir -p "$out"
-echo "bench/hpo: $algo, results in $out" >&2
-"$python" "$harness/hpo_anchor.py" --samplers none \
-  --external "'$tuner' study --jsonl" --external-name "trainyard_${algo,,}" \
-  --algorithm "$algo" --seeds 20 --budgets 20,50,100 \
-  --anchors "$harness/hpo_anchor_results.json" \
-  --out "$out/result.json" --table-out "$out/table.md" --external-log "$out/logs" "$@"
+if [ "$algo" = all ]; then algos="ALGORITHM_UNSPECIFIED RANDOM_SEARCH"; else algos=$algo; fi
+for a in $algos; do
+  case $a in ALGORITHM_UNSPECIFIED) name=trainyard_gp ;; *) name=trainyard_${a,,} ;; esac
+  echo "bench/hpo: $a, results in $out/$name" >&2
+  mkdir -p "$out/$name"
+  "$python" "$harness/hpo_anchor.py" --samplers none \
+    --external "'$tuner' study --jsonl" --external-name "$name" \
+    --algorithm "$a" --seeds 20 --budgets 20,50,100 \
+    --anchors "$harness/hpo_anchor_results.json" \
+    --out "$out/$name/result.json" --table-out "$out/$name/table.md" \
+    --external-log "$out/$name/logs" "$@"
+done

@@ -2,7 +2,9 @@
  * cmd-local-train.c: `trainyard local train [JOB_ID] [flags] [-- USER_ARGS]`: runs a whole
  * job in the foreground with the library (no daemon): validates it, starts every replica
  * with the contract environment, streams their labelled logs, and exits 0 only when the job
- * SUCCEEDED. Ctrl-C (or SIGTERM) cancels; a second Ctrl-C kills at once. */
+ * SUCCEEDED. Ctrl-C (or SIGTERM) cancels; a second Ctrl-C kills at once. A job with
+ * trainingInput.hyperparameters runs its trials through the study runner (study.h) and ends
+ * with a table of the trials. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +26,7 @@
 #include "spec.h"
 #include "statedir.h"
 #include "strv.h"
+#include "study.h"
 #include "supervise.h"
 #include "timeutil.h"
 
@@ -53,7 +56,8 @@ static const char usage[] =
     "Run a training job on this machine in the foreground: every replica (master, workers,\n"
     "parameter servers, evaluators) with CLUSTER_SPEC and TF_CONFIG, logs streamed with their\n"
     "task names. Exits 0 when the job SUCCEEDED, 1 when it FAILED or was CANCELLED (Ctrl-C),\n"
-    "2 for usage or job-spec errors. Without JOB_ID a name is generated.\n"
+    "2 for usage or job-spec errors. Without JOB_ID a name is generated. A job with\n"
+    "trainingInput.hyperparameters runs its trials (docs/tuning.md) and ends with a table.\n"
     "\n"
     "Run flags:\n"
     "  --runtime=NAME          where replicas run: process (local programs; the default)\n"
@@ -65,12 +69,13 @@ static const char usage[] =
     "  --state-dir=DIR         where logs are kept (default $TRAINYARD_HOME, else\n"
     "                          $XDG_STATE_HOME/trainyard, else ~/.local/state/trainyard)\n"
     "  --dry-run               print every replica's command and environment as JSON; run\n"
-    "                          nothing\n"
+    "                          nothing (tuning jobs: without trial arguments)\n"
     "  --help                  this text\n"
     "\n";
 
 struct run_ctx {
     struct ty_supervisor *sup;
+    struct ty_study *study; /* tuning jobs, instead of sup */
     const struct ty_job *job;
     char *job_record; /* <dir>/job.json */
     int64_t create_usec, start_usec, end_usec;
@@ -80,11 +85,19 @@ static void print_record(void *ctx, const struct ty_log_record *rec)
 {
     char ts[40];
     (void)ctx;
-    printf("%s %-19s %.*s\n",
-           ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
-           rec->task,
-           (int)rec->len,
-           rec->message);
+    if (rec->trial)
+        printf("%s %-19s [trial %s] %.*s\n",
+               ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
+               rec->task,
+               rec->trial,
+               (int)rec->len,
+               rec->message);
+    else
+        printf("%s %-19s %.*s\n",
+               ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
+               rec->task,
+               (int)rec->len,
+               rec->message);
 }
 
 /* Keep <dir>/job.json in the REST Job form, replaced atomically at each state change. */
@@ -107,6 +120,11 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
     json_object_set_new(j, "state", json_string(ty_job_state_name(st)));
     if (rc->sup && *ty_supervisor_error(rc->sup) && ty_job_state_is_final(st))
         json_object_set_new(j, "errorMessage", json_string(ty_supervisor_error(rc->sup)));
+    if (rc->study) {
+        if (*ty_study_error(rc->study) && ty_job_state_is_final(st))
+            json_object_set_new(j, "errorMessage", json_string(ty_study_error(rc->study)));
+        json_object_set_new(j, "trainingOutput", ty_study_training_output(rc->study));
+    }
     text = ty_json_pretty(j);
     tmp = xasprintf("%s.tmp", rc->job_record);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -133,8 +151,12 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
 {
     struct run_ctx *rc = data;
     unsigned char c;
-    while (read(fd, &c, 1) == 1)
-        ty_supervisor_cancel(rc->sup);
+    while (read(fd, &c, 1) == 1) {
+        if (rc->study)
+            ty_study_cancel(rc->study);
+        else if (rc->sup)
+            ty_supervisor_cancel(rc->sup);
+    }
 }
 
 /* Ctrl-C, SIGTERM and SIGHUP cancel the job; returns the signal pipe's read end. */
@@ -166,6 +188,50 @@ static bool label_true(const struct ty_job *job, const char *key)
 {
     const char *v = ty_json_str(job->labels, key);
     return v && strcmp(v, "true") == 0;
+}
+
+/* The tuner's seed: fixed by the job id, so a rerun under the same id suggests the same
+ * trials (FNV-1a). */
+/* The trials table at the end of a tuning job: best first (as trainingOutput), then each
+ * hyperparameter in the spec's order. */
+static void print_trials(const struct ty_job *job, const struct ty_study *st)
+{
+    size_t n = ty_study_n_trials(st);
+    const struct ty_hp_spec *hp = job->hp;
+    _cleanup_free_ const struct ty_study_trial **v = xcalloc(n ? n : 1, sizeof(*v));
+    _cleanup_free_ int *width = xcalloc(hp->n_params ? hp->n_params : 1, sizeof(int));
+    char ***cells = xcalloc(n ? n : 1, sizeof(char **));
+
+    for (size_t i = 0; i < n; i++)
+        v[i] = ty_study_trial(st, i);
+    ty_study_sort(v, n, hp->maximize);
+    for (size_t k = 0; k < hp->n_params; k++)
+        width[k] = (int)strlen(hp->params[k].name);
+    for (size_t i = 0; i < n; i++) {
+        cells[i] = xcalloc(hp->n_params + 1, sizeof(char *));
+        for (size_t k = 0; k < hp->n_params; k++) {
+            const json_t *val = json_object_get(v[i]->parameters, hp->params[k].name);
+            cells[i][k] = val ? ty_study_value_string(val) : xstrdup("-");
+            if ((int)strlen(cells[i][k]) > width[k])
+                width[k] = (int)strlen(cells[i][k]);
+        }
+    }
+    printf("\n%-6s %-10s %-22s", "TRIAL", "STATE", "OBJECTIVE");
+    for (size_t k = 0; k < hp->n_params; k++)
+        printf(" %-*s", width[k], hp->params[k].name);
+    printf("\n");
+    for (size_t i = 0; i < n; i++) {
+        char obj[32] = "-";
+        if (v[i]->has_metric)
+            (void)snprintf(obj, sizeof(obj), "%.10g", v[i]->final.value);
+        printf("%-6s %-10s %-22s", v[i]->trial_id, ty_job_state_name(v[i]->state), obj);
+        for (size_t k = 0; k < hp->n_params; k++)
+            printf(" %-*s", width[k], cells[i][k]);
+        printf("\n");
+        ty_strv_free(cells[i]);
+    }
+    free(cells);
+    printf("\n");
 }
 
 static int run_job(const struct ty_job *job,
@@ -210,12 +276,28 @@ static int run_job(const struct ty_job *job,
     opts.on_log = print_record;
     opts.on_state = on_state;
     opts.ctx = &rc;
-    r = ty_supervisor_new(loop, runtime, job, NULL, NULL, &opts, &rc.sup, &e);
-    if (r >= 0) {
-        ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
-        r = ty_supervisor_start(rc.sup, &e);
+    if (job->hp) {
+        struct ty_study_options so = {
+            .runtime = runtime,
+            .state_dir = dir,
+            .seed = ty_study_default_seed(job),
+            .sup = opts,
+            .on_state = on_state,
+            .ctx = &rc,
+        };
+        r = ty_study_new(loop, job, &so, &rc.study, &e);
+        if (r >= 0) {
+            ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
+            r = ty_study_start(rc.study, &e);
+        }
+    } else {
+        r = ty_supervisor_new(loop, runtime, job, NULL, NULL, &opts, &rc.sup, &e);
+        if (r >= 0) {
+            ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
+            r = ty_supervisor_start(rc.sup, &e);
+        }
     }
-    while (r >= 0 && !ty_supervisor_done(rc.sup)) {
+    while (r >= 0 && !(rc.study ? ty_study_done(rc.study) : ty_supervisor_done(rc.sup))) {
         r = ty_loop_run_once(loop);
         if (r < 0)
             (void)ty_error_set(&e, -r, "event loop: %s", strerror(-r));
@@ -224,15 +306,18 @@ static int run_job(const struct ty_job *job,
         cli_error(PATH, "%s", ty_error_msg(&e));
         final = TY_STATE_FAILED;
     } else {
-        final = ty_supervisor_state(rc.sup);
+        final = rc.study ? ty_study_state(rc.study) : ty_supervisor_state(rc.sup);
+        if (rc.study)
+            print_trials(job, rc.study);
         if (final != TY_STATE_SUCCEEDED)
             cli_error(PATH,
                       "Job %s %s: %s",
                       job->job_id,
                       final == TY_STATE_CANCELLED ? "was cancelled" : "failed",
-                      ty_supervisor_error(rc.sup));
+                      rc.study ? ty_study_error(rc.study) : ty_supervisor_error(rc.sup));
     }
     fprintf(stderr, "Logs: %s\n", logdir);
+    ty_study_free(rc.study);
     ty_supervisor_free(rc.sup);
     ty_loop_free(loop);
     ty_joblog_close(log);

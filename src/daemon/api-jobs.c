@@ -22,6 +22,7 @@
 #include "schema.h"
 #include "spec.h"
 #include "timeutil.h"
+#include "tuner.h"
 
 /* Labels the service reads (docs/api.md). */
 #define LABEL_RUNTIME "trainyard-runtime"
@@ -143,6 +144,14 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     if (ty_runtime_validate(runtime, job, &e) < 0) {
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
+    }
+    if (job->hp) { /* what the tuner refuses (e.g. GRID_SEARCH over a DOUBLE) is a bad spec */
+        struct ty_tuner *t = NULL;
+        if (ty_tuner_new(job->hp, 0, &t, &e) < 0) {
+            tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+            return;
+        }
+        ty_tuner_free(t);
     }
     pt = ty_json_str(job->labels, LABEL_PYTORCH);
     key = random_key();

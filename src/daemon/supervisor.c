@@ -28,6 +28,7 @@
 #include "sigpipe.h"
 #include "spec.h"
 #include "statedir.h"
+#include "study.h"
 #include "supervise.h"
 #include "timeutil.h"
 
@@ -35,7 +36,8 @@ struct run {
     int sig_fd;
     struct ty_store *store;
     struct ty_job_row *row;
-    struct ty_supervisor *sup;
+    struct ty_supervisor *sup; /* a plain job */
+    struct ty_study *study;    /* a tuning job, instead */
 };
 
 static void diag(const struct ty_job_row *row, const char *fmt, ...)
@@ -60,8 +62,15 @@ static void on_state(void *ctx, enum ty_job_state st)
 {
     struct run *run = ctx;
     struct ty_error e = {0};
-    const char *msg = ty_job_state_is_final(st) ? ty_supervisor_error(run->sup) : NULL;
+    const char *msg = !ty_job_state_is_final(st) ? NULL
+                      : run->study               ? ty_study_error(run->study)
+                                                 : ty_supervisor_error(run->sup);
 
+    if (run->study && ty_job_state_is_final(st)) {
+        _cleanup_json_ json_t *out = ty_study_training_output(run->study);
+        if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
+            diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
+    }
     if (ty_store_set_state(run->store, run->row->seq, st, ty_now_usec(), msg, &e) < 0 &&
         e.code != EALREADY)
         diag(run->row, "cannot record state %s: %s", ty_job_state_name(st), ty_error_msg(&e));
@@ -79,8 +88,12 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
 {
     struct run *run = data;
     unsigned char c;
-    while (read(fd, &c, 1) == 1)
-        ty_supervisor_cancel(run->sup);
+    while (read(fd, &c, 1) == 1) {
+        if (run->study)
+            ty_study_cancel(run->study);
+        else
+            ty_supervisor_cancel(run->sup);
+    }
 }
 
 /* SIGTERM (jobs.cancel) and SIGINT cancel; returns the signal pipe's read end. */
@@ -153,12 +166,28 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     opts.on_state = on_state;
     opts.ctx = run;
     loop = ty_loop_new();
-    r = ty_supervisor_new(loop, row->runtime, job, NULL, NULL, &opts, &run->sup, &e);
-    if (r >= 0) {
-        ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
-        r = ty_supervisor_start(run->sup, &e);
+    if (job->hp) {
+        struct ty_study_options so = {
+            .runtime = row->runtime,
+            .state_dir = dir,
+            .seed = ty_study_default_seed(job),
+            .sup = opts,
+            .on_state = on_state,
+            .ctx = run,
+        };
+        r = ty_study_new(loop, job, &so, &run->study, &e);
+        if (r >= 0) {
+            ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
+            r = ty_study_start(run->study, &e);
+        }
+    } else {
+        r = ty_supervisor_new(loop, row->runtime, job, NULL, NULL, &opts, &run->sup, &e);
+        if (r >= 0) {
+            ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
+            r = ty_supervisor_start(run->sup, &e);
+        }
     }
-    while (r >= 0 && !ty_supervisor_done(run->sup)) {
+    while (r >= 0 && !(run->study ? ty_study_done(run->study) : ty_supervisor_done(run->sup))) {
         r = ty_loop_run_once(loop);
         if (r < 0)
             (void)ty_error_set(&e, -r, "event loop: %s", strerror(-r));
@@ -171,6 +200,8 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     }
     ty_supervisor_free(run->sup);
     run->sup = NULL;
+    ty_study_free(run->study);
+    run->study = NULL;
     ty_loop_free(loop);
     ty_joblog_close(log);
     return r < 0 ? 1 : 0;

@@ -72,6 +72,7 @@ struct ty_cluster_plan *ty_plan_free(struct ty_cluster_plan *plan)
     free(plan->replicas);
     free(plan->trial_id);
     free(plan->job_dir);
+    free(plan->metric_dir);
     free(plan);
     return NULL;
 }

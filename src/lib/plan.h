@@ -29,9 +29,14 @@ struct ty_replica {
 };
 
 struct ty_cluster_plan {
-    const struct ty_job *job;    /* borrowed; outlives the plan */
-    char *trial_id;              /* NULL outside tuning trials */
-    char *job_dir;               /* jobDir, or <jobDir>/<trial> for trials; NULL when unset */
+    const struct ty_job *job; /* borrowed; outlives the plan */
+    char *trial_id;           /* NULL outside tuning trials */
+    char *job_dir;            /* jobDir, or <jobDir>/<trial> for trials; NULL when unset */
+    /* Tuning trials: the host directory that receives the hypertune metric file (set by the
+     * supervisor; NULL otherwise). The process runtime sets CLOUD_ML_HP_METRIC_FILE to
+     * <metric_dir>/output.metrics; the container runtime bind-mounts it at /tmp/hypertune,
+     * the library's default directory, and sets the variable to the default path. */
+    char *metric_dir;
     struct ty_replica *replicas; /* master first, then workers, ps, evaluators */
     size_t n_replicas;
 };

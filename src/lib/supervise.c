@@ -277,12 +277,11 @@ int ty_supervisor_new(struct ty_loop *loop,
                       struct ty_error *err)
 {
     struct ty_supervisor *sup = xcalloc(1, sizeof(*sup));
-    struct ty_runtime_events ev = {
-        .started = on_started,
-        .output = on_output,
-        .exited = on_exited,
-        .notice = on_notice,
-        .ctx = sup};
+    struct ty_runtime_events ev = {.started = on_started,
+                                   .output = on_output,
+                                   .exited = on_exited,
+                                   .notice = on_notice,
+                                   .ctx = sup};
     int r;
 
     sup->loop = loop;
@@ -293,6 +292,8 @@ int ty_supervisor_new(struct ty_loop *loop,
         sup->opts.grace_usec = TY_DEFAULT_GRACE_USEC;
     sup->state = TY_STATE_QUEUED;
     r = ty_plan_build(job, trial_id, trial_args, &sup->plan, err);
+    if (r >= 0 && sup->opts.metric_dir)
+        sup->plan->metric_dir = xstrdup(sup->opts.metric_dir);
     if (r >= 0)
         r = ty_runtime_new(runtime, loop, &ev, &sup->rt, err);
     if (r < 0) {
@@ -349,8 +350,10 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
     for (size_t k = 0; k < sup->plan->n_replicas; k++) {
         size_t i = (k + 1) % sup->plan->n_replicas;
         struct ty_replica *rep = &sup->plan->replicas[i];
-        _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
+        _cleanup_strv_free_ char **env = ty_strv_copy(sup->opts.extra_env);
 
+        if (!env)
+            env = xcalloc(1, sizeof(char *));
         if (sup->stopping)
             break;
         r = ty_clusterenv_render(sup->env, rep, &sup->opts.env, &env, &e);

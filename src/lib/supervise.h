@@ -32,6 +32,13 @@ struct ty_supervisor_options {
     int64_t grace_usec;        /* 0: TY_DEFAULT_GRACE_USEC */
     struct ty_env_options env; /* opt-in variables */
     struct ty_joblog *log;     /* where records are written (borrowed; may be NULL) */
+    /* Extra variables (NAME=VALUE, NULL-terminated; borrowed; may be NULL) every replica gets
+     * on top of the contract variables, which they may not replace. */
+    char *const *extra_env;
+    /* A tuning trial's host directory for the hypertune metric file (borrowed; NULL outside
+     * tuning): the runtimes point CLOUD_ML_HP_METRIC_FILE at <dir>/output.metrics, or mount
+     * it where the library writes by default (plan.h, metric_dir). */
+    const char *metric_dir;
     /* Called for every record (replica lines and service messages), and on each state
      * change. Both optional. */
     void (*on_log)(void *ctx, const struct ty_log_record *rec);

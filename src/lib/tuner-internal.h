@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * tuner-internal.h: the tuner's state, shared by its algorithm files (tuner.c holds the
- * study bookkeeping, random and grid search; a model-based algorithm reads the trials here).
+ * study bookkeeping, random and grid search; tuner-gp.c, the default algorithm, reads the
+ * trials here).
  * Also the study's pseudo-random generator: xoshiro256** seeded through splitmix64, so a
  * study is reproducible for a seed on every platform. */
 #ifndef TY_TUNER_INTERNAL_H
@@ -44,6 +45,21 @@ struct ty_tuner {
     size_t n_completed, n_failed;
     uint64_t *grid; /* GRID_SEARCH: next grid point's index per parameter */
     bool grid_done;
+    struct ty_bo *bo; /* ALGORITHM_UNSPECIFIED: the Bayesian optimiser's state (tuner-gp.c) */
 };
+
+/* ---- the default algorithm (tuner-gp.c) ---------------------------------------------------- */
+
+/* Set up Bayesian optimisation for @t (t->spec and t->rng ready): the encoding and the opening
+ * design, into t->bo. Returns 0 (the errors are reserved: every valid spec is accepted). */
+int ty_bo_new(struct ty_tuner *t, struct ty_error *err);
+
+/* The next trial's parameter values into @x (one per parameter), given every trial in
+ * t->trials (pending ones included). Never a trial already suggested while a fresh point can
+ * be found. Consumes t->rng. */
+void ty_bo_next(struct ty_tuner *t, double *x);
+
+/* Free the optimiser's state (NULL is fine). */
+void ty_bo_free(struct ty_bo *b);
 
 #endif

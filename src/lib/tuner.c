@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * tuner.c: the ask/tell study (tuner.h): trial bookkeeping against maxTrials, RANDOM_SEARCH
- * and GRID_SEARCH. ALGORITHM_UNSPECIFIED is refused until the Bayesian optimiser exists. */
+ * and GRID_SEARCH; ALGORITHM_UNSPECIFIED is dispatched to the Bayesian optimiser (tuner-gp.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -19,12 +19,6 @@ int ty_tuner_new(const struct ty_hp_spec *spec,
 {
     struct ty_tuner *t;
 
-    if (spec->algorithm == TY_HP_ALGO_DEFAULT)
-        return ty_error_set(err,
-                            ENOTSUP,
-                            "algorithm: the default ALGORITHM_UNSPECIFIED (Bayesian "
-                            "optimisation) is not implemented yet; set algorithm to "
-                            "RANDOM_SEARCH or GRID_SEARCH");
     if (spec->n_params == 0)
         return ty_error_set(err, EINVAL, "params: at least one parameter is required");
     if (spec->algorithm == TY_HP_ALGO_GRID)
@@ -40,6 +34,13 @@ int ty_tuner_new(const struct ty_hp_spec *spec,
     ty_rng_seed(&t->rng, seed);
     if (spec->algorithm == TY_HP_ALGO_GRID)
         t->grid = xcalloc(spec->n_params, sizeof(*t->grid));
+    if (spec->algorithm == TY_HP_ALGO_DEFAULT) {
+        int r = ty_bo_new(t, err);
+        if (r < 0) {
+            ty_tuner_free(t);
+            return r;
+        }
+    }
     *ret = t;
     return 0;
 }
@@ -127,6 +128,8 @@ int ty_tuner_suggest(struct ty_tuner *t,
                 free(x);
                 break;
             }
+        } else if (t->spec->algorithm == TY_HP_ALGO_DEFAULT) {
+            ty_bo_next(t, x);
         } else {
             random_point(t, x);
         }
@@ -239,6 +242,7 @@ struct ty_tuner *ty_tuner_free(struct ty_tuner *t)
     }
     free(t->trials);
     free(t->grid);
+    ty_bo_free(t->bo);
     free(t);
     return NULL;
 }

@@ -12,9 +12,9 @@
  *
  * Algorithms: RANDOM_SEARCH (uniform in each parameter's warped unit interval; DISCRETE and
  * CATEGORICAL uniform over their values) and GRID_SEARCH (INTEGER, CATEGORICAL and DISCRETE
- * only; every grid point once, in a fixed order). ALGORITHM_UNSPECIFIED (Bayesian
- * optimisation) is refused with -ENOTSUP until it is implemented. Everything is deterministic
- * for a seed.
+ * only; every grid point once, in a fixed order). ALGORITHM_UNSPECIFIED: Bayesian
+ * optimisation (tuner-gp.c: a Gaussian process and expected improvement, pending trials as
+ * fantasies, failed trials left out of the model). Everything is deterministic for a seed.
  *
  * The search space: each parameter maps to and from [0, 1] honouring its scaleType (the
  * ty_hp_unit functions below); a model-based optimiser works in that unit cube. */
@@ -79,8 +79,7 @@ struct ty_trial_suggestion {
 };
 
 /* Start a study on @spec, which must outlive the tuner. Returns 0 and *ret; -EINVAL when the
- * spec does not suit the algorithm (GRID_SEARCH with a DOUBLE parameter; the message names it);
- * -ENOTSUP for ALGORITHM_UNSPECIFIED, whose Bayesian optimisation is not implemented yet. */
+ * spec does not suit the algorithm (GRID_SEARCH with a DOUBLE parameter; the message names it). */
 int ty_tuner_new(const struct ty_hp_spec *spec,
                  uint64_t seed,
                  struct ty_tuner **ret,

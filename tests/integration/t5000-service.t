@@ -175,6 +175,31 @@ test_expect_success 'follow=true streams the logs of a running job and ends with
   grep -q "Job completed successfully" stream.txt
 '
 
+test_expect_success 'a tuning job runs its trials; trainingOutput lists them best first' '
+  "$PYTHON" - tune.json <<"PY" &&
+import json, sys
+prog = ("for a in \"$@\"; do case $a in --x=*) x=${a#--x=};; esac; done; "
+        "printf \"{\\\"%s\\\": \\\"%s\\\", \\\"global_step\\\": \\\"1\\\"}\\n\" "
+        "\"$CLOUD_ML_HP_METRIC_TAG\" \"$x\" >\"$CLOUD_ML_HP_METRIC_FILE\"; echo trial-$CLOUD_ML_TRIAL_ID")
+ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
+      "masterConfig": {"imageUri": "x/y:1", "containerCommand": ["sh", "-c", prog, "prog"]},
+      "hyperparameters": {"goal": "MAXIMIZE", "maxTrials": 3, "maxParallelTrials": 2,
+                          "algorithm": "RANDOM_SEARCH",
+                          "params": [{"parameterName": "x", "type": "DOUBLE",
+                                      "minValue": 0, "maxValue": 1}]}}
+json.dump({"jobId": "tune_job", "trainingInput": ti}, open(sys.argv[1], "w"))
+PY
+  test "$(api POST /v1/projects/p1/jobs tune.json)" = 200 &&
+  wait_for 60 state_is tune_job SUCCEEDED &&
+  api GET /v1/projects/p1/jobs/tune_job >/dev/null &&
+  test "$(json_get out.json "d[\"trainingOutput\"][\"completedTrialCount\"]")" = 3 &&
+  json_get out.json "d[\"trainingOutput\"][\"isHyperparameterTuningJob\"]" | grep -q True &&
+  json_get out.json "[float(t[\"finalMetric\"][\"objectiveValue\"]) for t in d[\"trainingOutput\"][\"trials\"]]" >metrics &&
+  "$PYTHON" -c "import sys; v=eval(open(\"metrics\").read()); sys.exit(0 if len(v)==3 and v==sorted(v, reverse=True) else 1)" &&
+  curl -s "$BASE/v1/projects/p1/jobs/tune_job/logs?pageSize=1000" >tl.json &&
+  json_get tl.json "sorted(set(e.get(\"trialId\") for e in d[\"entries\"] if e[\"message\"].startswith(\"trial-\")))" | grep -q "1.*2.*3"
+'
+
 test_expect_success 'jobs running when the daemon is killed with SIGKILL keep running' '
   job_body re.json re_job "sleep 4; echo done-$M" 1 &&
   job_body rc.json rc_job "sleep 911.$M & exec sleep 911.$M" &&

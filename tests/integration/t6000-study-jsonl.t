@@ -1,6 +1,6 @@
 #!/bin/sh
-# t6000-study-jsonl: `trainyard study --jsonl` speaks hpo-jsonl/1: lock-step replies, RANDOM_SEARCH
-# and GRID_SEARCH studies to the end (with FAILED completions), every suggestion checked against
+# t6000-study-jsonl: `trainyard study --jsonl` speaks hpo-jsonl/1: lock-step replies, RANDOM_SEARCH,
+# GRID_SEARCH and default (Bayesian) studies to the end (with FAILED completions), every suggestion checked against
 # the value rules, `error` replies for bad input, exit 0 after end, determinism per seed.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
@@ -153,10 +153,19 @@ test_expect_success 'blank lines get no reply; logs go to stderr, not stdout' '
   test $(wc -l <out) = 3 && ! grep -q "trainyard study" out &&
   grep -q "\"type\":\"ready\"" out && grep -q "trainyard study:" err
 '
-test_expect_success 'the default algorithm is refused with an error reply, not replaced' '
-  printf "%s\n" "{\"type\":\"study\",\"protocol\":\"hpo-jsonl/1\",\"seed\":1,\"spec\":{\"params\":[{\"parameterName\":\"x\",\"type\":\"DOUBLE\",\"minValue\":0,\"maxValue\":1}]}}" "{\"type\":\"end\"}" >in3 &&
+test_expect_success 'the default algorithm (Bayesian optimisation) runs a study to maxTrials' '
+  drive ALGORITHM_UNSPECIFIED 3 >out &&
+  grep -q "^trials 30 failed 5 distinct 30$" out
+'
+test_expect_success 'the default algorithm is deterministic per seed' '
+  drive ALGORITHM_UNSPECIFIED 5 >a && drive ALGORITHM_UNSPECIFIED 5 >b &&
+  drive ALGORITHM_UNSPECIFIED 6 >c && cmp a b && ! cmp -s a c
+'
+test_expect_success 'a spec without algorithm gets the default, not an error' '
+  printf "%s\n" "{\"type\":\"study\",\"protocol\":\"hpo-jsonl/1\",\"seed\":1,\"spec\":{\"params\":[{\"parameterName\":\"x\",\"type\":\"DOUBLE\",\"minValue\":0,\"maxValue\":1}]}}" "{\"type\":\"suggest\"}" "{\"type\":\"end\"}" >in3 &&
   "$TRAINYARD" study --jsonl <in3 >out 2>err &&
-  head -1 out | grep -q "\"type\":\"error\"" && head -1 out | grep -q "not implemented yet"
+  head -1 out | grep -q "\"type\":\"ready\"" &&
+  sed -n 2p out | grep -q "\"trialId\":\"1\"" && grep -q ALGORITHM_UNSPECIFIED err
 '
 test_expect_success 'GRID_SEARCH with a DOUBLE parameter is refused naming it' '
   printf "%s\n" "{\"type\":\"study\",\"protocol\":\"hpo-jsonl/1\",\"spec\":{\"algorithm\":\"GRID_SEARCH\",\"params\":[{\"parameterName\":\"lr\",\"type\":\"DOUBLE\",\"minValue\":0,\"maxValue\":1}]}}" "{\"type\":\"end\"}" >in4 &&

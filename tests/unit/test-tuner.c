@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-tuner.c: the tuner (tuner.h): the unit-interval space for every type and scale, random
  * search (in bounds, deterministic per seed, uniform in the warped space), grid search (each
- * point once, then exhausted; DOUBLE refused), maxTrials with failed trials, the refused
- * default algorithm, trial bookkeeping errors, and ty_hp_spec_from_json.
+ * point once, then exhausted; DOUBLE refused), maxTrials with failed trials, a short study of
+ * the default algorithm (tested in depth by test-gp.c), trial bookkeeping errors, and
+ * ty_hp_spec_from_json.
  *
  * JSON documents are written with ' for " (dq() swaps them) to keep them readable. */
 #include <errno.h>
@@ -359,15 +360,29 @@ static void test_trials(void)
     ty_hp_free(hp);
 }
 
-static void test_default_refused(void)
+static void test_default_accepted(void)
 {
-    struct ty_hp_spec *hp = spec_of("{'params':[" P_X "]}");
+    struct ty_hp_spec *hp = spec_of("{'maxTrials':8,'params':[" P_X "]}");
+    struct ty_trial_suggestion *s = NULL;
     struct ty_tuner *t = NULL;
+    size_t n = 0, total = 0;
+    bool in_range = true;
+
     if (!ok(hp, "spec without algorithm parses"))
         return;
-    is_int(ty_tuner_new(hp, 1, &t, &err), -ENOTSUP, "ALGORITHM_UNSPECIFIED is refused");
-    like(err.msg, "not implemented yet", "saying the default algorithm is not implemented");
-    ok(!t, "no tuner");
+    is_int(ty_tuner_new(hp, 1, &t, &err), 0, "ALGORITHM_UNSPECIFIED is accepted (tuner-gp.c)");
+    while (t && ty_tuner_suggest(t, 2, &s, &n, &err) == 0 && n > 0) {
+        for (size_t i = 0; i < n; i++) {
+            double x = json_real_value(json_object_get(s[i].parameters, "x"));
+            in_range = in_range && x >= -5 && x <= 10;
+            ty_tuner_complete(t, s[i].trial_id, true, (x - 2) * (x - 2), &err);
+        }
+        total += n;
+        ty_trial_suggestions_free(s, n);
+    }
+    is_int(total, 8, "a short default study runs to maxTrials");
+    ok(in_range, "within bounds");
+    ty_tuner_free(t);
     ty_hp_free(hp);
 }
 
@@ -402,7 +417,7 @@ int main(void)
     test_random();
     test_grid();
     test_trials();
-    test_default_refused();
+    test_default_accepted();
     test_spec_from_json();
     return done_testing();
 }

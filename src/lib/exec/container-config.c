@@ -20,6 +20,9 @@
 #include "machine.h"
 #include "macro.h"
 
+/* cloudml-hypertune's default directory (hypertune.h: TY_HYPERTUNE_DEFAULT_FILE). */
+#define CTR_HYPERTUNE_DIR "/tmp/hypertune"
+
 /* The memory one container may have: the host's, or less when the operator says so with
  * TRAINYARD_CONTAINER_MAX_MEMORY (bytes, or with a k/m/g suffix), e.g. to keep a shared host
  * responsive (docs/container-runtime.md). */
@@ -210,7 +213,7 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
 {
     const struct ty_cluster_plan *plan = c->base.plan;
     struct ty_replica *rep = cr->r;
-    json_t *hosts = json_array(), *envj = ctr_strv_array(env), *hc, *body, *endpoints;
+    json_t *hosts = json_array(), *envj = ctr_strv_array(env), *hc, *body, *endpoints, *binds;
     int64_t mem = c->memory[rep->role];
     char *text;
 
@@ -243,11 +246,22 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
         json_object_set_new(
             hc, "ShmSize", json_integer(mem / 2 > MAX_SHM_BYTES ? MAX_SHM_BYTES : mem / 2));
     }
+    binds = json_array();
     if (plan->job_dir && !strstr(plan->job_dir, "://")) {
         /* The job directory appears at the same path inside, as --job-dir says. */
-        json_object_set_new(
-            hc, "Binds", json_pack("[o]", json_sprintf("%s:%s", plan->job_dir, plan->job_dir)));
+        json_array_append_new(binds, json_sprintf("%s:%s", plan->job_dir, plan->job_dir));
     }
+    if (plan->metric_dir) {
+        /* A tuning trial's metric file: the trial's own host directory where
+         * cloudml-hypertune writes by default, so programs need no variable. */
+        json_array_append_new(binds, json_sprintf("%s:" CTR_HYPERTUNE_DIR, plan->metric_dir));
+        json_array_append_new(
+            envj, json_string("CLOUD_ML_HP_METRIC_FILE=" CTR_HYPERTUNE_DIR "/output.metrics"));
+    }
+    if (json_array_size(binds) > 0)
+        json_object_set_new(hc, "Binds", binds);
+    else
+        json_decref(binds);
     add_gpus(c, cr, hc, envj);
     endpoints = json_pack("{s:{s:{s:s},s:[s]}}",
                           c->network,

@@ -380,6 +380,12 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     struct child_setup cs;
     sigset_t all, saved_mask;
 
+    /* A tuning trial's metric file is in its own host directory (plan.h); the run's
+     * variables below may still name another. */
+    if (rt->plan->metric_dir) {
+        _cleanup_free_ char *mf = xasprintf("%s/output.metrics", rt->plan->metric_dir);
+        ty_strv_setenv(&envp, "CLOUD_ML_HP_METRIC_FILE", mf);
+    }
     for (size_t i = 0; env && env[i]; i++) {
         const char *eq = strchr(env[i], '=');
         _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t)(eq - env[i]) : strlen(env[i]));

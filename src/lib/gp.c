@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * gp.c: dense Cholesky and triangular solves, and the Matérn-5/2 ARD Gaussian process of gp.h:
+ * covariance, log marginal likelihood with analytic gradients, weak priors, a projected
+ * L-BFGS for the hyperparameters, and posterior mean and variance. */
+#include "gp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+#define SQRT5   2.23606797749978969641
+#define LOG2PI  1.83787706640934548356
+#define LBFGS_M 6
+
+/* Hyperparameter bounds and log-normal priors (on the log values), inputs in [0, 1]. */
+static const double LS_LO = -3.912023005428146;  /* log 0.02 */
+static const double LS_HI = 2.302585092994046;   /* log 10 */
+static const double LS_MU = -1.2039728043259361; /* log 0.3 */
+static const double LS_SD = 1.5;
+static const double SF_LO = -2.995732273553991; /* log 0.05 */
+static const double SF_HI = 2.995732273553991;  /* log 20 */
+static const double SF_MU = 0.0;
+static const double SF_SD = 1.5;
+static const double SN_LO = -16.11809565095832;  /* log 1e-7: the noise floor */
+static const double SN_HI = 0.0;                 /* log 1 */
+static const double SN_MU = -11.512925464970229; /* log 1e-5 */
+static const double SN_SD = 3.0;
+
+/* ---- linear algebra ------------------------------------------------------------------------ */
+
+int ty_cholesky(double *a, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        double *rj = a + j * n, d = rj[j];
+        for (size_t k = 0; k < j; k++)
+            d -= rj[k] * rj[k];
+        if (!(d > 0) || !isfinite(d))
+            return -EDOM;
+        d = sqrt(d);
+        rj[j] = d;
+        for (size_t i = j + 1; i < n; i++) {
+            double *ri = a + i * n, s = ri[j];
+            for (size_t k = 0; k < j; k++)
+                s -= ri[k] * rj[k];
+            ri[j] = s / d;
+        }
+        for (size_t k = j + 1; k < n; k++)
+            rj[k] = 0;
+    }
+    return 0;
+}
+
+void ty_solve_lower(const double *l, size_t n, double *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double *ri = l + i * n;
+        double s = b[i];
+        for (size_t k = 0; k < i; k++)
+            s -= ri[k] * b[k];
+        b[i] = s / ri[i];
+    }
+}
+
+void ty_solve_lower_t(const double *l, size_t n, double *b)
+{
+    for (size_t i = n; i-- > 0;) {
+        double s = b[i] / l[i * n + i];
+        b[i] = s;
+        for (size_t k = 0; k < i; k++)
+            b[k] -= l[i * n + k] * s;
+    }
+}
+
+/* ---- kernel -------------------------------------------------------------------------------- */
+
+/* Scaled distance r between @a and @b under inverse squared length-scales @ils2. */
+static double scaled_dist(const double *a, const double *b, const double *ils2, size_t dim)
+{
+    double r2 = 0;
+    for (size_t d = 0; d < dim; d++) {
+        double t = a[d] - b[d];
+        r2 += t * t * ils2[d];
+    }
+    return sqrt(r2);
+}
+
+/* Matérn-5/2 with unit variance at scaled distance @r. */
+static double matern(double r)
+{
+    return (1 + SQRT5 * r + 5.0 / 3.0 * r * r) * exp(-SQRT5 * r);
+}
+
+/* ---- the Gaussian process ------------------------------------------------------------------ */
+
+struct ty_gp *ty_gp_new(size_t dim)
+{
+    struct ty_gp *gp = xcalloc(1, sizeof(*gp));
+    gp->dim = dim;
+    gp->log_ls = xcalloc(dim, sizeof(double));
+    for (size_t d = 0; d < dim; d++)
+        gp->log_ls[d] = LS_MU;
+    gp->log_sf2 = 0;
+    gp->log_sn2 = log(1e-4);
+    return gp;
+}
+
+void ty_gp_set_data(struct ty_gp *gp, const double *x, const double *y, size_t n)
+{
+    if (n > gp->cap) {
+        gp->cap = n;
+        free(gp->x);
+        free(gp->y);
+        free(gp->l);
+        free(gp->alpha);
+        free(gp->work);
+        free(gp->work2);
+        gp->x = xcalloc(n * gp->dim, sizeof(double));
+        gp->y = xcalloc(n, sizeof(double));
+        gp->l = xcalloc(n * n, sizeof(double));
+        gp->alpha = xcalloc(n, sizeof(double));
+        gp->work = xcalloc(n, sizeof(double));
+        gp->work2 = xcalloc(n * n, sizeof(double));
+    }
+    gp->n = n;
+    if (n) {
+        memcpy(gp->x, x, n * gp->dim * sizeof(double));
+        memcpy(gp->y, y, n * sizeof(double));
+    }
+    gp->ready = 0;
+}
+
+/* Fill @k (n × n, lower triangle and diagonal) with the covariance under hyperparameters
+ * @theta (dim log length-scales, log sf2, log sn2) plus @jitter on the diagonal. */
+static void build_cov(const struct ty_gp *gp, const double *theta, double jitter, double *k)
+{
+    size_t n = gp->n, dim = gp->dim;
+    double sf2 = exp(theta[dim]), sn2 = exp(theta[dim + 1]);
+    double *ils2 = xcalloc(dim, sizeof(double));
+
+    for (size_t d = 0; d < dim; d++)
+        ils2[d] = exp(-2 * theta[d]);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < i; j++)
+            k[i * n + j] = sf2 * matern(scaled_dist(gp->x + i * dim, gp->x + j * dim, ils2, dim));
+        k[i * n + i] = sf2 + sn2 + jitter;
+    }
+    free(ils2);
+}
+
+/* Factorise into @l with jitter as needed; returns the jitter used, or -1 on failure. */
+static double factorise(const struct ty_gp *gp, const double *theta, double *l)
+{
+    double sf2 = exp(theta[gp->dim]), jitter = 0;
+
+    for (int tries = 0; tries < 8; tries++) {
+        build_cov(gp, theta, jitter, l);
+        if (ty_cholesky(l, gp->n) == 0)
+            return jitter;
+        jitter = jitter == 0 ? 1e-9 * sf2 : jitter * 10;
+    }
+    return -1;
+}
+
+static void get_theta(const struct ty_gp *gp, double *theta)
+{
+    memcpy(theta, gp->log_ls, gp->dim * sizeof(double));
+    theta[gp->dim] = gp->log_sf2;
+    theta[gp->dim + 1] = gp->log_sn2;
+}
+
+static void set_theta(struct ty_gp *gp, const double *theta)
+{
+    memcpy(gp->log_ls, theta, gp->dim * sizeof(double));
+    gp->log_sf2 = theta[gp->dim];
+    gp->log_sn2 = theta[gp->dim + 1];
+    gp->ready = 0;
+}
+
+int ty_gp_update(struct ty_gp *gp)
+{
+    double *theta = xcalloc(gp->dim + 2, sizeof(double));
+    double jitter;
+
+    get_theta(gp, theta);
+    gp->ready = 0;
+    jitter = gp->n ? factorise(gp, theta, gp->l) : 0;
+    free(theta);
+    if (jitter < 0)
+        return -EDOM;
+    gp->jitter = jitter;
+    memcpy(gp->alpha, gp->y, gp->n * sizeof(double));
+    ty_solve_lower(gp->l, gp->n, gp->alpha);
+    ty_solve_lower_t(gp->l, gp->n, gp->alpha);
+    gp->ready = 1;
+    return 0;
+}
+
+/* Prior mean and standard deviation, and bounds, of hyperparameter @i. */
+static void hyper_prior(size_t dim, size_t i, double *mu, double *sd, double *lo, double *hi)
+{
+    if (i < dim) {
+        *mu = LS_MU, *sd = LS_SD, *lo = LS_LO, *hi = LS_HI;
+    } else if (i == dim) {
+        *mu = SF_MU, *sd = SF_SD, *lo = SF_LO, *hi = SF_HI;
+    } else {
+        *mu = SN_MU, *sd = SN_SD, *lo = SN_LO, *hi = SN_HI;
+    }
+}
+
+/* Negative log posterior at @theta, and its gradient into @grad when not NULL. @l and @kinv
+ * are n × n scratch. INFINITY when the covariance cannot be factorised. */
+static double
+nlp(const struct ty_gp *gp, const double *theta, double *grad, double *l, double *kinv)
+{
+    size_t n = gp->n, dim = gp->dim, np = dim + 2;
+    double *alpha = gp->work, f = 0, jitter;
+
+    jitter = factorise(gp, theta, l);
+    if (jitter < 0)
+        return INFINITY;
+    memcpy(alpha, gp->y, n * sizeof(double));
+    ty_solve_lower(l, n, alpha);
+    for (size_t i = 0; i < n; i++)
+        f += 0.5 * alpha[i] * alpha[i] + log(l[i * n + i]);
+    f += 0.5 * (double)n * LOG2PI;
+    ty_solve_lower_t(l, n, alpha);
+    for (size_t i = 0; i < np; i++) {
+        double mu, sd, lo, hi, z;
+        hyper_prior(dim, i, &mu, &sd, &lo, &hi);
+        z = (theta[i] - mu) / sd;
+        f += 0.5 * z * z;
+        if (grad)
+            grad[i] = z / sd;
+    }
+    if (!grad)
+        return f;
+
+    /* kinv = L^-T L^-1: first L^-1 in place of l's upper part is awkward, so column by column */
+    for (size_t c = 0; c < n; c++) {
+        double *e = gp->work2 + c * n; /* row c of work2 holds L^-1 e_c */
+        memset(e, 0, n * sizeof(double));
+        e[c] = 1;
+        for (size_t i = c; i < n; i++) {
+            double s = e[i];
+            for (size_t k = c; k < i; k++)
+                s -= l[i * n + k] * e[k];
+            e[i] = s / l[i * n + i];
+        }
+    }
+    /* kinv[i][j] = sum_k Linv[k][i] Linv[k][j] = sum_k work2[i][k] work2[j][k], k >= max(i, j) */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++) {
+            const double *a = gp->work2 + i * n, *b = gp->work2 + j * n;
+            double s = 0;
+            for (size_t k = i; k < n; k++)
+                s += a[k] * b[k];
+            kinv[i * n + j] = s;
+        }
+
+    {
+        double sf2 = exp(theta[dim]), sn2 = exp(theta[dim + 1]);
+        double *ils2 = xcalloc(dim, sizeof(double)), g_sf = 0, g_sn = 0;
+        for (size_t d = 0; d < dim; d++)
+            ils2[d] = exp(-2 * theta[d]);
+        for (size_t i = 0; i < n; i++) {
+            const double *xi = gp->x + i * dim;
+            for (size_t j = 0; j < i; j++) {
+                const double *xj = gp->x + j * dim;
+                double w = 2 * (alpha[i] * alpha[j] - kinv[i * n + j]);
+                double r = scaled_dist(xi, xj, ils2, dim), e = exp(-SQRT5 * r);
+                double c = w * sf2 * (5.0 / 3.0) * (1 + SQRT5 * r) * e;
+                g_sf += w * sf2 * (1 + SQRT5 * r + 5.0 / 3.0 * r * r) * e;
+                for (size_t d = 0; d < dim; d++) {
+                    double t = xi[d] - xj[d];
+                    grad[d] -= 0.5 * c * t * t * ils2[d];
+                }
+            }
+            {
+                double w = alpha[i] * alpha[i] - kinv[i * n + i];
+                g_sf += w * sf2;
+                g_sn += w * sn2;
+            }
+        }
+        grad[dim] -= 0.5 * g_sf;
+        grad[dim + 1] -= 0.5 * g_sn;
+        free(ils2);
+    }
+    return f;
+}
+
+double ty_gp_neg_log_posterior(struct ty_gp *gp)
+{
+    double *theta = xcalloc(gp->dim + 2, sizeof(double)), *l, f;
+    get_theta(gp, theta);
+    l = xcalloc(gp->n * gp->n + 1, sizeof(double));
+    f = nlp(gp, theta, NULL, l, NULL);
+    free(l);
+    free(theta);
+    return f;
+}
+
+/* Projected L-BFGS from @x (np values, updated to the best point found) within the bounds.
+ * Returns the objective there. */
+static double minimise(const struct ty_gp *gp, double *x, int max_evals, double *l, double *kinv)
+{
+    size_t np = gp->dim + 2, hist = 0, head = 0;
+    double *buf = xcalloc(np * (6 + 2 * LBFGS_M) + LBFGS_M * 2, sizeof(double));
+    double *g = buf, *d = g + np, *xn = d + np, *gn = xn + np, *lo = gn + np, *hi = lo + np;
+    double *s = hi + np, *y = s + np * LBFGS_M, *rho = y + np * LBFGS_M, *al = rho + LBFGS_M;
+    double fx;
+    int evals = 1;
+
+    for (size_t i = 0; i < np; i++) {
+        double mu, sd;
+        hyper_prior(gp->dim, i, &mu, &sd, &lo[i], &hi[i]);
+        x[i] = x[i] < lo[i] ? lo[i] : x[i] > hi[i] ? hi[i] : x[i];
+    }
+    fx = nlp(gp, x, g, l, kinv);
+    while (isfinite(fx) && evals < max_evals) {
+        double gd = 0, t = 1, fn = INFINITY, dec = 0;
+        /* two-loop recursion: d = -H g */
+        for (size_t i = 0; i < np; i++)
+            d[i] = -g[i];
+        for (size_t k = 0; k < hist; k++) {
+            size_t m = (head + LBFGS_M - 1 - k) % LBFGS_M;
+            double a = 0;
+            for (size_t i = 0; i < np; i++)
+                a += s[m * np + i] * d[i];
+            al[m] = a * rho[m];
+            for (size_t i = 0; i < np; i++)
+                d[i] -= al[m] * y[m * np + i];
+        }
+        if (hist) {
+            size_t m = (head + LBFGS_M - 1) % LBFGS_M;
+            double sy = 1 / rho[m], yy = 0;
+            for (size_t i = 0; i < np; i++)
+                yy += y[m * np + i] * y[m * np + i];
+            for (size_t i = 0; i < np; i++)
+                d[i] *= sy / yy;
+        } else {
+            double gg = 0;
+            for (size_t i = 0; i < np; i++)
+                gg += g[i] * g[i];
+            t = gg > 1 ? 1 / sqrt(gg) : 1;
+        }
+        for (size_t k = hist; k-- > 0;) {
+            size_t m = (head + LBFGS_M - 1 - k) % LBFGS_M;
+            double b = 0;
+            for (size_t i = 0; i < np; i++)
+                b += y[m * np + i] * d[i];
+            b *= rho[m];
+            for (size_t i = 0; i < np; i++)
+                d[i] += s[m * np + i] * (al[m] - b);
+        }
+        for (size_t i = 0; i < np; i++) {
+            if ((x[i] <= lo[i] && d[i] < 0) || (x[i] >= hi[i] && d[i] > 0))
+                d[i] = 0; /* pinned at a bound */
+            gd += g[i] * d[i];
+        }
+        if (!(gd < 0)) {
+            if (hist == 0)
+                break;
+            hist = 0; /* not a descent direction: restart from steepest descent */
+            continue;
+        }
+        for (; evals < max_evals; t *= 0.5) {
+            dec = 0;
+            for (size_t i = 0; i < np; i++) {
+                double v = x[i] + t * d[i];
+                xn[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
+                dec += g[i] * (xn[i] - x[i]);
+            }
+            fn = nlp(gp, xn, gn, l, kinv);
+            evals++;
+            if (fn <= fx + 1e-4 * dec)
+                break;
+        }
+        if (!(fn <= fx + 1e-4 * dec)) {
+            if (hist == 0)
+                break;
+            hist = 0;
+            continue;
+        }
+        {
+            double sy = 0;
+            for (size_t i = 0; i < np; i++) {
+                s[head * np + i] = xn[i] - x[i];
+                y[head * np + i] = gn[i] - g[i];
+                sy += s[head * np + i] * y[head * np + i];
+            }
+            if (sy > 1e-12) {
+                rho[head] = 1 / sy;
+                head = (head + 1) % LBFGS_M;
+                hist += hist < LBFGS_M;
+            }
+        }
+        memcpy(x, xn, np * sizeof(double));
+        memcpy(g, gn, np * sizeof(double));
+        if (fx - fn < 1e-7 * (1 + fabs(fx))) {
+            fx = fn;
+            break;
+        }
+        fx = fn;
+    }
+    free(buf);
+    return fx;
+}
+
+int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart)
+{
+    size_t np = gp->dim + 2, n = gp->n;
+    double *a = xcalloc(2 * np, sizeof(double)), *b = a + np;
+    double *l = xcalloc(n * n + 1, sizeof(double)), *kinv = xcalloc(n * n + 1, sizeof(double));
+    double fa, fb;
+    int r;
+
+    get_theta(gp, a);
+    fa = minimise(gp, a, max_evals, l, kinv);
+    if (restart) {
+        for (size_t d = 0; d < gp->dim; d++)
+            b[d] = LS_MU;
+        b[gp->dim] = 0;
+        b[gp->dim + 1] = log(1e-4);
+        fb = minimise(gp, b, max_evals, l, kinv);
+        if (fb < fa || !isfinite(fa))
+            memcpy(a, b, np * sizeof(double));
+    }
+    set_theta(gp, a);
+    free(l);
+    free(kinv);
+    free(a);
+    r = ty_gp_update(gp);
+    return r;
+}
+
+void ty_gp_predict(struct ty_gp *gp, const double *xq, double *mean, double *var)
+{
+    size_t n = gp->n, dim = gp->dim;
+    double sf2 = exp(gp->log_sf2), m = 0, v = sf2, *k = gp->work;
+    double ils2[64], *heap = NULL, *il = ils2;
+
+    if (!gp->ready || n == 0) {
+        *mean = 0;
+        *var = sf2;
+        return;
+    }
+    if (dim > 64)
+        il = heap = xcalloc(dim, sizeof(double));
+    for (size_t d = 0; d < dim; d++)
+        il[d] = exp(-2 * gp->log_ls[d]);
+    for (size_t i = 0; i < n; i++) {
+        k[i] = sf2 * matern(scaled_dist(xq, gp->x + i * dim, il, dim));
+        m += k[i] * gp->alpha[i];
+    }
+    ty_solve_lower(gp->l, n, k);
+    for (size_t i = 0; i < n; i++)
+        v -= k[i] * k[i];
+    free(heap);
+    *mean = m;
+    *var = v > 1e-12 ? v : 1e-12;
+}
+
+struct ty_gp *ty_gp_free(struct ty_gp *gp)
+{
+    if (!gp)
+        return NULL;
+    free(gp->x);
+    free(gp->y);
+    free(gp->log_ls);
+    free(gp->l);
+    free(gp->alpha);
+    free(gp->work);
+    free(gp->work2);
+    free(gp);
+    return NULL;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * gp.h: small dense linear algebra (Cholesky, triangular solves) and a Gaussian process for the
+ * Bayesian optimiser (tuner-gp.c): Matérn-5/2 kernel with one length-scale per input dimension
+ * (ARD), inputs in [0, 1]^dim, targets standardised by the caller. Hyperparameters (log
+ * length-scales, log signal variance, log noise variance) are fitted by maximising the log
+ * marginal likelihood plus weak log-normal priors, inside fixed bounds, with analytic gradients
+ * and a projected L-BFGS. Everything is deterministic; nothing is thread-safe (the GP owns its
+ * scratch buffers). Matrices are row-major and heap-allocated. */
+#ifndef TY_GP_H
+#define TY_GP_H
+
+#include <stddef.h>
+
+/* ---- linear algebra ------------------------------------------------------------------------ */
+
+/* Cholesky factorisation in place of the symmetric @n × @n matrix @a (row-major; only the lower
+ * triangle is read): on success the lower triangle holds L with a = L Lᵀ and the strict upper
+ * triangle is zeroed. Returns 0, or -EDOM when @a is not (numerically) positive definite, in
+ * which case @a is partly overwritten. */
+int ty_cholesky(double *a, size_t n);
+
+/* Solve L x = b in place (@b becomes x) for the lower-triangular @n × @n factor @l. */
+void ty_solve_lower(const double *l, size_t n, double *b);
+
+/* Solve Lᵀ x = b in place for the lower-triangular factor @l. */
+void ty_solve_lower_t(const double *l, size_t n, double *b);
+
+/* ---- the Gaussian process ------------------------------------------------------------------ */
+
+struct ty_gp {
+    size_t dim;     /* input dimension */
+    size_t n, cap;  /* training points held, and room for */
+    double *x;      /* n × dim inputs */
+    double *y;      /* n targets (already standardised) */
+    double *log_ls; /* dim log length-scales */
+    double log_sf2; /* log signal variance */
+    double log_sn2; /* log noise variance (>= the floor) */
+    double jitter;  /* extra diagonal the last factorisation needed (0 when none) */
+    double *l;      /* n × n Cholesky factor of K + (sn2 + jitter) I, valid after update */
+    double *alpha;  /* (K + sn2 I)^-1 y */
+    double *work;   /* scratch: n */
+    double *work2;  /* scratch: n × n (hyperparameter fit) */
+    int ready;      /* l and alpha match the data and hyperparameters */
+};
+
+/* A GP on [0, 1]^@dim with the default hyperparameters (length-scales 0.3, signal variance 1,
+ * noise variance 1e-4). @dim > 0. Never NULL (allocation failure aborts). */
+struct ty_gp *ty_gp_new(size_t dim);
+
+/* Replace the training data by @n points @x (n × dim, row-major) with targets @y (copied).
+ * Invalidates the factorisation. */
+void ty_gp_set_data(struct ty_gp *gp, const double *x, const double *y, size_t n);
+
+/* Factorise the covariance of the current data under the current hyperparameters (adding
+ * jitter as needed) and compute alpha. Returns 0, or -EDOM when even the largest jitter fails
+ * (the GP then predicts the prior). */
+int ty_gp_update(struct ty_gp *gp);
+
+/* Fit the hyperparameters by maximising log marginal likelihood + log prior: projected L-BFGS
+ * from the current hyperparameters and, when @restart, also from the defaults, keeping the
+ * better; at most @max_evals likelihood evaluations per start. Then ty_gp_update(). Needs
+ * n >= 1. Returns 0 or -EDOM (as ty_gp_update). */
+int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart);
+
+/* Negative log marginal likelihood + negative log prior at the current hyperparameters (for
+ * tests and diagnostics); INFINITY when the covariance cannot be factorised. */
+double ty_gp_neg_log_posterior(struct ty_gp *gp);
+
+/* Posterior mean *mean and variance *var (of the latent function, >= 1e-12) at @xq (dim
+ * values). Needs a successful ty_gp_update(); with no data it is the prior (0, sf2). */
+void ty_gp_predict(struct ty_gp *gp, const double *xq, double *mean, double *var);
+
+/* Free @gp (NULL is fine). Returns NULL. */
+struct ty_gp *ty_gp_free(struct ty_gp *gp);
+
+#endif

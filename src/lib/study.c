@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * study.c: the trial runner of tuning jobs (see study.h for the rules): asks the tuner for
+ * trials, runs each as a ty_supervisor, reads its metric file when it ends, tells the tuner,
+ * and decides the job's result. */
+#include "study.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "fdutil.h"
+#include "json.h"
+#include "macro.h"
+#include "strv.h"
+#include "timeutil.h"
+#include "tuner.h"
+
+struct trial_run {
+    struct ty_study *st;
+    struct ty_study_trial t;
+    struct ty_supervisor *sup; /* NULL once reaped */
+    char *metric_dir;          /* <state_dir>/trials/<trial> */
+    char **args;               /* --name=value */
+    char **env;                /* CLOUD_ML_HP_METRIC_TAG=... */
+    bool ended;                /* the supervisor's run ended; not yet reaped when sup set */
+};
+
+struct ty_study {
+    struct ty_loop *loop;
+    const struct ty_job *job;
+    struct ty_study_options opts;
+    struct ty_tuner *tuner;
+    const char *tag;
+    struct trial_run **trials;
+    size_t n_trials;
+    size_t n_failed, n_succeeded;
+    enum ty_job_state state;
+    bool stopping;  /* no new trials */
+    bool exhausted; /* the tuner has no more */
+    bool cancelled;
+    bool failed_limit;
+    bool done;
+    uint64_t pump_timer;
+    char *error; /* the job's errorMessage, once decided */
+};
+
+static void study_service(struct ty_study *st, enum ty_severity sev, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void study_service(struct ty_study *st, enum ty_severity sev, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    struct ty_log_record rec = {
+        .time_usec = ty_now_usec(), .severity = sev, .task = "service", .message = msg};
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    rec.len = strlen(msg);
+    if (st->opts.sup.log)
+        (void)ty_joblog_write(st->opts.sup.log, &rec);
+    if (st->opts.sup.on_log)
+        st->opts.sup.on_log(st->opts.ctx, &rec);
+}
+
+static void set_state(struct ty_study *st, enum ty_job_state s)
+{
+    if (st->state == s)
+        return;
+    st->state = s;
+    if (st->opts.on_state)
+        st->opts.on_state(st->opts.ctx, s);
+}
+
+static void pump(struct ty_loop *loop, void *data);
+
+/* Work is done from a loop timer, never inside a supervisor's callback (which must not free
+ * its supervisor). */
+static void schedule_pump(struct ty_study *st)
+{
+    if (st->pump_timer || st->done)
+        return;
+    st->pump_timer = ty_loop_add_timer(st->loop, ty_mono_usec(), pump, st);
+}
+
+static void trial_on_log(void *ctx, const struct ty_log_record *rec)
+{
+    struct trial_run *tr = ctx;
+    if (tr->st->opts.sup.on_log)
+        tr->st->opts.sup.on_log(tr->st->opts.ctx, rec);
+}
+
+static void trial_on_state(void *ctx, enum ty_job_state s)
+{
+    struct trial_run *tr = ctx;
+    struct ty_study *st = tr->st;
+
+    if (!ty_job_state_is_final(s)) {
+        if (s != TY_STATE_QUEUED)
+            tr->t.state = s;
+        if (s == TY_STATE_RUNNING && st->state == TY_STATE_PREPARING)
+            set_state(st, TY_STATE_RUNNING);
+        return;
+    }
+    tr->ended = true;
+    schedule_pump(st);
+}
+
+static size_t n_running(const struct ty_study *st)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_trials; i++)
+        if (st->trials[i]->sup)
+            n++;
+    return n;
+}
+
+/* Read the trial's metric file; a missing file is no metric. Returns 0, or -errno with err
+ * saying why the file could not be used. */
+static int read_metrics(struct trial_run *tr, struct ty_error *err)
+{
+    _cleanup_free_ char *path = xasprintf("%s/output.metrics", tr->metric_dir);
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    int r;
+
+    r = ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, err);
+    if (r == -ENOENT)
+        return 0;
+    if (r < 0)
+        return r;
+    r = ty_hypertune_parse(
+        text, len, tr->st->tag, true, &tr->t.metrics, &tr->t.n_metrics, NULL, err);
+    if (r < 0)
+        return r;
+    tr->t.has_metric = ty_hypertune_final(tr->t.metrics, tr->t.n_metrics, &tr->t.final);
+    return 0;
+}
+
+/* A trial ended as @state with @error: record it, tell the tuner, apply the failure rule. */
+static void trial_ended(struct trial_run *tr, enum ty_job_state state, const char *error)
+{
+    struct ty_study *st = tr->st;
+    struct ty_error e = {0};
+    char msg[2048];
+    int r;
+
+    tr->t.end_usec = ty_now_usec();
+    if (state == TY_STATE_SUCCEEDED) {
+        r = read_metrics(tr, &e);
+        if (r < 0) {
+            state = TY_STATE_FAILED;
+            (void)snprintf(msg,
+                           sizeof(msg),
+                           "The trial succeeded but its metric file could not be read: %s",
+                           ty_error_msg(&e));
+            error = msg;
+        } else if (!tr->t.has_metric) {
+            state = TY_STATE_FAILED;
+            (void)snprintf(msg,
+                           sizeof(msg),
+                           "The trial succeeded but reported no value of the metric '%s' in "
+                           "%s/output.metrics.",
+                           st->tag,
+                           tr->metric_dir);
+            error = msg;
+        }
+    } else {
+        /* A failed trial's reports are still shown (allMetrics), never used as its result. */
+        (void)read_metrics(tr, &e);
+        tr->t.has_metric = false;
+    }
+    tr->t.state = state;
+    if (state != TY_STATE_SUCCEEDED)
+        tr->t.error = xstrdup(error && *error ? error : "The trial failed.");
+    (void)ty_tuner_complete(st->tuner,
+                            tr->t.trial_id,
+                            state == TY_STATE_SUCCEEDED,
+                            tr->t.has_metric ? tr->t.final.value : 0,
+                            &e);
+    if (state == TY_STATE_SUCCEEDED) {
+        st->n_succeeded++;
+        _cleanup_json_ json_t *jv = json_real(tr->t.final.value);
+        _cleanup_free_ char *val = ty_study_value_string(jv);
+        study_service(st,
+                      TY_SEV_INFO,
+                      "Trial %s SUCCEEDED: %s = %s at step %" PRId64 ".",
+                      tr->t.trial_id,
+                      st->tag,
+                      val,
+                      tr->t.final.step);
+        return;
+    }
+    study_service(st,
+                  state == TY_STATE_CANCELLED ? TY_SEV_INFO : TY_SEV_ERROR,
+                  "Trial %s %s: %s",
+                  tr->t.trial_id,
+                  ty_job_state_name(state),
+                  tr->t.error);
+    if (state != TY_STATE_FAILED)
+        return;
+    st->n_failed++;
+    if (!st->failed_limit && !st->cancelled &&
+        ty_study_too_many_failures(st->job->hp, st->n_failed, st->n_succeeded, msg, sizeof(msg))) {
+        st->failed_limit = true;
+        st->stopping = true;
+        free(st->error);
+        st->error =
+            xasprintf("%s The last failure (trial %s): %s", msg, tr->t.trial_id, tr->t.error);
+        if (n_running(st) > 0)
+            study_service(st,
+                          TY_SEV_ERROR,
+                          "%s No more trials are started; waiting for the running ones.",
+                          msg);
+    }
+}
+
+static void trial_free(struct trial_run *tr)
+{
+    if (!tr)
+        return;
+    ty_supervisor_free(tr->sup);
+    free(tr->t.trial_id);
+    json_decref(tr->t.parameters);
+    free(tr->t.metrics);
+    free(tr->t.error);
+    free(tr->metric_dir);
+    ty_strv_free(tr->args);
+    ty_strv_free(tr->env);
+    free(tr);
+}
+
+/* Start the suggested trial @s (taking its fields). A trial that cannot be started ends as a
+ * failed trial at once. */
+static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
+{
+    struct trial_run *tr = xcalloc(1, sizeof(*tr));
+    struct ty_supervisor_options o = st->opts.sup;
+    _cleanup_free_ char *metric_file = NULL;
+    _cleanup_free_ char *shown = NULL;
+    struct ty_error e = {0};
+    char msg[TY_ERROR_MSG_MAX + 64];
+    int r;
+
+    tr->st = st;
+    tr->t.trial_id = TAKE_PTR(s->trial_id);
+    tr->t.parameters = TAKE_PTR(s->parameters);
+    tr->t.state = TY_STATE_PREPARING;
+    tr->t.start_usec = ty_now_usec();
+    tr->metric_dir = xasprintf("%s/trials/%s", st->opts.state_dir, tr->t.trial_id);
+    tr->args = ty_study_trial_args(st->job->hp, tr->t.parameters);
+    tr->env = xcalloc(1, sizeof(char *));
+    ty_strv_setenv(&tr->env, "CLOUD_ML_HP_METRIC_TAG", st->tag);
+    st->trials = xreallocarray(st->trials, st->n_trials + 1, sizeof(*st->trials));
+    st->trials[st->n_trials++] = tr;
+
+    shown = ty_json_compact(tr->t.parameters);
+    study_service(st, TY_SEV_INFO, "Trial %s started with %s.", tr->t.trial_id, shown);
+
+    o.on_log = trial_on_log;
+    o.on_state = trial_on_state;
+    o.ctx = tr;
+    o.extra_env = tr->env;
+    o.metric_dir = tr->metric_dir;
+    /* A fresh, empty directory: nothing from an earlier run may pass for this trial's. */
+    metric_file = xasprintf("%s/output.metrics", tr->metric_dir);
+    r = ty_mkdir_p(tr->metric_dir, 0755, &e);
+    if (r >= 0 && unlink(metric_file) < 0 && errno != ENOENT)
+        r = ty_error_set(&e, errno, "cannot remove '%s': %s", metric_file, strerror(errno));
+    if (r >= 0)
+        r = ty_supervisor_new(
+            st->loop, st->opts.runtime, st->job, tr->t.trial_id, tr->args, &o, &tr->sup, &e);
+    if (r >= 0)
+        r = ty_supervisor_start(tr->sup, &e);
+    if (r < 0) {
+        ty_supervisor_free(tr->sup);
+        tr->sup = NULL;
+        (void)snprintf(msg, sizeof(msg), "The trial could not be started: %s", ty_error_msg(&e));
+        trial_ended(tr, TY_STATE_FAILED, msg);
+    }
+}
+
+static void finish_study(struct ty_study *st)
+{
+    enum ty_job_state final;
+    const struct ty_study_trial *last_failed = NULL;
+
+    for (size_t i = 0; i < st->n_trials; i++)
+        if (st->trials[i]->t.state == TY_STATE_FAILED)
+            last_failed = &st->trials[i]->t;
+    if (st->cancelled) {
+        final = TY_STATE_CANCELLED;
+        ty_replace_str(&st->error, "Job cancelled by the user.");
+    } else if (st->failed_limit) {
+        final = TY_STATE_FAILED;
+    } else if (st->n_succeeded > 0) {
+        final = TY_STATE_SUCCEEDED;
+    } else {
+        final = TY_STATE_FAILED;
+        free(st->error);
+        st->error = xasprintf("All %zu trials failed. The last failure (trial %s): %s",
+                              st->n_trials,
+                              last_failed ? last_failed->trial_id : "-",
+                              last_failed ? last_failed->error : "no trial ran.");
+    }
+    st->done = true;
+    switch (final) {
+    case TY_STATE_SUCCEEDED:
+        study_service(st,
+                      TY_SEV_INFO,
+                      "Hyperparameter tuning completed: %zu of %zu trials succeeded.",
+                      st->n_succeeded,
+                      st->n_trials);
+        study_service(st, TY_SEV_INFO, "Job completed successfully.");
+        break;
+    case TY_STATE_CANCELLED:
+        study_service(st, TY_SEV_INFO, "Job cancelled.");
+        break;
+    default:
+        study_service(st, TY_SEV_ERROR, "Job failed: %s", st->error);
+        break;
+    }
+    set_state(st, final);
+}
+
+static void pump(struct ty_loop *loop, void *data)
+{
+    struct ty_study *st = data;
+    size_t running, want, n = 0;
+    struct ty_trial_suggestion *s = NULL;
+    struct ty_error e = {0};
+
+    st->pump_timer = 0;
+    /* Reap the runs that ended (trials may be appended below: index, never pointers). */
+    for (size_t i = 0; i < st->n_trials; i++) {
+        struct trial_run *tr = st->trials[i];
+        _cleanup_free_ char *error = NULL;
+        enum ty_job_state state;
+        if (!tr->sup || !tr->ended)
+            continue;
+        state = ty_supervisor_state(tr->sup);
+        error = xstrdup(ty_supervisor_error(tr->sup));
+        ty_supervisor_free(tr->sup);
+        tr->sup = NULL;
+        trial_ended(tr, state, error);
+    }
+    /* Fill the free slots; trials that fail to start free their slot at once. */
+    while (!st->stopping && !st->exhausted) {
+        running = n_running(st);
+        if (running >= (size_t)st->job->hp->max_parallel_trials)
+            break;
+        want = (size_t)st->job->hp->max_parallel_trials - running;
+        n = 0;
+        if (ty_tuner_suggest(st->tuner, want, &s, &n, &e) < 0 || n == 0) {
+            if (n == 0 && e.code)
+                study_service(st, TY_SEV_ERROR, "The tuner failed: %s", ty_error_msg(&e));
+            st->exhausted = true;
+            break;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!st->stopping)
+                start_trial(st, &s[i]);
+        ty_trial_suggestions_free(s, n);
+        s = NULL;
+    }
+    if (n_running(st) == 0 && !st->done)
+        finish_study(st);
+}
+
+int ty_study_new(struct ty_loop *loop,
+                 const struct ty_job *job,
+                 const struct ty_study_options *opts,
+                 struct ty_study **ret,
+                 struct ty_error *err)
+{
+    struct ty_study *st;
+    int r;
+
+    if (!job->hp)
+        return ty_error_set(err, EINVAL, "job %s has no hyperparameters to tune", job->job_id);
+    st = xcalloc(1, sizeof(*st));
+    st->loop = loop;
+    st->job = job;
+    st->opts = *opts;
+    st->state = TY_STATE_QUEUED;
+    st->tag = job->hp->metric_tag && *job->hp->metric_tag ? job->hp->metric_tag
+                                                          : TY_HYPERTUNE_DEFAULT_TAG;
+    r = ty_tuner_new(job->hp, opts->seed, &st->tuner, err);
+    if (r < 0) {
+        free(st);
+        return r;
+    }
+    *ret = st;
+    return 0;
+}
+
+int ty_study_start(struct ty_study *st, struct ty_error *err)
+{
+    const struct ty_hp_spec *hp = st->job->hp;
+    (void)err;
+    study_service(st, TY_SEV_INFO, "Validating job requirements...");
+    study_service(st, TY_SEV_INFO, "Job creation request has been successfully validated.");
+    study_service(st, TY_SEV_INFO, "Job %s is queued.", st->job->job_id);
+    set_state(st, TY_STATE_PREPARING);
+    study_service(st,
+                  TY_SEV_INFO,
+                  "Hyperparameter tuning: up to %d trials, %d at a time, %s %s.",
+                  hp->max_trials,
+                  hp->max_parallel_trials,
+                  hp->maximize ? "maximizing" : "minimizing",
+                  st->tag);
+    schedule_pump(st);
+    return 0;
+}
+
+void ty_study_cancel(struct ty_study *st)
+{
+    if (st->done)
+        return;
+    if (!st->cancelled) {
+        study_service(st, TY_SEV_INFO, "Job cancellation requested.");
+        st->cancelled = true;
+        st->stopping = true;
+        set_state(st, TY_STATE_CANCELLING);
+    }
+    /* A second request reaches each trial as a second cancel: its replicas are killed. */
+    for (size_t i = 0; i < st->n_trials; i++)
+        if (st->trials[i]->sup && !st->trials[i]->ended)
+            ty_supervisor_cancel(st->trials[i]->sup);
+    schedule_pump(st);
+}
+
+enum ty_job_state ty_study_state(const struct ty_study *st)
+{
+    return st->state;
+}
+
+bool ty_study_done(const struct ty_study *st)
+{
+    return st->done;
+}
+
+const char *ty_study_error(const struct ty_study *st)
+{
+    return st->done && st->state != TY_STATE_SUCCEEDED && st->error ? st->error : "";
+}
+
+size_t ty_study_n_trials(const struct ty_study *st)
+{
+    return st->n_trials;
+}
+
+const struct ty_study_trial *ty_study_trial(const struct ty_study *st, size_t i)
+{
+    return i < st->n_trials ? &st->trials[i]->t : NULL;
+}
+
+json_t *ty_study_training_output(const struct ty_study *st)
+{
+    _cleanup_free_ const struct ty_study_trial **v =
+        xcalloc(st->n_trials ? st->n_trials : 1, sizeof(*v));
+    for (size_t i = 0; i < st->n_trials; i++)
+        v[i] = &st->trials[i]->t;
+    return ty_study_output_json(st->job->hp, v, st->n_trials);
+}
+
+void ty_study_free(struct ty_study *st)
+{
+    if (!st)
+        return;
+    ty_loop_cancel_timer(st->loop, st->pump_timer);
+    for (size_t i = 0; i < st->n_trials; i++)
+        trial_free(st->trials[i]);
+    free(st->trials);
+    ty_tuner_free(st->tuner);
+    free(st->error);
+    free(st);
+}

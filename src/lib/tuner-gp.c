@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * tuner-gp.c: the default algorithm (ALGORITHM_UNSPECIFIED): Bayesian optimisation with the
+ * Gaussian process of gp.h. Parameters are encoded in a unit cube: DOUBLE, INTEGER and
+ * DISCRETE through their scaleType warp (tuner-space.c), CATEGORICAL as one-hot dimensions.
+ * A seeded Latin hypercube opens the study; then each suggestion maximises log expected
+ * improvement over the succeeded trials (objectives oriented to minimise, log-warped when
+ * heavy-tailed, standardised), with pending trials entered as kriging-believer fantasies so
+ * parallel suggestions differ. The acquisition is evaluated at decoded-then-re-encoded points
+ * (integers rounded, DISCRETE snapped, one category hot), so trials already suggested are
+ * recognised and never suggested again while another point is available. Failed trials are left out
+ * of the model. Deterministic for the study's seed. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "gp.h"
+#include "tuner-internal.h"
+
+#define N_RANDOM     768  /* uniform candidates per suggestion */
+#define N_LOCAL      768  /* candidates around the best trials */
+#define N_STARTS     5    /* best candidates refined by pattern search */
+#define SEARCH_EVALS 160  /* acquisition evaluations per pattern search */
+#define FIT_EVALS    40   /* likelihood evaluations per hyperparameter fit start */
+#define DUP_TOL      1e-9 /* encoded points closer than this (max norm) are the same trial */
+
+struct ty_bo {
+    size_t np, dim;    /* parameters, encoded dimensions */
+    size_t *off, *wid; /* per parameter: first encoded dimension and width (k for one-hot) */
+    size_t n_init;     /* the opening design's size */
+    double *design;    /* n_init × np unit coordinates */
+    struct ty_gp *gp;
+    size_t fitted_n; /* succeeded trials at the last hyperparameter fit (SIZE_MAX: none) */
+    double *tz;      /* encoded points of every trial (refreshed per suggestion) */
+    size_t tz_cap;
+    double best;     /* incumbent: lowest standardised target */
+    double *zb, *xb; /* scratch: dim, np */
+};
+
+static size_t max_sz(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+static double clamp01(double v)
+{
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/* Encode parameter values @x into the unit cube @z. */
+static void encode(const struct ty_bo *b, const struct ty_hp_spec *spec, const double *x, double *z)
+{
+    for (size_t i = 0; i < b->np; i++) {
+        const struct ty_hp_param *p = &spec->params[i];
+        if (p->type == TY_HP_CATEGORICAL) {
+            for (size_t c = 0; c < b->wid[i]; c++)
+                z[b->off[i] + c] = (double)c == x[i] ? 1 : 0;
+        } else {
+            z[b->off[i]] = ty_hp_to_unit(p, x[i]);
+        }
+    }
+}
+
+/* Decode @z into feasible parameter values @x (the hottest category, first on a tie). */
+static void decode(const struct ty_bo *b, const struct ty_hp_spec *spec, const double *z, double *x)
+{
+    for (size_t i = 0; i < b->np; i++) {
+        const struct ty_hp_param *p = &spec->params[i];
+        if (p->type == TY_HP_CATEGORICAL) {
+            size_t best = 0;
+            for (size_t c = 1; c < b->wid[i]; c++)
+                if (z[b->off[i] + c] > z[b->off[i] + best])
+                    best = c;
+            x[i] = (double)best;
+        } else {
+            x[i] = ty_hp_from_unit(p, z[b->off[i]]);
+        }
+    }
+}
+
+int ty_bo_new(struct ty_tuner *t, struct ty_error *err)
+{
+    const struct ty_hp_spec *spec = t->spec;
+    struct ty_bo *b = xcalloc(1, sizeof(*b));
+    size_t *perm;
+
+    (void)err;
+    b->np = spec->n_params;
+    b->off = xcalloc(b->np, sizeof(size_t));
+    b->wid = xcalloc(b->np, sizeof(size_t));
+    for (size_t i = 0; i < b->np; i++) {
+        const struct ty_hp_param *p = &spec->params[i];
+        b->off[i] = b->dim;
+        b->wid[i] = p->type == TY_HP_CATEGORICAL ? max_sz(ty_hp_n_choices(p), 1) : 1;
+        b->dim += b->wid[i];
+    }
+    b->n_init = max_sz(5, b->dim + 1);
+    if (spec->max_trials > 0 && b->n_init > (size_t)spec->max_trials)
+        b->n_init = (size_t)spec->max_trials;
+    /* Latin hypercube: each parameter's unit interval cut into n_init strata, one point each */
+    b->design = xcalloc(b->n_init * b->np, sizeof(double));
+    perm = xcalloc(b->n_init, sizeof(size_t));
+    for (size_t i = 0; i < b->np; i++) {
+        for (size_t k = 0; k < b->n_init; k++)
+            perm[k] = k;
+        for (size_t k = b->n_init; k > 1; k--) {
+            size_t r = (size_t)ty_rng_below(&t->rng, k), tmp = perm[k - 1];
+            perm[k - 1] = perm[r];
+            perm[r] = tmp;
+        }
+        for (size_t k = 0; k < b->n_init; k++)
+            b->design[k * b->np + i] = ((double)perm[k] + ty_rng_unit(&t->rng)) / (double)b->n_init;
+    }
+    free(perm);
+    b->gp = ty_gp_new(b->dim);
+    b->fitted_n = SIZE_MAX;
+    b->zb = xcalloc(b->dim, sizeof(double));
+    b->xb = xcalloc(b->np, sizeof(double));
+    t->bo = b;
+    return 0;
+}
+
+void ty_bo_free(struct ty_bo *b)
+{
+    if (!b)
+        return;
+    free(b->off);
+    free(b->wid);
+    free(b->design);
+    ty_gp_free(b->gp);
+    free(b->tz);
+    free(b->zb);
+    free(b->xb);
+    free(b);
+}
+
+/* Whether encoded point @z is one of the tuner's trials (succeeded, failed or pending). */
+static bool is_duplicate(const struct ty_bo *b, const struct ty_tuner *t, const double *z)
+{
+    for (size_t i = 0; i < t->n_trials; i++) {
+        const double *q = b->tz + i * b->dim;
+        size_t d = 0;
+        while (d < b->dim && fabs(q[d] - z[d]) < DUP_TOL)
+            d++;
+        if (d == b->dim)
+            return true;
+    }
+    return false;
+}
+
+/* A uniformly random encoded point (one category hot) into @z. */
+static void random_z(const struct ty_bo *b, struct ty_tuner *t, double *z)
+{
+    for (size_t i = 0; i < b->np; i++) {
+        if (t->spec->params[i].type == TY_HP_CATEGORICAL) {
+            size_t c = (size_t)ty_rng_below(&t->rng, b->wid[i]);
+            for (size_t k = 0; k < b->wid[i]; k++)
+                z[b->off[i] + k] = k == c ? 1 : 0;
+        } else {
+            z[b->off[i]] = ty_rng_unit(&t->rng);
+        }
+    }
+}
+
+/* A random point not yet suggested into @x (any random point after many tries: a small
+ * discrete space may be exhausted). */
+static void random_fresh(struct ty_bo *b, struct ty_tuner *t, double *x)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        random_z(b, t, b->zb);
+        decode(b, t->spec, b->zb, x);
+        encode(b, t->spec, x, b->zb);
+        if (!is_duplicate(b, t, b->zb))
+            return;
+    }
+}
+
+/* log of the expected improvement below @best of N(@mu, @var), stable far into the tail. */
+static double log_ei(double mu, double var, double best)
+{
+    double s = sqrt(var), z = (best - mu) / s;
+    if (z > -6) {
+        double h = z * 0.5 * erfc(-z / M_SQRT2) + exp(-0.5 * z * z) / sqrt(2 * M_PI);
+        return log(s) + log(h > 1e-300 ? h : 1e-300);
+    }
+    return log(s) - 0.5 * z * z - 0.5 * log(2 * M_PI) - 2 * log(-z) +
+           log1p(-3 / (z * z) + 15 / (z * z * z * z));
+}
+
+/* The acquisition at @z after snapping it in place to a feasible point; -INFINITY for a
+ * trial already suggested. */
+static double acquire(struct ty_bo *b, struct ty_tuner *t, double *z)
+{
+    double mu, var;
+    decode(b, t->spec, z, b->xb);
+    encode(b, t->spec, b->xb, z);
+    if (is_duplicate(b, t, z))
+        return -INFINITY;
+    ty_gp_predict(b->gp, z, &mu, &var);
+    return log_ei(mu, var, b->best);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Fit the GP to the succeeded trials (targets warped and standardised) and add the pending
+ * trials as fantasies at the posterior mean. Returns the number of succeeded trials. */
+static size_t build_model(struct ty_bo *b, struct ty_tuner *t)
+{
+    size_t n = t->n_trials, ns = 0, np_ = 0, dim = b->dim;
+    double *z = xcalloc((n + 1) * dim, sizeof(double)), *y = xcalloc(n + 1, sizeof(double));
+    double *sorted = xcalloc(n + 1, sizeof(double)), ymin = INFINITY, scale, mean = 0, sd = 0;
+    bool heavy;
+
+    for (size_t i = 0; i < n; i++)
+        if (t->trials[i].state == TY_TRIAL_SUCCEEDED) {
+            double v = t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective;
+            memcpy(z + ns * dim, b->tz + i * dim, dim * sizeof(double));
+            y[ns++] = v;
+            ymin = v < ymin ? v : ymin;
+        }
+    if (ns < 2)
+        goto out;
+    /* when the worst gap to the best is over 10 median gaps, compress: log1p(gap / median gap);
+     * then standardise */
+    for (size_t i = 0; i < ns; i++)
+        sorted[i] = y[i] - ymin;
+    qsort(sorted, ns, sizeof(double), cmp_double);
+    scale = sorted[ns / 2] > 0 ? sorted[ns / 2] : sorted[ns - 1] > 0 ? sorted[ns - 1] : 1;
+    heavy = sorted[ns - 1] > 10 * scale; /* a long tail of bad values (Branin, Rosenbrock) */
+    for (size_t i = 0; i < ns; i++) {
+        y[i] = heavy ? log1p((y[i] - ymin) / scale) : y[i];
+        mean += y[i];
+    }
+    mean /= (double)ns;
+    for (size_t i = 0; i < ns; i++)
+        sd += (y[i] - mean) * (y[i] - mean);
+    sd = sqrt(sd / (double)ns);
+    if (!(sd > 1e-12))
+        sd = 1;
+    b->best = INFINITY;
+    for (size_t i = 0; i < ns; i++) {
+        y[i] = (y[i] - mean) / sd;
+        b->best = y[i] < b->best ? y[i] : b->best;
+    }
+    ty_gp_set_data(b->gp, z, y, ns);
+    if (b->fitted_n != ns) {
+        ty_gp_fit(b->gp, FIT_EVALS, ns < 20 || ns % 10 == 0);
+        b->fitted_n = ns;
+    } else {
+        ty_gp_update(b->gp);
+    }
+    /* kriging believer: each pending trial's objective is taken to be the posterior mean */
+    for (size_t i = 0; i < n; i++)
+        if (t->trials[i].state == TY_TRIAL_PENDING) {
+            double mu, var;
+            memcpy(z + (ns + np_) * dim, b->tz + i * dim, dim * sizeof(double));
+            ty_gp_predict(b->gp, b->tz + i * dim, &mu, &var);
+            y[ns + np_++] = mu;
+        }
+    if (np_) {
+        ty_gp_set_data(b->gp, z, y, ns + np_);
+        ty_gp_update(b->gp);
+    }
+out:
+    free(z);
+    free(y);
+    free(sorted);
+    return ns;
+}
+
+/* Pattern search from @z (value *@f) on the acquisition: each numeric dimension ± step, each
+ * other category, the step halved when nothing improves. */
+static void pattern_search(struct ty_bo *b, struct ty_tuner *t, double *z, double *f)
+{
+    double *c = xcalloc(b->dim, sizeof(double)), step = 0.05;
+    int evals = 0;
+
+    while (step > 1e-6 && evals < SEARCH_EVALS) {
+        bool improved = false;
+        for (size_t i = 0; i < b->np && evals < SEARCH_EVALS; i++) {
+            size_t o = b->off[i];
+            if (t->spec->params[i].type == TY_HP_CATEGORICAL) {
+                for (size_t k = 0; k < b->wid[i]; k++) {
+                    double v;
+                    if (z[o + k] == 1)
+                        continue;
+                    memcpy(c, z, b->dim * sizeof(double));
+                    for (size_t q = 0; q < b->wid[i]; q++)
+                        c[o + q] = q == k ? 1 : 0;
+                    v = acquire(b, t, c);
+                    evals++;
+                    if (v > *f) {
+                        *f = v;
+                        memcpy(z, c, b->dim * sizeof(double));
+                        improved = true;
+                    }
+                }
+                continue;
+            }
+            for (int sgn = -1; sgn <= 1; sgn += 2) {
+                double v;
+                memcpy(c, z, b->dim * sizeof(double));
+                c[o] = clamp01(z[o] + sgn * step);
+                if (c[o] == z[o])
+                    continue;
+                v = acquire(b, t, c);
+                evals++;
+                if (v > *f) {
+                    *f = v;
+                    memcpy(z, c, b->dim * sizeof(double));
+                    improved = true;
+                    break;
+                }
+            }
+        }
+        if (!improved)
+            step *= 0.5;
+    }
+    free(c);
+}
+
+void ty_bo_next(struct ty_tuner *t, double *x)
+{
+    struct ty_bo *b = t->bo;
+    size_t dim = b->dim, n = t->n_trials, ns, n_cand = N_RANDOM + N_LOCAL;
+    size_t *order, top[8], n_top = 0;
+    double *cz, *cf, *best_z, best_f = -INFINITY, *ys;
+    size_t *good;
+
+    if (n * dim > b->tz_cap) {
+        b->tz_cap = 2 * n * dim + dim;
+        b->tz = xreallocarray(b->tz, b->tz_cap, sizeof(double));
+    }
+    for (size_t i = 0; i < n; i++)
+        encode(b, t->spec, t->trials[i].x, b->tz + i * dim);
+    if (n < b->n_init) {
+        double *u = b->design + n * b->np;
+        for (size_t i = 0; i < b->np; i++)
+            x[i] = ty_hp_from_unit(&t->spec->params[i], u[i]);
+        encode(b, t->spec, x, b->zb);
+        if (is_duplicate(b, t, b->zb))
+            random_fresh(b, t, x);
+        return;
+    }
+    ns = build_model(b, t);
+    if (ns < 2) {
+        random_fresh(b, t, x);
+        return;
+    }
+
+    /* the best few succeeded trials, centres of the local candidates */
+    good = xcalloc(ns, sizeof(size_t));
+    ys = xcalloc(ns, sizeof(double));
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (t->trials[i].state == TY_TRIAL_SUCCEEDED) {
+            ys[k] = t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective;
+            good[k++] = i;
+        }
+    for (size_t i = 1; i < ns; i++) /* insertion sort by objective, stable */
+        for (size_t j = i; j > 0 && ys[j] < ys[j - 1]; j--) {
+            double ty = ys[j];
+            size_t tg = good[j];
+            ys[j] = ys[j - 1], ys[j - 1] = ty;
+            good[j] = good[j - 1], good[j - 1] = tg;
+        }
+
+    cz = xcalloc(n_cand * dim, sizeof(double));
+    cf = xcalloc(n_cand, sizeof(double));
+    order = xcalloc(n_cand, sizeof(size_t));
+    for (size_t c = 0; c < n_cand; c++) {
+        double *z = cz + c * dim;
+        if (c < N_RANDOM) {
+            random_z(b, t, z);
+        } else {
+            static const double scales[] = {0.2, 0.05, 0.015, 0.004, 0.001};
+            double u = ty_rng_unit(&t->rng);
+            size_t g = (size_t)(u * u * (double)(ns < 5 ? ns : 5));
+            double sc = scales[ty_rng_below(&t->rng, 5)];
+            memcpy(z, b->tz + good[g] * dim, dim * sizeof(double));
+            for (size_t i = 0; i < b->np; i++) {
+                size_t o = b->off[i];
+                if (t->spec->params[i].type == TY_HP_CATEGORICAL) {
+                    if (ty_rng_unit(&t->rng) < 0.2) {
+                        size_t k = (size_t)ty_rng_below(&t->rng, b->wid[i]);
+                        for (size_t q = 0; q < b->wid[i]; q++)
+                            z[o + q] = q == k ? 1 : 0;
+                    }
+                } else {
+                    /* Box-Muller normal step */
+                    double u1 = ty_rng_unit(&t->rng), u2 = ty_rng_unit(&t->rng);
+                    double nrm = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
+                    z[o] = clamp01(z[o] + sc * nrm);
+                }
+            }
+        }
+        cf[c] = acquire(b, t, z);
+    }
+    /* the N_STARTS best distinct candidates */
+    for (size_t c = 0; c < n_cand; c++)
+        order[c] = c;
+    for (size_t k = 0; k < N_STARTS && k < n_cand; k++) {
+        size_t bi = SIZE_MAX;
+        for (size_t c = 0; c < n_cand; c++) {
+            bool taken = false;
+            if (!(cf[c] > -INFINITY))
+                continue;
+            for (size_t q = 0; q < n_top && !taken; q++)
+                taken = cf[c] == cf[top[q]];
+            if (!taken && (bi == SIZE_MAX || cf[c] > cf[bi]))
+                bi = c;
+        }
+        if (bi == SIZE_MAX)
+            break;
+        top[n_top++] = bi;
+    }
+    best_z = xcalloc(dim, sizeof(double));
+    for (size_t k = 0; k < n_top; k++) {
+        double *z = cz + top[k] * dim, f = cf[top[k]];
+        pattern_search(b, t, z, &f);
+        if (f > best_f) {
+            best_f = f;
+            memcpy(best_z, z, dim * sizeof(double));
+        }
+    }
+    if (best_f > -INFINITY)
+        decode(b, t->spec, best_z, x);
+    else
+        random_fresh(b, t, x);
+    free(best_z);
+    free(cz);
+    free(cf);
+    free(order);
+    free(good);
+    free(ys);
+}

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-gp.c: the Gaussian process (gp.h) and the default algorithm (tuner-gp.c): Cholesky and
+ * triangular solves against known matrices, interpolation and shrinking variance at the data,
+ * a hyperparameter fit recovering a length-scale, and the Bayesian-optimising tuner:
+ * deterministic per seed, valid values for every parameter type and scale, no duplicates,
+ * distinct pending suggestions, failed trials, MAXIMIZE, and a 2-D quadratic solved in 30
+ * trials. JSON documents are written with ' for " (dq() swaps them). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "gp.h"
+#include "json.h"
+#include "macro.h"
+#include "spec.h"
+#include "tap.h"
+#include "tuner.h"
+
+static struct ty_error err;
+
+static struct ty_hp_spec *spec_of(const char *text)
+{
+    _cleanup_free_ char *t = xstrdup(text);
+    _cleanup_json_ json_t *j = NULL;
+    struct ty_hp_spec *hp = NULL;
+
+    for (char *p = t; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    ty_error_clear(&err);
+    if (ty_json_parse(t, strlen(t), &j, &err) < 0 || ty_hp_spec_from_json(j, &hp, &err) < 0) {
+        diag("spec error: %s", err.msg);
+        return NULL;
+    }
+    return hp;
+}
+
+static void test_linalg(void)
+{
+    /* A = [[4,2,0],[2,5,3],[0,3,6]] = L L^T with L = [[2,0,0],[1,2,0],[0,1.5,sqrt(3.75)]] */
+    double a[9] = {4, 2, 0, 2, 5, 3, 0, 3, 6}, b[3] = {2, 10, 9}, x[3];
+    double bad[4] = {1, 2, 2, 1};
+
+    is_int(ty_cholesky(a, 3), 0, "Cholesky of a positive-definite matrix");
+    ok(fabs(a[0] - 2) < 1e-12 && fabs(a[3] - 1) < 1e-12 && fabs(a[4] - 2) < 1e-12 &&
+           fabs(a[7] - 1.5) < 1e-12 && fabs(a[8] - sqrt(3.75)) < 1e-12,
+       "the factor is the known L");
+    ok(a[1] == 0 && a[2] == 0 && a[5] == 0, "upper triangle zeroed");
+    /* A x = b with x = (0, 1, 1): b = (2, 8, 9) */
+    b[1] = 8;
+    memcpy(x, b, sizeof(x));
+    ty_solve_lower(a, 3, x);
+    ty_solve_lower_t(a, 3, x);
+    ok(fabs(x[0]) < 1e-12 && fabs(x[1] - 1) < 1e-12 && fabs(x[2] - 1) < 1e-12,
+       "L L^T x = b solved (x = 0, 1, 1)");
+    is_int(ty_cholesky(bad, 2), -EDOM, "an indefinite matrix is refused");
+}
+
+static double f1(double x)
+{
+    return sin(6 * x) + 0.5 * x;
+}
+
+static void test_gp(void)
+{
+    struct ty_gp *gp = ty_gp_new(1);
+    double x[8], y[8], m, v, v_far, v_near;
+    size_t n = 8;
+    bool interp = true;
+
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)i / (double)(n - 1);
+        y[i] = f1(x[i]);
+    }
+    gp->log_sn2 = log(1e-6);
+    gp->log_ls[0] = log(0.2);
+    ty_gp_set_data(gp, x, y, n);
+    is_int(ty_gp_update(gp), 0, "factorised");
+    for (size_t i = 0; i < n; i++) {
+        ty_gp_predict(gp, &x[i], &m, &v);
+        interp = interp && fabs(m - y[i]) < 1e-3 && v < 1e-4;
+    }
+    ok(interp, "interpolates its training points with small noise, variance ~0 there");
+    {
+        double q = 0.5 / 7, far = 1.6;
+        ty_gp_predict(gp, &q, &m, &v_near);
+        gp->n = 1; /* variance with only the first point */
+        ty_gp_update(gp);
+        ty_gp_predict(gp, &q, &m, &v);
+        ok(v_near < v, "variance shrinks as data is added nearby (%g < %g)", v_near, v);
+        ty_gp_predict(gp, &far, &m, &v_far);
+        ok(v_far > 0.9 * exp(gp->log_sf2), "far from the data the variance is the prior");
+    }
+    ty_gp_free(gp);
+
+    /* fit: data from a GP-like smooth function with length-scale structure in dimension 0 only */
+    gp = ty_gp_new(2);
+    {
+        size_t nn = 40;
+        double *xx = xcalloc(2 * nn, sizeof(double)), *yy = xcalloc(nn, sizeof(double));
+        double before, after;
+        for (size_t i = 0; i < nn; i++) {
+            xx[2 * i] = fmod(0.618034 * (double)i, 1.0);
+            xx[2 * i + 1] = fmod(0.754878 * (double)i + 0.3, 1.0);
+            yy[i] = sin(2 * M_PI * xx[2 * i] / 0.5); /* varies in x0, constant in x1 */
+        }
+        ty_gp_set_data(gp, xx, yy, nn);
+        before = ty_gp_neg_log_posterior(gp);
+        is_int(ty_gp_fit(gp, 200, 1), 0, "hyperparameters fitted");
+        after = ty_gp_neg_log_posterior(gp);
+        ok(after < before, "the fit improves the objective (%g -> %g)", before, after);
+        ok(exp(gp->log_ls[0]) > 0.05 && exp(gp->log_ls[0]) < 0.5,
+           "length-scale of the varying dimension recovered roughly (%g)",
+           exp(gp->log_ls[0]));
+        ok(exp(gp->log_ls[1]) > 3 * exp(gp->log_ls[0]),
+           "the irrelevant dimension gets a longer length-scale (%g)",
+           exp(gp->log_ls[1]));
+        free(xx);
+        free(yy);
+    }
+    ty_gp_free(gp);
+}
+
+#define P_MIXED                                                                                    \
+    "{'parameterName':'lr','type':'DOUBLE','minValue':1e-5,'maxValue':1,'scaleType':'UNIT_LOG_"    \
+    "SCALE'},"                                                                                     \
+    "{'parameterName':'m','type':'DOUBLE','minValue':0.5,'maxValue':0.999,'scaleType':'UNIT_"      \
+    "REVERSE_LOG_SCALE'},"                                                                         \
+    "{'parameterName':'n','type':'INTEGER','minValue':1,'maxValue':10},"                           \
+    "{'parameterName':'b','type':'INTEGER','minValue':8,'maxValue':512,'scaleType':'UNIT_LOG_"     \
+    "SCALE'},"                                                                                     \
+    "{'parameterName':'d','type':'DISCRETE','discreteValues':[1,2,4,8,16]},"                       \
+    "{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['sgd','adam','rmsprop']}"
+
+/* An objective of the mixed space's JSON parameters (lower is better). */
+static double mixed_objective(const json_t *p)
+{
+    double lr = json_real_value(json_object_get(p, "lr"));
+    double n = (double)json_integer_value(json_object_get(p, "n"));
+    double d = json_real_value(json_object_get(p, "d"));
+    const char *o = json_string_value(json_object_get(p, "o"));
+    return pow(log10(lr) + 3, 2) + 0.1 * (n - 4) * (n - 4) + fabs(d - 4) +
+           (strcmp(o, "adam") == 0 ? 0 : 1);
+}
+
+/* Run a sequential study; the JSON of every suggestion appended to *log (a string). Returns
+ * the best objective; *valid false on any invalid or duplicate suggestion. */
+static double run_study(const struct ty_hp_spec *hp, uint64_t seed, char **log, bool *valid)
+{
+    struct ty_tuner *t = NULL;
+    struct ty_trial_suggestion *s = NULL;
+    json_t *seen = json_array();
+    size_t n = 0;
+    double best = INFINITY;
+
+    *valid = ty_tuner_new(hp, seed, &t, &err) == 0;
+    while (*valid && ty_tuner_suggest(t, 1, &s, &n, &err) == 0 && n == 1) {
+        double f = mixed_objective(s[0].parameters), v;
+        for (size_t i = 0; i < hp->n_params; i++)
+            *valid = *valid &&
+                     ty_hp_value_from_json(&hp->params[i],
+                                           json_object_get(s[0].parameters, hp->params[i].name),
+                                           &v,
+                                           &err) == 0;
+        for (size_t i = 0; i < json_array_size(seen); i++)
+            if (json_equal(json_array_get(seen, i), s[0].parameters))
+                *valid = false;
+        json_array_append(seen, s[0].parameters);
+        {
+            _cleanup_free_ char *js = ty_json_compact(s[0].parameters);
+            char *nl = xasprintf("%s%s\n", *log ? *log : "", js);
+            free(*log);
+            *log = nl;
+        }
+        best = f < best ? f : best;
+        ty_tuner_complete(t, s[0].trial_id, true, f, &err);
+        ty_trial_suggestions_free(s, n);
+    }
+    json_decref(seen);
+    ty_tuner_free(t);
+    return best;
+}
+
+static void test_tuner_mixed(void)
+{
+    struct ty_hp_spec *hp = spec_of("{'maxTrials':25,'params':[" P_MIXED "]}");
+    char *a = NULL, *b = NULL, *c = NULL;
+    bool va, vb, vc;
+    double best;
+
+    if (!ok(hp, "mixed spec with the default algorithm parses"))
+        return;
+    best = run_study(hp, 7, &a, &va);
+    run_study(hp, 7, &b, &vb);
+    run_study(hp, 8, &c, &vc);
+    ok(va && vb && vc, "every suggestion valid for its type and scale, none repeated");
+    ok(a && b && strcmp(a, b) == 0, "deterministic for a seed");
+    ok(a && c && strcmp(a, c) != 0, "another seed, another study");
+    ok(best < 2, "the mixed objective is improved on (best %g)", best);
+    free(a);
+    free(b);
+    free(c);
+    ty_hp_free(hp);
+}
+
+static void test_tuner_small_space(void)
+{
+    /* 6 points in all: the tuner must cover them without repeats, then may repeat */
+    struct ty_hp_spec *hp = spec_of("{'maxTrials':6,'params':["
+                                    "{'parameterName':'n','type':'INTEGER','minValue':1,'maxValue':"
+                                    "3},{'parameterName':'o','type':'CATEGORICAL',"
+                                    "'categoricalValues':['a','b']}]}");
+    struct ty_tuner *t = NULL;
+    struct ty_trial_suggestion *s = NULL;
+    json_t *seen = json_array();
+    size_t n = 0;
+    bool dup = false;
+
+    if (!hp || ty_tuner_new(hp, 1, &t, &err) < 0) {
+        ok(0, "small space study");
+        json_decref(seen);
+        ty_hp_free(hp);
+        return;
+    }
+    while (ty_tuner_suggest(t, 1, &s, &n, &err) == 0 && n == 1) {
+        for (size_t i = 0; i < json_array_size(seen); i++)
+            dup = dup || json_equal(json_array_get(seen, i), s[0].parameters);
+        json_array_append(seen, s[0].parameters);
+        ty_tuner_complete(t, s[0].trial_id, json_array_size(seen) % 3 != 0, 1.0, &err);
+        ty_trial_suggestions_free(s, n);
+    }
+    is_int(json_array_size(seen), 6, "maxTrials suggestions, failed ones counted");
+    ok(!dup, "a 6-point space covered without a repeat (failures included)");
+    json_decref(seen);
+    ty_tuner_free(t);
+    ty_hp_free(hp);
+}
+
+static double quad(const json_t *p)
+{
+    double x = json_real_value(json_object_get(p, "x"));
+    double y = json_real_value(json_object_get(p, "y"));
+    return -((x - 1.3) * (x - 1.3) + 2 * (y + 0.7) * (y + 0.7)); /* MAXIMIZE: 0 at (1.3, -0.7) */
+}
+
+static void test_tuner_quadratic(void)
+{
+    struct ty_hp_spec *hp =
+        spec_of("{'goal':'MAXIMIZE','maxTrials':30,'maxParallelTrials':3,'params':["
+                "{'parameterName':'x','type':'DOUBLE','minValue':-5,'maxValue':5},"
+                "{'parameterName':'y','type':'DOUBLE','minValue':-5,'maxValue':5}]}");
+    struct ty_tuner *t = NULL;
+    struct ty_trial_suggestion *s = NULL;
+    size_t n = 0, batches = 0, distinct = 0;
+    double best = -INFINITY, ms = 0;
+    const json_t *bp;
+
+    if (!hp || ty_tuner_new(hp, 11, &t, &err) < 0) {
+        ok(0, "quadratic study");
+        ty_hp_free(hp);
+        return;
+    }
+    while (ty_tuner_suggest(t, 3, &s, &n, &err) == 0 && n > 0) {
+        batches++;
+        distinct += n < 2 || !json_equal(s[0].parameters, s[1].parameters);
+        for (size_t i = 0; i < n; i++) {
+            double f = quad(s[i].parameters);
+            best = f > best ? f : best;
+            /* one trial in 7 fails: left out of the model, still counted */
+            ty_tuner_complete(t, s[i].trial_id, (ty_tuner_n_completed(t) + 1) % 7 != 0, f, &err);
+        }
+        ty_trial_suggestions_free(s, n);
+    }
+    is_int(ty_tuner_n_suggested(t), 30, "30 trials in batches of 3");
+    ok(distinct == batches, "suggestions made while others are pending differ");
+    ok(best > -0.05, "a 2-D quadratic gets close to its maximum in 30 trials (%g)", best);
+    ok(ty_tuner_best(t, &best, &bp) && best > -0.05, "and the best trial says so");
+    ty_tuner_free(t);
+
+    /* latency at 100 trials */
+    hp->max_trials = 101;
+    if (ty_tuner_new(hp, 3, &t, &err) == 0) {
+        struct timespec t0, t1;
+        for (int i = 0; i < 101; i++) {
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            ty_tuner_suggest(t, 1, &s, &n, &err);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (i >= 90)
+                ms +=
+                    (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+            if (n)
+                ty_tuner_complete(t, s[0].trial_id, true, quad(s[0].parameters), &err);
+            ty_trial_suggestions_free(s, n);
+        }
+        diag("mean ms per suggestion at trials 91-101: %.2f", ms / 11);
+        ty_tuner_free(t);
+    }
+    ty_hp_free(hp);
+}
+
+int main(void)
+{
+    test_linalg();
+    test_gp();
+    test_tuner_mixed();
+    test_tuner_small_space();
+    test_tuner_quadratic();
+    return done_testing();
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-study.c: the pure parts of the trial runner (study-output.c): value strings and trial
+ * arguments, the order of trials, the trainingOutput JSON and the failed-trial rule. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "json.h"
+#include "macro.h"
+#include "strv.h"
+#include "study.h"
+#include "tap.h"
+
+static struct ty_study_trial mk(const char *id, enum ty_job_state st, bool has, double v)
+{
+    struct ty_study_trial t = {
+        .trial_id = (char *)id, .state = st, .has_metric = has, .start_usec = 1000000};
+    t.final.value = v;
+    t.final.step = 7;
+    if (has) {
+        t.metrics = &t.final;
+        t.n_metrics = 1;
+    }
+    t.end_usec = 2000000;
+    return t;
+}
+
+static void test_values(void)
+{
+    _cleanup_json_ json_t *r = json_real(0.1), *i = json_integer(-42), *s = json_string("relu");
+    _cleanup_json_ json_t *big = json_real(1e-5), *whole = json_real(2.0);
+    _cleanup_free_ char *a = ty_study_value_string(r);
+    _cleanup_free_ char *b = ty_study_value_string(i);
+    _cleanup_free_ char *c = ty_study_value_string(s);
+    _cleanup_free_ char *d = ty_study_value_string(big);
+    _cleanup_free_ char *e = ty_study_value_string(whole);
+    ok(strcmp(a, "0.1") == 0, "a real in its shortest form (%s)", a);
+    ok(strcmp(b, "-42") == 0, "an integer in decimal");
+    ok(strcmp(c, "relu") == 0, "a category as is");
+    ok(strcmp(d, "1e-05") == 0, "a small real (%s)", d);
+    ok(strcmp(e, "2") == 0, "a whole real (%s)", e);
+}
+
+static void test_args(void)
+{
+    struct ty_error err = {0};
+    struct ty_hp_spec *spec = NULL;
+    _cleanup_json_ json_t *j = NULL, *params = NULL;
+    char **args;
+
+    static const char text[] =
+        "{\"params\":[{\"parameterName\":\"lr\",\"type\":\"DOUBLE\",\"minValue\":0.001,"
+        "\"maxValue\":1,\"scaleType\":\"UNIT_LOG_SCALE\"},{\"parameterName\":\"layers\","
+        "\"type\":\"INTEGER\",\"minValue\":1,\"maxValue\":4}],\"maxTrials\":3}";
+
+    (void)ty_json_parse(text, strlen(text), &j, &err);
+    ok(j && ty_hp_spec_from_json(j, &spec, &err) == 0, "spec parses: %s", ty_error_msg(&err));
+    if (!spec)
+        return;
+    params = json_pack("{s:i,s:f}", "layers", 3, "lr", 0.01);
+    args = ty_study_trial_args(spec, params);
+    ok(ty_strv_len(args) == 2 && strcmp(args[0], "--lr=0.01") == 0 &&
+           strcmp(args[1], "--layers=3") == 0,
+       "trial args in the spec's order: %s %s",
+       args[0],
+       args[1] ? args[1] : "");
+    ty_strv_free(args);
+
+    is_int(ty_study_too_many_failures(spec, 2, 0, (char[128]){0}, 128),
+           0,
+           "unset: 2 of 3 fail: go on");
+    {
+        char msg[128];
+        ok(ty_study_too_many_failures(spec, 3, 0, msg, sizeof(msg)) &&
+               strstr(msg, "first 3 trials all failed"),
+           "unset: the first 3 all fail: stop (%s)",
+           msg);
+    }
+    is_int(ty_study_too_many_failures(spec, 5, 1, (char[128]){0}, 128),
+           0,
+           "unset: after a success failures never stop");
+    spec->max_trials = 2;
+    is_int(ty_study_too_many_failures(spec, 2, 0, (char[128]){0}, 128),
+           1,
+           "unset, maxTrials 2: both fail: stop");
+    spec->max_failed_trials = 4;
+    is_int(ty_study_too_many_failures(spec, 3, 0, (char[128]){0}, 128),
+           0,
+           "maxFailedTrials 4: 3 failed: go on");
+    {
+        char msg[128];
+        ok(ty_study_too_many_failures(spec, 4, 2, msg, sizeof(msg)) &&
+               strcmp(msg, "4 trials failed, reaching maxFailedTrials (4).") == 0,
+           "maxFailedTrials 4: 4 failed (even after successes): stop (%s)",
+           msg);
+    }
+    ty_hp_free(spec);
+}
+
+static void test_sort_and_output(void)
+{
+    struct ty_study_trial t[5] = {
+        mk("1", TY_STATE_FAILED, false, 0),
+        mk("2", TY_STATE_SUCCEEDED, true, 0.5),
+        mk("10", TY_STATE_SUCCEEDED, true, 0.9),
+        mk("3", TY_STATE_SUCCEEDED, true, 0.9),
+        mk("4", TY_STATE_CANCELLED, false, 0),
+    };
+    const struct ty_study_trial *v[5];
+    struct ty_hp_spec spec = {.maximize = true};
+    _cleanup_json_ json_t *out = NULL;
+    json_t *tr;
+
+    for (size_t i = 0; i < 5; i++) {
+        t[i].parameters = json_pack("{s:f}", "x", (double)i / 4);
+        v[i] = &t[i];
+    }
+    ty_study_sort(v, 5, true);
+    ok(strcmp(v[0]->trial_id, "3") == 0 && strcmp(v[1]->trial_id, "10") == 0 &&
+           strcmp(v[2]->trial_id, "2") == 0 && strcmp(v[3]->trial_id, "1") == 0 &&
+           strcmp(v[4]->trial_id, "4") == 0,
+       "maximize: best first, ties by trial number, trials without a metric last");
+    ty_study_sort(v, 5, false);
+    ok(strcmp(v[0]->trial_id, "2") == 0 && strcmp(v[1]->trial_id, "3") == 0 &&
+           strcmp(v[3]->trial_id, "1") == 0,
+       "minimize: lowest first");
+
+    t[0].error = (char *)"The replica master 0 exited with a non-zero status of 1.";
+    out = ty_study_output_json(&spec, v, 5);
+    ok(strcmp(ty_json_str(out, "completedTrialCount"), "3") == 0,
+       "completedTrialCount: succeeded trials, as a string");
+    ok(json_is_true(json_object_get(out, "isHyperparameterTuningJob")),
+       "isHyperparameterTuningJob");
+    ok(strcmp(ty_json_str(out, "hyperparameterMetricTag"), "training/hptuning/metric") == 0,
+       "default tag");
+    tr = json_array_get(json_object_get(out, "trials"), 0);
+    ok(strcmp(ty_json_str(tr, "trialId"), "3") == 0, "trials best first (goal maximize)");
+    ok(strcmp(ty_json_str(json_object_get(tr, "finalMetric"), "trainingStep"), "7") == 0 &&
+           json_real_value(json_object_get(json_object_get(tr, "finalMetric"), "objectiveValue")) ==
+               0.9,
+       "finalMetric {trainingStep string, objectiveValue}");
+    ok(strcmp(ty_json_str(json_object_get(tr, "hyperparameters"), "x"), "0.75") == 0,
+       "hyperparameters as strings");
+    ok(strcmp(ty_json_str(tr, "startTime"), "1970-01-01T00:00:01Z") == 0 ||
+           strncmp(ty_json_str(tr, "startTime"), "1970-01-01T00:00:01", 19) == 0,
+       "startTime RFC 3339 (%s)",
+       ty_json_str(tr, "startTime"));
+    ok(json_is_false(json_object_get(tr, "isTrialStoppedEarly")), "isTrialStoppedEarly false");
+    tr = json_array_get(json_object_get(out, "trials"), 3);
+    ok(strcmp(ty_json_str(tr, "trialId"), "1") == 0 &&
+           strcmp(ty_json_str(tr, "state"), "FAILED") == 0 && !json_object_get(tr, "finalMetric") &&
+           strcmp(ty_json_str(tr, "errorMessage"), t[0].error) == 0,
+       "a failed trial: no finalMetric, its error");
+    for (size_t i = 0; i < 5; i++)
+        json_decref(t[i].parameters);
+}
+
+int main(void)
+{
+    test_values();
+    test_args();
+    test_sort_and_output();
+    return done_testing();
+}
