@@ -17,12 +17,8 @@ static struct ty_study_trial mk(const char *id, enum ty_job_state st, bool has, 
         .trial_id = (char *)id, .state = st, .has_metric = has, .start_usec = 1000000};
     t.final.value = v;
     t.final.step = 7;
-    if (has) {
-        t.metrics = &t.final;
-        t.n_metrics = 1;
-    }
     t.end_usec = 2000000;
-    return t;
+    return t; /* metrics: set by the caller, once the trial has its final address */
 }
 
 static void test_values(void)
@@ -113,6 +109,10 @@ static void test_sort_and_output(void)
 
     for (size_t i = 0; i < 5; i++) {
         t[i].parameters = json_pack("{s:f}", "x", (double)i / 4);
+        if (t[i].has_metric) {
+            t[i].metrics = &t[i].final;
+            t[i].n_metrics = 1;
+        }
         v[i] = &t[i];
     }
     ty_study_sort(v, 5, true);
