@@ -323,20 +323,15 @@ const char *api_client_project(const struct api_client *c)
 
 char *api_escape(const char *s)
 {
-    static const char hex[] = "0123456789ABCDEF";
-    struct ty_buf b = TY_BUF_INIT;
+    /* libcurl escapes all but the unreserved characters (A-Z a-z 0-9 - . _ ~), as RFC 3986. */
+    char *e = curl_easy_escape(NULL, s, 0);
+    char *copy;
 
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '.' || *p == '_' || *p == '~') {
-            ty_buf_putc(&b, (char)*p);
-        } else {
-            ty_buf_putc(&b, '%');
-            ty_buf_putc(&b, hex[*p >> 4]);
-            ty_buf_putc(&b, hex[*p & 15]);
-        }
-    }
-    return ty_buf_take(&b);
+    if (!e)
+        abort(); /* out of memory, as the x* allocators */
+    copy = xstrdup(e);
+    curl_free(e);
+    return copy;
 }
 
 char *api_jobs_path(const struct api_client *c, const char *job_id, const char *suffix)

@@ -56,6 +56,18 @@ static void not_found(struct tyd_reply *rep, const struct tyd_request *rq)
     tyd_error(rep, 404, NULL, "Job '%s' not found in project '%s'.", rq->job, rq->project);
 }
 
+/* Answer a failed store call @r: 404 for -ENOENT, else 500. Returns true when @r succeeded
+ * (nothing answered). */
+static bool
+store_ok(const struct tyd_request *rq, struct tyd_reply *rep, int r, const struct ty_error *e)
+{
+    if (r == -ENOENT)
+        not_found(rep, rq);
+    else if (r < 0)
+        store_failure(rep, r, e);
+    return r >= 0;
+}
+
 /* Answer with the outcome of a store call @r that gave @row: 404, 500, or 200 and the Job. */
 static void reply_row(const struct tyd_request *rq,
                       struct tyd_reply *rep,
@@ -63,11 +75,7 @@ static void reply_row(const struct tyd_request *rq,
                       const struct ty_job_row *row,
                       const struct ty_error *e)
 {
-    if (r == -ENOENT)
-        not_found(rep, rq);
-    else if (r < 0)
-        store_failure(rep, r, e);
-    else {
+    if (store_ok(rq, rep, r, e)) {
         rep->status = 200;
         rep->json = job_json(rq->d, row);
     }
@@ -184,16 +192,9 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     tyd_queue_add(d->queue, row.seq);
     if (d->max_running != 0)
         tyd_kick(d);
-    {
-        struct ty_job_row *stored = NULL;
-        if (ty_store_get_job_by_seq(d->store, row.seq, &stored, &e) < 0) {
-            store_failure(rep, -EIO, &e);
-            return;
-        }
-        rep->status = 200;
-        rep->json = job_json(d, stored);
-        ty_job_row_free(stored);
-    }
+    /* The job as created (the insert set its seq and etag): no need to read it back. */
+    rep->status = 200;
+    rep->json = job_json(d, &row);
 }
 
 void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
@@ -331,14 +332,8 @@ void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     }
     r = ty_store_cancel_job(rq->d->store, rq->project, rq->job, ty_now_usec(), &row, &e);
-    if (r == -ENOENT) {
-        not_found(rep, rq);
+    if (!store_ok(rq, rep, r, &e))
         return;
-    }
-    if (r < 0) {
-        store_failure(rep, r, &e);
-        return;
-    }
     if (row->state == TY_STATE_CANCELLING && row->shim_pid > 0)
         tyd_dispatch_signal(row, SIGTERM);
     if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0)
@@ -410,14 +405,8 @@ void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     }
     r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
-    if (r == -ENOENT) {
-        not_found(rep, rq);
+    if (!store_ok(rq, rep, r, &e))
         return;
-    }
-    if (r < 0) {
-        store_failure(rep, r, &e);
-        return;
-    }
     labels = json_object_get(canon, "labels");
     /* Validate the labels with the job's own rules, as if the job were submitted so. */
     check = json_pack("{s:s,s:O,s:o}",

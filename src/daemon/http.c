@@ -514,7 +514,6 @@ static enum MHD_Result on_request(void *cls,
 {
     struct tyd *d = cls;
     struct req_ctx *rc = *con_cls;
-    struct tyd_route rt;
     struct tyd_reply rep = {0};
 
     if (!rc) {
@@ -522,10 +521,10 @@ static enum MHD_Result on_request(void *cls,
         int64_t n;
         rc = xcalloc(1, sizeof(*rc));
         *con_cls = rc;
-        tyd_route(method, url, &rt);
-        if (pre_checks(d, c, &rt, &rep)) {
+        tyd_route(method, url, &rc->rt);
+        if (pre_checks(d, c, &rc->rt, &rep)) {
             rc->answered = true;
-            return send_reply(d, c, method, url, &rep, rt.allow);
+            return send_reply(d, c, method, url, &rep, rc->rt.allow);
         }
         if (cl && (ty_parse_int64(cl, 0, INT64_MAX, &n) < 0 || n > TYD_MAX_BODY)) {
             rc->answered = true;
@@ -555,7 +554,6 @@ static enum MHD_Result on_request(void *cls,
         tyd_error(&rep, 413, NULL, "Request body too large: the limit is %d bytes.", TYD_MAX_BODY);
         return send_reply(d, c, method, url, &rep, NULL);
     }
-    tyd_route(method, url, &rc->rt);
     rc->rq = (struct tyd_request){
         .d = d,
         .conn = c,

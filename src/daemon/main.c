@@ -256,7 +256,7 @@ static int serve(struct tyd *d)
     _cleanup_free_ char *db = NULL;
     struct ty_loop *loop = NULL;
     struct ty_error e = {0};
-    int r, sig_fd;
+    int r, rc, sig_fd;
 
     if (ty_mkdir_p(d->state_dir, 0755, &e) < 0)
         goto fail;
@@ -289,22 +289,19 @@ static int serve(struct tyd *d)
             d->auth ? ", tokens required" : "");
     r = ty_loop_run(loop);
     tyd_log("stopping%s", r < 0 ? " (event loop failed)" : "");
-    tyd_http_stop(d);
-    tyd_dispatch_free(d->dispatch);
-    tyd_queue_free(d->queue);
-    ty_loop_free(loop);
-    ty_store_close(d->store);
-    tyd_auth_free(d->auth);
-    return r < 0 ? 1 : 0;
+    rc = r < 0 ? 1 : 0;
+    goto out;
 fail:
     tyd_log("%s", ty_error_msg(&e));
+    rc = 1;
+out:
     tyd_http_stop(d);
     tyd_dispatch_free(d->dispatch);
     tyd_queue_free(d->queue);
     ty_loop_free(loop);
     ty_store_close(d->store);
     tyd_auth_free(d->auth);
-    return 1;
+    return rc;
 }
 
 static void release(struct tyd *d)
