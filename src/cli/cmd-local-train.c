@@ -79,6 +79,7 @@ struct run_ctx {
     const struct ty_job *job;
     char *job_record; /* <dir>/job.json */
     int64_t create_usec, start_usec, end_usec;
+    enum ty_job_state state; /* as last recorded */
 };
 
 static void print_record(void *ctx, const struct ty_log_record *rec)
@@ -117,6 +118,7 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
         json_object_set_new(j, "startTime", json_string(ty_rfc3339(rc->start_usec, 6, ts, 40)));
     if (rc->end_usec)
         json_object_set_new(j, "endTime", json_string(ty_rfc3339(rc->end_usec, 6, ts, 40)));
+    rc->state = st;
     json_object_set_new(j, "state", json_string(ty_job_state_name(st)));
     if (rc->sup && *ty_supervisor_error(rc->sup) && ty_job_state_is_final(st))
         json_object_set_new(j, "errorMessage", json_string(ty_supervisor_error(rc->sup)));
@@ -145,6 +147,14 @@ static void on_state(void *ctx, enum ty_job_state st)
     if (ty_job_state_is_final(st))
         rc->end_usec = ty_now_usec();
     write_record(rc, st);
+}
+
+/* A trial started or ended: job.json's trainingOutput follows. */
+static void on_trial(void *ctx, const struct ty_study_trial *trial)
+{
+    struct run_ctx *rc = ctx;
+    (void)trial;
+    write_record(rc, rc->state);
 }
 
 static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
@@ -190,10 +200,8 @@ static bool label_true(const struct ty_job *job, const char *key)
     return v && strcmp(v, "true") == 0;
 }
 
-/* The tuner's seed: fixed by the job id, so a rerun under the same id suggests the same
- * trials (FNV-1a). */
 /* The trials table at the end of a tuning job: best first (as trainingOutput), then each
- * hyperparameter in the spec's order. */
+ * hyperparameter in the spec's order; trials stopped early are marked. */
 static void print_trials(const struct ty_job *job, const struct ty_study *st)
 {
     size_t n = ty_study_n_trials(st);
@@ -201,6 +209,7 @@ static void print_trials(const struct ty_job *job, const struct ty_study *st)
     _cleanup_free_ const struct ty_study_trial **v = xcalloc(n ? n : 1, sizeof(*v));
     _cleanup_free_ int *width = xcalloc(hp->n_params ? hp->n_params : 1, sizeof(int));
     char ***cells = xcalloc(n ? n : 1, sizeof(char **));
+    bool any_stopped = false;
 
     for (size_t i = 0; i < n; i++)
         v[i] = ty_study_trial(st, i);
@@ -224,19 +233,60 @@ static void print_trials(const struct ty_job *job, const struct ty_study *st)
         char obj[32] = "-";
         if (v[i]->has_metric)
             (void)snprintf(obj, sizeof(obj), "%.10g", v[i]->final.value);
-        printf("%-6s %-10s %-22s", v[i]->trial_id, ty_job_state_name(v[i]->state), obj);
+        char state[32];
+        (void)snprintf(state,
+                       sizeof(state),
+                       "%s%s",
+                       ty_job_state_name(v[i]->state),
+                       v[i]->stopped_early ? "*" : "");
+        any_stopped |= v[i]->stopped_early;
+        printf("%-6s %-10s %-22s", v[i]->trial_id, state, obj);
         for (size_t k = 0; k < hp->n_params; k++)
             printf(" %-*s", width[k], cells[i][k]);
         printf("\n");
         ty_strv_free(cells[i]);
     }
     free(cells);
+    if (any_stopped)
+        printf(
+            "* stopped early: behind the median of the completed trials (isTrialStoppedEarly)\n");
     printf("\n");
+}
+
+/* resumePreviousJobId: the earlier local job's record, <state>/jobs/local/<id>/job.json.
+ * Returns 0 and *ret, or -errno with err naming the field. */
+static int read_previous(const char *state_dir, const char *id, json_t **ret, struct ty_error *err)
+{
+    _cleanup_free_ char *path = xasprintf("%s/jobs/local/%s/job.json", state_dir, id);
+    _cleanup_free_ char *text = NULL;
+    struct ty_error e = {0};
+    size_t len = 0;
+    int r;
+
+    r = ty_read_file(path, 64 * 1024 * 1024, &text, &len, &e);
+    if (r == -ENOENT)
+        return ty_error_set(err,
+                            ENOENT,
+                            "trainingInput.hyperparameters.resumePreviousJobId: no local job "
+                            "'%s' (no %s)",
+                            id,
+                            path);
+    if (r >= 0)
+        r = ty_json_parse(text, len, ret, &e);
+    if (r < 0)
+        return ty_error_set(err,
+                            -r,
+                            "trainingInput.hyperparameters.resumePreviousJobId: cannot read "
+                            "job '%s': %s",
+                            id,
+                            ty_error_msg(&e));
+    return 0;
 }
 
 static int run_job(const struct ty_job *job,
                    const char *runtime,
                    const char *state_dir,
+                   const json_t *previous,
                    const struct ty_supervisor_options *base)
 {
     struct ty_supervisor_options opts = *base;
@@ -282,6 +332,8 @@ static int run_job(const struct ty_job *job,
             .state_dir = dir,
             .seed = ty_study_default_seed(job),
             .sup = opts,
+            .previous_job = previous,
+            .on_trial = on_trial,
             .on_state = on_state,
             .ctx = &rc,
         };
@@ -332,6 +384,7 @@ static int local_train(int argc, char **argv)
     struct ty_supervisor_options opts = {0};
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_json_ json_t *doc = NULL;
+    _cleanup_json_ json_t *previous = NULL;
     _cleanup_free_ char *job_id = NULL;
     _cleanup_free_ char *state_dir = NULL;
     const char *runtime = getenv("TRAINYARD_RUNTIME") && *getenv("TRAINYARD_RUNTIME")
@@ -441,10 +494,41 @@ static int local_train(int argc, char **argv)
         return TY_EXIT_USAGE;
     }
 
+    if (!state_dir)
+        state_dir = ty_statedir_default();
+    if (job->hp && job->hp->resume_job_id) {
+        r = state_dir ? read_previous(state_dir, job->hp->resume_job_id, &previous, &e)
+                      : ty_error_set(&e, ENOENT, "no state directory to find the job to resume");
+        if (r >= 0)
+            r = ty_study_resume_check(job->hp, previous, &e);
+        if (r < 0) {
+            cli_error(PATH, "%s", ty_error_msg(&e));
+            return TY_EXIT_USAGE;
+        }
+    }
     if (dry_run) {
         _cleanup_json_ json_t *out = NULL;
         _cleanup_free_ char *text = NULL;
-        r = ty_supervisor_dry_run(runtime, job, &opts.env, &out, &e);
+        struct ty_trial_suggestion *trial = NULL;
+        _cleanup_strv_free_ char **trial_args = NULL;
+
+        r = 0;
+        if (job->hp) {
+            r = ty_study_first_trial(
+                job, ty_study_default_seed(job), previous, &trial, &trial_args, &e);
+            if (r >= 0) {
+                _cleanup_free_ char *shown = ty_json_compact(trial->parameters);
+                fprintf(stderr,
+                        "Dry run of trial %s of up to %d, with %s.\n",
+                        trial->trial_id,
+                        job->hp->max_trials,
+                        shown);
+            }
+        }
+        if (r >= 0)
+            r = ty_supervisor_dry_run(
+                runtime, job, trial ? trial->trial_id : NULL, trial_args, &opts.env, &out, &e);
+        ty_trial_suggestions_free(trial, trial ? 1 : 0);
         if (r < 0) {
             cli_error(PATH, "%s", ty_error_msg(&e));
             return TY_EXIT_USAGE;
@@ -453,14 +537,12 @@ static int local_train(int argc, char **argv)
         puts(text);
         return TY_EXIT_OK;
     }
-    if (!state_dir)
-        state_dir = ty_statedir_default();
     if (!state_dir) {
         cli_error(PATH, "no state directory: set --state-dir or TRAINYARD_HOME");
         return TY_EXIT_USAGE;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    rc = run_job(job, runtime, state_dir, &opts);
+    rc = run_job(job, runtime, state_dir, previous, &opts);
     return rc;
 }
 

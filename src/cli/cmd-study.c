@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "spec.h"
+#include "stoprule.h"
 #include "tuner.h"
 
 #define PATH     "study"
@@ -36,7 +37,8 @@ static const char usage[] =
     "                                           (an empty list: the search is exhausted)\n"
     "  {\"type\":\"complete\",\"trialId\":\"7\",\"state\":\"SUCCEEDED\",\"objective\":V}\n"
     "  {\"type\":\"complete\",\"trialId\":\"8\",\"state\":\"FAILED\"}  -> {\"type\":\"ack\"}\n"
-    "  {\"type\":\"measurement\",...}           -> {\"type\":\"ack\",\"shouldStop\":false}\n"
+    "  {\"type\":\"measurement\",\"trialId\":\"7\",\"step\":S,\"objective\":V}\n"
+    "                                        -> {\"type\":\"ack\",\"shouldStop\":B}\n"
     "  {\"type\":\"end\"}                       -> {\"type\":\"bye\",\"best\":{...}}, exit 0\n"
     "  anything malformed                    -> {\"type\":\"error\",\"message\":\"...\"}\n"
     "\n"
@@ -44,6 +46,9 @@ static const char usage[] =
     "process with a Matern-5/2 kernel and expected improvement; pending trials enter as\n"
     "fantasies, failed trials are left out of the model), or RANDOM_SEARCH or GRID_SEARCH\n"
     "(INTEGER, CATEGORICAL and DISCRETE parameters only).\n"
+    "With enableTrialEarlyStopping, measurements feed the median stopping rule: shouldStop\n"
+    "is true when the trial's best value so far is worse than the median of the completed\n"
+    "trials' running averages at its step (docs/tuning.md). Without it, always false.\n"
     "The seed is the study message's \"seed\", else $HPO_SEED, else 0.\n"
     "\n"
     "Flags:\n"
@@ -55,6 +60,7 @@ static const char usage[] =
 struct study {
     struct ty_hp_spec *spec;
     struct ty_tuner *tuner;
+    struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping */
     char *study_id;
     bool ended;
 };
@@ -138,9 +144,7 @@ static json_t *on_study(struct study *st, const json_t *msg)
             st->spec->max_trials,
             seed);
     if (st->spec->early_stopping)
-        fprintf(stderr,
-                "trainyard study: enableTrialEarlyStopping: no stopping rule yet; "
-                "measurements are acknowledged without stopping trials\n");
+        st->stop_rule = ty_stop_rule_new(st->spec->maximize);
     return json_pack("{s:s}", "type", "ready");
 }
 
@@ -185,6 +189,8 @@ static json_t *on_complete(struct study *st, const json_t *msg)
         return error_reply("complete.objective: a number is required for a SUCCEEDED trial");
     if (ty_tuner_complete(st->tuner, id, ok, ok ? json_number_value(obj) : 0, &e) < 0)
         return error_reply("complete.%s", e.msg);
+    if (st->stop_rule) /* a trial already stopped stays out of the reference set */
+        ty_stop_rule_end(st->stop_rule, id, ok);
     if (!ok)
         fprintf(stderr,
                 "trainyard study: trial %s failed: %s\n",
@@ -195,12 +201,36 @@ static json_t *on_complete(struct study *st, const json_t *msg)
 
 static json_t *on_measurement(struct study *st, const json_t *msg)
 {
-    (void)st;
-    if (!ty_json_str(msg, "trialId"))
+    const char *id = ty_json_str(msg, "trialId");
+    json_t *step = json_object_get(msg, "step"), *obj = json_object_get(msg, "objective");
+    struct ty_stop_decision d;
+    bool stop;
+
+    if (!id)
         return error_reply("measurement.trialId: a string is required");
-    if (!json_is_number(json_object_get(msg, "objective")))
-        return error_reply("measurement.objective: a number is required");
-    return json_pack("{s:s, s:b}", "type", "ack", "shouldStop", 0);
+    if (!ty_tuner_is_pending(st->tuner, id))
+        return error_reply("measurement.trialId: '%s' is not a running trial", id);
+    if (!json_is_integer(step) || json_integer_value(step) < 0)
+        return error_reply("measurement.step: a non-negative integer is required");
+    if (!json_is_number(obj) || !isfinite(json_number_value(obj)))
+        return error_reply("measurement.objective: a finite number is required");
+    if (!st->stop_rule)
+        return json_pack("{s:s, s:b}", "type", "ack", "shouldStop", 0);
+    (void)ty_stop_rule_report(
+        st->stop_rule, id, (int64_t)json_integer_value(step), json_number_value(obj));
+    stop = ty_stop_rule_check(st->stop_rule, id, &d);
+    if (stop) {
+        fprintf(stderr,
+                "trainyard study: stop trial %s at step %" PRId64 ": best %.6g, median %.6g of "
+                "%zu\n",
+                id,
+                d.step,
+                d.best,
+                d.median,
+                d.n_reference);
+        ty_stop_rule_end(st->stop_rule, id, false);
+    }
+    return json_pack("{s:s, s:b}", "type", "ack", "shouldStop", stop);
 }
 
 static json_t *on_end(struct study *st)
@@ -286,6 +316,7 @@ static int run_jsonl(void)
     if (!st.ended && !ferror(stdout))
         fprintf(stderr, "trainyard study: stdin ended before an \"end\" message\n");
     ty_tuner_free(st.tuner);
+    ty_stop_rule_free(st.stop_rule);
     ty_hp_free(st.spec);
     free(st.study_id);
     return rc;

@@ -21,6 +21,7 @@
 #include "runtime.h"
 #include "schema.h"
 #include "spec.h"
+#include "study.h"
 #include "timeutil.h"
 #include "tuner.h"
 
@@ -117,6 +118,39 @@ static char *random_key(void)
     return ty_base64_encode(b, sizeof(b), true);
 }
 
+/* resumePreviousJobId must name an ended tuning job of the same project with a compatible
+ * spec. Returns 0, or -1 with a 400 (or the store's error) in @rep. */
+static int
+check_resume(const struct tyd_request *rq, const struct ty_job *job, struct tyd_reply *rep)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *prev = NULL;
+    _cleanup_json_ json_t *pj = NULL;
+    struct ty_error e = {0};
+    int r;
+
+    r = ty_store_get_job(rq->d->store, rq->project, job->hp->resume_job_id, &prev, &e);
+    if (r == -ENOENT) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "trainingInput.hyperparameters.resumePreviousJobId: job '%s' was not found in "
+                  "project '%s'",
+                  job->hp->resume_job_id,
+                  rq->project);
+        return -1;
+    }
+    if (r < 0) {
+        store_failure(rep, r, &e);
+        return -1;
+    }
+    pj = ty_job_row_to_json(prev);
+    if (ty_study_resume_check(job->hp, pj, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    return 0;
+}
+
 void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
 {
     struct tyd *d = rq->d;
@@ -160,6 +194,8 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
             return;
         }
         ty_tuner_free(t);
+        if (job->hp->resume_job_id && check_resume(rq, job, rep) < 0)
+            return;
     }
     pt = ty_json_str(job->labels, LABEL_PYTORCH);
     key = random_key();

@@ -76,6 +76,18 @@ static void on_state(void *ctx, enum ty_job_state st)
         diag(run->row, "cannot record state %s: %s", ty_job_state_name(st), ty_error_msg(&e));
 }
 
+/* A trial started or ended: the stored trainingOutput follows. */
+static void on_trial(void *ctx, const struct ty_study_trial *trial)
+{
+    struct run *run = ctx;
+    struct ty_error e = {0};
+    _cleanup_json_ json_t *out = ty_study_training_output(run->study);
+
+    (void)trial;
+    if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
+        diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
+}
+
 static void on_new_file(void *ctx, const char *task, const char *trial, const char *path)
 {
     struct run *run = ctx;
@@ -130,6 +142,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     struct ty_job_row *row = run->row;
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_json_ json_t *doc = NULL;
+    _cleanup_json_ json_t *previous = NULL; /* the job resumePreviousJobId names */
     _cleanup_free_ char *dir = NULL;
     _cleanup_free_ char *logdir = NULL;
     struct ty_supervisor_options opts = {.grace_usec = grace};
@@ -166,6 +179,12 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     opts.on_state = on_state;
     opts.ctx = run;
     loop = ty_loop_new();
+    if (job->hp && job->hp->resume_job_id) {
+        /* Checked when the job was created; if it is gone now, ty_study_new says so. */
+        _cleanup_(ty_job_row_freep) struct ty_job_row *prev = NULL;
+        if (ty_store_get_job(run->store, row->project, job->hp->resume_job_id, &prev, NULL) >= 0)
+            previous = ty_job_row_to_json(prev);
+    }
     if (job->hp) {
         struct ty_study_options so = {
             .runtime = row->runtime,
@@ -173,6 +192,8 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
             .seed = ty_study_default_seed(job),
             .sup = opts,
             .on_state = on_state,
+            .on_trial = on_trial,
+            .previous_job = previous,
             .ctx = run,
         };
         r = ty_study_new(loop, job, &so, &run->study, &e);

@@ -117,7 +117,7 @@ json_t *ty_study_trial_json(const struct ty_study_trial *t)
         json_object_set_new(o, "startTime", json_string(ty_rfc3339(t->start_usec, 6, ts, 40)));
     if (t->end_usec)
         json_object_set_new(o, "endTime", json_string(ty_rfc3339(t->end_usec, 6, ts, 40)));
-    json_object_set_new(o, "isTrialStoppedEarly", json_false());
+    json_object_set_new(o, "isTrialStoppedEarly", json_boolean(t->stopped_early));
     if (t->error && *t->error)
         json_object_set_new(o, "errorMessage", json_string(t->error));
     return o;

@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "fdutil.h"
 #include "json.h"
 #include "macro.h"
+#include "stoprule.h"
 #include "strv.h"
 #include "timeutil.h"
 #include "tuner.h"
@@ -23,11 +25,13 @@
 struct trial_run {
     struct ty_study *st;
     struct ty_study_trial t;
-    struct ty_supervisor *sup; /* NULL once reaped */
-    char *metric_dir;          /* <state_dir>/trials/<trial> */
-    char **args;               /* --name=value */
-    char **env;                /* CLOUD_ML_HP_METRIC_TAG=... */
-    bool ended;                /* the supervisor's run ended; not yet reaped when sup set */
+    struct ty_supervisor *sup;    /* NULL once reaped */
+    char *metric_dir;             /* <state_dir>/trials/<trial> */
+    char **args;                  /* --name=value */
+    char **env;                   /* CLOUD_ML_HP_METRIC_TAG=... */
+    bool ended;                   /* the supervisor's run ended; not yet reaped when sup set */
+    struct timespec metric_mtime; /* the metric file as last read while running */
+    off_t metric_size;
 };
 
 struct ty_study {
@@ -46,7 +50,10 @@ struct ty_study {
     bool failed_limit;
     bool done;
     uint64_t pump_timer;
+    struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping, else NULL */
+    uint64_t poll_timer;
     char *error; /* the job's errorMessage, once decided */
+    struct ty_study_resume_stats resumed;
 };
 
 static void study_service(struct ty_study *st, enum ty_severity sev, const char *fmt, ...)
@@ -120,13 +127,22 @@ static size_t n_running(const struct ty_study *st)
     return n;
 }
 
-/* Read the trial's metric file; a missing file is no metric. Returns 0, or -errno with err
- * saying why the file could not be used. */
-static int read_metrics(struct trial_run *tr, struct ty_error *err)
+static void notify_trial(struct trial_run *tr)
+{
+    if (tr->st->opts.on_trial)
+        tr->st->opts.on_trial(tr->st->opts.ctx, &tr->t);
+}
+
+/* Read the trial's metric file into t.metrics (a missing file is no report) and feed the
+ * reports to the stopping rule. @final: the trial has ended (a last line without '\n'
+ * counts, and the final metric is set). Returns 0, or -errno with err saying why the file
+ * could not be used. */
+static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
 {
     _cleanup_free_ char *path = xasprintf("%s/output.metrics", tr->metric_dir);
     _cleanup_free_ char *text = NULL;
-    size_t len = 0;
+    struct ty_hp_measurement *m = NULL;
+    size_t len = 0, n = 0;
     int r;
 
     r = ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, err);
@@ -134,12 +150,75 @@ static int read_metrics(struct trial_run *tr, struct ty_error *err)
         return 0;
     if (r < 0)
         return r;
-    r = ty_hypertune_parse(
-        text, len, tr->st->tag, true, &tr->t.metrics, &tr->t.n_metrics, NULL, err);
+    r = ty_hypertune_parse(text, len, tr->st->tag, final, &m, &n, NULL, err);
     if (r < 0)
         return r;
-    tr->t.has_metric = ty_hypertune_final(tr->t.metrics, tr->t.n_metrics, &tr->t.final);
+    free(tr->t.metrics);
+    tr->t.metrics = m;
+    tr->t.n_metrics = n;
+    if (tr->st->stop_rule)
+        for (size_t i = 0; i < n; i++)
+            (void)ty_stop_rule_report(tr->st->stop_rule,
+                                      tr->t.trial_id,
+                                      m[i].step > 0 ? m[i].step : (int64_t)i + 1,
+                                      m[i].value);
+    if (final)
+        tr->t.has_metric = ty_hypertune_final(m, n, &tr->t.final);
     return 0;
+}
+
+/* Early stopping: read running trials' metric files that changed since last time and stop
+ * those the rule says are behind. */
+static void poll_trials(struct ty_loop *loop, void *data)
+{
+    struct ty_study *st = data;
+
+    st->poll_timer = 0;
+    if (st->done)
+        return;
+    for (size_t i = 0; i < st->n_trials; i++) {
+        struct trial_run *tr = st->trials[i];
+        _cleanup_free_ char *path = NULL;
+        struct ty_stop_decision d;
+        struct ty_error e = {0};
+        struct stat sb;
+        char why[512];
+
+        if (!tr->sup || tr->ended || tr->t.stopped_early || tr->t.state != TY_STATE_RUNNING)
+            continue;
+        path = xasprintf("%s/output.metrics", tr->metric_dir);
+        if (stat(path, &sb) < 0 ||
+            (sb.st_size == tr->metric_size && sb.st_mtim.tv_sec == tr->metric_mtime.tv_sec &&
+             sb.st_mtim.tv_nsec == tr->metric_mtime.tv_nsec))
+            continue;
+        tr->metric_mtime = sb.st_mtim;
+        tr->metric_size = sb.st_size;
+        if (read_metrics(tr, false, &e) < 0 ||
+            !ty_stop_rule_check(st->stop_rule, tr->t.trial_id, &d))
+            continue;
+        _cleanup_json_ json_t *jb = json_real(d.best);
+        _cleanup_json_ json_t *jm = json_real(d.median);
+        _cleanup_free_ char *best = ty_study_value_string(jb);
+        _cleanup_free_ char *median = ty_study_value_string(jm);
+        (void)snprintf(why,
+                       sizeof(why),
+                       "Stopping trial %s early: its best %s by step %" PRId64
+                       " (%s) is worse than the median (%s) of %zu completed trials' running "
+                       "averages.",
+                       tr->t.trial_id,
+                       st->tag,
+                       d.step,
+                       best,
+                       median,
+                       d.n_reference);
+        if (ty_supervisor_stop_early(tr->sup, why)) /* which logs why */
+            tr->t.stopped_early = true;
+    }
+    st->poll_timer = ty_loop_add_timer(
+        st->loop,
+        ty_mono_usec() + (st->opts.poll_usec > 0 ? st->opts.poll_usec : TY_STUDY_POLL_USEC),
+        poll_trials,
+        st);
 }
 
 /* A trial ended as @state with @error: record it, tell the tuner, apply the failure rule. */
@@ -152,7 +231,7 @@ static void trial_ended(struct trial_run *tr, enum ty_job_state state, const cha
 
     tr->t.end_usec = ty_now_usec();
     if (state == TY_STATE_SUCCEEDED) {
-        r = read_metrics(tr, &e);
+        r = read_metrics(tr, true, &e);
         if (r < 0) {
             state = TY_STATE_FAILED;
             (void)snprintf(msg,
@@ -172,9 +251,12 @@ static void trial_ended(struct trial_run *tr, enum ty_job_state state, const cha
         }
     } else {
         /* A failed trial's reports are still shown (allMetrics), never used as its result. */
-        (void)read_metrics(tr, &e);
+        (void)read_metrics(tr, true, &e);
         tr->t.has_metric = false;
     }
+    if (st->stop_rule)
+        ty_stop_rule_end(
+            st->stop_rule, tr->t.trial_id, state == TY_STATE_SUCCEEDED && !tr->t.stopped_early);
     tr->t.state = state;
     if (state != TY_STATE_SUCCEEDED)
         tr->t.error = xstrdup(error && *error ? error : "The trial failed.");
@@ -189,13 +271,16 @@ static void trial_ended(struct trial_run *tr, enum ty_job_state state, const cha
         _cleanup_free_ char *val = ty_study_value_string(jv);
         study_service(st,
                       TY_SEV_INFO,
-                      "Trial %s SUCCEEDED: %s = %s at step %" PRId64 ".",
+                      "Trial %s SUCCEEDED%s: %s = %s at step %" PRId64 ".",
                       tr->t.trial_id,
+                      tr->t.stopped_early ? " (stopped early)" : "",
                       st->tag,
                       val,
                       tr->t.final.step);
+        notify_trial(tr);
         return;
     }
+    notify_trial(tr);
     study_service(st,
                   state == TY_STATE_CANCELLED ? TY_SEV_INFO : TY_SEV_ERROR,
                   "Trial %s %s: %s",
@@ -261,6 +346,7 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
 
     shown = ty_json_compact(tr->t.parameters);
     study_service(st, TY_SEV_INFO, "Trial %s started with %s.", tr->t.trial_id, shown);
+    notify_trial(tr);
 
     o.on_log = trial_on_log;
     o.on_state = trial_on_state;
@@ -309,6 +395,8 @@ static void finish_study(struct ty_study *st)
                               last_failed ? last_failed->error : "no trial ran.");
     }
     st->done = true;
+    ty_loop_cancel_timer(st->loop, st->poll_timer);
+    st->poll_timer = 0;
     switch (final) {
     case TY_STATE_SUCCEEDED:
         study_service(st,
@@ -395,6 +483,25 @@ int ty_study_new(struct ty_loop *loop,
         free(st);
         return r;
     }
+    if (job->hp->early_stopping)
+        st->stop_rule = ty_stop_rule_new(job->hp->maximize);
+    if (job->hp->resume_job_id) {
+        if (!opts->previous_job)
+            r = ty_error_set(err,
+                             EINVAL,
+                             "trainingInput.hyperparameters.resumePreviousJobId: job '%s' was "
+                             "not found",
+                             job->hp->resume_job_id);
+        else
+            r = ty_study_resume_check(job->hp, opts->previous_job, err);
+        if (r >= 0)
+            r = ty_study_resume_load(
+                job->hp, opts->previous_job, st->tuner, st->stop_rule, &st->resumed, err);
+        if (r < 0) {
+            ty_study_free(st);
+            return r;
+        }
+    }
     *ret = st;
     return 0;
 }
@@ -414,7 +521,19 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
                   hp->max_parallel_trials,
                   hp->maximize ? "maximizing" : "minimizing",
                   st->tag);
+    if (hp->resume_job_id)
+        study_service(st,
+                      TY_SEV_INFO,
+                      "Resuming the study of job %s: %zu succeeded and %zu failed trials inform "
+                      "the search (%zu skipped); new trials are numbered from %" PRIu64 ".",
+                      hp->resume_job_id,
+                      st->resumed.succeeded,
+                      st->resumed.failed,
+                      st->resumed.skipped,
+                      st->resumed.last_id + 1);
     schedule_pump(st);
+    if (st->stop_rule)
+        poll_trials(st->loop, st);
     return 0;
 }
 
@@ -469,11 +588,39 @@ json_t *ty_study_training_output(const struct ty_study *st)
     return ty_study_output_json(st->job->hp, v, st->n_trials);
 }
 
+int ty_study_first_trial(const struct ty_job *job,
+                         uint64_t seed,
+                         const json_t *previous_job,
+                         struct ty_trial_suggestion **ret,
+                         char ***args,
+                         struct ty_error *err)
+{
+    struct ty_tuner *t = NULL;
+    size_t n = 0;
+    int r;
+
+    if (!job->hp)
+        return ty_error_set(err, EINVAL, "job %s has no hyperparameters to tune", job->job_id);
+    r = ty_tuner_new(job->hp, seed, &t, err);
+    if (r >= 0 && job->hp->resume_job_id && previous_job)
+        r = ty_study_resume_load(job->hp, previous_job, t, NULL, NULL, err);
+    if (r >= 0)
+        r = ty_tuner_suggest(t, 1, ret, &n, err);
+    if (r >= 0 && n == 0)
+        r = ty_error_set(err, ENOENT, "the search has no trial to suggest");
+    if (r >= 0)
+        *args = ty_study_trial_args(job->hp, (*ret)->parameters);
+    ty_tuner_free(t);
+    return r;
+}
+
 void ty_study_free(struct ty_study *st)
 {
     if (!st)
         return;
     ty_loop_cancel_timer(st->loop, st->pump_timer);
+    ty_loop_cancel_timer(st->loop, st->poll_timer);
+    ty_stop_rule_free(st->stop_rule);
     for (size_t i = 0; i < st->n_trials; i++)
         trial_free(st->trials[i]);
     free(st->trials);

@@ -16,6 +16,15 @@
  * - maxFailedTrials N > 0: once N trials failed, no trial starts, the running ones end, and
  *   the job FAILS. maxFailedTrials 0 (unset): the job FAILS when the first
  *   min(maxTrials, TY_STUDY_DEFAULT_FAILURES) trials to end all failed.
+ * - enableTrialEarlyStopping: every TY_STUDY_POLL_USEC the metric files of running trials are
+ *   read and their reports fed to the median stopping rule (stoprule.h); a trial it stops is
+ *   ended like a finished one (its replicas get SIGTERM) and SUCCEEDS with its last report as
+ *   the final metric and isTrialStoppedEarly. Reports without a global_step are numbered by
+ *   their order in the file.
+ * - resumePreviousJobId: the earlier job's succeeded and failed trials inform the search
+ *   (and, with early stopping, the median rule) without running again or counting against
+ *   maxTrials; new trials are numbered after the earlier job's last; trainingOutput lists
+ *   this job's trials only.
  * - The job SUCCEEDS when the study ends with at least one succeeded trial, else FAILS;
  *   cancelling cancels every running trial and the job ends CANCELLED. */
 #ifndef TY_STUDY_H
@@ -31,6 +40,10 @@
 #include "loop.h"
 #include "spec.h"
 #include "supervise.h"
+#include "tuner.h"
+
+/* enableTrialEarlyStopping: how often a running trial's metric file is read. */
+#define TY_STUDY_POLL_USEC (INT64_C(1000000))
 
 /* maxFailedTrials 0: the number of first trials whose failing all fails the job. */
 #define TY_STUDY_DEFAULT_FAILURES 3
@@ -45,7 +58,8 @@ struct ty_study_trial {
     struct ty_hp_measurement final;    /* the last report, when has_metric */
     struct ty_hp_measurement *metrics; /* every report read at the end */
     size_t n_metrics;
-    char *error; /* why a trial FAILED or was CANCELLED; NULL otherwise */
+    char *error;        /* why a trial FAILED or was CANCELLED; NULL otherwise */
+    bool stopped_early; /* ended by the early-stopping rule (isTrialStoppedEarly) */
 };
 
 struct ty_study_options {
@@ -57,6 +71,14 @@ struct ty_study_options {
     struct ty_supervisor_options sup;
     /* The job's state changes (QUEUED -> PREPARING -> RUNNING -> final; CANCELLING). */
     void (*on_state)(void *ctx, enum ty_job_state state);
+    /* A trial started or ended (optional): trainingOutput has changed. */
+    void (*on_trial)(void *ctx, const struct ty_study_trial *trial);
+    /* How often running trials' metric files are read for early stopping (0: every
+     * TY_STUDY_POLL_USEC). */
+    int64_t poll_usec;
+    /* resumePreviousJobId: the earlier job's REST Job JSON (borrowed, used in ty_study_new);
+     * NULL when the job resumes nothing, or when the earlier job was not found. */
+    const json_t *previous_job;
     void *ctx;
 };
 
@@ -98,6 +120,17 @@ json_t *ty_study_training_output(const struct ty_study *st);
 /* Free; running trials are cleaned up (replicas killed). NULL-safe. */
 void ty_study_free(struct ty_study *st);
 
+/* The first trial a study of @job (with @seed and, when it resumes an earlier job,
+ * @previous_job as in ty_study_options) would start, for --dry-run: its id, parameters and
+ * `--name=value` arguments. Returns 0 and *ret (free with ty_trial_suggestions_free(ret, 1))
+ * and *args (ty_strv_free); the errors of ty_study_new. */
+int ty_study_first_trial(const struct ty_job *job,
+                         uint64_t seed,
+                         const json_t *previous_job,
+                         struct ty_trial_suggestion **ret,
+                         char ***args,
+                         struct ty_error *err);
+
 /* ---- pure pieces (study-output.c), exposed for tests -------------------------------------- */
 
 /* A parameter value as AI Platform's trial output shows it: a string as is, an integer in
@@ -128,5 +161,36 @@ json_t *ty_study_output_json(const struct ty_hp_spec *spec,
  * after @n_failed failed and @n_succeeded succeeded trials, with the reason in @msg. */
 bool ty_study_too_many_failures(
     const struct ty_hp_spec *spec, size_t n_failed, size_t n_succeeded, char *msg, size_t len);
+
+/* ---- resumePreviousJobId (study-resume.c) -------------------------------------------------- */
+
+/* Whether the earlier job @previous (its REST Job JSON) can be resumed by a job with @spec
+ * (whose resume_job_id names it): a hyperparameter-tuning job that has ended (SUCCEEDED,
+ * FAILED or CANCELLED), with the same goal, hyperparameterMetricTag, and parameter names and
+ * types (bounds and values may differ). Returns 0, or -EINVAL with a message naming
+ * trainingInput.hyperparameters.resumePreviousJobId and the rule. */
+int ty_study_resume_check(const struct ty_hp_spec *spec,
+                          const json_t *previous,
+                          struct ty_error *err);
+
+struct ty_study_resume_stats {
+    size_t succeeded, failed; /* trials added to the tuner */
+    size_t skipped;           /* cancelled or unfinished, or values outside this job's spec */
+    uint64_t last_id;         /* the highest trial id of the earlier job */
+};
+
+struct ty_stop_rule;
+
+/* Add the trials of @previous (checked) to @tuner as priors (ty_tuner_add_prior; before any
+ * suggestion): SUCCEEDED ones with their finalMetric, FAILED ones as failures; the rest are
+ * skipped. Each succeeded trial not stopped early also becomes a reference curve of @rule
+ * (may be NULL) from its allMetrics. New trials are numbered after the earlier job's last.
+ * Returns 0 and *stats (may be NULL); -EBUSY when the tuner has already suggested. */
+int ty_study_resume_load(const struct ty_hp_spec *spec,
+                         const json_t *previous,
+                         struct ty_tuner *tuner,
+                         struct ty_stop_rule *rule,
+                         struct ty_study_resume_stats *stats,
+                         struct ty_error *err);
 
 #endif

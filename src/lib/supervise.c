@@ -34,7 +34,8 @@ struct ty_supervisor {
     enum ty_job_state state;
     enum ty_job_state outcome; /* final state decided while stopping */
     bool stopping;
-    bool killed; /* SIGKILL already sent */
+    bool killed;        /* SIGKILL already sent */
+    bool stopped_early; /* ty_supervisor_stop_early */
     bool done;
     uint64_t grace_timer, deadline_timer;
     char error[2048];
@@ -191,7 +192,9 @@ static void finish(struct ty_supervisor *sup)
     sup->done = true;
     switch (sup->outcome) {
     case TY_STATE_SUCCEEDED:
-        service(sup, TY_SEV_INFO, "Job completed successfully.");
+        service(sup,
+                TY_SEV_INFO,
+                sup->stopped_early ? "Trial stopped early." : "Job completed successfully.");
         break;
     case TY_STATE_CANCELLED:
         service(sup, TY_SEV_INFO, "Job cancelled.");
@@ -393,6 +396,16 @@ void ty_supervisor_cancel(struct ty_supervisor *sup)
     stop(sup, TY_STATE_CANCELLED, "Job cancelled by the user.");
 }
 
+bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why)
+{
+    if (sup->done || sup->stopping || sup->state != TY_STATE_RUNNING)
+        return false;
+    service(sup, TY_SEV_INFO, "%s", why);
+    sup->stopped_early = true;
+    stop(sup, TY_STATE_SUCCEEDED, NULL);
+    return true;
+}
+
 enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup)
 {
     return sup->state;
@@ -456,6 +469,8 @@ static json_t *strv_json(char *const *v)
 
 int ty_supervisor_dry_run(const char *runtime,
                           const struct ty_job *job,
+                          const char *trial_id,
+                          char *const *trial_args,
                           const struct ty_env_options *envopts,
                           json_t **ret,
                           struct ty_error *err)
@@ -469,7 +484,7 @@ int ty_supervisor_dry_run(const char *runtime,
     json_t *out = NULL;
     int r;
 
-    r = ty_plan_build(job, NULL, NULL, &plan, err);
+    r = ty_plan_build(job, trial_id, trial_args, &plan, err);
     if (r >= 0)
         r = ty_runtime_new(runtime, loop, &ev, &rt, err);
     if (r >= 0) {

@@ -69,6 +69,12 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err);
  * the grace period and kills at once. Not async-signal-safe: call it from the loop. */
 void ty_supervisor_cancel(struct ty_supervisor *sup);
 
+/* End a RUNNING run early with success (a tuning trial stopped by the early-stopping rule):
+ * logs @why, then stops every replica as when the master succeeds (SIGTERM, the grace period,
+ * SIGKILL); the run ends SUCCEEDED whatever the replicas' exits. Returns false and does
+ * nothing when the run is not RUNNING or is already ending (its own result stands). */
+bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why);
+
 /* Current state, and whether the run has ended (every replica gone, cleanup done). */
 enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup);
 bool ty_supervisor_done(const struct ty_supervisor *sup);
@@ -87,9 +93,12 @@ void ty_describe_exit(const struct ty_replica *r,
                       size_t n);
 
 /* The environment (contract variables only) and argv a replica of a placed plan gets; for
- * --dry-run. Returns 0 and a JSON array of replicas. */
+ * --dry-run. @trial_id and @trial_args as for ty_plan_build (NULL outside tuning). Returns 0
+ * and a JSON array of replicas. */
 int ty_supervisor_dry_run(const char *runtime,
                           const struct ty_job *job,
+                          const char *trial_id,
+                          char *const *trial_args,
                           const struct ty_env_options *env,
                           json_t **ret,
                           struct ty_error *err);

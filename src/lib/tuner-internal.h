@@ -29,7 +29,7 @@ uint64_t ty_rng_below(struct ty_rng *r, uint64_t n);
 enum ty_trial_state { TY_TRIAL_PENDING, TY_TRIAL_SUCCEEDED, TY_TRIAL_FAILED };
 
 struct ty_trial {
-    uint64_t id;        /* 1, 2, ...: index in the trials array + 1 */
+    uint64_t id;        /* id_base + 1, id_base + 2, ... (priors: their earlier id) */
     char name[24];      /* the id as a string: "1", "2", ... */
     double *x;          /* one value per parameter (see tuner.h) */
     json_t *parameters; /* the same values as JSON */
@@ -40,8 +40,10 @@ struct ty_trial {
 struct ty_tuner {
     const struct ty_hp_spec *spec;
     struct ty_rng rng;
-    struct ty_trial *trials; /* every suggested trial, in id order */
+    struct ty_trial *trials; /* the priors (ty_tuner_add_prior), then every suggested trial */
     size_t n_trials, cap_trials;
+    size_t n_prior;   /* trials[0 .. n_prior) came from an earlier study */
+    uint64_t id_base; /* suggested trial k (1, 2, ...) is named id_base + k */
     size_t n_completed, n_failed;
     uint64_t *grid; /* GRID_SEARCH: next grid point's index per parameter */
     bool grid_done;

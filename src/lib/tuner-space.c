@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "json.h"
 #include "macro.h"
+#include "parse.h"
 #include "tuner-internal.h"
 
 /* ---- pseudo-random numbers ------------------------------------------------------------ */
@@ -231,6 +233,25 @@ int ty_hp_value_from_json(const struct ty_hp_param *p,
         return ty_error_set(err, EINVAL, "%s: INTEGER value %.17g is not whole", p->name, v);
     *ret = v;
     return 0;
+}
+
+int ty_hp_value_from_text(const struct ty_hp_param *p,
+                          const json_t *j,
+                          double *ret,
+                          struct ty_error *err)
+{
+    _cleanup_json_ json_t *num = NULL;
+    const char *s = json_string_value(j);
+    double v;
+
+    if (!j)
+        return ty_error_set(err, EINVAL, "%s: a value is required", p->name);
+    if (p->type == TY_HP_CATEGORICAL || !s)
+        return ty_hp_value_from_json(p, j, ret, err);
+    if (ty_parse_double(s, &v) < 0)
+        return ty_error_set(err, EINVAL, "%s: '%s' is not a number", p->name, s);
+    num = json_real(v);
+    return ty_hp_value_from_json(p, num, ret, err);
 }
 
 json_t *ty_hp_values_to_json(const struct ty_hp_spec *spec, const double *x)

@@ -94,14 +94,23 @@ static void random_point(struct ty_tuner *t, double *x)
     }
 }
 
+/* Whether @x is the point of a prior trial (GRID_SEARCH skips those). */
+static bool is_prior(const struct ty_tuner *t, const double *x)
+{
+    for (size_t i = 0; i < t->n_prior; i++)
+        if (memcmp(t->trials[i].x, x, t->spec->n_params * sizeof(double)) == 0)
+            return true;
+    return false;
+}
+
 int ty_tuner_suggest(struct ty_tuner *t,
                      size_t count,
                      struct ty_trial_suggestion **ret,
                      size_t *n,
                      struct ty_error *err)
 {
-    size_t left =
-        (size_t)t->spec->max_trials > t->n_trials ? (size_t)t->spec->max_trials - t->n_trials : 0;
+    size_t own = t->n_trials - t->n_prior;
+    size_t left = (size_t)t->spec->max_trials > own ? (size_t)t->spec->max_trials - own : 0;
     struct ty_trial_suggestion *out;
     size_t k = 0;
 
@@ -124,7 +133,10 @@ int ty_tuner_suggest(struct ty_tuner *t,
         double *x = xcalloc(t->spec->n_params, sizeof(double));
 
         if (t->spec->algorithm == TY_HP_ALGO_GRID) {
-            if (!grid_next(t, x)) {
+            bool fresh;
+            while ((fresh = grid_next(t, x)) && is_prior(t, x))
+                ;
+            if (!fresh) {
                 free(x);
                 break;
             }
@@ -134,7 +146,7 @@ int ty_tuner_suggest(struct ty_tuner *t,
             random_point(t, x);
         }
         *tr = (struct ty_trial){
-            .id = t->n_trials + 1,
+            .id = t->id_base + (t->n_trials - t->n_prior) + 1,
             .x = x,
             .parameters = ty_hp_values_to_json(t->spec, x),
             .state = TY_TRIAL_PENDING,
@@ -153,15 +165,81 @@ int ty_tuner_suggest(struct ty_tuner *t,
     return 0;
 }
 
-/* The trial named @id ("1" .. n, canonical spelling only), or NULL. */
-static struct ty_trial *find_trial(struct ty_tuner *t, const char *id)
+/* The trial named @id (canonical spelling only: not "07", "+7" or " 7"), or NULL. */
+static struct ty_trial *find_trial(const struct ty_tuner *t, const char *id)
 {
     int64_t v;
-    if (!id || ty_parse_int64(id, 1, INT64_MAX, &v) < 0 || (uint64_t)v > t->n_trials)
+    size_t i;
+
+    if (!id || ty_parse_int64(id, 1, INT64_MAX, &v) < 0)
         return NULL;
-    if (strcmp(id, t->trials[v - 1].name) != 0)
-        return NULL; /* "07", "+7", " 7" */
-    return &t->trials[v - 1];
+    if ((uint64_t)v > t->id_base) {
+        i = t->n_prior + (size_t)((uint64_t)v - t->id_base - 1);
+        if (i >= t->n_trials)
+            return NULL;
+    } else {
+        for (i = 0; i < t->n_prior && t->trials[i].id != (uint64_t)v; i++)
+            ;
+        if (i == t->n_prior)
+            return NULL;
+    }
+    return strcmp(id, t->trials[i].name) == 0 ? &t->trials[i] : NULL;
+}
+
+int ty_tuner_add_prior(struct ty_tuner *t,
+                       const char *trial_id,
+                       const json_t *parameters,
+                       bool succeeded,
+                       double objective,
+                       struct ty_error *err)
+{
+    _cleanup_free_ double *x = NULL;
+    struct ty_trial *tr;
+    char name[24];
+    int64_t id;
+    int r;
+
+    if (t->n_trials > t->n_prior)
+        return ty_error_set(err, EBUSY, "trial %s: priors must come before suggestions", trial_id);
+    if (!trial_id || ty_parse_int64(trial_id, 1, INT64_MAX, &id) < 0 ||
+        strcmp(trial_id, (snprintf(name, sizeof(name), "%" PRId64, id), name)) != 0)
+        return ty_error_set(
+            err, EINVAL, "trialId: '%s' is not a positive number", trial_id ? trial_id : "");
+    if (find_trial(t, trial_id))
+        return ty_error_set(err, EEXIST, "trialId: trial %s is already known", trial_id);
+    if (succeeded && !isfinite(objective))
+        return ty_error_set(err, EINVAL, "trial %s: objective must be a finite number", trial_id);
+    x = xcalloc(t->spec->n_params, sizeof(double));
+    for (size_t i = 0; i < t->spec->n_params; i++) {
+        const struct ty_hp_param *p = &t->spec->params[i];
+        json_t *v = json_object_get(parameters, p->name);
+        r = ty_hp_value_from_text(p, v, &x[i], err);
+        if (r < 0)
+            return ty_error_prefix(err, r, "trial %s", trial_id);
+    }
+    if (t->n_trials == t->cap_trials) {
+        t->cap_trials = t->cap_trials ? 2 * t->cap_trials : 16;
+        t->trials = xreallocarray(t->trials, t->cap_trials, sizeof(*t->trials));
+    }
+    tr = &t->trials[t->n_trials++];
+    *tr = (struct ty_trial){
+        .id = (uint64_t)id,
+        .x = TAKE_PTR(x),
+        .state = succeeded ? TY_TRIAL_SUCCEEDED : TY_TRIAL_FAILED,
+        .objective = succeeded ? objective : 0,
+    };
+    tr->parameters = ty_hp_values_to_json(t->spec, tr->x);
+    snprintf(tr->name, sizeof(tr->name), "%" PRIu64, tr->id);
+    t->n_prior++;
+    if (tr->id > t->id_base)
+        t->id_base = tr->id;
+    return 0;
+}
+
+void ty_tuner_skip_ids(struct ty_tuner *t, uint64_t id)
+{
+    if (t->n_trials == t->n_prior && id > t->id_base)
+        t->id_base = id;
 }
 
 int ty_tuner_complete(struct ty_tuner *t,
@@ -187,9 +265,15 @@ int ty_tuner_complete(struct ty_tuner *t,
     return 0;
 }
 
+bool ty_tuner_is_pending(const struct ty_tuner *t, const char *trial_id)
+{
+    const struct ty_trial *tr = find_trial(t, trial_id);
+    return tr && tr->state == TY_TRIAL_PENDING;
+}
+
 size_t ty_tuner_n_suggested(const struct ty_tuner *t)
 {
-    return t->n_trials;
+    return t->n_trials - t->n_prior;
 }
 
 size_t ty_tuner_n_completed(const struct ty_tuner *t)

@@ -66,6 +66,13 @@ int ty_hp_value_from_json(const struct ty_hp_param *p,
                           double *ret,
                           struct ty_error *err);
 
+/* As ty_hp_value_from_json, but a number may also be given as a JSON string holding one
+ * (trainingOutput's hyperparameters are strings): "0.01", "64". */
+int ty_hp_value_from_text(const struct ty_hp_param *p,
+                          const json_t *j,
+                          double *ret,
+                          struct ty_error *err);
+
 /* The object {name: value, ...} for values @x (one per parameter of @spec). New reference. */
 json_t *ty_hp_values_to_json(const struct ty_hp_spec *spec, const double *x);
 
@@ -103,6 +110,29 @@ int ty_tuner_complete(struct ty_tuner *t,
                       bool succeeded,
                       double objective,
                       struct ty_error *err);
+
+/* Whether @trial_id names a trial suggested and not yet completed. */
+bool ty_tuner_is_pending(const struct ty_tuner *t, const char *trial_id);
+
+/* Resuming a study (resumePreviousJobId): before the first ty_tuner_suggest, add trial
+ * @trial_id (a positive decimal number, unique) of the earlier study with @parameters
+ * ({name: value} for every parameter of the spec, each a value following the value rules or
+ * a string holding one, as trainingOutput shows them), and its outcome: @succeeded with
+ * @objective, or failed. The default algorithm models it like its own trials; GRID_SEARCH
+ * does not suggest its point again. Priors do not count against maxTrials or in the counts
+ * below, and new trials are numbered after the highest prior id. Returns 0; -EINVAL for a
+ * value that is not valid in this spec (the message names the parameter), a bad id or a
+ * non-finite objective; -EEXIST for an id already added; -EBUSY once suggestions started. */
+int ty_tuner_add_prior(struct ty_tuner *t,
+                       const char *trial_id,
+                       const json_t *parameters,
+                       bool succeeded,
+                       double objective,
+                       struct ty_error *err);
+
+/* Resuming: number new trials after @id at least (an earlier trial not added as a prior, a
+ * cancelled one say). Before the first ty_tuner_suggest; later calls are ignored. */
+void ty_tuner_skip_ids(struct ty_tuner *t, uint64_t id);
 
 /* Counts so far: trials suggested, completed (succeeded or failed), and failed. */
 size_t ty_tuner_n_suggested(const struct ty_tuner *t);

@@ -200,6 +200,50 @@ PY
   json_get tl.json "sorted(set(e.get(\"trialId\") for e in d[\"entries\"] if e[\"message\"].startswith(\"trial-\")))" | grep -q "1.*2.*3"
 '
 
+# resume_body FILE JOB_ID HP_OVERRIDES_JSON: tune.json's job, renamed, hyperparameters changed.
+resume_body() {
+  "$PYTHON" -c 'import json,sys; d=json.load(open("tune.json")); d["jobId"]=sys.argv[2]; d["trainingInput"]["hyperparameters"].update(json.loads(sys.argv[3])); json.dump(d, open(sys.argv[1],"w"))' "$@"
+}
+test_expect_success 'resumePreviousJobId: a resumed job continues the study after its trials' '
+  resume_body res.json res_job "{\"resumePreviousJobId\": \"tune_job\", \"maxTrials\": 2, \"maxParallelTrials\": 1}" &&
+  test "$(api POST /v1/projects/p1/jobs res.json)" = 200 &&
+  wait_for 60 state_is res_job SUCCEEDED &&
+  api GET /v1/projects/p1/jobs/res_job >/dev/null &&
+  test "$(json_get out.json "sorted(t[\"trialId\"] for t in d[\"trainingOutput\"][\"trials\"])")" = "['\''4'\'', '\''5'\'']" &&
+  curl -s "$BASE/v1/projects/p1/jobs/res_job/logs?pageSize=1000" >rl.json &&
+  json_get rl.json "[e for e in d[\"entries\"] if \"Resuming the study of job tune_job: 3 succeeded and 0 failed\" in e[\"message\"]][0]"
+'
+test_expect_success 'resumePreviousJobId: missing, plain or incompatible jobs are 400s naming the field' '
+  resume_body r1.json r1_job "{\"resumePreviousJobId\": \"nope_job\"}" &&
+  test "$(api POST /v1/projects/p1/jobs r1.json)" = 400 &&
+  grep -q "trainingInput.hyperparameters.resumePreviousJobId: job .nope_job. was not found in project .p1." out.json &&
+  resume_body r2.json r2_job "{\"resumePreviousJobId\": \"ok_job\"}" &&
+  test "$(api POST /v1/projects/p1/jobs r2.json)" = 400 &&
+  grep -q "job .ok_job. is not a hyperparameter tuning job" out.json &&
+  resume_body r3.json r3_job "{\"resumePreviousJobId\": \"tune_job\", \"goal\": \"MINIMIZE\"}" &&
+  test "$(api POST /v1/projects/p1/jobs r3.json)" = 400 &&
+  grep -q "the goal must be the same" out.json &&
+  test "$(api GET /v1/projects/p1/jobs/r1_job)" = 404 && test "$(api GET /v1/projects/p1/jobs/r3_job)" = 404
+'
+test_expect_success 'a tuning job shows each ended trial in trainingOutput while it runs' '
+  "$PYTHON" - slow.json <<"PY" &&
+import json, sys
+d = json.load(open("tune.json"))
+d["jobId"] = "slow_tune"
+hp = d["trainingInput"]["hyperparameters"]
+hp.update({"maxTrials": 2, "maxParallelTrials": 1})
+cmd = d["trainingInput"]["masterConfig"]["containerCommand"]
+cmd[2] = "if [ \"$CLOUD_ML_TRIAL_ID\" = 2 ]; then sleep 30; fi; " + cmd[2]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+  test "$(api POST /v1/projects/p1/jobs slow.json)" = 200 &&
+  trial1_done() { api GET /v1/projects/p1/jobs/slow_tune >/dev/null && json_get out.json "[t[\"state\"] for t in d[\"trainingOutput\"][\"trials\"] if t[\"trialId\"] == \"1\"]" | grep -q SUCCEEDED; } &&
+  wait_for 30 trial1_done &&
+  test "$(json_get out.json "d[\"state\"]")" = RUNNING &&
+  test "$(api POST /v1/projects/p1/jobs/slow_tune:cancel)" = 200 &&
+  wait_for 30 state_is slow_tune CANCELLED
+'
+
 test_expect_success 'jobs running when the daemon is killed with SIGKILL keep running' '
   job_body re.json re_job "sleep 4; echo done-$M" 1 &&
   job_body rc.json rc_job "sleep 911.$M & exec sleep 911.$M" &&

@@ -176,4 +176,53 @@ test_expect_success 'stdin ending before end exits 1' '
   test_expect_code=0; printf "%s\n" "$(head -1 in3)" | "$TRAINYARD" study --jsonl >out 2>err || test_expect_code=$? &&
   test "$test_expect_code" = 1 && grep -q "stdin ended" err
 '
+cat >"$TEST_DIR/stop.py" <<'PY'
+import json, subprocess, sys
+
+early = sys.argv[1] == "on"
+spec = {"goal": "MAXIMIZE", "maxTrials": 10, "maxParallelTrials": 2, "algorithm": "RANDOM_SEARCH",
+        "enableTrialEarlyStopping": early,
+        "params": [{"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}
+p = subprocess.Popen(["trainyard", "study", "--jsonl"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True, bufsize=1)
+def ask(m):
+    p.stdin.write(json.dumps(m) + "\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+def measure(tid, step, v):
+    return ask({"type": "measurement", "trialId": tid, "step": step, "objective": v})
+assert ask({"type": "study", "protocol": "hpo-jsonl/1", "seed": 1, "spec": spec})["type"] == "ready"
+# Three trials run to their end with accuracies 0.5, 0.6, 0.7 at every step 1..3.
+for acc in (0.5, 0.6, 0.7):
+    tid = ask({"type": "suggest", "count": 1})["trials"][0]["trialId"]
+    for step in (1, 2, 3):
+        r = measure(tid, step, acc)
+        assert r == {"type": "ack", "shouldStop": False}, ("no decision before 3 references", r)
+    assert ask({"type": "complete", "trialId": tid, "state": "SUCCEEDED", "objective": acc})["type"] == "ack"
+bad, good = [t["trialId"] for t in ask({"type": "suggest", "count": 2})["trials"]]
+print("good", measure(good, 1, 0.65)["shouldStop"])
+print("bad", measure(bad, 1, 0.2)["shouldStop"])
+print("bad-again", measure(bad, 2, 0.9).get("shouldStop", "error"))
+r = measure("99", 1, 0.5)
+print("unknown", r["type"], r.get("message", ""))
+r = ask({"type": "measurement", "trialId": good, "step": -1, "objective": 0.5})
+print("negative-step", r["type"], r.get("message", ""))
+r = ask({"type": "measurement", "trialId": good, "step": 2})
+print("no-objective", r["type"], r.get("message", ""))
+assert ask({"type": "end"})["type"] == "bye"
+p.stdin.close(); assert p.wait(timeout=10) == 0
+PY
+
+test_expect_success 'early stopping: measurements answer shouldStop by the median rule' '
+  "$PYTHON" "$TEST_DIR/stop.py" on >out 2>err &&
+  grep -q "^good False$" out && grep -q "^bad True$" out &&
+  grep -q "^bad-again False$" out &&
+  grep -q "^unknown error measurement.trialId: .99. is not a running trial$" out &&
+  grep -q "^negative-step error measurement.step: a non-negative integer is required$" out &&
+  grep -q "^no-objective error measurement.objective: a finite number is required$" out &&
+  grep -q "stop trial 4 at step 1: best 0.2, median 0.6 of 3" err
+'
+test_expect_success 'without enableTrialEarlyStopping no trial is ever stopped' '
+  "$PYTHON" "$TEST_DIR/stop.py" off >out 2>err &&
+  grep -q "^good False$" out && grep -q "^bad False$" out
+'
 test_done

@@ -411,6 +411,124 @@ static void test_spec_from_json(void)
     }
 }
 
+/* ---- resuming: priors ---------------------------------------------------------------------- */
+
+static json_t *params_of(const char *text)
+{
+    _cleanup_free_ char *t = xstrdup(text);
+    json_t *j = NULL;
+    for (char *p = t; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    (void)ty_json_parse(t, strlen(t), &j, &err);
+    return j;
+}
+
+static int add_prior(struct ty_tuner *t, const char *id, const char *params, bool ok_, double y)
+{
+    _cleanup_json_ json_t *p = params_of(params);
+    ty_error_clear(&err);
+    return ty_tuner_add_prior(t, id, p, ok_, y, &err);
+}
+
+static void test_priors_grid(void)
+{
+    struct ty_hp_spec *hp =
+        spec_of("{'algorithm':'GRID_SEARCH','maxTrials':10,'params':["
+                "{'parameterName':'n','type':'INTEGER','minValue':1,'maxValue':3},"
+                "{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a','b']}]}");
+    struct ty_tuner *t = NULL;
+    struct ty_trial_suggestion *s = NULL;
+    size_t n = 0, total = 0;
+    bool clash = false, ids_ok = true;
+
+    if (!ok(hp, "grid spec parses") || !ok(ty_tuner_new(hp, 1, &t, &err) == 0, "grid tuner"))
+        return;
+    is_int(add_prior(t, "1", "{'n':'1','o':'a'}", true, 0.5), 0, "a succeeded prior (strings)");
+    is_int(add_prior(t, "2", "{'n':2,'o':'b'}", false, 0), 0, "a failed prior (JSON values)");
+    is_int(add_prior(t, "2", "{'n':3,'o':'b'}", true, 1), -EEXIST, "a repeated id is refused");
+    is_int(add_prior(t, "3", "{'n':'x','o':'a'}", true, 1), -EINVAL, "a value not a number");
+    ok(strstr(err.msg, "trial 3: n: 'x' is not a number") != NULL,
+       "the message names it: %s",
+       err.msg);
+    is_int(add_prior(t, "3", "{'n':'9','o':'a'}", true, 1), -EINVAL, "a value out of bounds");
+    ok(strstr(err.msg, "n: 9 is outside [1, 3]") != NULL, "the message says so: %s", err.msg);
+    is_int(add_prior(t, "3", "{'n':'2'}", true, 1), -EINVAL, "a missing parameter");
+    is_int(add_prior(t, "3", "{'n':'2','o':'z'}", true, 1), -EINVAL, "an unknown category");
+    is_int(add_prior(t, "3", "{'n':'2','o':'a'}", true, NAN), -EINVAL, "a NaN objective");
+    is_int(add_prior(t, "03", "{'n':'2','o':'a'}", true, 1), -EINVAL, "a non-canonical id");
+    ty_tuner_skip_ids(t, 4); /* trials 3 and 4 were cancelled */
+    is_int(ty_tuner_complete(t, "1", true, 1, &err), -EALREADY, "a prior is not pending");
+    while (ty_tuner_suggest(t, 3, &s, &n, &err) == 0 && n > 0) {
+        for (size_t i = 0; i < n; i++) {
+            const char *o = json_string_value(json_object_get(s[i].parameters, "o"));
+            json_int_t v = json_integer_value(json_object_get(s[i].parameters, "n"));
+            clash |= (v == 1 && strcmp(o, "a") == 0) || (v == 2 && strcmp(o, "b") == 0);
+            ids_ok &= atoi(s[i].trial_id) == (int)(5 + total + i);
+        }
+        if (total == 0)
+            is_int(add_prior(t, "9", "{'n':'3','o':'a'}", true, 1),
+                   -EBUSY,
+                   "no priors once suggestions started");
+        total += n;
+        ty_trial_suggestions_free(s, n);
+    }
+    is_int(total, 4, "the 6-point grid less the 2 priors' points: 4 trials");
+    ok(!clash, "no prior's point suggested again");
+    ok(ids_ok, "new trials are numbered 5, 6, ... after the skipped ids");
+    ok(ty_tuner_is_pending(t, "5") && !ty_tuner_is_pending(t, "1") &&
+           !ty_tuner_is_pending(t, "3") && !ty_tuner_is_pending(t, "10"),
+       "pending: only new trials not completed");
+    is_int(ty_tuner_complete(t, "6", true, 2, &err), 0, "a new trial completes by its id");
+    is_int(ty_tuner_n_suggested(t), 4, "priors are not counted as suggested");
+    is_int(ty_tuner_n_completed(t), 1, "nor as completed");
+    ty_tuner_free(t);
+    ty_hp_free(hp);
+}
+
+static void test_priors_default(void)
+{
+    struct ty_hp_spec *hp = spec_of("{'maxTrials':3,'params':[" P_X "," P_CAT "]}");
+    struct ty_tuner *t = NULL;
+    struct ty_trial_suggestion *s = NULL;
+    size_t n = 0, total = 0;
+    char id[16];
+    bool fresh = true;
+
+    if (!ok(hp, "spec parses") || !ok(ty_tuner_new(hp, 7, &t, &err) == 0, "default tuner"))
+        return;
+    for (int i = 1; i <= 12; i++) {
+        _cleanup_free_ char *p = xasprintf("{'x':'%g','o':'%s'}",
+                                           -5 + 1.25 * i,
+                                           i % 3 == 0   ? "sgd"
+                                           : i % 3 == 1 ? "adam"
+                                                        : "rmsprop");
+        snprintf(id, sizeof(id), "%d", i);
+        if (add_prior(t, id, p, i != 4, (-5 + 1.25 * i) * (-5 + 1.25 * i)) < 0)
+            diag("prior %d: %s", i, err.msg);
+    }
+    while (ty_tuner_suggest(t, 2, &s, &n, &err) == 0 && n > 0) {
+        for (size_t i = 0; i < n; i++) {
+            double x = json_number_value(json_object_get(s[i].parameters, "x"));
+            const char *o = json_string_value(json_object_get(s[i].parameters, "o"));
+            for (int k = 1; k <= 12; k++)
+                fresh &= fabs(x - (-5 + 1.25 * k)) > 1e-9 || strcmp(o,
+                                                                    k % 3 == 0   ? "sgd"
+                                                                    : k % 3 == 1 ? "adam"
+                                                                                 : "rmsprop") != 0;
+            (void)ty_tuner_complete(t, s[i].trial_id, true, x * x, &err);
+        }
+        total += n;
+        ty_trial_suggestions_free(s, n);
+    }
+    is_int(total, 3, "maxTrials counts only the new trials");
+    ok(fresh, "no new trial repeats a prior's point");
+    ok(ty_tuner_is_pending(t, "13") == false && ty_tuner_n_completed(t) == 3,
+       "new trials 13..15 completed");
+    ty_tuner_free(t);
+    ty_hp_free(hp);
+}
+
 int main(void)
 {
     test_space();
@@ -419,5 +537,7 @@ int main(void)
     test_trials();
     test_default_accepted();
     test_spec_from_json();
+    test_priors_grid();
+    test_priors_default();
     return done_testing();
 }
