@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -461,6 +462,41 @@ void ty_gp_predict(struct ty_gp *gp, const double *xq, double *mean, double *var
     free(heap);
     *mean = m;
     *var = v > 1e-12 ? v : 1e-12;
+}
+
+double ty_warp_output(const double *y, size_t n, double scale, double *z, double *logjac)
+{
+    bool logw = isfinite(scale) && scale > 0;
+    double ymin = INFINITY, mean = 0, sd = 0, sum = 0;
+
+    for (size_t i = 0; i < n; i++)
+        ymin = y[i] < ymin ? y[i] : ymin;
+    for (size_t i = 0; i < n; i++) {
+        if (logw) {
+            double lj = -log(scale + (y[i] - ymin));
+            z[i] = log1p((y[i] - ymin) / scale);
+            sum += lj;
+            if (logjac)
+                logjac[i] = lj;
+        } else {
+            z[i] = y[i];
+            if (logjac)
+                logjac[i] = 0;
+        }
+        mean += z[i];
+    }
+    mean /= (double)n;
+    for (size_t i = 0; i < n; i++)
+        sd += (z[i] - mean) * (z[i] - mean);
+    sd = sqrt(sd / (double)n);
+    if (!(sd > 1e-12 * (1 + fabs(mean))))
+        sd = 1;
+    for (size_t i = 0; i < n; i++) {
+        z[i] = (z[i] - mean) / sd;
+        if (logjac)
+            logjac[i] -= log(sd);
+    }
+    return sum - (double)n * log(sd);
 }
 
 struct ty_gp *ty_gp_free(struct ty_gp *gp)

@@ -5,7 +5,8 @@
  * length-scales, log signal variance, log noise variance) are fitted by maximising the log
  * marginal likelihood plus weak log-normal priors, inside fixed bounds, with analytic gradients
  * and a projected L-BFGS. Everything is deterministic; nothing is thread-safe (the GP owns its
- * scratch buffers). Matrices are row-major and heap-allocated. */
+ * scratch buffers). Matrices are row-major and heap-allocated. Also the objectives' output warp
+ * (log1p of the gap to the best, standardised). */
 #ifndef TY_GP_H
 #define TY_GP_H
 
@@ -69,6 +70,14 @@ double ty_gp_neg_log_posterior(struct ty_gp *gp);
 /* Posterior mean *mean and variance *var (of the latent function, >= 1e-12) at @xq (dim
  * values). Needs a successful ty_gp_update(); with no data it is the prior (0, sf2). */
 void ty_gp_predict(struct ty_gp *gp, const double *xq, double *mean, double *var);
+
+/* Output warping of objectives to minimise, for skewed ones: @z[i] = w(@y[i]) standardised to
+ * mean 0 and standard deviation 1 (not scaled when the spread is ~0), where
+ * w(y) = log1p((y - min y) / @scale) for a finite @scale > 0, else w(y) = y. Each point's
+ * log |dz/dy| goes to @logjac[i] when @logjac is not NULL; returns their sum, so that a GP's
+ * negative log likelihood of @z minus it is the negative log likelihood of @y under the warped
+ * model, comparable across scales. n >= 1. */
+double ty_warp_output(const double *y, size_t n, double scale, double *z, double *logjac);
 
 /* Free @gp (NULL is fine). Returns NULL. */
 struct ty_gp *ty_gp_free(struct ty_gp *gp);

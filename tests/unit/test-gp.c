@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-gp.c: the Gaussian process (gp.h) and the default algorithm (tuner-gp.c): Cholesky and
  * triangular solves against known matrices, interpolation and shrinking variance at the data,
- * a hyperparameter fit recovering a length-scale, and the Bayesian-optimising tuner:
+ * a hyperparameter fit recovering a length-scale, the output warp (values and log-Jacobians),
+ * and the Bayesian-optimising tuner:
  * deterministic per seed, valid values for every parameter type and scale, no duplicates,
- * distinct pending suggestions, failed trials, MAXIMIZE, and a 2-D quadratic solved in 30
- * trials. JSON documents are written with ' for " (dq() swaps them). */
+ * distinct pending suggestions, failed trials, MAXIMIZE, a 2-D quadratic solved in 30
+ * trials, and 4-D Rosenbrock and Hartmann6 at 100 trials (with the time per suggestion in 6-D).
+ * JSON documents are written with ' for " (dq() swaps them). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -122,6 +124,49 @@ static void test_gp(void)
         free(yy);
     }
     ty_gp_free(gp);
+}
+
+static void test_warp(void)
+{
+    double y[5] = {3, 0, 1, 10, 100}, z[5], lj[5], mean = 0, sd = 0, sum;
+    double w[5], wm = 0, wsd = 0, c[3] = {2, 2, 2}, cz[3];
+    bool lin = true, jac = true;
+
+    /* no warp: plain standardisation, log |dz/dy| = -log sd */
+    sum = ty_warp_output(y, 5, INFINITY, z, lj);
+    for (size_t i = 0; i < 5; i++)
+        mean += y[i] / 5;
+    for (size_t i = 0; i < 5; i++)
+        sd += (y[i] - mean) * (y[i] - mean) / 5;
+    sd = sqrt(sd);
+    for (size_t i = 0; i < 5; i++)
+        lin = lin && fabs(z[i] - (y[i] - mean) / sd) < 1e-12 && fabs(lj[i] + log(sd)) < 1e-12;
+    ok(lin, "no warp: the objectives standardised, log-Jacobian -log sd");
+    ok(fabs(sum + 5 * log(sd)) < 1e-9, "and the sum returned (%g)", sum);
+
+    /* log warp with scale 2: w = log1p((y - min) / 2), standardised */
+    sum = ty_warp_output(y, 5, 2, z, lj);
+    for (size_t i = 0; i < 5; i++) {
+        w[i] = log1p(y[i] / 2); /* min y is 0 */
+        wm += w[i] / 5;
+    }
+    for (size_t i = 0; i < 5; i++)
+        wsd += (w[i] - wm) * (w[i] - wm) / 5;
+    wsd = sqrt(wsd);
+    for (size_t i = 0; i < 5; i++) {
+        lin = lin && fabs(z[i] - (w[i] - wm) / wsd) < 1e-12;
+        /* d z / d y = 1 / ((2 + y) wsd), checked by a central difference of the warp */
+        jac = jac && fabs(exp(lj[i]) - (log1p((y[i] + 1e-6) / 2) - log1p((y[i] - 1e-6) / 2)) /
+                                           2e-6 / wsd) < 1e-6 * exp(lj[i]);
+    }
+    ok(lin, "log warp: log1p(gap / scale) standardised");
+    ok(jac, "per-point log-Jacobian matches a finite difference");
+    ok(fabs(sum - (lj[0] + lj[1] + lj[2] + lj[3] + lj[4])) < 1e-12, "sum of the log-Jacobians");
+    ok(z[1] < z[2] && z[2] < z[0] && z[0] < z[3] && z[3] < z[4], "order kept");
+    ok((z[4] - z[3]) / (z[3] - z[1]) < (100.0 - 10) / (10 - 0),
+       "the long tail compressed relative to the best values");
+    ty_warp_output(c, 3, 2, cz, NULL);
+    ok(cz[0] == 0 && cz[1] == 0 && cz[2] == 0, "constant objectives: zeros, no division by 0");
 }
 
 #define P_MIXED                                                                                    \
@@ -301,12 +346,126 @@ static void test_tuner_quadratic(void)
     ty_hp_free(hp);
 }
 
+/* Hartmann6 (minimum -3.32237) and 4-D Rosenbrock (minimum 0) of the parameters x1..x6. */
+static double hartmann6(const double *x)
+{
+    static const double al[4] = {1, 1.2, 3, 3.2};
+    static const double a[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
+                                   {0.05, 10, 17, 0.1, 8, 14},
+                                   {3, 3.5, 1.7, 10, 17, 8},
+                                   {17, 8, 0.05, 10, 0.1, 14}};
+    static const double p[4][6] = {{.1312, .1696, .5569, .0124, .8283, .5886},
+                                   {.2329, .4135, .8307, .3736, .1004, .9991},
+                                   {.2348, .1451, .3522, .2883, .3047, .6650},
+                                   {.4047, .8828, .8732, .5743, .1091, .0381}};
+    double f = 0;
+    for (int i = 0; i < 4; i++) {
+        double e = 0;
+        for (int d = 0; d < 6; d++)
+            e += a[i][d] * (x[d] - p[i][d]) * (x[d] - p[i][d]);
+        f -= al[i] * exp(-e);
+    }
+    return f;
+}
+
+static double rosenbrock4(const double *x)
+{
+    double f = 0;
+    for (int i = 0; i < 3; i++)
+        f += 100 * (x[i + 1] - x[i] * x[i]) * (x[i + 1] - x[i] * x[i]) + (1 - x[i]) * (1 - x[i]);
+    return f;
+}
+
+/* A sequential study of @dim DOUBLE parameters x1.. on [lo, hi] minimising @fn for @trials
+ * trials; returns the best value, and *ms_last10 and *cpu_last10 the mean wall and CPU time
+ * (ms) of the last 10 suggestions. */
+static double run_box(size_t dim,
+                      double lo,
+                      double hi,
+                      double (*fn)(const double *),
+                      int trials,
+                      uint64_t seed,
+                      double *ms_last10,
+                      double *cpu_last10)
+{
+    char params[1024] = "", *text;
+    struct ty_hp_spec *hp;
+    struct ty_tuner *t = NULL;
+    struct ty_trial_suggestion *s = NULL;
+    size_t n = 0;
+    double best = INFINITY, x[8];
+
+    *ms_last10 = *cpu_last10 = 0;
+    for (size_t d = 0; d < dim; d++)
+        snprintf(params + strlen(params),
+                 sizeof(params) - strlen(params),
+                 "%s{'parameterName':'x%zu','type':'DOUBLE','minValue':%g,'maxValue':%g}",
+                 d ? "," : "",
+                 d + 1,
+                 lo,
+                 hi);
+    text = xasprintf("{'goal':'MINIMIZE','maxTrials':%d,'params':[%s]}", trials, params);
+    hp = spec_of(text);
+    free(text);
+    if (!hp || ty_tuner_new(hp, seed, &t, &err) < 0) {
+        ty_hp_free(hp);
+        return INFINITY;
+    }
+    for (int i = 0; i < trials; i++) {
+        struct timespec t0, t1, c0, c1;
+        char name[32];
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+        if (ty_tuner_suggest(t, 1, &s, &n, &err) < 0 || n != 1) {
+            diag("suggest stopped at trial %d: %s", i, err.msg);
+            break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        if (i >= trials - 10)
+            *cpu_last10 +=
+                ((double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6) /
+                10;
+        if (i >= trials - 10)
+            *ms_last10 +=
+                ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) /
+                10;
+        for (size_t d = 0; d < dim; d++) {
+            snprintf(name, sizeof(name), "x%zu", d + 1);
+            x[d] = json_number_value(json_object_get(s[0].parameters, name));
+        }
+        best = fn(x) < best ? fn(x) : best;
+        ty_tuner_complete(t, s[0].trial_id, true, fn(x), &err);
+        ty_trial_suggestions_free(s, n);
+    }
+    ty_tuner_free(t);
+    ty_hp_free(hp);
+    return best;
+}
+
+static void test_tuner_benchmarks(void)
+{
+    double ms, cpu, best;
+
+    /* the design-anchored output warp converges down Rosenbrock's valley (before it:
+     * this seed: 0.57); deterministic for the seed */
+    best = run_box(4, -2, 2, rosenbrock4, 100, 5, &ms, &cpu);
+    ok(best < 0.5, "4-D Rosenbrock: regret %g after 100 trials (< 0.5)", best);
+    best = run_box(6, 0, 1, hartmann6, 100, 1, &ms, &cpu);
+    ok(best + 3.32237 < 0.01, "Hartmann6: regret %g after 100 trials (< 0.01)", best + 3.32237);
+    diag("Hartmann6 (6-D): mean per suggestion over trials 91-100: %.2f ms wall, %.2f ms CPU",
+         ms,
+         cpu);
+}
+
 int main(void)
 {
     test_linalg();
     test_gp();
+    test_warp();
     test_tuner_mixed();
     test_tuner_small_space();
     test_tuner_quadratic();
+    test_tuner_benchmarks();
     return done_testing();
 }
