@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * taskproto.c: framing of the supervisor <-> trainyard-task protocol (taskproto.h). */
+#include "taskproto.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "json.h"
+#include "macro.h"
+
+bool ty_task_msg_known(int type)
+{
+    switch (type) {
+    case TY_TASK_HELLO:
+    case TY_TASK_START:
+    case TY_TASK_STARTED:
+    case TY_TASK_OUT:
+    case TY_TASK_ERR:
+    case TY_TASK_EXIT:
+    case TY_TASK_SIGNAL:
+    case TY_TASK_QUIT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int ty_taskproto_frame(struct ty_buf *out, int type, const void *payload, size_t len)
+{
+    unsigned char hdr[5];
+    size_t flen = len + 1;
+
+    if (len >= TY_TASKPROTO_MAX_FRAME)
+        return -EMSGSIZE;
+    hdr[0] = (unsigned char)(flen >> 24);
+    hdr[1] = (unsigned char)(flen >> 16);
+    hdr[2] = (unsigned char)(flen >> 8);
+    hdr[3] = (unsigned char)flen;
+    hdr[4] = (unsigned char)type;
+    ty_buf_append(out, hdr, sizeof(hdr));
+    if (len)
+        ty_buf_append(out, payload, len);
+    return 0;
+}
+
+int ty_taskproto_frame_json(struct ty_buf *out, int type, const json_t *obj)
+{
+    _cleanup_free_ char *text = ty_json_compact(obj);
+    return ty_taskproto_frame(out, type, text, strlen(text));
+}
+
+int ty_taskproto_feed(struct ty_taskproto_reader *rd,
+                      const char *p,
+                      size_t n,
+                      ty_taskproto_fn fn,
+                      void *ctx,
+                      struct ty_error *err)
+{
+    size_t off = 0;
+    int r = 0;
+
+    if (rd->broken)
+        return ty_error_set(err, EPROTO, "the stream was already broken by a bad frame");
+    ty_buf_append(&rd->in, p, n);
+    while (rd->in.len - off >= 4) {
+        const unsigned char *h = (const unsigned char *)rd->in.data + off;
+        size_t flen = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+        int type;
+
+        if (flen == 0 || flen > TY_TASKPROTO_MAX_FRAME) {
+            rd->broken = true;
+            r = ty_error_set(err, EPROTO, "bad frame length %zu", flen);
+            break;
+        }
+        if (rd->in.len - off - 4 < flen)
+            break;
+        type = h[4];
+        if (!ty_task_msg_known(type)) {
+            rd->broken = true;
+            r = ty_error_set(err, EPROTO, "unknown message type 0x%02x", (unsigned)type);
+            break;
+        }
+        off += 4 + flen;
+        r = fn(ctx, type, (const char *)h + 5, flen - 1);
+        if (r < 0)
+            break;
+    }
+    ty_buf_consume(&rd->in, off);
+    return r;
+}
+
+size_t ty_taskproto_pending(const struct ty_taskproto_reader *rd)
+{
+    return rd->in.len;
+}
+
+void ty_taskproto_reader_release(struct ty_taskproto_reader *rd)
+{
+    ty_buf_release(&rd->in);
+}
+
+int ty_taskproto_json(const char *payload, size_t len, json_t **ret, struct ty_error *err)
+{
+    json_t *j = NULL;
+    struct ty_error e = {0};
+
+    if (ty_json_parse(payload, len, &j, &e) < 0)
+        return ty_error_set(err, EPROTO, "bad message: %s", ty_error_msg(&e));
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return ty_error_set(err, EPROTO, "bad message: not a JSON object");
+    }
+    *ret = j;
+    return 0;
+}
