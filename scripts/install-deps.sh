@@ -11,6 +11,9 @@ set -euo pipefail
 # container on a network fails with "netavark: No such file or directory"), catatonit (--init),
 # uidmap; busybox-static (the root file system of the locally built images);
 # libcurl4-openssl-dev (the API client); docker-registry (a local registry for pull tests).
+# Slurm test clusters (tests/lib/slurm-cluster.sh): slurmctld, slurmd, slurm-client (srun,
+# sbatch, sinfo, scontrol...) and munge (its postinst creates /etc/munge/munge.key); util-linux
+# provides nsenter/unshare. Their services are never started on install; the tests start them.
 PACKAGES=(
   gcc clang make meson ninja-build pkg-config
   libjansson-dev libyaml-dev zlib1g-dev
@@ -21,6 +24,7 @@ PACKAGES=(
   podman crun conmon netavark aardvark-dns iptables catatonit uidmap
   busybox-static libcurl4-openssl-dev docker-registry
   libmicrohttpd-dev libsqlite3-dev python3-googleapi python3-httplib2 wrk curl
+  slurmctld slurmd slurm-client munge util-linux
 )
 
 # One dpkg-query for all of them (one per package costs ~40 ms each).
