@@ -13,6 +13,8 @@ bool ty_task_msg_known(int type)
 {
     switch (type) {
     case TY_TASK_HELLO:
+    case TY_TASK_ASSIGN:
+    case TY_TASK_PLACED:
     case TY_TASK_START:
     case TY_TASK_STARTED:
     case TY_TASK_OUT:

@@ -4,16 +4,18 @@
  * replica on its node. The launcher connects back to the supervisor over TCP; everything
  * about the replica then travels on that one connection:
  *
- *   launcher -> supervisor: HELLO (who and where it is, the port it holds for the replica),
- *                           STARTED, OUT/ERR (one output line each), EXIT
- *   supervisor -> launcher: START (argv, environment, image), SIGNAL, QUIT
+ *   launcher -> supervisor: HELLO (its token, Slurm task id and node), PLACED (the address
+ *                           and port it holds for its replica), STARTED, OUT/ERR (one
+ *                           output line each), EXIT
+ *   supervisor -> launcher: ASSIGN (the job, trial and replica it runs), START (the
+ *                           replica's environment), SIGNAL, QUIT
  *
  * A frame is a 4-byte big-endian length L (1 .. TY_TASKPROTO_MAX_FRAME), then L bytes: one
  * type byte and the payload. OUT and ERR payloads are the raw bytes of one line (no '\n',
- * any bytes); every other payload is a compact JSON object (docs/internals/slurm.md lists
- * the fields). The connection is the replica's lifeline: a launcher whose connection drops
- * kills its replica and exits, and a supervisor that loses a connection treats the replica
- * as lost. Bytes from the network are untrusted on both sides: the decoder is fuzzed. */
+ * any bytes); every other payload is a compact JSON object (docs/internals/slurm.md). The
+ * connection is the replica's lifeline: a launcher whose connection drops kills its replica and
+ * exits, and a supervisor that loses a connection treats the replica as lost. Bytes from the
+ * network are untrusted on both sides: the decoder is fuzzed. */
 #ifndef TY_TASKPROTO_H
 #define TY_TASKPROTO_H
 
@@ -29,8 +31,10 @@
 #define TY_TASKPROTO_MAX_FRAME (4u * 1024 * 1024)
 
 enum ty_task_msg {
-    TY_TASK_HELLO = 'H',   /* JSON {token, procid, node, host, port, pid} */
-    TY_TASK_START = 'S',   /* JSON {argv[], env[], image?, workdir?} */
+    TY_TASK_HELLO = 'H',   /* JSON {token, procid, node, pid} */
+    TY_TASK_ASSIGN = 'A',  /* JSON {job, trialId?, trialArgs?, replica, runtime} */
+    TY_TASK_PLACED = 'P',  /* JSON {host, port} */
+    TY_TASK_START = 'S',   /* JSON {env[]} */
     TY_TASK_STARTED = 'R', /* JSON {pid} */
     TY_TASK_OUT = 'O',     /* one stdout line */
     TY_TASK_ERR = 'E',     /* one stderr line */
