@@ -4,9 +4,11 @@
  *
  * Ports: place() binds one socket per replica to 0.0.0.0:<port> (no SO_REUSEADDR, not
  * listening), which keeps every other process off that port without accepting connections.
- * The socket is close-on-exec, and launch() closes the parent's copy right after fork, so
- * the port stays held until the replica's program starts. Ports come from below the
- * kernel's ephemeral range, so outgoing connections never take them in the meantime.
+ * launch() closes it just before the replica's fork (a child can exec and bind its port
+ * before the parent runs again), and waits for each child's exec before the next fork (until
+ * then the child holds a copy of every reservation still open, close-on-exec, and a replica
+ * already started could not bind its port). Ports come from below the kernel's ephemeral
+ * range, so outgoing connections never take them in the meantime.
  *
  * Processes: each replica gets its own process group, stdin from /dev/null, stdout and
  * stderr on pipes, SIGKILL if trainyard dies (PR_SET_PDEATHSIG), and is watched through a
@@ -37,6 +39,9 @@
 #include "timeutil.h"
 
 extern char **environ;
+
+/* How long launch() waits for a child's exec (see there). */
+#define EXEC_WAIT_MS 2000
 
 /* Replica ports are taken from [PORT_LOW, ephemeral range start). 20000 keeps clear of the
  * well-known and commonly configured service ports below it. */
@@ -424,6 +429,12 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         if (sigaction(reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
             cs.ignored[cs.n_ignored++] = reset_signals[i];
     }
+    /* Give up the port's reservation now, not after the fork: the child may exec and its
+     * program bind the port before this process runs again. */
+    if (pr->reserve_fd >= 0) {
+        close(pr->reserve_fd);
+        pr->reserve_fd = -1;
+    }
     sigfillset(&all);
     (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
     pid = fork();
@@ -437,11 +448,6 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         return ty_error_set(err, e, "cannot fork: %s", strerror(e));
     }
 
-    /* The child holds the port (close-on-exec) until its program starts. */
-    if (pr->reserve_fd >= 0) {
-        close(pr->reserve_fd);
-        pr->reserve_fd = -1;
-    }
     (void)setpgid(pid, pid); /* also here, so the group exists before we might signal it */
     close(out[1]);
     close(errp[1]);
@@ -463,7 +469,17 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         pr->exited = true;
         return ty_error_set(err, e, "pidfd_open: %s", strerror(e));
     }
-    /* Don't wait for the exec here: launching every replica first and collecting the
+    /* Until its exec the child holds a copy of every port reservation still open in this
+     * process (close-on-exec, but inherited by fork), so a replica already started could
+     * not bind its port: wait (at most EXEC_WAIT_MS) until the child has exec'd or failed
+     * to, i.e. the status pipe is at EOF or has the errno. poll() only; the outcome is read
+     * from the loop (read_status). */
+    {
+        struct pollfd sp = {.fd = pr->status_fd, .events = POLLIN};
+        while (poll(&sp, 1, EXEC_WAIT_MS) < 0 && errno == EINTR)
+            ;
+    }
+    /* Don't wait for the program itself: launching every replica first and collecting the
      * outcomes from the loop starts a cluster in parallel. */
     (void)ty_fd_nonblock(pr->out_fd);
     (void)ty_fd_nonblock(pr->err_fd);
