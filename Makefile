@@ -5,6 +5,8 @@
 #   make test    build, then run every test: unit + integration, again under
 #                AddressSanitizer + UBSan, and short libFuzzer runs; ends "N passed, N failed"
 #   make demo    build, then run examples/digits as a distributed job through `local train`
+#   make demo-tuning  build, then tune examples/digits (8 trials, 2 at a time) through
+#                `local train`; ends with the table of trials, best first
 #   make bench   run the benchmarks in bench/ (ratios against a baseline, not pass/fail)
 
 BUILD ?= build
@@ -12,7 +14,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build test demo bench clean format
+.PHONY: all deps build test demo demo-tuning bench clean format
 
 all: build
 
@@ -31,6 +33,9 @@ test: build
 
 demo: build
 	@examples/digits/demo.sh $(BUILD)
+
+demo-tuning: build
+	@examples/digits/demo-tuning.sh $(BUILD)
 
 bench: build
 	@bench/launch/run.sh $(BUILD)

@@ -41,8 +41,9 @@ struct cluster {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: digits [--steps N] [--learning-rate X] [--batch-size N] [--hidden N]\n"
-            "              [--seed N] [--checkpoint-every N] [--job-dir DIR] [--data PATH]\n"
+            "usage: digits [--steps N] [--learning-rate X] [--optimizer sgd|momentum]\n"
+            "              [--batch-size N] [--hidden N] [--seed N] [--checkpoint-every N]\n"
+            "              [--job-dir DIR] [--data PATH]\n"
             "Role and peers come from the CLUSTER_SPEC environment variable; see README.md.\n");
 }
 
@@ -86,7 +87,8 @@ static int parse_args(int argc, char **argv, struct options *o)
                                         "seed",
                                         "checkpoint-every",
                                         "job-dir",
-                                        "data"};
+                                        "data",
+                                        "optimizer"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -150,8 +152,19 @@ static int parse_args(int argc, char **argv, struct options *o)
         case 6:
             o->job_dir = *val ? val : NULL;
             break;
-        default:
+        case 7:
             o->data_path = val;
+            break;
+        default:
+            if (!strcmp(val, "sgd")) {
+                o->optimizer = OPT_SGD;
+            } else if (!strcmp(val, "momentum")) {
+                o->optimizer = OPT_MOMENTUM;
+            } else {
+                fprintf(
+                    stderr, "digits: --optimizer: expected 'sgd' or 'momentum', got '%s'\n", val);
+                rc = -1;
+            }
             break;
         }
         if (rc != 0)
@@ -187,6 +200,28 @@ static int cluster_role_list(struct cluster *cl, json_t *cluster, enum role r, c
     return 0;
 }
 
+/* task.trial of a CLUSTER_SPEC or TF_CONFIG object (a string, or a number)
+ * into @out; "" outside tuning trials. */
+static void task_trial(json_t *root, char *out, size_t cap)
+{
+    json_t *trial = json_object_get(json_object_get(root, "task"), "trial");
+    if (json_is_string(trial))
+        snprintf(out, cap, "%s", json_string_value(trial));
+    else if (json_is_integer(trial))
+        snprintf(out, cap, "%lld", (long long)json_integer_value(trial));
+}
+
+/* The trial id when CLUSTER_SPEC names none: TF_CONFIG's task.trial, if any. */
+static void tf_config_trial(struct cluster *cl)
+{
+    const char *tf = getenv("TF_CONFIG");
+    if (cl->trial[0] || !tf || !*tf)
+        return;
+    json_t *root = json_loads(tf, 0, NULL);
+    task_trial(root, cl->trial, sizeof cl->trial);
+    json_decref(root);
+}
+
 static int parse_cluster(struct cluster *cl)
 {
     memset(cl, 0, sizeof *cl);
@@ -194,6 +229,7 @@ static int parse_cluster(struct cluster *cl)
     if (!spec || !*spec) {
         fprintf(stderr, "digits: CLUSTER_SPEC is not set; running as a single master\n");
         cl->role = R_MASTER;
+        tf_config_trial(cl);
         return 0;
     }
     json_error_t err;
@@ -260,11 +296,8 @@ static int parse_cluster(struct cluster *cl)
                 cl->n[R_MASTER]);
         return -1;
     }
-    json_t *trial = json_object_get(task, "trial");
-    if (json_is_string(trial))
-        snprintf(cl->trial, sizeof cl->trial, "%s", json_string_value(trial));
-    else if (json_is_integer(trial))
-        snprintf(cl->trial, sizeof cl->trial, "%lld", (long long)json_integer_value(trial));
+    task_trial(cl->root, cl->trial, sizeof cl->trial);
+    tf_config_trial(cl);
     return 0;
 }
 
@@ -335,7 +368,8 @@ static int prepare_ckdir(struct master *m)
 }
 
 /* Evaluates p at step; writes ckpt-<step>.bin (and at the end ckpt-final.bin
- * and "latest") and appends a hypertune record. */
+ * and "latest") and, in a tuning trial, reports the held-out accuracy as the
+ * hypertune metric at this global step. */
 static int master_report(struct master *m, long step, const float *p, int final)
 {
     int hidden = (int)m->o->hidden;
@@ -374,21 +408,26 @@ static int master_train_local(struct master *m, float *p)
 {
     const struct options *o = m->o;
     float *grad = xcalloc(m->np, sizeof *grad);
+    double *vel = xcalloc(m->np, sizeof *vel);
     size_t *idx = xcalloc((size_t)o->batch, sizeof *idx);
     struct sampler smp;
     sampler_init(&smp, m->train.n, 0, 1, (uint64_t)o->seed);
     params_init(p, (int)o->hidden, (uint64_t)o->seed);
+    double mu = o->optimizer == OPT_MOMENTUM ? MOMENTUM : 0.0;
     int rc = 0;
     for (long s = 0; s < o->steps && rc == 0; s++) {
         sampler_next(&smp, idx, (size_t)o->batch);
         model_grad(p, (int)o->hidden, &m->train, idx, (size_t)o->batch, grad);
-        for (size_t i = 0; i < m->np; i++)
-            p[i] -= (float)(o->lr * (double)grad[i]);
+        for (size_t i = 0; i < m->np; i++) {
+            vel[i] = mu * vel[i] + (double)grad[i];
+            p[i] -= (float)(o->lr * (mu > 0.0 ? vel[i] : (double)grad[i]));
+        }
         if (is_report_step(o, s + 1))
             rc = master_report(m, s + 1, p, 0);
     }
     sampler_free(&smp);
     free(grad);
+    free(vel);
     free(idx);
     return rc;
 }
@@ -429,14 +468,20 @@ static int run_master(const struct options *o, const struct cluster *cl)
            m.test.n,
            m.np,
            o->hidden);
-    printf("master: steps %ld, learning rate %g, batch size %ld, seed %lld, "
+    printf("master: steps %ld, learning rate %g, optimizer %s, batch size %ld, seed %lld, "
            "checkpoint every %ld, job dir %s\n",
            o->steps,
            o->lr,
+           o->optimizer == OPT_MOMENTUM ? "momentum" : "sgd",
            o->batch,
            o->seed,
            o->ckpt_every,
            m.ckdir[0] ? o->job_dir : "(none: no checkpoints)");
+    if (m.ht.enabled)
+        printf("master: trial %s: reporting test accuracy as '%s' to %s\n",
+               m.ht.trial,
+               m.ht.tag,
+               m.ht.path);
     float *p = xcalloc(m.np, sizeof *p);
     int rc;
     if (nw > 0 && nps > 0) {
@@ -625,6 +670,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     struct options o = {.steps = 300,
                         .lr = 0.5,
+                        .optimizer = OPT_SGD,
                         .batch = 32,
                         .hidden = 0,
                         .seed = 1,

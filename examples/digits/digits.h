@@ -22,10 +22,16 @@
 #define FRAME_MAX     (64u << 20) /* largest accepted frame body */
 #define IO_TIMEOUT_MS 600000      /* a peer silent this long is an error */
 
+/* --optimizer: plain SGD, or SGD with heavy-ball momentum MOMENTUM
+ * (v = MOMENTUM * v + g; p -= lr * v). */
+enum optimizer { OPT_SGD, OPT_MOMENTUM };
+#define MOMENTUM 0.9
+
 /* Command-line options; every role parses the same argv. */
 struct options {
     long steps;
     double lr;
+    enum optimizer optimizer;
     long batch;
     long hidden;
     long long seed;
@@ -99,12 +105,13 @@ int write_file_atomic(const char *path, const void *data, size_t len);
 int ckpt_write(const char *dir, const char *name, long step, int hidden, const float *p, size_t n);
 int ckpt_read(const char *path, long *step, int *hidden, float **p, size_t *n);
 struct hypertune {
+    int enabled; /* a tuning trial, or CLOUD_ML_HP_METRIC_FILE set: see hypertune_init */
     char *path;
     const char *tag;
     char trial[128];
     void *records; /* json_t array of the last 100 reports */
 };
-void hypertune_init(struct hypertune *h, const char *trial_fallback);
+void hypertune_init(struct hypertune *h, const char *cluster_trial);
 int hypertune_report(struct hypertune *h, long step, double metric);
 void hypertune_free(struct hypertune *h);
 

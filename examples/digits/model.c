@@ -561,32 +561,61 @@ int ckpt_read(const char *path, long *step, int *hidden, float **p, size_t *n)
 }
 
 /* -------------------------------------------------------------- hypertune */
-/* Mirrors the cloudml-hypertune library: each report appends a record to an
- * in-process deque of the last 100 and the whole file is rewritten, one
- * json.dumps(record, sort_keys=True) line per record. */
+/* Mirrors Google's cloudml-hypertune library (hypertune.HyperTune()
+ * .report_hyperparameter_tuning_metric): each report appends a record to an
+ * in-process deque of the last 100 and the whole file is rewritten (here
+ * through a temporary file and rename(), so a reader never sees a partial
+ * file), one json.dumps(record, sort_keys=True) line per record:
+ *   {"checkpoint_path": "", "global_step": "300", "timestamp": 1700000000.123456,
+ *    "<tag>": "0.95", "trial": "1"}
+ * The file is $CLOUD_ML_HP_METRIC_FILE, else /tmp/hypertune/output.metrics;
+ * the tag $CLOUD_ML_HP_METRIC_TAG, else "training/hptuning/metric"; the
+ * trial $CLOUD_ML_TRIAL_ID, else task.trial, else "0".
+ *
+ * Unlike the library, which writes whenever it is called, the example only
+ * reports when it runs as a tuning trial (CLOUD_ML_TRIAL_ID or task.trial
+ * set) or when CLOUD_ML_HP_METRIC_FILE names a file: a plain run writes
+ * nothing under /tmp. */
 
-void hypertune_init(struct hypertune *h, const char *trial_fallback)
+void hypertune_init(struct hypertune *h, const char *cluster_trial)
 {
     const char *path = getenv("CLOUD_ML_HP_METRIC_FILE");
     const char *tag = getenv("CLOUD_ML_HP_METRIC_TAG");
     const char *trial = getenv("CLOUD_ML_TRIAL_ID");
-    h->path = strdup(path && *path ? path : "/tmp/hypertune/output.metrics");
+    int has_path = path && *path;
+    if (!trial || !*trial)
+        trial = cluster_trial && *cluster_trial ? cluster_trial : NULL;
+    h->enabled = has_path || trial;
+    h->path = strdup(has_path ? path : "/tmp/hypertune/output.metrics");
     if (!h->path) {
         fprintf(stderr, "digits: out of memory\n");
         exit(1);
     }
     h->tag = tag && *tag ? tag : "training/hptuning/metric";
-    if (!trial || !*trial)
-        trial = trial_fallback && *trial_fallback ? trial_fallback : "0";
-    snprintf(h->trial, sizeof h->trial, "%s", trial);
+    snprintf(h->trial, sizeof h->trial, "%s", trial ? trial : "0");
     h->records = json_array();
+}
+
+/* A double as Python's str(float) writes it: the shortest form that reads
+ * back to the same value, with ".0" on integral values ("0.95", "1.0"). */
+static void format_py_float(double v, char *out, size_t cap)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, cap, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            break;
+    }
+    if (isfinite(v) && !strpbrk(out, ".e"))
+        strncat(out, ".0", cap - strlen(out) - 1);
 }
 
 int hypertune_report(struct hypertune *h, long step, double metric)
 {
-    char sstep[32], sval[32];
+    if (!h->enabled)
+        return 0;
+    char sstep[32], sval[40];
     snprintf(sstep, sizeof sstep, "%ld", step);
-    snprintf(sval, sizeof sval, "%.3f", metric);
+    format_py_float(metric, sval, sizeof sval);
     json_t *rec = json_object();
     json_object_set_new(rec, "checkpoint_path", json_string(""));
     json_object_set_new(rec, "global_step", json_string(sstep));

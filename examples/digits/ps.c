@@ -44,9 +44,9 @@ struct ps {
     int index, nworkers;
     size_t off, len, ntotal;
     long steps, ckpt_every;
-    double lr;
+    double lr, momentum;
     float *param;
-    double *acc;
+    double *acc, *vel; /* vel: the momentum buffer (zeros with plain SGD) */
     int npushed;
     uint32_t version;
     struct snapshot *snaps;
@@ -157,7 +157,12 @@ static void apply_update(struct ps *s)
 {
     double scale = s->lr / (double)s->nworkers;
     for (size_t i = 0; i < s->len; i++) {
-        s->param[i] -= (float)(scale * s->acc[i]);
+        if (s->momentum > 0.0) {
+            s->vel[i] = s->momentum * s->vel[i] + s->acc[i] / (double)s->nworkers;
+            s->param[i] -= (float)(s->lr * s->vel[i]);
+        } else {
+            s->param[i] -= (float)(scale * s->acc[i]);
+        }
         s->acc[i] = 0.0;
     }
     s->npushed = 0;
@@ -358,6 +363,7 @@ int run_ps(const struct options *o, const char *addr, int index, int nps, int nw
     s.steps = o->steps;
     s.ckpt_every = o->ckpt_every;
     s.lr = o->lr;
+    s.momentum = o->optimizer == OPT_MOMENTUM ? MOMENTUM : 0.0;
     s.ntotal = param_count((int)o->hidden);
     shard_range(s.ntotal, nps, index, &s.off, &s.len);
     float *full = xcalloc(s.ntotal, sizeof *full);
@@ -366,6 +372,7 @@ int run_ps(const struct options *o, const char *addr, int index, int nps, int nw
     memcpy(s.param, full + s.off, s.len * sizeof *s.param);
     free(full);
     s.acc = xcalloc(s.len + 1, sizeof *s.acc);
+    s.vel = xcalloc(s.len + 1, sizeof *s.vel);
     printf("ps %d: serving parameters [%zu, %zu) of %zu on %s for %d worker(s)\n",
            index,
            s.off,
@@ -446,6 +453,7 @@ int run_ps(const struct options *o, const char *addr, int index, int nps, int nw
     free(pfd);
     free(s.param);
     free(s.acc);
+    free(s.vel);
     close(lfd);
     return g_stop ? 0 : 1;
 }
