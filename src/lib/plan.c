@@ -21,6 +21,7 @@ int ty_plan_build(const struct ty_job *job,
 
     plan->job = job;
     plan->trial_id = xstrdup(trial_id);
+    plan->trial_args = trial_args ? ty_strv_copy(trial_args) : NULL;
     if (job->job_dir)
         plan->job_dir =
             trial_id ? xasprintf("%s/%s", job->job_dir, trial_id) : xstrdup(job->job_dir);
@@ -71,6 +72,7 @@ struct ty_cluster_plan *ty_plan_free(struct ty_cluster_plan *plan)
     }
     free(plan->replicas);
     free(plan->trial_id);
+    ty_strv_free(plan->trial_args);
     free(plan->job_dir);
     free(plan->metric_dir);
     free(plan);

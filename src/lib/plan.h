@@ -31,6 +31,7 @@ struct ty_replica {
 struct ty_cluster_plan {
     const struct ty_job *job; /* borrowed; outlives the plan */
     char *trial_id;           /* NULL outside tuning trials */
+    char **trial_args;        /* the trial's --name=value arguments (NULL outside trials) */
     char *job_dir;            /* jobDir, or <jobDir>/<trial> for trials; NULL when unset */
     /* Tuning trials: the host directory that receives the hypertune metric file (set by the
      * supervisor; NULL otherwise). The process runtime sets CLOUD_ML_HP_METRIC_FILE to

@@ -39,6 +39,7 @@ struct ty_supervisor {
     bool done;
     uint64_t grace_timer, deadline_timer;
     char error[2048];
+    char queue_reason[128]; /* why the run waits in the runtime's queue ("" when it does not) */
 };
 
 static void
@@ -270,6 +271,9 @@ static void on_deadline(struct ty_loop *loop, void *data)
     stop(sup, TY_STATE_FAILED, msg);
 }
 
+static void on_prepared(void *ctx, int r, const char *error);
+static void on_queued(void *ctx, const char *reason);
+
 int ty_supervisor_new(struct ty_loop *loop,
                       const char *runtime,
                       const struct ty_job *job,
@@ -284,6 +288,8 @@ int ty_supervisor_new(struct ty_loop *loop,
                                    .output = on_output,
                                    .exited = on_exited,
                                    .notice = on_notice,
+                                   .queued = on_queued,
+                                   .prepared = on_prepared,
                                    .ctx = sup};
     int r;
 
@@ -316,16 +322,52 @@ static int fail_start(struct ty_supervisor *sup, const char *msg)
     return 0;
 }
 
+static void prepare_failed(struct ty_supervisor *sup, const char *why)
+{
+    char msg[TY_ERROR_MSG_MAX + 128];
+    (void)snprintf(
+        msg, sizeof(msg), "Preparing the %s runtime failed: %s.", sup->rt->ops->name, why);
+    (void)fail_start(sup, msg);
+}
+
+static void launch_all(struct ty_supervisor *sup);
+
+/* An asynchronous prepare() ended (runtimes with a queue: the allocation exists). */
+static void on_prepared(void *ctx, int r, const char *error)
+{
+    struct ty_supervisor *sup = ctx;
+    if (sup->stopping)
+        return;
+    if (r < 0) {
+        prepare_failed(sup, error);
+        return;
+    }
+    set_state(sup, TY_STATE_PREPARING);
+    launch_all(sup);
+}
+
+/* The run waits in the runtime's queue (Slurm) because of @reason. */
+static void on_queued(void *ctx, const char *reason)
+{
+    struct ty_supervisor *sup = ctx;
+    (void)snprintf(sup->queue_reason, sizeof(sup->queue_reason), "%s", reason);
+    service(sup, TY_SEV_INFO, "Waiting in the %s queue: %s.", sup->rt->ops->name, reason);
+    if (sup->opts.on_queued)
+        sup->opts.on_queued(sup->opts.ctx, reason);
+}
+
 int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
 {
     struct ty_error e = {0};
-    char msg[TY_ERROR_MSG_MAX + 128];
     int r;
 
+    (void)err;
     service(sup, TY_SEV_INFO, "Validating job requirements...");
     service(sup, TY_SEV_INFO, "Job creation request has been successfully validated.");
     service(sup, TY_SEV_INFO, "Job %s is queued.", sup->job->job_id);
-    set_state(sup, TY_STATE_PREPARING);
+    /* A runtime with a queue of its own keeps the run QUEUED until it has an allocation. */
+    if (!sup->rt->ops->queues)
+        set_state(sup, TY_STATE_PREPARING);
     service(sup, TY_SEV_INFO, "Waiting for job to be provisioned.");
 
     /* A local job directory is created for the program; remote URIs (gs://...) are the
@@ -335,17 +377,30 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
         r = ty_mkdir_p(sup->plan->job_dir, 0755, &e);
     if (r >= 0)
         r = sup->rt->ops->prepare(sup->rt, &e);
-    if (r >= 0)
-        r = sup->rt->ops->place(sup->rt, &e);
+    if (r == TY_RUNTIME_ASYNC)
+        return 0; /* on_prepared goes on */
+    if (r < 0) {
+        prepare_failed(sup, ty_error_msg(&e));
+        return 0;
+    }
+    set_state(sup, TY_STATE_PREPARING);
+    launch_all(sup);
+    return 0;
+}
+
+/* Place every replica, render the environment and launch them. */
+static void launch_all(struct ty_supervisor *sup)
+{
+    struct ty_error e = {0};
+    char msg[TY_ERROR_MSG_MAX + 128];
+    int r;
+
+    r = sup->rt->ops->place(sup->rt, &e);
     if (r >= 0)
         r = ty_clusterenv_new(sup->plan, &sup->env, &e);
     if (r < 0) {
-        (void)snprintf(msg,
-                       sizeof(msg),
-                       "Preparing the %s runtime failed: %s.",
-                       sup->rt->ops->name,
-                       ty_error_msg(&e));
-        return fail_start(sup, msg);
+        prepare_failed(sup, ty_error_msg(&e));
+        return;
     }
     service(sup, TY_SEV_INFO, "Waiting for training program to start.");
     /* Start the master last, as gcloud's local runner did: its peers are then already
@@ -367,13 +422,12 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
             (void)snprintf(st.detail, sizeof(st.detail), "%s", ty_error_msg(&e));
             ty_describe_exit(rep, &st, msg, sizeof(msg));
             sup->reps[i].exited = true;
-            return fail_start(sup, msg);
+            (void)fail_start(sup, msg);
+            return;
         }
         sup->reps[i].launched = true;
         sup->running++;
     }
-    (void)err;
-    return 0;
 }
 
 void ty_supervisor_cancel(struct ty_supervisor *sup)
@@ -414,6 +468,11 @@ enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup)
 bool ty_supervisor_done(const struct ty_supervisor *sup)
 {
     return sup->done;
+}
+
+const char *ty_supervisor_queue_reason(const struct ty_supervisor *sup)
+{
+    return sup->state == TY_STATE_QUEUED ? sup->queue_reason : "";
 }
 
 const char *ty_supervisor_error(const struct ty_supervisor *sup)

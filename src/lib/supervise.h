@@ -3,7 +3,8 @@
  * driving a runtime on the caller's event loop.
  *
  * States (the REST API's): PREPARING -> RUNNING -> SUCCEEDED | FAILED, and from PREPARING
- * or RUNNING, on cancel: CANCELLING -> CANCELLED.
+ * or RUNNING, on cancel: CANCELLING -> CANCELLED. With a runtime that has a queue of its own
+ * (slurm) the run stays QUEUED until the runtime has its allocation.
  * Rules (docs/lifecycle.md): the master exiting 0 ends the run SUCCEEDED; any replica
  * exiting non-zero or killed by a signal fails it, with the service's wording ("The replica
  * worker 1 exited with a non-zero status of 3."); either way every other replica then gets
@@ -43,6 +44,9 @@ struct ty_supervisor_options {
      * change. Both optional. */
     void (*on_log)(void *ctx, const struct ty_log_record *rec);
     void (*on_state)(void *ctx, enum ty_job_state state);
+    /* The run waits in the runtime's queue (slurm) because of @reason; on every change.
+     * Optional. */
+    void (*on_queued)(void *ctx, const char *reason);
     void *ctx;
 };
 
@@ -78,6 +82,8 @@ bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why);
 /* Current state, and whether the run has ended (every replica gone, cleanup done). */
 enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup);
 bool ty_supervisor_done(const struct ty_supervisor *sup);
+/* Why a QUEUED run waits in its runtime's queue (Slurm's reason), "" otherwise. */
+const char *ty_supervisor_queue_reason(const struct ty_supervisor *sup);
 /* errorMessage of a FAILED or CANCELLED run ("" otherwise). */
 const char *ty_supervisor_error(const struct ty_supervisor *sup);
 /* The plan (addresses are set once started). */

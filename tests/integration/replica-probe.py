@@ -15,7 +15,8 @@ srv.bind(("0.0.0.0", int(port)))  # fails if anything else holds the port
 srv.listen(64)
 record = {k: os.environ.get(k) for k in
           ("CLUSTER_SPEC", "TF_CONFIG", "CLOUD_ML_JOB_ID", "CLOUD_ML_TRIAL_ID", "MASTER_ADDR",
-           "MASTER_PORT", "WORLD_SIZE", "RANK")}
+           "MASTER_PORT", "WORLD_SIZE", "RANK", "SLURMD_NODENAME", "SLURM_JOB_ID",
+           "TRAINYARD_TASK_TOKEN")}
 record["argv"] = sys.argv[2:]
 open(os.path.join(out, name + ".ready"), "w").close()
 peers = [(r, i, a) for r, addrs in cs["cluster"].items() for i, a in enumerate(addrs)]

@@ -30,6 +30,24 @@ int ty_process_validate(const struct ty_job *job, struct ty_error *err)
     return 0;
 }
 
+/* Each replica's command runs as a program on its node (trainyard-task under the process
+ * runtime there); running images on the nodes is not built yet. */
+int ty_slurm_validate(const struct ty_job *job, struct ty_error *err)
+{
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        if (job->roles[role].count == 0 || job->roles[role].container_command)
+            continue;
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.containerCommand: required by the slurm "
+                            "runtime, which runs each replica's command (with containerArgs or "
+                            "args) as a program on its node; running images on Slurm nodes is "
+                            "not supported yet",
+                            ty_role_field((enum ty_role)role));
+    }
+    return 0;
+}
+
 int ty_container_validate(const struct ty_job *job, struct ty_error *err)
 {
     if (ty_job_replica_count(job) > MAX_REPLICAS)
@@ -48,6 +66,7 @@ static const struct {
 } checks[] = {
     {"process", ty_process_validate},
     {"container", ty_container_validate},
+    {"slurm", ty_slurm_validate},
 };
 
 bool ty_runtime_known(const char *name)

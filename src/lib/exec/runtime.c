@@ -12,6 +12,7 @@
 static const struct ty_runtime_ops *const runtimes[] = {
     &ty_runtime_process,
     &ty_runtime_container,
+    &ty_runtime_slurm,
 };
 
 const struct ty_runtime_ops *ty_runtime_find(const char *name)

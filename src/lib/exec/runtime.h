@@ -48,18 +48,32 @@ struct ty_runtime_events {
     /* Something the user should know that is not a replica's output (a limit capped, an
      * engine started); logged as a service message. Optional. */
     void (*notice)(void *ctx, enum ty_severity severity, const char *message);
+    /* Runtimes with a queue of their own (ops->queues): the run waits there because of
+     * @reason (the scheduler's words); called whenever the reason changes. */
+    void (*queued)(void *ctx, const char *reason);
+    /* An asynchronous prepare() (it returned TY_RUNTIME_ASYNC) ended: 0, or -errno with
+     * @error saying why. place() may be called after a 0. */
+    void (*prepared)(void *ctx, int r, const char *error);
     void *ctx;
 };
+
+/* Returned by a prepare() that goes on on the loop (waiting for a scheduler's allocation);
+ * the `prepared` event follows, unless cleanup() comes first. */
+#define TY_RUNTIME_ASYNC 1
 
 struct ty_runtime;
 
 struct ty_runtime_ops {
     const char *name; /* "process", "container", "slurm" */
+    /* The runtime hands runs to a scheduler with a queue (slurm): the run stays QUEUED until
+     * its prepare() has ended, and `queued` says why it waits. */
+    bool queues;
     /* Check, before anything happens, that this runtime can run @job (optional). */
     int (*validate)(const struct ty_job *job, struct ty_error *err);
     /* Allocate the runtime's state. */
     int (*create)(struct ty_runtime **ret, struct ty_error *err);
-    /* Make the plan's resources exist: images, networks, allocations. */
+    /* Make the plan's resources exist: images, networks, allocations. Returns 0 when done,
+     * or TY_RUNTIME_ASYNC when it goes on on the loop (see `prepared`). */
     int (*prepare)(struct ty_runtime *rt, struct ty_error *err);
     /* Give every replica its host and port (and hold them until launch). */
     int (*place)(struct ty_runtime *rt, struct ty_error *err);
@@ -106,6 +120,7 @@ int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_er
 /* The checks of each runtime (also their ops' validate). */
 int ty_process_validate(const struct ty_job *job, struct ty_error *err);
 int ty_container_validate(const struct ty_job *job, struct ty_error *err);
+int ty_slurm_validate(const struct ty_job *job, struct ty_error *err);
 
 /* Create a runtime by name, bound to @loop and reporting to @ev. */
 int ty_runtime_new(const char *name,
@@ -127,5 +142,6 @@ static inline size_t ty_runtime_replica_index(const struct ty_runtime *rt,
 
 extern const struct ty_runtime_ops ty_runtime_process;
 extern const struct ty_runtime_ops ty_runtime_container;
+extern const struct ty_runtime_ops ty_runtime_slurm;
 
 #endif

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * slurm-conn.c: the slurm runtime's side of the launchers' connections (taskproto.h): the
+ * rendezvous listener, HELLO (checked against the run's token and task ids), ASSIGN, the
+ * PLACED addresses, then each replica's start, output and exit. */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "fdutil.h"
+#include "json.h"
+#include "macro.h"
+#include "slurm-internal.h"
+#include "strv.h"
+
+/* This host's address on the way to @host: the local end of a UDP "connection" to it (no
+ * packet is sent). */
+static int local_address_towards(const char *host, char *out, size_t n, struct ty_error *err)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *res = NULL;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    int fd = -1, r;
+
+    r = getaddrinfo(host, "6817", &hints, &res);
+    if (r != 0)
+        return ty_error_set(err, EHOSTUNREACH, "cannot resolve '%s': %s", host, gai_strerror(r));
+    fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+        r = ty_negerrno();
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return ty_error_set(err, -r, "no route to '%s': %s", host, strerror(-r));
+    }
+    close(fd);
+    freeaddrinfo(res);
+    if (getnameinfo((struct sockaddr *)&ss, len, out, (socklen_t)n, NULL, 0, NI_NUMERICHOST))
+        return ty_error_set(err, EINVAL, "cannot format this host's address towards '%s'", host);
+    return 0;
+}
+
+/* Close @c; its memory goes now, or once on_readable is done with it (@c->busy: a message
+ * of it is being handled, and handling it may end the whole run). */
+static void conn_free(struct slurm_conn *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0) {
+        ty_loop_remove_fd(c->s->base.loop, c->fd);
+        close(c->fd);
+        c->fd = -1;
+    }
+    c->dead = true;
+    if (c->busy)
+        return;
+    ty_taskproto_reader_release(&c->rd);
+    free(c);
+}
+
+/* Drop connection @c (a bound replica whose program has not exited is lost). */
+static void conn_drop(struct slurm_conn *c, const char *why)
+{
+    struct slurm_rt *s = c->s;
+    long i = c->rep;
+
+    for (size_t k = 0; k < s->n_conns; k++)
+        if (s->conns[k] == c) {
+            s->conns[k] = s->conns[--s->n_conns];
+            break;
+        }
+    if (i >= 0)
+        s->reps[i].conn = NULL;
+    conn_free(c);
+    if (i >= 0 && !s->reps[i].exited && s->phase != PHASE_ENDED) {
+        char detail[256];
+        (void)snprintf(detail, sizeof(detail), "%s (node %s)", why, s->reps[i].node);
+        if (s->phase == PHASE_SUBMITTED)
+            slurm_prepared(s,
+                           -EPIPE,
+                           "the launcher of replica %s on node %s went away: %s",
+                           s->reps[i].r->display_name,
+                           s->reps[i].node,
+                           why);
+        else
+            slurm_lost(s, (size_t)i, detail);
+    }
+}
+
+static int send_json(struct slurm_conn *c, int type, json_t *obj /* stolen */)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    int r = ty_taskproto_frame_json(&b, type, obj);
+    if (r >= 0)
+        r = ty_write_all(c->fd, b.data, b.len);
+    ty_buf_release(&b);
+    json_decref(obj);
+    return r;
+}
+
+/* Constant-time comparison of the token (it is a secret). */
+static bool token_ok(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    unsigned char d = na != nb;
+    for (size_t i = 0; i < na && i < nb; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+static json_t *strv_json(char *const *v)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; v && v[i]; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
+{
+    struct slurm_rt *s = c->s;
+    const struct ty_cluster_plan *plan = s->base.plan;
+    const char *token = ty_json_str(m, "token"), *node = ty_json_str(m, "node");
+    json_t *jp = json_object_get(m, "procid"), *job, *assign;
+    json_int_t procid;
+
+    if (c->rep >= 0)
+        return ty_error_set(err, EPROTO, "a second HELLO");
+    if (!token || !token_ok(token, s->token))
+        return ty_error_set(err, EACCES, "a launcher with a wrong token");
+    if (!json_is_integer(jp) || (procid = json_integer_value(jp)) < 0 || (size_t)procid >= s->n)
+        return ty_error_set(err, EPROTO, "HELLO.procid: not a task of this run");
+    if (s->reps[procid].conn)
+        return ty_error_set(err, EPROTO, "task %lld said HELLO twice", (long long)procid);
+    c->rep = (long)procid;
+    s->reps[procid].conn = c;
+    (void)snprintf(s->reps[procid].node, sizeof(s->reps[procid].node), "%s", node ? node : "?");
+    job = json_pack("{s:s, s:O, s:O}",
+                    "jobId",
+                    plan->job->job_id,
+                    "trainingInput",
+                    plan->job->training_input,
+                    "labels",
+                    plan->job->labels);
+    assign = json_pack("{s:o, s:I, s:s}", "job", job, "replica", procid, "runtime", "process");
+    if (plan->trial_id) {
+        json_object_set_new(assign, "trialId", json_string(plan->trial_id));
+        json_object_set_new(assign, "trialArgs", strv_json(plan->trial_args));
+    }
+    return send_json(c, TY_TASK_ASSIGN, assign);
+}
+
+static int on_placed(struct slurm_conn *c, const json_t *m, struct ty_error *err)
+{
+    struct slurm_rt *s = c->s;
+    struct slurm_rep *sr;
+    const char *host = ty_json_str(m, "host");
+    json_t *port = json_object_get(m, "port");
+
+    if (c->rep < 0 || s->reps[c->rep].placed)
+        return ty_error_set(err, EPROTO, "PLACED out of turn");
+    if (!host || !*host || strlen(host) > 64 || !json_is_integer(port) ||
+        json_integer_value(port) < 1 || json_integer_value(port) > 65535)
+        return ty_error_set(err, EPROTO, "PLACED: a host and a port are required");
+    sr = &s->reps[c->rep];
+    free(sr->r->host);
+    sr->r->host = xstrdup(host);
+    sr->r->port = (int)json_integer_value(port);
+    sr->placed = true;
+    if (++s->n_placed == s->n)
+        slurm_prepared(s, 0, "%s", "");
+    return 0;
+}
+
+static int on_exit_msg(struct slurm_conn *c, const json_t *m)
+{
+    struct slurm_rt *s = c->s;
+    struct slurm_rep *sr = &s->reps[c->rep];
+    struct ty_exit_status st = {.kind = TY_EXIT_LOST};
+    const char *kind = ty_json_str(m, "kind"), *detail = ty_json_str(m, "detail");
+
+    if (sr->exited)
+        return 0;
+    st.code = (int)json_integer_value(json_object_get(m, "code"));
+    if (kind && strcmp(kind, "code") == 0)
+        st.kind = TY_EXIT_CODE;
+    else if (kind && strcmp(kind, "signal") == 0)
+        st.kind = TY_EXIT_SIGNAL;
+    else if (kind && strcmp(kind, "oom") == 0)
+        st.kind = TY_EXIT_OOM;
+    else if (kind && strcmp(kind, "start_failed") == 0)
+        st.kind = TY_EXIT_START_FAILED;
+    (void)snprintf(st.detail, sizeof(st.detail), "%s", detail ? detail : "");
+    if (!sr->launched) /* the launcher failed before START: the run cannot be placed */
+        return -EPROTO;
+    sr->exited = true;
+    s->base.ev.exited(s->base.ev.ctx, sr->r, &st);
+    return 0;
+}
+
+static int on_frame(void *ctx, int type, const char *payload, size_t len)
+{
+    struct slurm_conn *c = ctx;
+    struct slurm_rt *s = c->s;
+    _cleanup_json_ json_t *m = NULL;
+    struct ty_error e = {0};
+    int r = 0;
+
+    if (c->dead) /* the run ended while an earlier message of this stream was handled */
+        return -ECONNABORTED;
+
+    if ((type == TY_TASK_OUT || type == TY_TASK_ERR) && c->rep >= 0) {
+        if (s->reps[c->rep].started)
+            s->base.ev.output(s->base.ev.ctx,
+                              s->reps[c->rep].r,
+                              type == TY_TASK_ERR ? TY_STREAM_STDERR : TY_STREAM_STDOUT,
+                              payload,
+                              len);
+        else if (s->base.ev.notice) /* the launcher's own complaints */
+            ty_runtime_notice(
+                &s->base, TY_SEV_WARNING, "node %s: %.*s", s->reps[c->rep].node, (int)len, payload);
+        return 0;
+    }
+    r = ty_taskproto_json(payload, len, &m, &e);
+    if (r >= 0 && c->rep < 0 && type != TY_TASK_HELLO)
+        r = ty_error_set(&e, EPROTO, "a message before HELLO");
+    if (r >= 0) {
+        switch (type) {
+        case TY_TASK_HELLO:
+            r = on_hello(c, m, &e);
+            break;
+        case TY_TASK_PLACED:
+            r = on_placed(c, m, &e);
+            break;
+        case TY_TASK_STARTED:
+            if (!s->reps[c->rep].started && s->reps[c->rep].launched) {
+                s->reps[c->rep].started = true;
+                s->base.ev.started(s->base.ev.ctx, s->reps[c->rep].r);
+            }
+            break;
+        case TY_TASK_EXIT:
+            r = on_exit_msg(c, m);
+            if (r < 0)
+                (void)ty_error_set(&e,
+                                   EPROTO,
+                                   "%s",
+                                   ty_json_str(m, "detail") ? ty_json_str(m, "detail")
+                                                            : "the launcher failed");
+            break;
+        default:
+            r = ty_error_set(&e, EPROTO, "unexpected message '%c'", type);
+        }
+    }
+    if (r < 0) { /* dropped by on_readable once the decoder is done with @c */
+        (void)snprintf(c->why, sizeof(c->why), "%s", ty_error_msg(&e));
+        return -ECONNABORTED;
+    }
+    return 0;
+}
+
+static void on_readable(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct slurm_conn *c = data;
+    char buf[65536];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    struct ty_error e = {0};
+    int r;
+
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        conn_drop(c, n == 0 ? "its launcher closed the connection" : strerror(errno));
+        return;
+    }
+    c->busy = true;
+    r = ty_taskproto_feed(&c->rd, buf, (size_t)n, on_frame, c, &e);
+    c->busy = false;
+    if (c->dead) /* closed while its message was handled */
+        conn_free(c);
+    else if (r < 0)
+        conn_drop(c, r == -ECONNABORTED ? c->why : ty_error_msg(&e));
+}
+
+static void on_accept(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct slurm_rt *s = data;
+    struct slurm_conn *c;
+    int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+
+    if (cfd < 0)
+        return;
+    if (s->n_conns >= 4 * s->n + 16) { /* not a launcher storm we owe anything to */
+        close(cfd);
+        return;
+    }
+    c = xcalloc(1, sizeof(*c));
+    c->s = s;
+    c->fd = cfd;
+    c->rep = -1;
+    s->conns = xreallocarray(s->conns, s->n_conns + 1, sizeof(*s->conns));
+    s->conns[s->n_conns++] = c;
+    ty_loop_add_fd(loop, cfd, POLLIN, on_readable, c);
+}
+
+int slurm_listen(struct slurm_rt *s, const char *rendezvous_host, struct ty_error *err)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char addr[64], port[16];
+    int r, fd;
+
+    r = local_address_towards(rendezvous_host, addr, sizeof(addr), err);
+    if (r < 0)
+        return r;
+    if (getaddrinfo(addr, "0", &hints, &res) != 0)
+        return ty_error_set(err, EINVAL, "cannot use the address %s", addr);
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+        getnameinfo((struct sockaddr *)&ss,
+                    len,
+                    addr,
+                    sizeof(addr),
+                    port,
+                    sizeof(port),
+                    NI_NUMERICHOST | NI_NUMERICSERV)) {
+        r = ty_negerrno();
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return ty_error_set(
+            err, -r, "cannot listen for the launchers on %s: %s", addr, strerror(-r));
+    }
+    freeaddrinfo(res);
+    s->listen_fd = fd;
+    (void)snprintf(s->listen_addr,
+                   sizeof(s->listen_addr),
+                   strchr(addr, ':') ? "[%s]:%s" : "%s:%s",
+                   addr,
+                   port);
+    ty_loop_add_fd(s->base.loop, fd, POLLIN, on_accept, s);
+    return 0;
+}
+
+int slurm_send_start(struct slurm_rt *s, size_t i, char *const env[], struct ty_error *err)
+{
+    struct slurm_rep *sr = &s->reps[i];
+    if (!sr->conn)
+        return ty_error_set(
+            err, ENOTCONN, "the launcher of replica %s is gone", sr->r->display_name);
+    sr->launched = true;
+    if (send_json(sr->conn, TY_TASK_START, json_pack("{s:o}", "env", strv_json(env))) < 0)
+        return ty_error_set(err,
+                            EPIPE,
+                            "cannot reach the launcher of replica %s on node %s",
+                            sr->r->display_name,
+                            sr->node);
+    return 0;
+}
+
+int slurm_send_signal(struct slurm_rt *s, size_t i, int sig)
+{
+    struct slurm_rep *sr = &s->reps[i];
+    if (!sr->conn || sr->exited)
+        return 0;
+    return send_json(sr->conn, TY_TASK_SIGNAL, json_pack("{s:i}", "signal", sig));
+}
+
+void slurm_close_all(struct slurm_rt *s)
+{
+    for (size_t k = 0; k < s->n_conns; k++) {
+        struct slurm_conn *c = s->conns[k];
+        if (c->rep >= 0)
+            (void)send_json(c, TY_TASK_QUIT, json_object());
+        if (c->rep >= 0)
+            s->reps[c->rep].conn = NULL;
+        conn_free(c);
+    }
+    free(s->conns);
+    s->conns = NULL;
+    s->n_conns = 0;
+    if (s->listen_fd >= 0) {
+        ty_loop_remove_fd(s->base.loop, s->listen_fd);
+        close(s->listen_fd);
+        s->listen_fd = -1;
+    }
+}

@@ -1,0 +1,125 @@
+#!/bin/sh
+# t7010-slurm-runtime: `--runtime slurm` on a simulated four-node cluster (tests/lib/
+# slurm-cluster.sh, level 1: slurmd n1..n4 on this host): one Slurm job per run, every
+# replica a task of trainyard-task; the environment each replica sees, all-pairs TCP at the
+# advertised addresses (several replicas per node), master and worker failures, a job QUEUED
+# in Slurm with its reason, cancel while queued and while running, and nothing left behind.
+. "$(dirname "$0")/../lib/test-lib.sh"
+. "$(dirname "$0")/../lib/slurm-cluster.sh"
+
+PROBE="$TY_SOURCE_DIR/tests/integration/replica-probe.py"
+M=$$
+if ! slurm_cluster_check; then
+  test_skip "slurm runtime" "$TY_SLURM_SKIP_REASON"
+  test_done
+fi
+if ! slurm_cluster_start; then
+  test_skip "slurm runtime" "the test cluster did not start: $TY_SLURM_ERROR"
+  test_done
+fi
+# The nodes advertise 8 CPUs and 4000 MB: n1-standard-4 replicas (4 vCPUs) fit two a node, but
+# not their 15 GB, so these jobs leave memory to the cluster's defaults.
+export TRAINYARD_SLURM_MEMORY=none
+export TRAINYARD_TASK="$TY_BUILD_DIR/src/task/trainyard-task"
+rec() { json_get "$TRAINYARD_HOME/jobs/local/$1/job.json" "$2"; }
+no_slurm_jobs() { [ -z "$(squeue -h -o %i)" ]; }
+no_launchers() { no_procs "trainyard-task --connect"; }
+
+test_expect_success 'a 1+3+2 job runs, one Slurm task per replica, and succeeds' '
+  mkdir -p out &&
+  "$PYTHON" - probe.json "$PYTHON" "$PROBE" "$TEST_DIR/out" <<-\PY &&
+	import json, sys
+	f, py, probe, out = sys.argv[1:]
+	ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4", "workerType": "n1-standard-4",
+	      "workerCount": 3, "parameterServerType": "n1-standard-4", "parameterServerCount": 2,
+	      "masterConfig": {"imageUri": "x/y:1", "containerCommand": [py, probe, out]}}
+	json.dump({"trainingInput": ti}, open(f, "w"))
+	PY
+  "$TRAINYARD" local train probe_job --runtime slurm --config probe.json >log 2>&1 &&
+  grep -q "Submitted as Slurm job [0-9]*\." log &&
+  grep -q "master: all 6 replicas reported" log &&
+  test "$(rec probe_job "d[\"state\"]")" = SUCCEEDED
+'
+test_expect_success 'every replica sees the same cluster, its own task, and no launcher secret' '
+  "$PYTHON" - out <<-\PY
+	import json, os, sys
+	recs = {f[:-5]: json.load(open(os.path.join(sys.argv[1], f)))
+	        for f in os.listdir(sys.argv[1]) if f.endswith(".json")}
+	assert len(recs) == 6, sorted(recs)
+	specs = {r["CLUSTER_SPEC"] and json.dumps(json.loads(r["CLUSTER_SPEC"])["cluster"]) for r in recs.values()}
+	assert len(specs) == 1, specs
+	cluster = json.loads(specs.pop())
+	assert len(cluster["master"]) == 1 and len(cluster["worker"]) == 3 and len(cluster["ps"]) == 2
+	addrs = [a for v in cluster.values() for a in v]
+	assert len(set(addrs)) == 6, addrs
+	for name, r in recs.items():
+	    t = json.loads(r["TF_CONFIG"])["task"]
+	    assert "%s-%d" % (t["type"], t["index"]) == name, (name, t)
+	    assert r["CLOUD_ML_JOB_ID"] == "probe_job"
+	    assert r["TRAINYARD_TASK_TOKEN"] is None, "the launcher token leaked into " + name
+	    assert r["SLURMD_NODENAME"] in ("n1", "n2", "n3", "n4"), r["SLURMD_NODENAME"]
+	assert len({r["SLURM_JOB_ID"] for r in recs.values()}) == 1, "one Slurm job"
+	nodes = [r["SLURMD_NODENAME"] for r in recs.values()]
+	assert len(set(nodes)) >= 3, nodes
+	assert max(nodes.count(n) for n in nodes) == 2, ("two replicas share a node", nodes)
+	PY
+'
+test_expect_success 'all pairs of replicas reach each other at the advertised addresses' '
+  for f in out/*.json; do
+    json_get "$f" "all(v is True for v in d[\"reach\"].values()) and len(d[\"reach\"]) == 6" | grep -q True || { cat "$f"; exit 1; }
+  done
+'
+test_expect_success 'afterwards nothing is left: no Slurm job, no launcher' '
+  wait_for 20 no_slurm_jobs && no_launchers
+'
+test_expect_success 'a worker that fails fails the job, naming it' '
+  write_job wf.json "if [ \"\$(echo \$CLUSTER_SPEC | grep -c \\\"type\\\":\\\"worker\\\",\\\"index\\\":1)\" = 1 ]; then exit 3; fi; exec sleep 913.$M" 2 &&
+  set +e; "$TRAINYARD" local train wf_job --runtime slurm --config wf.json --grace-period 2 >log 2>&1; rc=$?; set -e
+  test $rc -eq 1 &&
+  test "$(rec wf_job "d[\"errorMessage\"]")" = "The replica worker 1 exited with a non-zero status of 3." &&
+  wait_for 20 no_slurm_jobs && no_procs "sleep 913.$M" && no_launchers
+'
+test_expect_success 'the master decides: a master exiting 5 fails the job' '
+  write_job mf.json "if echo \"\$CLUSTER_SPEC\" | grep -q \"\\\"type\\\":\\\"master\\\"\"; then exit 5; fi; exec sleep 914.$M" 1 &&
+  set +e; "$TRAINYARD" local train mf_job --runtime slurm --config mf.json --grace-period 2 >log 2>&1; rc=$?; set -e
+  test $rc -eq 1 &&
+  test "$(rec mf_job "d[\"errorMessage\"]")" = "The replica master 0 exited with a non-zero status of 5." &&
+  wait_for 20 no_slurm_jobs && no_procs "sleep 914.$M"
+'
+test_expect_success 'a job that cannot fit is refused by sbatch, with its reason' '
+  write_job big.json "true" &&
+  set +e; TRAINYARD_SLURM_MEMORY=machine "$TRAINYARD" local train big_job --runtime slurm --config big.json >log 2>&1; rc=$?; set -e
+  test $rc -eq 1 &&
+  rec big_job "d[\"errorMessage\"]" >msg &&
+  grep -q "^Preparing the slurm runtime failed: sbatch failed (status 1): .*Requested node configuration is not available" msg
+'
+test_expect_success 'a job waiting for resources is QUEUED with Slurm'"'"'s reason; Ctrl-C cancels it' '
+  blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&
+  write_job q.json "echo never-$M" &&
+  { "$TRAINYARD" local train q_job --runtime slurm --config q.json >log 2>&1 & pid=$!; } &&
+  queued() { grep -q "Waiting in the slurm queue: Resources." log; } &&
+  wait_for 30 queued &&
+  test "$(rec q_job "d[\"state\"]")" = QUEUED &&
+  kill -INT $pid &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 1 &&
+  test "$(rec q_job "d[\"state\"]")" = CANCELLED &&
+  ! grep -q "never-$M" log &&
+  test "$(squeue -h -o %i)" = "$blocker" &&
+  scancel "$blocker" && wait_for 20 no_slurm_jobs
+'
+test_expect_success 'Ctrl-C of a running job ends it and its Slurm job, leaving nothing' '
+  write_job run.json "exec sleep 915.$M" 2 &&
+  { "$TRAINYARD" local train run_job --runtime slurm --config run.json --grace-period 2 >log 2>&1 & pid=$!; } &&
+  wait_for 30 procs_at_least "sleep 915.$M" 3 &&
+  kill -INT $pid &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 1 &&
+  test "$(rec run_job "d[\"state\"]")" = CANCELLED &&
+  wait_for 20 no_slurm_jobs && no_procs "sleep 915.$M" && no_launchers
+'
+slurm_cluster_stop
+test_expect_success 'the cluster stopped: none of its processes is left' '
+  test -z "$(slurm_cluster_procs)"
+'
+test_done
