@@ -36,7 +36,7 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
     t->frames++;
     t->bytes += len;
     t->hash = t->hash * 31u + (unsigned)type + (unsigned)len;
-    if (type != TY_TASK_OUT && type != TY_TASK_ERR) {
+    if (type != TY_TASK_OUT && type != TY_TASK_ERR && type != TY_TASK_METRICS) {
         json_t *j = NULL;
         struct ty_error err = {0};
         if (ty_taskproto_json(payload, len, &j, &err) == 0) {

@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "fdutil.h"
+#include "hypertune.h"
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
@@ -36,6 +38,9 @@
 
 /* Time between SIGTERM and SIGKILL when the replica is stopped by the launcher itself. */
 #define GRACE_USEC (10 * INT64_C(1000000))
+/* How often a trial's metric file is looked at (the supervisor's early stopping reads its
+ * copy as often). */
+#define METRIC_POLL_USEC (INT64_C(1000000))
 
 struct task {
     struct ty_loop *loop;
@@ -51,6 +56,9 @@ struct task {
     char *metric_dir; /* a trial's local metric directory, or NULL */
     bool launched, exited, quit, lost;
     uint64_t kill_timer;
+    uint64_t metric_timer;
+    struct timespec metric_mtime; /* the metric file as last sent */
+    off_t metric_size;
     int status; /* the launcher's own exit status */
 };
 
@@ -81,6 +89,38 @@ static void send_json(struct task *t, int type, json_t *obj /* stolen */)
     _cleanup_free_ char *text = ty_json_compact(obj);
     send_frame(t, type, text, strlen(text));
     json_decref(obj);
+}
+
+/* A trial's metric file: send it when it changed since last time (also right before EXIT,
+ * so the supervisor has the final report before it decides). */
+static void forward_metrics(struct task *t)
+{
+    _cleanup_free_ char *path = NULL;
+    _cleanup_free_ char *text = NULL;
+    struct stat sb;
+    size_t len = 0;
+
+    if (!t->metric_dir)
+        return;
+    path = xasprintf("%s/output.metrics", t->metric_dir);
+    if (stat(path, &sb) < 0 ||
+        (sb.st_size == t->metric_size && sb.st_mtim.tv_sec == t->metric_mtime.tv_sec &&
+         sb.st_mtim.tv_nsec == t->metric_mtime.tv_nsec))
+        return;
+    if (ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, NULL) < 0)
+        return;
+    t->metric_mtime = sb.st_mtim;
+    t->metric_size = sb.st_size;
+    send_frame(t, TY_TASK_METRICS, text, len);
+}
+
+static void on_metric_timer(struct ty_loop *loop, void *data)
+{
+    struct task *t = data;
+    forward_metrics(t);
+    t->metric_timer =
+        t->exited ? 0
+                  : ty_loop_add_timer(loop, ty_mono_usec() + METRIC_POLL_USEC, on_metric_timer, t);
 }
 
 /* ---- the replica's events ---------------------------------------------------------------- */
@@ -122,6 +162,7 @@ static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
     struct task *t = ctx;
     (void)r;
     t->exited = true;
+    forward_metrics(t);
     send_json(t,
               TY_TASK_EXIT,
               json_pack("{s:s, s:i, s:s}",
@@ -226,6 +267,9 @@ static int on_start(struct task *t, const json_t *m, struct ty_error *err)
         ty_strv_push(&env, json_string_value(v));
     }
     t->launched = true;
+    if (t->metric_dir)
+        t->metric_timer =
+            ty_loop_add_timer(t->loop, ty_mono_usec() + METRIC_POLL_USEC, on_metric_timer, t);
     return t->rt->ops->launch(t->rt, t->rep, env, err);
 }
 
@@ -413,6 +457,7 @@ int main(int argc, char **argv)
                         "pid",
                         (int)getpid()));
     (void)ty_loop_run(t.loop);
+    ty_loop_cancel_timer(t.loop, t.metric_timer);
     if (t.rt) {
         t.rt->ops->cleanup(t.rt);
         ty_runtime_free(t.rt);

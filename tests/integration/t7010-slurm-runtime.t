@@ -118,6 +118,33 @@ test_expect_success 'Ctrl-C of a running job ends it and its Slurm job, leaving 
   test "$(rec run_job "d[\"state\"]")" = CANCELLED &&
   wait_for 20 no_slurm_jobs && no_procs "sleep 915.$M" && no_launchers
 '
+test_expect_success 'a tuning job runs parallel trials on Slurm; each metric comes back from its node' '
+  "$PYTHON" - tune.json <<-\PY &&
+	import json, sys
+	prog = ("for a in \"$@\"; do case $a in --x=*) x=${a#--x=};; esac; done; "
+	        "printf \"{\\\"%s\\\": \\\"%s\\\", \\\"global_step\\\": \\\"7\\\"}\\n\" "
+	        "\"$CLOUD_ML_HP_METRIC_TAG\" \"$x\" >\"$CLOUD_ML_HP_METRIC_FILE\"; echo on $SLURMD_NODENAME")
+	ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4", "workerType": "n1-standard-4",
+	      "workerCount": 1,
+	      "masterConfig": {"imageUri": "x/y:1", "containerCommand": ["sh", "-c", prog, "prog"]},
+	      "hyperparameters": {"goal": "MAXIMIZE", "maxTrials": 4, "maxParallelTrials": 2,
+	                          "algorithm": "RANDOM_SEARCH",
+	                          "params": [{"parameterName": "x", "type": "DOUBLE",
+	                                      "minValue": 0, "maxValue": 1}]}}
+	json.dump({"trainingInput": ti}, open(sys.argv[1], "w"))
+	PY
+  "$TRAINYARD" local train tune_job --runtime slurm --config tune.json >log 2>&1 &&
+  test "$(rec tune_job "d[\"trainingOutput\"][\"completedTrialCount\"]")" = 4 &&
+  "$PYTHON" - "$TRAINYARD_HOME/jobs/local/tune_job/job.json" <<-\PY &&
+	import json, sys
+	o = json.load(open(sys.argv[1]))["trainingOutput"]
+	for t in o["trials"]:
+	    assert abs(t["finalMetric"]["objectiveValue"] - float(t["hyperparameters"]["x"])) < 1e-12, t
+	    assert t["finalMetric"]["trainingStep"] == "7", t
+	PY
+  test "$(grep -c "Submitted as Slurm job" log)" = 4 &&
+  wait_for 20 no_slurm_jobs && no_launchers
+'
 slurm_cluster_stop
 test_expect_success 'the cluster stopped: none of its processes is left' '
   test -z "$(slurm_cluster_procs)"

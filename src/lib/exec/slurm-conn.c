@@ -3,6 +3,7 @@
  * rendezvous listener, HELLO (checked against the run's token and task ids), ASSIGN, the
  * PLACED addresses, then each replica's start, output and exit. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -204,6 +205,28 @@ static int on_exit_msg(struct slurm_conn *c, const json_t *m)
     return 0;
 }
 
+/* A trial's metric file from a node: replace the supervisor's copy (plan->metric_dir, where
+ * the trial runner reads it) atomically, as cloudml-hypertune rewrites the whole file. */
+static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
+{
+    const char *dir = s->base.plan->metric_dir;
+    _cleanup_free_ char *tmp = NULL;
+    _cleanup_free_ char *path = NULL;
+    int fd;
+
+    if (!dir)
+        return;
+    tmp = xasprintf("%s/.output.metrics.%d", dir, (int)getpid());
+    path = xasprintf("%s/output.metrics", dir);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    if ((ty_write_all(fd, payload, len) == 0) & (close(fd) == 0))
+        (void)rename(tmp, path);
+    else
+        (void)unlink(tmp);
+}
+
 static int on_frame(void *ctx, int type, const char *payload, size_t len)
 {
     struct slurm_conn *c = ctx;
@@ -215,6 +238,10 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
     if (c->dead) /* the run ended while an earlier message of this stream was handled */
         return -ECONNABORTED;
 
+    if (type == TY_TASK_METRICS && c->rep >= 0) {
+        store_metrics(s, payload, len);
+        return 0;
+    }
     if ((type == TY_TASK_OUT || type == TY_TASK_ERR) && c->rep >= 0) {
         if (s->reps[c->rep].started)
             s->base.ev.output(s->base.ev.ctx,

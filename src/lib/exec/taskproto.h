@@ -6,16 +6,17 @@
  *
  *   launcher -> supervisor: HELLO (its token, Slurm task id and node), PLACED (the address
  *                           and port it holds for its replica), STARTED, OUT/ERR (one
- *                           output line each), EXIT
+ *                           output line each), METRICS (a trial's metric file, whenever it
+ *                           changed), EXIT
  *   supervisor -> launcher: ASSIGN (the job, trial and replica it runs), START (the
  *                           replica's environment), SIGNAL, QUIT
  *
  * A frame is a 4-byte big-endian length L (1 .. TY_TASKPROTO_MAX_FRAME), then L bytes: one
  * type byte and the payload. OUT and ERR payloads are the raw bytes of one line (no '\n',
- * any bytes); every other payload is a compact JSON object (docs/internals/slurm.md). The
- * connection is the replica's lifeline: a launcher whose connection drops kills its replica and
- * exits, and a supervisor that loses a connection treats the replica as lost. Bytes from the
- * network are untrusted on both sides: the decoder is fuzzed. */
+ * any bytes), METRICS the raw bytes of a file; every other payload is a compact JSON object
+ * (docs/internals/slurm.md). The connection is the replica's lifeline: a launcher whose connection
+ * drops kills its replica and exits, and a supervisor that loses a connection treats the replica as
+ * lost. Bytes from the network are untrusted on both sides: the decoder is fuzzed. */
 #ifndef TY_TASKPROTO_H
 #define TY_TASKPROTO_H
 
@@ -38,6 +39,7 @@ enum ty_task_msg {
     TY_TASK_STARTED = 'R', /* JSON {pid} */
     TY_TASK_OUT = 'O',     /* one stdout line */
     TY_TASK_ERR = 'E',     /* one stderr line */
+    TY_TASK_METRICS = 'M', /* a trial's whole hypertune metric file, as the replica wrote it */
     TY_TASK_EXIT = 'X',    /* JSON {kind: "code"|"signal"|"oom"|"start_failed", code, detail} */
     TY_TASK_SIGNAL = 'K',  /* JSON {signal} */
     TY_TASK_QUIT = 'Q',    /* JSON {}: end the replica now and exit */
