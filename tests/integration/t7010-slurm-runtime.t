@@ -13,6 +13,8 @@ if ! slurm_cluster_check; then
   test_skip "slurm runtime" "$TY_SLURM_SKIP_REASON"
   test_done
 fi
+# A node whose slurmd dies is found DOWN after SlurmdTimeout: keep that short here.
+export TY_SLURM_EXTRA_CONF="SlurmdTimeout=6"
 if ! slurm_cluster_start; then
   test_skip "slurm runtime" "the test cluster did not start: $TY_SLURM_ERROR"
   test_done
@@ -144,6 +146,20 @@ test_expect_success 'a tuning job runs parallel trials on Slurm; each metric com
 	PY
   test "$(grep -c "Submitted as Slurm job" log)" = 4 &&
   wait_for 20 no_slurm_jobs && no_launchers
+'
+test_expect_success 'a node that dies mid-job fails the job with a message naming it' '
+  write_job nd.json "echo up on \$SLURMD_NODENAME; exec sleep 916.$M" 2 0 0 "{\"masterType\": \"n1-standard-8\", \"workerType\": \"n1-standard-8\"}" &&
+  { "$TRAINYARD" local train nd_job --runtime slurm --config nd.json --grace-period 2 >log 2>&1 & pid=$!; } &&
+  three_up() { [ "$(grep -c "up on n" log)" -eq 3 ]; } &&
+  wait_for 30 three_up &&
+  victim=$(sed -n "s/.*worker-replica-0 *up on \(n[0-9]\).*/\1/p" log) &&
+  test -n "$victim" &&
+  kill -KILL "$(cat "$TY_SLURM_DIR/run/slurmd-$victim.pid")" &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 1 &&
+  rec nd_job "d[\"errorMessage\"]" >msg && cat msg &&
+  grep -q "node $victim failed" msg &&
+  wait_for 20 no_launchers && no_procs "sleep 916.$M"
 '
 slurm_cluster_stop
 test_expect_success 'the cluster stopped: none of its processes is left' '

@@ -46,7 +46,8 @@
 # Each cluster runs its own munged on a private socket (slurm.conf AuthInfo=socket=...) with
 # a key of its own (made with mungekey): a system munged is never used, stopped or needed.
 # TY_SLURM_MUNGE_SOCKET=PATH: use a running munged there instead (neither started nor stopped).
-# TY_SLURM_EXTRA_CONF: lines appended to slurm.conf (a repeated keyword: the last one wins).
+# TY_SLURM_EXTRA_CONF: lines appended to slurm.conf; a KEY=VALUE line replaces the KEY=
+# line the script writes (Slurm itself would keep the first of a repeated keyword).
 # Several clusters can run at once: level 1 picks free ports (and retries, at most 3 times,
 # when a daemon finds its port taken); level 2 runs in per-cluster namespaces, where its fixed
 # ports (6817, 6818) and addresses cannot collide.
@@ -230,6 +231,12 @@ $4
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
   if [ -n "${TY_SLURM_EXTRA_CONF:-}" ]; then
+    # Slurm keeps the first of a repeated keyword: drop ours before appending the override.
+    printf '%s\n' "$TY_SLURM_EXTRA_CONF" | while IFS= read -r line; do
+      case $line in
+        [A-Za-z]*=*) sed -i "/^${line%%=*}=/Id" "$dir/slurm.conf" ;;
+      esac
+    done
     printf '%s\n' "$TY_SLURM_EXTRA_CONF" >>"$dir/slurm.conf"
   fi
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,11 @@ static int on_exit_msg(struct slurm_conn *c, const json_t *m)
     (void)snprintf(st.detail, sizeof(st.detail), "%s", detail ? detail : "");
     if (!sr->launched) /* the launcher failed before START: the run cannot be placed */
         return -EPROTO;
+    /* Killed by a signal nobody here sent: Slurm's doing (a node failed, the job was
+     * cancelled or hit its limit outside trainyard). Say that, not the signal. */
+    if (st.kind == TY_EXIT_SIGNAL && (st.code == SIGTERM || st.code == SIGKILL) && !sr->signalled &&
+        slurm_check_ended(s))
+        return 0;
     sr->exited = true;
     s->base.ev.exited(s->base.ev.ctx, sr->r, &st);
     return 0;
@@ -397,6 +403,7 @@ int slurm_send_signal(struct slurm_rt *s, size_t i, int sig)
     struct slurm_rep *sr = &s->reps[i];
     if (!sr->conn || sr->exited)
         return 0;
+    sr->signalled = true;
     return send_json(sr->conn, TY_TASK_SIGNAL, json_pack("{s:i}", "signal", sig));
 }
 

@@ -39,6 +39,7 @@ struct slurm_rep {
     struct slurm_conn *conn; /* NULL until its launcher said HELLO */
     char node[64];           /* SLURMD_NODENAME of its task */
     bool placed, launched, started, exited;
+    bool signalled; /* the supervisor sent it a signal */
 };
 
 struct slurm_rt {
@@ -71,6 +72,9 @@ static inline struct slurm_rt *slurm_cast(struct ty_runtime *rt)
 /* slurm.c: end an asynchronous prepare() (once): 0, or -errno with @fmt. */
 void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* slurm.c: read the Slurm job's state now; when it has ended (or is ending), every replica
+ * is reported lost with the reason (naming a failed node) and true is returned. */
+bool slurm_check_ended(struct slurm_rt *s);
 /* slurm.c: replica @i is lost (its connection dropped, its node failed): report its exit. */
 void slurm_lost(struct slurm_rt *s, size_t i, const char *detail);
 

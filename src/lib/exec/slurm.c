@@ -220,6 +220,9 @@ static int submit(struct slurm_rt *s, struct ty_error *err)
             ty_strv_push(&argv, t);
     }
     ty_strv_push(&argv, "--output=/dev/null");
+    /* A job whose node fails must fail (the supervisor decides what happens next), not be
+     * requeued by Slurm behind our back. */
+    ty_strv_push(&argv, "--no-requeue");
     ty_strv_push(&argv, "--export=ALL");
     ty_strv_push_take(&argv,
                       xasprintf("--wrap=exec srun --kill-on-bad-exit=0 --mpi=none %s --connect %s",
@@ -306,6 +309,81 @@ static int read_state(struct slurm_rt *s, struct ty_error *err)
     return 0;
 }
 
+/* Whether Slurm considers @node failed: DOWN, FAIL, or not responding ('*'). */
+static bool node_failed(const char *node, char *state, size_t n)
+{
+    char *argv[] = {"sinfo", "-h", "-N", "-n", (char *)node, "-o", "%T", NULL};
+    struct ty_subproc_result res;
+    bool failed = false;
+
+    if (ty_subproc_run(argv, NULL, CMD_TIMEOUT_USEC, &res, NULL) < 0)
+        return false;
+    if (res.status == 0 && res.out) {
+        res.out[strcspn(res.out, "\n")] = '\0';
+        failed = strchr(res.out, '*') || strncmp(res.out, "down", 4) == 0 ||
+                 strncmp(res.out, "fail", 4) == 0;
+        (void)snprintf(state, n, "%s", res.out);
+    }
+    ty_subproc_result_release(&res);
+    return failed;
+}
+
+/* The Slurm job ended while replicas ran: each is lost, naming the failed node when Slurm
+ * says one failed. */
+static void job_ended(struct slurm_rt *s)
+{
+    char why[256], failed[64] = "", fstate[32] = "";
+    bool reason = *s->reason && strcmp(s->reason, "None") != 0;
+
+    /* Slurm kills a job on a failed node before (or without) showing NODE_FAIL: look at the
+     * nodes themselves. */
+    for (size_t i = 0; i < s->n && !*failed; i++)
+        if (*s->reps[i].node && node_failed(s->reps[i].node, fstate, sizeof(fstate)))
+            (void)snprintf(failed, sizeof(failed), "%s", s->reps[i].node);
+    for (size_t i = 0; i < s->n; i++) {
+        if (*failed && strcmp(s->reps[i].node, failed) == 0)
+            (void)snprintf(
+                why, sizeof(why), "its node %s failed (Slurm marks it %s)", failed, fstate);
+        else if (*failed)
+            (void)snprintf(
+                why, sizeof(why), "Slurm ended job %s when node %s failed", s->job_id, failed);
+        else
+            (void)snprintf(why,
+                           sizeof(why),
+                           "the Slurm job %s ended (%s%s%s)",
+                           s->job_id,
+                           s->state,
+                           reason ? ": " : "",
+                           reason ? s->reason : "");
+        slurm_lost(s, i, why);
+    }
+}
+
+/* Whether the Slurm job is over or ending. The launchers stay until the supervisor says
+ * QUIT, so a job that completes (COMPLETING included) before that was ended from outside. */
+static bool state_ended(const char *st)
+{
+    return *st && strcmp(st, "PENDING") != 0 && strcmp(st, "CONFIGURING") != 0 &&
+           strcmp(st, "RUNNING") != 0 && strcmp(st, "SUSPENDED") != 0;
+}
+
+bool slurm_check_ended(struct slurm_rt *s)
+{
+    struct ty_error e = {0};
+    /* Slurm kills the tasks as it ends the job: the state may lag the signal a little. */
+    for (int i = 0; i < 20; i++) {
+        if (read_state(s, &e) < 0)
+            return false;
+        if (state_ended(s->state))
+            break;
+        usleep(100000);
+    }
+    if (!state_ended(s->state))
+        return false;
+    job_ended(s);
+    return true;
+}
+
 static void poll_job(struct ty_loop *loop, void *data)
 {
     struct slurm_rt *s = data;
@@ -326,7 +404,7 @@ static void poll_job(struct ty_loop *loop, void *data)
     if (strcmp(s->state, "PENDING") == 0 || strcmp(s->state, "CONFIGURING") == 0) {
         if (s->base.ev.queued && (strcmp(old_state, s->state) || strcmp(old_reason, s->reason)))
             s->base.ev.queued(s->base.ev.ctx, s->reason);
-    } else if (strcmp(s->state, "RUNNING") == 0 || strcmp(s->state, "COMPLETING") == 0) {
+    } else if (!state_ended(s->state)) {
         if (!s->running_since) {
             s->running_since = ty_mono_usec();
             ty_runtime_notice(
@@ -360,8 +438,7 @@ static void poll_job(struct ty_loop *loop, void *data)
         if (s->phase == PHASE_SUBMITTED)
             slurm_prepared(s, -EIO, "%s before every replica was placed", why);
         else
-            for (size_t i = 0; i < s->n; i++)
-                slurm_lost(s, i, why);
+            job_ended(s);
         if (s->phase == PHASE_ENDED)
             return;
     }
