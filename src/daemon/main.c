@@ -48,7 +48,7 @@ static const char usage[] =
     "  --auth-tokens=FILE        bearer tokens: lines 'TOKEN PROJECT[,PROJECT...]' ('*' for\n"
     "                            every project); the file must be mode 600\n"
     "  --runtime=NAME            runtime of jobs without a trainyard-runtime label:\n"
-    "                            process (default) or container\n"
+    "                            process (default), container or slurm\n"
     "  --max-running-jobs=N      jobs run at once; more wait QUEUED (default: no limit;\n"
     "                            0 runs none, to measure the API and store alone)\n"
     "  --grace-period=SECONDS    SIGTERM-to-SIGKILL time when replicas are stopped\n"
@@ -56,6 +56,11 @@ static const char usage[] =
     "  --insecure-registries=LIST  loopback registries pulled from over plain HTTP\n"
     "                            (comma-separated host:port)\n"
     "  --container-max-memory=BYTES  cap on any container's memory limit\n"
+    "  --slurm-partition=NAME, --slurm-account=NAME, --slurm-qos=NAME\n"
+    "                            sbatch's --partition/--account/--qos for slurm jobs\n"
+    "  --slurm-sbatch-args=ARGS  more sbatch options for slurm jobs (split at spaces)\n"
+    "  --slurm-memory=machine|none  ask Slurm for each machine type's memory (default),\n"
+    "                            or leave memory to the cluster's defaults\n"
     "  --log-file=FILE           diagnostics of job supervisors (default\n"
     "                            STATE_DIR/trainyardd.log)\n"
     "  --config=FILE             config file (default " DEFAULT_CONFIG " when it exists)\n"
@@ -71,6 +76,11 @@ enum {
     O_GRACE,
     O_INSECURE,
     O_MAX_MEMORY,
+    O_SLURM_PARTITION,
+    O_SLURM_ACCOUNT,
+    O_SLURM_QOS,
+    O_SLURM_SBATCH_ARGS,
+    O_SLURM_MEMORY,
     O_LOG_FILE,
     O_CONFIG,
     O_VERBOSE,
@@ -87,6 +97,11 @@ static const struct option options[] = {
     {"grace-period", required_argument, NULL, O_GRACE},
     {"insecure-registries", required_argument, NULL, O_INSECURE},
     {"container-max-memory", required_argument, NULL, O_MAX_MEMORY},
+    {"slurm-partition", required_argument, NULL, O_SLURM_PARTITION},
+    {"slurm-account", required_argument, NULL, O_SLURM_ACCOUNT},
+    {"slurm-qos", required_argument, NULL, O_SLURM_QOS},
+    {"slurm-sbatch-args", required_argument, NULL, O_SLURM_SBATCH_ARGS},
+    {"slurm-memory", required_argument, NULL, O_SLURM_MEMORY},
     {"log-file", required_argument, NULL, O_LOG_FILE},
     {"config", required_argument, NULL, O_CONFIG},
     {"verbose", no_argument, NULL, O_VERBOSE},
@@ -161,6 +176,20 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
                                 where,
                                 v);
         return setenv("TRAINYARD_CONTAINER_MAX_MEMORY", v, 1) < 0 ? -errno : 0;
+    /* The slurm runtime reads its settings from the environment the supervisors inherit. */
+    case O_SLURM_PARTITION:
+        return setenv("TRAINYARD_SLURM_PARTITION", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_ACCOUNT:
+        return setenv("TRAINYARD_SLURM_ACCOUNT", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_QOS:
+        return setenv("TRAINYARD_SLURM_QOS", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_SBATCH_ARGS:
+        return setenv("TRAINYARD_SLURM_SBATCH_ARGS", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_MEMORY:
+        if (strcmp(v, "machine") != 0 && strcmp(v, "none") != 0)
+            return ty_error_set(
+                err, EINVAL, "%s: expected 'machine' or 'none' (got '%s')", where, v);
+        return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
     case O_LOG_FILE:
         set_str(&d->log_file, v);
         return 0;

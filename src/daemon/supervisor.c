@@ -76,6 +76,15 @@ static void on_state(void *ctx, enum ty_job_state st)
         diag(run->row, "cannot record state %s: %s", ty_job_state_name(st), ty_error_msg(&e));
 }
 
+/* The job waits in its runtime's queue (Slurm): describe shows why. */
+static void on_queued(void *ctx, const char *reason)
+{
+    struct run *run = ctx;
+    struct ty_error e = {0};
+    if (ty_store_set_state_reason(run->store, run->row->seq, reason, &e) < 0)
+        diag(run->row, "cannot record the queue reason: %s", ty_error_msg(&e));
+}
+
 /* A trial started or ended: the stored trainingOutput follows. */
 static void on_trial(void *ctx, const struct ty_study_trial *trial)
 {
@@ -177,6 +186,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
     opts.log = log;
     opts.on_state = on_state;
+    opts.on_queued = on_queued;
     opts.ctx = run;
     loop = ty_loop_new();
     if (job->hp && job->hp->resume_job_id) {

@@ -29,6 +29,7 @@ enum store_stmt {
     ST_UPDATE_STATE,
     ST_UPDATE_LABELS,
     ST_SET_OUTPUT,
+    ST_SET_REASON,
     ST_TRANSITIONS,
     ST_ADD_LOG,
     ST_LOG_FILES,
@@ -69,7 +70,8 @@ struct ty_store {
 /* Columns of a job row in the order store_row_from_stmt reads them. */
 #define STORE_JOB_COLS                                                                             \
     "seq, project, job_id, state, create_usec, start_usec, end_usec, error_message, labels, "      \
-    "training_input, training_output, etag, runtime, options, shim_pid, shim_start, sweep_key"
+    "training_input, training_output, etag, runtime, options, shim_pid, shim_start, sweep_key, "   \
+    "state_reason"
 
 /* State names as stored (the REST enum names) and back (unknown: UNSPECIFIED). */
 const char *store_state_name(enum ty_job_state st);

@@ -400,6 +400,28 @@ int ty_store_set_output(struct ty_store *s, int64_t seq, json_t *output, struct 
     return store_commit(c, err);
 }
 
+int ty_store_set_state_reason(struct ty_store *s,
+                              int64_t seq,
+                              const char *reason,
+                              struct ty_error *err)
+{
+    _cleanup_(store_releasep) struct store_conn *c = NULL;
+    sqlite3_stmt *st = NULL;
+    int r, rc;
+
+    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_SET_REASON, &st, err)) < 0)
+        return r;
+    sqlite3_bind_int64(st, 1, seq);
+    sqlite3_bind_text(st, 2, reason, -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return store_sql_error(c, err, "setting a job's state reason");
+    if (sqlite3_changes(c->db) == 0)
+        return ty_error_set(err, ENOENT, "no job with sequence number %lld", (long long)seq);
+    return 0;
+}
+
 int ty_store_transitions(
     struct ty_store *s, int64_t seq, struct ty_transition **ret, size_t *n, struct ty_error *err)
 {

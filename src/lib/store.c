@@ -51,9 +51,10 @@ static const char *const stmt_sql[ST__MAX] = {
     [ST_INSERT_TRANSITION] = "INSERT INTO transitions (job_seq, state, usec) VALUES (?1, ?2, ?3)",
     [ST_GET_JOB] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE project = ?1 AND job_id = ?2",
     [ST_GET_JOB_BY_SEQ] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE seq = ?1",
-    [ST_SCAN] = "SELECT " STORE_JOB_COLS " FROM jobs "
-                "WHERE project = ?1 AND seq < ?2 AND (?3 IS NULL OR state = ?3) "
-                "AND (?4 = '' OR lower(substr(job_id, 1, length(?4))) = lower(?4)) ORDER BY seq DESC",
+    [ST_SCAN] =
+        "SELECT " STORE_JOB_COLS " FROM jobs "
+        "WHERE project = ?1 AND seq < ?2 AND (?3 IS NULL OR state = ?3) "
+        "AND (?4 = '' OR lower(substr(job_id, 1, length(?4))) = lower(?4)) ORDER BY seq DESC",
     [ST_UNFINISHED] = "SELECT " STORE_JOB_COLS " FROM jobs "
                       "WHERE state IN ('STATE_UNSPECIFIED', 'QUEUED', 'PREPARING', 'RUNNING', "
                       "'CANCELLING') ORDER BY seq",
@@ -68,6 +69,7 @@ static const char *const stmt_sql[ST__MAX] = {
                         "error_message = ?5 WHERE seq = ?1",
     [ST_UPDATE_LABELS] = "UPDATE jobs SET labels = ?2, etag = ?3 WHERE seq = ?1",
     [ST_SET_OUTPUT] = "UPDATE jobs SET training_output = ?2 WHERE seq = ?1",
+    [ST_SET_REASON] = "UPDATE jobs SET state_reason = ?2 WHERE seq = ?1",
     [ST_TRANSITIONS] = "SELECT state, usec FROM transitions WHERE job_seq = ?1 ORDER BY rowid",
     [ST_ADD_LOG] = "INSERT INTO log_files (job_seq, task, trial, path) VALUES (?1, ?2, ?3, ?4) "
                    "ON CONFLICT (job_seq, task, trial) DO UPDATE SET path = excluded.path "
@@ -112,6 +114,8 @@ static const char *const migrations[] = {
     " trial TEXT NOT NULL DEFAULT '',"
     " path TEXT NOT NULL,"
     " UNIQUE (job_seq, task, trial));",
+    /* 2: why a QUEUED job waits in its runtime's queue (Slurm's reason). */
+    "ALTER TABLE jobs ADD COLUMN state_reason TEXT NOT NULL DEFAULT ''",
 };
 
 int ty_store_schema_version(void)
@@ -147,6 +151,7 @@ void ty_job_row_free(struct ty_job_row *row)
     free(row->runtime);
     json_decref(row->options);
     free(row->sweep_key);
+    free(row->state_reason);
     free(row);
 }
 
@@ -208,6 +213,7 @@ int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_err
     row->shim_pid = sqlite3_column_int64(st, 14);
     row->shim_start = sqlite3_column_int64(st, 15);
     row->sweep_key = col_str(st, 16);
+    row->state_reason = col_str(st, 17);
     if ((r = col_json(st, 8, false, &row->labels, err)) < 0 ||
         (r = col_json(st, 9, false, &row->training_input, err)) < 0 ||
         (r = col_json(st, 10, true, &row->training_output, err)) < 0 ||
@@ -283,15 +289,16 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
     char etag[16];
 
     json_object_set_new(o, "jobId", str_value(row->job_id));
-    json_object_set_new(o,
-                        "trainingInput",
-                        row->training_input ? json_incref(row->training_input) : json_object());
+    json_object_set_new(
+        o, "trainingInput", row->training_input ? json_incref(row->training_input) : json_object());
     set_time(o, "createTime", row->create_usec);
     set_time(o, "startTime", row->start_usec);
     set_time(o, "endTime", row->end_usec);
     json_object_set_new(o, "state", json_string(ty_job_state_name(row->state)));
     if (row->error_message && row->error_message[0])
         json_object_set_new(o, "errorMessage", str_value(row->error_message));
+    if (row->state == TY_STATE_QUEUED && row->state_reason && row->state_reason[0])
+        json_object_set_new(o, "stateReason", str_value(row->state_reason));
     if (row->training_output)
         json_object_set_new(o, "trainingOutput", json_incref(row->training_output));
     if (json_object_size(row->labels)) /* like Google's JSON: an empty map is left out */

@@ -50,6 +50,7 @@ struct ty_job_row {
     int64_t shim_pid;        /* the job's supervisor process, 0 while none claimed it */
     int64_t shim_start;      /* its start time (clock ticks since boot, /proc/PID/stat) */
     char *sweep_key;         /* marker in the supervisor's environment ("" when none) */
+    char *state_reason;      /* why a QUEUED job waits in its runtime's queue ("" when none) */
 };
 
 void ty_job_row_free(struct ty_job_row *row);
@@ -59,7 +60,8 @@ static inline void ty_job_row_freep(struct ty_job_row **r)
 }
 
 /* The REST Job resource of @row: jobId, trainingInput, createTime, startTime, endTime,
- * state, errorMessage, trainingOutput, labels, etag (in this order; unset times, empty labels, an
+ * state, errorMessage, stateReason (trainyard's: why a QUEUED job waits in its runtime's
+ * queue, only then), trainingOutput, labels, etag (in this order; unset times, empty labels, an
  * empty errorMessage and a NULL trainingOutput are left out; times RFC 3339 UTC with 6 digits; etag
  * is the base64 text of the 8-byte big-endian etag counter). New reference; its nested
  * values (trainingInput, labels, trainingOutput) are the row's own, shared: treat them as
@@ -165,6 +167,12 @@ int ty_store_update_labels(struct ty_store *s,
 
 /* Set (replace) the trainingOutput of job @seq. */
 int ty_store_set_output(struct ty_store *s, int64_t seq, json_t *output, struct ty_error *err);
+/* Record why job @seq waits in its runtime's queue ("" clears it; shown while QUEUED).
+ * -ENOENT when there is no such job. */
+int ty_store_set_state_reason(struct ty_store *s,
+                              int64_t seq,
+                              const char *reason,
+                              struct ty_error *err);
 
 /* One recorded state change. */
 struct ty_transition {

@@ -102,6 +102,13 @@ static void trial_on_log(void *ctx, const struct ty_log_record *rec)
         tr->st->opts.sup.on_log(tr->st->opts.ctx, rec);
 }
 
+static void trial_on_queued(void *ctx, const char *reason)
+{
+    struct trial_run *tr = ctx;
+    if (tr->st->opts.sup.on_queued)
+        tr->st->opts.sup.on_queued(tr->st->opts.ctx, reason);
+}
+
 static void trial_on_state(void *ctx, enum ty_job_state s)
 {
     struct trial_run *tr = ctx;
@@ -350,6 +357,7 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
 
     o.on_log = trial_on_log;
     o.on_state = trial_on_state;
+    o.on_queued = trial_on_queued;
     o.ctx = tr;
     o.extra_env = tr->env;
     o.metric_dir = tr->metric_dir;

@@ -66,8 +66,8 @@ struct ty_study_options {
     const char *runtime;   /* runtime name (runtime.h) */
     const char *state_dir; /* the job's state directory; trials/<trial>/ are made under it */
     uint64_t seed;         /* the tuner's seed */
-    /* Per-trial supervisor options: grace_usec, env, log and on_log (its ctx is `ctx` below)
-     * are used; on_state, extra_env and metric_dir are the study's. */
+    /* Per-trial supervisor options: grace_usec, env, log, on_log and on_queued (their ctx is
+     * `ctx` below) are used; on_state, extra_env and metric_dir are the study's. */
     struct ty_supervisor_options sup;
     /* The job's state changes (QUEUED -> PREPARING -> RUNNING -> final; CANCELLING). */
     void (*on_state)(void *ctx, enum ty_job_state state);

@@ -172,6 +172,9 @@ static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
                         st->code,
                         "detail",
                         st->detail));
+    /* Told to quit, or the supervisor is gone: nothing more to wait for. */
+    if (t->quit || t->fd < 0)
+        ty_loop_stop(t->loop);
 }
 
 static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
