@@ -14,7 +14,8 @@ if ! slurm_cluster_check; then
   test_done
 fi
 # A node whose slurmd dies is found DOWN after SlurmdTimeout: keep that short here.
-export TY_SLURM_EXTRA_CONF="SlurmdTimeout=6"
+export TY_SLURM_EXTRA_CONF="SlurmdTimeout=5
+MessageTimeout=2"
 if ! slurm_cluster_start; then
   test_skip "slurm runtime" "the test cluster did not start: $TY_SLURM_ERROR"
   test_done
