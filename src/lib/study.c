@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -25,13 +24,12 @@
 struct trial_run {
     struct ty_study *st;
     struct ty_study_trial t;
-    struct ty_supervisor *sup;    /* NULL once reaped */
-    char *metric_dir;             /* <state_dir>/trials/<trial> */
-    char **args;                  /* --name=value */
-    char **env;                   /* CLOUD_ML_HP_METRIC_TAG=... */
-    bool ended;                   /* the supervisor's run ended; not yet reaped when sup set */
-    struct timespec metric_mtime; /* the metric file as last read while running */
-    off_t metric_size;
+    struct ty_supervisor *sup;         /* NULL once reaped */
+    char *metric_dir;                  /* <state_dir>/trials/<trial> */
+    char **args;                       /* --name=value */
+    char **env;                        /* CLOUD_ML_HP_METRIC_TAG=... */
+    bool ended;                        /* the supervisor's run ended; not yet reaped when sup set */
+    struct ty_file_stamp metric_stamp; /* the metric file as last read while running */
 };
 
 struct ty_study {
@@ -188,18 +186,13 @@ static void poll_trials(struct ty_loop *loop, void *data)
         _cleanup_free_ char *path = NULL;
         struct ty_stop_decision d;
         struct ty_error e = {0};
-        struct stat sb;
         char why[512];
 
         if (!tr->sup || tr->ended || tr->t.stopped_early || tr->t.state != TY_STATE_RUNNING)
             continue;
         path = xasprintf("%s/output.metrics", tr->metric_dir);
-        if (stat(path, &sb) < 0 ||
-            (sb.st_size == tr->metric_size && sb.st_mtim.tv_sec == tr->metric_mtime.tv_sec &&
-             sb.st_mtim.tv_nsec == tr->metric_mtime.tv_nsec))
+        if (!ty_file_changed(path, &tr->metric_stamp))
             continue;
-        tr->metric_mtime = sb.st_mtim;
-        tr->metric_size = sb.st_size;
         if (read_metrics(tr, false, &e) < 0 ||
             !ty_stop_rule_check(st->stop_rule, tr->t.trial_id, &d))
             continue;

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -57,9 +56,8 @@ struct task {
     bool launched, exited, quit, lost;
     uint64_t kill_timer;
     uint64_t metric_timer;
-    struct timespec metric_mtime; /* the metric file as last sent */
-    off_t metric_size;
-    int status; /* the launcher's own exit status */
+    struct ty_file_stamp metric_stamp; /* the metric file as last sent */
+    int status;                        /* the launcher's own exit status */
 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -97,20 +95,14 @@ static void forward_metrics(struct task *t)
 {
     _cleanup_free_ char *path = NULL;
     _cleanup_free_ char *text = NULL;
-    struct stat sb;
     size_t len = 0;
 
     if (!t->metric_dir)
         return;
     path = xasprintf("%s/output.metrics", t->metric_dir);
-    if (stat(path, &sb) < 0 ||
-        (sb.st_size == t->metric_size && sb.st_mtim.tv_sec == t->metric_mtime.tv_sec &&
-         sb.st_mtim.tv_nsec == t->metric_mtime.tv_nsec))
+    if (!ty_file_changed(path, &t->metric_stamp) ||
+        ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, NULL) < 0)
         return;
-    if (ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, NULL) < 0)
-        return;
-    t->metric_mtime = sb.st_mtim;
-    t->metric_size = sb.st_size;
     send_frame(t, TY_TASK_METRICS, text, len);
 }
 

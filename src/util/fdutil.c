@@ -97,3 +97,18 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
     }
     return 0;
 }
+
+bool ty_file_changed(const char *path, struct ty_file_stamp *stamp)
+{
+    struct stat sb;
+
+    if (stat(path, &sb) < 0)
+        return false;
+    if (sb.st_size == stamp->size && (long long)sb.st_mtim.tv_sec == stamp->mtime_sec &&
+        sb.st_mtim.tv_nsec == stamp->mtime_nsec)
+        return false;
+    stamp->size = sb.st_size;
+    stamp->mtime_sec = (long long)sb.st_mtim.tv_sec;
+    stamp->mtime_nsec = sb.st_mtim.tv_nsec;
+    return true;
+}

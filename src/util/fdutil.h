@@ -3,6 +3,7 @@
 #ifndef TY_FDUTIL_H
 #define TY_FDUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,5 +18,16 @@ int ty_write_all(int fd, const void *p, size_t n);
 int ty_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct ty_error *err);
 /* mkdir -p with @mode for every created component. Returns 0 or -errno (err names the path). */
 int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err);
+
+/* What a file looked like when last seen (size and modification time), to notice changes
+ * without reading it. Zero-initialised: never seen. */
+struct ty_file_stamp {
+    off_t size;
+    long long mtime_sec;
+    long mtime_nsec;
+};
+
+/* Whether @path exists and differs from @stamp; when it does, @stamp is updated. */
+bool ty_file_changed(const char *path, struct ty_file_stamp *stamp);
 
 #endif

@@ -753,6 +753,15 @@ static void test_files(void)
     path = xasprintf("%s/missing", dir);
     is_int(ty_read_file(path, 10, &data, &len, &err), -ENOENT, "read_file: missing file");
     like(err.msg, "missing", "read_file: message names the path");
+    {
+        struct ty_file_stamp stamp = {0};
+        ok(!ty_file_changed(path, &stamp), "file_changed: a missing file has not changed");
+        write_file(path, "ab", 2);
+        ok(ty_file_changed(path, &stamp), "file_changed: a new file has");
+        ok(!ty_file_changed(path, &stamp), "file_changed: not again until it changes");
+        write_file(path, "abc", 3);
+        ok(ty_file_changed(path, &stamp), "file_changed: a new size");
+    }
     free(path);
 
     /* a large file read in several chunks */

@@ -11,41 +11,42 @@
 #include "macro.h"
 #include "runtime.h"
 
-/* Every replica runs a local program: its role needs a containerCommand (own or inherited
- * from the master, see spec.c). */
-int ty_process_validate(const struct ty_job *job, struct ty_error *err)
+/* Every replica runs its command as a program: each role needs a containerCommand (its own
+ * or the master's, see spec.c). @why says where, for the message. */
+static int require_commands(const struct ty_job *job, const char *why, struct ty_error *err)
 {
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         if (job->roles[role].count == 0 || job->roles[role].container_command)
             continue;
         return ty_error_set(err,
                             EINVAL,
-                            "trainingInput.%sConfig.containerCommand: required by the process "
-                            "runtime, which runs each replica's command (with containerArgs or "
-                            "args) as a local program instead of its image; set it, or run the "
-                            "image itself with the container runtime (--runtime=container; for "
-                            "the service, the label trainyard-runtime=container)",
-                            ty_role_field((enum ty_role)role));
+                            "trainingInput.%sConfig.containerCommand: required by the %s",
+                            ty_role_field((enum ty_role)role),
+                            why);
     }
     return 0;
+}
+
+int ty_process_validate(const struct ty_job *job, struct ty_error *err)
+{
+    return require_commands(job,
+                            "process runtime, which runs each replica's command (with "
+                            "containerArgs or args) as a local program instead of its image; "
+                            "set it, or run the image itself with the container runtime "
+                            "(--runtime=container; for the service, the label "
+                            "trainyard-runtime=container)",
+                            err);
 }
 
 /* Each replica's command runs as a program on its node (trainyard-task under the process
  * runtime there); running images on the nodes is not built yet. */
 int ty_slurm_validate(const struct ty_job *job, struct ty_error *err)
 {
-    for (int role = 0; role < TY_ROLE_MAX; role++) {
-        if (job->roles[role].count == 0 || job->roles[role].container_command)
-            continue;
-        return ty_error_set(err,
-                            EINVAL,
-                            "trainingInput.%sConfig.containerCommand: required by the slurm "
-                            "runtime, which runs each replica's command (with containerArgs or "
-                            "args) as a program on its node; running images on Slurm nodes is "
-                            "not supported yet",
-                            ty_role_field((enum ty_role)role));
-    }
-    return 0;
+    return require_commands(job,
+                            "slurm runtime, which runs each replica's command (with "
+                            "containerArgs or args) as a program on its node; running images "
+                            "on Slurm nodes is not supported yet",
+                            err);
 }
 
 int ty_container_validate(const struct ty_job *job, struct ty_error *err)
