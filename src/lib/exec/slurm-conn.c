@@ -20,9 +20,7 @@
 #include "slurm-internal.h"
 #include "strv.h"
 
-/* This host's address on the way to @host: the local end of a UDP "connection" to it (no
- * packet is sent). */
-static int local_address_towards(const char *host, char *out, size_t n, struct ty_error *err)
+int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *err)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *res = NULL;
     struct sockaddr_storage ss;
@@ -341,7 +339,7 @@ static void on_accept(struct ty_loop *loop, int fd, short revents, void *data)
     ty_loop_add_fd(loop, cfd, POLLIN, on_readable, c);
 }
 
-int slurm_listen(struct slurm_rt *s, const char *rendezvous_host, struct ty_error *err)
+int slurm_listen(struct slurm_rt *s, const char *local_addr, struct ty_error *err)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
     struct sockaddr_storage ss;
@@ -349,9 +347,7 @@ int slurm_listen(struct slurm_rt *s, const char *rendezvous_host, struct ty_erro
     char addr[64], port[16];
     int r, fd;
 
-    r = local_address_towards(rendezvous_host, addr, sizeof(addr), err);
-    if (r < 0)
-        return r;
+    (void)snprintf(addr, sizeof(addr), "%s", local_addr);
     if (getaddrinfo(addr, "0", &hints, &res) != 0)
         return ty_error_set(err, EINVAL, "cannot use the address %s", addr);
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);

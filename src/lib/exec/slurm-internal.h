@@ -78,9 +78,12 @@ bool slurm_check_ended(struct slurm_rt *s);
 /* slurm.c: replica @i is lost (its connection dropped, its node failed): report its exit. */
 void slurm_lost(struct slurm_rt *s, size_t i, const char *detail);
 
-/* slurm-conn.c: listen on the rendezvous address (this host's address towards @ctld_host).
- * Returns 0 with s->listen_fd and s->listen_addr set. */
-int slurm_listen(struct slurm_rt *s, const char *rendezvous_host, struct ty_error *err);
+/* slurm-conn.c: this host's address on the way to @host (a name or address): the local end
+ * of a UDP "connection" to it (no packet is sent), numeric, into @out. */
+int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *err);
+/* slurm-conn.c: listen on @local_addr (numeric), port chosen by the kernel. Returns 0 with
+ * s->listen_fd and s->listen_addr (HOST:PORT) set. */
+int slurm_listen(struct slurm_rt *s, const char *local_addr, struct ty_error *err);
 /* slurm-conn.c: send START (the replica's environment) to replica @i's launcher. */
 int slurm_send_start(struct slurm_rt *s, size_t i, char *const env[], struct ty_error *err);
 /* slurm-conn.c: send SIGNAL @sig to replica @i's launcher. */

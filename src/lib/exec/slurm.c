@@ -259,8 +259,23 @@ void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     s->prepared_sent = true;
-    if (r >= 0)
+    if (r >= 0) {
+        /* The nodes are known from the launchers: no need to wait for squeue to say so. */
+        struct ty_buf nodes = TY_BUF_INIT;
+        for (size_t i = 0; i < s->n; i++) {
+            bool seen = false;
+            for (size_t k = 0; k < i && !seen; k++)
+                seen = strcmp(s->reps[k].node, s->reps[i].node) == 0;
+            if (!seen)
+                ty_buf_printf(&nodes, "%s%s", nodes.len ? ", " : "", s->reps[i].node);
+        }
+        ty_runtime_notice(
+            &s->base, TY_SEV_INFO, "Slurm job %s is running on %s.", s->job_id, ty_buf_str(&nodes));
+        ty_buf_release(&nodes);
+        if (!s->running_since)
+            s->running_since = ty_mono_usec();
         s->phase = PHASE_PLACED;
+    }
     s->base.ev.prepared(s->base.ev.ctx, r, msg);
 }
 
@@ -405,11 +420,8 @@ static void poll_job(struct ty_loop *loop, void *data)
         if (s->base.ev.queued && (strcmp(old_state, s->state) || strcmp(old_reason, s->reason)))
             s->base.ev.queued(s->base.ev.ctx, s->reason);
     } else if (!state_ended(s->state)) {
-        if (!s->running_since) {
+        if (!s->running_since)
             s->running_since = ty_mono_usec();
-            ty_runtime_notice(
-                &s->base, TY_SEV_INFO, "Slurm job %s is running on %s.", s->job_id, s->nodes);
-        }
         if (s->phase == PHASE_SUBMITTED &&
             ty_mono_usec() - s->running_since > TY_SLURM_CONNECT_USEC)
             slurm_prepared(s,
@@ -426,18 +438,27 @@ static void poll_job(struct ty_loop *loop, void *data)
                            s->listen_addr);
     } else {
         /* Ended in Slurm while we still need it: cancelled outside trainyard, a node
-         * failure, the time limit... */
-        char why[256];
-        (void)snprintf(why,
-                       sizeof(why),
-                       "the Slurm job %s ended (%s%s%s)",
-                       s->job_id,
-                       s->state,
-                       *s->reason && strcmp(s->reason, "None") ? ": " : "",
-                       *s->reason && strcmp(s->reason, "None") ? s->reason : "");
-        if (s->phase == PHASE_SUBMITTED)
-            slurm_prepared(s, -EIO, "%s before every replica was placed", why);
-        else
+         * failure, the time limit, launchers that could not connect... */
+        if (s->phase == PHASE_SUBMITTED) {
+            char how[200] = "";
+            bool reason = *s->reason && strcmp(s->reason, "None") != 0;
+            if (strcmp(s->state, "ENDED") != 0) /* still known to squeue: say how it ended */
+                (void)snprintf(how,
+                               sizeof(how),
+                               " (%s%s%s)",
+                               s->state,
+                               reason ? ": " : "",
+                               reason ? s->reason : "");
+            slurm_prepared(s,
+                           -EIO,
+                           "the Slurm job %s ended%s before every replica was placed: %zu of "
+                           "%zu launchers (trainyard-task) connected back to %s",
+                           s->job_id,
+                           how,
+                           s->n_placed,
+                           s->n,
+                           s->listen_addr);
+        } else
             job_ended(s);
         if (s->phase == PHASE_ENDED)
             return;
@@ -445,10 +466,52 @@ static void poll_job(struct ty_loop *loop, void *data)
     schedule_poll(s);
 }
 
+static bool is_loopback(const char *addr)
+{
+    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
+}
+
+/* The first compute node address (sinfo's NodeAddr) that is not loopback, or NULL. */
+static char *node_address(void)
+{
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%o", NULL};
+    _cleanup_free_ char *out = NULL;
+    char *save = NULL;
+
+    if (slurm_cmd(argv, NULL, &out, NULL) < 0)
+        return NULL;
+    for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (*l && !is_loopback(l))
+            return xstrdup(l);
+    return NULL;
+}
+
+/* The address the launchers connect back to: this host's address on the way to
+ * $TRAINYARD_SLURM_RENDEZVOUS, else to the controller; when that is loopback (the
+ * controller's name resolves to 127.0.1.1 on a Debian host that runs it) while the nodes are
+ * elsewhere, the address on the way to a node. */
+static int rendezvous_address(char *addr, size_t n, struct ty_error *err)
+{
+    const char *env = getenv("TRAINYARD_SLURM_RENDEZVOUS");
+    _cleanup_free_ char *host = NULL;
+    _cleanup_free_ char *node = NULL;
+    int r;
+
+    if (env && *env)
+        return slurm_local_address(env, addr, n, err);
+    r = controller_host(&host, err);
+    if (r >= 0)
+        r = slurm_local_address(host, addr, n, err);
+    if (r < 0 || !is_loopback(addr))
+        return r;
+    node = node_address();
+    return node ? slurm_local_address(node, addr, n, err) : 0;
+}
+
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
     struct slurm_rt *s = slurm_cast(rt);
-    _cleanup_free_ char *host = NULL;
+    char addr[64];
     unsigned char rnd[16];
     int r;
 
@@ -463,11 +526,9 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         return ty_error_set(err, EIO, "no random bytes for the run's token");
     for (size_t i = 0; i < sizeof(rnd); i++)
         (void)snprintf(s->token + 2 * i, 3, "%02x", rnd[i]);
-    if (getenv("TRAINYARD_SLURM_RENDEZVOUS") && *getenv("TRAINYARD_SLURM_RENDEZVOUS"))
-        host = xstrdup(getenv("TRAINYARD_SLURM_RENDEZVOUS"));
-    else if ((r = controller_host(&host, err)) < 0)
-        return r;
-    r = slurm_listen(s, host, err);
+    r = rendezvous_address(addr, sizeof(addr), err);
+    if (r >= 0)
+        r = slurm_listen(s, addr, err);
     if (r >= 0)
         r = submit(s, err);
     if (r < 0)
