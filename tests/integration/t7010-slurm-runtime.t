@@ -160,7 +160,18 @@ test_expect_success 'a node that dies mid-job fails the job with a message namin
   test $rc -eq 1 &&
   rec nd_job "d[\"errorMessage\"]" >msg && cat msg &&
   grep -q "node $victim failed" msg &&
-  wait_for 20 no_launchers && no_procs "sleep 916.$M"
+  wait_for 20 no_launchers && no_procs "sleep 916.$M" &&
+  echo "$victim" >victim &&
+  sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log >slurm_job && test -s slurm_job
+'
+# The killed slurmd left its job step behind (slurmstepd outlives slurmd); a new slurmd on that
+# node takes it over and ends it, as an administrator would bring the node back.
+slurm_node_restart "$(cat "$TEST_DIR/victim" 2>/dev/null || echo n2)"
+test_expect_success 'the node comes back and its orphaned step goes away' '
+  node_idle() { sinfo -h -N -n "$(cat victim)" -o %T | grep -q "^idle$"; } &&
+  wait_for 30 node_idle &&
+  no_stepd() { ! pgrep -a slurmstepd | grep -q "\[$(cat slurm_job)\."; } &&
+  wait_for 30 no_stepd
 '
 slurm_cluster_stop
 test_expect_success 'the cluster stopped: none of its processes is left' '

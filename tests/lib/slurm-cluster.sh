@@ -18,6 +18,7 @@
 #                                   then munged and any stray process of the cluster
 #                                   (slurmstepd...). Idempotent. DIR defaults to $TY_SLURM_DIR.
 #                                   Sets TY_SLURM_STOP_SECONDS.
+#   slurm_node_restart NODE [DIR]   start NODE's slurmd again after a test killed it.
 #   slurm_cluster_procs [DIR]       PIDs, one a line, of the cluster's processes still alive:
 #                                   the recorded ones and any carrying its marker
 #                                   TY_SLURM_CLUSTER=<id> in their environment (the daemons
@@ -397,6 +398,18 @@ _slurm_stop_common() {
   _slurm_trace "$dir" "slurm daemons stopped"
   _slurm_kill_all "$dir" 5 '*'
   _slurm_trace "$dir" "all stopped"
+}
+
+# slurm_node_restart NODE [DIR]: start the level-1 slurmd of NODE (n1..n4) again, after a test
+# killed it. The new slurmd takes over the steps its predecessor left (slurmstepd
+# processes that outlived it) and ends those of jobs that are gone, so nothing is orphaned.
+slurm_node_restart() {
+  local node="$1" dir="${2:-${TY_SLURM_DIR:-}}"
+  [ -n "$dir" ] && [ -f "$dir/slurm.conf" ] || return 1
+  env TY_SLURM_CLUSTER="$(cat "$dir/id")" SLURM_CONF="$dir/slurm.conf" \
+    "$(_slurm_bin slurmd)" -D -N "$node" -f "$dir/slurm.conf" </dev/null >>"$dir/log/slurmd-$node.out" 2>&1 &
+  _slurm_record "$dir" $! "slurmd-$node"
+  _slurm_trace "$dir" "slurmd $node restarted"
 }
 
 slurm_cluster_stop() {
