@@ -42,6 +42,7 @@ bench: build
 	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
 	    bench/launch-containers/run.sh $(BUILD); \
 	else echo "bench/launch-containers: skipped (no usable container engine)"; fi
+	@bench/launch-slurm/run.sh $(BUILD)
 	@bench/api/run.sh $(BUILD)
 
 format:
