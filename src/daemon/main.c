@@ -61,6 +61,9 @@ static const char usage[] =
     "  --slurm-sbatch-args=ARGS  more sbatch options for slurm jobs (split at spaces)\n"
     "  --slurm-memory=machine|none  ask Slurm for each machine type's memory (default),\n"
     "                            or leave memory to the cluster's defaults\n"
+    "  --slurm-replicas=auto|process|container  on the nodes, run each replica's command as a\n"
+    "                            program, or its image; auto: programs when every role has\n"
+    "                            a containerCommand (default)\n"
     "  --log-file=FILE           diagnostics of job supervisors (default\n"
     "                            STATE_DIR/trainyardd.log)\n"
     "  --config=FILE             config file (default " DEFAULT_CONFIG " when it exists)\n"
@@ -81,6 +84,7 @@ enum {
     O_SLURM_QOS,
     O_SLURM_SBATCH_ARGS,
     O_SLURM_MEMORY,
+    O_SLURM_REPLICAS,
     O_LOG_FILE,
     O_CONFIG,
     O_VERBOSE,
@@ -102,6 +106,7 @@ static const struct option options[] = {
     {"slurm-qos", required_argument, NULL, O_SLURM_QOS},
     {"slurm-sbatch-args", required_argument, NULL, O_SLURM_SBATCH_ARGS},
     {"slurm-memory", required_argument, NULL, O_SLURM_MEMORY},
+    {"slurm-replicas", required_argument, NULL, O_SLURM_REPLICAS},
     {"log-file", required_argument, NULL, O_LOG_FILE},
     {"config", required_argument, NULL, O_CONFIG},
     {"verbose", no_argument, NULL, O_VERBOSE},
@@ -190,6 +195,11 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
             return ty_error_set(
                 err, EINVAL, "%s: expected 'machine' or 'none' (got '%s')", where, v);
         return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_REPLICAS:
+        if (strcmp(v, "auto") != 0 && strcmp(v, "process") != 0 && strcmp(v, "container") != 0)
+            return ty_error_set(
+                err, EINVAL, "%s: expected 'auto', 'process' or 'container' (got '%s')", where, v);
+        return setenv("TRAINYARD_SLURM_REPLICAS", v, 1) < 0 ? -errno : 0;
     case O_LOG_FILE:
         set_str(&d->log_file, v);
         return 0;

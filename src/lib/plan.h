@@ -10,6 +10,7 @@
 #ifndef TY_PLAN_H
 #define TY_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "spec.h"
@@ -38,6 +39,10 @@ struct ty_cluster_plan {
      * <metric_dir>/output.metrics; the container runtime bind-mounts it at /tmp/hypertune,
      * the library's default directory, and sets the variable to the default path. */
     char *metric_dir;
+    /* The replicas share the host's network (the slurm launcher runs one replica per node
+     * this way): a runtime holds a free port on the host for each and creates no network of
+     * its own. */
+    bool host_network;
     struct ty_replica *replicas; /* master first, then workers, ps, evaluators */
     size_t n_replicas;
 };

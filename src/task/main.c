@@ -2,8 +2,9 @@
  * trainyard-task: the per-task launcher of the slurm runtime (docs/internals/slurm.md). Slurm
  * starts one per replica; it connects back to the job's supervisor, learns which replica it
  * runs, holds a port for it on this node, waits for the whole cluster's environment, then
- * runs the replica under the process runtime and reports its output and exit over the same
- * connection (taskproto.h).
+ * runs the replica under the process runtime (its command as a program) or the container
+ * runtime (its image, through this node's container engine, on the host's network) and
+ * reports its output and exit over the same connection (taskproto.h).
  *
  *   trainyard-task --connect HOST:PORT
  *   environment: TRAINYARD_TASK_TOKEN (the run's secret), SLURM_PROCID, SLURMD_NODENAME
@@ -172,8 +173,7 @@ static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
 static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
 {
     struct task *t = ctx;
-    send_frame(t, TY_TASK_ERR, msg, strlen(msg));
-    (void)sev;
+    send_json(t, TY_TASK_NOTICE, json_pack("{s:i, s:s}", "severity", (int)sev, "message", msg));
 }
 
 /* ---- the supervisor's messages --------------------------------------------------------- */
@@ -198,6 +198,7 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
                                    .notice = on_notice,
                                    .ctx = t};
     const char *trial = ty_json_str(m, "trialId");
+    const char *runtime = ty_json_str(m, "runtime") ? ty_json_str(m, "runtime") : "process";
     json_t *targs = json_object_get(m, "trialArgs"), *v;
     json_t *jidx = json_object_get(m, "replica");
     _cleanup_strv_free_ char **args = xcalloc(1, sizeof(char *));
@@ -221,10 +222,19 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
     if (!json_is_integer(jidx) || json_integer_value(jidx) < 0 ||
         (size_t)json_integer_value(jidx) >= t->plan->n_replicas)
         return ty_error_set(err, EPROTO, "ASSIGN.replica: not a replica of the plan");
+    if (strcmp(runtime, "process") != 0 && strcmp(runtime, "container") != 0)
+        return ty_error_set(
+            err, EPROTO, "ASSIGN.runtime: '%s' is not process or container", runtime);
     t->rep = &t->plan->replicas[json_integer_value(jidx)];
     t->sub = *t->plan;
     t->sub.replicas = t->rep;
     t->sub.n_replicas = 1;
+    /* One replica of many on this node: it uses the node's network and a port of its own. */
+    t->sub.host_network = true;
+    /* A local job directory must exist on this node too (the supervisor made its own). */
+    if (t->plan->job_dir && !strstr(t->plan->job_dir, "://") &&
+        (r = ty_mkdir_p(t->plan->job_dir, 0755, err)) < 0)
+        return r;
     if (trial) {
         char tmpl[] = "/tmp/trainyard-task.XXXXXX";
         if (!mkdtemp(tmpl))
@@ -232,7 +242,7 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
         t->metric_dir = xstrdup(tmpl);
         t->sub.metric_dir = t->metric_dir;
     }
-    r = ty_runtime_new("process", t->loop, &ev, &t->rt, err);
+    r = ty_runtime_new(runtime, t->loop, &ev, &t->rt, err);
     if (r < 0)
         return r;
     ty_runtime_attach(t->rt, &t->sub);

@@ -81,3 +81,11 @@ const char *ty_strv_getenv(char *const *env, const char *name)
     char **slot = find_env((char **)env, name);
     return slot ? *slot + strlen(name) + 1 : NULL;
 }
+
+bool ty_strv_contains(char *const *v, const char *s)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}

@@ -3,6 +3,7 @@
 #ifndef TY_STRV_H
 #define TY_STRV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Number of entries (0 for NULL). */
@@ -21,6 +22,8 @@ char **ty_strv_free(char **v);
 void ty_strv_setenv(char ***env, const char *name, const char *value);
 /* Value of NAME in an environment vector, or NULL. */
 const char *ty_strv_getenv(char *const *env, const char *name);
+/* Whether @v (NULL-safe) holds a string equal to @s. */
+bool ty_strv_contains(char *const *v, const char *s);
 
 static inline void ty_strv_freep(char ***v)
 {

@@ -148,6 +148,57 @@ test_expect_success 'a tuning job runs parallel trials on Slurm; each metric com
   test "$(grep -c "Submitted as Slurm job" log)" = 4 &&
   wait_for 20 no_slurm_jobs && no_launchers
 '
+# Images on the nodes: a role without containerCommand runs its image through the node's
+# container engine, on the host's network, with the contract's variables only (no SLURM_*:
+# frameworks that see them assume they were started by srun).
+if "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 &&
+   "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1; then
+  test_expect_success 'replicas without a containerCommand run their image, on the host network' '
+    "$PYTHON" - img.json <<-\PY &&
+	import json, sys
+	ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4", "workerType": "n1-standard-4",
+	      "workerCount": 2, "masterConfig": {"imageUri": "localhost/trainyard/testbox:1"},
+	      "args": ["sh", "-c", "echo in-image slurm=${SLURM_JOB_ID:-none} CS=$CLUSTER_SPEC"]}
+	json.dump({"trainingInput": ti}, open(sys.argv[1], "w"))
+	PY
+    "$TRAINYARD" local train img_job --runtime slurm --config img.json >log 2>&1 &&
+    test "$(grep -c "in-image slurm=none" log)" = 3 &&
+    grep -q "Slurm job [0-9]* is running on" log &&
+    test "$(grep -c "asks for 4 vCPUs" log)" -le 2 &&
+    test -z "$(podman ps -aq --filter label=trainyard.job=img_job)" &&
+    wait_for 20 no_slurm_jobs && no_launchers
+  '
+  test_expect_success 'a replica in an image that fails fails the job, naming it' '
+    "$PYTHON" - imgf.json <<-\PY &&
+	import json, sys
+	ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4", "workerType": "n1-standard-4",
+	      "workerCount": 1, "masterConfig": {"imageUri": "localhost/trainyard/testbox:1"},
+	      "args": ["sh", "-c", "case $CLUSTER_SPEC in *\\\"type\\\":\\\"worker\\\"*) exit 7;; esac; exec sleep 60"]}
+	json.dump({"trainingInput": ti}, open(sys.argv[1], "w"))
+	PY
+    set +e; "$TRAINYARD" local train imgf_job --runtime slurm --config imgf.json --grace-period 2 >log 2>&1; rc=$?; set -e
+    test $rc -eq 1 &&
+    test "$(rec imgf_job "d[\"errorMessage\"]")" = "The replica worker 0 exited with a non-zero status of 7." &&
+    test -z "$(podman ps -aq --filter label=trainyard.job=imgf_job)" &&
+    wait_for 20 no_slurm_jobs
+  '
+  test_expect_success 'a trial in an image reports through the default /tmp/hypertune path' '
+    "$PYTHON" - imgt.json <<-\PY &&
+	import json, sys
+	prog = "printf \"{\\\"loss\\\": \\\"0.25\\\", \\\"global_step\\\": \\\"3\\\"}\\n\" >/tmp/hypertune/output.metrics"
+	ti = {"scaleTier": "BASIC", "masterConfig": {"imageUri": "localhost/trainyard/testbox:1"},
+	      "args": ["sh", "-c", prog],
+	      "hyperparameters": {"goal": "MINIMIZE", "hyperparameterMetricTag": "loss", "maxTrials": 1,
+	                          "algorithm": "RANDOM_SEARCH",
+	                          "params": [{"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}}
+	json.dump({"trainingInput": ti}, open(sys.argv[1], "w"))
+	PY
+    "$TRAINYARD" local train imgt_job --runtime slurm --config imgt.json >log 2>&1 &&
+    test "$(rec imgt_job "d[\"trainingOutput\"][\"trials\"][0][\"finalMetric\"][\"objectiveValue\"]")" = 0.25
+  '
+else
+  test_skip "replicas in images on the nodes" "no container engine: $(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)"
+fi
 test_expect_success 'a node that dies mid-job fails the job with a message naming it' '
   write_job nd.json "echo up on \$SLURMD_NODENAME; exec sleep 916.$M" 2 0 0 "{\"masterType\": \"n1-standard-8\", \"workerType\": \"n1-standard-8\"}" &&
   { "$TRAINYARD" local train nd_job --runtime slurm --config nd.json --grace-period 2 >log 2>&1 & pid=$!; } &&

@@ -109,6 +109,9 @@ static void test_strv(void)
     is_str(ty_strv_getenv(env, "PATH"), "/usr/bin:/bin", "strv: getenv");
     is_str(ty_strv_getenv(env, "PATHX"), "x", "strv: getenv of a longer name");
     is_str(ty_strv_getenv(env, "EMPTY"), "", "strv: getenv of an empty value");
+    ok(ty_strv_contains(env, "EMPTY=") && !ty_strv_contains(env, "EMPTY") &&
+           !ty_strv_contains(NULL, "x"),
+       "strv: contains (whole strings only; NULL-safe)");
     ok(ty_strv_getenv(env, "PAT") == NULL, "strv: prefix is not a match");
     ok(ty_strv_getenv(env, "HOME") == NULL, "strv: getenv missing");
     ok(ty_strv_getenv(NULL, "HOME") == NULL, "strv: getenv on NULL");

@@ -217,13 +217,11 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
     int64_t mem = c->memory[rep->role];
     char *text;
 
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->n && !plan->host_network; i++)
         json_array_append_new(hosts, json_sprintf("%s:%s", c->reps[i].r->host, c->reps[i].ip));
-    hc = json_pack("{s:o,s:[s],s:I,s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}",
+    hc = json_pack("{s:o,s:I,s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}",
                    "ExtraHosts",
                    hosts,
-                   "Dns",
-                   "127.0.0.1",
                    "PidsLimit",
                    (json_int_t)32768,
                    "Ulimits",
@@ -263,16 +261,22 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
     else
         json_decref(binds);
     add_gpus(c, cr, hc, envj);
-    endpoints = json_pack("{s:{s:{s:s},s:[s]}}",
-                          c->network,
-                          "IPAMConfig",
-                          "IPv4Address",
-                          cr->ip,
-                          "Aliases",
-                          rep->host);
-    body = json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s,s:s},s:o,s:{s:o}}",
-                     "Hostname",
-                     rep->host,
+    if (plan->host_network) {
+        /* The host's network, names and resolver: the cluster's addresses are the hosts'. */
+        json_object_set_new(hc, "NetworkMode", json_string("host"));
+        endpoints = json_object();
+    } else {
+        /* Resolution stays on the job's network: no lookup ever leaves the machine. */
+        json_object_set_new(hc, "Dns", json_pack("[s]", "127.0.0.1"));
+        endpoints = json_pack("{s:{s:{s:s},s:[s]}}",
+                              c->network,
+                              "IPAMConfig",
+                              "IPv4Address",
+                              cr->ip,
+                              "Aliases",
+                              rep->host);
+    }
+    body = json_pack("{s:s,s:o,s:{s:s,s:s,s:s,s:s},s:o,s:{s:o}}",
                      "Image",
                      rep->image,
                      "Env",
@@ -291,6 +295,8 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
                      "NetworkingConfig",
                      "EndpointsConfig",
                      endpoints);
+    if (!plan->host_network)
+        json_object_set_new(body, "Hostname", json_string(rep->host));
     /* Kubernetes semantics (plan.h): a command replaces ENTRYPOINT and drops the image's
      * CMD; args replace CMD. */
     if (rep->command) {

@@ -36,6 +36,7 @@ struct ctr_replica {
     struct ty_docker_demux dm;
     struct ty_linesplit out_ls, err_ls;
     int pending_signal;
+    int reserve_fd; /* host networking: the port held until the container starts, or -1 */
     long exit_code;
     uint64_t drain_timer;
     bool started, exited, reported, wait_done, logs_done, sigkilled;

@@ -34,6 +34,7 @@
 #include "linesplit.h"
 #include "machine.h"
 #include "macro.h"
+#include "ports.h"
 #include "runtime.h"
 #include "strv.h"
 #include "timeutil.h"
@@ -79,6 +80,7 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         struct ty_replica *rep = &rt->plan->replicas[i];
         cr->rt = c;
         cr->r = rep;
+        cr->reserve_fd = -1;
         cr->name = xasprintf("trainyard-%s-%s", c->hash, rep->task_name);
     }
     r = ty_container_validate(job, err);
@@ -186,11 +188,33 @@ static int create_network(struct container_rt *c, struct ty_error *err)
                         c->network);
 }
 
+/* Host networking: each replica gets a free port of the host (held until its container
+ * starts) and the host's address; no network, names or /etc/hosts of our own. */
+static int place_on_host(struct container_rt *c, struct ty_error *err)
+{
+    int cursor = 0;
+
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        int port = c->base.dry_run
+                       ? REPLICA_PORT
+                       : ty_port_hold(&cursor, &cr->reserve_fd, cr->r->display_name, err);
+        if (port < 0)
+            return port;
+        free(cr->r->host);
+        cr->r->host = xstrdup("127.0.0.1");
+        cr->r->port = port;
+    }
+    return 0;
+}
+
 static int place(struct ty_runtime *rt, struct ty_error *err)
 {
     struct container_rt *c = cast(rt);
     int r;
 
+    if (rt->plan->host_network)
+        return place_on_host(c, err);
     for (size_t i = 0; i < c->n; i++) {
         struct ty_replica *rep = c->reps[i].r;
         free(rep->host);
@@ -412,6 +436,10 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     _cleanup_free_ char *body = ctr_create_body(c, cr, env);
     _cleanup_free_ char *path = xasprintf("/containers/create?name=%s", cr->name);
 
+    if (cr->reserve_fd >= 0) { /* the program binds the port once its container runs */
+        close(cr->reserve_fd);
+        cr->reserve_fd = -1;
+    }
     return ty_docker_request(
         c->eng.api, "POST", path, body, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, err);
 }
@@ -502,6 +530,9 @@ release:
     for (size_t i = 0; i < c->n; i++) {
         ty_linesplit_release(&c->reps[i].out_ls);
         ty_linesplit_release(&c->reps[i].err_ls);
+        if (c->reps[i].reserve_fd >= 0)
+            close(c->reps[i].reserve_fd);
+        c->reps[i].reserve_fd = -1;
     }
 }
 

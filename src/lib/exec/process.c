@@ -33,6 +33,7 @@
 #include "fdutil.h"
 #include "linesplit.h"
 #include "macro.h"
+#include "ports.h"
 #include "proctree.h"
 #include "runtime.h"
 #include "strv.h"
@@ -42,10 +43,6 @@ extern char **environ;
 
 /* How long launch() waits for a child's exec (see there). */
 #define EXEC_WAIT_MS 2000
-
-/* Replica ports are taken from [PORT_LOW, ephemeral range start). 20000 keeps clear of the
- * well-known and commonly configured service ports below it. */
-#define PORT_LOW 20000
 
 struct proc_replica {
     struct process_rt *rt;
@@ -104,65 +101,15 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
     return ty_process_validate(rt->plan->job, err);
 }
 
-static int ephemeral_low(void)
-{
-    _cleanup_fclose_ FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
-    int lo = 32768, hi = 60999;
-    if (f && fscanf(f, "%d %d", &lo, &hi) != 2)
-        lo = 32768;
-    return lo;
-}
-
-/* Bind a socket to 0.0.0.0:@port; returns the fd or -errno. */
-static int reserve(int port)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return ty_negerrno();
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        int r = ty_negerrno();
-        close(fd);
-        return r;
-    }
-    return fd;
-}
-
 static int place(struct ty_runtime *rt, struct ty_error *err)
 {
     struct process_rt *p = cast(rt);
-    int hi = ephemeral_low() - 1;
-    int span = hi - PORT_LOW + 1;
-    int port;
+    int cursor = 0;
 
-    if (span < 1024)
-        return ty_error_set(
-            err, ERANGE, "no port range for replicas: the ephemeral range starts at %d", hi + 1);
-    /* Start at a random point so concurrent jobs rarely probe the same ports. */
-    port = PORT_LOW + (int)((unsigned)(ty_now_usec() ^ getpid()) % (unsigned)span);
     for (size_t i = 0; i < p->n; i++) {
-        int tries = 0;
-        for (;;) {
-            int fd;
-            if (++port > hi)
-                port = PORT_LOW;
-            if (++tries > span)
-                return ty_error_set(err,
-                                    EADDRINUSE,
-                                    "no free port for replica %s in %d-%d",
-                                    p->reps[i].r->display_name,
-                                    PORT_LOW,
-                                    hi);
-            fd = reserve(port);
-            if (fd >= 0) {
-                p->reps[i].reserve_fd = fd;
-                break;
-            }
-            if (fd != -EADDRINUSE && fd != -EACCES)
-                return ty_error_set(err, -fd, "cannot reserve a port: %s", strerror(-fd));
-        }
+        int port = ty_port_hold(&cursor, &p->reps[i].reserve_fd, p->reps[i].r->display_name, err);
+        if (port < 0)
+            return port;
         free(p->reps[i].r->host);
         p->reps[i].r->host = xstrdup("127.0.0.1");
         p->reps[i].r->port = port;

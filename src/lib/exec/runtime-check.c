@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "container-internal.h"
@@ -38,15 +39,43 @@ int ty_process_validate(const struct ty_job *job, struct ty_error *err)
                             err);
 }
 
-/* Each replica's command runs as a program on its node (trainyard-task under the process
- * runtime there); running images on the nodes is not built yet. */
+static bool all_have_commands(const struct ty_job *job)
+{
+    for (int role = 0; role < TY_ROLE_MAX; role++)
+        if (job->roles[role].count > 0 && !job->roles[role].container_command)
+            return false;
+    return true;
+}
+
+const char *ty_slurm_replica_runtime(const struct ty_job *job)
+{
+    const char *mode = getenv("TRAINYARD_SLURM_REPLICAS");
+    if (mode && (strcmp(mode, "process") == 0 || strcmp(mode, "container") == 0))
+        return mode;
+    return all_have_commands(job) ? "process" : "container";
+}
+
+/* On the nodes a replica runs its command as a program, or its image through the node's
+ * container engine (TRAINYARD_SLURM_REPLICAS; see ty_slurm_replica_runtime). */
 int ty_slurm_validate(const struct ty_job *job, struct ty_error *err)
 {
-    return require_commands(job,
-                            "slurm runtime, which runs each replica's command (with "
-                            "containerArgs or args) as a program on its node; running images "
-                            "on Slurm nodes is not supported yet",
-                            err);
+    const char *mode = getenv("TRAINYARD_SLURM_REPLICAS");
+
+    if (mode && *mode && strcmp(mode, "auto") != 0 && strcmp(mode, "process") != 0 &&
+        strcmp(mode, "container") != 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "TRAINYARD_SLURM_REPLICAS (slurm-replicas): expected auto, process "
+                            "or container, got '%s'",
+                            mode);
+    if (strcmp(ty_slurm_replica_runtime(job), "process") == 0)
+        return require_commands(job,
+                                "slurm runtime when its replicas run as programs "
+                                "(slurm-replicas = process), which runs each replica's command "
+                                "(with containerArgs or args) on its node; set it, or run the "
+                                "images (slurm-replicas = container or auto)",
+                                err);
+    return 0;
 }
 
 int ty_container_validate(const struct ty_job *job, struct ty_error *err)

@@ -121,6 +121,11 @@ int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_er
 int ty_process_validate(const struct ty_job *job, struct ty_error *err);
 int ty_container_validate(const struct ty_job *job, struct ty_error *err);
 int ty_slurm_validate(const struct ty_job *job, struct ty_error *err);
+/* How the slurm runtime runs @job's replicas on the nodes: "process" (each command as a
+ * program) or "container" (each image through the node's container engine, on the host's
+ * network). TRAINYARD_SLURM_REPLICAS chooses; "auto" or unset: "process" when every role has
+ * a containerCommand, else "container". */
+const char *ty_slurm_replica_runtime(const struct ty_job *job);
 
 /* Create a runtime by name, bound to @loop and reporting to @ev. */
 int ty_runtime_new(const char *name,

@@ -148,7 +148,13 @@ static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
                     plan->job->training_input,
                     "labels",
                     plan->job->labels);
-    assign = json_pack("{s:o, s:I, s:s}", "job", job, "replica", procid, "runtime", "process");
+    assign = json_pack("{s:o, s:I, s:s}",
+                       "job",
+                       job,
+                       "replica",
+                       procid,
+                       "runtime",
+                       ty_slurm_replica_runtime(plan->job));
     if (plan->trial_id) {
         json_object_set_new(assign, "trialId", json_string(plan->trial_id));
         json_object_set_new(assign, "trialArgs", strv_json(plan->trial_args));
@@ -231,6 +237,25 @@ static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
         (void)unlink(tmp);
 }
 
+/* A notice of a node's runtime, logged once per run however many launchers say it (each
+ * launcher's container runtime sizes every role, for instance). */
+static void on_notice_msg(struct slurm_conn *c, const json_t *m)
+{
+    struct slurm_rt *s = c->s;
+    const char *msg = ty_json_str(m, "message");
+    json_int_t sev = json_integer_value(json_object_get(m, "severity"));
+
+    if (!msg || ty_strv_contains(s->notices, msg))
+        return;
+    ty_strv_push(&s->notices, msg);
+    ty_runtime_notice(&s->base,
+                      sev >= TY_SEV_INFO && sev <= TY_SEV_ERROR ? (enum ty_severity)sev
+                                                                : TY_SEV_INFO,
+                      "node %s: %s",
+                      s->reps[c->rep].node,
+                      msg);
+}
+
 static int on_frame(void *ctx, int type, const char *payload, size_t len)
 {
     struct slurm_conn *c = ctx;
@@ -253,7 +278,7 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
                               type == TY_TASK_ERR ? TY_STREAM_STDERR : TY_STREAM_STDOUT,
                               payload,
                               len);
-        else if (s->base.ev.notice) /* the launcher's own complaints */
+        else /* the launcher's own complaints (before its replica ran) */
             ty_runtime_notice(
                 &s->base, TY_SEV_WARNING, "node %s: %.*s", s->reps[c->rep].node, (int)len, payload);
         return 0;
@@ -268,6 +293,9 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
             break;
         case TY_TASK_PLACED:
             r = on_placed(c, m, &e);
+            break;
+        case TY_TASK_NOTICE:
+            on_notice_msg(c, m);
             break;
         case TY_TASK_STARTED:
             if (!s->reps[c->rep].started && s->reps[c->rep].launched) {

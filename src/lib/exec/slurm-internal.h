@@ -62,6 +62,7 @@ struct slurm_rt {
     int64_t running_since; /* mono usec when first seen RUNNING, 0 before */
     uint64_t poll_timer;
     bool prepared_sent;
+    char **notices; /* the launchers' notices already logged (once each) */
 };
 
 static inline struct slurm_rt *slurm_cast(struct ty_runtime *rt)

@@ -608,6 +608,7 @@ static void destroy(struct ty_runtime *rt)
 {
     struct slurm_rt *s = slurm_cast(rt);
     cleanup(rt);
+    ty_strv_free(s->notices);
     free(s->reps);
     free(s);
 }

@@ -20,6 +20,7 @@ bool ty_task_msg_known(int type)
     case TY_TASK_OUT:
     case TY_TASK_ERR:
     case TY_TASK_METRICS:
+    case TY_TASK_NOTICE:
     case TY_TASK_EXIT:
     case TY_TASK_SIGNAL:
     case TY_TASK_QUIT:

@@ -7,7 +7,7 @@
  *   launcher -> supervisor: HELLO (its token, Slurm task id and node), PLACED (the address
  *                           and port it holds for its replica), STARTED, OUT/ERR (one
  *                           output line each), METRICS (a trial's metric file, whenever it
- *                           changed), EXIT
+ *                           changed), NOTICE, EXIT
  *   supervisor -> launcher: ASSIGN (the job, trial and replica it runs), START (the
  *                           replica's environment), SIGNAL, QUIT
  *
@@ -40,6 +40,8 @@ enum ty_task_msg {
     TY_TASK_OUT = 'O',     /* one stdout line */
     TY_TASK_ERR = 'E',     /* one stderr line */
     TY_TASK_METRICS = 'M', /* a trial's whole hypertune metric file, as the replica wrote it */
+    TY_TASK_NOTICE = 'N',  /* JSON {severity: 0..3 (enum ty_severity), message}: the node's
+                              runtime has something to say (an engine started, a limit) */
     TY_TASK_EXIT = 'X',    /* JSON {kind: "code"|"signal"|"oom"|"start_failed", code, detail} */
     TY_TASK_SIGNAL = 'K',  /* JSON {signal} */
     TY_TASK_QUIT = 'Q',    /* JSON {}: end the replica now and exit */

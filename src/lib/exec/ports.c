@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * ports.c: holding free TCP ports for replicas (ports.h). */
+#include "ports.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "timeutil.h"
+
+static int ephemeral_low(void)
+{
+    _cleanup_fclose_ FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    int lo = 32768, hi = 60999;
+    if (f && fscanf(f, "%d %d", &lo, &hi) != 2)
+        lo = 32768;
+    return lo;
+}
+
+/* Bind a socket to 0.0.0.0:@port; returns the fd or -errno. */
+static int bind_port(int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return ty_negerrno();
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int r = ty_negerrno();
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int ty_port_hold(int *cursor, int *fd, const char *what, struct ty_error *err)
+{
+    int hi = ephemeral_low() - 1;
+    int span = hi - TY_PORT_LOW + 1;
+    int port = *cursor;
+
+    if (span < 1024)
+        return ty_error_set(
+            err, ERANGE, "no port range for replicas: the ephemeral range starts at %d", hi + 1);
+    if (port < TY_PORT_LOW || port > hi)
+        port = TY_PORT_LOW + (int)((unsigned)(ty_now_usec() ^ getpid()) % (unsigned)span);
+    for (int tries = 0; tries < span; tries++) {
+        int r;
+        if (++port > hi)
+            port = TY_PORT_LOW;
+        r = bind_port(port);
+        if (r >= 0) {
+            *fd = r;
+            *cursor = port;
+            return port;
+        }
+        if (r != -EADDRINUSE && r != -EACCES)
+            return ty_error_set(err, -r, "cannot reserve a port: %s", strerror(-r));
+    }
+    return ty_error_set(
+        err, EADDRINUSE, "no free port for replica %s in %d-%d", what, TY_PORT_LOW, hi);
+}
