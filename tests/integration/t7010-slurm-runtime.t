@@ -148,6 +148,21 @@ test_expect_success 'a tuning job runs parallel trials on Slurm; each metric com
   test "$(grep -c "Submitted as Slurm job" log)" = 4 &&
   wait_for 20 no_slurm_jobs && no_launchers
 '
+test_expect_success 'machine type, maxRunningTime and priority become Slurm requests' '
+  write_job req.json "true" 1 0 0 "{\"scheduling\": {\"maxRunningTime\": \"150s\", \"priority\": 800}}" &&
+  "$TRAINYARD" local train req_job --runtime slurm --config req.json >log 2>&1 &&
+  id=$(sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log) &&
+  scontrol show job "$id" >sj &&
+  grep -q "NumTasks=2 " sj && grep -q "CPUs/Task=4 " sj &&
+  grep -q "TimeLimit=00:03:00 " sj && grep -q "Nice=200 " sj
+'
+test_expect_success 'a supervisor killed with SIGKILL takes its replicas and Slurm job with it' '
+  write_job k.json "exec sleep 917.$M" 1 &&
+  { "$TRAINYARD" local train k_job --runtime slurm --config k.json >log 2>&1 & pid=$!; } &&
+  wait_for 30 procs_at_least "sleep 917.$M" 2 &&
+  kill -KILL $pid && { wait $pid || true; } &&
+  wait_for 30 no_procs "sleep 917.$M" && wait_for 20 no_launchers && wait_for 20 no_slurm_jobs
+'
 # Images on the nodes: a role without containerCommand runs its image through the node's
 # container engine, on the host's network, with the contract's variables only (no SLURM_*:
 # frameworks that see them assume they were started by srun).
