@@ -16,6 +16,7 @@ if ! slurm_cluster_start; then
   test_skip "service on slurm" "the test cluster did not start: $TY_SLURM_ERROR"
   test_done
 fi
+trap 'trainyardd_stop svc >/dev/null 2>&1; slurm_cluster_stop >/dev/null 2>&1' EXIT INT TERM
 export TZ=UTC XDG_CONFIG_HOME="$TEST_DIR/xdg"
 unset TRAINYARD_CONFIG TRAINYARD_PROJECT TRAINYARD_ACCESS_TOKEN
 if ! trainyardd_start svc --runtime slurm --slurm-memory none --slurm-partition debug \

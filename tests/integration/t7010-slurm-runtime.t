@@ -20,6 +20,8 @@ if ! slurm_cluster_start; then
   test_skip "slurm runtime" "the test cluster did not start: $TY_SLURM_ERROR"
   test_done
 fi
+# If the script dies half-way, the cluster must not outlive it (stop is idempotent).
+trap 'slurm_cluster_stop >/dev/null 2>&1' EXIT INT TERM
 # The nodes advertise 8 CPUs and 4000 MB: n1-standard-4 replicas (4 vCPUs) fit two a node, but
 # not their 15 GB, so these jobs leave memory to the cluster's defaults.
 export TRAINYARD_SLURM_MEMORY=none
