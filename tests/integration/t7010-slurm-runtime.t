@@ -14,8 +14,14 @@ if ! slurm_cluster_check; then
   test_done
 fi
 # A node whose slurmd dies is found DOWN after SlurmdTimeout: keep that short here.
+# Each node also has two "GPUs" (generic resources backed by stand-in device files), so
+# accelerator requests can be checked without GPUs.
 export TY_SLURM_EXTRA_CONF="SlurmdTimeout=5
-MessageTimeout=2"
+MessageTimeout=2
+GresTypes=gpu"
+export TY_SLURM_NODE_EXTRA="Gres=gpu:2 " TY_SLURM_GRES_CONF="AutoDetect=off
+NodeName=n[1-4] Name=gpu File=/dev/zero
+NodeName=n[1-4] Name=gpu File=/dev/full"
 if ! slurm_cluster_start; then
   test_skip "slurm runtime" "the test cluster did not start: $TY_SLURM_ERROR"
   test_done
@@ -157,6 +163,13 @@ test_expect_success 'machine type, maxRunningTime and priority become Slurm requ
   scontrol show job "$id" >sj &&
   grep -q "NumTasks=2 " sj && grep -q "CPUs/Task=4 " sj &&
   grep -q "TimeLimit=00:03:00 " sj && grep -q "Nice=200 " sj
+'
+test_expect_success 'accelerators become GPUs per task (GRES), each replica its own' '
+  write_job gpu.json "echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"x/y:1\", \"containerCommand\": [\"sh\", \"-c\", \"echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME\"], \"acceleratorConfig\": {\"count\": \"1\", \"type\": \"NVIDIA_TESLA_T4\"}}}" &&
+  "$TRAINYARD" local train gpu_job --runtime slurm --config gpu.json >log 2>&1 &&
+  id=$(sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log) &&
+  scontrol show job "$id" | grep -q "TresPerTask=gres:gpu:1" &&
+  test "$(grep -o "gpu=[0-9]-n[1-4]" log | sort -u | wc -l)" = 2
 '
 test_expect_success 'a supervisor killed with SIGKILL takes its replicas and Slurm job with it' '
   write_job k.json "exec sleep 917.$M" 1 &&

@@ -47,6 +47,9 @@
 # Each cluster runs its own munged on a private socket (slurm.conf AuthInfo=socket=...) with
 # a key of its own (made with mungekey): a system munged is never used, stopped or needed.
 # TY_SLURM_MUNGE_SOCKET=PATH: use a running munged there instead (neither started nor stopped).
+# TY_SLURM_NODE_EXTRA: attributes added to every level-1 NodeName line (ending in a space),
+# e.g. "Gres=gpu:2 " with TY_SLURM_EXTRA_CONF="GresTypes=gpu" and a gres.conf written by
+# TY_SLURM_GRES_CONF (its text).
 # TY_SLURM_EXTRA_CONF: lines appended to slurm.conf; a KEY=VALUE line replaces the KEY=
 # line the script writes (Slurm itself would keep the first of a repeated keyword).
 # Several clusters can run at once: level 1 picks free ports (and retries, at most 3 times,
@@ -287,11 +290,14 @@ slurm_cluster_start() {
     ctld=$1; shift
     lines='' n=1
     for p in "$@"; do
-      lines="${lines}NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$p CPUs=8 RealMemory=4000 State=UNKNOWN
+      lines="${lines}NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$p CPUs=8 RealMemory=4000 ${TY_SLURM_NODE_EXTRA:-}State=UNKNOWN
 "
       n=$((n + 1))
     done
     _slurm_write_conf "$dir" "$host(127.0.0.1)" "$ctld" "$lines"
+    if [ -n "${TY_SLURM_GRES_CONF:-}" ]; then
+      printf '%s\n' "$TY_SLURM_GRES_CONF" >"$dir/gres.conf"
+    fi
     env TY_SLURM_CLUSTER="$(cat "$dir/id")" SLURM_CONF="$dir/slurm.conf" \
       "$(_slurm_bin slurmctld)" -D -i -f "$dir/slurm.conf" </dev/null >>"$dir/log/slurmctld.out" 2>&1 &
     _slurm_record "$dir" $! slurmctld
