@@ -18,6 +18,7 @@
 
 #include "error.h"
 #include "loop.h"
+#include "runtime.h"
 #include "store.h"
 
 /* Largest request body accepted; bigger ones get 413. */
@@ -148,9 +149,12 @@ size_t tyd_queue_length(struct tyd_queue *q);
 int tyd_supervise_main(int argc, char **argv);
 /* `trainyardd sweep-containers`: remove containers and networks of dead supervisors. */
 int tyd_sweep_containers_main(int argc, char **argv);
+/* `trainyard-supervisor sweep-slurm KEY`: cancel the Slurm jobs a dead supervisor with sweep
+ * key KEY left (ty_slurm_sweep). Exit status 0, or 1 when squeue failed. */
+int tyd_sweep_slurm_main(int argc, char **argv);
 
 /* The environment variable carrying a job's sweep key into its supervisor (and from there
  * into every local replica), so leftovers of a supervisor that died can be found. */
-#define TYD_SWEEP_ENV "TRAINYARD_SUPERVISOR_KEY"
+#define TYD_SWEEP_ENV TY_SLURM_SWEEP_ENV /* "TRAINYARD_SUPERVISOR_KEY" (runtime.h) */
 
 #endif

@@ -144,6 +144,15 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
         if (pid > 0)
             watch(dp, 0, pid, true, true);
     }
+    /* Slurm jobs it left (pending ones would otherwise wait in the queue for nothing). */
+    if (row->runtime && strcmp(row->runtime, "slurm") == 0 && row->sweep_key &&
+        strlen(row->sweep_key) >= 8) {
+        char *argv[] = {
+            (char *)"trainyard-supervisor", (char *)"sweep-slurm", row->sweep_key, NULL};
+        pid_t pid = spawn_self(dp, argv, environ);
+        if (pid > 0)
+            watch(dp, 0, pid, true, true);
+    }
 }
 
 /* The supervisor of @seq is gone: if it did not finish the job, fail it. */

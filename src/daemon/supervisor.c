@@ -303,3 +303,22 @@ int tyd_sweep_containers_main(int argc, char **argv)
     ty_loop_free(loop);
     return r < 0 ? 1 : 0;
 }
+
+int tyd_sweep_slurm_main(int argc, char **argv)
+{
+    struct ty_error e = {0};
+    int n;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: trainyard-supervisor sweep-slurm KEY\n");
+        return 2;
+    }
+    n = ty_slurm_sweep(argv[1], &e);
+    if (n < 0) {
+        fprintf(stderr, "trainyardd sweep-slurm: %s\n", ty_error_msg(&e));
+        return 1;
+    }
+    if (n > 0)
+        fprintf(stderr, "trainyardd sweep-slurm: cancelled %d Slurm job(s)\n", n);
+    return 0;
+}

@@ -61,6 +61,21 @@ test_expect_success 'a job waiting in Slurm is QUEUED and describe shows Slurm'"
   test "$(squeue -h -o %i)" = "$blocker" &&
   scancel "$blocker" && wait_for 20 no_slurm_jobs
 '
+test_expect_success 'a supervisor that dies leaves nothing in Slurm'"'"'s queue: the service cancels it' '
+  blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&
+  write_job d.json "echo never-$M" &&
+  "$TRAINYARD" jobs submit training svc_dead --config d.json --async >out 2>&1 &&
+  queued() { "$TRAINYARD" jobs describe svc_dead --format json >d.json 2>/dev/null &&
+             json_get d.json "d.get(\"stateReason\")" | grep -q Resources; } &&
+  wait_for 30 queued &&
+  test "$(squeue -h -o %j | grep -c "^trainyard-svc_dead-")" = 1 &&
+  sup=$(pgrep -f "trainyard-supervisor supervise-job" | head -1) && test -n "$sup" &&
+  kill -KILL "$sup" &&
+  wait_for 30 state_is svc_dead FAILED &&
+  only_blocker() { [ "$(squeue -h -o %i)" = "$blocker" ]; } &&
+  wait_for 30 only_blocker &&
+  scancel "$blocker" && wait_for 20 no_slurm_jobs
+'
 trainyardd_stop svc
 slurm_cluster_stop
 test_expect_success 'nothing of the cluster is left' '

@@ -127,6 +127,14 @@ int ty_slurm_validate(const struct ty_job *job, struct ty_error *err);
  * a containerCommand, else "container". */
 const char *ty_slurm_replica_runtime(const struct ty_job *job);
 
+/* The variable that carries a supervisor's sweep key under the service (the slurm runtime
+ * ends its Slurm job names with the key's first 8 characters). */
+#define TY_SLURM_SWEEP_ENV "TRAINYARD_SUPERVISOR_KEY"
+/* Cancel every Slurm job a supervisor with sweep key @key left (its job names end with the
+ * key): for the service, once that supervisor has died. Returns how many were cancelled, or
+ * -errno (squeue failed) with err. */
+int ty_slurm_sweep(const char *key, struct ty_error *err);
+
 /* Create a runtime by name, bound to @loop and reporting to @ev. */
 int ty_runtime_new(const char *name,
                    struct ty_loop *loop,

@@ -194,16 +194,21 @@ static int submit(struct slurm_rt *s, struct ty_error *err)
     _cleanup_free_ char *task = task_path();
     _cleanup_free_ char *qtask = sh_quote(task);
     _cleanup_free_ char *out = NULL;
+    /* Under the service, the job name ends with the supervisor's sweep key, so the service
+     * can cancel what a supervisor that died left in Slurm's queue (ty_slurm_sweep). */
+    const char *key = env_or(TY_SLURM_SWEEP_ENV, NULL);
     const char *v;
     int r;
 
     ty_strv_push(&argv, "sbatch");
     ty_strv_push(&argv, "--parsable");
     ty_strv_push_take(&argv,
-                      xasprintf("--job-name=trainyard-%s%s%s",
+                      xasprintf("--job-name=trainyard-%s%s%s%s%.8s",
                                 plan->job->job_id,
                                 plan->trial_id ? "-" : "",
-                                plan->trial_id ? plan->trial_id : ""));
+                                plan->trial_id ? plan->trial_id : "",
+                                key ? "-" : "",
+                                key ? key : ""));
     ty_strv_push_take(&argv, xasprintf("--ntasks=%zu", s->n));
     add_resources(s, &argv);
     add_scheduling(plan->job, &argv);
@@ -611,6 +616,38 @@ static void destroy(struct ty_runtime *rt)
     ty_strv_free(s->notices);
     free(s->reps);
     free(s);
+}
+
+int ty_slurm_sweep(const char *key, struct ty_error *err)
+{
+    char *argv[] = {"squeue", "-h", "-o", "%i %j", NULL};
+    _cleanup_free_ char *out = NULL;
+    _cleanup_free_ char *suffix = xasprintf("-%.8s", key);
+    char *save = NULL;
+    int n = 0, r;
+
+    if (!key || strlen(key) < 8)
+        return ty_error_set(err, EINVAL, "a sweep key of at least 8 characters is required");
+    r = slurm_cmd(argv, NULL, &out, err);
+    if (r < 0)
+        return r;
+    for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *name = strchr(l, ' ');
+        size_t len;
+        if (!name)
+            continue;
+        *name++ = '\0';
+        len = strlen(name);
+        if (strncmp(name, "trainyard-", 10) != 0 || len < strlen(suffix) ||
+            strcmp(name + len - strlen(suffix), suffix) != 0)
+            continue;
+        {
+            char *cancel[] = {"scancel", l, NULL};
+            if (slurm_cmd(cancel, NULL, NULL, NULL) == 0)
+                n++;
+        }
+    }
+    return n;
 }
 
 const struct ty_runtime_ops ty_runtime_slurm = {
