@@ -222,7 +222,7 @@ static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
     const char *dir = s->base.plan->metric_dir;
     _cleanup_free_ char *tmp = NULL;
     _cleanup_free_ char *path = NULL;
-    int fd;
+    int fd, w;
 
     if (!dir)
         return;
@@ -231,7 +231,8 @@ static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
-    if ((ty_write_all(fd, payload, len) == 0) & (close(fd) == 0))
+    w = ty_write_all(fd, payload, len);
+    if (close(fd) == 0 && w == 0)
         (void)rename(tmp, path);
     else
         (void)unlink(tmp);
