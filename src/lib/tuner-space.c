@@ -155,6 +155,11 @@ double ty_hp_from_unit(const struct ty_hp_param *p, double u)
         warp_bounds(p, &lo, &hi);
         return clamp(round(unwarp(p, lo, hi, u)), p->min, p->max);
     default:
+        /* The ends are the bounds themselves: exp(log(0.01)) is 0.010000000000000004. */
+        if (u == 0)
+            return p->min;
+        if (u == 1)
+            return p->max;
         return unwarp(p, p->min, p->max, u);
     }
 }

@@ -41,7 +41,7 @@ size_t ty_hp_n_choices(const struct ty_hp_param *p);
  * - DOUBLE: min + (max - min) u (UNIT_LINEAR_SCALE and NONE); exp(ln min + u (ln max - ln min))
  *   (UNIT_LOG_SCALE); max + min - exp(ln min + (1 - u)(ln max - ln min))
  *   (UNIT_REVERSE_LOG_SCALE: dense near max), as the shared harness's random_tuner.py; the
- *   result is clamped to [min, max].
+ *   result is clamped to [min, max], and u = 0 and 1 give min and max exactly.
  * - INTEGER: the same warps over [min - 0.5, max + 0.5] (for the log scales the lower end is
  *   min - 0.5 only when min > 0.5, else min), rounded to the nearest integer and clamped, so
  *   each integer owns an equal share of the warped interval.

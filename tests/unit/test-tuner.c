@@ -137,6 +137,18 @@ static void test_space(void)
            "10.5 is out of bounds");
     }
     ty_hp_free(hp);
+    {
+        struct ty_hp_spec *lg = spec_of("{'params':[" P_LOG "," P_RLOG "]}");
+        if (ok(lg, "log spec parses")) {
+            ok(ty_hp_from_unit(&lg->params[0], 0) == 1e-5 &&
+                   ty_hp_from_unit(&lg->params[0], 1) == 1,
+               "UNIT_LOG_SCALE: the ends are the bounds exactly");
+            ok(ty_hp_from_unit(&lg->params[1], 0) == 0.5 &&
+                   ty_hp_from_unit(&lg->params[1], 1) == 0.999,
+               "UNIT_REVERSE_LOG_SCALE: the ends are the bounds exactly");
+        }
+        ty_hp_free(lg);
+    }
 }
 
 /* ---- random search ----------------------------------------------------------------------- */
