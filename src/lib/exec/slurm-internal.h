@@ -61,6 +61,7 @@ struct slurm_rt {
     char nodes[256];
     int64_t running_since; /* mono usec when first seen RUNNING, 0 before */
     uint64_t poll_timer;
+    bool poll_failing; /* squeue failed at the last poll (said once) */
     bool prepared_sent;
     char **notices; /* the launchers' notices already logged (once each) */
 };

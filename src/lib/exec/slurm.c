@@ -416,11 +416,19 @@ static void poll_job(struct ty_loop *loop, void *data)
     memcpy(old_state, s->state, sizeof(old_state));
     memcpy(old_reason, s->reason, sizeof(old_reason));
     if (read_state(s, &e) < 0) {
-        ty_runtime_notice(
-            &s->base, TY_SEV_WARNING, "Cannot read the Slurm job's state: %s", ty_error_msg(&e));
+        /* Once, not every second while slurmctld is away. */
+        if (!s->poll_failing)
+            ty_runtime_notice(&s->base,
+                              TY_SEV_WARNING,
+                              "Cannot read the Slurm job's state (trying again every second): %s",
+                              ty_error_msg(&e));
+        s->poll_failing = true;
         schedule_poll(s);
         return;
     }
+    if (s->poll_failing)
+        ty_runtime_notice(&s->base, TY_SEV_INFO, "The Slurm job's state can be read again.");
+    s->poll_failing = false;
     if (strcmp(s->state, "PENDING") == 0 || strcmp(s->state, "CONFIGURING") == 0) {
         if (s->base.ev.queued && (strcmp(old_state, s->state) || strcmp(old_reason, s->reason)))
             s->base.ev.queued(s->base.ev.ctx, s->reason);
