@@ -379,25 +379,37 @@ int ty_store_update_labels(struct ty_store *s,
     return 0;
 }
 
-int ty_store_set_output(struct ty_store *s, int64_t seq, json_t *output, struct ty_error *err)
+/* UPDATE one column of job @seq with cached statement @id (?1 the seq, ?2 @text, NULL for
+ * SQL NULL). -ENOENT when there is no such job. */
+static int set_column(struct ty_store *s,
+                      int64_t seq,
+                      enum store_stmt id,
+                      const char *text,
+                      const char *what,
+                      struct ty_error *err)
 {
     _cleanup_(store_releasep) struct store_conn *c = NULL;
-    _cleanup_free_ char *text = NULL;
     sqlite3_stmt *st = NULL;
     int r, rc;
 
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
-        (r = store_stmt(c, ST_SET_OUTPUT, &st, err)) < 0)
+        (r = store_stmt(c, id, &st, err)) < 0)
         return r;
     sqlite3_bind_int64(st, 1, seq);
-    store_bind_json(st, 2, output, NULL, &text);
+    store_bind_text(st, 2, text);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
-        return store_sql_error(c, err, "setting a job's output");
+        return store_sql_error(c, err, what);
     if (sqlite3_changes(c->db) == 0)
         return ty_error_set(err, ENOENT, "no job with sequence number %lld", (long long)seq);
     return store_commit(c, err);
+}
+
+int ty_store_set_output(struct ty_store *s, int64_t seq, json_t *output, struct ty_error *err)
+{
+    _cleanup_free_ char *text = output ? ty_json_compact(output) : NULL;
+    return set_column(s, seq, ST_SET_OUTPUT, text, "setting a job's output", err);
 }
 
 int ty_store_set_state_reason(struct ty_store *s,
@@ -405,21 +417,7 @@ int ty_store_set_state_reason(struct ty_store *s,
                               const char *reason,
                               struct ty_error *err)
 {
-    _cleanup_(store_releasep) struct store_conn *c = NULL;
-    sqlite3_stmt *st = NULL;
-    int r, rc;
-
-    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_SET_REASON, &st, err)) < 0)
-        return r;
-    sqlite3_bind_int64(st, 1, seq);
-    sqlite3_bind_text(st, 2, reason, -1, SQLITE_TRANSIENT);
-    rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return store_sql_error(c, err, "setting a job's state reason");
-    if (sqlite3_changes(c->db) == 0)
-        return ty_error_set(err, ENOENT, "no job with sequence number %lld", (long long)seq);
-    return 0;
+    return set_column(s, seq, ST_SET_REASON, reason, "setting a job's state reason", err);
 }
 
 int ty_store_transitions(

@@ -128,8 +128,7 @@ static int64_t metric_step(const json_t *m)
     return step;
 }
 
-int ty_study_resume_load(const struct ty_hp_spec *spec,
-                         const json_t *previous,
+int ty_study_resume_load(const json_t *previous,
                          struct ty_tuner *tuner,
                          struct ty_stop_rule *rule,
                          struct ty_study_resume_stats *stats,
@@ -141,7 +140,6 @@ int ty_study_resume_load(const struct ty_hp_spec *spec,
     json_t *t;
     int r;
 
-    (void)spec;
     json_array_foreach(trials, i, t)
     {
         const char *id = ty_json_str(t, "trialId");

@@ -497,7 +497,7 @@ int ty_study_new(struct ty_loop *loop,
             r = ty_study_resume_check(job->hp, opts->previous_job, err);
         if (r >= 0)
             r = ty_study_resume_load(
-                job->hp, opts->previous_job, st->tuner, st->stop_rule, &st->resumed, err);
+                opts->previous_job, st->tuner, st->stop_rule, &st->resumed, err);
         if (r < 0) {
             ty_study_free(st);
             return r;
@@ -604,7 +604,7 @@ int ty_study_first_trial(const struct ty_job *job,
         return ty_error_set(err, EINVAL, "job %s has no hyperparameters to tune", job->job_id);
     r = ty_tuner_new(job->hp, seed, &t, err);
     if (r >= 0 && job->hp->resume_job_id && previous_job)
-        r = ty_study_resume_load(job->hp, previous_job, t, NULL, NULL, err);
+        r = ty_study_resume_load(previous_job, t, NULL, NULL, err);
     if (r >= 0)
         r = ty_tuner_suggest(t, 1, ret, &n, err);
     if (r >= 0 && n == 0)

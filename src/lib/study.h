@@ -186,8 +186,7 @@ struct ty_stop_rule;
  * skipped. Each succeeded trial not stopped early also becomes a reference curve of @rule
  * (may be NULL) from its allMetrics. New trials are numbered after the earlier job's last.
  * Returns 0 and *stats (may be NULL); -EBUSY when the tuner has already suggested. */
-int ty_study_resume_load(const struct ty_hp_spec *spec,
-                         const json_t *previous,
+int ty_study_resume_load(const json_t *previous,
                          struct ty_tuner *tuner,
                          struct ty_stop_rule *rule,
                          struct ty_study_resume_stats *stats,

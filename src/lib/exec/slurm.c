@@ -523,10 +523,10 @@ static int rendezvous_address(char *addr, size_t n, struct ty_error *err)
 
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
+    static char rendezvous[64];
     struct slurm_rt *s = slurm_cast(rt);
-    char addr[64];
     unsigned char rnd[16];
-    int r;
+    int r = 0;
 
     s->n = rt->plan->n_replicas;
     s->reps = xcalloc(s->n, sizeof(*s->reps));
@@ -539,9 +539,12 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         return ty_error_set(err, EIO, "no random bytes for the run's token");
     for (size_t i = 0; i < sizeof(rnd); i++)
         (void)snprintf(s->token + 2 * i, 3, "%02x", rnd[i]);
-    r = rendezvous_address(addr, sizeof(addr), err);
+    /* Found once per process: a tuning job submits a Slurm job per trial, and asking
+     * scontrol (and sinfo) each time would only find the same address again. */
+    if (!*rendezvous && (r = rendezvous_address(rendezvous, sizeof(rendezvous), err)) < 0)
+        rendezvous[0] = '\0'; /* try again next time */
     if (r >= 0)
-        r = slurm_listen(s, addr, err);
+        r = slurm_listen(s, rendezvous, err);
     if (r >= 0)
         r = submit(s, err);
     if (r < 0)
