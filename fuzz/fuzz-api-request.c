@@ -5,7 +5,7 @@
  * PATH goes through tyd_route() (route.h); the pageToken and filter of QUERY (KEY=VALUE
  * pairs joined by '&', taken as already decoded) through tyd_list_token_parse() and
  * ty_filter_parse(); BODY the way api-jobs.c takes a job: ty_json_parse ->
- * ty_spec_normalize_job -> ty_job_from_json, plus the etag of jobs.patch. An accepted job is
+ * ty_spec_normalize_job -> ty_job_accept, plus the etag of jobs.patch. An accepted job is
  * turned into the REST Job resource (ty_job_row_to_json) and matched against the filter.
  * Besides memory errors it checks the promises of route.h: a resolved method has a valid
  * project (and job) id, a 405 names the allowed methods, a page token survives a round trip,
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "jobfilter.h"
 #include "json.h"
 #include "route.h"
@@ -145,7 +146,7 @@ static void check_body(const char *body, size_t len, const struct ty_filter *fil
     }
     err.code = 0;
     err.msg[0] = '\0';
-    if (ty_job_from_json(canon, &job, &err) < 0) {
+    if (ty_job_accept(canon, &job, &err) < 0) {
         check(job == NULL && err.code != 0 && err.msg[0] != '\0');
         goto out;
     }

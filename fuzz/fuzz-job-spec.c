@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * fuzz-job-spec.c: libFuzzer target for the job-document gate: ty_spec_parse (JSON, YAML
- * and AUTO) and, when a document parses, ty_job_from_json. Besides memory errors it checks
+ * and AUTO) and, when a document parses, ty_job_accept. Besides memory errors it checks
  * the gate's promises: every failure carries a message, the canonical form is a fixed point
  * of the normaliser, and an accepted job is fully expanded.
  *
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "json.h"
 #include "spec.h"
 
@@ -60,7 +61,7 @@ static void one(const char *text, size_t len, enum ty_spec_format fmt)
         json_object_set_new(doc, "jobId", json_string("fuzz_job"));
     err.code = 0;
     err.msg[0] = '\0';
-    if (ty_job_from_json(doc, &job, &err) == 0) {
+    if (ty_job_accept(doc, &job, &err) == 0) {
         check(job != NULL);
         check_job(job);
         check(json_equal(job->training_input, json_object_get(doc, "trainingInput")));

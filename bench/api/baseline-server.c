@@ -8,7 +8,7 @@
  *   baseline-server serve DB PORT
  *       answer GET /v1/projects/P/jobs/J from that table: a bare libmicrohttpd server in the
  *       daemon's threading mode (a pool of epoll event threads, one per CPU between 2 and 8,
- *       turbo; see src/daemon/http.c, where jobs.get runs inline on those threads), one SQLite
+ *       turbo; see src/trainyardd/http.c, where jobs.get runs inline on those threads), one SQLite
  *       connection and one prepared point lookup per event thread, the same Content-Type as
  *       the daemon. PORT 0 picks a free port;
  *       "listening on http://127.0.0.1:PORT" goes to stderr. Runs until SIGTERM or SIGINT.

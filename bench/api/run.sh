@@ -15,7 +15,7 @@ build=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 here="$root/bench/api"
-daemon_bin="$build/src/daemon/trainyardd"
+daemon_bin="$build/bin/trainyardd"
 baseline_bin="$build/bench/api/baseline-server"
 seq_bin="$build/bench/api/seq-commit"
 JOBS=${JOBS:-10000} ROUNDS=${ROUNDS:-3}

@@ -17,9 +17,9 @@ if [ ! -f "$harness/hpo_anchor.py" ]; then
   exit 0
 fi
 case $build in /*) ;; *) build=$root/$build ;; esac
-tuner=$build/src/cli/trainyard
+tuner=$build/bin/trainyard
 if [ ! -x "$tuner" ]; then
-  echo "bench/hpo: $tuner is missing; build it first (ninja -C $build src/cli/trainyard)" >&2
+  echo "bench/hpo: $tuner is missing; build it first (ninja -C $build bin/trainyard)" >&2
   exit 1
 fi
 if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3; else python=$(command -v python3); fi

@@ -44,7 +44,7 @@ EOT
 ty_run() { # prints "start teardown" seconds
   local id=bench_$1 t0 started tsig tend
   t0=$(now)
-  "$root/$build/src/cli/trainyard" local train "$id" --runtime container \
+  "$root/$build/bin/trainyard" local train "$id" --runtime container \
     --config "$scratch/job.yaml" >"$scratch/$id.log" 2>&1 &
   local pid=$!
   local rec=$TRAINYARD_HOME/jobs/local/$id/job.json

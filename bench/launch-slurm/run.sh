@@ -23,8 +23,8 @@ set -uo pipefail
 build=${1:-build}
 runs=${2:-7}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-ty=$root/$build/src/cli/trainyard
-task=$root/$build/src/task/trainyard-task
+ty=$root/$build/bin/trainyard
+task=$root/$build/bin/trainyard-task
 name=bench/launch-slurm
 
 # shellcheck source=tests/lib/slurm-cluster.sh disable=SC1091

@@ -17,4 +17,4 @@ trainingInput:
     containerCommand: ["true"]
 EOT
 TRAINYARD_HOME="$scratch/state" "$root/$build/bench/bench-launch" \
-  "$root/$build/src/cli/trainyard" "$scratch/wide.yaml" "$runs"
+  "$root/$build/bin/trainyard" "$scratch/wide.yaml" "$runs"

@@ -34,4 +34,4 @@ echo "Each trial: job dir $jobdir/<trial>, metric file"
 echo "  $TRAINYARD_HOME/jobs/local/$job/trials/<trial>/output.metrics;"
 echo "the job record with trainingOutput: $TRAINYARD_HOME/jobs/local/$job/job.json"
 echo
-exec "$build/src/cli/trainyard" "${args[@]}"
+exec "$build/bin/trainyard" "${args[@]}"

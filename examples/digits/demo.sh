@@ -22,7 +22,7 @@ fi
 echo "Running the digits example as job $job (runtime: $runtime; state in $TRAINYARD_HOME)."
 echo "  trainyard local train $job --runtime $runtime --config examples/digits/config.yaml --job-dir $jobdir"
 echo
-"$build/src/cli/trainyard" local train "$job" --runtime "$runtime" \
+"$build/bin/trainyard" local train "$job" --runtime "$runtime" \
   --config examples/digits/config.yaml --job-dir "$jobdir"
 echo
 echo "Checkpoints: $jobdir/checkpoints"

@@ -4,7 +4,7 @@
 # after kill -9 with running jobs re-attached, a supervisor killed, clean shutdown.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
+TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
 M=$$
 SVC="$TEST_DIR/svc"
 

@@ -6,7 +6,7 @@
 # (usage 2, request failures 1, connection refused).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
+TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
 if [ ! -x "$TRAINYARDD" ]; then
   echo "1..0 # SKIP trainyardd is not built ($TRAINYARDD)"
   rm -rf "$TEST_DIR"

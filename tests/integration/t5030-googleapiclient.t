@@ -7,7 +7,7 @@
 # etag, 409 for a duplicate and for a stale etag, 404, and 401 without the bearer token.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-TRAINYARDD="$TY_BUILD_DIR/src/daemon/trainyardd"
+TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
 if [ ! -x "$TRAINYARDD" ]; then
   echo "1..0 # SKIP trainyardd is not built ($TRAINYARDD)"
   rm -rf "$TEST_DIR"

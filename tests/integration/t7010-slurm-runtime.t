@@ -31,7 +31,7 @@ trap 'slurm_cluster_stop >/dev/null 2>&1' EXIT INT TERM
 # The nodes advertise 8 CPUs and 4000 MB: n1-standard-4 replicas (4 vCPUs) fit two a node, but
 # not their 15 GB, so these jobs leave memory to the cluster's defaults.
 export TRAINYARD_SLURM_MEMORY=none
-export TRAINYARD_TASK="$TY_BUILD_DIR/src/task/trainyard-task"
+export TRAINYARD_TASK="$TY_BUILD_DIR/bin/trainyard-task"
 rec() { json_get "$TRAINYARD_HOME/jobs/local/$1/job.json" "$2"; }
 no_slurm_jobs() { [ -z "$(squeue -h -o %i)" ]; }
 no_launchers() { no_procs "trainyard-task --connect"; }

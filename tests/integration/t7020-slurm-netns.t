@@ -36,7 +36,7 @@ echo "# level 2 started in ${TY_SLURM_NETNS_START_SECONDS}s ($TY_SLURM_NETNS_DIR
 # The nodes advertise 8 CPUs and 4000 MB: an n1-standard-8 replica takes a whole node, two
 # n1-standard-4 ones share one; memory is left to the cluster's defaults.
 export TRAINYARD_SLURM_MEMORY=none
-export TRAINYARD_TASK="$TY_BUILD_DIR/src/task/trainyard-task"
+export TRAINYARD_TASK="$TY_BUILD_DIR/bin/trainyard-task"
 # Every process of a run (the supervisor, and through sbatch --export=ALL srun, the launchers
 # and the replicas) carries this marker in its environment; the test's own shell does not.
 RUN=t7020-$(cat "$TY_SLURM_NETNS_DIR/id")-$$

@@ -10,11 +10,11 @@
 
 : "${TY_SOURCE_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${TY_BUILD_DIR:=$TY_SOURCE_DIR/build}"
-TRAINYARD="$TY_BUILD_DIR/src/cli/trainyard"
+TRAINYARD="$TY_BUILD_DIR/bin/trainyard"
 DIGITS="$TY_BUILD_DIR/examples/digits/digits"
 TEST_DIR=$(mktemp -d /tmp/trainyard-it.XXXXXX)
 export TRAINYARD_HOME="$TEST_DIR/state"
-export PATH="$TY_BUILD_DIR/src/cli:$TY_BUILD_DIR/examples/digits:$PATH"
+export PATH="$TY_BUILD_DIR/bin:$TY_BUILD_DIR/examples/digits:$PATH"
 # Debian's interpreter first: a version-manager shim on PATH can cost a second per start.
 if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
 test_count=0
@@ -129,7 +129,7 @@ require_testbox() {
 trainyardd_start() {
   local name=$1 log port; shift
   log="$TEST_DIR/$name.log"
-  "$TY_BUILD_DIR/src/daemon/trainyardd" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/$name" \
+  "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/$name" \
     --grace-period 1 "$@" >>"$log" 2>&1 &
   TYD_PID=$!
   echo "$TYD_PID" >"$TEST_DIR/$name.pid"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "alloc.h"
 #include "clusterenv.h"
 #include "json.h"
@@ -740,7 +741,7 @@ static void test_size(void)
     is_int(ty_spec_parse(DOC_HUGE, strlen(DOC_HUGE), TY_SPEC_JSON, &tree, &err),
            0,
            "size: huge document parses");
-    is_int(ty_job_from_json(tree, &huge, &err), -E2BIG, "size: huge job refused");
+    is_int(ty_job_accept(tree, &huge, &err), -E2BIG, "size: huge job refused");
     like(err.msg, "5001 replicas", "size: job message names the replica count");
     ok(huge == NULL, "size: no job returned");
     json_decref(tree);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
@@ -45,7 +46,7 @@ static int load(const char *text, enum ty_spec_format fmt, struct ty_job **ret)
         return r;
     if (!json_object_get(doc, "jobId"))
         json_object_set_new(doc, "jobId", json_string("test_job"));
-    return ty_job_from_json(doc, ret, &err);
+    return ty_job_accept(doc, ret, &err);
 }
 
 /* One check: the document is rejected and the message contains @needle (err.msg is empty

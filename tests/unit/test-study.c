@@ -8,7 +8,7 @@
 #include "json.h"
 #include "macro.h"
 #include "strv.h"
-#include "study.h"
+#include "trials.h"
 #include "tap.h"
 
 static struct ty_study_trial mk(const char *id, enum ty_job_state st, bool has, double v)

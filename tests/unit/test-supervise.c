@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "buf.h"
 #include "json.h"
+#include "process.h"
 #include "spec.h"
 #include "supervise.h"
 #include "tap.h"
@@ -111,7 +112,7 @@ static enum ty_job_state run(struct ty_job *job,
     int64_t t0 = ty_mono_usec();
     bool cancelled = false;
 
-    if (ty_supervisor_new(loop, "process", job, NULL, NULL, &opts, &sup, &err) < 0 ||
+    if (ty_supervisor_new(loop, &ty_runtime_process, job, NULL, NULL, &opts, &sup, &err) < 0 ||
         ty_supervisor_start(sup, &err) < 0) {
         diag("supervisor: %s", err.msg);
         ty_supervisor_free(sup);
@@ -269,7 +270,7 @@ int main(void)
             .ctx = &cap};
         struct ty_error e = {0};
         bool saw_running = false;
-        ok(ty_supervisor_new(loop, "process", job, NULL, NULL, &opts, &sup, &e) == 0 &&
+        ok(ty_supervisor_new(loop, &ty_runtime_process, job, NULL, NULL, &opts, &sup, &e) == 0 &&
                ty_supervisor_start(sup, &e) == 0,
            "teardown job starts");
         t0 = ty_mono_usec();

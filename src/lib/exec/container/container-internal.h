@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * container-internal.h: the container runtime's state, shared by container.c (the runtime's
+ * operations and each replica's asynchronous create/start/wait/logs chain) and
+ * container-config.c (what a container is created with: limits, GPUs, network, command).
+ * Not a public interface: only the container runtime's files include it. */
+#ifndef TY_CONTAINER_INTERNAL_H
+#define TY_CONTAINER_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "container-engine.h"
+#include "docker-api.h"
+#include "linesplit.h"
+#include "runtime.h"
+
+#define REPLICA_PORT    2222   /* as on AI Platform */
+#define MAX_REPLICAS    TY_CONTAINER_MAX_REPLICAS
+#define PULL_TIMEOUT_MS 600000 /* a pull may be large; a hung registry must not hang us */
+/* After a container's wait returns, how long its log stream may take to drain. */
+#define LOG_DRAIN_USEC (2 * INT64_C(1000000))
+/* 2 GiB: PyTorch data loaders want far more than Docker's 64 MiB /dev/shm default. */
+#define MAX_SHM_BYTES (INT64_C(2) << 30)
+
+struct container_rt;
+
+struct ctr_replica {
+    struct container_rt *rt;
+    struct ty_replica *r;
+    char *name;
+    char *id;
+    char ip[32];
+    struct ty_docker_req *req; /* create or start in flight */
+    struct ty_docker_req *wait_req, *logs_req;
+    struct ty_docker_demux dm;
+    struct ty_linesplit out_ls, err_ls;
+    int pending_signal;
+    int reserve_fd; /* host networking: the port held until the container starts, or -1 */
+    long exit_code;
+    uint64_t drain_timer;
+    bool started, exited, reported, wait_done, logs_done, sigkilled;
+};
+
+struct container_rt {
+    struct ty_runtime base;
+    struct ty_engine eng;
+    struct ctr_replica *reps;
+    size_t n;
+    char token[40];
+    char hash[16];
+    char *network;
+    bool network_created;
+    char subnet[32], prefix[24];
+    int64_t nano_cpus[TY_ROLE_MAX], memory[TY_ROLE_MAX];
+    int *gpu_locks; /* flock'd fds of the GPUs this job holds */
+    int *gpu_index; /* and their device numbers (/dev/nvidia<N>) */
+    size_t n_gpu_locks;
+    size_t next_gpu; /* next of those to hand to a replica */
+};
+
+/* The memory one container may have (the host's, or TRAINYARD_CONTAINER_MAX_MEMORY). */
+int64_t ctr_host_memory(void);
+/* Fill c->nano_cpus and c->memory from each role's machine type, capped to the host with a
+ * notice. */
+void ctr_size_roles(struct container_rt *c);
+/* GPUs one replica of @role gets (acceleratorConfig, or its machine type's built-in ones). */
+int ctr_gpus_per_replica(const struct ty_job *job, int role);
+/* Lock the GPUs the whole job needs; -ENODEV/-EBUSY with a message when there are too few. */
+int ctr_reserve_gpus(struct container_rt *c, struct ty_error *err);
+/* A JSON array of the strings of @v ([] for NULL). */
+json_t *ctr_strv_array(char *const *v);
+/* The body of POST /containers/create for replica @cr with the contract variables @env.
+ * Caller frees. */
+char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *const env[]);
+
+#endif

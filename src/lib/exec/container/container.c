@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * container.c: the `container` runtime: every replica runs its image in a container through
+ * the Docker Engine API (Docker, or Podman's compatible service), on a network of its own.
+ *
+ * Per job: one Internal bridge network on a free 198.18.0.0/15 /24; every replica gets a
+ * fixed address, the host name AI Platform used (cmle-training-<role>-<hash>-<index>), port
+ * 2222, and the complete name -> address list in /etc/hosts (ExtraHosts) before its program
+ * starts, so peers resolve without DNS, which is also pointed at loopback so no lookup ever
+ * leaves the machine. Machine types become CPU/memory limits (capped to the host, with a
+ * notice); a local jobDir is bind-mounted at the same path.
+ *
+ * Per replica, asynchronously on the loop: create -> start -> (started) -> wait + logs
+ * follow -> (exited once both ended). Exit status 137 that trainyard did not cause by SIGKILL
+ * on a memory-limited replica is reported as out of memory (Podman never sets OOMKilled).
+ * Teardown: kill with the requested signals, then force-remove containers in parallel, then
+ * the network. Containers and networks carry labels naming the owning trainyard process, so
+ * a later run removes what a killed one left (container-engine.c). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "container.h"
+#include "container-engine.h"
+#include "container-internal.h"
+#include "docker-api.h"
+#include "json.h"
+#include "linesplit.h"
+#include "machine.h"
+#include "macro.h"
+#include "ports.h"
+#include "runtime.h"
+#include "strv.h"
+#include "timeutil.h"
+
+static struct container_rt *cast(struct ty_runtime *rt)
+{
+    return (struct container_rt *)rt;
+}
+
+static int create(struct ty_runtime **ret, struct ty_error *err)
+{
+    struct container_rt *c = xcalloc(1, sizeof(*c));
+    unsigned long long seed = (unsigned long long)ty_now_usec() ^ (unsigned long long)getpid();
+    (void)snprintf(c->token, sizeof(c->token), "%d-%llx", (int)getpid(), seed);
+    *ret = &c->base;
+    (void)err;
+    return 0;
+}
+
+/* 10 hex digits (FNV-1a) of the job id and run token: unique names per run. */
+static void make_hash(struct container_rt *c)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const char *parts[] = {c->base.plan->job->job_id, c->token};
+    for (size_t i = 0; i < 2; i++)
+        for (const char *p = parts[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    (void)snprintf(c->hash, sizeof(c->hash), "%010llx", (unsigned long long)(h & 0xffffffffffULL));
+}
+
+static int prepare(struct ty_runtime *rt, struct ty_error *err)
+{
+    struct container_rt *c = cast(rt);
+    const struct ty_job *job = rt->plan->job;
+    _cleanup_free_ char *started = NULL;
+    int r, removed;
+
+    c->n = rt->plan->n_replicas;
+    c->reps = xcalloc(c->n ? c->n : 1, sizeof(*c->reps));
+    make_hash(c);
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        struct ty_replica *rep = &rt->plan->replicas[i];
+        cr->rt = c;
+        cr->r = rep;
+        cr->reserve_fd = -1;
+        cr->name = xasprintf("trainyard-%s-%s", c->hash, rep->task_name);
+    }
+    r = ty_container_validate(job, err);
+    if (r < 0 || rt->dry_run)
+        return r;
+
+    r = ty_engine_open(&c->eng, rt->loop, &started, err);
+    if (r < 0)
+        return r;
+    if (started)
+        ty_runtime_notice(rt, TY_SEV_INFO, "%s", started);
+    removed = ty_engine_collect_garbage(&c->eng);
+    if (removed > 0)
+        ty_runtime_notice(rt,
+                          TY_SEV_INFO,
+                          "Removed %d container(s)/network(s) left by trainyard runs that no "
+                          "longer exist.",
+                          removed);
+    ctr_size_roles(c);
+    r = ctr_reserve_gpus(c, err);
+    if (r < 0)
+        return r;
+    /* Every distinct image, once; the error names the first replica that uses it. */
+    for (size_t i = 0; i < c->n; i++) {
+        const char *image = rt->plan->replicas[i].image;
+        bool seen = false;
+        for (size_t k = 0; k < i; k++)
+            seen |= strcmp(rt->plan->replicas[k].image, image) == 0;
+        if (seen)
+            continue;
+        r = ty_engine_ensure_image(&c->eng, image, PULL_TIMEOUT_MS, err);
+        if (r < 0)
+            return ty_error_prefix(err, r, "replica %s", rt->plan->replicas[i].display_name);
+    }
+    return 0;
+}
+
+static int create_network(struct container_rt *c, struct ty_error *err)
+{
+    unsigned seed = (unsigned)strtoul(c->hash + 6, NULL, 16);
+    char msg[512];
+    int r;
+
+    c->network = xasprintf("trainyard-%s", c->hash);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        _cleanup_json_ json_t *body = NULL;
+        _cleanup_free_ char *text = NULL, *gw = NULL;
+        struct ty_docker_call call = {.method = "POST", .path = "/networks/create"};
+
+        r = ty_engine_pick_subnet(&c->eng,
+                                  seed + (unsigned)attempt * 7,
+                                  c->subnet,
+                                  sizeof(c->subnet),
+                                  c->prefix,
+                                  sizeof(c->prefix),
+                                  err);
+        if (r < 0)
+            return r;
+        gw = xasprintf("%s1", c->prefix);
+        body = json_pack("{s:s,s:s,s:b,s:b,s:{s:s,s:[{s:s,s:s}]},s:{s:s,s:s,s:s}}",
+                         "Name",
+                         c->network,
+                         "Driver",
+                         "bridge",
+                         "CheckDuplicate",
+                         1,
+                         "Internal",
+                         1,
+                         "IPAM",
+                         "Driver",
+                         "default",
+                         "Config",
+                         "Subnet",
+                         c->subnet,
+                         "Gateway",
+                         gw,
+                         "Labels",
+                         TY_LABEL_RUN,
+                         c->token,
+                         TY_LABEL_JOB,
+                         c->base.plan->job->job_id,
+                         TY_LABEL_OWNER,
+                         ty_engine_owner_id());
+        text = ty_json_compact(body);
+        call.body = text;
+        r = ty_docker_call(c->eng.api, &call, 30000, err);
+        if (r < 0)
+            return r;
+        if (call.status == 201 || call.status == 200) {
+            ty_docker_batch_release(&call, 1);
+            c->network_created = true;
+            return 0;
+        }
+        ty_docker_error_message(call.response, msg, sizeof(msg));
+        ty_docker_batch_release(&call, 1);
+        /* Another job took the subnet between our look and our create: try another. */
+        if (!strstr(msg, "already used") && !strstr(msg, "overlap"))
+            return ty_error_set(
+                err, EIO, "creating network %s (%s) failed: %s", c->network, c->subnet, msg);
+    }
+    return ty_error_set(err,
+                        EADDRINUSE,
+                        "creating network %s failed: no free subnet after 8 "
+                        "tries",
+                        c->network);
+}
+
+/* Host networking: each replica gets a free port of the host (held until its container
+ * starts) and the host's address; no network, names or /etc/hosts of our own. */
+static int place_on_host(struct container_rt *c, struct ty_error *err)
+{
+    int cursor = 0;
+
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        int port = c->base.dry_run
+                       ? REPLICA_PORT
+                       : ty_port_hold(&cursor, &cr->reserve_fd, cr->r->display_name, err);
+        if (port < 0)
+            return port;
+        free(cr->r->host);
+        cr->r->host = xstrdup("127.0.0.1");
+        cr->r->port = port;
+    }
+    return 0;
+}
+
+static int place(struct ty_runtime *rt, struct ty_error *err)
+{
+    struct container_rt *c = cast(rt);
+    int r;
+
+    if (rt->plan->host_network)
+        return place_on_host(c, err);
+    for (size_t i = 0; i < c->n; i++) {
+        struct ty_replica *rep = c->reps[i].r;
+        free(rep->host);
+        rep->host =
+            xasprintf("cmle-training-%s-%s-%d", ty_role_name(rep->role), c->hash, rep->index);
+        rep->port = REPLICA_PORT;
+    }
+    if (rt->dry_run)
+        return 0;
+    r = create_network(c, err);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < c->n; i++)
+        (void)snprintf(c->reps[i].ip, sizeof(c->reps[i].ip), "%s%zu", c->prefix, i + 2);
+    return 0;
+}
+
+static void report(struct ctr_replica *cr, const struct ty_exit_status *st)
+{
+    struct ty_runtime *rt = &cr->rt->base;
+    if (cr->reported)
+        return;
+    cr->reported = true;
+    cr->exited = true;
+    rt->ev.exited(rt->ev.ctx, cr->r, st);
+}
+
+static void start_failed(
+    struct ctr_replica *cr, const char *what, long status, const char *body, const char *error)
+{
+    struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
+    char msg[200];
+    if (status == 0)
+        (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer from the engine");
+    else
+        ty_docker_error_message(body, msg, sizeof(msg));
+    (void)snprintf(st.detail, sizeof(st.detail), "%s container %s failed: %s", what, cr->name, msg);
+    report(cr, &st);
+}
+
+static void line_out(void *ctx, const char *line, size_t len)
+{
+    struct ctr_replica *cr = ctx;
+    struct ty_runtime *rt = &cr->rt->base;
+    rt->ev.output(rt->ev.ctx, cr->r, TY_STREAM_STDOUT, line, len);
+}
+
+static void line_err(void *ctx, const char *line, size_t len)
+{
+    struct ctr_replica *cr = ctx;
+    struct ty_runtime *rt = &cr->rt->base;
+    rt->ev.output(rt->ev.ctx, cr->r, TY_STREAM_STDERR, line, len);
+}
+
+static void on_frame(void *ctx, int stream, const char *p, size_t n)
+{
+    struct ctr_replica *cr = ctx;
+    if (stream == 2)
+        ty_linesplit_feed(&cr->err_ls, p, n, line_err, cr);
+    else
+        ty_linesplit_feed(&cr->out_ls, p, n, line_out, cr);
+}
+
+/* Report the exit once the exit status is known and the logs have drained (or had time). */
+static void maybe_report(struct ctr_replica *cr, bool drain_expired)
+{
+    struct container_rt *c = cr->rt;
+    struct ty_exit_status st = {.kind = TY_EXIT_CODE, .code = (int)cr->exit_code};
+
+    if (cr->reported || !cr->wait_done || (!cr->logs_done && !drain_expired))
+        return;
+    ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
+    cr->drain_timer = 0;
+    ty_linesplit_flush(&cr->out_ls, line_out, cr);
+    ty_linesplit_flush(&cr->err_ls, line_err, cr);
+    if (cr->exit_code == 137 && !cr->sigkilled && c->memory[cr->r->role] > 0)
+        st.kind = TY_EXIT_OOM;
+    report(cr, &st);
+}
+
+static void on_drain_timeout(struct ty_loop *loop, void *data)
+{
+    struct ctr_replica *cr = data;
+    cr->drain_timer = 0;
+    maybe_report(cr, true);
+}
+
+static void on_logs_data(void *ctx, const char *data, size_t len)
+{
+    struct ctr_replica *cr = ctx;
+    ty_docker_demux_feed(&cr->dm, data, len, on_frame, cr);
+}
+
+static void on_logs_done(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct ctr_replica *cr = ctx;
+    cr->logs_req = NULL;
+    cr->logs_done = true;
+    maybe_report(cr, false);
+}
+
+static void on_wait_done(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct ctr_replica *cr = ctx;
+    json_t *j = NULL;
+
+    cr->wait_req = NULL;
+    if (status != 200 || ty_json_parse(body, len, &j, NULL) < 0 ||
+        !json_is_integer(json_object_get(j, "StatusCode"))) {
+        struct ty_exit_status st = {.kind = TY_EXIT_LOST};
+        char msg[200];
+        if (status == 0)
+            (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer");
+        else
+            ty_docker_error_message(body, msg, sizeof(msg));
+        (void)snprintf(
+            st.detail, sizeof(st.detail), "waiting for container %s failed: %s", cr->name, msg);
+        json_decref(j);
+        report(cr, &st);
+        return;
+    }
+    cr->exit_code = (long)json_integer_value(json_object_get(j, "StatusCode"));
+    json_decref(j);
+    cr->wait_done = true;
+    if (!cr->logs_done)
+        cr->drain_timer = ty_loop_add_timer(
+            cr->rt->base.loop, ty_mono_usec() + LOG_DRAIN_USEC, on_drain_timeout, cr);
+    maybe_report(cr, false);
+}
+
+static void send_kill(struct ctr_replica *cr, int sig)
+{
+    _cleanup_free_ char *path = xasprintf("/containers/%s/kill?signal=%d", cr->id, sig);
+    struct ty_docker_callbacks cb = {0};
+    if (sig == SIGKILL)
+        cr->sigkilled = true;
+    (void)ty_docker_request(cr->rt->eng.api, "POST", path, NULL, NULL, 0, &cb, NULL, NULL);
+}
+
+static void on_start_done(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct ctr_replica *cr = ctx;
+    struct container_rt *c = cr->rt;
+    struct ty_docker_callbacks wait_cb = {.on_done = on_wait_done, .ctx = cr};
+    struct ty_docker_callbacks logs_cb = {
+        .on_data = on_logs_data, .on_done = on_logs_done, .ctx = cr};
+    _cleanup_free_ char *wpath = NULL, *lpath = NULL;
+
+    cr->req = NULL;
+    if (status != 204 && status != 304) {
+        start_failed(cr, "starting", status, body, error);
+        return;
+    }
+    cr->started = true;
+    c->base.ev.started(c->base.ev.ctx, cr->r);
+    /* Both long requests begin after the start: Podman answers a wait on a container that
+     * never started with -1 at once, and a log follow before start with an empty body. */
+    wpath = xasprintf("/containers/%s/wait?condition=not-running", cr->id);
+    lpath = xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", cr->id);
+    if (ty_docker_request(c->eng.api,
+                          "POST",
+                          wpath,
+                          NULL,
+                          NULL,
+                          TY_DOCKER_BUFFER | TY_DOCKER_NO_TIMEOUT,
+                          &wait_cb,
+                          &cr->wait_req,
+                          NULL) < 0)
+        cr->wait_req = NULL;
+    if (ty_docker_request(c->eng.api,
+                          "GET",
+                          lpath,
+                          NULL,
+                          NULL,
+                          TY_DOCKER_NO_TIMEOUT,
+                          &logs_cb,
+                          &cr->logs_req,
+                          NULL) < 0) {
+        cr->logs_req = NULL;
+        cr->logs_done = true;
+    }
+    if (cr->pending_signal)
+        send_kill(cr, cr->pending_signal);
+}
+
+static void on_create_done(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct ctr_replica *cr = ctx;
+    struct ty_docker_callbacks cb = {.on_done = on_start_done, .ctx = cr};
+    _cleanup_free_ char *path = NULL;
+    json_t *j = NULL;
+
+    cr->req = NULL;
+    if (status != 201 || ty_json_parse(body, len, &j, NULL) < 0 || !ty_json_str(j, "Id")) {
+        json_decref(j);
+        start_failed(cr, "creating", status, body, error);
+        return;
+    }
+    cr->id = xstrdup(ty_json_str(j, "Id"));
+    json_decref(j);
+    if (cr->pending_signal) {
+        /* Stopped before it ever ran. */
+        struct ty_exit_status st = {.kind = TY_EXIT_SIGNAL, .code = cr->pending_signal};
+        report(cr, &st);
+        return;
+    }
+    path = xasprintf("/containers/%s/start", cr->id);
+    if (ty_docker_request(
+            cr->rt->eng.api, "POST", path, NULL, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, NULL) < 0)
+        start_failed(cr, "starting", 0, NULL, "cannot send the request");
+}
+
+static int
+launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
+{
+    struct container_rt *c = cast(rt);
+    struct ctr_replica *cr = &c->reps[ty_runtime_replica_index(rt, r)];
+    struct ty_docker_callbacks cb = {.on_done = on_create_done, .ctx = cr};
+    _cleanup_free_ char *body = ctr_create_body(c, cr, env);
+    _cleanup_free_ char *path = xasprintf("/containers/create?name=%s", cr->name);
+
+    if (cr->reserve_fd >= 0) { /* the program binds the port once its container runs */
+        close(cr->reserve_fd);
+        cr->reserve_fd = -1;
+    }
+    return ty_docker_request(
+        c->eng.api, "POST", path, body, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, err);
+}
+
+static int
+signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err)
+{
+    struct container_rt *c = cast(rt);
+    struct ctr_replica *cr = &c->reps[ty_runtime_replica_index(rt, r)];
+
+    if (cr->reported)
+        return 0;
+    if (!cr->started) {
+        cr->pending_signal = sig; /* applied when create/start completes */
+        return 0;
+    }
+    send_kill(cr, sig);
+    return 0;
+}
+
+static void cleanup(struct ty_runtime *rt)
+{
+    struct container_rt *c = cast(rt);
+    struct ty_docker_call *calls;
+    size_t n = 0;
+
+    if (!c->eng.api)
+        goto release;
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        if (cr->req)
+            ty_docker_cancel(c->eng.api, cr->req);
+        if (cr->wait_req)
+            ty_docker_cancel(c->eng.api, cr->wait_req);
+        if (cr->logs_req)
+            ty_docker_cancel(c->eng.api, cr->logs_req);
+        cr->req = cr->wait_req = cr->logs_req = NULL;
+        ty_loop_cancel_timer(rt->loop, cr->drain_timer);
+        cr->drain_timer = 0;
+    }
+    /* Remove every container by name (also those whose create was still in flight), in
+     * parallel; then the network. */
+    calls = xcalloc(c->n + 1, sizeof(*calls));
+    for (size_t i = 0; i < c->n; i++) {
+        calls[n].method = "DELETE";
+        calls[n].path = xasprintf("/containers/%s?force=1", c->reps[i].name);
+        n++;
+    }
+    (void)ty_docker_batch_run(c->eng.api, calls, n, 60000, NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i].status != 204 && calls[i].status != 200 && calls[i].status != 404) {
+            char msg[200];
+            ty_docker_error_message(calls[i].response, msg, sizeof(msg));
+            ty_runtime_notice(rt,
+                              TY_SEV_WARNING,
+                              "removing container %s failed: %s",
+                              c->reps[i].name,
+                              calls[i].status ? msg : calls[i].error);
+        }
+        free((char *)calls[i].path);
+    }
+    ty_docker_batch_release(calls, n);
+    free(calls);
+    if (c->network_created) {
+        _cleanup_free_ char *path = xasprintf("/networks/%s", c->network);
+        struct ty_docker_call del = {.method = "DELETE", .path = path};
+        (void)ty_docker_call(c->eng.api, &del, 30000, NULL);
+        if (del.status != 204 && del.status != 200 && del.status != 404) {
+            /* Something still attached: Podman's force removes it with the network. */
+            _cleanup_free_ char *fpath = xasprintf("/networks/%s?force=1", c->network);
+            struct ty_docker_call force = {.method = "DELETE", .path = fpath};
+            (void)ty_docker_call(c->eng.api, &force, 30000, NULL);
+            if (force.status != 204 && force.status != 200 && force.status != 404)
+                ty_runtime_notice(rt,
+                                  TY_SEV_WARNING,
+                                  "removing network %s failed (HTTP %ld)",
+                                  c->network,
+                                  force.status);
+            ty_docker_batch_release(&force, 1);
+        }
+        ty_docker_batch_release(&del, 1);
+        c->network_created = false;
+    }
+release:
+    for (size_t i = 0; i < c->n_gpu_locks; i++)
+        close(c->gpu_locks[i]);
+    c->n_gpu_locks = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        ty_linesplit_release(&c->reps[i].out_ls);
+        ty_linesplit_release(&c->reps[i].err_ls);
+        if (c->reps[i].reserve_fd >= 0)
+            close(c->reps[i].reserve_fd);
+        c->reps[i].reserve_fd = -1;
+    }
+}
+
+static void destroy(struct ty_runtime *rt)
+{
+    struct container_rt *c = cast(rt);
+    if (c->reps)
+        cleanup(rt);
+    ty_engine_close(&c->eng);
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->reps[i].name);
+        free(c->reps[i].id);
+    }
+    free(c->reps);
+    free(c->network);
+    free(c->gpu_locks);
+    free(c->gpu_index);
+    free(c);
+}
+
+int ty_container_sweep(struct ty_error *err)
+{
+    struct ty_engine eng = {0};
+    struct ty_loop *loop = ty_loop_new();
+    _cleanup_free_ char *started = NULL;
+    int r;
+
+    r = ty_engine_open(&eng, loop, &started, err);
+    if (r >= 0)
+        r = ty_engine_collect_garbage(&eng);
+    ty_engine_close(&eng);
+    ty_loop_free(loop);
+    return r;
+}
+
+const struct ty_runtime_ops ty_runtime_container = {
+    .name = "container",
+    .validate = ty_container_validate,
+    .create = create,
+    .prepare = prepare,
+    .place = place,
+    .launch = launch,
+    .signal = signal_replica,
+    .cleanup = cleanup,
+    .destroy = destroy,
+};

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * process.c: the `process` runtime: every replica is a local process running its
+ * containerCommand + args (the image is recorded, not run), at 127.0.0.1:<port>.
+ *
+ * Ports: place() binds one socket per replica to 0.0.0.0:<port> (no SO_REUSEADDR, not
+ * listening), which keeps every other process off that port without accepting connections.
+ * launch() closes it just before the replica's fork (a child can exec and bind its port
+ * before the parent runs again), and waits for each child's exec before the next fork (until
+ * then the child holds a copy of every reservation still open, close-on-exec, and a replica
+ * already started could not bind its port). Ports come from below the kernel's ephemeral
+ * range, so outgoing connections never take them in the meantime.
+ *
+ * Processes: each replica gets its own process group, stdin from /dev/null, stdout and
+ * stderr on pipes, SIGKILL if trainyard dies (PR_SET_PDEATHSIG), and is watched through a
+ * pidfd. Descendants that leave the group are found through proctree.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "fdutil.h"
+#include "linesplit.h"
+#include "macro.h"
+#include "ports.h"
+#include "proctree.h"
+#include "process.h"
+#include "runtime.h"
+#include "strv.h"
+#include "timeutil.h"
+
+extern char **environ;
+
+/* How long launch() waits for a child's exec (see there). */
+#define EXEC_WAIT_MS 2000
+
+struct proc_replica {
+    struct process_rt *rt;
+    struct ty_replica *r;
+    pid_t pid;
+    int pidfd, out_fd, err_fd, reserve_fd;
+    int status_fd;  /* close-on-exec pipe: EOF = exec done, an int = exec's errno */
+    int exec_errno; /* non-zero when exec failed */
+    char *program;  /* argv[0], for messages */
+    struct ty_linesplit out_ls, err_ls;
+    bool started;
+    bool exited;
+};
+
+struct process_rt {
+    struct ty_runtime base;
+    struct proc_replica *reps;
+    size_t n;
+    char token[40];
+};
+
+static int create(struct ty_runtime **ret, struct ty_error *err)
+{
+    struct process_rt *p = xcalloc(1, sizeof(*p));
+    unsigned long long seed = (unsigned long long)ty_now_usec() ^ (unsigned long long)getpid();
+    int r;
+
+    r = ty_proctree_become_subreaper();
+    if (r < 0) {
+        free(p);
+        return ty_error_set(err, -r, "cannot become a child subreaper: %s", strerror(-r));
+    }
+    (void)snprintf(p->token, sizeof(p->token), "%d-%llx", (int)getpid(), seed);
+    *ret = &p->base;
+    return 0;
+}
+
+static struct process_rt *cast(struct ty_runtime *rt)
+{
+    return (struct process_rt *)rt;
+}
+
+static int prepare(struct ty_runtime *rt, struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+
+    p->n = rt->plan->n_replicas;
+    p->reps = xcalloc(p->n ? p->n : 1, sizeof(*p->reps));
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        pr->rt = p;
+        pr->r = &rt->plan->replicas[i];
+        pr->pid = 0;
+        pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = pr->status_fd = -1;
+    }
+    return ty_process_validate(rt->plan->job, err);
+}
+
+static int place(struct ty_runtime *rt, struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+    int cursor = 0;
+
+    for (size_t i = 0; i < p->n; i++) {
+        int port = ty_port_hold(&cursor, &p->reps[i].reserve_fd, p->reps[i].r->display_name, err);
+        if (port < 0)
+            return port;
+        free(p->reps[i].r->host);
+        p->reps[i].r->host = xstrdup("127.0.0.1");
+        p->reps[i].r->port = port;
+    }
+    return 0;
+}
+
+static void deliver_line(void *ctx, const char *line, size_t len, enum ty_stream s)
+{
+    struct proc_replica *pr = ctx;
+    struct ty_runtime *rt = &pr->rt->base;
+    rt->ev.output(rt->ev.ctx, pr->r, s, line, len);
+}
+
+static void out_line(void *ctx, const char *line, size_t len)
+{
+    deliver_line(ctx, line, len, TY_STREAM_STDOUT);
+}
+
+static void err_line(void *ctx, const char *line, size_t len)
+{
+    deliver_line(ctx, line, len, TY_STREAM_STDERR);
+}
+
+/* Read what is available on one pipe; on EOF or error close it. */
+static void drain(struct proc_replica *pr, int *fdp, bool until_eagain)
+{
+    bool is_out = fdp == &pr->out_fd;
+    struct ty_linesplit *ls = is_out ? &pr->out_ls : &pr->err_ls;
+    ty_line_fn fn = is_out ? out_line : err_line;
+    char buf[16384];
+
+    while (*fdp >= 0) {
+        ssize_t n = read(*fdp, buf, sizeof(buf));
+        if (n > 0) {
+            ty_linesplit_feed(ls, buf, (size_t)n, fn, pr);
+            if (!until_eagain)
+                return;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        ty_linesplit_flush(ls, fn, pr);
+        ty_loop_remove_fd(pr->rt->base.loop, *fdp);
+        close(*fdp);
+        *fdp = -1;
+    }
+}
+
+static void on_pipe(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct proc_replica *pr = data;
+    drain(pr, fd == pr->out_fd ? &pr->out_fd : &pr->err_fd, false);
+}
+
+/* Read the exec status: EOF means the program started (report it once); an int is the
+ * errno of a failed exec (reported with the exit). */
+static void read_status(struct proc_replica *pr)
+{
+    struct ty_runtime *rt = &pr->rt->base;
+    int e = 0;
+    ssize_t n;
+
+    if (pr->status_fd < 0)
+        return;
+    do
+        n = read(pr->status_fd, &e, sizeof(e));
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+        return;
+    ty_loop_remove_fd(rt->loop, pr->status_fd);
+    close(pr->status_fd);
+    pr->status_fd = -1;
+    if (n == (ssize_t)sizeof(e)) {
+        pr->exec_errno = e ? e : EIO;
+        return;
+    }
+    if (!pr->started) {
+        pr->started = true;
+        rt->ev.started(rt->ev.ctx, pr->r);
+    }
+}
+
+static void on_status(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    read_status(data);
+}
+
+static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct proc_replica *pr = data;
+    struct ty_runtime *rt = &pr->rt->base;
+    struct ty_exit_status st = {0};
+    siginfo_t si = {0};
+
+    if (waitid((idtype_t)P_PIDFD, (id_t)pr->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+        return;
+    ty_loop_remove_fd(loop, pr->pidfd);
+    close(pr->pidfd);
+    pr->pidfd = -1;
+    ty_proctree_disown(pr->pid);
+    pr->exited = true;
+    /* The child is gone, so the status pipe has all it will ever have: settle the start. */
+    read_status(pr);
+    /* Everything the replica wrote before exiting is in the pipes now: deliver it first. */
+    drain(pr, &pr->out_fd, true);
+    drain(pr, &pr->err_fd, true);
+    if (pr->exec_errno) {
+        st.kind = TY_EXIT_START_FAILED;
+        (void)snprintf(st.detail,
+                       sizeof(st.detail),
+                       "cannot run '%s': %s",
+                       pr->program,
+                       strerror(pr->exec_errno));
+    } else if (si.si_code == CLD_EXITED) {
+        st.kind = TY_EXIT_CODE;
+        st.code = si.si_status;
+    } else {
+        st.kind = TY_EXIT_SIGNAL;
+        st.code = si.si_status;
+    }
+    (void)ty_proctree_reap_orphans();
+    rt->ev.exited(rt->ev.ctx, pr->r, &st);
+}
+
+/* Signals a parent may have set to SIG_IGN (ignored dispositions survive exec; caught ones
+ * do not). The parent works out which are ignored, so the child resets only those. */
+static const int reset_signals[] = {SIGPIPE,
+                                    SIGINT,
+                                    SIGQUIT,
+                                    SIGTERM,
+                                    SIGHUP,
+                                    SIGCHLD,
+                                    SIGTSTP,
+                                    SIGTTIN,
+                                    SIGTTOU,
+                                    SIGUSR1,
+                                    SIGUSR2,
+                                    SIGALRM};
+
+struct child_setup {
+    int out_w, err_w, status_w, devnull;
+    const char *path; /* resolved program, or argv[0] for a PATH search in the child */
+    char **argv, **envp;
+    pid_t parent;
+    int ignored[sizeof(reset_signals) / sizeof(reset_signals[0])];
+    size_t n_ignored;
+};
+
+/* Resolve @prog along the PATH of @envp (as execvp would) so the child makes one execve
+ * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
+static char *resolve_program(const char *prog, char *const *envp)
+{
+    const char *path = ty_strv_getenv(envp, "PATH");
+    _cleanup_free_ char *copy = NULL;
+    char *save = NULL;
+
+    if (strchr(prog, '/') || !path)
+        return NULL;
+    copy = xstrdup(path);
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        char *cand = xasprintf("%s/%s", *dir ? dir : ".", prog);
+        if (access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+    }
+    return NULL;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child(const struct child_setup *cs)
+{
+    sigset_t none;
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    int e;
+
+    (void)setpgid(0, 0);
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != cs->parent)
+        _exit(127);
+    for (size_t i = 0; i < cs->n_ignored; i++)
+        (void)sigaction(cs->ignored[i], &dfl, NULL);
+    /* trainyard's own handlers (they write to its signal pipe, shared with us until exec)
+     * must not run here: a SIGTERM sent to this replica before its exec would otherwise
+     * look like a cancel of the whole job. Signals are blocked since before the fork. */
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction cur;
+        if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN &&
+            cur.sa_handler != SIG_DFL)
+            (void)sigaction(sig, &dfl, NULL);
+    }
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
+        dup2(cs->err_w, STDERR_FILENO) < 0)
+        goto fail;
+    if (strchr(cs->path, '/'))
+        execve(cs->path, cs->argv, cs->envp);
+    else
+        execvpe(cs->path, cs->argv, cs->envp);
+fail:
+    e = errno;
+    (void)!write(cs->status_w, &e, sizeof(e));
+    _exit(127);
+}
+
+static int
+launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+    struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
+    _cleanup_strv_free_ char **argv = ty_replica_argv(r);
+    _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
+    pid_t parent = getpid(), pid;
+    _cleanup_free_ char *resolved = NULL;
+    _cleanup_close_ int devnull = -EBADF;
+    struct child_setup cs;
+    sigset_t all, saved_mask;
+
+    /* A tuning trial's metric file is in its own host directory (plan.h); the run's
+     * variables below may still name another. */
+    if (rt->plan->metric_dir) {
+        _cleanup_free_ char *mf = xasprintf("%s/output.metrics", rt->plan->metric_dir);
+        ty_strv_setenv(&envp, "CLOUD_ML_HP_METRIC_FILE", mf);
+    }
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *eq = strchr(env[i], '=');
+        _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t)(eq - env[i]) : strlen(env[i]));
+        ty_strv_setenv(&envp, name, eq ? eq + 1 : "");
+    }
+    ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
+
+    resolved = resolve_program(argv[0], envp);
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0)
+        return ty_error_set(err, errno, "cannot open /dev/null: %s", strerror(errno));
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
+        int e = errno;
+        for (int i = 0; i < 2; i++) {
+            if (out[i] >= 0)
+                close(out[i]);
+            if (errp[i] >= 0)
+                close(errp[i]);
+            if (status[i] >= 0)
+                close(status[i]);
+        }
+        return ty_error_set(err, e, "cannot create pipes: %s", strerror(e));
+    }
+    cs = (struct child_setup){
+        .out_w = out[1],
+        .err_w = errp[1],
+        .status_w = status[1],
+        .devnull = devnull,
+        .path = resolved ? resolved : argv[0],
+        .argv = argv,
+        .envp = envp,
+        .parent = parent,
+    };
+    for (size_t i = 0; i < TY_ARRAY_SIZE(reset_signals); i++) {
+        struct sigaction cur;
+        if (sigaction(reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
+            cs.ignored[cs.n_ignored++] = reset_signals[i];
+    }
+    /* Give up the port's reservation now, not after the fork: the child may exec and its
+     * program bind the port before this process runs again. */
+    if (pr->reserve_fd >= 0) {
+        close(pr->reserve_fd);
+        pr->reserve_fd = -1;
+    }
+    sigfillset(&all);
+    (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
+    pid = fork();
+    if (pid == 0)
+        child(&cs);
+    (void)pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+    if (pid < 0) {
+        int e = errno;
+        close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
+        close(status[0]), close(status[1]);
+        return ty_error_set(err, e, "cannot fork: %s", strerror(e));
+    }
+
+    (void)setpgid(pid, pid); /* also here, so the group exists before we might signal it */
+    close(out[1]);
+    close(errp[1]);
+    close(status[1]);
+
+    pr->pid = pid;
+    pr->out_fd = out[0];
+    pr->err_fd = errp[0];
+    pr->status_fd = status[0];
+    free(pr->program);
+    pr->program = xstrdup(argv[0]);
+    ty_proctree_own(pid);
+    pr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pr->pidfd < 0) {
+        int e = errno;
+        (void)kill(-pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        ty_proctree_disown(pid);
+        pr->exited = true;
+        return ty_error_set(err, e, "pidfd_open: %s", strerror(e));
+    }
+    /* Until its exec the child holds a copy of every port reservation still open in this
+     * process (close-on-exec, but inherited by fork), so a replica already started could
+     * not bind its port: wait (at most EXEC_WAIT_MS) until the child has exec'd or failed
+     * to, i.e. the status pipe is at EOF or has the errno. poll() only; the outcome is read
+     * from the loop (read_status). */
+    {
+        struct pollfd sp = {.fd = pr->status_fd, .events = POLLIN};
+        while (poll(&sp, 1, EXEC_WAIT_MS) < 0 && errno == EINTR)
+            ;
+    }
+    /* Don't wait for the program itself: launching every replica first and collecting the
+     * outcomes from the loop starts a cluster in parallel. */
+    (void)ty_fd_nonblock(pr->out_fd);
+    (void)ty_fd_nonblock(pr->err_fd);
+    (void)ty_fd_nonblock(pr->status_fd);
+    ty_loop_add_fd(rt->loop, pr->status_fd, POLLIN, on_status, pr);
+    ty_loop_add_fd(rt->loop, pr->out_fd, POLLIN, on_pipe, pr);
+    ty_loop_add_fd(rt->loop, pr->err_fd, POLLIN, on_pipe, pr);
+    ty_loop_add_fd(rt->loop, pr->pidfd, POLLIN, on_exit_fd, pr);
+    return 0;
+}
+
+static int
+signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+    struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
+    _cleanup_free_ pid_t *desc = NULL;
+    size_t n;
+
+    if (pr->pid <= 0 || pr->exited)
+        return 0;
+    /* Descendants first (they may have left the group), then the group itself. */
+    n = ty_proctree_collect(&pr->pid, 1, NULL, &desc);
+    ty_proctree_kill(desc, n, sig);
+    if (kill(-pr->pid, sig) < 0 && errno != ESRCH)
+        return ty_error_set(
+            err, errno, "cannot signal replica %s: %s", r->display_name, strerror(errno));
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    (void)nanosleep(&ts, NULL);
+}
+
+static void cleanup(struct ty_runtime *rt)
+{
+    struct process_rt *p = cast(rt);
+    _cleanup_free_ pid_t *roots = xcalloc(p->n + 1, sizeof(pid_t));
+    size_t nroots = 0;
+
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        if (pr->reserve_fd >= 0)
+            close(pr->reserve_fd);
+        pr->reserve_fd = -1;
+        if (pr->pid > 0 && !pr->exited) {
+            roots[nroots++] = pr->pid;
+            (void)kill(-pr->pid, SIGKILL);
+        }
+    }
+    /* Kill whatever of the run is left (leftover children, orphans) until nothing is; a
+     * process in uninterruptible sleep can take a moment to die, so retry for up to 5 s. */
+    for (int round = 0; round < 500; round++) {
+        _cleanup_free_ pid_t *left = NULL;
+        size_t n = ty_proctree_collect(roots, nroots, p->token, &left);
+        bool roots_alive = false;
+        for (size_t i = 0; i < nroots; i++)
+            if (roots[i] > 0 && waitpid(roots[i], NULL, WNOHANG) == 0)
+                roots_alive = true;
+        (void)ty_proctree_reap_orphans();
+        if (n == 0 && !roots_alive)
+            break;
+        ty_proctree_kill(left, n, SIGKILL);
+        for (size_t i = 0; i < nroots; i++)
+            (void)kill(-roots[i], SIGKILL);
+        sleep_ms(10);
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        if (pr->pid > 0 && !pr->exited) {
+            ty_proctree_disown(pr->pid);
+            pr->exited = true;
+        }
+        if (pr->pidfd >= 0) {
+            ty_loop_remove_fd(rt->loop, pr->pidfd);
+            close(pr->pidfd);
+            pr->pidfd = -1;
+        }
+        if (pr->status_fd >= 0) {
+            ty_loop_remove_fd(rt->loop, pr->status_fd);
+            close(pr->status_fd);
+            pr->status_fd = -1;
+        }
+        /* Deliver what is still buffered, then close the pipes. */
+        drain(pr, &pr->out_fd, true);
+        drain(pr, &pr->err_fd, true);
+        for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
+            if (*fdp >= 0) {
+                ty_loop_remove_fd(rt->loop, *fdp);
+                close(*fdp);
+                *fdp = -1;
+            }
+        }
+        ty_linesplit_release(&pr->out_ls);
+        ty_linesplit_release(&pr->err_ls);
+    }
+}
+
+static void destroy(struct ty_runtime *rt)
+{
+    struct process_rt *p = cast(rt);
+    if (p->reps)
+        cleanup(rt);
+    for (size_t i = 0; i < p->n; i++)
+        free(p->reps[i].program);
+    free(p->reps);
+    free(p);
+}
+
+const struct ty_runtime_ops ty_runtime_process = {
+    .name = "process",
+    .validate = ty_process_validate,
+    .create = create,
+    .prepare = prepare,
+    .place = place,
+    .launch = launch,
+    .signal = signal_replica,
+    .cleanup = cleanup,
+    .destroy = destroy,
+};

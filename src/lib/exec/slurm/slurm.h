@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * slurm.h: the slurm runtime, one Slurm job per run with one trainyard-task launcher per
+ * replica (docs/internals/slurm.md). */
+#ifndef TY_SLURM_H
+#define TY_SLURM_H
+
+#include "error.h"
+#include "runtime.h"
+
+extern const struct ty_runtime_ops ty_runtime_slurm;
+
+/* Cancel every Slurm job a supervisor with sweep key @key left (its job names end with the
+ * key's first 8 characters; TY_SWEEP_ENV): for the service, once that supervisor has died.
+ * Returns how many were cancelled, or -errno (squeue failed) with err. */
+int ty_slurm_sweep(const char *key, struct ty_error *err);
+
+#endif

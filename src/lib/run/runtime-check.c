@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * runtime-check.c: which runtimes this build has and what each accepts, without linking
+ * the runtimes themselves: the service checks jobs at submission with these, while only
+ * the job supervisors (a separate program) carry the runtimes and their libraries. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "runtime.h"
+
+/* Every replica runs its command as a program: each role needs a containerCommand (its own
+ * or the master's, see spec.c). @why says where, for the message. */
+static int require_commands(const struct ty_job *job, const char *why, struct ty_error *err)
+{
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        if (job->roles[role].count == 0 || job->roles[role].container_command)
+            continue;
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.containerCommand: required by the %s",
+                            ty_role_field((enum ty_role)role),
+                            why);
+    }
+    return 0;
+}
+
+int ty_process_validate(const struct ty_job *job, struct ty_error *err)
+{
+    return require_commands(job,
+                            "process runtime, which runs each replica's command (with "
+                            "containerArgs or args) as a local program instead of its image; "
+                            "set it, or run the image itself with the container runtime "
+                            "(--runtime=container; for the service, the label "
+                            "trainyard-runtime=container)",
+                            err);
+}
+
+static bool all_have_commands(const struct ty_job *job)
+{
+    for (int role = 0; role < TY_ROLE_MAX; role++)
+        if (job->roles[role].count > 0 && !job->roles[role].container_command)
+            return false;
+    return true;
+}
+
+const char *ty_slurm_replica_runtime(const struct ty_job *job)
+{
+    const char *mode = getenv("TRAINYARD_SLURM_REPLICAS");
+    if (mode && (strcmp(mode, "process") == 0 || strcmp(mode, "container") == 0))
+        return mode;
+    return all_have_commands(job) ? "process" : "container";
+}
+
+/* On the nodes a replica runs its command as a program, or its image through the node's
+ * container engine (TRAINYARD_SLURM_REPLICAS; see ty_slurm_replica_runtime). */
+int ty_slurm_validate(const struct ty_job *job, struct ty_error *err)
+{
+    const char *mode = getenv("TRAINYARD_SLURM_REPLICAS");
+
+    if (mode && *mode && strcmp(mode, "auto") != 0 && strcmp(mode, "process") != 0 &&
+        strcmp(mode, "container") != 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "TRAINYARD_SLURM_REPLICAS (slurm-replicas): expected auto, process "
+                            "or container, got '%s'",
+                            mode);
+    if (strcmp(ty_slurm_replica_runtime(job), "process") == 0)
+        return require_commands(job,
+                                "slurm runtime when its replicas run as programs "
+                                "(slurm-replicas = process), which runs each replica's command "
+                                "(with containerArgs or args) on its node; set it, or run the "
+                                "images (slurm-replicas = container or auto)",
+                                err);
+    return 0;
+}
+
+int ty_container_validate(const struct ty_job *job, struct ty_error *err)
+{
+    if (ty_job_replica_count(job) > TY_CONTAINER_MAX_REPLICAS)
+        return ty_error_set(err,
+                            EINVAL,
+                            "the container runtime runs at most %d replicas per job (one /24 "
+                            "network); this job has %lld",
+                            TY_CONTAINER_MAX_REPLICAS,
+                            (long long)ty_job_replica_count(job));
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*validate)(const struct ty_job *job, struct ty_error *err);
+} checks[] = {
+    {"process", ty_process_validate},
+    {"container", ty_container_validate},
+    {"slurm", ty_slurm_validate},
+};
+
+bool ty_runtime_known(const char *name)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(checks); i++)
+        if (strcmp(checks[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+const char *ty_runtime_names(void)
+{
+    /* The names of checks[] above, in order (test-supervise checks that they agree): a
+     * constant, so that request threads may read it at any time. */
+    return "process, container, slurm";
+}
+
+int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(checks); i++)
+        if (strcmp(checks[i].name, name) == 0)
+            return checks[i].validate(job, err);
+    return ty_error_set(
+        err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
+}

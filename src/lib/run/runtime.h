@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * runtime.h: the interface every runtime implements (exec/process, exec/container,
+ * exec/slurm). A runtime turns a cluster plan into running replicas and reports back, through
+ * callbacks on the caller's event loop, each replica's output lines and its exit. It knows
+ * nothing of job states: the supervisor (supervise.h) decides what an exit means.
+ *
+ * Nothing here assumes a replica runs on this host: a replica is addressed by host:port in
+ * the plan, signalled through the runtime, and its output arrives as lines.
+ *
+ * Call order for one run: create -> prepare -> place -> launch (each replica) ->
+ * [signal]* -> cleanup (always, also after a failed prepare/place/launch) -> destroy.
+ * All calls happen on the loop's thread. */
+#ifndef TY_RUNTIME_H
+#define TY_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "logs.h"
+#include "loop.h"
+#include "plan.h"
+
+enum ty_stream { TY_STREAM_STDOUT, TY_STREAM_STDERR };
+
+enum ty_exit_kind {
+    TY_EXIT_CODE,         /* exited; code = status (may be 0) */
+    TY_EXIT_SIGNAL,       /* killed by signal `code` */
+    TY_EXIT_OOM,          /* killed for memory; code = the status the service reports (137) */
+    TY_EXIT_START_FAILED, /* never ran; detail says why */
+    TY_EXIT_LOST,         /* the runtime lost track of it (node died...); detail says why */
+};
+
+struct ty_exit_status {
+    enum ty_exit_kind kind;
+    int code;
+    char detail[256];
+};
+
+/* Where a runtime sends what happens to replicas. All callbacks run on the loop. For one
+ * replica: `started` (its program is running) comes before any output and before `exited`,
+ * unless it never started (then only `exited`, with TY_EXIT_START_FAILED); every output line
+ * is delivered before `exited` (lines written later by leftover children may still follow). */
+struct ty_runtime_events {
+    void (*started)(void *ctx, struct ty_replica *r);
+    void (*output)(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len);
+    void (*exited)(void *ctx, struct ty_replica *r, const struct ty_exit_status *st);
+    /* Something the user should know that is not a replica's output (a limit capped, an
+     * engine started); logged as a service message. Optional. */
+    void (*notice)(void *ctx, enum ty_severity severity, const char *message);
+    /* Runtimes with a queue of their own (ops->queues): the run waits there because of
+     * @reason (the scheduler's words); called whenever the reason changes. */
+    void (*queued)(void *ctx, const char *reason);
+    /* An asynchronous prepare() (it returned TY_RUNTIME_ASYNC) ended: 0, or -errno with
+     * @error saying why. place() may be called after a 0. */
+    void (*prepared)(void *ctx, int r, const char *error);
+    void *ctx;
+};
+
+/* Returned by a prepare() that goes on on the loop (waiting for a scheduler's allocation);
+ * the `prepared` event follows, unless cleanup() comes first. */
+#define TY_RUNTIME_ASYNC 1
+
+struct ty_runtime;
+
+struct ty_runtime_ops {
+    const char *name; /* "process", "container", "slurm" */
+    /* The runtime hands runs to a scheduler with a queue (slurm): the run stays QUEUED until
+     * its prepare() has ended, and `queued` says why it waits. */
+    bool queues;
+    /* Check, before anything happens, that this runtime can run @job (optional). */
+    int (*validate)(const struct ty_job *job, struct ty_error *err);
+    /* Allocate the runtime's state. */
+    int (*create)(struct ty_runtime **ret, struct ty_error *err);
+    /* Make the plan's resources exist: images, networks, allocations. Returns 0 when done,
+     * or TY_RUNTIME_ASYNC when it goes on on the loop (see `prepared`). */
+    int (*prepare)(struct ty_runtime *rt, struct ty_error *err);
+    /* Give every replica its host and port (and hold them until launch). */
+    int (*place)(struct ty_runtime *rt, struct ty_error *err);
+    /* Start one replica with the contract variables @env (NAME=VALUE, NULL-terminated).
+     * Returns once the start is under way; `started` or `exited` reports how it went. */
+    int (*launch)(struct ty_runtime *rt,
+                  struct ty_replica *r,
+                  char *const env[],
+                  struct ty_error *err);
+    /* Deliver @sig to the replica and everything it started. No-op once it has exited. */
+    int (*signal)(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err);
+    /* Remove everything the run created (processes, containers, networks, reservations).
+     * Idempotent; called after every replica has exited, or after a failed start. */
+    void (*cleanup)(struct ty_runtime *rt);
+    /* Free the runtime. */
+    void (*destroy)(struct ty_runtime *rt);
+};
+
+/* The part of every runtime the generic code sees; implementations embed it first. */
+struct ty_runtime {
+    const struct ty_runtime_ops *ops;
+    struct ty_loop *loop;
+    struct ty_runtime_events ev;
+    struct ty_cluster_plan *plan; /* borrowed: set by ty_runtime_attach */
+    /* --dry-run: place() must only compute addresses, creating nothing anywhere. */
+    bool dry_run;
+};
+
+/* Report a notice through the runtime's events (no-op without a notice callback). */
+void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The container runtime runs at most this many replicas per job: one /24 network, .1 is the
+ * gateway, .2 - .254 replicas. */
+#define TY_CONTAINER_MAX_REPLICAS 253
+
+/* runtime-check.c: the runtimes this build has and what each accepts, usable without
+ * linking the runtimes (the service checks jobs with these; only job supervisors run them).
+ * Is @name a runtime of this build? Its names, comma-separated (for help and errors). */
+bool ty_runtime_known(const char *name);
+const char *ty_runtime_names(void);
+/* Check that the runtime named @name exists and can run @job; for callers that want to
+ * refuse a job before creating anything. Returns 0 or -EINVAL with err saying why. */
+int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err);
+/* The checks of each runtime (also their ops' validate). */
+int ty_process_validate(const struct ty_job *job, struct ty_error *err);
+int ty_container_validate(const struct ty_job *job, struct ty_error *err);
+int ty_slurm_validate(const struct ty_job *job, struct ty_error *err);
+/* How the slurm runtime runs @job's replicas on the nodes: "process" (each command as a
+ * program) or "container" (each image through the node's container engine, on the host's
+ * network). TRAINYARD_SLURM_REPLICAS chooses; "auto" or unset: "process" when every role has
+ * a containerCommand, else "container". */
+const char *ty_slurm_replica_runtime(const struct ty_job *job);
+
+/* The variable that carries a supervisor's sweep key under the service into the supervisor
+ * and every local replica, so that what a supervisor that died left can be found (the slurm
+ * runtime also ends its Slurm job names with the key's first 8 characters). */
+#define TY_SWEEP_ENV "TRAINYARD_SUPERVISOR_KEY"
+
+/* Create a runtime of @ops, bound to @loop and reporting to @ev. */
+int ty_runtime_new(const struct ty_runtime_ops *ops,
+                   struct ty_loop *loop,
+                   const struct ty_runtime_events *ev,
+                   struct ty_runtime **ret,
+                   struct ty_error *err);
+/* Bind the plan of the run (before prepare). */
+void ty_runtime_attach(struct ty_runtime *rt, struct ty_cluster_plan *plan);
+/* Destroy; NULL-safe. */
+void ty_runtime_free(struct ty_runtime *rt);
+
+/* Index of @r in the attached plan (runtimes keep per-replica state in arrays). */
+static inline size_t ty_runtime_replica_index(const struct ty_runtime *rt,
+                                              const struct ty_replica *r)
+{
+    return (size_t)(r - rt->plan->replicas);
+}
+
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * study.h: a hyperparameter-tuning job run on the caller's event loop: the tuner (tuner.h)
+ * suggests trials, each trial is one whole run of the job's cluster (a ty_supervisor with the
+ * trial's id, `--name=value` arguments, per-trial job dir and metric file), and the trials'
+ * outcomes go back to the tuner until the study ends. docs/lifecycle.md, "Hyperparameter
+ * tuning", describes the rules:
+ *
+ * - Up to maxParallelTrials trials run at once; every trial, failed or not, counts against
+ *   maxTrials (GRID_SEARCH also ends when its grid is exhausted).
+ * - Each trial's replicas report through cloudml-hypertune into the trial's own metric file,
+ *   <state_dir>/trials/<trial>/output.metrics (CLOUD_ML_HP_METRIC_FILE in processes; the
+ *   directory is mounted at /tmp/hypertune in containers), and get CLOUD_ML_HP_METRIC_TAG.
+ *   The final metric is the last reported value of hyperparameterMetricTag.
+ * - A trial that SUCCEEDED with a metric succeeds; one that SUCCEEDED without it, or FAILED,
+ *   is a failed trial; one stopped by the job's cancellation is CANCELLED.
+ * - maxFailedTrials N > 0: once N trials failed, no trial starts, the running ones end, and
+ *   the job FAILS. maxFailedTrials 0 (unset): the job FAILS when the first
+ *   min(maxTrials, TY_STUDY_DEFAULT_FAILURES) trials to end all failed.
+ * - enableTrialEarlyStopping: every TY_STUDY_POLL_USEC the metric files of running trials are
+ *   read and their reports fed to the median stopping rule (stoprule.h); a trial it stops is
+ *   ended like a finished one (its replicas get SIGTERM) and SUCCEEDS with its last report as
+ *   the final metric and isTrialStoppedEarly. Reports without a global_step are numbered by
+ *   their order in the file.
+ * - resumePreviousJobId: the earlier job's succeeded and failed trials inform the search
+ *   (and, with early stopping, the median rule) without running again or counting against
+ *   maxTrials; new trials are numbered after the earlier job's last; trainingOutput lists
+ *   this job's trials only.
+ * - The job SUCCEEDS when the study ends with at least one succeeded trial, else FAILS;
+ *   cancelling cancels every running trial and the job ends CANCELLED. */
+#ifndef TY_STUDY_H
+#define TY_STUDY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobstate.h"
+#include "loop.h"
+#include "spec.h"
+#include "supervise.h"
+#include "trials.h"
+#include "tuner.h"
+
+/* enableTrialEarlyStopping: how often a running trial's metric file is read. */
+#define TY_STUDY_POLL_USEC (INT64_C(1000000))
+
+struct ty_study_options {
+    const struct ty_runtime_ops *runtime; /* runtime.h; the programs pick it (exec/runtimes.h) */
+    const char *state_dir; /* the job's state directory; trials/<trial>/ are made under it */
+    uint64_t seed;         /* the tuner's seed */
+    /* Per-trial supervisor options: grace_usec, env, log, on_log and on_queued (their ctx is
+     * `ctx` below) are used; on_state, extra_env and metric_dir are the study's. */
+    struct ty_supervisor_options sup;
+    /* The job's state changes (QUEUED -> PREPARING -> RUNNING -> final; CANCELLING). */
+    void (*on_state)(void *ctx, enum ty_job_state state);
+    /* A trial started or ended (optional): trainingOutput has changed. */
+    void (*on_trial)(void *ctx, const struct ty_study_trial *trial);
+    /* How often running trials' metric files are read for early stopping (0: every
+     * TY_STUDY_POLL_USEC). */
+    int64_t poll_usec;
+    /* resumePreviousJobId: the earlier job's REST Job JSON (borrowed, used in ty_study_new);
+     * NULL when the job resumes nothing, or when the earlier job was not found. */
+    const json_t *previous_job;
+    void *ctx;
+};
+
+struct ty_study;
+
+/* Create the study of tuning job @job (job->hp set; @job must outlive the study). Returns 0
+ * and *ret; -EINVAL when the job has no hyperparameters; the tuner's errors (-EINVAL,
+ * -ENOTSUP for an algorithm not implemented yet) with its message. */
+int ty_study_new(struct ty_loop *loop,
+                 const struct ty_job *job,
+                 const struct ty_study_options *opts,
+                 struct ty_study **ret,
+                 struct ty_error *err);
+
+/* Start the first trials. Returns 0 (the study runs on the loop until ty_study_done), or
+ * -errno for failures of the runner itself. */
+int ty_study_start(struct ty_study *st, struct ty_error *err);
+
+/* Cancel: no new trial starts and every running trial is cancelled (idempotent; a second
+ * request kills the trials' replicas at once). Call it from the loop. */
+void ty_study_cancel(struct ty_study *st);
+
+enum ty_job_state ty_study_state(const struct ty_study *st);
+bool ty_study_done(const struct ty_study *st);
+/* errorMessage of the FAILED or CANCELLED job ("" otherwise). */
+const char *ty_study_error(const struct ty_study *st);
+
+/* The trials so far, in the order they started (borrowed, valid until the study is freed). */
+size_t ty_study_n_trials(const struct ty_study *st);
+const struct ty_study_trial *ty_study_trial(const struct ty_study *st, size_t i);
+
+/* The job's trainingOutput now (new reference): see ty_study_output_json. */
+json_t *ty_study_training_output(const struct ty_study *st);
+
+/* Free; running trials are cleaned up (replicas killed). NULL-safe. */
+void ty_study_free(struct ty_study *st);
+
+/* The first trial a study of @job (with @seed and, when it resumes an earlier job,
+ * @previous_job as in ty_study_options) would start, for --dry-run: its id, parameters and
+ * `--name=value` arguments. Returns 0 and *ret (free with ty_trial_suggestions_free(ret, 1))
+ * and *args (ty_strv_free); the errors of ty_study_new. */
+int ty_study_first_trial(const struct ty_job *job,
+                         uint64_t seed,
+                         const json_t *previous_job,
+                         struct ty_trial_suggestion **ret,
+                         char ***args,
+                         struct ty_error *err);
+
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * supervise.h: one run of a job (a whole job, or one tuning trial) from plan to result,
+ * driving a runtime on the caller's event loop.
+ *
+ * States (the REST API's): PREPARING -> RUNNING -> SUCCEEDED | FAILED, and from PREPARING
+ * or RUNNING, on cancel: CANCELLING -> CANCELLED. With a runtime that has a queue of its own
+ * (slurm) the run stays QUEUED until the runtime has its allocation.
+ * Rules (docs/lifecycle.md): the master exiting 0 ends the run SUCCEEDED; any replica
+ * exiting non-zero or killed by a signal fails it, with the service's wording ("The replica
+ * worker 1 exited with a non-zero status of 3."); either way every other replica then gets
+ * SIGTERM and, after the grace period, SIGKILL, and the runtime's cleanup removes whatever
+ * is left. scheduling.maxRunningTime, when set, fails a run that is still RUNNING then.
+ *
+ * Every replica output line and every service message becomes a log record: written to the
+ * job's log files and handed to the caller's log sink. */
+#ifndef TY_SUPERVISE_H
+#define TY_SUPERVISE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clusterenv.h"
+#include "jobstate.h"
+#include "logs.h"
+#include "loop.h"
+#include "spec.h"
+
+/* Default time between SIGTERM and SIGKILL when replicas are stopped. */
+#define TY_DEFAULT_GRACE_USEC (10 * INT64_C(1000000))
+
+struct ty_supervisor_options {
+    int64_t grace_usec;        /* 0: TY_DEFAULT_GRACE_USEC */
+    struct ty_env_options env; /* opt-in variables */
+    struct ty_joblog *log;     /* where records are written (borrowed; may be NULL) */
+    /* Extra variables (NAME=VALUE, NULL-terminated; borrowed; may be NULL) every replica gets
+     * on top of the contract variables, which they may not replace. */
+    char *const *extra_env;
+    /* A tuning trial's host directory for the hypertune metric file (borrowed; NULL outside
+     * tuning): the runtimes point CLOUD_ML_HP_METRIC_FILE at <dir>/output.metrics, or mount
+     * it where the library writes by default (plan.h, metric_dir). */
+    const char *metric_dir;
+    /* Called for every record (replica lines and service messages), and on each state
+     * change. Both optional. */
+    void (*on_log)(void *ctx, const struct ty_log_record *rec);
+    void (*on_state)(void *ctx, enum ty_job_state state);
+    /* The run waits in the runtime's queue (slurm) because of @reason; on every change.
+     * Optional. */
+    void (*on_queued)(void *ctx, const char *reason);
+    void *ctx;
+};
+
+struct ty_supervisor;
+struct ty_runtime_ops;   /* runtime.h; the programs pick one (exec/runtimes.h) */
+struct ty_exit_status;   /* runtime.h */
+
+/* Create a supervisor for one run of @job with the runtime @runtime on @loop.
+ * @trial_id and @trial_args as for ty_plan_build (NULL outside tuning). */
+int ty_supervisor_new(struct ty_loop *loop,
+                      const struct ty_runtime_ops *runtime,
+                      const struct ty_job *job,
+                      const char *trial_id,
+                      char *const *trial_args,
+                      const struct ty_supervisor_options *opts,
+                      struct ty_supervisor **ret,
+                      struct ty_error *err);
+
+/* Prepare, place and launch every replica. Returns 0 once every launch is under way (the run
+ * is PREPARING and becomes RUNNING on the loop when every replica has started), or when the
+ * run already ended (preparing or launching failed: the run is FAILED and cleaned up; see
+ * ty_supervisor_state). Returns -errno only for failures of the supervisor itself. */
+int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err);
+
+/* Request cancellation (idempotent). A second request while CANCELLING skips the rest of
+ * the grace period and kills at once. Not async-signal-safe: call it from the loop. */
+void ty_supervisor_cancel(struct ty_supervisor *sup);
+
+/* End a RUNNING run early with success (a tuning trial stopped by the early-stopping rule):
+ * logs @why, then stops every replica as when the master succeeds (SIGTERM, the grace period,
+ * SIGKILL); the run ends SUCCEEDED whatever the replicas' exits. Returns false and does
+ * nothing when the run is not RUNNING or is already ending (its own result stands). */
+bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why);
+
+/* Current state, and whether the run has ended (every replica gone, cleanup done). */
+enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup);
+bool ty_supervisor_done(const struct ty_supervisor *sup);
+/* Why a QUEUED run waits in its runtime's queue (Slurm's reason), "" otherwise. */
+const char *ty_supervisor_queue_reason(const struct ty_supervisor *sup);
+/* errorMessage of a FAILED or CANCELLED run ("" otherwise). */
+const char *ty_supervisor_error(const struct ty_supervisor *sup);
+/* The plan (addresses are set once started). */
+const struct ty_cluster_plan *ty_supervisor_plan(const struct ty_supervisor *sup);
+
+/* Free; a run that has not ended is cleaned up first (replicas killed). NULL-safe. */
+void ty_supervisor_free(struct ty_supervisor *sup);
+
+/* Describe how a replica ended, in the service's words, into @buf. Exposed for tests. */
+void ty_describe_exit(const struct ty_replica *r,
+                      const struct ty_exit_status *st,
+                      char *buf,
+                      size_t n);
+
+/* The environment (contract variables only) and argv a replica of a placed plan gets; for
+ * --dry-run. @trial_id and @trial_args as for ty_plan_build (NULL outside tuning). Returns 0
+ * and a JSON array of replicas. */
+int ty_supervisor_dry_run(const struct ty_runtime_ops *runtime,
+                          const struct ty_job *job,
+                          const char *trial_id,
+                          char *const *trial_args,
+                          const struct ty_env_options *env,
+                          json_t **ret,
+                          struct ty_error *err);
+
+#endif

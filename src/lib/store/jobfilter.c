@@ -1,0 +1,703 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * jobfilter.c: the list filter of projects.jobs.list (jobfilter.h). A recursive-descent
+ * parser turns the AIP-160 text into a small tree (AND and OR lists flattened, NOT chains
+ * folded), with every value decoded, classified and pre-parsed once (number, time, prefix),
+ * so that matching a job (jobfilter-match.c) walks the tree and the JSON without allocating.
+ *
+ * Grammar (whitespace between any two tokens):
+ *     filter      = [ expression ]
+ *     expression  = factor { [ "AND" ] factor }       AND and juxtaposition: conjunction
+ *     factor      = term { "OR" term }                 OR binds tighter than AND
+ *     term        = { "NOT" | "-" } simple             NOT binds tightest
+ *     simple      = "(" expression ")" | restriction | global
+ *     restriction = FIELD OP VALUE                     OP: : = != < <= > >=
+ *     global      = WORD | STRING                      a bare value
+ * FIELD is names of letters, digits, '_' and '-' joined by '.'; VALUE a word (which may hold
+ * ':', so bare times work) or a "string" with \" and \\ escapes. AND, OR and NOT are keywords
+ * only in upper case and as whole words; a bare keyword is not accepted as a VALUE. */
+#include "jobfilter.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "jobfilter-internal.h"
+#include "macro.h"
+#include "parse.h"
+#include "jobstate.h"
+#include "timeutil.h"
+
+/* Deepest nesting of parentheses. */
+#define MAX_PARENS   32
+#define USEC_PER_DAY (INT64_C(86400) * 1000000)
+
+static const char *const op_names[] = {":", "=", "!=", "<", "<=", ">", ">="};
+
+static void node_free(struct jf_node *n)
+{
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->n; i++)
+        node_free(n->kids[i]);
+    free(n->kids);
+    for (size_t i = 0; i < n->r.nsegs; i++)
+        free(n->r.segs[i]);
+    free(n->r.segs);
+    free(n->r.value);
+    free(n);
+}
+
+static struct jf_node *node_new(enum jf_kind kind)
+{
+    struct jf_node *n = xcalloc(1, sizeof(*n));
+    n->kind = kind;
+    return n;
+}
+
+static void node_add(struct jf_node *list, struct jf_node *kid)
+{
+    list->kids = xreallocarray(list->kids, list->n + 1, sizeof(*list->kids));
+    list->kids[list->n++] = kid;
+}
+
+/* Add @kid to the AND/OR @list, splicing in the operands of a @kid of the same kind. */
+static void node_merge(struct jf_node *list, struct jf_node *kid)
+{
+    if (kid->kind != list->kind) {
+        node_add(list, kid);
+        return;
+    }
+    for (size_t i = 0; i < kid->n; i++)
+        node_add(list, kid->kids[i]);
+    kid->n = 0;
+    node_free(kid);
+}
+
+/* A list of one operand is that operand. */
+static struct jf_node *node_simplify(struct jf_node *list)
+{
+    struct jf_node *only;
+
+    if (list->n != 1)
+        return list;
+    only = list->kids[0];
+    list->n = 0;
+    node_free(list);
+    return only;
+}
+
+/* ---- parsing ---- */
+
+struct parser {
+    const char *s;
+    size_t pos;
+    int depth;
+    struct ty_error *err;
+};
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool is_ctrl(char c)
+{
+    unsigned char u = (unsigned char)c;
+    return (u < 0x20 && !is_space(c)) || u == 0x7f;
+}
+
+/* A character of a bare word (a field or a global value); @value: of a restriction's value,
+ * which may also hold ':'. */
+static bool is_word(char c, bool value)
+{
+    if (c == '\0' || is_space(c) || is_ctrl(c))
+        return false;
+    if (c == ':')
+        return value;
+    return !strchr("()\"=!<>", c);
+}
+
+static bool is_field_char(char c)
+{
+    unsigned char u = (unsigned char)c;
+    return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || c == '_' ||
+           c == '-' || u >= 0x80;
+}
+
+static size_t word_len(const struct parser *p, size_t off, bool value)
+{
+    size_t n = 0;
+    while (is_word(p->s[off + n], value))
+        n++;
+    return n;
+}
+
+static void skip_ws(struct parser *p)
+{
+    while (is_space(p->s[p->pos]))
+        p->pos++;
+}
+
+/* The keyword at @off (a whole word), or NULL. */
+static const char *keyword_at(const struct parser *p, size_t off)
+{
+    static const char *const kw[] = {"AND", "OR", "NOT"};
+    size_t n = word_len(p, off, false);
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(kw); i++)
+        if (n == strlen(kw[i]) && memcmp(p->s + off, kw[i], n) == 0)
+            return kw[i];
+    return NULL;
+}
+
+static bool is_not_at(const struct parser *p, size_t off)
+{
+    const char *kw = keyword_at(p, off);
+    return kw && strcmp(kw, "NOT") == 0;
+}
+
+/* 1-based character (not byte) index of @off. */
+static size_t position(const struct parser *p, size_t off)
+{
+    size_t chars = 1;
+    for (size_t i = 0; i < off; i++)
+        if (((unsigned char)p->s[i] & 0xc0) != 0x80)
+            chars++;
+    return chars;
+}
+
+/* What is at @off, for a message: "the end", "a quoted string" or the quoted token. */
+static const char *found(const struct parser *p, size_t off, char *buf, size_t n)
+{
+    size_t wl;
+
+    if (p->s[off] == '\0')
+        return "the end";
+    if (p->s[off] == '"')
+        return "a quoted string";
+    wl = word_len(p, off, false);
+    if (wl == 0)
+        wl = p->s[off] == '!' && p->s[off + 1] == '=' ? 2 : 1;
+    (void)snprintf(buf, n, "'%.*s'", (int)(wl > 24 ? 24 : wl), p->s + off);
+    return buf;
+}
+
+static int fail(struct parser *p, size_t off, const char *fmt, ...) TY_PRINTF(3, 4);
+static int fail(struct parser *p, size_t off, const char *fmt, ...)
+{
+    char msg[TY_ERROR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return ty_error_set(p->err, EINVAL, "filter: %s at position %zu", msg, position(p, off));
+}
+
+/* A comparison operator at @off: sets *op and *len. Returns 1, 0 (none) or -EINVAL. */
+static int op_at(struct parser *p, size_t off, enum jf_op *op, size_t *len)
+{
+    const char *s = p->s + off;
+
+    *len = 1;
+    switch (s[0]) {
+    case ':':
+        *op = OP_HAS;
+        return 1;
+    case '=':
+        *op = OP_EQ;
+        return 1;
+    case '!':
+        if (s[1] != '=')
+            return fail(p, off + 1, "expected '=' after '!'");
+        *op = OP_NE;
+        *len = 2;
+        return 1;
+    case '<':
+    case '>':
+        *op = s[0] == '<' ? (s[1] == '=' ? OP_LE : OP_LT) : (s[1] == '=' ? OP_GE : OP_GT);
+        *len = s[1] == '=' ? 2 : 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The "string" at p->pos, decoded into *ret (caller frees). */
+static int parse_string(struct parser *p, char **ret, size_t *ret_len)
+{
+    size_t start = p->pos, n = 0;
+    char *out = xmalloc(strlen(p->s + start) + 1);
+
+    p->pos++;
+    for (;;) {
+        char c = p->s[p->pos];
+        if (c == '\0') {
+            free(out);
+            return fail(p, start, "unterminated string (no closing '\"') starting");
+        }
+        p->pos++;
+        if (c == '"')
+            break;
+        if (c == '\\') {
+            c = p->s[p->pos];
+            if (c != '"' && c != '\\') {
+                free(out);
+                return fail(
+                    p, p->pos - 1, "unknown escape in a string (only \\\" and \\\\ are allowed)");
+            }
+            p->pos++;
+        }
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    *ret = out;
+    *ret_len = n;
+    return 0;
+}
+
+/* After a value: a space, ')' or the end must follow. */
+static int check_after_value(struct parser *p)
+{
+    char buf[40];
+    char c = p->s[p->pos];
+
+    if (c == '\0' || c == ')' || is_space(c))
+        return 0;
+    return fail(p,
+                p->pos,
+                "expected a space, ')' or the end after the value, found %s",
+                found(p, p->pos, buf, sizeof(buf)));
+}
+
+/* Split the field @f (@n bytes at @off) into r->segs. */
+static int parse_field(struct parser *p, size_t off, size_t n, struct jf_restr *r)
+{
+    const char *f = p->s + off;
+    size_t start = 0;
+
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && f[i] != '.') {
+            if (!is_field_char(f[i]))
+                goto bad;
+            continue;
+        }
+        if (i == start)
+            goto bad;
+        r->segs = xreallocarray(r->segs, r->nsegs + 1, sizeof(*r->segs));
+        r->segs[r->nsegs++] = xstrndup(f + start, i - start);
+        start = i + 1;
+    }
+    return 0;
+bad:
+    return fail(p,
+                off,
+                "'%.*s' is not a field name (expected names of letters, digits, '_' or '-' "
+                "joined by '.')",
+                (int)(n > 64 ? 64 : n),
+                f);
+}
+
+static bool ends_with_time(const char *seg)
+{
+    size_t n = strlen(seg);
+    return n >= 4 && strcmp(seg + n - 4, "Time") == 0;
+}
+
+/* Classify a restriction's decoded value: prefix, presence, number, time. */
+static int finish_value(struct parser *p, struct jf_restr *r, size_t voff, const char *field)
+{
+    const char *last = r->segs[r->nsegs - 1];
+
+    if (r->op <= OP_NE && r->vlen > 0 && r->value[r->vlen - 1] == '*') {
+        if (r->vlen == 1 && r->op == OP_HAS) {
+            r->present = true;
+            return 0;
+        }
+        r->prefix = true;
+        r->value[--r->vlen] = '\0';
+    }
+    if (ends_with_time(last)) {
+        if (!r->prefix && ty_rfc3339_parse(r->value, &r->tval, NULL) == 0) {
+            r->vkind = V_TIME;
+            /* ':' with a bare date means that whole day. */
+            r->tend = r->tval + (r->op == OP_HAS && r->vlen == 10 ? USEC_PER_DAY : 1);
+            return 0;
+        }
+        if (!r->prefix && ty_duration_parse(r->value, &r->tval, NULL) == 0) {
+            r->vkind = V_DURATION;
+            r->tend = r->tval + 1;
+            return 0;
+        }
+        return fail(p,
+                    voff,
+                    "'%s' compares times: expected an RFC 3339 time such as "
+                    "\"2026-11-30T09:00:00Z\", a date such as 2026-11-30 or a duration such "
+                    "as 3600s, not '%.40s%s'",
+                    field,
+                    r->value,
+                    r->prefix ? "*" : "");
+    }
+    if (r->prefix)
+        return 0;
+    if (ty_parse_int64(r->value, INT64_MIN, INT64_MAX, &r->ival) == 0) {
+        r->is_num = r->is_int = true;
+        r->dval = (double)r->ival;
+    } else if (ty_parse_double(r->value, &r->dval) == 0) {
+        r->is_num = true;
+    }
+    return 0;
+}
+
+static int parse_expr(struct parser *p, struct jf_node **ret);
+
+/* FIELD OP VALUE, with p->pos at OP. */
+static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct jf_node **ret)
+{
+    struct jf_node *n = node_new(N_RESTR);
+    char field[80];
+    size_t oplen, voff;
+    int r;
+
+    (void)snprintf(field, sizeof(field), "%.*s", (int)(flen > 64 ? 64 : flen), p->s + foff);
+    r = parse_field(p, foff, flen, &n->r);
+    if (r < 0)
+        goto out;
+    r = op_at(p, p->pos, &n->r.op, &oplen);
+    if (r < 0)
+        goto out;
+    p->pos += oplen;
+    skip_ws(p);
+    voff = p->pos;
+    if (p->s[p->pos] == '"') {
+        r = parse_string(p, &n->r.value, &n->r.vlen);
+        if (r < 0)
+            goto out;
+    } else {
+        size_t vl = word_len(p, p->pos, true);
+        if (vl == 0 || keyword_at(p, p->pos)) {
+            r = fail(p,
+                     p->pos,
+                     "expected a value after '%s%s'%s",
+                     field,
+                     op_names[n->r.op],
+                     vl ? " (quote a keyword to use it as a value)" : "");
+            goto out;
+        }
+        n->r.value = xstrndup(p->s + p->pos, vl);
+        n->r.vlen = vl;
+        p->pos += vl;
+    }
+    r = check_after_value(p);
+    if (r < 0)
+        goto out;
+    r = finish_value(p, &n->r, voff, field);
+    if (r < 0)
+        goto out;
+    *ret = TAKE_PTR(n);
+out:
+    node_free(n);
+    return r;
+}
+
+static int parse_simple(struct parser *p, const char *after, struct jf_node **ret)
+{
+    char buf[40], afterbuf[40] = "";
+    size_t start = p->pos, wl, save;
+    const char *kw;
+    enum jf_op op;
+    int r;
+
+    if (after)
+        (void)snprintf(afterbuf, sizeof(afterbuf), " after '%s'", after);
+    if (p->s[start] == '(') {
+        if (p->depth >= MAX_PARENS)
+            return fail(p, start, "parentheses nest deeper than %d", MAX_PARENS);
+        p->pos++;
+        p->depth++;
+        r = parse_expr(p, ret);
+        if (r < 0)
+            return r;
+        if (p->s[p->pos] != ')') {
+            node_free(*ret);
+            *ret = NULL;
+            return fail(p,
+                        p->pos,
+                        "expected ')' to close the '(' at position %zu, found %s",
+                        position(p, start),
+                        found(p, p->pos, buf, sizeof(buf)));
+        }
+        p->pos++;
+        p->depth--;
+        return 0;
+    }
+    if (p->s[start] == '"') {
+        struct jf_node *n = node_new(N_GLOBAL);
+        size_t oplen;
+        r = parse_string(p, &n->r.value, &n->r.vlen);
+        if (r >= 0) {
+            save = p->pos;
+            skip_ws(p);
+            r = op_at(p, p->pos, &op, &oplen);
+            if (r > 0)
+                r = fail(p,
+                         start,
+                         "expected a field name before '%s', not a quoted string",
+                         op_names[op]);
+            else
+                p->pos = save;
+        }
+        if (r >= 0)
+            r = check_after_value(p);
+        if (r < 0) {
+            node_free(n);
+            return r;
+        }
+        *ret = n;
+        return 0;
+    }
+    wl = word_len(p, start, false);
+    kw = keyword_at(p, start);
+    if (wl == 0 || kw)
+        return fail(p,
+                    start,
+                    "expected a restriction%s, found %s",
+                    afterbuf,
+                    found(p, start, buf, sizeof(buf)));
+    p->pos += wl;
+    if (p->s[p->pos] == '(')
+        return fail(p,
+                    p->pos,
+                    "expected a space or an operator after '%.*s' (function calls are not "
+                    "supported)",
+                    (int)(wl > 64 ? 64 : wl),
+                    p->s + start);
+    save = p->pos;
+    skip_ws(p);
+    {
+        size_t oplen;
+        r = op_at(p, p->pos, &op, &oplen);
+        if (r < 0)
+            return r;
+        if (r > 0)
+            return parse_restriction(p, start, wl, ret);
+    }
+    p->pos = save;
+    r = check_after_value(p);
+    if (r < 0)
+        return r;
+    {
+        struct jf_node *n = node_new(N_GLOBAL);
+        n->r.value = xstrndup(p->s + start, wl);
+        n->r.vlen = wl;
+        if (n->r.value[wl - 1] == '*')
+            n->r.value[--n->r.vlen] = '\0';
+        *ret = n;
+    }
+    return 0;
+}
+
+static int parse_term(struct parser *p, struct jf_node **ret)
+{
+    const char *after = NULL;
+    struct jf_node *n = NULL, *neg;
+    int nots = 0, r;
+
+    for (;;) {
+        skip_ws(p);
+        if (p->s[p->pos] == '-') {
+            p->pos++;
+            nots++;
+            after = "-";
+        } else if (is_not_at(p, p->pos)) {
+            p->pos += 3;
+            nots++;
+            after = "NOT";
+        } else {
+            break;
+        }
+    }
+    r = parse_simple(p, after, &n);
+    if (r < 0)
+        return r;
+    if (nots % 2) {
+        neg = node_new(N_NOT);
+        node_add(neg, n);
+        n = neg;
+    }
+    *ret = n;
+    return 0;
+}
+
+/* After AND/OR @kw: skip spaces; there must be an operand (which may start with NOT). */
+static int expect_operand(struct parser *p, const char *kw)
+{
+    char buf[40];
+    char c;
+
+    skip_ws(p);
+    c = p->s[p->pos];
+    if (c != '\0' && c != ')' && (!keyword_at(p, p->pos) || is_not_at(p, p->pos)))
+        return 0;
+    return fail(p,
+                p->pos,
+                "expected a restriction after '%s', found %s",
+                kw,
+                found(p, p->pos, buf, sizeof(buf)));
+}
+
+static int parse_factor(struct parser *p, struct jf_node **ret)
+{
+    struct jf_node *list = node_new(N_OR), *n = NULL;
+    int r = parse_term(p, &n);
+
+    if (r < 0)
+        goto fail;
+    node_merge(list, n);
+    for (;;) {
+        size_t save = p->pos;
+        const char *kw;
+        skip_ws(p);
+        kw = keyword_at(p, p->pos);
+        if (!kw || strcmp(kw, "OR") != 0) {
+            p->pos = save;
+            break;
+        }
+        p->pos += 2;
+        r = expect_operand(p, "OR");
+        if (r < 0)
+            goto fail;
+        r = parse_term(p, &n);
+        if (r < 0)
+            goto fail;
+        node_merge(list, n);
+    }
+    *ret = node_simplify(list);
+    return 0;
+fail:
+    node_free(list);
+    return r;
+}
+
+/* Parses up to the end of the text or an unmatched ')' (left at p->pos). */
+static int parse_expr(struct parser *p, struct jf_node **ret)
+{
+    struct jf_node *list = node_new(N_AND), *n = NULL;
+    int r;
+
+    skip_ws(p);
+    r = parse_factor(p, &n);
+    if (r < 0)
+        goto fail;
+    node_merge(list, n);
+    for (;;) {
+        const char *kw;
+        skip_ws(p);
+        if (p->s[p->pos] == '\0' || p->s[p->pos] == ')')
+            break;
+        kw = keyword_at(p, p->pos);
+        if (kw && strcmp(kw, "AND") == 0) {
+            p->pos += 3;
+            r = expect_operand(p, "AND");
+            if (r < 0)
+                goto fail;
+        }
+        r = parse_factor(p, &n);
+        if (r < 0)
+            goto fail;
+        node_merge(list, n);
+    }
+    *ret = node_simplify(list);
+    return 0;
+fail:
+    node_free(list);
+    return r;
+}
+
+/* The state name @v names (any case for ':'), or NULL. */
+static const char *state_name(const char *v, bool any_case)
+{
+    for (int s = TY_STATE_UNSPECIFIED; s <= TY_STATE_CANCELLED; s++) {
+        const char *name = ty_job_state_name((enum ty_job_state)s);
+        if (any_case ? strcasecmp(v, name) == 0 : strcmp(v, name) == 0)
+            return name;
+    }
+    return NULL;
+}
+
+/* Hints from the conjuncts of a top level that is a conjunction (or a single restriction). */
+static void find_hints(struct ty_filter *f)
+{
+    struct jf_node *root = f->root;
+    size_t n = root->kind == N_AND ? root->n : 1;
+
+    if (root->kind != N_AND && root->kind != N_RESTR)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct jf_node *k = root->kind == N_AND ? root->kids[i] : root;
+        const struct jf_restr *r = &k->r;
+        if (k->kind != N_RESTR || r->nsegs != 1 || (r->op != OP_HAS && r->op != OP_EQ) ||
+            r->present)
+            continue;
+        if (!f->state_hint && !r->prefix && strcmp(r->segs[0], "state") == 0)
+            f->state_hint = state_name(r->value, r->op == OP_HAS);
+        /* the store compares the prefix ignoring case: good for ':' and '=' alike */
+        if (!f->id_prefix && r->prefix && r->vlen > 0 && !strchr(r->value, '*') &&
+            (r->op == OP_EQ || r->op == OP_HAS) && strcmp(r->segs[0], "jobId") == 0)
+            f->id_prefix = r->value;
+    }
+}
+
+int ty_filter_parse(const char *text, struct ty_filter **ret, struct ty_error *err)
+{
+    struct parser p = {.s = text ? text : "", .err = err};
+    struct ty_filter *f;
+    size_t len = strlen(p.s);
+    int r;
+
+    if (len > TY_FILTER_MAX_LEN)
+        return ty_error_set(
+            err, EINVAL, "filter: longer than %d characters (%zu)", TY_FILTER_MAX_LEN, len);
+    for (size_t i = 0; i < len; i++)
+        if (is_ctrl(p.s[i]))
+            return fail(&p, i, "unexpected control character 0x%02x", (unsigned char)p.s[i]);
+    f = xcalloc(1, sizeof(*f));
+    skip_ws(&p);
+    if (p.s[p.pos] != '\0') {
+        r = parse_expr(&p, &f->root);
+        if (r >= 0 && p.s[p.pos] == ')') {
+            r = fail(&p, p.pos, "unexpected ')' (no '(' to close)");
+            node_free(f->root);
+            f->root = NULL;
+        }
+        if (r < 0) {
+            free(f);
+            return r;
+        }
+        find_hints(f);
+    }
+    *ret = f;
+    return 0;
+}
+
+const char *ty_filter_state_hint(const struct ty_filter *f)
+{
+    return f ? f->state_hint : NULL;
+}
+
+const char *ty_filter_id_prefix_hint(const struct ty_filter *f)
+{
+    return f ? f->id_prefix : NULL;
+}
+
+void ty_filter_free(struct ty_filter *f)
+{
+    if (!f)
+        return;
+    node_free(f->root);
+    free(f);
+}

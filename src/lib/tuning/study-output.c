@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * study-output.c: the pure parts of the trial runner (study.h): trial arguments, the order of
+ * trials, the trainingOutput JSON and the failed-trial rule. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "json.h"
+#include "macro.h"
+#include "strv.h"
+#include "trials.h"
+#include "timeutil.h"
+
+char *ty_study_value_string(const json_t *v)
+{
+    char buf[64];
+
+    if (json_is_string(v))
+        return xstrdup(json_string_value(v));
+    if (json_is_integer(v))
+        return xasprintf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        for (int prec = 1; prec <= 17; prec++) {
+            (void)snprintf(buf, sizeof(buf), "%.*g", prec, d);
+            if (strtod(buf, NULL) == d)
+                break;
+        }
+        return xstrdup(buf);
+    }
+    if (json_is_true(v))
+        return xstrdup("true");
+    if (json_is_false(v))
+        return xstrdup("false");
+    return ty_json_compact(v);
+}
+
+char **ty_study_trial_args(const struct ty_hp_spec *spec, const json_t *parameters)
+{
+    char **args = xcalloc(1, sizeof(char *));
+
+    for (size_t i = 0; i < spec->n_params; i++) {
+        const char *name = spec->params[i].name;
+        const json_t *v = json_object_get(parameters, name);
+        _cleanup_free_ char *s = NULL;
+        if (!v)
+            continue;
+        s = ty_study_value_string(v);
+        ty_strv_push_take(&args, xasprintf("--%s=%s", name, s));
+    }
+    return args;
+}
+
+static unsigned long long trial_number(const struct ty_study_trial *t)
+{
+    return strtoull(t->trial_id, NULL, 10);
+}
+
+static bool sort_maximize;
+
+static int cmp_trials(const void *pa, const void *pb)
+{
+    const struct ty_study_trial *a = *(const struct ty_study_trial *const *)pa;
+    const struct ty_study_trial *b = *(const struct ty_study_trial *const *)pb;
+    unsigned long long na = trial_number(a), nb = trial_number(b);
+
+    if (a->has_metric != b->has_metric)
+        return a->has_metric ? -1 : 1;
+    if (a->has_metric && a->final.value != b->final.value) {
+        bool a_better =
+            sort_maximize ? a->final.value > b->final.value : a->final.value < b->final.value;
+        return a_better ? -1 : 1;
+    }
+    return na < nb ? -1 : na > nb ? 1 : 0;
+}
+
+void ty_study_sort(const struct ty_study_trial **v, size_t n, bool maximize)
+{
+    /* qsort has no context argument; the sort is only ever done on the loop's thread. */
+    sort_maximize = maximize;
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_trials);
+}
+
+static json_t *metric_json(const struct ty_hp_measurement *m)
+{
+    return json_pack(
+        "{s:o,s:f}", "trainingStep", json_sprintf("%" PRId64, m->step), "objectiveValue", m->value);
+}
+
+json_t *ty_study_trial_json(const struct ty_study_trial *t)
+{
+    json_t *o = json_object(), *hp = json_object();
+    const char *name;
+    json_t *v;
+    char ts[40];
+
+    json_object_set_new(o, "trialId", json_string(t->trial_id));
+    json_object_foreach((json_t *)t->parameters, name, v)
+    {
+        _cleanup_free_ char *s = ty_study_value_string(v);
+        json_object_set_new(hp, name, json_string(s));
+    }
+    json_object_set_new(o, "hyperparameters", hp);
+    if (t->has_metric) {
+        json_t *all = json_array();
+        json_object_set_new(o, "finalMetric", metric_json(&t->final));
+        for (size_t i = 0; i < t->n_metrics; i++)
+            json_array_append_new(all, metric_json(&t->metrics[i]));
+        json_object_set_new(o, "allMetrics", all);
+    }
+    json_object_set_new(o, "state", json_string(ty_job_state_name(t->state)));
+    if (t->start_usec)
+        json_object_set_new(o, "startTime", json_string(ty_rfc3339(t->start_usec, 6, ts, 40)));
+    if (t->end_usec)
+        json_object_set_new(o, "endTime", json_string(ty_rfc3339(t->end_usec, 6, ts, 40)));
+    json_object_set_new(o, "isTrialStoppedEarly", json_boolean(t->stopped_early));
+    if (t->error && *t->error)
+        json_object_set_new(o, "errorMessage", json_string(t->error));
+    return o;
+}
+
+json_t *
+ty_study_output_json(const struct ty_hp_spec *spec, const struct ty_study_trial *const *v, size_t n)
+{
+    _cleanup_free_ const struct ty_study_trial **sorted = xcalloc(n ? n : 1, sizeof(*sorted));
+    json_t *out = json_object(), *trials = json_array();
+    size_t succeeded = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        sorted[i] = v[i];
+        if (v[i]->state == TY_STATE_SUCCEEDED)
+            succeeded++;
+    }
+    ty_study_sort(sorted, n, spec->maximize);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(trials, ty_study_trial_json(sorted[i]));
+    json_object_set_new(out, "completedTrialCount", json_sprintf("%zu", succeeded));
+    json_object_set_new(out, "trials", trials);
+    json_object_set_new(out, "isHyperparameterTuningJob", json_true());
+    json_object_set_new(out,
+                        "hyperparameterMetricTag",
+                        json_string(spec->metric_tag && *spec->metric_tag
+                                        ? spec->metric_tag
+                                        : TY_HYPERTUNE_DEFAULT_TAG));
+    return out;
+}
+
+bool ty_study_too_many_failures(
+    const struct ty_hp_spec *spec, size_t n_failed, size_t n_succeeded, char *msg, size_t len)
+{
+    size_t first;
+
+    if (spec->max_failed_trials > 0) {
+        if (n_failed < (size_t)spec->max_failed_trials)
+            return false;
+        (void)snprintf(msg,
+                       len,
+                       "%zu trials failed, reaching maxFailedTrials (%d).",
+                       n_failed,
+                       spec->max_failed_trials);
+        return true;
+    }
+    /* Unset: the service decides. trainyard gives up when the first few trials to end all
+     * failed (the program is most likely broken), and otherwise lets the study run on. */
+    first = spec->max_trials < TY_STUDY_DEFAULT_FAILURES ? (size_t)spec->max_trials
+                                                         : TY_STUDY_DEFAULT_FAILURES;
+    if (first == 0)
+        first = 1;
+    if (n_succeeded > 0 || n_failed < first)
+        return false;
+    (void)snprintf(msg,
+                   len,
+                   "%zu trials failed: the first %zu trials all failed (maxFailedTrials is unset).",
+                   n_failed,
+                   first);
+    return true;
+}
+
+uint64_t ty_study_default_seed(const struct ty_job *job)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (const char *p = job->job_id; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    return h;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * main.c: `trainyard-supervisor`, the program trainyardd starts for each job
+ * (`supervise-job STATE_DIR SEQ GRACE_USEC`) and to remove a dead supervisor's containers
+ * (`sweep-containers`) or Slurm jobs (`sweep-slurm KEY`). A program of its own so that the daemon
+ * does not carry the runtimes and their libraries (libcurl and its TLS stack): the service stays
+ * small. */
+#include <stdio.h>
+#include <string.h>
+
+#include "supervisor.h"
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "supervise-job") == 0)
+        return tys_supervise_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "sweep-containers") == 0)
+        return tys_sweep_containers_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "sweep-slurm") == 0)
+        return tys_sweep_slurm_main(argc - 1, argv + 1);
+    fprintf(stderr,
+            "trainyard-supervisor: an internal program of trainyardd, started by it for each "
+            "job; usage: trainyard-supervisor supervise-job STATE_DIR SEQ GRACE_USEC | "
+            "sweep-containers | sweep-slurm KEY\n");
+    return 2;
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * supervisor.c: `trainyard-supervisor supervise-job STATE_DIR SEQ GRACE_USEC`, the process that runs
+ * one job of the service from claim to final state, with the same library code as
+ * `trainyard local train`. It records every state change in the store (which the API reads)
+ * and every log file in the store's index; SIGTERM (sent by jobs.cancel) cancels, a second
+ * one kills at once. It runs in its own session, so it and the job outlive a trainyardd that
+ * is restarted or killed; a new trainyardd watches it again.
+ *
+ * Also `trainyard-supervisor sweep-containers`: removes containers and networks whose supervising
+ * process is gone (run by the daemon after a supervisor died). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "container.h"
+#include "supervisor.h"
+#include "json.h"
+#include "loop.h"
+#include "macro.h"
+#include "parse.h"
+#include "proctree.h"
+#include "runtimes.h"
+#include "sigpipe.h"
+#include "slurm.h"
+#include "spec.h"
+#include "statedir.h"
+#include "store.h"
+#include "study.h"
+#include "supervise.h"
+#include "timeutil.h"
+
+struct run {
+    int sig_fd;
+    struct ty_store *store;
+    struct ty_job_row *row;
+    struct ty_supervisor *sup; /* a plain job */
+    struct ty_study *study;    /* a tuning job, instead */
+};
+
+static void diag(const struct ty_job_row *row, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void diag(const struct ty_job_row *row, const char *fmt, ...)
+{
+    char ts[40];
+    va_list ap;
+    fprintf(stderr,
+            "%s supervise-job %s/%s [%d]: ",
+            ty_rfc3339(ty_now_usec(), 3, ts, sizeof(ts)),
+            row->project,
+            row->job_id,
+            (int)getpid());
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void on_state(void *ctx, enum ty_job_state st)
+{
+    struct run *run = ctx;
+    struct ty_error e = {0};
+    const char *msg = !ty_job_state_is_final(st) ? NULL
+                      : run->study               ? ty_study_error(run->study)
+                                                 : ty_supervisor_error(run->sup);
+
+    if (run->study && ty_job_state_is_final(st)) {
+        _cleanup_json_ json_t *out = ty_study_training_output(run->study);
+        if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
+            diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
+    }
+    if (ty_store_set_state(run->store, run->row->seq, st, ty_now_usec(), msg, &e) < 0 &&
+        e.code != EALREADY)
+        diag(run->row, "cannot record state %s: %s", ty_job_state_name(st), ty_error_msg(&e));
+}
+
+/* The job waits in its runtime's queue (Slurm): describe shows why. */
+static void on_queued(void *ctx, const char *reason)
+{
+    struct run *run = ctx;
+    struct ty_error e = {0};
+    if (ty_store_set_state_reason(run->store, run->row->seq, reason, &e) < 0)
+        diag(run->row, "cannot record the queue reason: %s", ty_error_msg(&e));
+}
+
+/* A trial started or ended: the stored trainingOutput follows. */
+static void on_trial(void *ctx, const struct ty_study_trial *trial)
+{
+    struct run *run = ctx;
+    struct ty_error e = {0};
+    _cleanup_json_ json_t *out = ty_study_training_output(run->study);
+
+    (void)trial;
+    if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
+        diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
+}
+
+static void on_new_file(void *ctx, const char *task, const char *trial, const char *path)
+{
+    struct run *run = ctx;
+    struct ty_error e = {0};
+    if (ty_store_add_log_file(run->store, run->row->seq, task, trial, path, &e) < 0)
+        diag(run->row, "cannot index log file %s: %s", path, ty_error_msg(&e));
+}
+
+static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct run *run = data;
+    unsigned char c;
+    while (read(fd, &c, 1) == 1) {
+        if (run->study)
+            ty_study_cancel(run->study);
+        else
+            ty_supervisor_cancel(run->sup);
+    }
+}
+
+/* SIGTERM (jobs.cancel) and SIGINT cancel; returns the signal pipe's read end. */
+static int install_signals(void)
+{
+    static const int sigs[] = {SIGTERM, SIGINT};
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigset_t set;
+    int fd;
+
+    (void)sigaction(SIGHUP, &ign, NULL);
+    (void)sigaction(SIGPIPE, &ign, NULL);
+    fd = ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
+    if (fd < 0)
+        return fd;
+    /* The daemon started us with these blocked: a cancel sent before now is delivered here. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    return sigprocmask(SIG_UNBLOCK, &set, NULL) < 0 ? -errno : fd;
+}
+
+/* Fail the job before it ran (nothing to clean up). */
+static int fail_early(struct run *run, const char *msg)
+{
+    diag(run->row, "%s", msg);
+    (void)ty_store_set_state(run->store, run->row->seq, TY_STATE_FAILED, ty_now_usec(), msg, NULL);
+    return 1;
+}
+
+static int run_job(struct run *run, const char *state_dir, int64_t grace)
+{
+    struct ty_job_row *row = run->row;
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_json_ json_t *doc = NULL;
+    _cleanup_json_ json_t *previous = NULL; /* the job resumePreviousJobId names */
+    _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *logdir = NULL;
+    struct ty_supervisor_options opts = {.grace_usec = grace};
+    const struct ty_runtime_ops *runtime = NULL;
+    struct ty_joblog *log = NULL;
+    struct ty_loop *loop = NULL;
+    struct ty_error e = {0};
+    char msg[TY_ERROR_MSG_MAX + 64];
+    int r;
+
+    doc = json_pack("{s:s,s:O,s:O}",
+                    "jobId",
+                    row->job_id,
+                    "labels",
+                    row->labels,
+                    "trainingInput",
+                    row->training_input);
+    if (ty_job_from_json(doc, &job, &e) < 0) {
+        (void)snprintf(msg, sizeof(msg), "The stored job is no longer valid: %s", ty_error_msg(&e));
+        return fail_early(run, msg);
+    }
+    if (ty_runtime_lookup(row->runtime, &runtime, &e) < 0) {
+        (void)snprintf(msg, sizeof(msg), "The stored job cannot run here: %s", ty_error_msg(&e));
+        return fail_early(run, msg);
+    }
+    r = ty_statedir_claim_job(state_dir, row->project, row->job_id, &dir, &e);
+    if (r < 0) {
+        (void)snprintf(msg, sizeof(msg), "Cannot create the job's directory: %s", ty_error_msg(&e));
+        return fail_early(run, msg);
+    }
+    logdir = xasprintf("%s/logs", dir);
+    if (ty_joblog_open(logdir, &log, &e) < 0) {
+        (void)snprintf(msg, sizeof(msg), "Cannot open the job's logs: %s", ty_error_msg(&e));
+        return fail_early(run, msg);
+    }
+    ty_joblog_on_new_file(log, on_new_file, run);
+    opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
+    opts.log = log;
+    opts.on_state = on_state;
+    opts.on_queued = on_queued;
+    opts.ctx = run;
+    loop = ty_loop_new();
+    if (job->hp && job->hp->resume_job_id) {
+        /* Checked when the job was created; if it is gone now, ty_study_new says so. */
+        _cleanup_(ty_job_row_freep) struct ty_job_row *prev = NULL;
+        if (ty_store_get_job(run->store, row->project, job->hp->resume_job_id, &prev, NULL) >= 0)
+            previous = ty_job_row_to_json(prev);
+    }
+    if (job->hp) {
+        struct ty_study_options so = {
+            .runtime = runtime,
+            .state_dir = dir,
+            .seed = ty_study_default_seed(job),
+            .sup = opts,
+            .on_state = on_state,
+            .on_trial = on_trial,
+            .previous_job = previous,
+            .ctx = run,
+        };
+        r = ty_study_new(loop, job, &so, &run->study, &e);
+        if (r >= 0) {
+            ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
+            r = ty_study_start(run->study, &e);
+        }
+    } else {
+        r = ty_supervisor_new(loop, runtime, job, NULL, NULL, &opts, &run->sup, &e);
+        if (r >= 0) {
+            ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
+            r = ty_supervisor_start(run->sup, &e);
+        }
+    }
+    while (r >= 0 && !(run->study ? ty_study_done(run->study) : ty_supervisor_done(run->sup))) {
+        r = ty_loop_run_once(loop);
+        if (r < 0)
+            (void)ty_error_set(&e, -r, "event loop: %s", strerror(-r));
+    }
+    if (r < 0) {
+        (void)snprintf(
+            msg, sizeof(msg), "Internal error while supervising the job: %s", ty_error_msg(&e));
+        diag(row, "%s", msg);
+        (void)ty_store_set_state(run->store, row->seq, TY_STATE_FAILED, ty_now_usec(), msg, NULL);
+    }
+    ty_supervisor_free(run->sup);
+    run->sup = NULL;
+    ty_study_free(run->study);
+    run->study = NULL;
+    ty_loop_free(loop);
+    ty_joblog_close(log);
+    return r < 0 ? 1 : 0;
+}
+
+int tys_supervise_main(int argc, char **argv)
+{
+    _cleanup_free_ char *db = NULL;
+    struct run run = {0};
+    struct ty_error e = {0};
+    int64_t seq, grace;
+    int r, rc;
+
+    if (argc != 4 || ty_parse_int64(argv[2], 1, INT64_MAX, &seq) < 0 ||
+        ty_parse_int64(argv[3], 0, INT64_MAX, &grace) < 0) {
+        fprintf(stderr,
+                "trainyardd supervise-job: internal command; usage: supervise-job STATE_DIR SEQ "
+                "GRACE_USEC\n");
+        return 2;
+    }
+    db = xasprintf("%s/%s", argv[1], TY_STORE_FILE);
+    r = ty_store_open(db, &run.store, &e);
+    if (r < 0) {
+        fprintf(stderr, "trainyardd supervise-job: %s\n", ty_error_msg(&e));
+        return 1;
+    }
+    r = ty_store_get_job_by_seq(run.store, seq, &run.row, &e);
+    if (r < 0) {
+        fprintf(
+            stderr, "trainyardd supervise-job: job %lld: %s\n", (long long)seq, ty_error_msg(&e));
+        ty_store_close(run.store);
+        return 1;
+    }
+    r = ty_store_claim_job(run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), &e);
+    if (r < 0) {
+        /* Claimed by another supervisor, or cancelled while queued: nothing to do. */
+        rc = r == -EALREADY ? 0 : 1;
+        if (rc)
+            diag(run.row, "cannot claim the job: %s", ty_error_msg(&e));
+    } else if ((run.sig_fd = install_signals()) < 0) {
+        rc = fail_early(&run, "Cannot set up signal handling for the job's supervisor.");
+    } else {
+        rc = run_job(&run, argv[1], grace);
+    }
+    ty_job_row_free(run.row);
+    ty_store_close(run.store);
+    return rc;
+}
+
+int tys_sweep_containers_main(int argc, char **argv)
+{
+    struct ty_error e = {0};
+    int r;
+
+    r = ty_container_sweep(&e);
+    if (r > 0)
+        fprintf(stderr, "trainyardd sweep-containers: removed %d container(s) and network(s)\n", r);
+    else if (r < 0)
+        fprintf(stderr, "trainyardd sweep-containers: %s\n", ty_error_msg(&e));
+    return r < 0 ? 1 : 0;
+}
+
+int tys_sweep_slurm_main(int argc, char **argv)
+{
+    struct ty_error e = {0};
+    int n;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: trainyard-supervisor sweep-slurm KEY\n");
+        return 2;
+    }
+    n = ty_slurm_sweep(argv[1], &e);
+    if (n < 0) {
+        fprintf(stderr, "trainyardd sweep-slurm: %s\n", ty_error_msg(&e));
+        return 1;
+    }
+    if (n > 0)
+        fprintf(stderr, "trainyardd sweep-slurm: cancelled %d Slurm job(s)\n", n);
+    return 0;
+}

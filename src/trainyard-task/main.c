@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * trainyard-task: the per-task launcher of the slurm runtime (docs/internals/slurm.md). Slurm
+ * starts one per replica; it connects back to the job's supervisor, learns which replica it
+ * runs, holds a port for it on this node, waits for the whole cluster's environment, then
+ * runs the replica under the process runtime (its command as a program) or the container
+ * runtime (its image, through this node's container engine, on the host's network) and
+ * reports its output and exit over the same connection (taskproto.h).
+ *
+ *   trainyard-task --connect HOST:PORT
+ *   environment: TRAINYARD_TASK_TOKEN (the run's secret), SLURM_PROCID, SLURMD_NODENAME
+ *
+ * The connection is the replica's lifeline: when it drops, the replica is stopped (SIGTERM,
+ * then SIGKILL after the grace period) and the launcher exits. SIGTERM from Slurm (scancel,
+ * the time limit) is passed on to the replica, whose exit is still reported. */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "container.h"
+#include "fdutil.h"
+#include "hypertune.h"
+#include "json.h"
+#include "macro.h"
+#include "parse.h"
+#include "plan.h"
+#include "process.h"
+#include "runtime.h"
+#include "sigpipe.h"
+#include "spec.h"
+#include "strv.h"
+#include "taskproto.h"
+#include "timeutil.h"
+
+/* Time between SIGTERM and SIGKILL when the replica is stopped by the launcher itself. */
+#define GRACE_USEC (10 * INT64_C(1000000))
+/* How often a trial's metric file is looked at (the supervisor's early stopping reads its
+ * copy as often). */
+#define METRIC_POLL_USEC (INT64_C(1000000))
+
+struct task {
+    struct ty_loop *loop;
+    int fd; /* the connection to the supervisor */
+    struct ty_taskproto_reader rd;
+    long procid;
+    const char *node;
+    struct ty_job *job;
+    struct ty_cluster_plan *plan; /* the whole cluster, as the supervisor's */
+    struct ty_cluster_plan sub;   /* a view of it holding only this task's replica */
+    struct ty_replica *rep;
+    struct ty_runtime *rt;
+    char *metric_dir; /* a trial's local metric directory, or NULL */
+    bool launched, exited, quit, lost;
+    uint64_t kill_timer;
+    uint64_t metric_timer;
+    struct ty_file_stamp metric_stamp; /* the metric file as last sent */
+    int status;                        /* the launcher's own exit status */
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("trainyard-task: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* Send one frame; a failure means the supervisor is gone. */
+static void send_frame(struct task *t, int type, const void *p, size_t n)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    if (t->fd < 0)
+        return;
+    if (ty_taskproto_frame(&b, type, p, n) == 0 && ty_write_all(t->fd, b.data, b.len) < 0)
+        t->lost = true;
+    ty_buf_release(&b);
+}
+
+static void send_json(struct task *t, int type, json_t *obj /* stolen */)
+{
+    _cleanup_free_ char *text = ty_json_compact(obj);
+    send_frame(t, type, text, strlen(text));
+    json_decref(obj);
+}
+
+/* A trial's metric file: send it when it changed since last time (also right before EXIT,
+ * so the supervisor has the final report before it decides). */
+static void forward_metrics(struct task *t)
+{
+    _cleanup_free_ char *path = NULL;
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+
+    if (!t->metric_dir)
+        return;
+    path = xasprintf("%s/output.metrics", t->metric_dir);
+    if (!ty_file_changed(path, &t->metric_stamp) ||
+        ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, NULL) < 0)
+        return;
+    send_frame(t, TY_TASK_METRICS, text, len);
+}
+
+static void on_metric_timer(struct ty_loop *loop, void *data)
+{
+    struct task *t = data;
+    forward_metrics(t);
+    t->metric_timer =
+        t->exited ? 0
+                  : ty_loop_add_timer(loop, ty_mono_usec() + METRIC_POLL_USEC, on_metric_timer, t);
+}
+
+/* ---- the replica's events ---------------------------------------------------------------- */
+
+static void on_started(void *ctx, struct ty_replica *r)
+{
+    struct task *t = ctx;
+    (void)r;
+    send_json(t, TY_TASK_STARTED, json_pack("{s:i}", "pid", (int)getpid()));
+}
+
+static void
+on_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len)
+{
+    struct task *t = ctx;
+    (void)r;
+    send_frame(t, s == TY_STREAM_STDERR ? TY_TASK_ERR : TY_TASK_OUT, line, len);
+}
+
+static const char *exit_kind(enum ty_exit_kind k)
+{
+    switch (k) {
+    case TY_EXIT_CODE:
+        return "code";
+    case TY_EXIT_SIGNAL:
+        return "signal";
+    case TY_EXIT_OOM:
+        return "oom";
+    case TY_EXIT_START_FAILED:
+        return "start_failed";
+    case TY_EXIT_LOST:
+        break;
+    }
+    return "lost";
+}
+
+static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
+{
+    struct task *t = ctx;
+    (void)r;
+    t->exited = true;
+    forward_metrics(t);
+    send_json(t,
+              TY_TASK_EXIT,
+              json_pack("{s:s, s:i, s:s}",
+                        "kind",
+                        exit_kind(st->kind),
+                        "code",
+                        st->code,
+                        "detail",
+                        st->detail));
+    /* Told to quit, or the supervisor is gone: nothing more to wait for. */
+    if (t->quit || t->fd < 0)
+        ty_loop_stop(t->loop);
+}
+
+static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
+{
+    struct task *t = ctx;
+    send_json(t, TY_TASK_NOTICE, json_pack("{s:i, s:s}", "severity", (int)sev, "message", msg));
+}
+
+/* ---- the supervisor's messages --------------------------------------------------------- */
+
+/* The address this node is reached at: the local end of the connection to the supervisor. */
+static int local_address(int fd, char *host, size_t n)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        return -errno;
+    return getnameinfo((struct sockaddr *)&ss, len, host, (socklen_t)n, NULL, 0, NI_NUMERICHOST)
+               ? -EINVAL
+               : 0;
+}
+
+static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
+{
+    struct ty_runtime_events ev = {.started = on_started,
+                                   .output = on_output,
+                                   .exited = on_exited,
+                                   .notice = on_notice,
+                                   .ctx = t};
+    const char *trial = ty_json_str(m, "trialId");
+    const char *runtime = ty_json_str(m, "runtime") ? ty_json_str(m, "runtime") : "process";
+    json_t *targs = json_object_get(m, "trialArgs"), *v;
+    json_t *jidx = json_object_get(m, "replica");
+    _cleanup_strv_free_ char **args = xcalloc(1, sizeof(char *));
+    char host[128];
+    size_t i;
+    int r;
+
+    if (t->job)
+        return ty_error_set(err, EPROTO, "a second ASSIGN");
+    json_array_foreach(targs, i, v)
+    {
+        if (!json_is_string(v))
+            return ty_error_set(err, EPROTO, "ASSIGN.trialArgs: strings are required");
+        ty_strv_push(&args, json_string_value(v));
+    }
+    r = ty_job_from_json(json_object_get(m, "job"), &t->job, err);
+    if (r >= 0)
+        r = ty_plan_build(t->job, trial, args, &t->plan, err);
+    if (r < 0)
+        return r;
+    if (!json_is_integer(jidx) || json_integer_value(jidx) < 0 ||
+        (size_t)json_integer_value(jidx) >= t->plan->n_replicas)
+        return ty_error_set(err, EPROTO, "ASSIGN.replica: not a replica of the plan");
+    if (strcmp(runtime, "process") != 0 && strcmp(runtime, "container") != 0)
+        return ty_error_set(
+            err, EPROTO, "ASSIGN.runtime: '%s' is not process or container", runtime);
+    t->rep = &t->plan->replicas[json_integer_value(jidx)];
+    t->sub = *t->plan;
+    t->sub.replicas = t->rep;
+    t->sub.n_replicas = 1;
+    /* One replica of many on this node: it uses the node's network and a port of its own. */
+    t->sub.host_network = true;
+    /* A local job directory must exist on this node too (the supervisor made its own). */
+    if (t->plan->job_dir && !strstr(t->plan->job_dir, "://") &&
+        (r = ty_mkdir_p(t->plan->job_dir, 0755, err)) < 0)
+        return r;
+    if (trial) {
+        char tmpl[] = "/tmp/trainyard-task.XXXXXX";
+        if (!mkdtemp(tmpl))
+            return ty_error_set(err, errno, "cannot make a metric directory: %s", strerror(errno));
+        t->metric_dir = xstrdup(tmpl);
+        t->sub.metric_dir = t->metric_dir;
+    }
+    r = ty_runtime_new(strcmp(runtime, "process") == 0 ? &ty_runtime_process : &ty_runtime_container,
+                       t->loop,
+                       &ev,
+                       &t->rt,
+                       err);
+    if (r < 0)
+        return r;
+    ty_runtime_attach(t->rt, &t->sub);
+    r = t->rt->ops->prepare(t->rt, err);
+    if (r >= 0)
+        r = t->rt->ops->place(t->rt, err);
+    if (r >= 0 && local_address(t->fd, host, sizeof(host)) < 0)
+        r = ty_error_set(err, EIO, "cannot tell this node's address");
+    if (r < 0)
+        return r;
+    send_json(t, TY_TASK_PLACED, json_pack("{s:s, s:i}", "host", host, "port", t->rep->port));
+    return 0;
+}
+
+static int on_start(struct task *t, const json_t *m, struct ty_error *err)
+{
+    _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
+    json_t *v;
+    size_t i;
+
+    if (!t->rt || t->launched)
+        return ty_error_set(err, EPROTO, "START before ASSIGN, or twice");
+    json_array_foreach(json_object_get(m, "env"), i, v)
+    {
+        if (!json_is_string(v) || !strchr(json_string_value(v), '='))
+            return ty_error_set(err, EPROTO, "START.env: NAME=VALUE strings are required");
+        ty_strv_push(&env, json_string_value(v));
+    }
+    t->launched = true;
+    if (t->metric_dir)
+        t->metric_timer =
+            ty_loop_add_timer(t->loop, ty_mono_usec() + METRIC_POLL_USEC, on_metric_timer, t);
+    return t->rt->ops->launch(t->rt, t->rep, env, err);
+}
+
+static void stop_replica(struct task *t, int sig)
+{
+    if (t->rt && t->launched && !t->exited)
+        (void)t->rt->ops->signal(t->rt, t->rep, sig, NULL);
+}
+
+static void on_kill_timer(struct ty_loop *loop, void *data)
+{
+    struct task *t = data;
+    t->kill_timer = 0;
+    stop_replica(t, SIGKILL);
+}
+
+/* The supervisor is gone or said QUIT: end the replica (at once for QUIT, after the grace
+ * period otherwise) and leave once it has exited. */
+static void wind_down(struct task *t, bool now)
+{
+    if (!t->launched || t->exited) {
+        ty_loop_stop(t->loop);
+        return;
+    }
+    stop_replica(t, now ? SIGKILL : SIGTERM);
+    if (!now && !t->kill_timer)
+        t->kill_timer = ty_loop_add_timer(t->loop, ty_mono_usec() + GRACE_USEC, on_kill_timer, t);
+}
+
+static int on_frame(void *ctx, int type, const char *payload, size_t len)
+{
+    struct task *t = ctx;
+    _cleanup_json_ json_t *m = NULL;
+    struct ty_error e = {0};
+    int r;
+
+    r = ty_taskproto_json(payload, len, &m, &e);
+    if (r >= 0) {
+        switch (type) {
+        case TY_TASK_ASSIGN:
+            r = on_assign(t, m, &e);
+            break;
+        case TY_TASK_START:
+            r = on_start(t, m, &e);
+            break;
+        case TY_TASK_SIGNAL: {
+            json_t *s = json_object_get(m, "signal");
+            if (!json_is_integer(s) || json_integer_value(s) < 1 || json_integer_value(s) > 64)
+                r = ty_error_set(&e, EPROTO, "SIGNAL.signal: a signal number is required");
+            else
+                stop_replica(t, (int)json_integer_value(s));
+            break;
+        }
+        case TY_TASK_QUIT:
+            t->quit = true;
+            wind_down(t, true);
+            break;
+        default:
+            r = ty_error_set(&e, EPROTO, "unexpected message '%c'", type);
+        }
+    }
+    if (r < 0) {
+        /* Tell the supervisor (as the replica's failure) and give up. */
+        char msg[TY_ERROR_MSG_MAX + 32];
+        (void)snprintf(msg, sizeof(msg), "trainyard-task on %s: %s", t->node, ty_error_msg(&e));
+        send_json(t,
+                  TY_TASK_EXIT,
+                  json_pack("{s:s, s:i, s:s}", "kind", "start_failed", "code", 0, "detail", msg));
+        say("%s", msg);
+        t->status = 1;
+        wind_down(t, true);
+        return r;
+    }
+    return 0;
+}
+
+static void on_conn(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct task *t = data;
+    char buf[65536];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    struct ty_error e = {0};
+
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0 || ty_taskproto_feed(&t->rd, buf, (size_t)n, on_frame, t, &e) < 0 || t->lost) {
+        if (n <= 0 && !t->quit)
+            say("lost the connection to the supervisor; stopping the replica");
+        ty_loop_remove_fd(loop, fd);
+        close(fd);
+        t->fd = -1;
+        if (!t->quit)
+            t->status = t->status ? t->status : 1;
+        wind_down(t, t->quit);
+    }
+}
+
+static void on_signal(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct task *t = data;
+    unsigned char c;
+    while (read(fd, &c, 1) == 1)
+        if (t->launched && !t->exited)
+            stop_replica(t, SIGTERM); /* Slurm's cancel: the exit is still reported */
+        else
+            wind_down(t, true);
+}
+
+/* Connect to HOST:PORT, trying every address. Returns the socket or -errno. */
+static int dial(const char *spec, struct ty_error *err)
+{
+    _cleanup_free_ char *host = NULL;
+    const char *colon = strrchr(spec, ':');
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    int fd = -1, r;
+
+    if (!colon || colon == spec)
+        return ty_error_set(err, EINVAL, "--connect: HOST:PORT expected, got '%s'", spec);
+    host = xstrndup(spec, (size_t)(colon - spec));
+    r = getaddrinfo(host, colon + 1, &hints, &res);
+    if (r != 0)
+        return ty_error_set(err, EINVAL, "--connect: %s: %s", spec, gai_strerror(r));
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+            break;
+        r = -errno;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        return ty_error_set(
+            err, -r, "cannot connect to the supervisor at %s: %s", spec, strerror(-r));
+    return fd;
+}
+
+int main(int argc, char **argv)
+{
+    struct task t = {.fd = -1};
+    struct ty_error e = {0};
+    _cleanup_free_ char *token_copy = NULL;
+    const char *token = getenv("TRAINYARD_TASK_TOKEN");
+    const char *procid = getenv("SLURM_PROCID");
+    int64_t id;
+    int sig_fd;
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+
+    if (argc != 3 || strcmp(argv[1], "--connect") != 0) {
+        fprintf(stderr,
+                "usage: trainyard-task --connect HOST:PORT\n"
+                "The per-task launcher of trainyard's slurm runtime, started by Slurm; not "
+                "for direct use.\n");
+        return 2;
+    }
+    if (!token || !*token || !procid || ty_parse_int64(procid, 0, 1000000, &id) < 0) {
+        say("TRAINYARD_TASK_TOKEN and SLURM_PROCID must be set (this runs as a Slurm task)");
+        return 2;
+    }
+    t.procid = (long)id;
+    token = token_copy = xstrdup(token);
+    (void)unsetenv("TRAINYARD_TASK_TOKEN"); /* the replica inherits this environment */
+    t.node = getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?";
+    (void)sigaction(SIGPIPE, &ign, NULL);
+    sig_fd = ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
+    t.fd = dial(argv[2], &e);
+    if (t.fd < 0 || sig_fd < 0) {
+        say("%s", t.fd < 0 ? ty_error_msg(&e) : "cannot set up signal handling");
+        return 1;
+    }
+    t.loop = ty_loop_new();
+    ty_loop_add_fd(t.loop, t.fd, POLLIN, on_conn, &t);
+    ty_loop_add_fd(t.loop, sig_fd, POLLIN, on_signal, &t);
+    send_json(&t,
+              TY_TASK_HELLO,
+              json_pack("{s:s, s:I, s:s, s:i}",
+                        "token",
+                        token,
+                        "procid",
+                        (json_int_t)t.procid,
+                        "node",
+                        t.node,
+                        "pid",
+                        (int)getpid()));
+    (void)ty_loop_run(t.loop);
+    ty_loop_cancel_timer(t.loop, t.metric_timer);
+    if (t.rt) {
+        t.rt->ops->cleanup(t.rt);
+        ty_runtime_free(t.rt);
+    }
+    if (t.fd >= 0)
+        close(t.fd);
+    if (t.metric_dir) {
+        _cleanup_free_ char *f = xasprintf("%s/output.metrics", t.metric_dir);
+        (void)unlink(f);
+        (void)rmdir(t.metric_dir);
+    }
+    ty_loop_free(t.loop);
+    ty_plan_free(t.plan);
+    ty_job_free(t.job);
+    ty_taskproto_reader_release(&t.rd);
+    return t.status;
+}

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * cmd-jobs-submit.c: `trainyard jobs submit training JOB [flags] [-- USER_ARGS]`: builds the
+ * job from --config and the gcloud training flags exactly as `local train` does, checks it
+ * here (a bad spec never reaches the daemon), creates it with POST .../jobs, and either
+ * returns at once (gcloud's default, --async) or streams its logs until it ends
+ * (--stream-logs; exit 1 unless it SUCCEEDED). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accept.h"
+#include "alloc.h"
+#include "cli.h"
+#include "jobs.h"
+#include "json.h"
+#include "macro.h"
+#include "spec.h"
+#include "strv.h"
+
+#define PATH "jobs.submit.training"
+
+enum {
+    O_RUNTIME = 1,
+    O_PYTORCH_ENV,
+    O_STREAM_LOGS,
+    O_ASYNC,
+    O_FORMAT,
+};
+
+static const struct option own_options[] = {
+    {"runtime", required_argument, NULL, O_RUNTIME},
+    {"pytorch-env", no_argument, NULL, O_PYTORCH_ENV},
+    {"stream-logs", no_argument, NULL, O_STREAM_LOGS},
+    {"async", no_argument, NULL, O_ASYNC},
+    {"format", required_argument, NULL, O_FORMAT},
+    JOBS_GLOBAL_OPTIONS,
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage[] =
+    "Usage: trainyard jobs submit training JOB [flags] [-- USER_ARGS...]\n"
+    "\n"
+    "Submit a training job to trainyardd. The job is built and checked as by 'trainyard local\n"
+    "train' (same job flags), then created; it starts QUEUED. Prints 'Job [JOB] submitted\n"
+    "successfully.' and how to follow it on stderr, and the job's jobId and state (YAML) on\n"
+    "stdout. With --stream-logs, waits instead, printing the job's logs on stderr, then the\n"
+    "final state. Exit 0; 1 when the request fails or (--stream-logs) the job did not\n"
+    "SUCCEED; 2 for usage and job-spec errors.\n"
+    "\n"
+    "Submit flags:\n"
+    "  --runtime=NAME            where the daemon runs the replicas: process, container, ...\n"
+    "                            (sets the label trainyard-runtime=NAME; default: the\n"
+    "                            daemon's)\n"
+    "  --pytorch-env             also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (sets\n"
+    "                            the label trainyard-pytorch-env=true)\n"
+    "  --stream-logs             stream the logs until the job ends; exit 1 unless it\n"
+    "                            SUCCEEDED\n"
+    "  --async                   return once the job is created (the default; not with\n"
+    "                            --stream-logs)\n"
+    "  --format=FORMAT           print the whole created Job as json or yaml\n"
+    "\n";
+
+struct submit_args {
+    struct train_flags tf;
+    const char *runtime;
+    bool pytorch;
+    bool stream_logs;
+    bool async;
+    bool format_set;
+    enum jobs_format format;
+};
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+    struct submit_args *a = ctx;
+    struct ty_error e = {0};
+
+    switch (id) {
+    case O_RUNTIME:
+        if (!*arg) {
+            cli_error(PATH, "--runtime: the runtime name is empty");
+            return -1;
+        }
+        a->runtime = arg;
+        return 0;
+    case O_PYTORCH_ENV:
+        a->pytorch = true;
+        return 0;
+    case O_STREAM_LOGS:
+        a->stream_logs = true;
+        return 0;
+    case O_ASYNC:
+        a->async = true;
+        return 0;
+    case O_FORMAT:
+        a->format_set = true;
+        return jobs_parse_format(PATH, arg, &a->format);
+    default:
+        if (train_flags_apply(&a->tf, id, arg, &e) < 0) {
+            cli_error(PATH, "%s", ty_error_msg(&e));
+            return -1;
+        }
+        return 0;
+    }
+}
+
+/* gcloud's default output of a submitted job: yaml(jobId, state, startTime, endTime), the
+ * times in local time. */
+static void print_brief(const json_t *job)
+{
+    _cleanup_json_ json_t *out = json_object();
+    static const char *const keys[] = {"jobId", "state", "startTime", "endTime"};
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(keys); i++) {
+        const char *v = ty_json_str(job, keys[i]);
+        char buf[64];
+        if (!v)
+            continue;
+        if (i >= 2)
+            v = jobs_local_time(v, JOBS_TIME_ISO, buf, sizeof(buf));
+        json_object_set_new(out, keys[i], json_string(v));
+    }
+    jobs_print_resource(out, JOBS_FORMAT_YAML);
+}
+
+/* Build the request body: the job checked locally, in its canonical form. Returns 0, or -1
+ * after printing the error. */
+static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
+{
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_json_ json_t *doc = NULL;
+    struct ty_error e = {0};
+    json_t *labels, *body;
+    int r;
+
+    r = train_flags_build_job(&a->tf, job_id, &doc, &e);
+    if (r >= 0 && (a->runtime || a->pytorch)) {
+        labels = json_object_get(doc, "labels");
+        if (!json_is_object(labels)) {
+            labels = json_object();
+            json_object_set_new(doc, "labels", labels);
+        }
+        if (a->runtime)
+            json_object_set_new(labels, "trainyard-runtime", json_string(a->runtime));
+        if (a->pytorch)
+            json_object_set_new(labels, "trainyard-pytorch-env", json_string("true"));
+    }
+    if (r >= 0)
+        r = ty_job_accept(doc, &job, &e);
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    body = json_object();
+    json_object_set_new(body, "jobId", json_string(job->job_id));
+    if (json_object_size(job->labels) > 0)
+        json_object_set(body, "labels", job->labels);
+    json_object_set(body, "trainingInput", job->training_input);
+    *ret = body;
+    return 0;
+}
+
+static int submit_training(int argc, char **argv)
+{
+    static const char *const help[] = {usage, train_flags_help, "\n", jobs_global_help, NULL};
+    _cleanup_free_ struct option *longopts = NULL;
+    struct submit_args a = {.format = JOBS_FORMAT_YAML};
+    struct api_settings settings = {0};
+    _cleanup_json_ json_t *body = NULL;
+    _cleanup_json_ json_t *job = NULL;
+    _cleanup_free_ char *path = NULL;
+    struct jobs_logs_opts lo = {.out = stderr};
+    struct api_client *c = NULL;
+    struct ty_error e = {0};
+    const char *job_id, *state;
+    int nopts = 0, split = argc, first, rc, r;
+
+    /* Everything after "--" is USER_ARGS, untouched by option parsing. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            split = i;
+            a.tf.have_user_args = true;
+            a.tf.user_args = xcalloc(1, sizeof(char *));
+            for (int k = i + 1; k < argc; k++)
+                ty_strv_push(&a.tf.user_args, argv[k]);
+            break;
+        }
+    }
+    while (train_options[nopts].name)
+        nopts++;
+    longopts = xcalloc((size_t)nopts + TY_ARRAY_SIZE(own_options), sizeof(*longopts));
+    memcpy(longopts, train_options, (size_t)nopts * sizeof(*longopts));
+    memcpy(longopts + nopts, own_options, sizeof(own_options));
+
+    rc = jobs_parse_args(PATH, split, argv, longopts, help, &settings, on_opt, &a, &first);
+    if (rc >= 0)
+        goto out;
+    rc = TY_EXIT_USAGE;
+    if (a.stream_logs && a.async) {
+        cli_error(PATH, "--async and --stream-logs cannot be used together");
+        goto out;
+    }
+    job_id = jobs_job_arg(PATH, split, argv, first);
+    if (!job_id || build_job(&a, job_id, &body) < 0)
+        goto out;
+    c = jobs_client(PATH, &settings);
+    if (!c)
+        goto out;
+
+    path = api_jobs_path(c, NULL, NULL);
+    r = api_call(c, "POST", path, body, &job, &e);
+    if (r < 0) {
+        rc = jobs_fail(PATH, &e);
+        goto out;
+    }
+    fprintf(stderr, "Job [%s] submitted successfully.\n", job_id);
+    if (!a.stream_logs) {
+        fprintf(stderr,
+                "Your job is still active. You may view the status of your job with the "
+                "command\n\n  $ trainyard jobs describe %s\n\nor continue streaming the logs "
+                "with the command\n\n  $ trainyard jobs stream-logs %s\n",
+                job_id,
+                job_id);
+        if (a.format_set)
+            jobs_print_resource(job, a.format);
+        else
+            print_brief(job);
+        rc = TY_EXIT_OK;
+        goto out;
+    }
+
+    /* --stream-logs: the logs on stderr (as gcloud), then the final job on stdout */
+    r = jobs_stream_logs(c, job_id, &lo, &e);
+    if (r < 0) {
+        rc = jobs_fail(PATH, &e);
+        goto out;
+    }
+    json_decref(TAKE_PTR(job));
+    free(path);
+    path = api_jobs_path(c, job_id, NULL);
+    r = api_call(c, "GET", path, NULL, &job, &e);
+    if (r < 0) {
+        rc = jobs_fail(PATH, &e);
+        goto out;
+    }
+    if (a.format_set)
+        jobs_print_resource(job, a.format);
+    else
+        print_brief(job);
+    fflush(stdout);
+    state = ty_json_str(job, "state");
+    if (state && strcmp(state, "SUCCEEDED") == 0) {
+        rc = TY_EXIT_OK;
+    } else {
+        const char *msg = ty_json_str(job, "errorMessage");
+        cli_error(PATH,
+                  "Job %s ended %s%s%s",
+                  job_id,
+                  state ? state : "in an unknown state",
+                  msg && *msg ? ": " : "",
+                  msg && *msg ? msg : "");
+        rc = TY_EXIT_FAILED;
+    }
+out:
+    api_client_free(c);
+    train_flags_release(&a.tf);
+    return rc;
+}
+
+const struct cli_command cmd_jobs_submit_training = {
+    .path = "jobs submit training",
+    .summary = "submit a training job to trainyardd",
+    .run = submit_training,
+};

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * api-jobs.c: the ml v1 projects.jobs methods: create, get, list, cancel and patch (labels).
+ * Input is validated by the same code as `local train` (spec.h), so a bad spec gets the same
+ * message naming the field and the rule; a job accepted with 200 is durable in the store
+ * before the reply. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "accept.h"
+#include "alloc.h"
+#include "base64.h"
+#include "daemon.h"
+#include "jobfilter.h"
+#include "json.h"
+#include "macro.h"
+#include "parse.h"
+#include "route.h"
+#include "runtime.h"
+#include "schema.h"
+#include "spec.h"
+#include "trials.h"
+#include "timeutil.h"
+#include "tuner.h"
+
+/* Labels the service reads (docs/api.md). */
+#define LABEL_RUNTIME "trainyard-runtime"
+#define LABEL_PYTORCH "trainyard-pytorch-env"
+
+#define LIST_PAGE_DEFAULT 20
+#define LIST_PAGE_MAX     100
+
+static const char *const no_params[] = {NULL};
+
+/* The Job resource of @row as the API returns it (with jobPosition while QUEUED). */
+static json_t *job_json(struct tyd *d, const struct ty_job_row *row)
+{
+    json_t *j = ty_job_row_to_json(row);
+    if (row->state == TY_STATE_QUEUED) {
+        char pos[24];
+        (void)snprintf(pos, sizeof(pos), "%lld", (long long)tyd_queue_position(d->queue, row->seq));
+        json_object_set_new(j, "jobPosition", json_string(pos));
+    }
+    return j;
+}
+
+static void store_failure(struct tyd_reply *rep, int r, const struct ty_error *e)
+{
+    tyd_error(rep, 500, NULL, "the job store failed: %s", ty_error_msg(e));
+    tyd_log("store: %s", ty_error_msg(e));
+}
+
+static void not_found(struct tyd_reply *rep, const struct tyd_request *rq)
+{
+    tyd_error(rep, 404, NULL, "Job '%s' not found in project '%s'.", rq->job, rq->project);
+}
+
+/* Answer a failed store call @r: 404 for -ENOENT, else 500. Returns true when @r succeeded
+ * (nothing answered). */
+static bool
+store_ok(const struct tyd_request *rq, struct tyd_reply *rep, int r, const struct ty_error *e)
+{
+    if (r == -ENOENT)
+        not_found(rep, rq);
+    else if (r < 0)
+        store_failure(rep, r, e);
+    return r >= 0;
+}
+
+/* Answer with the outcome of a store call @r that gave @row: 404, 500, or 200 and the Job. */
+static void reply_row(const struct tyd_request *rq,
+                      struct tyd_reply *rep,
+                      int r,
+                      const struct ty_job_row *row,
+                      const struct ty_error *e)
+{
+    if (store_ok(rq, rep, r, e)) {
+        rep->status = 200;
+        rep->json = job_json(rq->d, row);
+    }
+}
+
+/* Parse the body as a JSON object; an empty body is {} when @empty_ok. */
+static int
+parse_body(const struct tyd_request *rq, bool empty_ok, json_t **ret, struct tyd_reply *rep)
+{
+    struct ty_error e = {0};
+    json_t *j = NULL;
+
+    if (rq->body_len == 0 && empty_ok) {
+        *ret = json_object();
+        return 0;
+    }
+    if (ty_json_parse(rq->body, rq->body_len, &j, &e) < 0) {
+        tyd_error(rep, 400, NULL, "Invalid JSON payload received. %s", ty_error_msg(&e));
+        return -1;
+    }
+    if (!json_is_object(j)) {
+        json_decref(j);
+        tyd_error(
+            rep, 400, NULL, "Invalid JSON payload received. Expected an object at the top level.");
+        return -1;
+    }
+    *ret = j;
+    return 0;
+}
+
+static char *random_key(void)
+{
+    unsigned char b[12];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+        int64_t t = ty_mono_usec() ^ ty_now_usec();
+        memset(b, 0, sizeof(b));
+        memcpy(b, &t, sizeof(t));
+    }
+    return ty_base64_encode(b, sizeof(b), true);
+}
+
+/* resumePreviousJobId must name an ended tuning job of the same project with a compatible
+ * spec. Returns 0, or -1 with a 400 (or the store's error) in @rep. */
+static int
+check_resume(const struct tyd_request *rq, const struct ty_job *job, struct tyd_reply *rep)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *prev = NULL;
+    _cleanup_json_ json_t *pj = NULL;
+    struct ty_error e = {0};
+    int r;
+
+    r = ty_store_get_job(rq->d->store, rq->project, job->hp->resume_job_id, &prev, &e);
+    if (r == -ENOENT) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "trainingInput.hyperparameters.resumePreviousJobId: job '%s' was not found in "
+                  "project '%s'",
+                  job->hp->resume_job_id,
+                  rq->project);
+        return -1;
+    }
+    if (r < 0) {
+        store_failure(rep, r, &e);
+        return -1;
+    }
+    pj = ty_job_row_to_json(prev);
+    if (ty_study_resume_check(job->hp, pj, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    return 0;
+}
+
+void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    struct tyd *d = rq->d;
+    _cleanup_json_ json_t *body = NULL;
+    _cleanup_json_ json_t *canon = NULL;
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_free_ char *key = NULL;
+    struct ty_job_row row = {0};
+    struct ty_error e = {0};
+    const char *runtime, *pt;
+    int r;
+
+    if (tyd_check_params(rq, no_params, rep) < 0 || parse_body(rq, false, &body, rep) < 0)
+        return;
+    if (ty_spec_normalize_job(body, false, &canon, &e) < 0 ||
+        ty_job_accept(canon, &job, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return;
+    }
+    runtime = ty_json_str(job->labels, LABEL_RUNTIME);
+    if (!runtime)
+        runtime = d->runtime;
+    if (!ty_runtime_known(runtime)) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "labels.%s: unknown runtime '%s' (this service has: %s)",
+                  LABEL_RUNTIME,
+                  runtime,
+                  ty_runtime_names());
+        return;
+    }
+    if (ty_runtime_validate(runtime, job, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return;
+    }
+    if (job->hp) { /* what the tuner refuses (e.g. GRID_SEARCH over a DOUBLE) is a bad spec */
+        struct ty_tuner *t = NULL;
+        if (ty_tuner_new(job->hp, 0, &t, &e) < 0) {
+            tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+            return;
+        }
+        ty_tuner_free(t);
+        if (job->hp->resume_job_id && check_resume(rq, job, rep) < 0)
+            return;
+    }
+    pt = ty_json_str(job->labels, LABEL_PYTORCH);
+    key = random_key();
+    row.project = (char *)rq->project;
+    row.job_id = job->job_id;
+    row.state = TY_STATE_QUEUED;
+    row.create_usec = ty_now_usec();
+    row.labels = job->labels;
+    row.training_input = job->training_input;
+    row.runtime = (char *)runtime;
+    row.options = json_pack("{s:b}", "pytorchEnv", pt && strcmp(pt, "true") == 0);
+    row.sweep_key = key;
+    r = ty_store_insert_job(d->store, &row, &e);
+    json_decref(row.options);
+    row.options = NULL;
+    if (r == -EEXIST) {
+        tyd_error(rep,
+                  409,
+                  NULL,
+                  "Field: job.job_id Error: A job with the id '%s' already exists in project "
+                  "'%s'.",
+                  job->job_id,
+                  rq->project);
+        return;
+    }
+    if (r < 0) {
+        store_failure(rep, r, &e);
+        return;
+    }
+    tyd_queue_add(d->queue, row.seq);
+    if (d->max_running != 0)
+        tyd_kick(d);
+    /* The job as created (the insert set its seq and etag): no need to read it back. */
+    rep->status = 200;
+    rep->json = job_json(d, &row);
+}
+
+void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    struct ty_error e = {0};
+    int r;
+
+    if (tyd_check_params(rq, no_params, rep) < 0)
+        return;
+    r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
+    reply_row(rq, rep, r, row, &e);
+}
+
+/* --- list ---------------------------------------------------------------------------- */
+
+struct list_ctx {
+    const struct ty_filter *filter;
+    json_t *jobs;
+    size_t want;
+    int64_t last_seq;
+    bool more;
+    struct tyd *d;
+};
+
+static int list_one(const struct ty_job_row *row, void *data)
+{
+    struct list_ctx *lc = data;
+    _cleanup_json_ json_t *j = NULL;
+
+    if (lc->filter) {
+        j = ty_job_row_to_json(row);
+        if (!ty_filter_match(lc->filter, j))
+            return 0;
+    }
+    if (json_array_size(lc->jobs) == lc->want) {
+        lc->more = true;
+        return 1;
+    }
+    json_array_append_new(lc->jobs, job_json(lc->d, row));
+    lc->last_seq = row->seq;
+    return 0;
+}
+
+void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    static const char *const own[] = {"filter", "pageSize", "pageToken", NULL};
+    const char *ftext = tyd_query(rq, "filter");
+    const char *ps = tyd_query(rq, "pageSize");
+    const char *tok = tyd_query(rq, "pageToken");
+    struct ty_filter *filter = NULL;
+    struct ty_store_scan q = {.project = rq->project, .state = -1};
+    struct list_ctx lc = {.want = LIST_PAGE_DEFAULT, .d = rq->d};
+    struct ty_error e = {0};
+    int64_t n;
+    int r;
+
+    if (tyd_check_params(rq, own, rep) < 0)
+        return;
+    if (ps && *ps) {
+        if (ty_parse_int64(ps, 0, INT32_MAX, &n) < 0) {
+            tyd_error(rep,
+                      400,
+                      NULL,
+                      "pageSize: expected a number from 0 to 2147483647 (got '%.40s')",
+                      ps);
+            return;
+        }
+        lc.want = n == 0 ? LIST_PAGE_DEFAULT : n > LIST_PAGE_MAX ? LIST_PAGE_MAX : (size_t)n;
+    }
+    if (tok && *tok) {
+        r = tyd_list_token_parse(tok, ftext ? ftext : "", &q.before_seq);
+        if (r < 0) {
+            tyd_error(rep,
+                      400,
+                      NULL,
+                      r == -ESTALE ? "pageToken: the token was made for a different filter"
+                                   : "pageToken: not a page token of this service");
+            return;
+        }
+    }
+    if (ty_filter_parse(ftext, &filter, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return;
+    }
+    if (filter) {
+        const char *st = ty_filter_state_hint(filter);
+        q.id_prefix = ty_filter_id_prefix_hint(filter);
+        if (st)
+            for (int s = 0; ty_job_state_names[s]; s++)
+                if (strcmp(ty_job_state_names[s], st) == 0)
+                    q.state = s;
+    }
+    lc.filter = filter;
+    lc.jobs = json_array();
+    r = ty_store_scan_jobs(rq->d->store, &q, list_one, &lc, &e);
+    ty_filter_free(filter);
+    if (r < 0) {
+        json_decref(lc.jobs);
+        {
+            store_failure(rep, r, &e);
+            return;
+        }
+    }
+    rep->status = 200;
+    rep->json = json_object();
+    if (json_array_size(lc.jobs))
+        json_object_set_new(rep->json, "jobs", lc.jobs);
+    else
+        json_decref(lc.jobs);
+    if (lc.more) {
+        _cleanup_free_ char *t = tyd_list_token_format(lc.last_seq, ftext ? ftext : "");
+        json_object_set_new(rep->json, "nextPageToken", json_string(t));
+    }
+}
+
+/* --- cancel and patch ---------------------------------------------------------------- */
+
+void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    _cleanup_json_ json_t *body = NULL;
+    struct ty_error e = {0};
+    int r;
+
+    if (tyd_check_params(rq, no_params, rep) < 0 || parse_body(rq, true, &body, rep) < 0)
+        return;
+    if (json_object_size(body)) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "Invalid JSON payload received. Unknown name \"%s\": Cannot find field "
+                  "(CancelJobRequest has no fields).",
+                  json_object_iter_key(json_object_iter(body)));
+        return;
+    }
+    r = ty_store_cancel_job(rq->d->store, rq->project, rq->job, ty_now_usec(), &row, &e);
+    if (!store_ok(rq, rep, r, &e))
+        return;
+    if (row->state == TY_STATE_CANCELLING && row->shim_pid > 0)
+        tyd_dispatch_signal(row, SIGTERM);
+    if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0)
+        tyd_queue_remove(rq->d->queue, row->seq);
+    rep->status = 200;
+    rep->json = json_object();
+}
+
+/* Check updateMask: a comma-separated list that may only name labels (and etag). */
+static int check_mask(const char *mask, struct tyd_reply *rep)
+{
+    _cleanup_free_ char *m = NULL;
+    char *save = NULL;
+    bool labels = false;
+
+    if (!mask || !*mask) {
+        tyd_error(
+            rep, 400, NULL, "updateMask: required; the only field that can be updated is labels");
+        return -1;
+    }
+    m = xstrdup(mask);
+    for (char *f = strtok_r(m, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        while (*f == ' ')
+            f++;
+        if (strcmp(f, "labels") == 0)
+            labels = true;
+        else if (strcmp(f, "etag") != 0) {
+            tyd_error(rep,
+                      400,
+                      NULL,
+                      "updateMask: field '%.60s' cannot be updated; the only field that can be "
+                      "updated is labels",
+                      f);
+            return -1;
+        }
+    }
+    if (!labels) {
+        tyd_error(rep, 400, NULL, "updateMask: must name labels");
+        return -1;
+    }
+    return 0;
+}
+
+void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    static const char *const own[] = {"updateMask", NULL};
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    _cleanup_(ty_job_row_freep) struct ty_job_row *after = NULL;
+    _cleanup_json_ json_t *body = NULL;
+    _cleanup_json_ json_t *canon = NULL;
+    _cleanup_json_ json_t *check = NULL;
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    struct ty_error e = {0};
+    json_t *labels;
+    const char *etag;
+    int64_t expect = 0;
+    int r;
+
+    if (tyd_check_params(rq, own, rep) < 0 || check_mask(tyd_query(rq, "updateMask"), rep) < 0 ||
+        parse_body(rq, false, &body, rep) < 0)
+        return;
+    if (ty_spec_normalize_job(body, false, &canon, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return;
+    }
+    etag = ty_json_str(canon, "etag");
+    if (etag && ty_store_etag_parse(etag, &expect) < 0) {
+        tyd_error(rep, 400, NULL, "etag: '%.40s' is not an etag of this service", etag);
+        return;
+    }
+    r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
+    if (!store_ok(rq, rep, r, &e))
+        return;
+    labels = json_object_get(canon, "labels");
+    /* Validate the labels with the job's own rules, as if the job were submitted so. */
+    check = json_pack("{s:s,s:O,s:o}",
+                      "jobId",
+                      row->job_id,
+                      "trainingInput",
+                      row->training_input,
+                      "labels",
+                      labels ? json_incref(labels) : json_object());
+    if (ty_job_from_json(check, &job, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return;
+    }
+    r = ty_store_update_labels(rq->d->store, rq->project, rq->job, job->labels, expect, &after, &e);
+    if (r == -ESTALE) {
+        tyd_error(rep,
+                  409,
+                  "ABORTED",
+                  "The etag does not match: job '%s' was changed since it was read; read it "
+                  "again and retry.",
+                  rq->job);
+        return;
+    }
+    reply_row(rq, rep, r, after, &e);
+}

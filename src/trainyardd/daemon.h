@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * daemon.h: what the parts of trainyardd share.
+ *
+ * Threads: libmicrohttpd runs one thread per connection; each request is handled there
+ * (api-jobs.c, api-logs.c) against the store, which is thread-safe. The main thread runs the
+ * event loop of dispatch.c: it starts a supervisor process per job (supervisor.c, the same
+ * binary in its `supervise-job` mode), watches them through pidfds and recovers after a
+ * restart. Request threads wake the main thread with tyd_kick(). docs/internals/service.md
+ * explains why jobs are supervised by their own processes. */
+#ifndef TYD_DAEMON_H
+#define TYD_DAEMON_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "loop.h"
+#include "runtime.h"
+#include "store.h"
+
+/* Largest request body accepted; bigger ones get 413. */
+#define TYD_MAX_BODY (1024 * 1024)
+
+struct tyd_auth;
+struct tyd_dispatch;
+struct tyd_queue;
+
+struct tyd {
+    /* configuration (main.c) */
+    char *listen; /* HOST:PORT */
+    char *state_dir;
+    char *auth_file;    /* NULL: no authentication (loopback only) */
+    char *runtime;      /* default runtime of jobs without a trainyard-runtime label */
+    int64_t grace_usec; /* SIGTERM-to-SIGKILL time for replicas */
+    long max_running;   /* jobs supervised at once; -1 unlimited, 0 none (queue only) */
+    char *log_file;     /* where supervisors' own diagnostics go */
+    bool verbose;       /* log every request */
+
+    /* state */
+    struct ty_store *store;
+    struct tyd_auth *auth;
+    struct tyd_dispatch *dispatch;
+    struct tyd_queue *queue;
+    int kick_fd; /* eventfd: wakes the main loop (new job, cancel) */
+    atomic_bool stopping;
+    uint16_t port; /* the port actually bound */
+};
+
+/* Wake the main loop to dispatch queued jobs. Thread-safe, async-signal-safe. */
+void tyd_kick(struct tyd *d);
+
+/* Log a line of the daemon's own to stderr ("trainyardd: ..."). Thread-safe. */
+void tyd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- auth.c ---------------------------------------------------------------------------- */
+
+/* Load the tokens file: lines "TOKEN PROJECT[,PROJECT...]" ('*' = every project), '#'
+ * comments. Returns 0 and *ret, or -errno with err naming the file and line. */
+int tyd_auth_load(const char *path, struct tyd_auth **ret, struct ty_error *err);
+void tyd_auth_free(struct tyd_auth *a);
+enum tyd_auth_result { TYD_AUTH_OK, TYD_AUTH_MISSING, TYD_AUTH_BAD_TOKEN, TYD_AUTH_FORBIDDEN };
+/* Check the Authorization header value @header (may be NULL) for @project (NULL: any
+ * project is enough, e.g. for /healthz). */
+enum tyd_auth_result
+tyd_auth_check(const struct tyd_auth *a, const char *header, const char *project);
+
+/* --- http.c ---------------------------------------------------------------------------- */
+
+/* Start serving on d->listen (sets d->port). Returns 0 or -errno with err. */
+int tyd_http_start(struct tyd *d, struct ty_error *err);
+/* Stop accepting, end streams, wait for request threads. */
+void tyd_http_stop(struct tyd *d);
+
+/* One request as the handlers see it. */
+struct tyd_arg {
+    char *key;
+    char *value;
+};
+struct tyd_request {
+    struct tyd *d;
+    struct MHD_Connection *conn;
+    struct tyd_arg *args; /* the query parameters (decoded) */
+    size_t nargs;
+    const char *project;
+    const char *job;
+    const char *body; /* NUL-terminated, may be empty */
+    size_t body_len;
+};
+/* What a handler answers: a status and a JSON body (taken), or a streaming response. */
+struct tyd_reply {
+    unsigned status;
+    json_t *json;
+    struct MHD_Response *stream; /* when set, sent as is (json ignored) */
+};
+
+/* For a stream with nothing to send now: suspend its connection until the next poll (every
+ * 200 ms), then the stream's reader is called again. Call from the reader only, and return 0
+ * after it. False when the service is stopping: end the stream instead. */
+bool tyd_stream_wait(struct MHD_Connection *conn);
+
+/* A query parameter (decoded) or NULL. */
+const char *tyd_query(const struct tyd_request *rq, const char *name);
+/* Fill @rep with Google's error form {"error":{"code","message","status"}}; the status text
+ * follows from @code (400 INVALID_ARGUMENT, 404 NOT_FOUND, 409 ALREADY_EXISTS, ...) unless
+ * @status is given. Returns 0. */
+int tyd_error(struct tyd_reply *rep, unsigned code, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* --- api-jobs.c / api-logs.c ----------------------------------------------------------- */
+void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep);
+void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep);
+void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep);
+void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep);
+void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep);
+void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep);
+
+/* Check the query parameters against the method's own and the standard ones (alt, fields,
+ * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one. Returns 0 or -1
+ * with @rep filled. */
+int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep);
+
+/* --- dispatch.c ------------------------------------------------------------------------ */
+
+/* Recover after a start (jobs whose supervisors still run are watched again, jobs whose
+ * supervisors died are failed and swept) and set up the loop. Returns 0 or -errno. */
+int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err);
+void tyd_dispatch_free(struct tyd_dispatch *dp);
+/* Tell the supervisor of a job now CANCELLING (by pid and start time) to cancel. */
+void tyd_dispatch_signal(const struct ty_job_row *row, int sig);
+
+/* --- queue.c: QUEUED jobs no supervisor was started for, oldest first (thread-safe) ------ */
+
+struct tyd_queue *tyd_queue_new(void);
+void tyd_queue_free(struct tyd_queue *q);
+/* Record a job just created (QUEUED); forget one started or cancelled. */
+void tyd_queue_add(struct tyd_queue *q, int64_t seq);
+void tyd_queue_remove(struct tyd_queue *q, int64_t seq);
+/* The job's jobPosition: 1 for the next to start, 0 when not waiting (already scheduled). */
+int64_t tyd_queue_position(struct tyd_queue *q, int64_t seq);
+size_t tyd_queue_length(struct tyd_queue *q);
+
+#endif

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * dispatch.c: the service's main-thread side: start one supervisor process per queued job
+ * (up to --max-running-jobs), watch each through a pidfd, and keep the store truthful when
+ * a supervisor dies without finishing its job (the job FAILS, saying why, and whatever the
+ * job left running is swept). At start-up it recovers: supervisors that outlived a previous
+ * trainyardd (they run in their own sessions) are watched again, dead ones are accounted for.
+ *
+ * A supervisor is `trainyard-supervisor supervise-job` (supervisor.c), the program installed
+ * next to trainyardd. It claims its
+ * job in the store itself, so a job is never run twice even if trainyardd dies between
+ * starting a supervisor and recording it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "daemon.h"
+#include "loop.h"
+#include "macro.h"
+#include "proctree.h"
+#include "strv.h"
+#include "timeutil.h"
+
+#define RESCAN_USEC (5 * INT64_C(1000000))
+
+extern char **environ;
+
+struct shim {
+    struct tyd_dispatch *dp;
+    int64_t seq;
+    pid_t pid;
+    int pidfd;
+    bool child;   /* ours to wait for (not one found at start-up) */
+    bool sweeper; /* a sweep-containers helper, not a job's supervisor */
+};
+
+struct tyd_dispatch {
+    struct tyd *d;
+    char *supervisor; /* path of trainyard-supervisor */
+    struct ty_loop *loop;
+    struct shim **shims;
+    size_t n;
+    size_t running; /* supervisors (not sweepers) */
+};
+
+static int pidfd_open_(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void dispatch(struct tyd_dispatch *dp);
+
+static void remove_shim(struct tyd_dispatch *dp, struct shim *s)
+{
+    for (size_t i = 0; i < dp->n; i++) {
+        if (dp->shims[i] != s)
+            continue;
+        dp->shims[i] = dp->shims[--dp->n];
+        break;
+    }
+    if (!s->sweeper)
+        dp->running--;
+    ty_loop_remove_fd(dp->loop, s->pidfd);
+    close(s->pidfd);
+    free(s);
+}
+
+static bool watching(const struct tyd_dispatch *dp, int64_t seq)
+{
+    for (size_t i = 0; i < dp->n; i++)
+        if (!dp->shims[i]->sweeper && dp->shims[i]->seq == seq)
+            return true;
+    return false;
+}
+
+/* --- sweeping what a dead supervisor left ---------------------------------------------- */
+
+/* Kill every process whose environment carries the job's sweep key (local replicas and
+ * anything they started inherit it). */
+static int sweep_processes(const char *key)
+{
+    _cleanup_free_ char *needle = xasprintf("%s=%s", TY_SWEEP_ENV, key);
+    size_t nlen = strlen(needle);
+    DIR *dir = opendir("/proc");
+    struct dirent *de;
+    int killed = 0;
+
+    if (!dir)
+        return 0;
+    while ((de = readdir(dir))) {
+        char path[64], buf[65536];
+        pid_t pid = (pid_t)atoi(de->d_name);
+        ssize_t len;
+        int fd;
+
+        if (pid <= 1 || pid == getpid())
+            continue;
+        (void)snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        len = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        for (char *p = buf; p < buf + len; p += strlen(p) + 1) {
+            if (strncmp(p, needle, nlen) == 0 && p[nlen] == '\0') {
+                if (kill(pid, SIGKILL) == 0)
+                    killed++;
+                break;
+            }
+        }
+    }
+    closedir(dir);
+    return killed;
+}
+
+static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const envp[]);
+
+static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, bool sweeper);
+
+/* Remove what the job's dead supervisor left: processes now, containers through a helper
+ * process (the engine API is asynchronous; the main thread must not wait on it). */
+static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
+{
+    int n = row->sweep_key && *row->sweep_key ? sweep_processes(row->sweep_key) : 0;
+    if (n)
+        tyd_log("job %s/%s: killed %d leftover process(es)", row->project, row->job_id, n);
+    if (row->runtime && strcmp(row->runtime, "container") == 0) {
+        char *argv[] = {(char *)"trainyard-supervisor", (char *)"sweep-containers", NULL};
+        pid_t pid = spawn_self(dp, argv, environ);
+        if (pid > 0)
+            watch(dp, 0, pid, true, true);
+    }
+    /* Slurm jobs it left (pending ones would otherwise wait in the queue for nothing). */
+    if (row->runtime && strcmp(row->runtime, "slurm") == 0 && row->sweep_key &&
+        strlen(row->sweep_key) >= 8) {
+        char *argv[] = {
+            (char *)"trainyard-supervisor", (char *)"sweep-slurm", row->sweep_key, NULL};
+        pid_t pid = spawn_self(dp, argv, environ);
+        if (pid > 0)
+            watch(dp, 0, pid, true, true);
+    }
+}
+
+/* The supervisor of @seq is gone: if it did not finish the job, fail it. */
+static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, const char *how)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    struct ty_error e = {0};
+    char msg[512];
+
+    if (ty_store_get_job_by_seq(dp->d->store, seq, &row, &e) < 0) {
+        tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
+        return;
+    }
+    if (ty_job_state_is_final(row->state))
+        return;
+    (void)snprintf(msg,
+                   sizeof(msg),
+                   "The job's supervisor (process %lld) %s before the job ended; the job's "
+                   "replicas were stopped. See %s for its diagnostics.",
+                   (long long)row->shim_pid,
+                   how,
+                   dp->d->log_file);
+    sweep(dp, row);
+    if (ty_store_set_state(dp->d->store,
+                           seq,
+                           row->state == TY_STATE_CANCELLING ? TY_STATE_CANCELLED : TY_STATE_FAILED,
+                           ty_now_usec(),
+                           row->state == TY_STATE_CANCELLING ? "Job cancelled by the user." : msg,
+                           &e) < 0)
+        tyd_log("job %s/%s: %s", row->project, row->job_id, ty_error_msg(&e));
+    else
+        tyd_log("job %s/%s: %s", row->project, row->job_id, msg);
+}
+
+/* --- supervisors ------------------------------------------------------------------------ */
+
+static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct shim *s = data;
+    struct tyd_dispatch *dp = s->dp;
+    char how[96] = "ended";
+
+    if (s->child) {
+        siginfo_t si = {0};
+        if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED) == 0) {
+            if (si.si_code == CLD_EXITED)
+                (void)snprintf(how, sizeof(how), "exited with status %d", si.si_status);
+            else
+                (void)snprintf(how,
+                               sizeof(how),
+                               "was killed by signal %d (%s)",
+                               si.si_status,
+                               strsignal(si.si_status));
+        }
+    }
+    if (!s->sweeper)
+        supervisor_gone(dp, s->seq, how);
+    remove_shim(dp, s);
+    dispatch(dp);
+}
+
+static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, bool sweeper)
+{
+    struct shim *s;
+    int fd = pidfd_open_(pid);
+
+    if (fd < 0) {
+        if (child) /* cannot happen for a child we have not waited for; reap it anyway */
+            (void)waitpid(pid, NULL, 0);
+        if (!sweeper)
+            supervisor_gone(dp, seq, "could not be watched");
+        return;
+    }
+    s = xcalloc(1, sizeof(*s));
+    *s = (struct shim){dp, seq, pid, fd, child, sweeper};
+    dp->shims = xreallocarray(dp->shims, dp->n + 1, sizeof(*dp->shims));
+    dp->shims[dp->n++] = s;
+    if (!sweeper)
+        dp->running++;
+    ty_loop_add_fd(dp->loop, fd, POLLIN, on_exit_fd, s);
+}
+
+/* fork + exec of trainyard-supervisor with SIGTERM, SIGINT and SIGHUP blocked (the supervisor
+ * unblocks them once it can handle a cancel), in a new session, output to the log file. */
+static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const envp[])
+{
+    struct tyd *d = dp->d;
+    sigset_t all, old, block;
+    int logfd, nullfd;
+    pid_t pid;
+
+    logfd = open(d->log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    sigfillset(&all);
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        for (int sig = 1; sig < NSIG; sig++)
+            (void)sigaction(sig, &dfl, NULL);
+        (void)setsid();
+        if (nullfd >= 0)
+            (void)dup2(nullfd, 0);
+        if (logfd >= 0) {
+            (void)dup2(logfd, 1);
+            (void)dup2(logfd, 2);
+        }
+        (void)sigprocmask(SIG_SETMASK, &block, NULL);
+        execve(dp->supervisor, argv, envp);
+        _exit(127);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (logfd >= 0)
+        close(logfd);
+    if (nullfd >= 0)
+        close(nullfd);
+    return pid;
+}
+
+static void start_supervisor(struct tyd_dispatch *dp, const struct ty_job_row *row)
+{
+    struct tyd *d = dp->d;
+    _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
+    char seq[24], grace[24];
+    char *argv[] = {
+        (char *)"trainyard-supervisor", (char *)"supervise-job", d->state_dir, seq, grace, NULL};
+    pid_t pid;
+
+    (void)snprintf(seq, sizeof(seq), "%lld", (long long)row->seq);
+    (void)snprintf(grace, sizeof(grace), "%lld", (long long)d->grace_usec);
+    ty_strv_setenv(&envp, TY_SWEEP_ENV, row->sweep_key ? row->sweep_key : "");
+    tyd_queue_remove(d->queue, row->seq); /* scheduled: jobPosition 0 from now on */
+    pid = spawn_self(dp, argv, envp);
+    if (pid < 0) {
+        tyd_log("job %s/%s: cannot start its supervisor: %s",
+                row->project,
+                row->job_id,
+                strerror(errno));
+        return;
+    }
+    watch(dp, row->seq, pid, true, false);
+}
+
+static void dispatch(struct tyd_dispatch *dp)
+{
+    struct tyd *d = dp->d;
+    struct ty_job_row **rows = NULL;
+    struct ty_error e = {0};
+    size_t n = 0, room;
+
+    if (d->max_running == 0 || atomic_load(&d->stopping))
+        return;
+    room = d->max_running < 0                     ? 64
+           : (size_t)d->max_running > dp->running ? (size_t)d->max_running - dp->running
+                                                  : 0;
+    if (room == 0)
+        return;
+    /* Supervisors started but not yet claimed still look QUEUED: ask for enough rows. */
+    if (ty_store_queued_jobs(d->store, room + dp->running, &rows, &n, &e) < 0) {
+        tyd_log("dispatch: %s", ty_error_msg(&e));
+        return;
+    }
+    for (size_t i = 0; i < n && room > 0; i++) {
+        if (watching(dp, rows[i]->seq))
+            continue;
+        start_supervisor(dp, rows[i]);
+        room--;
+    }
+    ty_job_rows_free(rows, n);
+}
+
+static void on_kick(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    uint64_t v;
+    while (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+        ;
+    dispatch(data);
+}
+
+static void on_rescan(struct ty_loop *loop, void *data)
+{
+    dispatch(data);
+    ty_loop_add_timer(loop, ty_mono_usec() + RESCAN_USEC, on_rescan, data);
+}
+
+void tyd_dispatch_signal(const struct ty_job_row *row, int sig)
+{
+    int fd = pidfd_open_((pid_t)row->shim_pid);
+    if (fd < 0)
+        return;
+    if ((int64_t)ty_proc_start_time((pid_t)row->shim_pid) == row->shim_start)
+        (void)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+    close(fd);
+}
+
+/* Start-up: account for every unfinished job left by an earlier trainyardd. */
+static void recover(struct tyd_dispatch *dp)
+{
+    struct ty_job_row **rows = NULL;
+    struct ty_error e = {0};
+    size_t n = 0, reattached = 0;
+
+    if (ty_store_unfinished_jobs(dp->d->store, &rows, &n, &e) < 0) {
+        tyd_log("recovery: %s", ty_error_msg(&e));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct ty_job_row *r = rows[i];
+        if (r->shim_pid > 0) {
+            if ((int64_t)ty_proc_start_time((pid_t)r->shim_pid) == r->shim_start) {
+                watch(dp, r->seq, (pid_t)r->shim_pid, false, false);
+                reattached++;
+            } else {
+                supervisor_gone(dp, r->seq, "ended while trainyardd was not running");
+            }
+        } else if (r->state == TY_STATE_CANCELLING) {
+            (void)ty_store_set_state(dp->d->store,
+                                     r->seq,
+                                     TY_STATE_CANCELLED,
+                                     ty_now_usec(),
+                                     "Job cancelled by the user.",
+                                     NULL);
+        }
+    }
+    if (reattached)
+        tyd_log("re-attached to %zu running job(s)", reattached);
+    ty_job_rows_free(rows, n);
+    rows = NULL;
+    n = 0;
+    if (ty_store_queued_jobs(dp->d->store, SIZE_MAX / 2, &rows, &n, &e) < 0)
+        tyd_log("recovery: %s", ty_error_msg(&e));
+    for (size_t i = 0; i < n; i++)
+        tyd_queue_add(dp->d->queue, rows[i]->seq);
+    ty_job_rows_free(rows, n);
+    malloc_trim(0); /* many rows were loaded once; give their memory back */
+}
+
+int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err)
+{
+    struct tyd_dispatch *dp = xcalloc(1, sizeof(*dp));
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char *slash;
+
+    if (n <= 0)
+        return ty_error_set(err, errno, "cannot find this program's path: %s", strerror(errno));
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    dp->supervisor = xasprintf("%.*s/trainyard-supervisor", (int)(slash ? slash - self : 0), self);
+    if (access(dp->supervisor, X_OK) < 0) {
+        int r = ty_error_set(err,
+                             errno,
+                             "cannot run %s (installed next to trainyardd, it supervises each "
+                             "job): %s",
+                             dp->supervisor,
+                             strerror(errno));
+        free(dp->supervisor);
+        free(dp);
+        return r;
+    }
+    dp->d = d;
+    dp->loop = loop;
+    d->dispatch = dp;
+    recover(dp);
+    ty_loop_add_fd(loop, d->kick_fd, POLLIN, on_kick, dp);
+    ty_loop_add_timer(loop, ty_mono_usec() + RESCAN_USEC, on_rescan, dp);
+    dispatch(dp);
+    return 0;
+}
+
+void tyd_dispatch_free(struct tyd_dispatch *dp)
+{
+    if (!dp)
+        return;
+    /* Supervisors keep running on their own; only our watches end. Sweepers are waited for
+     * briefly so they are not left as zombies of a process that is going away. */
+    while (dp->n) {
+        struct shim *s = dp->shims[0];
+        if (s->child && s->sweeper)
+            (void)waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &(siginfo_t){0}, WEXITED);
+        remove_shim(dp, s);
+    }
+    free(dp->shims);
+    free(dp->supervisor);
+    free(dp);
+}
