@@ -4,8 +4,9 @@
 # lock, and says what it does. Run as root (or with sudo available).
 set -euo pipefail
 
-# Build: compiler, meson/ninja, libraries. Tests: clang + compiler-rt (libFuzzer, ASan),
-# python3-sklearn (the digits data set of examples/digits), procps (ps in tests).
+# Build: compiler, meson/ninja, libraries; clang-format (make test checks formatting).
+# Tests: clang + compiler-rt (libFuzzer, ASan), python3-sklearn (the digits data set of
+# examples/digits), procps (ps in tests).
 # Container runtime (podman's Docker-compatible API; scripts/setup-podman.sh configures it):
 # podman with crun, conmon, netavark + aardvark-dns (iptables: netavark needs it, or every
 # container on a network fails with "netavark: No such file or directory"), catatonit (--init),
@@ -15,7 +16,7 @@ set -euo pipefail
 # sbatch, sinfo, scontrol...) and munge (its postinst creates /etc/munge/munge.key); util-linux
 # provides nsenter/unshare. Their services are never started on install; the tests start them.
 PACKAGES=(
-  gcc clang make meson ninja-build pkg-config
+  gcc clang clang-format make meson ninja-build pkg-config
   libjansson-dev libyaml-dev zlib1g-dev
   libclang-rt-14-dev
   python3-sklearn

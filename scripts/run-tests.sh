@@ -3,6 +3,8 @@
 #   1. unit and integration tests against the normal build
 #   2. the same against an AddressSanitizer + UBSan build
 #   3. a short libFuzzer run of every fuzz target (clang)
+#   4. the house style a machine can check (scripts/check-style.sh: formatting, banned
+#      functions, no sleep in src/lib)
 # Each test program speaks TAP; every "ok"/"not ok" line counts as one test. A program that
 # exits non-zero without a failing TAP line counts as one failure. Output of failing programs
 # is shown in full; passing ones print one line.
@@ -112,6 +114,15 @@ if ninja -C "$FUZZ_BUILD" >"$logdir/fuzz-build.log" 2>&1; then
   done
 else
   echo "FAIL  fuzz build"; cat "$logdir/fuzz-build.log"; failed=$((failed + 1))
+fi
+
+echo "== style (scripts/check-style.sh)"
+if scripts/check-style.sh >"$logdir/style.log" 2>&1; then
+  echo "ok    style: formatting, banned functions, no sleep in src/lib"
+  passed=$((passed + 1))
+else
+  echo "FAIL  style"; sed 's/^/    /' "$logdir/style.log"; failed=$((failed + 1))
+  failures+=("style")
 fi
 
 if [ ${#failures[@]} -gt 0 ]; then

@@ -284,7 +284,7 @@ int main(int argc, char **argv)
     if (argc == 6 && strcmp(argv[1], "fill") == 0)
         return fill(argv[2], argv[3], argv[4], strtol(argv[5], NULL, 10));
     if (argc == 4 && strcmp(argv[1], "serve") == 0)
-        return serve(argv[2], atoi(argv[3]));
+        return serve(argv[2], (int)strtol(argv[3], NULL, 10));
     fprintf(stderr,
             "usage: baseline-server fill DB URL PROJECT N\n"
             "       baseline-server serve DB PORT\n");

@@ -140,7 +140,7 @@ trainyard(const char *bin, const char *config, const char *home, int run, double
 int main(int argc, char **argv)
 {
     const char *bin, *config, *home;
-    int runs = argc > 3 ? atoi(argv[3]) : 30;
+    int runs = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 30;
     double *b_start, *b_end, *t_start, *t_end;
 
     if (argc < 3 || runs < 1) {

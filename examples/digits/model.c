@@ -605,8 +605,10 @@ static void format_py_float(double v, char *out, size_t cap)
         if (strtod(out, NULL) == v)
             break;
     }
-    if (isfinite(v) && !strpbrk(out, ".e"))
-        strncat(out, ".0", cap - strlen(out) - 1);
+    if (isfinite(v) && !strpbrk(out, ".e")) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, ".0");
+    }
 }
 
 int hypertune_report(struct hypertune *h, long step, double metric)

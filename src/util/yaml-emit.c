@@ -356,7 +356,8 @@ static void put_real(struct ty_buf *b, double d)
     for (; *p && *p != 'e'; p++)
         if (is_digit(*p))
             digits[nd++] = *p;
-    exp = atoi(p + 1);
+    /* "%.*e" always writes an exponent of at most 3 digits after the 'e'. */
+    exp = (int)strtol(p + 1, NULL, 10);
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
     digits[nd] = '\0';
