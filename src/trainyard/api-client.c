@@ -309,16 +309,6 @@ void api_client_free(struct api_client *c)
     free(c);
 }
 
-const char *api_client_endpoint(const struct api_client *c)
-{
-    return c->endpoint;
-}
-
-const char *api_client_project(const struct api_client *c)
-{
-    return c->project;
-}
-
 /* ---- URLs ----------------------------------------------------------------------------------- */
 
 char *api_escape(const char *s)

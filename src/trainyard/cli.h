@@ -59,6 +59,7 @@ int train_flags_build_job(struct train_flags *tf,
                           json_t **ret,
                           struct ty_error *err);
 
+/* Free what the flags hold (labels, patch, USER_ARGS) and zero @tf (the caller's). */
 void train_flags_release(struct train_flags *tf);
 
 #endif

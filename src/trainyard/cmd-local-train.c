@@ -528,14 +528,13 @@ static int local_train(int argc, char **argv)
             }
         }
         if (r >= 0)
-            r = ty_supervisor_dry_run(
-                ty_runtime_find(runtime),
-                job,
-                trial ? trial->trial_id : NULL,
-                trial_args,
-                &opts.env,
-                &out,
-                &e);
+            r = ty_supervisor_dry_run(ty_runtime_find(runtime),
+                                      job,
+                                      trial ? trial->trial_id : NULL,
+                                      trial_args,
+                                      &opts.env,
+                                      &out,
+                                      &e);
         ty_trial_suggestions_free(trial, trial ? 1 : 0);
         if (r < 0) {
             cli_error(PATH, "%s", ty_error_msg(&e));

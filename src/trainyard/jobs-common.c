@@ -188,11 +188,6 @@ void jobs_table_add(struct jobs_table *t, const char *const *cells)
     t->nrows++;
 }
 
-size_t jobs_table_rows(const struct jobs_table *t)
-{
-    return t->nrows - 1;
-}
-
 void jobs_table_drop_empty(struct jobs_table *t, const bool *optional)
 {
     size_t keep = 0, ncols = t->ncols;

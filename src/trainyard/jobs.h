@@ -79,15 +79,16 @@ const char *jobs_local_time(const char *rfc3339, enum jobs_time_style style, cha
 
 /* A text table: gcloud's plain `table` (columns separated by two spaces) or `table[box]`. */
 struct jobs_table;
+/* A table with @ncols columns titled @headers (copied). Free with jobs_table_free. */
 struct jobs_table *jobs_table_new(size_t ncols, const char *const *headers);
 /* Add a row of @ncols cells (NULL: empty). */
 void jobs_table_add(struct jobs_table *t, const char *const *cells);
 /* Drop the columns flagged in @optional whose cells are all empty. */
 void jobs_table_drop_empty(struct jobs_table *t, const bool *optional);
-size_t jobs_table_rows(const struct jobs_table *t);
 /* Plain: header and rows, last column unpadded. Boxed: with @title (may be NULL) centred in
  * the top row, Unicode box drawing when the locale is UTF-8, else ASCII. */
 void jobs_table_print(const struct jobs_table *t, FILE *out, bool box, const char *title);
+/* Free a table; NULL-safe. */
 void jobs_table_free(struct jobs_table *t);
 
 /* How to show logs. */
@@ -97,10 +98,6 @@ struct jobs_logs_opts {
     bool allow_multiline;  /* print multi-line messages as they are */
     FILE *out;
 };
-
-/* Print one log entry: SEVERITY\tYYYY-mm-dd HH:MM:SS +zzzz\tTASK\tTRIAL\tMESSAGE, one line
- * per line of the message unless @allow_multiline. */
-void jobs_print_log_entry(FILE *out, const json_t *entry, bool allow_multiline);
 
 /* Show the logs of @job_id until the job has ended and everything was shown. Returns 0 or
  * -errno with err. */
