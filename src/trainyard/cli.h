@@ -32,6 +32,10 @@ extern const struct cli_command cmd_study;
 /* Print "ERROR: (trainyard.<path>) <msg>" to stderr. */
 void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Report getopt_long's ':' (a flag without its value) or '?' (an unknown flag) for @c, the
+ * flag being argv[optind - 1]. Returns TY_EXIT_USAGE. */
+int cli_flag_error(const char *path, int c, char **argv);
+
 /* Options parsed from the training flags. */
 struct train_flags {
     const char *config; /* --config FILE */

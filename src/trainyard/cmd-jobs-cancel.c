@@ -28,13 +28,10 @@ static int cancel(int argc, char **argv)
 {
     static const char *const help[] = {cancel_usage, jobs_global_help, NULL};
     struct api_settings settings = {0};
-    _cleanup_free_ char *path = NULL;
     _cleanup_json_ json_t *reply = NULL;
     _cleanup_json_ json_t *body = json_object();
-    struct api_client *c;
-    struct ty_error e = {0};
     const char *job_id;
-    int first, rc, r;
+    int first, rc;
 
     rc = jobs_parse_args(PATH, argc, argv, cancel_options, help, &settings, NULL, NULL, &first);
     if (rc >= 0)
@@ -42,14 +39,9 @@ static int cancel(int argc, char **argv)
     job_id = jobs_job_arg(PATH, argc, argv, first);
     if (!job_id)
         return TY_EXIT_USAGE;
-    c = jobs_client(PATH, &settings);
-    if (!c)
-        return TY_EXIT_USAGE;
-    path = api_jobs_path(c, job_id, ":cancel");
-    r = api_call(c, "POST", path, body, &reply, &e);
-    api_client_free(c);
-    if (r < 0)
-        return jobs_fail(PATH, &e);
+    rc = jobs_job_call(PATH, &settings, "POST", job_id, ":cancel", body, &reply);
+    if (rc >= 0)
+        return rc;
     fprintf(stderr, "Cancelled job [%s].\n", job_id);
     return TY_EXIT_OK;
 }

@@ -202,12 +202,9 @@ static int describe(int argc, char **argv)
     static const char *const help[] = {describe_usage, jobs_global_help, NULL};
     struct describe_args a = {.format = JOBS_FORMAT_YAML};
     struct api_settings settings = {0};
-    _cleanup_free_ char *path = NULL;
     _cleanup_json_ json_t *job = NULL;
-    struct api_client *c;
-    struct ty_error e = {0};
     const char *job_id;
-    int first, rc, r;
+    int first, rc;
 
     rc = jobs_parse_args(
         PATH, argc, argv, describe_options, help, &settings, describe_opt, &a, &first);
@@ -220,14 +217,9 @@ static int describe(int argc, char **argv)
     job_id = jobs_job_arg(PATH, argc, argv, first);
     if (!job_id)
         return TY_EXIT_USAGE;
-    c = jobs_client(PATH, &settings);
-    if (!c)
-        return TY_EXIT_USAGE;
-    path = api_jobs_path(c, job_id, NULL);
-    r = api_call(c, "GET", path, NULL, &job, &e);
-    api_client_free(c);
-    if (r < 0)
-        return jobs_fail(PATH, &e);
+    rc = jobs_job_call(PATH, &settings, "GET", job_id, NULL, NULL, &job);
+    if (rc >= 0)
+        return rc;
     if (a.summarize)
         print_summary(job);
     else

@@ -431,11 +431,8 @@ static int local_opt(struct local_args *a, int c, const char *arg, char **argv)
         fputs(train_flags_help, stdout);
         return TY_EXIT_OK;
     case ':':
-        cli_error(PATH, "%s needs a value", argv[optind - 1]);
-        return TY_EXIT_USAGE;
     case '?':
-        cli_error(PATH, "unknown flag '%s' (see --help)", argv[optind - 1]);
-        return TY_EXIT_USAGE;
+        return cli_flag_error(PATH, c, argv);
     default:
         if (train_flags_apply(&a->tf, c, arg, &e) < 0) {
             cli_error(PATH, "%s", ty_error_msg(&e));

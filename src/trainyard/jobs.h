@@ -58,6 +58,17 @@ const char *jobs_job_arg(const char *path, int argc, char **argv, int first);
 /* Make the client; on failure print the error and return NULL (exit 2). */
 struct api_client *jobs_client(const char *path, const struct api_settings *settings);
 
+/* One call on one job, with a client of its own: @method on api_jobs_path(@job_id, @suffix)
+ * with @body (may be NULL). Returns -1 with *ret (the reply) to go on, else the exit status
+ * after printing the error (2: the settings, 1: the call). */
+int jobs_job_call(const char *path,
+                  const struct api_settings *settings,
+                  const char *method,
+                  const char *job_id,
+                  const char *suffix,
+                  const json_t *body,
+                  json_t **ret);
+
 /* Print the error of a failed API call; returns its exit status (1). */
 int jobs_fail(const char *path, const struct ty_error *err);
 
