@@ -278,6 +278,7 @@ int api_client_new(const struct api_settings *flags, struct api_client **ret, st
 {
     static const struct api_settings none = {0};
     struct api_client *c = xcalloc(1, sizeof(*c));
+    CURLcode rc;
     int r;
 
     r = resolve(c, flags ? flags : &none, err);
@@ -285,9 +286,15 @@ int api_client_new(const struct api_settings *flags, struct api_client **ret, st
         api_client_free(c);
         return r;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c->curl = curl_easy_init())) {
+    rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (rc != CURLE_OK) {
         api_client_free(c);
-        return ty_error_set(err, ENOMEM, "cannot initialise libcurl");
+        return ty_error_set(err, EIO, "cannot initialise libcurl: %s", curl_easy_strerror(rc));
+    }
+    c->curl = curl_easy_init();
+    if (!c->curl) {
+        api_client_free(c);
+        return ty_error_set(err, ENOMEM, "cannot initialise libcurl: no easy handle");
     }
     *ret = c;
     return 0;
@@ -307,16 +314,6 @@ void api_client_free(struct api_client *c)
         free(c->token);
     }
     free(c);
-}
-
-const char *api_client_endpoint(const struct api_client *c)
-{
-    return c->endpoint;
-}
-
-const char *api_client_project(const struct api_client *c)
-{
-    return c->project;
 }
 
 /* ---- URLs ----------------------------------------------------------------------------------- */
@@ -369,6 +366,8 @@ struct transfer {
     struct ty_linesplit ls;
     int fn_result;
     struct ty_error *err;
+    long status;        /* streams: the reply's HTTP status, read at its first bytes */
+    CURLcode status_rc; /* streams: why the status could not be read */
 };
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *data)
@@ -396,10 +395,13 @@ static size_t on_stream(char *p, size_t size, size_t nmemb, void *data)
 {
     struct transfer *t = data;
     size_t n = size * nmemb;
-    long status = 0;
 
-    (void)curl_easy_getinfo(t->c->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (status < 200 || status > 299) {
+    if (t->status == 0) {
+        t->status_rc = curl_easy_getinfo(t->c->curl, CURLINFO_RESPONSE_CODE, &t->status);
+        if (t->status_rc != CURLE_OK)
+            return 0; /* stops the transfer; api_stream_lines reports it */
+    }
+    if (t->status < 200 || t->status > 299) {
         /* an error body: keep (the start of) it for the message */
         if (t->body.len < ERROR_BODY_MAX)
             ty_buf_append(
@@ -486,7 +488,14 @@ http_error(struct api_client *c, long http, const struct ty_buf *body, struct ty
                         n > 200 ? "..." : "");
 }
 
-static int curl_failure(struct api_client *c, CURLcode rc, const char *detail, struct ty_error *err)
+/* A transfer (curl_easy_perform) failed with @rc; @detail is curl's error buffer. The
+ * message names the request and the endpoint. */
+static int curl_failure(struct api_client *c,
+                        const char *method,
+                        const char *path_query,
+                        CURLcode rc,
+                        const char *detail,
+                        struct ty_error *err)
 {
     const char *what = *detail ? detail : curl_easy_strerror(rc);
 
@@ -503,54 +512,177 @@ static int curl_failure(struct api_client *c, CURLcode rc, const char *detail, s
                             c->endpoint_source,
                             what);
     case CURLE_OPERATION_TIMEDOUT:
-        return ty_error_set(
-            err, ETIMEDOUT, "no reply from trainyardd at %s in time: %s", c->endpoint, what);
+        return ty_error_set(err,
+                            ETIMEDOUT,
+                            "no reply from trainyardd at %s to %s %s in time: %s",
+                            c->endpoint,
+                            method,
+                            path_query,
+                            what);
     case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_PARTIAL_FILE:
-        return ty_error_set(
-            err, ECONNRESET, "the connection to trainyardd at %s broke off: %s", c->endpoint, what);
+        return ty_error_set(err,
+                            ECONNRESET,
+                            "the connection to trainyardd at %s broke off (%s %s): %s",
+                            c->endpoint,
+                            method,
+                            path_query,
+                            what);
     default:
-        return ty_error_set(err, EIO, "request to %s failed: %s", c->endpoint, what);
+        return ty_error_set(err,
+                            rc == CURLE_OUT_OF_MEMORY ? ENOMEM : EIO,
+                            "%s %s%s failed: %s",
+                            method,
+                            c->endpoint,
+                            path_query,
+                            what);
     }
 }
 
-static struct curl_slist *common_setup(struct api_client *c,
-                                       const char *method,
-                                       const char *path_query,
-                                       const char *body,
-                                       char *errbuf)
+/* One request being set up: every curl_easy_setopt result is kept, and the first failure
+ * (which option, and curl's code) is reported by request_check. */
+struct request {
+    CURL *curl;
+    CURLcode rc;
+    const char *failed; /* the option that could not be set */
+    struct curl_slist *headers;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Set @opt to @val unless an earlier option failed. */
+#define SETOPT(q, opt, val)                                                                        \
+    do {                                                                                           \
+        if ((q)->rc == CURLE_OK) {                                                                 \
+            (q)->rc = curl_easy_setopt((q)->curl, opt, val);                                       \
+            if ((q)->rc != CURLE_OK)                                                               \
+                (q)->failed = #opt;                                                                \
+        }                                                                                          \
+    } while (0)
+
+static void header_add(struct request *q, const char *line)
+{
+    struct curl_slist *h = curl_slist_append(q->headers, line);
+    if (!h)
+        abort(); /* out of memory, as the x* allocators */
+    q->headers = h;
+}
+
+/* Set up @q for @method on @path_query with @body (NULL: none); the caller adds the write
+ * callback, then checks with request_check and frees with request_release. */
+static void request_setup(struct api_client *c,
+                          struct request *q,
+                          const char *method,
+                          const char *path_query,
+                          const char *body)
 {
     _cleanup_free_ char *url = xasprintf("%s%s", c->endpoint, path_query);
-    struct curl_slist *h = NULL;
 
+    q->curl = c->curl;
+    q->errbuf[0] = '\0';
     curl_easy_reset(c->curl);
-    curl_easy_setopt(c->curl, CURLOPT_URL, url);
-    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
-    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "trainyard/" TY_VERSION);
-    curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    h = curl_slist_append(h, "Accept: application/json");
-    h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
+    SETOPT(q, CURLOPT_ERRORBUFFER, q->errbuf);
+    SETOPT(q, CURLOPT_URL, url);
+    SETOPT(q, CURLOPT_NOSIGNAL, 1L);
+    SETOPT(q, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+    SETOPT(q, CURLOPT_TCP_KEEPALIVE, 1L);
+    SETOPT(q, CURLOPT_USERAGENT, "trainyard/" TY_VERSION);
+    SETOPT(q, CURLOPT_PROTOCOLS_STR, "http,https");
+    header_add(q, "Accept: application/json");
+    header_add(q, "Expect:"); /* no 100-continue round trip */
     if (c->token) {
         _cleanup_free_ char *auth = xasprintf("Authorization: Bearer %s", c->token);
-        h = curl_slist_append(h, auth);
+        header_add(q, auth);
         explicit_bzero(auth, strlen(auth));
     }
     if (body) {
-        h = curl_slist_append(h, "Content-Type: application/json");
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-        curl_easy_setopt(c->curl, CURLOPT_COPYPOSTFIELDS, body);
+        header_add(q, "Content-Type: application/json");
+        SETOPT(q, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+        SETOPT(q, CURLOPT_COPYPOSTFIELDS, body);
     }
     if (strcmp(method, "GET") == 0)
-        curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+        SETOPT(q, CURLOPT_HTTPGET, 1L);
     else if (strcmp(method, "POST") != 0 || !body)
-        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
-    return h;
+        SETOPT(q, CURLOPT_CUSTOMREQUEST, method);
+    SETOPT(q, CURLOPT_HTTPHEADER, q->headers);
+}
+
+/* Returns 0 when every option was set, else -errno with err naming the request, the option
+ * and curl's reason. */
+static int request_check(struct api_client *c,
+                         const struct request *q,
+                         const char *method,
+                         const char *path_query,
+                         struct ty_error *err)
+{
+    if (q->rc == CURLE_OK)
+        return 0;
+    return ty_error_set(err,
+                        q->rc == CURLE_OUT_OF_MEMORY ? ENOMEM : EINVAL,
+                        "cannot set up %s %s%s: %s: %s",
+                        method,
+                        c->endpoint,
+                        path_query,
+                        q->failed,
+                        curl_easy_strerror(q->rc));
+}
+
+static void request_release(struct request *q)
+{
+    curl_slist_free_all(q->headers);
+    q->headers = NULL;
+}
+
+/* The HTTP status of the finished transfer into *@http. Returns 0, or -EPROTO with err when
+ * curl has none. */
+static int response_status(struct api_client *c,
+                           const char *method,
+                           const char *path_query,
+                           long *http,
+                           struct ty_error *err)
+{
+    CURLcode rc = curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, http);
+
+    if (rc != CURLE_OK)
+        return ty_error_set(err,
+                            EPROTO,
+                            "%s %s%s: cannot read the HTTP status: %s",
+                            method,
+                            c->endpoint,
+                            path_query,
+                            curl_easy_strerror(rc));
+    if (*http < 100 || *http > 599)
+        return ty_error_set(err,
+                            EPROTO,
+                            "%s %s%s: the reply has no valid HTTP status (%ld)",
+                            method,
+                            c->endpoint,
+                            path_query,
+                            *http);
+    return 0;
+}
+
+/* The reply body of a 2xx call as JSON ({} when empty). Returns 0 and *ret, or -EPROTO. */
+static int
+parse_reply(struct api_client *c, const struct ty_buf *body, json_t **ret, struct ty_error *err)
+{
+    json_error_t je;
+
+    if (body->len == 0 || strspn(ty_buf_str(body), " \t\r\n") == body->len) {
+        *ret = json_object();
+        return 0;
+    }
+    *ret = json_loadb(ty_buf_str(body), body->len, JSON_REJECT_DUPLICATES, &je);
+    if (!*ret)
+        return ty_error_set(err,
+                            EPROTO,
+                            "the reply from %s is not valid JSON (line %d column %d: %s)",
+                            c->endpoint,
+                            je.line,
+                            je.column,
+                            je.text);
+    return 0;
 }
 
 int api_call(struct api_client *c,
@@ -562,10 +694,7 @@ int api_call(struct api_client *c,
 {
     struct transfer t = {.c = c, .max = REPLY_MAX_BYTES};
     _cleanup_free_ char *text = body ? ty_json_compact(body) : NULL;
-    char errbuf[CURL_ERROR_SIZE] = "";
-    struct curl_slist *h;
-    json_error_t je;
-    json_t *j;
+    struct request q = {0};
     CURLcode rc;
     long http = 0;
     int r;
@@ -573,45 +702,31 @@ int api_call(struct api_client *c,
     *ret = NULL;
     if (!text && strcmp(method, "POST") == 0)
         text = xstrdup("{}");
-    h = common_setup(c, method, path_query, text, errbuf);
-    curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, CALL_TIMEOUT_S);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &t);
+    request_setup(c, &q, method, path_query, text);
+    SETOPT(&q, CURLOPT_TIMEOUT, CALL_TIMEOUT_S);
+    SETOPT(&q, CURLOPT_WRITEFUNCTION, on_body);
+    SETOPT(&q, CURLOPT_WRITEDATA, &t);
+    r = request_check(c, &q, method, path_query, err);
+    if (r < 0)
+        goto out;
     rc = curl_easy_perform(c->curl);
-    curl_slist_free_all(h);
-    if (t.too_big) {
+    if (t.too_big)
         r = ty_error_set(
             err, EPROTO, "the reply from %s is larger than %u bytes", c->endpoint, REPLY_MAX_BYTES);
+    else if (rc != CURLE_OK)
+        r = curl_failure(c, method, path_query, rc, q.errbuf, err);
+    else
+        r = response_status(c, method, path_query, &http, err);
+    if (r < 0)
         goto out;
-    }
-    if (rc != CURLE_OK) {
-        r = curl_failure(c, rc, errbuf, err);
-        goto out;
-    }
-    (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
-    if (http < 200 || http > 299) {
+    if (http < 200 || http > 299)
         r = http_error(c, http, &t.body, err);
-        goto out;
-    }
-    if (t.body.len == 0 || strspn(ty_buf_str(&t.body), " \t\r\n") == t.body.len) {
-        *ret = json_object();
+    else
+        r = parse_reply(c, &t.body, ret, err);
+    if (r >= 0)
         r = (int)http;
-        goto out;
-    }
-    j = json_loadb(ty_buf_str(&t.body), t.body.len, JSON_REJECT_DUPLICATES, &je);
-    if (!j) {
-        r = ty_error_set(err,
-                         EPROTO,
-                         "the reply from %s is not valid JSON (line %d column %d: %s)",
-                         c->endpoint,
-                         je.line,
-                         je.column,
-                         je.text);
-        goto out;
-    }
-    *ret = j;
-    r = (int)http;
 out:
+    request_release(&q);
     ty_buf_release(&t.body);
     return r;
 }
@@ -620,28 +735,41 @@ int api_stream_lines(
     struct api_client *c, const char *path_query, api_line_fn fn, void *ctx, struct ty_error *err)
 {
     struct transfer t = {.c = c, .max = ERROR_BODY_MAX, .fn = fn, .ctx = ctx, .err = err};
-    char errbuf[CURL_ERROR_SIZE] = "";
-    struct curl_slist *h;
+    struct request q = {0};
     CURLcode rc;
     long http = 0;
-    int r = 0;
+    int r;
 
-    h = common_setup(c, "GET", path_query, NULL, errbuf);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_stream);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &t);
+    request_setup(c, &q, "GET", path_query, NULL);
+    SETOPT(&q, CURLOPT_WRITEFUNCTION, on_stream);
+    SETOPT(&q, CURLOPT_WRITEDATA, &t);
+    r = request_check(c, &q, "GET", path_query, err);
+    if (r < 0)
+        goto out;
     rc = curl_easy_perform(c->curl);
-    curl_slist_free_all(h);
-    (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
-    if (t.fn_result < 0) {
+    if (t.fn_result < 0)
         r = t.fn_result;
-    } else if (rc != CURLE_OK) {
-        r = curl_failure(c, rc, errbuf, err);
-    } else if (http < 200 || http > 299) {
+    else if (t.status_rc != CURLE_OK)
+        r = ty_error_set(err,
+                         EPROTO,
+                         "GET %s%s: cannot read the HTTP status: %s",
+                         c->endpoint,
+                         path_query,
+                         curl_easy_strerror(t.status_rc));
+    else if (rc != CURLE_OK)
+        r = curl_failure(c, "GET", path_query, rc, q.errbuf, err);
+    else
+        r = response_status(c, "GET", path_query, &http, err);
+    if (r < 0)
+        goto out;
+    if (http < 200 || http > 299) {
         r = http_error(c, http, &t.body, err);
     } else {
         ty_linesplit_flush(&t.ls, on_line, &t);
         r = t.fn_result < 0 ? t.fn_result : 0;
     }
+out:
+    request_release(&q);
     ty_linesplit_release(&t.ls);
     ty_buf_release(&t.body);
     return r;

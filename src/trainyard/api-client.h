@@ -38,11 +38,8 @@ struct api_client;
  * environment variable or config file; err names which, with FILE:LINE for the file) or
  * another -errno (an unreadable token file or config file). */
 int api_client_new(const struct api_settings *flags, struct api_client **ret, struct ty_error *err);
+/* Free a client (the token is wiped first); NULL-safe. */
 void api_client_free(struct api_client *c);
-
-/* The resolved endpoint (no trailing '/') and project. */
-const char *api_client_endpoint(const struct api_client *c);
-const char *api_client_project(const struct api_client *c);
 
 /* Percent-encode everything but A-Z a-z 0-9 - . _ ~ (for path segments and query values).
  * Caller frees. */

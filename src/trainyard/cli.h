@@ -32,6 +32,10 @@ extern const struct cli_command cmd_study;
 /* Print "ERROR: (trainyard.<path>) <msg>" to stderr. */
 void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Report getopt_long's ':' (a flag without its value) or '?' (an unknown flag) for @c, the
+ * flag being argv[optind - 1]. Returns TY_EXIT_USAGE. */
+int cli_flag_error(const char *path, int c, char **argv);
+
 /* Options parsed from the training flags. */
 struct train_flags {
     const char *config; /* --config FILE */
@@ -52,6 +56,15 @@ extern const char train_flags_help[];
  * or -EINVAL with err naming the flag and the rule. */
 int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty_error *err);
 
+/* Everything after the first "--" in argv[1..argc) is USER_ARGS (kept in @tf, untouched by
+ * option parsing). Returns the index of that "--", or @argc when there is none: parse the
+ * flags in argv[0..result). */
+int train_flags_split_user_args(struct train_flags *tf, int argc, char **argv);
+
+/* A getopt_long table of the training flags followed by @own (both terminated by an entry
+ * with a NULL name), itself terminated. Caller frees. */
+struct option *train_flags_options(const struct option *own);
+
 /* Build the job document: the --config file (if any), then flags over it, then USER_ARGS,
  * with @job_id (NULL keeps the config's). Returns 0 and *ret (canonical Job JSON). */
 int train_flags_build_job(struct train_flags *tf,
@@ -59,6 +72,7 @@ int train_flags_build_job(struct train_flags *tf,
                           json_t **ret,
                           struct ty_error *err);
 
+/* Free what the flags hold (labels, patch, USER_ARGS) and zero @tf (the caller's). */
 void train_flags_release(struct train_flags *tf);
 
 #endif

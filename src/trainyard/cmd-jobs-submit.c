@@ -161,107 +161,110 @@ static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
     return 0;
 }
 
-static int submit_training(int argc, char **argv)
+/* Parse the flags and build the request body. Returns -1 to go on, with *job_id (in argv) and
+ * *body, else the exit status (the error printed). */
+static int parse_submit(int argc,
+                        char **argv,
+                        struct submit_args *a,
+                        struct api_settings *settings,
+                        const char **job_id,
+                        json_t **body)
 {
     static const char *const help[] = {usage, train_flags_help, "\n", jobs_global_help, NULL};
-    _cleanup_free_ struct option *longopts = NULL;
+    _cleanup_free_ struct option *longopts = train_flags_options(own_options);
+    int split = train_flags_split_user_args(&a->tf, argc, argv);
+    int first, rc;
+
+    rc = jobs_parse_args(PATH, split, argv, longopts, help, settings, on_opt, a, &first);
+    if (rc >= 0)
+        return rc;
+    if (a->stream_logs && a->async) {
+        cli_error(PATH, "--async and --stream-logs cannot be used together");
+        return TY_EXIT_USAGE;
+    }
+    *job_id = jobs_job_arg(PATH, split, argv, first);
+    if (!*job_id || build_job(a, *job_id, body) < 0)
+        return TY_EXIT_USAGE;
+    return -1;
+}
+
+/* The job on stdout: the whole resource with --format, else gcloud's brief form. */
+static void print_job(const struct submit_args *a, const json_t *job)
+{
+    if (a->format_set)
+        jobs_print_resource(job, a->format);
+    else
+        print_brief(job);
+}
+
+/* --stream-logs: the logs on stderr (as gcloud) until the job ends, then the final job on
+ * stdout. Returns the exit status: 0 only when the job SUCCEEDED. */
+static int stream_until_end(struct api_client *c, const struct submit_args *a, const char *job_id)
+{
+    struct jobs_logs_opts lo = {.out = stderr};
+    _cleanup_free_ char *path = NULL;
+    _cleanup_json_ json_t *job = NULL;
+    struct ty_error e = {0};
+    const char *state, *msg;
+
+    if (jobs_stream_logs(c, job_id, &lo, &e) < 0)
+        return jobs_fail(PATH, &e);
+    path = api_jobs_path(c, job_id, NULL);
+    if (api_call(c, "GET", path, NULL, &job, &e) < 0)
+        return jobs_fail(PATH, &e);
+    print_job(a, job);
+    fflush(stdout);
+    state = ty_json_str(job, "state");
+    if (state && strcmp(state, "SUCCEEDED") == 0)
+        return TY_EXIT_OK;
+    msg = ty_json_str(job, "errorMessage");
+    cli_error(PATH,
+              "Job %s ended %s%s%s",
+              job_id,
+              state ? state : "in an unknown state",
+              msg && *msg ? ": " : "",
+              msg && *msg ? msg : "");
+    return TY_EXIT_FAILED;
+}
+
+static int submit_training(int argc, char **argv)
+{
     struct submit_args a = {.format = JOBS_FORMAT_YAML};
     struct api_settings settings = {0};
     _cleanup_json_ json_t *body = NULL;
     _cleanup_json_ json_t *job = NULL;
     _cleanup_free_ char *path = NULL;
-    struct jobs_logs_opts lo = {.out = stderr};
     struct api_client *c = NULL;
     struct ty_error e = {0};
-    const char *job_id, *state;
-    int nopts = 0, split = argc, first, rc, r;
+    const char *job_id = NULL;
+    int rc;
 
-    /* Everything after "--" is USER_ARGS, untouched by option parsing. */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            split = i;
-            a.tf.have_user_args = true;
-            a.tf.user_args = xcalloc(1, sizeof(char *));
-            for (int k = i + 1; k < argc; k++)
-                ty_strv_push(&a.tf.user_args, argv[k]);
-            break;
-        }
-    }
-    while (train_options[nopts].name)
-        nopts++;
-    longopts = xcalloc((size_t)nopts + TY_ARRAY_SIZE(own_options), sizeof(*longopts));
-    memcpy(longopts, train_options, (size_t)nopts * sizeof(*longopts));
-    memcpy(longopts + nopts, own_options, sizeof(own_options));
-
-    rc = jobs_parse_args(PATH, split, argv, longopts, help, &settings, on_opt, &a, &first);
+    rc = parse_submit(argc, argv, &a, &settings, &job_id, &body);
     if (rc >= 0)
         goto out;
-    rc = TY_EXIT_USAGE;
-    if (a.stream_logs && a.async) {
-        cli_error(PATH, "--async and --stream-logs cannot be used together");
+    c = jobs_client(PATH, &settings);
+    if (!c) {
+        rc = TY_EXIT_USAGE;
         goto out;
     }
-    job_id = jobs_job_arg(PATH, split, argv, first);
-    if (!job_id || build_job(&a, job_id, &body) < 0)
-        goto out;
-    c = jobs_client(PATH, &settings);
-    if (!c)
-        goto out;
-
     path = api_jobs_path(c, NULL, NULL);
-    r = api_call(c, "POST", path, body, &job, &e);
-    if (r < 0) {
+    if (api_call(c, "POST", path, body, &job, &e) < 0) {
         rc = jobs_fail(PATH, &e);
         goto out;
     }
     fprintf(stderr, "Job [%s] submitted successfully.\n", job_id);
-    if (!a.stream_logs) {
-        fprintf(stderr,
-                "Your job is still active. You may view the status of your job with the "
-                "command\n\n  $ trainyard jobs describe %s\n\nor continue streaming the logs "
-                "with the command\n\n  $ trainyard jobs stream-logs %s\n",
-                job_id,
-                job_id);
-        if (a.format_set)
-            jobs_print_resource(job, a.format);
-        else
-            print_brief(job);
-        rc = TY_EXIT_OK;
+    if (a.stream_logs) {
+        rc = stream_until_end(c, &a, job_id);
         goto out;
     }
-
-    /* --stream-logs: the logs on stderr (as gcloud), then the final job on stdout */
-    r = jobs_stream_logs(c, job_id, &lo, &e);
-    if (r < 0) {
-        rc = jobs_fail(PATH, &e);
-        goto out;
-    }
-    json_decref(TAKE_PTR(job));
-    free(path);
-    path = api_jobs_path(c, job_id, NULL);
-    r = api_call(c, "GET", path, NULL, &job, &e);
-    if (r < 0) {
-        rc = jobs_fail(PATH, &e);
-        goto out;
-    }
-    if (a.format_set)
-        jobs_print_resource(job, a.format);
-    else
-        print_brief(job);
-    fflush(stdout);
-    state = ty_json_str(job, "state");
-    if (state && strcmp(state, "SUCCEEDED") == 0) {
-        rc = TY_EXIT_OK;
-    } else {
-        const char *msg = ty_json_str(job, "errorMessage");
-        cli_error(PATH,
-                  "Job %s ended %s%s%s",
-                  job_id,
-                  state ? state : "in an unknown state",
-                  msg && *msg ? ": " : "",
-                  msg && *msg ? msg : "");
-        rc = TY_EXIT_FAILED;
-    }
+    fprintf(stderr,
+            "Your job is still active. You may view the status of your job with the "
+            "command\n\n  $ trainyard jobs describe %s\n\nor continue streaming the logs "
+            "with the command\n\n  $ trainyard jobs stream-logs %s\n",
+            job_id,
+            job_id);
+    print_job(&a, job);
+    rc = TY_EXIT_OK;
 out:
     api_client_free(c);
     train_flags_release(&a.tf);

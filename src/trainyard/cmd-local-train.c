@@ -50,6 +50,7 @@ static const struct option own_options[] = {
     {"grace-period", required_argument, NULL, O_GRACE},
     {"state-dir", required_argument, NULL, O_STATE_DIR},
     {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 static const char usage[] =
@@ -379,178 +380,215 @@ static int run_job(const struct ty_job *job,
     return final == TY_STATE_SUCCEEDED ? TY_EXIT_OK : TY_EXIT_FAILED;
 }
 
-static int local_train(int argc, char **argv)
-{
-    _cleanup_free_ struct option *longopts = NULL;
-    struct train_flags tf = {0};
-    struct ty_supervisor_options opts = {0};
-    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
-    _cleanup_json_ json_t *doc = NULL;
-    _cleanup_json_ json_t *previous = NULL;
-    _cleanup_free_ char *job_id = NULL;
-    _cleanup_free_ char *state_dir = NULL;
-    const char *runtime = getenv("TRAINYARD_RUNTIME") && *getenv("TRAINYARD_RUNTIME")
-                              ? getenv("TRAINYARD_RUNTIME")
-                              : "process";
-    bool dry_run = false;
-    struct ty_error e = {0};
-    int nopts = 0, split = argc, c, r, rc;
+/* What `local train` was asked to do. */
+struct local_args {
+    struct train_flags tf;
+    struct ty_supervisor_options opts; /* env.pytorch and grace_usec from the flags */
+    const char *runtime;
+    char *state_dir; /* NULL: the default */
+    char *job_id;    /* NULL: the config's, else generated */
+    bool dry_run;
+};
 
-    /* Everything after "--" is USER_ARGS, untouched by option parsing. */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            split = i;
-            tf.have_user_args = true;
-            tf.user_args = xcalloc(1, sizeof(char *));
-            for (int k = i + 1; k < argc; k++)
-                ty_strv_push(&tf.user_args, argv[k]);
-            break;
+static void local_args_release(struct local_args *a)
+{
+    train_flags_release(&a->tf);
+    free(a->state_dir);
+    free(a->job_id);
+}
+
+/* One parsed option @c (a run flag or a training flag). Returns -1 to go on, else the exit
+ * status (the error or the help printed). */
+static int local_opt(struct local_args *a, int c, const char *arg, char **argv)
+{
+    struct ty_error e = {0};
+    double secs;
+
+    switch (c) {
+    case O_RUNTIME:
+        a->runtime = arg;
+        return -1;
+    case O_PYTORCH_ENV:
+        a->opts.env.pytorch = true;
+        return -1;
+    case O_DRY_RUN:
+        a->dry_run = true;
+        return -1;
+    case O_GRACE:
+        if (ty_parse_double(arg, &secs) < 0 || secs < 0 || secs > 86400) {
+            cli_error(PATH, "--grace-period: expected seconds from 0 to 86400 (got '%s')", arg);
+            return TY_EXIT_USAGE;
         }
+        a->opts.grace_usec = (int64_t)(secs * 1e6);
+        if (a->opts.grace_usec == 0)
+            a->opts.grace_usec = 1;
+        return -1;
+    case O_STATE_DIR:
+        ty_replace_str(&a->state_dir, arg);
+        return -1;
+    case O_HELP:
+        fputs(usage, stdout);
+        fputs(train_flags_help, stdout);
+        return TY_EXIT_OK;
+    case ':':
+    case '?':
+        return cli_flag_error(PATH, c, argv);
+    default:
+        if (train_flags_apply(&a->tf, c, arg, &e) < 0) {
+            cli_error(PATH, "%s", ty_error_msg(&e));
+            return TY_EXIT_USAGE;
+        }
+        return -1;
     }
-    while (train_options[nopts].name)
-        nopts++;
-    longopts = xcalloc((size_t)nopts + TY_ARRAY_SIZE(own_options) + 1, sizeof(*longopts));
-    memcpy(longopts, train_options, (size_t)nopts * sizeof(*longopts));
-    memcpy(longopts + nopts, own_options, sizeof(own_options));
+}
+
+/* Parse the flags and the JOB_ID. Returns -1 to go on, else the exit status. */
+static int parse_local(int argc, char **argv, struct local_args *a)
+{
+    _cleanup_free_ struct option *longopts = train_flags_options(own_options);
+    int split = train_flags_split_user_args(&a->tf, argc, argv);
+    int c, rc;
 
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(split, argv, ":", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_RUNTIME:
-            runtime = optarg;
-            break;
-        case O_PYTORCH_ENV:
-            opts.env.pytorch = true;
-            break;
-        case O_DRY_RUN:
-            dry_run = true;
-            break;
-        case O_GRACE: {
-            double secs;
-            if (ty_parse_double(optarg, &secs) < 0 || secs < 0 || secs > 86400) {
-                cli_error(
-                    PATH, "--grace-period: expected seconds from 0 to 86400 (got '%s')", optarg);
-                train_flags_release(&tf);
-                return TY_EXIT_USAGE;
-            }
-            opts.grace_usec = (int64_t)(secs * 1e6);
-            if (opts.grace_usec == 0)
-                opts.grace_usec = 1;
-            break;
-        }
-        case O_STATE_DIR:
-            free(state_dir);
-            state_dir = xstrdup(optarg);
-            break;
-        case O_HELP:
-            fputs(usage, stdout);
-            fputs(train_flags_help, stdout);
-            train_flags_release(&tf);
-            return TY_EXIT_OK;
-        case ':':
-            cli_error(PATH, "%s needs a value", argv[optind - 1]);
-            train_flags_release(&tf);
-            return TY_EXIT_USAGE;
-        case '?':
-            cli_error(PATH, "unknown flag '%s' (see --help)", argv[optind - 1]);
-            train_flags_release(&tf);
-            return TY_EXIT_USAGE;
-        default:
-            r = train_flags_apply(&tf, c, optarg, &e);
-            if (r < 0) {
-                cli_error(PATH, "%s", ty_error_msg(&e));
-                train_flags_release(&tf);
-                return TY_EXIT_USAGE;
-            }
-        }
+        rc = local_opt(a, c, optarg, argv);
+        if (rc >= 0)
+            return rc;
     }
     if (split - optind > 1) {
         cli_error(PATH,
                   "unexpected argument '%s' (only one JOB_ID; put program arguments "
                   "after --)",
                   argv[optind + 1]);
-        train_flags_release(&tf);
         return TY_EXIT_USAGE;
     }
     if (split - optind == 1)
-        job_id = xstrdup(argv[optind]);
+        a->job_id = xstrdup(argv[optind]);
+    return -1;
+}
 
-    r = train_flags_build_job(&tf, job_id, &doc, &e);
-    train_flags_release(&tf);
+/* Build the job from the flags (a generated id when it has none) and check it, also against
+ * the runtime. Returns 0 and *ret, or -1 after printing the error. */
+static int build_local_job(struct local_args *a, struct ty_job **ret)
+{
+    _cleanup_json_ json_t *doc = NULL;
+    struct ty_error e = {0};
+    int r;
+
+    r = train_flags_build_job(&a->tf, a->job_id, &doc, &e);
     if (r >= 0 && !json_object_get(doc, "jobId")) {
         _cleanup_free_ char *gen = generate_job_id();
         json_object_set_new(doc, "jobId", json_string(gen));
     }
     if (r >= 0)
-        r = ty_job_accept(doc, &job, &e);
+        r = ty_job_accept(doc, ret, &e);
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    if (label_true(*ret, "trainyard-pytorch-env"))
+        a->opts.env.pytorch = true;
+    r = ty_runtime_validate(a->runtime, *ret, &e);
+    if (r < 0) {
+        cli_error(
+            PATH, "%s%s", ty_runtime_known(a->runtime) ? "" : "--runtime: ", ty_error_msg(&e));
+        return -1;
+    }
+    return 0;
+}
+
+/* resumePreviousJobId: read and check the earlier job's record (*ret stays NULL when the job
+ * resumes nothing). Returns 0, or -1 after printing the error. */
+static int load_previous(const struct local_args *a, const struct ty_job *job, json_t **ret)
+{
+    struct ty_error e = {0};
+    int r;
+
+    if (!job->hp || !job->hp->resume_job_id)
+        return 0;
+    r = a->state_dir ? read_previous(a->state_dir, job->hp->resume_job_id, ret, &e)
+                     : ty_error_set(&e, ENOENT, "no state directory to find the job to resume");
+    if (r >= 0)
+        r = ty_study_resume_check(job->hp, *ret, &e);
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    return 0;
+}
+
+/* --dry-run: every replica's command and environment as JSON (a tuning job: its first
+ * trial's). Returns the exit status. */
+static int dry_run(const struct local_args *a, const struct ty_job *job, const json_t *previous)
+{
+    _cleanup_json_ json_t *out = NULL;
+    _cleanup_free_ char *text = NULL;
+    _cleanup_strv_free_ char **trial_args = NULL;
+    struct ty_trial_suggestion *trial = NULL;
+    struct ty_error e = {0};
+    int r = 0;
+
+    if (job->hp) {
+        r = ty_study_first_trial(
+            job, ty_study_default_seed(job), previous, &trial, &trial_args, &e);
+        if (r >= 0) {
+            _cleanup_free_ char *shown = ty_json_compact(trial->parameters);
+            fprintf(stderr,
+                    "Dry run of trial %s of up to %d, with %s.\n",
+                    trial->trial_id,
+                    job->hp->max_trials,
+                    shown);
+        }
+    }
+    if (r >= 0)
+        r = ty_supervisor_dry_run(ty_runtime_find(a->runtime),
+                                  job,
+                                  trial ? trial->trial_id : NULL,
+                                  trial_args,
+                                  &a->opts.env,
+                                  &out,
+                                  &e);
+    ty_trial_suggestions_free(trial, trial ? 1 : 0);
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return TY_EXIT_USAGE;
     }
-    if (label_true(job, "trainyard-pytorch-env"))
-        opts.env.pytorch = true;
-    r = ty_runtime_validate(runtime, job, &e);
-    if (r < 0) {
-        cli_error(PATH, "%s%s", ty_runtime_known(runtime) ? "" : "--runtime: ", ty_error_msg(&e));
-        return TY_EXIT_USAGE;
-    }
+    text = ty_json_pretty(out);
+    puts(text);
+    return TY_EXIT_OK;
+}
 
-    if (!state_dir)
-        state_dir = ty_statedir_default();
-    if (job->hp && job->hp->resume_job_id) {
-        r = state_dir ? read_previous(state_dir, job->hp->resume_job_id, &previous, &e)
-                      : ty_error_set(&e, ENOENT, "no state directory to find the job to resume");
-        if (r >= 0)
-            r = ty_study_resume_check(job->hp, previous, &e);
-        if (r < 0) {
-            cli_error(PATH, "%s", ty_error_msg(&e));
-            return TY_EXIT_USAGE;
-        }
-    }
-    if (dry_run) {
-        _cleanup_json_ json_t *out = NULL;
-        _cleanup_free_ char *text = NULL;
-        struct ty_trial_suggestion *trial = NULL;
-        _cleanup_strv_free_ char **trial_args = NULL;
+static int local_train(int argc, char **argv)
+{
+    const char *env_runtime = getenv("TRAINYARD_RUNTIME");
+    struct local_args a = {.runtime = env_runtime && *env_runtime ? env_runtime : "process"};
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_json_ json_t *previous = NULL;
+    int rc;
 
-        r = 0;
-        if (job->hp) {
-            r = ty_study_first_trial(
-                job, ty_study_default_seed(job), previous, &trial, &trial_args, &e);
-            if (r >= 0) {
-                _cleanup_free_ char *shown = ty_json_compact(trial->parameters);
-                fprintf(stderr,
-                        "Dry run of trial %s of up to %d, with %s.\n",
-                        trial->trial_id,
-                        job->hp->max_trials,
-                        shown);
-            }
-        }
-        if (r >= 0)
-            r = ty_supervisor_dry_run(
-                ty_runtime_find(runtime),
-                job,
-                trial ? trial->trial_id : NULL,
-                trial_args,
-                &opts.env,
-                &out,
-                &e);
-        ty_trial_suggestions_free(trial, trial ? 1 : 0);
-        if (r < 0) {
-            cli_error(PATH, "%s", ty_error_msg(&e));
-            return TY_EXIT_USAGE;
-        }
-        text = ty_json_pretty(out);
-        puts(text);
-        return TY_EXIT_OK;
+    rc = parse_local(argc, argv, &a);
+    if (rc >= 0)
+        goto out;
+    rc = TY_EXIT_USAGE;
+    if (build_local_job(&a, &job) < 0)
+        goto out;
+    if (!a.state_dir)
+        a.state_dir = ty_statedir_default();
+    if (load_previous(&a, job, &previous) < 0)
+        goto out;
+    if (a.dry_run) {
+        rc = dry_run(&a, job, previous);
+        goto out;
     }
-    if (!state_dir) {
+    if (!a.state_dir) {
         cli_error(PATH, "no state directory: set --state-dir or TRAINYARD_HOME");
-        return TY_EXIT_USAGE;
+        goto out;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    rc = run_job(job, ty_runtime_find(runtime), state_dir, previous, &opts);
+    rc = run_job(job, ty_runtime_find(a.runtime), a.state_dir, previous, &a.opts);
+out:
+    local_args_release(&a);
     return rc;
 }
 

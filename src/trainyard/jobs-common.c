@@ -58,11 +58,8 @@ int jobs_parse_args(const char *path,
                 fputs(help[i], stdout);
             return TY_EXIT_OK;
         case ':':
-            cli_error(path, "%s needs a value", argv[optind - 1]);
-            return TY_EXIT_USAGE;
         case '?':
-            cli_error(path, "unknown flag '%s' (see --help)", argv[optind - 1]);
-            return TY_EXIT_USAGE;
+            return cli_flag_error(path, c, argv);
         default:
             if (!fn || fn(ctx, c, optarg) < 0) {
                 if (!fn)
@@ -106,6 +103,27 @@ struct api_client *jobs_client(const char *path, const struct api_settings *sett
         return NULL;
     }
     return c;
+}
+
+int jobs_job_call(const char *path,
+                  const struct api_settings *settings,
+                  const char *method,
+                  const char *job_id,
+                  const char *suffix,
+                  const json_t *body,
+                  json_t **ret)
+{
+    struct api_client *c = jobs_client(path, settings);
+    _cleanup_free_ char *p = NULL;
+    struct ty_error e = {0};
+    int r;
+
+    if (!c)
+        return TY_EXIT_USAGE;
+    p = api_jobs_path(c, job_id, suffix);
+    r = api_call(c, method, p, body, ret, &e);
+    api_client_free(c);
+    return r < 0 ? jobs_fail(path, &e) : -1;
 }
 
 int jobs_fail(const char *path, const struct ty_error *err)
@@ -186,11 +204,6 @@ void jobs_table_add(struct jobs_table *t, const char *const *cells)
     for (size_t i = 0; i < t->ncols; i++)
         t->cells[t->nrows * t->ncols + i] = xstrdup(cells[i] ? cells[i] : "");
     t->nrows++;
-}
-
-size_t jobs_table_rows(const struct jobs_table *t)
-{
-    return t->nrows - 1;
 }
 
 void jobs_table_drop_empty(struct jobs_table *t, const bool *optional)

@@ -58,6 +58,17 @@ const char *jobs_job_arg(const char *path, int argc, char **argv, int first);
 /* Make the client; on failure print the error and return NULL (exit 2). */
 struct api_client *jobs_client(const char *path, const struct api_settings *settings);
 
+/* One call on one job, with a client of its own: @method on api_jobs_path(@job_id, @suffix)
+ * with @body (may be NULL). Returns -1 with *ret (the reply) to go on, else the exit status
+ * after printing the error (2: the settings, 1: the call). */
+int jobs_job_call(const char *path,
+                  const struct api_settings *settings,
+                  const char *method,
+                  const char *job_id,
+                  const char *suffix,
+                  const json_t *body,
+                  json_t **ret);
+
 /* Print the error of a failed API call; returns its exit status (1). */
 int jobs_fail(const char *path, const struct ty_error *err);
 
@@ -79,15 +90,16 @@ const char *jobs_local_time(const char *rfc3339, enum jobs_time_style style, cha
 
 /* A text table: gcloud's plain `table` (columns separated by two spaces) or `table[box]`. */
 struct jobs_table;
+/* A table with @ncols columns titled @headers (copied). Free with jobs_table_free. */
 struct jobs_table *jobs_table_new(size_t ncols, const char *const *headers);
 /* Add a row of @ncols cells (NULL: empty). */
 void jobs_table_add(struct jobs_table *t, const char *const *cells);
 /* Drop the columns flagged in @optional whose cells are all empty. */
 void jobs_table_drop_empty(struct jobs_table *t, const bool *optional);
-size_t jobs_table_rows(const struct jobs_table *t);
 /* Plain: header and rows, last column unpadded. Boxed: with @title (may be NULL) centred in
  * the top row, Unicode box drawing when the locale is UTF-8, else ASCII. */
 void jobs_table_print(const struct jobs_table *t, FILE *out, bool box, const char *title);
+/* Free a table; NULL-safe. */
 void jobs_table_free(struct jobs_table *t);
 
 /* How to show logs. */
@@ -97,10 +109,6 @@ struct jobs_logs_opts {
     bool allow_multiline;  /* print multi-line messages as they are */
     FILE *out;
 };
-
-/* Print one log entry: SEVERITY\tYYYY-mm-dd HH:MM:SS +zzzz\tTASK\tTRIAL\tMESSAGE, one line
- * per line of the message unless @allow_multiline. */
-void jobs_print_log_entry(FILE *out, const json_t *entry, bool allow_multiline);
 
 /* Show the logs of @job_id until the job has ended and everything was shown. Returns 0 or
  * -errno with err. */

@@ -57,6 +57,15 @@ void cli_error(const char *path, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+int cli_flag_error(const char *path, int c, char **argv)
+{
+    if (c == ':')
+        cli_error(path, "%s needs a value", argv[optind - 1]);
+    else
+        cli_error(path, "unknown flag '%s' (see --help)", argv[optind - 1]);
+    return TY_EXIT_USAGE;
+}
+
 /* Print the commands whose path starts with the @n words @prefix (all when @n is 0). */
 static void list_commands(FILE *f, char **prefix, int n)
 {

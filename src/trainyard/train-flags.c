@@ -320,6 +320,35 @@ int train_flags_build_job(struct train_flags *tf,
     return 0;
 }
 
+int train_flags_split_user_args(struct train_flags *tf, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") != 0)
+            continue;
+        tf->have_user_args = true;
+        tf->user_args = xcalloc(1, sizeof(char *));
+        for (int k = i + 1; k < argc; k++)
+            ty_strv_push(&tf->user_args, argv[k]);
+        return i;
+    }
+    return argc;
+}
+
+struct option *train_flags_options(const struct option *own)
+{
+    size_t n_train = 0, n_own = 0;
+    struct option *all;
+
+    while (train_options[n_train].name)
+        n_train++;
+    while (own[n_own].name)
+        n_own++;
+    all = xcalloc(n_train + n_own + 1, sizeof(*all));
+    memcpy(all, train_options, n_train * sizeof(*all));
+    memcpy(all + n_train, own, n_own * sizeof(*all));
+    return all;
+}
+
 void train_flags_release(struct train_flags *tf)
 {
     json_decref(tf->ti_patch);

@@ -60,28 +60,22 @@ too_big:
                         TY_KVCONF_MAX_BYTES);
 }
 
-/* Parse one line (@p, @len bytes, no newline). Returns 1 and the pair, 0 for a blank or
- * comment line, -EINVAL with err "PATH:LINE: ...". */
-static int parse_line(
-    const char *path, int lineno, const char *p, size_t len, struct ty_kv *kv, struct ty_error *err)
+/* The key at *@pp (the line's first non-blank) and the '=' after it: *@pp is advanced past the
+ * '=' and the blanks around it. Returns 0 and *@klen, or -EINVAL with err "PATH:LINE: ...". */
+static int parse_key(const char *path,
+                     int lineno,
+                     const char **pp,
+                     const char *end,
+                     size_t *klen,
+                     struct ty_error *err)
 {
-    const char *end = p + len, *key, *v;
-    size_t klen;
+    const char *key = *pp, *p = *pp;
+    size_t n;
 
-    if (len > 0 && p[len - 1] == '\r')
-        end--;
-    if (memchr(p, '\0', (size_t)(end - p)))
-        return ty_error_set(err, EINVAL, "%s:%d: NUL byte in line", path, lineno);
-    while (p < end && is_blank(*p))
-        p++;
-    if (p == end || *p == '#')
-        return 0;
-
-    key = p;
     while (p < end && is_key_char(*p))
         p++;
-    klen = (size_t)(p - key);
-    if (klen == 0) {
+    n = (size_t)(p - key);
+    if (n == 0) {
         if (*p == '=')
             return ty_error_set(err, EINVAL, "%s:%d: expected a key before '='", path, lineno);
         return ty_error_set(err,
@@ -99,72 +93,108 @@ static int parse_line(
                             path,
                             lineno,
                             (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?',
-                            (int)klen,
+                            (int)n,
                             key);
     while (p < end && is_blank(*p))
         p++;
     if (p == end || *p != '=')
         return ty_error_set(
-            err, EINVAL, "%s:%d: expected '=' after key '%.*s'", path, lineno, (int)klen, key);
+            err, EINVAL, "%s:%d: expected '=' after key '%.*s'", path, lineno, (int)n, key);
     p++;
     while (p < end && is_blank(*p))
         p++;
+    *pp = p;
+    *klen = n;
+    return 0;
+}
 
-    if (p < end && *p == '"') {
-        struct ty_buf b = TY_BUF_INIT;
-        bool closed = false;
-        for (p++; p < end; p++) {
-            if (*p == '"') {
-                closed = true;
-                p++;
-                break;
-            }
-            if (*p == '\\') {
-                if (p + 1 < end && (p[1] == '"' || p[1] == '\\')) {
-                    ty_buf_putc(&b, p[1]);
-                    p++;
-                    continue;
-                }
-                ty_buf_release(&b);
-                return ty_error_set(err,
-                                    EINVAL,
-                                    "%s:%d: unknown escape in the quoted value of '%.*s' (only "
-                                    "\\\" and \\\\ are escapes)",
-                                    path,
-                                    lineno,
-                                    (int)klen,
-                                    key);
-            }
-            ty_buf_putc(&b, *p);
-        }
-        if (!closed) {
-            ty_buf_release(&b);
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s:%d: the quoted value of '%.*s' has no closing '\"'",
-                                path,
-                                lineno,
-                                (int)klen,
-                                key);
-        }
-        while (p < end && is_blank(*p))
+/* Why a quoted value is malformed: the words before and after "the quoted value of 'KEY'". */
+struct quote_problem {
+    const char *before, *after;
+};
+
+static const struct quote_problem bad_escape = {"unknown escape in ",
+                                                " (only \\\" and \\\\ are escapes)"};
+static const struct quote_problem unclosed = {"", " has no closing '\"'"};
+static const struct quote_problem trailing = {"unexpected text after ", ""};
+
+/* The "double-quoted" value at @p (on its opening quote) of the line ending at @end, for the
+ * key @key (@klen bytes). Returns 0 and *@ret (unescaped), or -EINVAL with err. */
+static int parse_quoted(const char *path,
+                        int lineno,
+                        const char *p,
+                        const char *end,
+                        const char *key,
+                        size_t klen,
+                        char **ret,
+                        struct ty_error *err)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    const struct quote_problem *problem = &unclosed;
+
+    for (p++; p < end; p++) {
+        if (*p == '"') {
+            problem = NULL;
             p++;
-        if (p != end) {
-            ty_buf_release(&b);
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s:%d: unexpected text after the quoted value of '%.*s'",
-                                path,
-                                lineno,
-                                (int)klen,
-                                key);
+            break;
         }
-        kv->value = ty_buf_take(&b);
+        if (*p == '\\' && !(p + 1 < end && (p[1] == '"' || p[1] == '\\'))) {
+            problem = &bad_escape;
+            break;
+        }
+        if (*p == '\\')
+            p++;
+        ty_buf_putc(&b, *p);
+    }
+    while (!problem && p < end && is_blank(*p))
+        p++;
+    if (!problem && p != end)
+        problem = &trailing;
+    if (problem) {
+        ty_buf_release(&b);
+        return ty_error_set(err,
+                            EINVAL,
+                            "%s:%d: %sthe quoted value of '%.*s'%s",
+                            path,
+                            lineno,
+                            problem->before,
+                            (int)klen,
+                            key,
+                            problem->after);
+    }
+    *ret = ty_buf_take(&b);
+    return 0;
+}
+
+/* Parse one line (@p, @len bytes, no newline). Returns 1 and the pair, 0 for a blank or
+ * comment line, -EINVAL with err "PATH:LINE: ...". */
+static int parse_line(
+    const char *path, int lineno, const char *p, size_t len, struct ty_kv *kv, struct ty_error *err)
+{
+    const char *end = p + len, *key;
+    size_t klen = 0;
+    int r;
+
+    if (len > 0 && p[len - 1] == '\r')
+        end--;
+    if (memchr(p, '\0', (size_t)(end - p)))
+        return ty_error_set(err, EINVAL, "%s:%d: NUL byte in line", path, lineno);
+    while (p < end && is_blank(*p))
+        p++;
+    if (p == end || *p == '#')
+        return 0;
+    key = p;
+    r = parse_key(path, lineno, &p, end, &klen, err);
+    if (r < 0)
+        return r;
+    if (p < end && *p == '"') {
+        r = parse_quoted(path, lineno, p, end, key, klen, &kv->value, err);
+        if (r < 0)
+            return r;
     } else {
-        v = p;
-        while (end > v && is_blank(end[-1]))
+        while (end > p && is_blank(end[-1]))
             end--;
-        kv->value = xstrndup(v, (size_t)(end - v));
+        kv->value = xstrndup(p, (size_t)(end - p));
     }
     kv->key = xstrndup(key, klen);
     kv->line = lineno;

@@ -12,8 +12,10 @@
 #include "alloc.h"
 #include "buf.h"
 #include "json.h"
+#include "macro.h"
 #include "process.h"
 #include "spec.h"
+#include "study.h"
 #include "supervise.h"
 #include "tap.h"
 #include "timeutil.h"
@@ -265,9 +267,10 @@ int main(void)
     {
         struct ty_loop *loop = ty_loop_new();
         struct ty_supervisor *sup = NULL;
-        struct ty_supervisor_options opts = {
-            .grace_usec = 30 * INT64_C(1000000), .on_log = cap_log, .on_state = cap_state,
-            .ctx = &cap};
+        struct ty_supervisor_options opts = {.grace_usec = 30 * INT64_C(1000000),
+                                             .on_log = cap_log,
+                                             .on_state = cap_state,
+                                             .ctx = &cap};
         struct ty_error e = {0};
         bool saw_running = false;
         ok(ty_supervisor_new(loop, &ty_runtime_process, job, NULL, NULL, &opts, &sup, &e) == 0 &&
@@ -283,7 +286,8 @@ int main(void)
         for (int i = 0; i < cap.n_states; i++)
             saw_running |= cap.states[i] == TY_STATE_RUNNING;
         ok(saw_running, "the job passed through RUNNING");
-        is_str(ty_job_state_name(ty_supervisor_state(sup)), "SUCCEEDED",
+        is_str(ty_job_state_name(ty_supervisor_state(sup)),
+               "SUCCEEDED",
                "cancel during teardown keeps the result");
         ok(ty_mono_usec() - t0 < 10 * INT64_C(1000000), "and does not wait out the 30 s grace");
         like(ty_buf_str(&cap.lines), "Cancel requested during teardown", "which is logged");
@@ -309,6 +313,75 @@ int main(void)
         ty_describe_exit(&r, &s, buf, sizeof(buf));
         is_str(
             buf, "The replica worker 1 was terminated by signal 15 (SIGTERM).", "SIGTERM wording");
+    }
+
+    /* 10. the records shared by the supervisor and the study. */
+    {
+        struct ty_supervisor_options o = {.on_log = cap_log};
+        ty_run_announce(&o, &cap, NULL, "shared_1");
+        ty_run_announce_result(&o, &cap, "3", TY_STATE_FAILED, "boom");
+        ty_run_announce_result(&o, &cap, NULL, TY_STATE_CANCELLED, NULL);
+        is_str(ty_buf_str(&cap.lines),
+               "service|INFO|Validating job requirements...\n"
+               "service|INFO|Job creation request has been successfully validated.\n"
+               "service|INFO|Job shared_1 is queued.\n"
+               "service|ERROR|Job failed: boom\n"
+               "service|INFO|Job cancelled.\n",
+               "the start and end messages of a run");
+        ty_buf_release(&cap.lines);
+        memset(&cap, 0, sizeof(cap));
+    }
+
+    /* 11. ty_study_start reports its failures through its error argument. */
+    {
+        char file[] = "/tmp/test-supervise.XXXXXX";
+        int fd = mkstemp(file);
+        _cleanup_free_ char *state_dir = xasprintf("%s/state", file);
+        struct ty_job *tj = make_job("study_1",
+                                     "exit 0",
+                                     0,
+                                     NULL,
+                                     NULL,
+                                     "{\"hyperparameters\":{\"goal\":\"MAXIMIZE\",\"maxTrials\":1,"
+                                     "\"params\":[{\"parameterName\":\"x\",\"type\":\"DOUBLE\","
+                                     "\"minValue\":0,\"maxValue\":1}]}}");
+        struct ty_study_options so = {.runtime = &ty_runtime_process,
+                                      .state_dir = state_dir,
+                                      .sup = {.on_log = cap_log},
+                                      .ctx = &cap};
+        struct ty_loop *loop = ty_loop_new();
+        struct ty_study *study = NULL;
+        struct ty_error e = {0};
+        int r;
+
+        close(fd);
+        ok(tj && ty_study_new(loop, tj, &so, &study, &e) == 0, "study: created (%s)", e.msg);
+        r = study ? ty_study_start(study, &e) : 0;
+        is_int(r, -ENOTDIR, "study: a state directory under a file fails the start");
+        like(e.msg, "trials", "and the error says what could not be made");
+        is_str(ty_job_state_name(study ? ty_study_state(study) : TY_STATE_UNSPECIFIED),
+               "QUEUED",
+               "the job has not started");
+        ty_study_free(study);
+        study = NULL;
+        unlink(file);
+        so.state_dir = file; /* now free: mkdir works */
+        memset(&e, 0, sizeof(e));
+        ok(tj && ty_study_new(loop, tj, &so, &study, &e) == 0, "study: created again");
+        is_int(study ? ty_study_start(study, &e) : -1,
+               0,
+               "study: starts with a usable state directory");
+        is_int(
+            study ? ty_study_start(study, &e) : 0, -EALREADY, "study: a second start is refused");
+        like(e.msg, "already started", "with a message");
+        ty_study_free(study);
+        ty_loop_free(loop);
+        ty_job_free(tj);
+        {
+            _cleanup_free_ char *rm = xasprintf("rm -rf '%s'", file);
+            ok(system(rm) == 0, "study: state directory removed");
+        }
+        ty_buf_release(&cap.lines);
     }
     return done_testing();
 }

@@ -47,6 +47,7 @@ struct ty_study {
     bool cancelled;
     bool failed_limit;
     bool done;
+    bool started; /* ty_study_start was called */
     uint64_t pump_timer;
     struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping, else NULL */
     uint64_t poll_timer;
@@ -58,19 +59,10 @@ static void study_service(struct ty_study *st, enum ty_severity sev, const char 
     __attribute__((format(printf, 3, 4)));
 static void study_service(struct ty_study *st, enum ty_severity sev, const char *fmt, ...)
 {
-    char msg[2048];
     va_list ap;
-    struct ty_log_record rec = {
-        .time_usec = ty_now_usec(), .severity = sev, .task = "service", .message = msg};
-
     va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    ty_run_vservice(&st->opts.sup, st->opts.ctx, NULL, sev, fmt, ap);
     va_end(ap);
-    rec.len = strlen(msg);
-    if (st->opts.sup.log)
-        (void)ty_joblog_write(st->opts.sup.log, &rec);
-    if (st->opts.sup.on_log)
-        st->opts.sup.on_log(st->opts.ctx, &rec);
 }
 
 static void set_state(struct ty_study *st, enum ty_job_state s)
@@ -221,39 +213,68 @@ static void poll_trials(struct ty_loop *loop, void *data)
         st);
 }
 
-/* A trial ended as @state with @error: record it, tell the tuner, apply the failure rule. */
+/* The result of a trial whose run ended as @state: a run that SUCCEEDED is a failed trial
+ * when its final metric cannot be read or is missing (*@error then says why, in @msg).
+ * Reads the metric file either way (a failed trial's reports are still shown, as
+ * allMetrics, never used as its result). Returns the trial's state. */
+static enum ty_job_state
+judge_trial(struct trial_run *tr, enum ty_job_state state, const char **error, char *msg, size_t n)
+{
+    struct ty_error e = {0};
+
+    if (state != TY_STATE_SUCCEEDED) {
+        (void)read_metrics(tr, true, &e);
+        tr->t.has_metric = false;
+        return state;
+    }
+    if (read_metrics(tr, true, &e) < 0)
+        (void)snprintf(msg,
+                       n,
+                       "The trial succeeded but its metric file could not be read: %s",
+                       ty_error_msg(&e));
+    else if (!tr->t.has_metric)
+        (void)snprintf(msg,
+                       n,
+                       "The trial succeeded but reported no value of the metric '%s' in "
+                       "%s/output.metrics.",
+                       tr->st->tag,
+                       tr->metric_dir);
+    else
+        return TY_STATE_SUCCEEDED;
+    *error = msg;
+    return TY_STATE_FAILED;
+}
+
+/* One more failed trial: when that makes too many (maxFailedTrials), no trial starts any more
+ * and the job will fail with the rule's message. */
+static void count_failure(struct trial_run *tr)
+{
+    struct ty_study *st = tr->st;
+    char msg[2048];
+
+    st->n_failed++;
+    if (st->failed_limit || st->cancelled ||
+        !ty_study_too_many_failures(st->job->hp, st->n_failed, st->n_succeeded, msg, sizeof(msg)))
+        return;
+    st->failed_limit = true;
+    st->stopping = true;
+    free(st->error);
+    st->error = xasprintf("%s The last failure (trial %s): %s", msg, tr->t.trial_id, tr->t.error);
+    if (n_running(st) > 0)
+        study_service(
+            st, TY_SEV_ERROR, "%s No more trials are started; waiting for the running ones.", msg);
+}
+
+/* A trial ended as @state with @error: judge it, record it, tell the stopping rule and the
+ * tuner, log it, apply the failure rule. */
 static void trial_ended(struct trial_run *tr, enum ty_job_state state, const char *error)
 {
     struct ty_study *st = tr->st;
     struct ty_error e = {0};
     char msg[2048];
-    int r;
 
     tr->t.end_usec = ty_now_usec();
-    if (state == TY_STATE_SUCCEEDED) {
-        r = read_metrics(tr, true, &e);
-        if (r < 0) {
-            state = TY_STATE_FAILED;
-            (void)snprintf(msg,
-                           sizeof(msg),
-                           "The trial succeeded but its metric file could not be read: %s",
-                           ty_error_msg(&e));
-            error = msg;
-        } else if (!tr->t.has_metric) {
-            state = TY_STATE_FAILED;
-            (void)snprintf(msg,
-                           sizeof(msg),
-                           "The trial succeeded but reported no value of the metric '%s' in "
-                           "%s/output.metrics.",
-                           st->tag,
-                           tr->metric_dir);
-            error = msg;
-        }
-    } else {
-        /* A failed trial's reports are still shown (allMetrics), never used as its result. */
-        (void)read_metrics(tr, true, &e);
-        tr->t.has_metric = false;
-    }
+    state = judge_trial(tr, state, &error, msg, sizeof(msg));
     if (st->stop_rule)
         ty_stop_rule_end(
             st->stop_rule, tr->t.trial_id, state == TY_STATE_SUCCEEDED && !tr->t.stopped_early);
@@ -287,22 +308,8 @@ static void trial_ended(struct trial_run *tr, enum ty_job_state state, const cha
                   tr->t.trial_id,
                   ty_job_state_name(state),
                   tr->t.error);
-    if (state != TY_STATE_FAILED)
-        return;
-    st->n_failed++;
-    if (!st->failed_limit && !st->cancelled &&
-        ty_study_too_many_failures(st->job->hp, st->n_failed, st->n_succeeded, msg, sizeof(msg))) {
-        st->failed_limit = true;
-        st->stopping = true;
-        free(st->error);
-        st->error =
-            xasprintf("%s The last failure (trial %s): %s", msg, tr->t.trial_id, tr->t.error);
-        if (n_running(st) > 0)
-            study_service(st,
-                          TY_SEV_ERROR,
-                          "%s No more trials are started; waiting for the running ones.",
-                          msg);
-    }
+    if (state == TY_STATE_FAILED)
+        count_failure(tr);
 }
 
 static void trial_free(struct trial_run *tr)
@@ -398,22 +405,13 @@ static void finish_study(struct ty_study *st)
     st->done = true;
     ty_loop_cancel_timer(st->loop, st->poll_timer);
     st->poll_timer = 0;
-    switch (final) {
-    case TY_STATE_SUCCEEDED:
+    if (final == TY_STATE_SUCCEEDED)
         study_service(st,
                       TY_SEV_INFO,
                       "Hyperparameter tuning completed: %zu of %zu trials succeeded.",
                       st->n_succeeded,
                       st->n_trials);
-        study_service(st, TY_SEV_INFO, "Job completed successfully.");
-        break;
-    case TY_STATE_CANCELLED:
-        study_service(st, TY_SEV_INFO, "Job cancelled.");
-        break;
-    default:
-        study_service(st, TY_SEV_ERROR, "Job failed: %s", st->error);
-        break;
-    }
+    ty_run_announce_result(&st->opts.sup, st->opts.ctx, NULL, final, st->error);
     set_state(st, final);
 }
 
@@ -510,10 +508,25 @@ int ty_study_new(struct ty_loop *loop,
 int ty_study_start(struct ty_study *st, struct ty_error *err)
 {
     const struct ty_hp_spec *hp = st->job->hp;
-    (void)err;
-    study_service(st, TY_SEV_INFO, "Validating job requirements...");
-    study_service(st, TY_SEV_INFO, "Job creation request has been successfully validated.");
-    study_service(st, TY_SEV_INFO, "Job %s is queued.", st->job->job_id);
+    _cleanup_free_ char *trials = NULL;
+    int r;
+
+    if (st->started)
+        return ty_error_set(
+            err, EALREADY, "the study of job %s has already started", st->job->job_id);
+    if (!st->opts.state_dir || !*st->opts.state_dir)
+        return ty_error_set(err,
+                            EINVAL,
+                            "the study of job %s has no state directory for its trials",
+                            st->job->job_id);
+    /* Every trial's metric directory goes here: a state directory that cannot hold them is
+     * the runner's failure, not each trial's. */
+    trials = xasprintf("%s/trials", st->opts.state_dir);
+    r = ty_mkdir_p(trials, 0755, err);
+    if (r < 0)
+        return ty_error_prefix(err, r, "the trials of job %s", st->job->job_id);
+    st->started = true;
+    ty_run_announce(&st->opts.sup, st->opts.ctx, NULL, st->job->job_id);
     set_state(st, TY_STATE_PREPARING);
     study_service(st,
                   TY_SEV_INFO,

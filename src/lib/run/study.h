@@ -77,7 +77,9 @@ int ty_study_new(struct ty_loop *loop,
                  struct ty_error *err);
 
 /* Start the first trials. Returns 0 (the study runs on the loop until ty_study_done), or
- * -errno for failures of the runner itself. */
+ * -errno with err for failures of the runner itself: -EALREADY when it was started before,
+ * -EINVAL without a state directory, the errors of making <state_dir>/trials (the job has not
+ * started then: its state is still QUEUED). */
 int ty_study_start(struct ty_study *st, struct ty_error *err);
 
 /* Cancel: no new trial starts and every running trial is cancelled (idempotent; a second

@@ -40,36 +40,110 @@ struct ty_supervisor {
     bool done;
     uint64_t grace_timer, deadline_timer;
     char error[2048];
-    char queue_reason[128]; /* why the run waits in the runtime's queue ("" when it does not) */
 };
 
-static void
-emit(struct ty_supervisor *sup, enum ty_severity sev, const char *task, const char *msg, size_t len)
+void ty_run_log(const struct ty_supervisor_options *o,
+                void *ctx,
+                enum ty_severity sev,
+                const char *task,
+                const char *trial,
+                const char *msg,
+                size_t len)
 {
     struct ty_log_record rec = {
         .time_usec = ty_now_usec(),
         .severity = sev,
         .task = task,
-        .trial = sup->plan ? sup->plan->trial_id : NULL,
+        .trial = trial,
         .message = msg,
         .len = len,
     };
-    if (sup->opts.log)
-        (void)ty_joblog_write(sup->opts.log, &rec);
-    if (sup->opts.on_log)
-        sup->opts.on_log(sup->opts.ctx, &rec);
+    if (o->log)
+        (void)ty_joblog_write(o->log, &rec);
+    if (o->on_log)
+        o->on_log(ctx, &rec);
+}
+
+void ty_run_vservice(const struct ty_supervisor_options *o,
+                     void *ctx,
+                     const char *trial,
+                     enum ty_severity sev,
+                     const char *fmt,
+                     va_list ap)
+{
+    char msg[2048];
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    ty_run_log(o, ctx, sev, "service", trial, msg, strlen(msg));
+}
+
+static void run_service(const struct ty_supervisor_options *o,
+                        void *ctx,
+                        const char *trial,
+                        enum ty_severity sev,
+                        const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+static void run_service(const struct ty_supervisor_options *o,
+                        void *ctx,
+                        const char *trial,
+                        enum ty_severity sev,
+                        const char *fmt,
+                        ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ty_run_vservice(o, ctx, trial, sev, fmt, ap);
+    va_end(ap);
+}
+
+void ty_run_announce(const struct ty_supervisor_options *o,
+                     void *ctx,
+                     const char *trial,
+                     const char *job_id)
+{
+    run_service(o, ctx, trial, TY_SEV_INFO, "Validating job requirements...");
+    run_service(
+        o, ctx, trial, TY_SEV_INFO, "Job creation request has been successfully validated.");
+    run_service(o, ctx, trial, TY_SEV_INFO, "Job %s is queued.", job_id);
+}
+
+void ty_run_announce_result(const struct ty_supervisor_options *o,
+                            void *ctx,
+                            const char *trial,
+                            enum ty_job_state state,
+                            const char *error)
+{
+    switch (state) {
+    case TY_STATE_SUCCEEDED:
+        run_service(o, ctx, trial, TY_SEV_INFO, "Job completed successfully.");
+        break;
+    case TY_STATE_CANCELLED:
+        run_service(o, ctx, trial, TY_SEV_INFO, "Job cancelled.");
+        break;
+    default:
+        run_service(o, ctx, trial, TY_SEV_ERROR, "Job failed: %s", error);
+        break;
+    }
+}
+
+static const char *trial_of(const struct ty_supervisor *sup)
+{
+    return sup->plan ? sup->plan->trial_id : NULL;
+}
+
+static void
+emit(struct ty_supervisor *sup, enum ty_severity sev, const char *task, const char *msg, size_t len)
+{
+    ty_run_log(&sup->opts, sup->opts.ctx, sev, task, trial_of(sup), msg, len);
 }
 
 static void service(struct ty_supervisor *sup, enum ty_severity sev, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void service(struct ty_supervisor *sup, enum ty_severity sev, const char *fmt, ...)
 {
-    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    ty_run_vservice(&sup->opts, sup->opts.ctx, trial_of(sup), sev, fmt, ap);
     va_end(ap);
-    emit(sup, sev, "service", msg, strlen(msg));
 }
 
 static void set_state(struct ty_supervisor *sup, enum ty_job_state s)
@@ -192,19 +266,10 @@ static void finish(struct ty_supervisor *sup)
     sup->rt->ops->cleanup(sup->rt);
     service(sup, TY_SEV_INFO, "Finished tearing down training program.");
     sup->done = true;
-    switch (sup->outcome) {
-    case TY_STATE_SUCCEEDED:
-        service(sup,
-                TY_SEV_INFO,
-                sup->stopped_early ? "Trial stopped early." : "Job completed successfully.");
-        break;
-    case TY_STATE_CANCELLED:
-        service(sup, TY_SEV_INFO, "Job cancelled.");
-        break;
-    default:
-        service(sup, TY_SEV_ERROR, "Job failed: %s", sup->error);
-        break;
-    }
+    if (sup->outcome == TY_STATE_SUCCEEDED && sup->stopped_early)
+        service(sup, TY_SEV_INFO, "Trial stopped early.");
+    else
+        ty_run_announce_result(&sup->opts, sup->opts.ctx, trial_of(sup), sup->outcome, sup->error);
     set_state(sup, sup->outcome);
 }
 
@@ -351,7 +416,6 @@ static void on_prepared(void *ctx, int r, const char *error)
 static void on_queued(void *ctx, const char *reason)
 {
     struct ty_supervisor *sup = ctx;
-    (void)snprintf(sup->queue_reason, sizeof(sup->queue_reason), "%s", reason);
     service(sup, TY_SEV_INFO, "Waiting in the %s queue: %s.", sup->rt->ops->name, reason);
     if (sup->opts.on_queued)
         sup->opts.on_queued(sup->opts.ctx, reason);
@@ -363,9 +427,7 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
     int r;
 
     (void)err;
-    service(sup, TY_SEV_INFO, "Validating job requirements...");
-    service(sup, TY_SEV_INFO, "Job creation request has been successfully validated.");
-    service(sup, TY_SEV_INFO, "Job %s is queued.", sup->job->job_id);
+    ty_run_announce(&sup->opts, sup->opts.ctx, trial_of(sup), sup->job->job_id);
     /* A runtime with a queue of its own keeps the run QUEUED until it has an allocation. */
     if (!sup->rt->ops->queues)
         set_state(sup, TY_STATE_PREPARING);
@@ -469,11 +531,6 @@ enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup)
 bool ty_supervisor_done(const struct ty_supervisor *sup)
 {
     return sup->done;
-}
-
-const char *ty_supervisor_queue_reason(const struct ty_supervisor *sup)
-{
-    return sup->state == TY_STATE_QUEUED ? sup->queue_reason : "";
 }
 
 const char *ty_supervisor_error(const struct ty_supervisor *sup)

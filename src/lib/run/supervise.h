@@ -16,6 +16,7 @@
 #ifndef TY_SUPERVISE_H
 #define TY_SUPERVISE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,8 +51,8 @@ struct ty_supervisor_options {
 };
 
 struct ty_supervisor;
-struct ty_runtime_ops;   /* runtime.h; the programs pick one (exec/runtimes.h) */
-struct ty_exit_status;   /* runtime.h */
+struct ty_runtime_ops; /* runtime.h; the programs pick one (exec/runtimes.h) */
+struct ty_exit_status; /* runtime.h */
 
 /* Create a supervisor for one run of @job with the runtime @runtime on @loop.
  * @trial_id and @trial_args as for ty_plan_build (NULL outside tuning). */
@@ -83,12 +84,45 @@ bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why);
 /* Current state, and whether the run has ended (every replica gone, cleanup done). */
 enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup);
 bool ty_supervisor_done(const struct ty_supervisor *sup);
-/* Why a QUEUED run waits in its runtime's queue (Slurm's reason), "" otherwise. */
-const char *ty_supervisor_queue_reason(const struct ty_supervisor *sup);
 /* errorMessage of a FAILED or CANCELLED run ("" otherwise). */
 const char *ty_supervisor_error(const struct ty_supervisor *sup);
 /* The plan (addresses are set once started). */
 const struct ty_cluster_plan *ty_supervisor_plan(const struct ty_supervisor *sup);
+
+/* Records of a run, shared by the supervisor and the study (study.h), which logs its own
+ * service messages with the same options. */
+
+/* One record from @task (@trial: NULL outside tuning): written to @o->log and handed to
+ * @o->on_log with @ctx (either may be unset). */
+void ty_run_log(const struct ty_supervisor_options *o,
+                void *ctx,
+                enum ty_severity sev,
+                const char *task,
+                const char *trial,
+                const char *msg,
+                size_t len);
+
+/* A message of the "service" task, printf-style (cut at 2 KiB), as ty_run_log. */
+void ty_run_vservice(const struct ty_supervisor_options *o,
+                     void *ctx,
+                     const char *trial,
+                     enum ty_severity sev,
+                     const char *fmt,
+                     va_list ap) __attribute__((format(printf, 5, 0)));
+
+/* The service messages every run starts with (the job was validated and queued). */
+void ty_run_announce(const struct ty_supervisor_options *o,
+                     void *ctx,
+                     const char *trial,
+                     const char *job_id);
+
+/* The service message a run ends with, for its final @state: "Job completed successfully.",
+ * "Job cancelled." or "Job failed: @error". */
+void ty_run_announce_result(const struct ty_supervisor_options *o,
+                            void *ctx,
+                            const char *trial,
+                            enum ty_job_state state,
+                            const char *error);
 
 /* Free; a run that has not ended is cleaned up first (replicas killed). NULL-safe. */
 void ty_supervisor_free(struct ty_supervisor *sup);

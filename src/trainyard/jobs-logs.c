@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
- * cmd-jobs-logs.c: `trainyard jobs stream-logs JOB`: a job's log entries in gcloud's
- * tab-separated form until the job has ended, read from the daemon's `logs?follow=true`
- * stream (reconnecting where it left off if the stream ends early) or, with
- * --polling-interval, by polling `logs` with its page token. Also used by
- * `jobs submit training --stream-logs`. */
+ * jobs-logs.c: log streaming shared by `jobs stream-logs` and `jobs submit training
+ * --stream-logs`: a job's log entries in gcloud's tab-separated form until the job has ended,
+ * read from the daemon's `logs?follow=true` stream (reconnecting where it left off if the
+ * stream ends early) or, with a polling interval, by polling `logs` with its page token. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +17,6 @@
 #include "parse.h"
 #include "strv.h"
 #include "timeutil.h"
-
-#define PATH "jobs.stream-logs"
 
 /* Entries asked for per poll; a full page is followed at once by the next. */
 #define POLL_PAGE_SIZE 100
@@ -37,7 +34,9 @@ static void print_line(FILE *out,
     fprintf(out, "%s\t%s\t%s\t%s\t%.*s\n", sev, ts, task, trial, (int)len, msg);
 }
 
-void jobs_print_log_entry(FILE *out, const json_t *entry, bool allow_multiline)
+/* Print one log entry: SEVERITY\tYYYY-mm-dd HH:MM:SS +zzzz\tTASK\tTRIAL\tMESSAGE, one line
+ * per line of the message unless @allow_multiline. */
+static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline)
 {
     const char *sev = ty_json_str(entry, "severity");
     const char *task = ty_json_str(entry, "taskName");
@@ -126,7 +125,7 @@ static int on_follow_line(void *ctx, const char *line, size_t len, struct ty_err
         }
         ty_strv_push(&f->at_last, key);
     }
-    jobs_print_log_entry(f->o->out, j, f->o->allow_multiline);
+    print_log_entry(f->o->out, j, f->o->allow_multiline);
     fflush(f->o->out);
     f->shown++;
     return 0;
@@ -231,7 +230,7 @@ static int poll_logs(struct api_client *c,
         n = json_array_size(entries);
         json_array_foreach(entries, i, e)
         {
-            jobs_print_log_entry(o->out, e, o->allow_multiline);
+            print_log_entry(o->out, e, o->allow_multiline);
         }
         fflush(o->out);
         next = ty_json_str(page, "nextPageToken");
@@ -262,93 +261,3 @@ int jobs_stream_logs(struct api_client *c,
 {
     return o->poll_secs > 0 ? poll_logs(c, job_id, o, err) : follow_logs(c, job_id, o, err);
 }
-
-/* ---- the verb ------------------------------------------------------------------------------- */
-
-enum { O_TASK_NAME = 1, O_POLLING_INTERVAL, O_ALLOW_MULTILINE };
-
-static const struct option options[] = {
-    {"task-name", required_argument, NULL, O_TASK_NAME},
-    {"polling-interval", required_argument, NULL, O_POLLING_INTERVAL},
-    {"allow-multiline-logs", no_argument, NULL, O_ALLOW_MULTILINE},
-    JOBS_GLOBAL_OPTIONS,
-    {NULL, 0, NULL, 0},
-};
-
-static const char usage[] =
-    "Usage: trainyard jobs stream-logs JOB [flags]\n"
-    "\n"
-    "Show the logs of a job, and new ones as they are written, until the job has ended:\n"
-    "one line per entry, SEVERITY<tab>TIME<tab>TASK_NAME<tab>TRIAL_ID<tab>MESSAGE, the time\n"
-    "local as 'YYYY-mm-dd HH:MM:SS +zzzz'. Exit 0 once the job has ended (whatever its\n"
-    "state), 1 when the logs cannot be read, 2 for usage errors.\n"
-    "\n"
-    "Flags:\n"
-    "  --task-name=NAME          only this task's entries (master-replica-0, worker-replica-1,\n"
-    "                            service, ...)\n"
-    "  --polling-interval=SECS   poll for new entries every SECS seconds (fractions allowed)\n"
-    "                            instead of following the daemon's log stream\n"
-    "  --allow-multiline-logs    print a multi-line message as it is (default: one output\n"
-    "                            line per message line)\n"
-    "\n";
-
-static int on_opt(void *ctx, int id, const char *arg)
-{
-    struct jobs_logs_opts *o = ctx;
-
-    switch (id) {
-    case O_TASK_NAME:
-        if (!*arg) {
-            cli_error(PATH, "--task-name: the task name is empty");
-            return -1;
-        }
-        o->task_name = arg;
-        return 0;
-    case O_POLLING_INTERVAL:
-        if (ty_parse_double(arg, &o->poll_secs) < 0 || o->poll_secs <= 0 || o->poll_secs > 86400) {
-            cli_error(PATH,
-                      "--polling-interval: expected seconds, more than 0 and at most 86400 "
-                      "(got '%s')",
-                      arg);
-            return -1;
-        }
-        return 0;
-    case O_ALLOW_MULTILINE:
-        o->allow_multiline = true;
-        return 0;
-    }
-    return -1;
-}
-
-static int stream_logs(int argc, char **argv)
-{
-    static const char *const help[] = {usage, jobs_global_help, NULL};
-    struct jobs_logs_opts o = {.out = stdout};
-    struct api_settings settings = {0};
-    struct api_client *c;
-    struct ty_error e = {0};
-    const char *job;
-    int first, rc, r;
-
-    rc = jobs_parse_args(PATH, argc, argv, options, help, &settings, on_opt, &o, &first);
-    if (rc >= 0)
-        return rc;
-    job = jobs_job_arg(PATH, argc, argv, first);
-    if (!job)
-        return TY_EXIT_USAGE;
-    c = jobs_client(PATH, &settings);
-    if (!c)
-        return TY_EXIT_USAGE;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    r = jobs_stream_logs(c, job, &o, &e);
-    api_client_free(c);
-    if (r < 0)
-        return jobs_fail(PATH, &e);
-    return TY_EXIT_OK;
-}
-
-const struct cli_command cmd_jobs_stream_logs = {
-    .path = "jobs stream-logs",
-    .summary = "show a job's logs until it ends",
-    .run = stream_logs,
-};

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * cmd-jobs-describe.c: `trainyard jobs describe JOB`: one GET of the job from trainyardd's
+ * projects.jobs API, printed as gcloud prints it: the whole resource (YAML or JSON) or, with
+ * --summarize, boxed tables of its overview, training input and output. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "cli.h"
+#include "jobs.h"
+#include "json.h"
+#include "macro.h"
+#include "yaml-emit.h"
+
+#define PATH "jobs.describe"
+
+enum { O_SUMMARIZE = 1, O_FORMAT };
+
+static const struct option describe_options[] = {
+    {"summarize", no_argument, NULL, O_SUMMARIZE},
+    {"format", required_argument, NULL, O_FORMAT},
+    JOBS_GLOBAL_OPTIONS,
+    {NULL, 0, NULL, 0},
+};
+
+static const char describe_usage[] =
+    "Usage: trainyard jobs describe JOB [flags]\n"
+    "\n"
+    "Print a job: the whole Job resource (YAML by default), or with --summarize its overview,\n"
+    "training input and training output as tables. Exit 0, 1 when the job cannot be read\n"
+    "(e.g. NOT_FOUND), 2 for usage errors.\n"
+    "\n"
+    "Flags:\n"
+    "  --summarize               boxed tables instead of the resource\n"
+    "  --format=FORMAT           yaml (the default) or json\n"
+    "\n";
+
+struct describe_args {
+    bool summarize;
+    bool format_set;
+    enum jobs_format format;
+};
+
+static int describe_opt(void *ctx, int id, const char *arg)
+{
+    struct describe_args *a = ctx;
+    if (id == O_SUMMARIZE) {
+        a->summarize = true;
+        return 0;
+    }
+    a->format_set = true;
+    return jobs_parse_format(PATH, arg, &a->format);
+}
+
+/* A table cell for a JSON value: strings as they are, numbers as YAML prints them. */
+static char *cell_text(const json_t *v)
+{
+    if (!v || json_is_null(v))
+        return xstrdup("");
+    if (json_is_string(v))
+        return xstrdup(json_string_value(v));
+    if (json_is_object(v) || json_is_array(v))
+        return ty_json_compact(v);
+    char *s = ty_yaml_dump(v);
+    s[strcspn(s, "\n")] = '\0';
+    return s;
+}
+
+/* Value at a dotted @path in @obj, or NULL. */
+static const json_t *dig(const json_t *obj, const char *path)
+{
+    _cleanup_free_ char *copy = xstrdup(path);
+    char *save = NULL;
+    for (char *k = strtok_r(copy, ".", &save); k && obj; k = strtok_r(NULL, ".", &save))
+        obj = json_object_get(obj, k);
+    return obj;
+}
+
+struct column {
+    const char *label;
+    const char *field; /* dotted path */
+    bool optional;     /* dropped when empty in every row */
+};
+
+/* One boxed table of @cols over @rows (each a JSON object). */
+static void summary_table(const char *title, const struct column *cols, size_t ncols, json_t *rows)
+{
+    const char **cells = xcalloc(ncols, sizeof(*cells));
+    bool *optional = xcalloc(ncols, sizeof(*optional));
+    struct jobs_table *t;
+    size_t i;
+    json_t *row;
+
+    for (size_t c = 0; c < ncols; c++) {
+        cells[c] = cols[c].label;
+        optional[c] = cols[c].optional;
+    }
+    t = jobs_table_new(ncols, cells);
+    json_array_foreach(rows, i, row)
+    {
+        char **owned = xcalloc(ncols, sizeof(*owned));
+        for (size_t c = 0; c < ncols; c++) {
+            if (strcmp(cols[c].field, "hyperparameters") == 0) {
+                /* "name=value, ..." in key order */
+                json_t *hp = json_object_get(row, "hyperparameters");
+                _cleanup_free_ char *text = NULL;
+                struct ty_buf b = TY_BUF_INIT;
+                const char **keys = xcalloc(json_object_size(hp) + 1, sizeof(*keys));
+                size_t n = 0;
+                const char *k;
+                json_t *v;
+                json_object_foreach(hp, k, v)
+                {
+                    keys[n++] = k;
+                }
+                for (size_t x = 1; x < n; x++) /* insertion sort: a handful of keys */
+                    for (size_t y = x; y > 0 && strcmp(keys[y - 1], keys[y]) > 0; y--) {
+                        const char *tmp = keys[y];
+                        keys[y] = keys[y - 1];
+                        keys[y - 1] = tmp;
+                    }
+                for (size_t x = 0; x < n; x++) {
+                    text = cell_text(json_object_get(hp, keys[x]));
+                    ty_buf_printf(&b, "%s%s=%s", x ? ", " : "", keys[x], text);
+                    free(TAKE_PTR(text));
+                }
+                free(keys);
+                owned[c] = ty_buf_take(&b);
+            } else {
+                owned[c] = cell_text(dig(row, cols[c].field));
+            }
+        }
+        jobs_table_add(t, (const char *const *)owned);
+        for (size_t c = 0; c < ncols; c++)
+            free(owned[c]);
+        free(owned);
+    }
+    jobs_table_drop_empty(t, optional);
+    jobs_table_print(t, stdout, true, title);
+    jobs_table_free(t);
+    free(cells);
+    free(optional);
+}
+
+static void print_summary(json_t *job)
+{
+    static const struct column overview[] = {
+        {"JOB_ID", "jobId", false},
+        {"CREATE_TIME", "createTime", false},
+        {"START_TIME", "startTime", false},
+        {"END_TIME", "endTime", false},
+        {"STATE", "state", false},
+        {"ERROR_MESSAGE", "errorMessage", true},
+    };
+    static const struct column input[] = {
+        {"RUNTIME_VERSION", "runtimeVersion", true},
+        {"REGION", "region", false},
+        {"SCALE_TIER", "scaleTier", false},
+        {"PYTHON_MODULE", "pythonModule", true},
+        {"PARAMETER_SERVER_TYPE", "parameterServerType", true},
+        {"PARAMETER_SERVER_COUNT", "parameterServerCount", true},
+        {"MASTER_TYPE", "masterType", true},
+        {"WORKER_TYPE", "workerType", true},
+        {"WORKER_COUNT", "workerCount", true},
+        {"EVALUATOR_TYPE", "evaluatorType", true},
+        {"EVALUATOR_COUNT", "evaluatorCount", true},
+        {"JOB_DIR", "jobDir", true},
+    };
+    static const struct column output[] = {
+        {"TRIALS", "completedTrialCount", false},
+        {"ML_UNITS", "consumedMLUnits", false},
+    };
+    static const struct column trials[] = {
+        {"TRIAL", "trialId", false},
+        {"STATE", "state", true},
+        {"OBJECTIVE_VALUE", "finalMetric.objectiveValue", false},
+        {"STEP", "finalMetric.trainingStep", false},
+        {"HYPERPARAMETERS", "hyperparameters", false},
+    };
+    json_t *ti = json_object_get(job, "trainingInput");
+    json_t *to = json_object_get(job, "trainingOutput");
+    json_t *tr = json_object_get(to, "trials");
+    _cleanup_json_ json_t *rows = json_array();
+
+    json_array_append(rows, job);
+    summary_table("Job Overview", overview, TY_ARRAY_SIZE(overview), rows);
+    json_array_clear(rows);
+    json_array_append_new(rows, json_is_object(ti) ? json_incref(ti) : json_object());
+    summary_table("Training Input Summary", input, TY_ARRAY_SIZE(input), rows);
+    if (json_object_get(to, "completedTrialCount") || json_object_get(to, "consumedMLUnits")) {
+        json_array_clear(rows);
+        json_array_append(rows, to);
+        summary_table("Training Output Summary", output, TY_ARRAY_SIZE(output), rows);
+    }
+    if (json_array_size(tr) > 0)
+        summary_table("Training Output Trials", trials, TY_ARRAY_SIZE(trials), tr);
+}
+
+static int describe(int argc, char **argv)
+{
+    static const char *const help[] = {describe_usage, jobs_global_help, NULL};
+    struct describe_args a = {.format = JOBS_FORMAT_YAML};
+    struct api_settings settings = {0};
+    _cleanup_json_ json_t *job = NULL;
+    const char *job_id;
+    int first, rc;
+
+    rc = jobs_parse_args(
+        PATH, argc, argv, describe_options, help, &settings, describe_opt, &a, &first);
+    if (rc >= 0)
+        return rc;
+    if (a.summarize && a.format_set) {
+        cli_error(PATH, "--summarize and --format cannot be used together");
+        return TY_EXIT_USAGE;
+    }
+    job_id = jobs_job_arg(PATH, argc, argv, first);
+    if (!job_id)
+        return TY_EXIT_USAGE;
+    rc = jobs_job_call(PATH, &settings, "GET", job_id, NULL, NULL, &job);
+    if (rc >= 0)
+        return rc;
+    if (a.summarize)
+        print_summary(job);
+    else
+        jobs_print_resource(job, a.format);
+    fflush(stdout);
+    fprintf(stderr, "\nView logs with:\n  $ trainyard jobs stream-logs %s\n", job_id);
+    return TY_EXIT_OK;
+}
+
+const struct cli_command cmd_jobs_describe = {
+    .path = "jobs describe",
+    .summary = "print a job",
+    .run = describe,
+};

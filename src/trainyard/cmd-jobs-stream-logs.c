@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * cmd-jobs-stream-logs.c: `trainyard jobs stream-logs JOB`: the verb's flags and the call of
+ * jobs_stream_logs (jobs-logs.c, shared with `jobs submit training --stream-logs`). */
+#include <stdio.h>
+
+#include "cli.h"
+#include "jobs.h"
+#include "parse.h"
+
+#define PATH "jobs.stream-logs"
+
+enum { O_TASK_NAME = 1, O_POLLING_INTERVAL, O_ALLOW_MULTILINE };
+
+static const struct option options[] = {
+    {"task-name", required_argument, NULL, O_TASK_NAME},
+    {"polling-interval", required_argument, NULL, O_POLLING_INTERVAL},
+    {"allow-multiline-logs", no_argument, NULL, O_ALLOW_MULTILINE},
+    JOBS_GLOBAL_OPTIONS,
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage[] =
+    "Usage: trainyard jobs stream-logs JOB [flags]\n"
+    "\n"
+    "Show the logs of a job, and new ones as they are written, until the job has ended:\n"
+    "one line per entry, SEVERITY<tab>TIME<tab>TASK_NAME<tab>TRIAL_ID<tab>MESSAGE, the time\n"
+    "local as 'YYYY-mm-dd HH:MM:SS +zzzz'. Exit 0 once the job has ended (whatever its\n"
+    "state), 1 when the logs cannot be read, 2 for usage errors.\n"
+    "\n"
+    "Flags:\n"
+    "  --task-name=NAME          only this task's entries (master-replica-0, worker-replica-1,\n"
+    "                            service, ...)\n"
+    "  --polling-interval=SECS   poll for new entries every SECS seconds (fractions allowed)\n"
+    "                            instead of following the daemon's log stream\n"
+    "  --allow-multiline-logs    print a multi-line message as it is (default: one output\n"
+    "                            line per message line)\n"
+    "\n";
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+    struct jobs_logs_opts *o = ctx;
+
+    switch (id) {
+    case O_TASK_NAME:
+        if (!*arg) {
+            cli_error(PATH, "--task-name: the task name is empty");
+            return -1;
+        }
+        o->task_name = arg;
+        return 0;
+    case O_POLLING_INTERVAL:
+        if (ty_parse_double(arg, &o->poll_secs) < 0 || o->poll_secs <= 0 || o->poll_secs > 86400) {
+            cli_error(PATH,
+                      "--polling-interval: expected seconds, more than 0 and at most 86400 "
+                      "(got '%s')",
+                      arg);
+            return -1;
+        }
+        return 0;
+    case O_ALLOW_MULTILINE:
+        o->allow_multiline = true;
+        return 0;
+    }
+    return -1;
+}
+
+static int stream_logs(int argc, char **argv)
+{
+    static const char *const help[] = {usage, jobs_global_help, NULL};
+    struct jobs_logs_opts o = {.out = stdout};
+    struct api_settings settings = {0};
+    struct api_client *c;
+    struct ty_error e = {0};
+    const char *job;
+    int first, rc, r;
+
+    rc = jobs_parse_args(PATH, argc, argv, options, help, &settings, on_opt, &o, &first);
+    if (rc >= 0)
+        return rc;
+    job = jobs_job_arg(PATH, argc, argv, first);
+    if (!job)
+        return TY_EXIT_USAGE;
+    c = jobs_client(PATH, &settings);
+    if (!c)
+        return TY_EXIT_USAGE;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    r = jobs_stream_logs(c, job, &o, &e);
+    api_client_free(c);
+    if (r < 0)
+        return jobs_fail(PATH, &e);
+    return TY_EXIT_OK;
+}
+
+const struct cli_command cmd_jobs_stream_logs = {
+    .path = "jobs stream-logs",
+    .summary = "show a job's logs until it ends",
+    .run = stream_logs,
+};
