@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,13 +153,13 @@ static void open_end(struct engine_open *op, int r, const char *fmt, ...)
     struct ty_engine *eng = op->eng;
     ty_engine_open_fn fn = op->fn;
     void *ctx = op->ctx;
-    _cleanup_free_ char *msg = NULL, *started = NULL;
+    _cleanup_free_ char *started = NULL;
+    char msg[TY_ERROR_MSG_MAX] = "";
     va_list ap;
 
     if (fmt) {
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-            msg = NULL;
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
     }
     if (r == 0 && op->podman)
@@ -168,7 +169,7 @@ static void open_end(struct engine_open *op, int r, const char *fmt, ...)
                             (int)eng->service_pid,
                             eng->socket);
     open_free(op);
-    fn(ctx, r, msg ? msg : "out of memory", started);
+    fn(ctx, r, msg, started);
 }
 
 static void probe_next(struct engine_open *op);
