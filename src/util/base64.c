@@ -11,10 +11,10 @@
 static const char std_alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static const char url_alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-char *ty_base64_encode(const void *p, size_t n, bool url)
+/* Encode with alphabet @a, '='-padded to a multiple of 4 when @pad. */
+static char *encode(const void *p, size_t n, const char *a, bool pad)
 {
     const unsigned char *s = p;
-    const char *a = url ? url_alpha : std_alpha;
     char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
     size_t i;
 
@@ -31,13 +31,23 @@ char *ty_base64_encode(const void *p, size_t n, bool url)
         *o++ = a[v >> 12 & 63];
         if (i + 1 < n)
             *o++ = a[v >> 6 & 63];
-        else if (!url)
+        else if (pad)
             *o++ = '=';
-        if (!url)
+        if (pad)
             *o++ = '=';
     }
     *o = '\0';
     return out;
+}
+
+char *ty_base64_encode(const void *p, size_t n, bool url)
+{
+    return encode(p, n, url ? url_alpha : std_alpha, !url);
+}
+
+char *ty_base64url_encode_padded(const void *p, size_t n)
+{
+    return encode(p, n, url_alpha, true);
 }
 
 static int value_of(char c, bool url)

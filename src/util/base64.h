@@ -10,6 +10,9 @@
 
 /* Encode @n bytes; returns a new NUL-terminated string (caller frees). */
 char *ty_base64_encode(const void *p, size_t n, bool url);
+/* Encode @n bytes in the URL-safe alphabet but with '=' padding (Go's base64.URLEncoding, as
+ * Docker's X-Registry-Auth header wants it); returns a new string (caller frees). */
+char *ty_base64url_encode_padded(const void *p, size_t n);
 /* Decode @text (NUL-terminated) into a new buffer of *ret_len bytes plus a NUL (caller
  * frees). Returns 0 or -EINVAL. */
 int ty_base64_decode(const char *text, bool url, unsigned char **ret, size_t *ret_len);

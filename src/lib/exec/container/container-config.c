@@ -289,7 +289,7 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
                      TY_LABEL_TASK,
                      rep->task_name,
                      TY_LABEL_OWNER,
-                     ty_engine_owner_id(),
+                     c->owner,
                      "HostConfig",
                      hc,
                      "NetworkingConfig",

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * container-internal.h: the container runtime's state, shared by container.c (the runtime's
- * operations and each replica's asynchronous create/start/wait/logs chain) and
- * container-config.c (what a container is created with: limits, GPUs, network, command).
- * Not a public interface: only the container runtime's files include it. */
+ * operations and each replica's asynchronous create/start/wait/logs chain),
+ * container-prepare.c (the asynchronous prepare) and container-config.c (what a container is
+ * created with: limits, GPUs, network, command). Not a public interface: only the container
+ * runtime's files include it. */
 #ifndef TY_CONTAINER_INTERNAL_H
 #define TY_CONTAINER_INTERNAL_H
 
@@ -15,9 +16,10 @@
 #include "linesplit.h"
 #include "runtime.h"
 
-#define REPLICA_PORT    2222   /* as on AI Platform */
-#define MAX_REPLICAS    TY_CONTAINER_MAX_REPLICAS
-#define PULL_TIMEOUT_MS 600000 /* a pull may be large; a hung registry must not hang us */
+#define REPLICA_PORT 2222 /* as on AI Platform */
+#define MAX_REPLICAS TY_CONTAINER_MAX_REPLICAS
+/* 10 minutes: a pull may be gigabytes (CUDA images); a hung registry must not hang us. */
+#define PULL_TIMEOUT_MS 600000
 /* After a container's wait returns, how long its log stream may take to drain. */
 #define LOG_DRAIN_USEC (2 * INT64_C(1000000))
 /* 2 GiB: PyTorch data loaders want far more than Docker's 64 MiB /dev/shm default. */
@@ -57,7 +59,19 @@ struct container_rt {
     int *gpu_index; /* and their device numbers (/dev/nvidia<N>) */
     size_t n_gpu_locks;
     size_t next_gpu; /* next of those to hand to a replica */
+    char owner[64];  /* TY_LABEL_OWNER's value: ty_engine_owner_id */
+    /* prepare() under way (container-prepare.c) */
+    bool preparing;
+    struct ty_engine_call pcall; /* the network listing or creation in flight */
+    size_t next_image;           /* the replica whose image is being made present */
+    int net_attempt;             /* subnets tried so far */
 };
+
+/* The runtime's prepare(): validate, then (unless a dry run) open the engine and go on on
+ * the loop (container-prepare.c). Returns TY_RUNTIME_ASYNC, 0 (dry run) or -errno. */
+int ctr_prepare(struct ty_runtime *rt, struct ty_error *err);
+/* cleanup() during prepare: abort the chain; no `prepared` follows. */
+void ctr_prepare_abort(struct container_rt *c);
 
 /* The memory one container may have (the host's, or TRAINYARD_CONTAINER_MAX_MEMORY). */
 int64_t ctr_host_memory(void);

@@ -15,6 +15,8 @@
  * Teardown: kill with the requested signals, then force-remove containers in parallel, then
  * the network. Containers and networks carry labels naming the owning trainyard process, so
  * a later run removes what a killed one left (container-engine.c). */
+#include "container.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +29,6 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "container.h"
 #include "container-engine.h"
 #include "container-internal.h"
 #include "docker-api.h"
@@ -39,6 +40,13 @@
 #include "runtime.h"
 #include "strv.h"
 #include "timeutil.h"
+
+/* cleanup(): how long force-removing the containers may take, all together (a removal
+ * kills a running container and waits for it; Podman also unmounts its storage), and removing
+ * the network (answered at once unless the engine hangs). Teardown must end, so it gives up
+ * then, with a notice; the next run's garbage collection removes what is left. */
+#define REMOVE_TIMEOUT_MS         60000L
+#define NETWORK_REMOVE_TIMEOUT_MS 30000L
 
 static struct container_rt *cast(struct ty_runtime *rt)
 {
@@ -53,140 +61,6 @@ static int create(struct ty_runtime **ret, struct ty_error *err)
     *ret = &c->base;
     (void)err;
     return 0;
-}
-
-/* 10 hex digits (FNV-1a) of the job id and run token: unique names per run. */
-static void make_hash(struct container_rt *c)
-{
-    uint64_t h = 1469598103934665603ULL;
-    const char *parts[] = {c->base.plan->job->job_id, c->token};
-    for (size_t i = 0; i < 2; i++)
-        for (const char *p = parts[i]; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    (void)snprintf(c->hash, sizeof(c->hash), "%010llx", (unsigned long long)(h & 0xffffffffffULL));
-}
-
-static int prepare(struct ty_runtime *rt, struct ty_error *err)
-{
-    struct container_rt *c = cast(rt);
-    const struct ty_job *job = rt->plan->job;
-    _cleanup_free_ char *started = NULL;
-    int r, removed;
-
-    c->n = rt->plan->n_replicas;
-    c->reps = xcalloc(c->n ? c->n : 1, sizeof(*c->reps));
-    make_hash(c);
-    for (size_t i = 0; i < c->n; i++) {
-        struct ctr_replica *cr = &c->reps[i];
-        struct ty_replica *rep = &rt->plan->replicas[i];
-        cr->rt = c;
-        cr->r = rep;
-        cr->reserve_fd = -1;
-        cr->name = xasprintf("trainyard-%s-%s", c->hash, rep->task_name);
-    }
-    r = ty_container_validate(job, err);
-    if (r < 0 || rt->dry_run)
-        return r;
-
-    r = ty_engine_open(&c->eng, rt->loop, &started, err);
-    if (r < 0)
-        return r;
-    if (started)
-        ty_runtime_notice(rt, TY_SEV_INFO, "%s", started);
-    removed = ty_engine_collect_garbage(&c->eng);
-    if (removed > 0)
-        ty_runtime_notice(rt,
-                          TY_SEV_INFO,
-                          "Removed %d container(s)/network(s) left by trainyard runs that no "
-                          "longer exist.",
-                          removed);
-    ctr_size_roles(c);
-    r = ctr_reserve_gpus(c, err);
-    if (r < 0)
-        return r;
-    /* Every distinct image, once; the error names the first replica that uses it. */
-    for (size_t i = 0; i < c->n; i++) {
-        const char *image = rt->plan->replicas[i].image;
-        bool seen = false;
-        for (size_t k = 0; k < i; k++)
-            seen |= strcmp(rt->plan->replicas[k].image, image) == 0;
-        if (seen)
-            continue;
-        r = ty_engine_ensure_image(&c->eng, image, PULL_TIMEOUT_MS, err);
-        if (r < 0)
-            return ty_error_prefix(err, r, "replica %s", rt->plan->replicas[i].display_name);
-    }
-    return 0;
-}
-
-static int create_network(struct container_rt *c, struct ty_error *err)
-{
-    unsigned seed = (unsigned)strtoul(c->hash + 6, NULL, 16);
-    char msg[512];
-    int r;
-
-    c->network = xasprintf("trainyard-%s", c->hash);
-    for (int attempt = 0; attempt < 8; attempt++) {
-        _cleanup_json_ json_t *body = NULL;
-        _cleanup_free_ char *text = NULL, *gw = NULL;
-        struct ty_docker_call call = {.method = "POST", .path = "/networks/create"};
-
-        r = ty_engine_pick_subnet(&c->eng,
-                                  seed + (unsigned)attempt * 7,
-                                  c->subnet,
-                                  sizeof(c->subnet),
-                                  c->prefix,
-                                  sizeof(c->prefix),
-                                  err);
-        if (r < 0)
-            return r;
-        gw = xasprintf("%s1", c->prefix);
-        body = json_pack("{s:s,s:s,s:b,s:b,s:{s:s,s:[{s:s,s:s}]},s:{s:s,s:s,s:s}}",
-                         "Name",
-                         c->network,
-                         "Driver",
-                         "bridge",
-                         "CheckDuplicate",
-                         1,
-                         "Internal",
-                         1,
-                         "IPAM",
-                         "Driver",
-                         "default",
-                         "Config",
-                         "Subnet",
-                         c->subnet,
-                         "Gateway",
-                         gw,
-                         "Labels",
-                         TY_LABEL_RUN,
-                         c->token,
-                         TY_LABEL_JOB,
-                         c->base.plan->job->job_id,
-                         TY_LABEL_OWNER,
-                         ty_engine_owner_id());
-        text = ty_json_compact(body);
-        call.body = text;
-        r = ty_docker_call(c->eng.api, &call, 30000, err);
-        if (r < 0)
-            return r;
-        if (call.status == 201 || call.status == 200) {
-            ty_docker_batch_release(&call, 1);
-            c->network_created = true;
-            return 0;
-        }
-        ty_docker_error_message(call.response, msg, sizeof(msg));
-        ty_docker_batch_release(&call, 1);
-        /* Another job took the subnet between our look and our create: try another. */
-        if (!strstr(msg, "already used") && !strstr(msg, "overlap"))
-            return ty_error_set(
-                err, EIO, "creating network %s (%s) failed: %s", c->network, c->subnet, msg);
-    }
-    return ty_error_set(err,
-                        EADDRINUSE,
-                        "creating network %s failed: no free subnet after 8 "
-                        "tries",
-                        c->network);
 }
 
 /* Host networking: each replica gets a free port of the host (held until its container
@@ -212,7 +86,6 @@ static int place_on_host(struct container_rt *c, struct ty_error *err)
 static int place(struct ty_runtime *rt, struct ty_error *err)
 {
     struct container_rt *c = cast(rt);
-    int r;
 
     if (rt->plan->host_network)
         return place_on_host(c, err);
@@ -225,9 +98,7 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     }
     if (rt->dry_run)
         return 0;
-    r = create_network(c, err);
-    if (r < 0)
-        return r;
+    /* The network exists since prepare (container-prepare.c). */
     for (size_t i = 0; i < c->n; i++)
         (void)snprintf(c->reps[i].ip, sizeof(c->reps[i].ip), "%s%zu", c->prefix, i + 2);
     return 0;
@@ -467,6 +338,7 @@ static void cleanup(struct ty_runtime *rt)
     struct ty_docker_call *calls;
     size_t n = 0;
 
+    ctr_prepare_abort(c);
     if (!c->eng.api)
         goto release;
     for (size_t i = 0; i < c->n; i++) {
@@ -489,7 +361,7 @@ static void cleanup(struct ty_runtime *rt)
         calls[n].path = xasprintf("/containers/%s?force=1", c->reps[i].name);
         n++;
     }
-    (void)ty_docker_batch_run(c->eng.api, calls, n, 60000, NULL);
+    (void)ty_docker_batch_run(c->eng.api, calls, n, REMOVE_TIMEOUT_MS, NULL);
     for (size_t i = 0; i < n; i++) {
         if (calls[i].status != 204 && calls[i].status != 200 && calls[i].status != 404) {
             char msg[200];
@@ -507,12 +379,12 @@ static void cleanup(struct ty_runtime *rt)
     if (c->network_created) {
         _cleanup_free_ char *path = xasprintf("/networks/%s", c->network);
         struct ty_docker_call del = {.method = "DELETE", .path = path};
-        (void)ty_docker_call(c->eng.api, &del, 30000, NULL);
+        (void)ty_docker_call(c->eng.api, &del, NETWORK_REMOVE_TIMEOUT_MS, NULL);
         if (del.status != 204 && del.status != 200 && del.status != 404) {
             /* Something still attached: Podman's force removes it with the network. */
             _cleanup_free_ char *fpath = xasprintf("/networks/%s?force=1", c->network);
             struct ty_docker_call force = {.method = "DELETE", .path = fpath};
-            (void)ty_docker_call(c->eng.api, &force, 30000, NULL);
+            (void)ty_docker_call(c->eng.api, &force, NETWORK_REMOVE_TIMEOUT_MS, NULL);
             if (force.status != 204 && force.status != 200 && force.status != 404)
                 ty_runtime_notice(rt,
                                   TY_SEV_WARNING,
@@ -554,16 +426,45 @@ static void destroy(struct ty_runtime *rt)
     free(c);
 }
 
+/* ty_container_sweep's progress: it drives a loop of its own until done. */
+struct sweep {
+    bool done;
+    int r;
+    struct ty_error *err;
+    struct ty_engine *eng;
+};
+
+static void sweep_gc_done(void *ctx, int removed)
+{
+    struct sweep *s = ctx;
+    s->r = removed;
+    s->done = true;
+}
+
+static void sweep_open_done(void *ctx, int r, const char *error, const char *started)
+{
+    struct sweep *s = ctx;
+    if (r < 0) {
+        s->r = ty_error_set(s->err, -r, "%s", error);
+        s->done = true;
+    } else if (ty_engine_collect_garbage(s->eng, sweep_gc_done, s) < 0) {
+        s->done = true;
+    }
+}
+
 int ty_container_sweep(struct ty_error *err)
 {
     struct ty_engine eng = {0};
     struct ty_loop *loop = ty_loop_new();
-    _cleanup_free_ char *started = NULL;
+    struct sweep s = {.err = err, .eng = &eng};
     int r;
 
-    r = ty_engine_open(&eng, loop, &started, err);
+    /* The loop is ours: running it here runs nobody else's callbacks. */
+    r = ty_engine_open(&eng, loop, sweep_open_done, &s, err);
+    while (r >= 0 && !s.done)
+        r = ty_loop_run_once(loop);
     if (r >= 0)
-        r = ty_engine_collect_garbage(&eng);
+        r = s.r;
     ty_engine_close(&eng);
     ty_loop_free(loop);
     return r;
@@ -573,7 +474,7 @@ const struct ty_runtime_ops ty_runtime_container = {
     .name = "container",
     .validate = ty_container_validate,
     .create = create,
-    .prepare = prepare,
+    .prepare = ctr_prepare,
     .place = place,
     .launch = launch,
     .signal = signal_replica,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * docker-api.c: the Docker Engine API client of docker-api.h. Asynchronous requests run on
  * one libcurl multi handle per client whose sockets and timeout are watchers of the caller's
- * ty_loop (CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION); blocking batches run on a
- * second, private multi handle with curl_multi_poll and never touch the loop.
+ * ty_loop (CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION). Blocking batches are in
+ * docker-batch.c.
  *
  * Re-entrancy: libcurl refuses curl_multi_add_handle / curl_multi_remove_handle while it is
  * inside one of its callbacks, and on_data runs inside curl's write callback. So while the
@@ -25,14 +25,13 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "docker-internal.h"
 #include "macro.h"
 #include "timeutil.h"
 #include "ty-config.h"
 
-#define DEFAULT_TIMEOUT_MS 60000L
-#define CONNECT_TIMEOUT_MS 10000L
-#define URL_PREFIX         "http://localhost/" TY_DOCKER_API_VERSION
-#define USER_AGENT         "trainyard/" TY_VERSION
+#define URL_PREFIX "http://localhost/" TY_DOCKER_API_VERSION
+#define USER_AGENT "trainyard/" TY_VERSION
 
 enum req_state {
     REQ_PENDING,   /* created while curl was busy; not yet added to the multi handle */
@@ -53,25 +52,21 @@ struct ty_docker_req {
     struct ty_docker_req *prev, *next;
 };
 
-struct ty_docker {
-    struct ty_loop *loop; /* NULL: blocking calls only */
-    char *socket_path;
-    CURLM *multi;  /* asynchronous requests (NULL without a loop) */
-    CURLM *bmulti; /* blocking batches, created on first use */
-    uint64_t timer_id;
-    int *fds; /* the fds this client watches in the loop */
-    size_t nfds, capfds;
-    struct ty_docker_req *reqs; /* every request not yet finished or freed */
-    size_t n_pending, n_cancelled;
-    unsigned depth;   /* nesting of dispatches from the loop */
-    unsigned in_curl; /* inside curl_multi_socket_action: curl callbacks may run */
-    bool free_pending;
-};
-
 static bool curl_ready;
 
-/* Why a transfer failed, in words, into @out. */
-static void describe_failure(
+/* libcurl allocates with alloc.h's functions: out of memory ends trainyard the one way it
+ * always does, and no curl call (curl_slist_append...) returns NULL for it. */
+static void *curl_xrealloc(void *p, size_t n)
+{
+    return xreallocarray(p, 1, n);
+}
+
+static char *curl_xstrdup(const char *s)
+{
+    return xstrdup(s);
+}
+
+void ty_docker_describe_failure(
     const char *socket_path, CURL *easy, CURLcode rc, const char *errbuf, char *out, size_t n)
 {
     const char *msg;
@@ -114,16 +109,6 @@ static bool valid_header_line(const char *s)
     return true;
 }
 
-static struct curl_slist *slist_add(struct curl_slist *l, const char *s)
-{
-    struct curl_slist *n = curl_slist_append(l, s);
-    if (!n) {
-        fputs("trainyard: out of memory\n", stderr);
-        abort();
-    }
-    return n;
-}
-
 /* curl's sockets are not close-on-exec; a child forked meanwhile (the podman service, a
  * replica) would keep our end of a connection open, so a cancelled stream would never end
  * on the server. */
@@ -135,7 +120,7 @@ static curl_socket_t open_socket_cb(void *clientp, curlsocktype purpose, struct 
 /* curl_multi_init (7.88) makes a wakeup socketpair without FD_CLOEXEC. fds are numbered
  * lowest-free first and nothing else runs meanwhile, so the fds that were free just before
  * and are open right after are curl's: mark them. */
-static CURLM *multi_new(void)
+CURLM *ty_docker_multi_new(void)
 {
     int probe[4];
     size_t n = 0;
@@ -154,18 +139,16 @@ static CURLM *multi_new(void)
     return m;
 }
 
-/* An easy handle for one request, everything set but the write callback and PRIVATE.
- * @timeout_ms <= 0: no total timeout. */
-static int easy_new(const struct ty_docker *d,
-                    const char *method,
-                    const char *path,
-                    const char *body,
-                    const char *extra_header,
-                    long timeout_ms,
-                    char *errbuf,
-                    CURL **ret,
-                    struct curl_slist **ret_headers,
-                    struct ty_error *err)
+int ty_docker_easy_new(const struct ty_docker *d,
+                       const char *method,
+                       const char *path,
+                       const char *body,
+                       const char *extra_header,
+                       long timeout_ms,
+                       char *errbuf,
+                       CURL **ret,
+                       struct curl_slist **ret_headers,
+                       struct ty_error *err)
 {
     struct curl_slist *h = NULL;
     _cleanup_free_ char *url = NULL;
@@ -187,13 +170,13 @@ static int easy_new(const struct ty_docker *d,
     url = xasprintf(URL_PREFIX "%s", path);
     errbuf[0] = '\0';
 
-    h = slist_add(h, "Expect:");
+    h = curl_slist_append(h, "Expect:");
     if (body)
-        h = slist_add(h, "Content-Type: application/json");
+        h = curl_slist_append(h, "Content-Type: application/json");
     else
-        h = slist_add(h, "Content-Type:"); /* no body: no form content type either */
+        h = curl_slist_append(h, "Content-Type:"); /* no body: no form content type either */
     if (extra_header)
-        h = slist_add(h, extra_header);
+        h = curl_slist_append(h, extra_header);
 
     ok = ok && curl_easy_setopt(e, CURLOPT_URL, url) == CURLE_OK;
     ok = ok && curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, d->socket_path) == CURLE_OK;
@@ -369,7 +352,7 @@ static void req_finish(struct ty_docker *d, struct ty_docker_req *req, CURLcode 
         ty_docker_copy_cut(msg, sizeof(msg), why, strlen(why));
         error = msg;
     } else if (rc != CURLE_OK) {
-        describe_failure(d->socket_path, req->easy, rc, req->errbuf, msg, sizeof(msg));
+        ty_docker_describe_failure(d->socket_path, req->easy, rc, req->errbuf, msg, sizeof(msg));
         error = msg;
     } else {
         (void)curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -489,7 +472,8 @@ int ty_docker_new(struct ty_loop *loop,
         return ty_error_set(
             err, ENAMETOOLONG, "Docker API socket path is too long: %s", socket_path);
     if (!curl_ready) {
-        CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+        CURLcode rc = curl_global_init_mem(
+            CURL_GLOBAL_DEFAULT, xmalloc, free, curl_xrealloc, curl_xstrdup, xcalloc);
         if (rc != CURLE_OK)
             return ty_error_set(err, EIO, "cannot initialise libcurl: %s", curl_easy_strerror(rc));
         curl_ready = true;
@@ -499,7 +483,7 @@ int ty_docker_new(struct ty_loop *loop,
     d->loop = loop;
     d->socket_path = xstrdup(socket_path);
     if (loop) {
-        d->multi = multi_new();
+        d->multi = ty_docker_multi_new();
         if (!d->multi) {
             free(d->socket_path);
             free(d);
@@ -575,16 +559,16 @@ int ty_docker_request(struct ty_docker *d,
     req->flags = flags;
     if (cb)
         req->cb = *cb;
-    r = easy_new(d,
-                 method,
-                 path,
-                 body,
-                 extra_header,
-                 (flags & TY_DOCKER_NO_TIMEOUT) ? 0 : DEFAULT_TIMEOUT_MS,
-                 req->errbuf,
-                 &req->easy,
-                 &req->headers,
-                 err);
+    r = ty_docker_easy_new(d,
+                           method,
+                           path,
+                           body,
+                           extra_header,
+                           (flags & TY_DOCKER_NO_TIMEOUT) ? 0 : DEFAULT_TIMEOUT_MS,
+                           req->errbuf,
+                           &req->easy,
+                           &req->headers,
+                           err);
     if (r < 0) {
         free(req);
         return r;
@@ -632,167 +616,5 @@ void ty_docker_cancel(struct ty_docker *d, struct ty_docker_req *req)
     case REQ_CANCELLED:
     case REQ_FINISHING:
         break;
-    }
-}
-
-/* ---- blocking batches ---- */
-
-struct bcall {
-    CURL *easy;
-    struct curl_slist *headers;
-    struct ty_buf body;
-    char errbuf[CURL_ERROR_SIZE];
-    bool running;
-};
-
-static size_t bwrite_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-    struct bcall *bc = userdata;
-    size_t len = size * nmemb;
-
-    ty_buf_append(&bc->body, ptr, len);
-    return len;
-}
-
-static void bcall_end(CURLM *bm, struct bcall *bc)
-{
-    if (bc->running)
-        (void)curl_multi_remove_handle(bm, bc->easy);
-    bc->running = false;
-    curl_easy_cleanup(bc->easy);
-    bc->easy = NULL;
-    curl_slist_free_all(bc->headers);
-    bc->headers = NULL;
-}
-
-int ty_docker_batch_run(struct ty_docker *d,
-                        struct ty_docker_call *calls,
-                        size_t n,
-                        long timeout_ms,
-                        struct ty_error *err)
-{
-    _cleanup_free_ struct bcall *bc = NULL;
-    size_t left = 0;
-    int64_t deadline;
-
-    for (size_t i = 0; i < n; i++) {
-        calls[i].status = 0;
-        calls[i].response = NULL;
-        calls[i].response_len = 0;
-        calls[i].error[0] = '\0';
-    }
-    if (!n)
-        return 0;
-    if (!d->bmulti) {
-        d->bmulti = multi_new();
-        if (!d->bmulti)
-            return ty_error_set(err, ENOMEM, "cannot create a curl multi handle");
-    }
-    if (timeout_ms <= 0)
-        timeout_ms = DEFAULT_TIMEOUT_MS;
-    deadline = ty_mono_usec() + (int64_t)timeout_ms * 1000;
-
-    bc = xcalloc(n, sizeof(*bc));
-    for (size_t i = 0; i < n; i++) {
-        struct ty_error e = {0};
-        CURLMcode mc;
-
-        if (easy_new(d,
-                     calls[i].method,
-                     calls[i].path,
-                     calls[i].body,
-                     calls[i].extra_header,
-                     0,
-                     bc[i].errbuf,
-                     &bc[i].easy,
-                     &bc[i].headers,
-                     &e) < 0) {
-            ty_docker_copy_cut(calls[i].error, sizeof(calls[i].error), e.msg, strlen(e.msg));
-            continue;
-        }
-        (void)curl_easy_setopt(bc[i].easy, CURLOPT_WRITEFUNCTION, bwrite_cb);
-        (void)curl_easy_setopt(bc[i].easy, CURLOPT_WRITEDATA, &bc[i]);
-        (void)curl_easy_setopt(bc[i].easy, CURLOPT_PRIVATE, (char *)&bc[i]);
-        if (timeout_ms < CONNECT_TIMEOUT_MS)
-            (void)curl_easy_setopt(bc[i].easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-        mc = curl_multi_add_handle(d->bmulti, bc[i].easy);
-        if (mc != CURLM_OK) {
-            (void)snprintf(calls[i].error,
-                           sizeof(calls[i].error),
-                           "cannot start the request: %s",
-                           curl_multi_strerror(mc));
-            bcall_end(d->bmulti, &bc[i]);
-            continue;
-        }
-        bc[i].running = true;
-        left++;
-    }
-
-    while (left) {
-        int still = 0, queued;
-        CURLMsg *m;
-        int64_t now, wait_ms;
-
-        (void)curl_multi_perform(d->bmulti, &still);
-        while ((m = curl_multi_info_read(d->bmulti, &queued))) {
-            struct bcall *b;
-            char *priv = NULL;
-            size_t i;
-            if (m->msg != CURLMSG_DONE)
-                continue;
-            (void)curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
-            b = (struct bcall *)(void *)priv;
-            if (!b || !b->running)
-                continue;
-            i = (size_t)(b - bc);
-            if (m->data.result == CURLE_OK)
-                (void)curl_easy_getinfo(b->easy, CURLINFO_RESPONSE_CODE, &calls[i].status);
-            else
-                describe_failure(d->socket_path,
-                                 b->easy,
-                                 m->data.result,
-                                 b->errbuf,
-                                 calls[i].error,
-                                 sizeof(calls[i].error));
-            bcall_end(d->bmulti, b);
-            left--;
-        }
-        if (!left)
-            break;
-        now = ty_mono_usec();
-        if (now >= deadline)
-            break;
-        wait_ms = (deadline - now + 999) / 1000;
-        (void)curl_multi_poll(d->bmulti, NULL, 0, wait_ms > 1000 ? 1000 : (int)wait_ms, NULL);
-    }
-
-    for (size_t i = 0; i < n; i++) {
-        if (bc[i].running)
-            (void)snprintf(
-                calls[i].error, sizeof(calls[i].error), "timed out after %ld ms", timeout_ms);
-        if (bc[i].easy)
-            bcall_end(d->bmulti, &bc[i]);
-        if (calls[i].status == 0)
-            ty_buf_release(&bc[i].body); /* no (complete) response: no body */
-        calls[i].response_len = bc[i].body.len;
-        calls[i].response = ty_buf_take(&bc[i].body);
-    }
-    return 0;
-}
-
-int ty_docker_call(struct ty_docker *d,
-                   struct ty_docker_call *call,
-                   long timeout_ms,
-                   struct ty_error *err)
-{
-    return ty_docker_batch_run(d, call, 1, timeout_ms, err);
-}
-
-void ty_docker_batch_release(struct ty_docker_call *calls, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(calls[i].response);
-        calls[i].response = NULL;
-        calls[i].response_len = 0;
     }
 }

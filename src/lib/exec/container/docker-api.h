@@ -10,7 +10,8 @@
  *    arrive through on_data.
  *  - blocking batch: ty_docker_batch_run() performs several requests in parallel on a private
  *    multi handle and returns when all are done (or the deadline passes); it never runs the
- *    caller's loop, so no other callback can run meanwhile. For prepare and cleanup steps.
+ *    caller's loop, so no other callback can run meanwhile. For teardown (cleanup), which
+ *    must be complete when it returns.
  *
  * Paths are given without the version prefix ("/containers/create?name=x"); the client adds
  * "/v1.41". Bodies are JSON text (Content-Type: application/json) or NULL. */
@@ -43,7 +44,8 @@ struct ty_docker_callbacks {
 
 enum {
     TY_DOCKER_BUFFER = 1 << 0,    /* keep the body and pass it to on_done */
-    TY_DOCKER_NO_TIMEOUT = 1 << 1 /* no total timeout (streams, wait); default 60 s */
+    TY_DOCKER_NO_TIMEOUT = 1 << 1 /* no total timeout (streams, wait); default 60 s
+                                      (DEFAULT_TIMEOUT_MS, docker-internal.h) */
 };
 
 /* Connect a client to the API socket at @socket_path (no I/O happens here), driven by

@@ -13,6 +13,8 @@
  * Processes: each replica gets its own process group, stdin from /dev/null, stdout and
  * stderr on pipes, SIGKILL if trainyard dies (PR_SET_PDEATHSIG), and is watched through a
  * pidfd. Descendants that leave the group are found through proctree.h. */
+#include "process.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -26,7 +28,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -35,7 +36,6 @@
 #include "macro.h"
 #include "ports.h"
 #include "proctree.h"
-#include "process.h"
 #include "runtime.h"
 #include "strv.h"
 #include "timeutil.h"
@@ -44,6 +44,11 @@ extern char **environ;
 
 /* How long launch() waits for a child's exec (see there). */
 #define EXEC_WAIT_MS 2000
+/* cleanup(): how long it goes on killing what is left of a run (a process in uninterruptible
+ * sleep dies only when the sleep ends), and how long one round waits for one of them to end
+ * before it looks again (new children may appear that no pidfd watched). */
+#define CLEANUP_KILL_USEC (5 * INT64_C(1000000))
+#define CLEANUP_ROUND_MS  10
 
 struct proc_replica {
     struct process_rt *rt;
@@ -319,24 +324,16 @@ fail:
     _exit(127);
 }
 
-static int
-launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
+/* The environment of @pr's program: trainyard's own, the metric file of a tuning trial, the
+ * contract variables @env and the run token. Caller frees. */
+static char **replica_env(struct process_rt *p, char *const env[])
 {
-    struct process_rt *p = cast(rt);
-    struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
-    _cleanup_strv_free_ char **argv = ty_replica_argv(r);
-    _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
-    int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
-    pid_t parent = getpid(), pid;
-    _cleanup_free_ char *resolved = NULL;
-    _cleanup_close_ int devnull = -EBADF;
-    struct child_setup cs;
-    sigset_t all, saved_mask;
+    char **envp = ty_strv_copy(environ);
 
     /* A tuning trial's metric file is in its own host directory (plan.h); the run's
      * variables below may still name another. */
-    if (rt->plan->metric_dir) {
-        _cleanup_free_ char *mf = xasprintf("%s/output.metrics", rt->plan->metric_dir);
+    if (p->base.plan->metric_dir) {
+        _cleanup_free_ char *mf = xasprintf("%s/output.metrics", p->base.plan->metric_dir);
         ty_strv_setenv(&envp, "CLOUD_ML_HP_METRIC_FILE", mf);
     }
     for (size_t i = 0; env && env[i]; i++) {
@@ -345,68 +342,56 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         ty_strv_setenv(&envp, name, eq ? eq + 1 : "");
     }
     ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
+    return envp;
+}
 
-    resolved = resolve_program(argv[0], envp);
-    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0)
-        return ty_error_set(err, errno, "cannot open /dev/null: %s", strerror(errno));
+static void close_pair(int fds[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+}
+
+/* The stdout, stderr and exec-status pipes of a child (close-on-exec). Returns 0 or -errno;
+ * on failure none stays open. */
+static int open_pipes(int out[2], int errp[2], int status[2], struct ty_error *err)
+{
     if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
         int e = errno;
-        for (int i = 0; i < 2; i++) {
-            if (out[i] >= 0)
-                close(out[i]);
-            if (errp[i] >= 0)
-                close(errp[i]);
-            if (status[i] >= 0)
-                close(status[i]);
-        }
+        close_pair(out);
+        close_pair(errp);
+        close_pair(status);
         return ty_error_set(err, e, "cannot create pipes: %s", strerror(e));
     }
-    cs = (struct child_setup){
-        .out_w = out[1],
-        .err_w = errp[1],
-        .status_w = status[1],
-        .devnull = devnull,
-        .path = resolved ? resolved : argv[0],
-        .argv = argv,
-        .envp = envp,
-        .parent = parent,
-    };
-    for (size_t i = 0; i < TY_ARRAY_SIZE(reset_signals); i++) {
-        struct sigaction cur;
-        if (sigaction(reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
-            cs.ignored[cs.n_ignored++] = reset_signals[i];
-    }
-    /* Give up the port's reservation now, not after the fork: the child may exec and its
-     * program bind the port before this process runs again. */
-    if (pr->reserve_fd >= 0) {
-        close(pr->reserve_fd);
-        pr->reserve_fd = -1;
-    }
+    return 0;
+}
+
+/* Fork the child of @cs with every signal blocked (so no handler of ours runs in it before
+ * it resets them). Returns its pid or -errno. */
+static pid_t fork_child(const struct child_setup *cs)
+{
+    sigset_t all, saved_mask;
+    pid_t pid;
+    int e;
+
     sigfillset(&all);
     (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
     pid = fork();
     if (pid == 0)
-        child(&cs);
+        child(cs);
+    e = errno;
     (void)pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
-    if (pid < 0) {
-        int e = errno;
-        close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
-        close(status[0]), close(status[1]);
-        return ty_error_set(err, e, "cannot fork: %s", strerror(e));
-    }
+    return pid < 0 ? -e : pid;
+}
 
-    (void)setpgid(pid, pid); /* also here, so the group exists before we might signal it */
-    close(out[1]);
-    close(errp[1]);
-    close(status[1]);
+/* The child @pid runs: watch it (pidfd) and its pipes on the loop. Returns 0 or -errno (the
+ * child is then killed and reaped). */
+static int watch_child(struct proc_replica *pr, pid_t pid, struct ty_error *err)
+{
+    struct ty_runtime *rt = &pr->rt->base;
 
-    pr->pid = pid;
-    pr->out_fd = out[0];
-    pr->err_fd = errp[0];
-    pr->status_fd = status[0];
-    free(pr->program);
-    pr->program = xstrdup(argv[0]);
     ty_proctree_own(pid);
     pr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pr->pidfd < 0) {
@@ -440,6 +425,66 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
 }
 
 static int
+launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
+{
+    struct process_rt *p = cast(rt);
+    struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
+    _cleanup_strv_free_ char **argv = ty_replica_argv(r);
+    _cleanup_strv_free_ char **envp = replica_env(p, env);
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
+    _cleanup_free_ char *resolved = NULL;
+    _cleanup_close_ int devnull = -EBADF;
+    struct child_setup cs;
+    pid_t pid;
+    int r2;
+
+    resolved = resolve_program(argv[0], envp);
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0)
+        return ty_error_set(err, errno, "cannot open /dev/null: %s", strerror(errno));
+    r2 = open_pipes(out, errp, status, err);
+    if (r2 < 0)
+        return r2;
+    cs = (struct child_setup){
+        .out_w = out[1],
+        .err_w = errp[1],
+        .status_w = status[1],
+        .devnull = devnull,
+        .path = resolved ? resolved : argv[0],
+        .argv = argv,
+        .envp = envp,
+        .parent = getpid(),
+    };
+    for (size_t i = 0; i < TY_ARRAY_SIZE(reset_signals); i++) {
+        struct sigaction cur;
+        if (sigaction(reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
+            cs.ignored[cs.n_ignored++] = reset_signals[i];
+    }
+    /* Give up the port's reservation now, not after the fork: the child may exec and its
+     * program bind the port before this process runs again. */
+    if (pr->reserve_fd >= 0) {
+        close(pr->reserve_fd);
+        pr->reserve_fd = -1;
+    }
+    pid = fork_child(&cs);
+    if (pid < 0) {
+        close_pair(out), close_pair(errp), close_pair(status);
+        return ty_error_set(err, -pid, "cannot fork: %s", strerror(-pid));
+    }
+    (void)setpgid(pid, pid); /* also here, so the group exists before we might signal it */
+    close(out[1]);
+    close(errp[1]);
+    close(status[1]);
+    pr->pid = pid;
+    pr->out_fd = out[0];
+    pr->err_fd = errp[0];
+    pr->status_fd = status[0];
+    free(pr->program);
+    pr->program = xstrdup(argv[0]);
+    return watch_child(pr, pid, err);
+}
+
+static int
 signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err)
 {
     struct process_rt *p = cast(rt);
@@ -458,10 +503,24 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
     return 0;
 }
 
-static void sleep_ms(long ms)
+/* Wait until one of @pids (@n, any may be 0 or gone) ends, or @ms pass: poll on their
+ * pidfds, so a process that dies at once ends the wait at once. Returns at once when none
+ * can be watched (all gone). */
+static void wait_any_exit(const pid_t *pids, size_t n, int ms)
 {
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    (void)nanosleep(&ts, NULL);
+    _cleanup_free_ struct pollfd *fds = xcalloc(n ? n : 1, sizeof(*fds));
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int fd = pids[i] > 0 ? (int)syscall(SYS_pidfd_open, pids[i], 0) : -1;
+        if (fd >= 0)
+            fds[k++] = (struct pollfd){.fd = fd, .events = POLLIN};
+    }
+    if (k > 0)
+        while (poll(fds, k, ms) < 0 && errno == EINTR)
+            ;
+    for (size_t i = 0; i < k; i++)
+        close(fds[i].fd);
 }
 
 static void cleanup(struct ty_runtime *rt)
@@ -481,21 +540,27 @@ static void cleanup(struct ty_runtime *rt)
         }
     }
     /* Kill whatever of the run is left (leftover children, orphans) until nothing is; a
-     * process in uninterruptible sleep can take a moment to die, so retry for up to 5 s. */
-    for (int round = 0; round < 500; round++) {
+     * process in uninterruptible sleep can take a moment to die, so go on for up to
+     * CLEANUP_KILL_USEC, each round waiting on the pidfds of what is left (no sleep). */
+    for (int64_t deadline = ty_mono_usec() + CLEANUP_KILL_USEC;;) {
         _cleanup_free_ pid_t *left = NULL;
+        _cleanup_free_ pid_t *watch = NULL;
         size_t n = ty_proctree_collect(roots, nroots, p->token, &left);
-        bool roots_alive = false;
+        size_t nw = 0;
+        int64_t now = ty_mono_usec();
+        watch = xcalloc(n + nroots + 1, sizeof(pid_t));
         for (size_t i = 0; i < nroots; i++)
             if (roots[i] > 0 && waitpid(roots[i], NULL, WNOHANG) == 0)
-                roots_alive = true;
+                watch[nw++] = roots[i];
         (void)ty_proctree_reap_orphans();
-        if (n == 0 && !roots_alive)
+        if ((n == 0 && nw == 0) || now >= deadline)
             break;
         ty_proctree_kill(left, n, SIGKILL);
         for (size_t i = 0; i < nroots; i++)
             (void)kill(-roots[i], SIGKILL);
-        sleep_ms(10);
+        for (size_t i = 0; i < n; i++)
+            watch[nw++] = left[i];
+        wait_any_exit(watch, nw, CLEANUP_ROUND_MS);
     }
     for (size_t i = 0; i < p->n; i++) {
         struct proc_replica *pr = &p->reps[i];

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * container-prepare.c: the container runtime's prepare(), asynchronous on the loop (it
+ * returns TY_RUNTIME_ASYNC; the `prepared` event ends it):
+ *
+ *   engine open (probe sockets, maybe start podman's service)
+ *   -> garbage of killed runs removed -> GPUs reserved -> every distinct image present
+ *      (pulled when missing) -> the job's network created on a free subnet
+ *
+ * One step at a time, each a request or a timer on the loop, so a pull of minutes never
+ * holds up the loop (the supervisor's cancel, other jobs' streams). cleanup() before the end
+ * aborts the chain and no `prepared` follows. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "container-engine.h"
+#include "container-internal.h"
+#include "json.h"
+#include "macro.h"
+
+/* How long listing the networks or creating one may take (answered from the engine's
+ * state; creating a bridge takes a moment on Podman with netavark). */
+#define NETWORK_TIMEOUT_MS 30000L
+/* Subnets tried when another job takes the one we chose between our look and our create. */
+#define NETWORK_ATTEMPTS 8
+
+/* The end of prepare: @r 0 or -errno with @msg. */
+static void prepare_end(struct container_rt *c, int r, const char *msg)
+{
+    struct ty_runtime *rt = &c->base;
+
+    c->preparing = false;
+    if (rt->ev.prepared)
+        rt->ev.prepared(rt->ev.ctx, r, r < 0 ? msg : NULL);
+}
+
+static void list_networks(struct container_rt *c);
+
+static void
+on_network_created(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct container_rt *c = ctx;
+    char msg[512], why[768];
+
+    if (status == 201 || status == 200) {
+        c->network_created = true;
+        prepare_end(c, 0, NULL);
+        return;
+    }
+    if (status == 0)
+        (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer");
+    else
+        ty_docker_error_message(body, msg, sizeof(msg));
+    /* Another job took the subnet between our look and our create: try another. */
+    if ((strstr(msg, "already used") || strstr(msg, "overlap")) &&
+        ++c->net_attempt < NETWORK_ATTEMPTS) {
+        list_networks(c);
+        return;
+    }
+    if (c->net_attempt >= NETWORK_ATTEMPTS)
+        (void)snprintf(why,
+                       sizeof(why),
+                       "creating network %s failed: no free subnet after %d tries",
+                       c->network,
+                       NETWORK_ATTEMPTS);
+    else
+        (void)snprintf(
+            why, sizeof(why), "creating network %s (%s) failed: %s", c->network, c->subnet, msg);
+    prepare_end(c, c->net_attempt >= NETWORK_ATTEMPTS ? -EADDRINUSE : -EIO, why);
+}
+
+/* The body of POST /networks/create: an Internal bridge on c->subnet. Caller frees. */
+static char *network_body(struct container_rt *c)
+{
+    _cleanup_free_ char *gw = xasprintf("%s1", c->prefix);
+    _cleanup_json_ json_t *body =
+        json_pack("{s:s,s:s,s:b,s:b,s:{s:s,s:[{s:s,s:s}]},s:{s:s,s:s,s:s}}",
+                  "Name",
+                  c->network,
+                  "Driver",
+                  "bridge",
+                  "CheckDuplicate",
+                  1,
+                  "Internal",
+                  1,
+                  "IPAM",
+                  "Driver",
+                  "default",
+                  "Config",
+                  "Subnet",
+                  c->subnet,
+                  "Gateway",
+                  gw,
+                  "Labels",
+                  TY_LABEL_RUN,
+                  c->token,
+                  TY_LABEL_JOB,
+                  c->base.plan->job->job_id,
+                  TY_LABEL_OWNER,
+                  c->owner);
+    return ty_json_compact(body);
+}
+
+static void on_networks(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct container_rt *c = ctx;
+    unsigned seed = (unsigned)strtoul(c->hash + 6, NULL, 16);
+    _cleanup_json_ json_t *nets = NULL;
+    _cleanup_free_ char *text = NULL, *why = NULL;
+    struct ty_error e = {0};
+
+    if (status != 200 || ty_json_parse(body, len, &nets, NULL) < 0) {
+        why = status ? xasprintf("listing the engine's networks failed (HTTP %ld)", status)
+                     : xasprintf("listing the engine's networks failed: %s", error);
+        prepare_end(c, -EIO, why);
+        return;
+    }
+    if (ty_engine_pick_subnet(nets,
+                              /* each attempt elsewhere: 7 is prime to the 512 /24s */
+                              seed + (unsigned)c->net_attempt * 7,
+                              c->subnet,
+                              sizeof(c->subnet),
+                              c->prefix,
+                              sizeof(c->prefix),
+                              &e) < 0) {
+        prepare_end(c, -e.code, ty_error_msg(&e));
+        return;
+    }
+    text = network_body(c);
+    if (ty_engine_call_start(&c->pcall,
+                             c->eng.api,
+                             c->base.loop,
+                             "POST",
+                             "/networks/create",
+                             text,
+                             NULL,
+                             NETWORK_TIMEOUT_MS,
+                             on_network_created,
+                             c,
+                             &e) < 0)
+        prepare_end(c, e.code ? -e.code : -EIO, ty_error_msg(&e));
+}
+
+static void list_networks(struct container_rt *c)
+{
+    struct ty_error e = {0};
+
+    if (ty_engine_call_start(&c->pcall,
+                             c->eng.api,
+                             c->base.loop,
+                             "GET",
+                             "/networks",
+                             NULL,
+                             NULL,
+                             NETWORK_TIMEOUT_MS,
+                             on_networks,
+                             c,
+                             &e) < 0)
+        prepare_end(c, e.code ? -e.code : -EIO, ty_error_msg(&e));
+}
+
+static void next_image(struct container_rt *c);
+
+static void on_image(void *ctx, int r, const char *error)
+{
+    struct container_rt *c = ctx;
+    struct ty_runtime *rt = &c->base;
+
+    if (r < 0) {
+        _cleanup_free_ char *msg =
+            xasprintf("replica %s: %s", rt->plan->replicas[c->next_image].display_name, error);
+        prepare_end(c, r, msg);
+        return;
+    }
+    c->next_image++;
+    next_image(c);
+}
+
+/* Every distinct image, once, in replica order (an error names the first replica that uses
+ * it); then the network (none with host networking). */
+static void next_image(struct container_rt *c)
+{
+    struct ty_runtime *rt = &c->base;
+    struct ty_error e = {0};
+
+    for (; c->next_image < c->n; c->next_image++) {
+        const char *image = rt->plan->replicas[c->next_image].image;
+        bool seen = false;
+        for (size_t k = 0; k < c->next_image; k++)
+            seen |= strcmp(rt->plan->replicas[k].image, image) == 0;
+        if (seen)
+            continue;
+        if (ty_engine_ensure_image(&c->eng, image, PULL_TIMEOUT_MS, on_image, c, &e) < 0) {
+            _cleanup_free_ char *msg =
+                xasprintf("replica %s: %s", rt->plan->replicas[c->next_image].display_name, e.msg);
+            prepare_end(c, e.code ? -e.code : -EIO, msg);
+        }
+        return;
+    }
+    if (rt->plan->host_network) {
+        prepare_end(c, 0, NULL);
+        return;
+    }
+    c->network = xasprintf("trainyard-%s", c->hash);
+    c->net_attempt = 0;
+    list_networks(c);
+}
+
+static void on_garbage(void *ctx, int removed)
+{
+    struct container_rt *c = ctx;
+    struct ty_error e = {0};
+
+    if (removed > 0)
+        ty_runtime_notice(&c->base,
+                          TY_SEV_INFO,
+                          "Removed %d container(s)/network(s) left by trainyard runs that no "
+                          "longer exist.",
+                          removed);
+    ctr_size_roles(c);
+    if (ctr_reserve_gpus(c, &e) < 0) {
+        prepare_end(c, -e.code, ty_error_msg(&e));
+        return;
+    }
+    c->next_image = 0;
+    next_image(c);
+}
+
+static void on_engine(void *ctx, int r, const char *error, const char *started)
+{
+    struct container_rt *c = ctx;
+
+    if (r < 0) {
+        prepare_end(c, r, error);
+        return;
+    }
+    if (started)
+        ty_runtime_notice(&c->base, TY_SEV_INFO, "%s", started);
+    /* Housekeeping: when it cannot even begin, go on as if nothing was left. */
+    if (ty_engine_collect_garbage(&c->eng, on_garbage, c) < 0)
+        on_garbage(c, 0);
+}
+
+/* 10 hex digits (FNV-1a) of the job id and run token: unique names per run. */
+static void make_hash(struct container_rt *c)
+{
+    uint64_t h = 1469598103934665603ULL; /* the FNV-1a 64-bit offset basis */
+    const char *parts[] = {c->base.plan->job->job_id, c->token};
+    for (size_t i = 0; i < 2; i++)
+        for (const char *p = parts[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL; /* the FNV 64-bit prime */
+    (void)snprintf(c->hash, sizeof(c->hash), "%010llx", (unsigned long long)(h & 0xffffffffffULL));
+}
+
+int ctr_prepare(struct ty_runtime *rt, struct ty_error *err)
+{
+    struct container_rt *c = (struct container_rt *)rt;
+    int r;
+
+    c->n = rt->plan->n_replicas;
+    c->reps = xcalloc(c->n ? c->n : 1, sizeof(*c->reps));
+    make_hash(c);
+    ty_engine_owner_id(c->owner, sizeof(c->owner));
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        struct ty_replica *rep = &rt->plan->replicas[i];
+        cr->rt = c;
+        cr->r = rep;
+        cr->reserve_fd = -1;
+        cr->name = xasprintf("trainyard-%s-%s", c->hash, rep->task_name);
+    }
+    r = ty_container_validate(rt->plan->job, err);
+    if (r < 0 || rt->dry_run)
+        return r;
+    r = ty_engine_open(&c->eng, rt->loop, on_engine, c, err);
+    if (r < 0)
+        return r;
+    c->preparing = true;
+    return TY_RUNTIME_ASYNC;
+}
+
+void ctr_prepare_abort(struct container_rt *c)
+{
+    if (!c->preparing)
+        return;
+    c->preparing = false;
+    ty_engine_call_cancel(&c->pcall);
+    ty_engine_chores_cancel(&c->eng);
+    if (c->eng.opening)
+        ty_engine_close(&c->eng); /* not open yet: nothing to talk to */
+}
