@@ -19,6 +19,7 @@
 
 #include "alloc.h"
 #include "gp.h"
+#include "macro.h"
 #include "tuner-internal.h"
 
 #define N_RANDOM         768  /* uniform candidates per suggestion */
@@ -28,6 +29,12 @@
 #define SEARCH_EVALS     160  /* acquisition evaluations per pattern search */
 #define FIT_EVALS        40   /* likelihood evaluations per hyperparameter fit start */
 #define DUP_TOL          1e-9 /* encoded points closer than this (max norm) are the same trial */
+#define LOCAL_CENTRES    5    /* local candidates are drawn around this many best trials */
+#define LOCAL_SWITCH     0.2  /* chance that a local candidate switches a category */
+
+/* Widths (in the unit cube) of a local candidate's normal step, one drawn per candidate: from
+ * a fifth of the range, to reach a neighbouring basin, down to 0.001, to polish an optimum. */
+static const double LOCAL_SCALES[] = {0.2, 0.05, 0.015, 0.004, 0.001};
 
 struct ty_bo {
     size_t np, dim;    /* parameters, encoded dimensions */
@@ -342,13 +349,10 @@ static void pattern_search(struct ty_bo *b, struct ty_tuner *t, double *z, doubl
     free(c);
 }
 
-void ty_bo_next(struct ty_tuner *t, double *x)
+/* Encode every trial's values into b->tz (grown as needed). */
+static void encode_trials(struct ty_bo *b, struct ty_tuner *t)
 {
-    struct ty_bo *b = t->bo;
-    size_t dim = b->dim, n = t->n_trials, ns, n_cand = N_RANDOM + N_LOCAL, n_rand = N_RANDOM;
-    size_t *order, top[8], n_top = 0;
-    double *cz, *cf, *best_z, best_f = -INFINITY, *ys;
-    size_t *good;
+    size_t dim = b->dim, n = t->n_trials;
 
     if (n * dim > b->tz_cap) {
         b->tz_cap = 2 * n * dim + dim;
@@ -356,25 +360,27 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     }
     for (size_t i = 0; i < n; i++)
         encode(b, t->spec, t->trials[i].x, b->tz + i * dim);
-    if (n < b->n_init) {
-        double *u = b->design + n * b->np;
-        for (size_t i = 0; i < b->np; i++)
-            x[i] = ty_hp_from_unit(&t->spec->params[i], u[i]);
-        encode(b, t->spec, x, b->zb);
-        if (is_duplicate(b, t, b->zb))
-            random_fresh(b, t, x);
-        return;
-    }
-    ns = build_model(b, t);
-    if (ns < 2) {
-        random_fresh(b, t, x);
-        return;
-    }
+}
 
-    /* the best few succeeded trials, centres of the local candidates */
-    good = xcalloc(ns, sizeof(size_t));
-    ys = xcalloc(ns, sizeof(double));
-    for (size_t i = 0, k = 0; i < n; i++)
+/* The next point of the opening design into @x (a fresh random one if it was suggested). */
+static void design_point(struct ty_bo *b, struct ty_tuner *t, double *x)
+{
+    const double *u = b->design + t->n_trials * b->np;
+
+    for (size_t i = 0; i < b->np; i++)
+        x[i] = ty_hp_from_unit(&t->spec->params[i], u[i]);
+    encode(b, t->spec, x, b->zb);
+    if (is_duplicate(b, t, b->zb))
+        random_fresh(b, t, x);
+}
+
+/* The indices of the @ns succeeded trials, best objective first (ties in trial order). */
+static size_t *ranked_succeeded(const struct ty_tuner *t, size_t ns)
+{
+    size_t *good = xcalloc(ns, sizeof(size_t));
+    double *ys = xcalloc(ns, sizeof(double));
+
+    for (size_t i = 0, k = 0; i < t->n_trials; i++)
         if (t->trials[i].state == TY_TRIAL_SUCCEEDED) {
             ys[k] = t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective;
             good[k++] = i;
@@ -386,50 +392,46 @@ void ty_bo_next(struct ty_tuner *t, double *x)
             ys[j] = ys[j - 1], ys[j - 1] = ty;
             good[j] = good[j - 1], good[j - 1] = tg;
         }
+    free(ys);
+    return good;
+}
 
-    /* filling a batch (trials pending): mostly local candidates; the fantasies already push
-     * the suggestion away from the pending trials, and far-off exploration by every member of
-     * a batch cost the most on Hartmann6 and Rosenbrock (measured in bench/hpo/README.md) */
-    for (size_t i = 0; i < n; i++)
-        if (t->trials[i].state == TY_TRIAL_PENDING)
-            n_rand = N_RANDOM_PENDING;
-    cz = xcalloc(n_cand * dim, sizeof(double));
-    cf = xcalloc(n_cand, sizeof(double));
-    order = xcalloc(n_cand, sizeof(size_t));
-    for (size_t c = 0; c < n_cand; c++) {
-        double *z = cz + c * dim;
-        if (c < n_rand) {
-            random_z(b, t, z);
-        } else {
-            static const double scales[] = {0.2, 0.05, 0.015, 0.004, 0.001};
-            double u = ty_rng_unit(&t->rng);
-            size_t g = (size_t)(u * u * (double)(ns < 5 ? ns : 5));
-            double sc = scales[ty_rng_below(&t->rng, 5)];
-            memcpy(z, b->tz + good[g] * dim, dim * sizeof(double));
-            for (size_t i = 0; i < b->np; i++) {
-                size_t o = b->off[i];
-                if (t->spec->params[i].type == TY_HP_CATEGORICAL) {
-                    if (ty_rng_unit(&t->rng) < 0.2) {
-                        size_t k = (size_t)ty_rng_below(&t->rng, b->wid[i]);
-                        for (size_t q = 0; q < b->wid[i]; q++)
-                            z[o + q] = q == k ? 1 : 0;
-                    }
-                } else {
-                    /* Box-Muller normal step */
-                    double u1 = ty_rng_unit(&t->rng), u2 = ty_rng_unit(&t->rng);
-                    double nrm = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
-                    z[o] = clamp01(z[o] + sc * nrm);
-                }
+/* A local candidate into @z: one of the best (up to LOCAL_CENTRES) succeeded trials @good,
+ * the better ones more often, moved by a normal step of a random LOCAL_SCALES width in each
+ * numeric dimension, each category switched with probability LOCAL_SWITCH. */
+static void local_z(struct ty_bo *b, struct ty_tuner *t, const size_t *good, size_t ns, double *z)
+{
+    double u = ty_rng_unit(&t->rng);
+    size_t g = (size_t)(u * u * (double)(ns < LOCAL_CENTRES ? ns : LOCAL_CENTRES));
+    double sc = LOCAL_SCALES[ty_rng_below(&t->rng, TY_ARRAY_SIZE(LOCAL_SCALES))];
+
+    memcpy(z, b->tz + good[g] * b->dim, b->dim * sizeof(double));
+    for (size_t i = 0; i < b->np; i++) {
+        size_t o = b->off[i];
+        if (t->spec->params[i].type == TY_HP_CATEGORICAL) {
+            if (ty_rng_unit(&t->rng) < LOCAL_SWITCH) {
+                size_t k = (size_t)ty_rng_below(&t->rng, b->wid[i]);
+                for (size_t q = 0; q < b->wid[i]; q++)
+                    z[o + q] = q == k ? 1 : 0;
             }
+        } else {
+            /* Box-Muller normal step */
+            double u1 = ty_rng_unit(&t->rng), u2 = ty_rng_unit(&t->rng);
+            double nrm = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
+            z[o] = clamp01(z[o] + sc * nrm);
         }
-        cf[c] = acquire(b, t, z);
     }
-    /* the N_STARTS best distinct candidates */
-    for (size_t c = 0; c < n_cand; c++)
-        order[c] = c;
-    for (size_t k = 0; k < N_STARTS && k < n_cand; k++) {
+}
+
+/* Up to N_STARTS indices into @top of the best candidates by acquisition @cf (@n of them),
+ * one per distinct value, none of a trial already suggested. Returns how many. */
+static size_t best_starts(const double *cf, size_t n, size_t top[N_STARTS])
+{
+    size_t n_top = 0;
+
+    for (size_t k = 0; k < N_STARTS && k < n; k++) {
         size_t bi = SIZE_MAX;
-        for (size_t c = 0; c < n_cand; c++) {
+        for (size_t c = 0; c < n; c++) {
             bool taken = false;
             if (!(cf[c] > -INFINITY))
                 continue;
@@ -442,7 +444,33 @@ void ty_bo_next(struct ty_tuner *t, double *x)
             break;
         top[n_top++] = bi;
     }
-    best_z = xcalloc(dim, sizeof(double));
+    return n_top;
+}
+
+/* Maximise the acquisition: score uniform and local candidates, refine the best few by pattern
+ * search, decode the best into @x (a fresh random point when every candidate was a trial). */
+static void maximise_acquisition(struct ty_bo *b, struct ty_tuner *t, size_t ns, double *x)
+{
+    size_t dim = b->dim, n_cand = N_RANDOM + N_LOCAL, n_rand = N_RANDOM, top[N_STARTS], n_top;
+    size_t *good = ranked_succeeded(t, ns);
+    double *cz = xcalloc(n_cand * dim, sizeof(double)), *cf = xcalloc(n_cand, sizeof(double));
+    double *best_z = xcalloc(dim, sizeof(double)), best_f = -INFINITY;
+
+    /* filling a batch (trials pending): mostly local candidates; the fantasies already push
+     * the suggestion away from the pending trials, and far-off exploration by every member of
+     * a batch cost the most on Hartmann6 and Rosenbrock (measured in bench/hpo/README.md) */
+    for (size_t i = 0; i < t->n_trials; i++)
+        if (t->trials[i].state == TY_TRIAL_PENDING)
+            n_rand = N_RANDOM_PENDING;
+    for (size_t c = 0; c < n_cand; c++) {
+        double *z = cz + c * dim;
+        if (c < n_rand)
+            random_z(b, t, z);
+        else
+            local_z(b, t, good, ns, z);
+        cf[c] = acquire(b, t, z);
+    }
+    n_top = best_starts(cf, n_cand, top);
     for (size_t k = 0; k < n_top; k++) {
         double *z = cz + top[k] * dim, f = cf[top[k]];
         pattern_search(b, t, z, &f);
@@ -458,7 +486,22 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     free(best_z);
     free(cz);
     free(cf);
-    free(order);
     free(good);
-    free(ys);
+}
+
+void ty_bo_next(struct ty_tuner *t, double *x)
+{
+    struct ty_bo *b = t->bo;
+    size_t ns;
+
+    encode_trials(b, t);
+    if (t->n_trials < b->n_init) {
+        design_point(b, t, x);
+        return;
+    }
+    ns = build_model(b, t);
+    if (ns < 2)
+        random_fresh(b, t, x);
+    else
+        maximise_acquisition(b, t, ns, x);
 }
