@@ -90,7 +90,10 @@ static json_t *metric_json(const struct ty_hp_measurement *m)
         "{s:o,s:f}", "trainingStep", json_sprintf("%" PRId64, m->step), "objectiveValue", m->value);
 }
 
-json_t *ty_study_trial_json(const struct ty_study_trial *t)
+/* The HyperparameterOutput of @t: trialId, hyperparameters (values as strings), finalMetric
+ * {trainingStep (int64 string), objectiveValue} and allMetrics (when it has a metric), state,
+ * startTime, endTime (when ended), isTrialStoppedEarly false. New reference. */
+static json_t *study_trial_json(const struct ty_study_trial *t)
 {
     json_t *o = json_object(), *hp = json_object();
     const char *name;
@@ -136,7 +139,7 @@ ty_study_output_json(const struct ty_hp_spec *spec, const struct ty_study_trial 
     }
     ty_study_sort(sorted, n, spec->maximize);
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(trials, ty_study_trial_json(sorted[i]));
+        json_array_append_new(trials, study_trial_json(sorted[i]));
     json_object_set_new(out, "completedTrialCount", json_sprintf("%zu", succeeded));
     json_object_set_new(out, "trials", trials);
     json_object_set_new(out, "isHyperparameterTuningJob", json_true());
