@@ -62,6 +62,7 @@ int ty_log_read(const struct ty_log_source *src,
                 size_t *nret,
                 bool *more,
                 struct ty_error *err);
+/* Free the @n entries of @e (as ty_log_read returned them) and the array; NULL-safe. */
 void ty_log_entries_free(struct ty_log_entry *e, size_t n);
 
 /* Parse one line of a log file ("<RFC 3339 time> <SEVERITY> <message>", no newline) of

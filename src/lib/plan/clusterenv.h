@@ -38,6 +38,7 @@ struct ty_env_options {
 int ty_clusterenv_new(const struct ty_cluster_plan *plan,
                       struct ty_clusterenv **ret,
                       struct ty_error *err);
+/* Free @ce; NULL-safe. */
 void ty_clusterenv_free(struct ty_clusterenv *ce);
 
 /* The CLUSTER_SPEC / TF_CONFIG value for replica @r. Caller frees. Exposed for tests. */

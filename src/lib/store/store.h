@@ -53,6 +53,7 @@ struct ty_job_row {
     char *state_reason;      /* why a QUEUED job waits in its runtime's queue ("" when none) */
 };
 
+/* Free @row and everything it owns; NULL-safe. */
 void ty_job_row_free(struct ty_job_row *row);
 static inline void ty_job_row_freep(struct ty_job_row **r)
 {

@@ -484,6 +484,8 @@ int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart)
     get_theta(gp, a);
     fa = minimise(gp, a, max_evals, l, kinv);
     if (restart) {
+        /* the default start: the length-scales' prior mean, unit signal, and a noise of 1e-4,
+         * above the prior's 1e-5 so the fit does not start out interpolating */
         for (size_t d = 0; d < gp->dim; d++)
             b[d] = LS_MU;
         b[gp->dim] = 0;

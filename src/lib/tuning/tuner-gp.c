@@ -31,6 +31,24 @@
 #define DUP_TOL          1e-9 /* encoded points closer than this (max norm) are the same trial */
 #define LOCAL_CENTRES    5    /* local candidates are drawn around this many best trials */
 #define LOCAL_SWITCH     0.2  /* chance that a local candidate switches a category */
+/* The opening design has dim + 1 points (fewer trials than dimensions cannot fit one
+ * length-scale each), and at least MIN_INIT, or a 1-parameter study starts on 2 points. */
+#define MIN_INIT 5
+/* Random draws tried for a point not yet suggested: a fresh one takes a few unless the space
+ * is (nearly) exhausted, and then this bounds the search. */
+#define FRESH_TRIES 1000
+/* Below this standardised improvement z the closed form of EI cancels to nothing, and log_ei
+ * uses the tail's asymptotic series instead (its error is O(z^-6), 2e-5 relative, there). */
+#define EI_TAIL_Z -6
+/* Pattern search starts with steps of a twentieth of each unit range and halves them down to
+ * SEARCH_STEP_MIN, finer than any parameter needs. */
+#define SEARCH_STEP     0.05
+#define SEARCH_STEP_MIN 1e-6
+/* The hyperparameter fit also starts again from a default point (ty_gp_fit's restart) while
+ * fewer than REFIT_FULL_BELOW trials succeeded, when the likelihood is flattest and a local
+ * optimum likeliest, and then on every REFIT_FULL_EVERYth, to bound the cost. */
+#define REFIT_FULL_BELOW 20
+#define REFIT_FULL_EVERY 10
 
 /* Widths (in the unit cube) of a local candidate's normal step, one drawn per candidate: from
  * a fifth of the range, to reach a neighbouring basin, down to 0.001, to polish an optimum. */
@@ -106,7 +124,7 @@ int ty_bo_new(struct ty_tuner *t, struct ty_error *err)
         b->wid[i] = p->type == TY_HP_CATEGORICAL ? max_sz(ty_hp_n_choices(p), 1) : 1;
         b->dim += b->wid[i];
     }
-    b->n_init = max_sz(5, b->dim + 1);
+    b->n_init = max_sz(MIN_INIT, b->dim + 1);
     if (spec->max_trials > 0 && b->n_init > (size_t)spec->max_trials)
         b->n_init = (size_t)spec->max_trials;
     /* Latin hypercube: each parameter's unit interval cut into n_init strata, one point each */
@@ -178,7 +196,7 @@ static void random_z(const struct ty_bo *b, struct ty_tuner *t, double *z)
  * discrete space may be exhausted). */
 static void random_fresh(struct ty_bo *b, struct ty_tuner *t, double *x)
 {
-    for (int tries = 0; tries < 1000; tries++) {
+    for (int tries = 0; tries < FRESH_TRIES; tries++) {
         random_z(b, t, b->zb);
         decode(b, t->spec, b->zb, x);
         encode(b, t->spec, x, b->zb);
@@ -191,9 +209,9 @@ static void random_fresh(struct ty_bo *b, struct ty_tuner *t, double *x)
 static double log_ei(double mu, double var, double best)
 {
     double s = sqrt(var), z = (best - mu) / s;
-    if (z > -6) {
+    if (z > EI_TAIL_Z) {
         double h = z * 0.5 * erfc(-z / M_SQRT2) + exp(-0.5 * z * z) / sqrt(2 * M_PI);
-        return log(s) + log(h > 1e-300 ? h : 1e-300);
+        return log(s) + log(h > 1e-300 ? h : 1e-300); /* h may underflow to 0 */
     }
     return log(s) - 0.5 * z * z - 0.5 * log(2 * M_PI) - 2 * log(-z) +
            log1p(-3 / (z * z) + 15 / (z * z * z * z));
@@ -268,7 +286,7 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t)
     ty_warp_output(y, ns, warp_scale(b, t, y, ns, ymin), w, NULL);
     ty_gp_set_data(b->gp, z, w, ns);
     if (b->fitted_n != ns) {
-        ty_gp_fit(b->gp, FIT_EVALS, ns < 20 || ns % 10 == 0);
+        ty_gp_fit(b->gp, FIT_EVALS, ns < REFIT_FULL_BELOW || ns % REFIT_FULL_EVERY == 0);
         b->fitted_n = ns;
     } else {
         ty_gp_update(b->gp);
@@ -302,10 +320,10 @@ out:
  * other category, the step halved when nothing improves. */
 static void pattern_search(struct ty_bo *b, struct ty_tuner *t, double *z, double *f)
 {
-    double *c = xcalloc(b->dim, sizeof(double)), step = 0.05;
+    double *c = xcalloc(b->dim, sizeof(double)), step = SEARCH_STEP;
     int evals = 0;
 
-    while (step > 1e-6 && evals < SEARCH_EVALS) {
+    while (step > SEARCH_STEP_MIN && evals < SEARCH_EVALS) {
         bool improved = false;
         for (size_t i = 0; i < b->np && evals < SEARCH_EVALS; i++) {
             size_t o = b->off[i];

@@ -145,6 +145,7 @@ size_t ty_tuner_n_failed(const struct ty_tuner *t);
  * has succeeded yet. */
 const char *ty_tuner_best(const struct ty_tuner *t, double *objective, const json_t **parameters);
 
+/* Free the @n suggestions of @s (as ty_tuner_suggest returned them) and the array; NULL-safe. */
 void ty_trial_suggestions_free(struct ty_trial_suggestion *s, size_t n);
 struct ty_tuner *ty_tuner_free(struct ty_tuner *t);
 
