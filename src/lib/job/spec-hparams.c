@@ -142,29 +142,61 @@ static int param_range(const json_t *pj,
     return 0;
 }
 
+/* The value list @key (categoricalValues or discreteValues) of @p, whose type @type takes
+ * only it, into *@ret: required non-empty, at most @max entries (0: no limit), and none of
+ * the other value fields given. */
+static int value_list(const json_t *pj,
+                      size_t idx,
+                      const struct ty_hp_param *p,
+                      const char *type,
+                      const char *key,
+                      size_t max,
+                      json_t **ret,
+                      struct ty_error *err)
+{
+    json_t *list = json_object_get(pj, key);
+    const char *other =
+        strcmp(key, "categoricalValues") == 0 ? "discreteValues" : "categoricalValues";
+
+    if (json_array_size(list) == 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].%s: required (non-empty) for %s parameter '%s'",
+                            idx,
+                            key,
+                            type,
+                            p->name);
+    if (max && json_array_size(list) > max)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].%s: at most %zu values (got %zu)",
+                            idx,
+                            key,
+                            max,
+                            json_array_size(list));
+    if (json_object_get(pj, "minValue") || json_object_get(pj, "maxValue") ||
+        json_object_get(pj, other))
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: %s parameter '%s' takes only %s",
+                            idx,
+                            type,
+                            p->name,
+                            key);
+    *ret = list;
+    return 0;
+}
+
 /* categoricalValues of a CATEGORICAL parameter p: non-empty, no value twice. */
 static int
 param_categories(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
 {
-    json_t *cats = json_object_get(pj, "categoricalValues");
+    json_t *cats, *c;
     size_t i;
-    json_t *c;
+    int r = value_list(pj, idx, p, "CATEGORICAL", "categoricalValues", 0, &cats, err);
 
-    if (json_array_size(cats) == 0)
-        return ty_error_set(err,
-                            EINVAL,
-                            HP ".params[%zu].categoricalValues: required (non-empty) for "
-                               "CATEGORICAL parameter '%s'",
-                            idx,
-                            p->name);
-    if (json_object_get(pj, "minValue") || json_object_get(pj, "maxValue") ||
-        json_object_get(pj, "discreteValues"))
-        return ty_error_set(err,
-                            EINVAL,
-                            HP ".params[%zu]: CATEGORICAL parameter '%s' takes only "
-                               "categoricalValues",
-                            idx,
-                            p->name);
+    if (r < 0)
+        return r;
     p->categories = xcalloc(1, sizeof(char *));
     json_array_foreach(cats, i, c)
     {
@@ -182,32 +214,12 @@ param_categories(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_
 /* discreteValues of a DISCRETE parameter p: 1..TY_HP_MAX_DISCRETE, strictly increasing. */
 static int param_discrete(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
 {
-    json_t *disc = json_object_get(pj, "discreteValues");
+    json_t *disc, *d;
     size_t i;
-    json_t *d;
+    int r = value_list(pj, idx, p, "DISCRETE", "discreteValues", TY_HP_MAX_DISCRETE, &disc, err);
 
-    if (json_array_size(disc) == 0)
-        return ty_error_set(err,
-                            EINVAL,
-                            HP ".params[%zu].discreteValues: required (non-empty) for "
-                               "DISCRETE parameter '%s'",
-                            idx,
-                            p->name);
-    if (json_array_size(disc) > TY_HP_MAX_DISCRETE)
-        return ty_error_set(err,
-                            EINVAL,
-                            HP ".params[%zu].discreteValues: at most %d values (got %zu)",
-                            idx,
-                            TY_HP_MAX_DISCRETE,
-                            json_array_size(disc));
-    if (json_object_get(pj, "minValue") || json_object_get(pj, "maxValue") ||
-        json_object_get(pj, "categoricalValues"))
-        return ty_error_set(err,
-                            EINVAL,
-                            HP ".params[%zu]: DISCRETE parameter '%s' takes only "
-                               "discreteValues",
-                            idx,
-                            p->name);
+    if (r < 0)
+        return r;
     p->n_discrete = json_array_size(disc);
     p->discrete = xcalloc(p->n_discrete, sizeof(double));
     json_array_foreach(disc, i, d)
