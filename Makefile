@@ -44,6 +44,7 @@ bench: build
 	else echo "bench/launch-containers: skipped (no usable container engine)"; fi
 	@bench/launch-slurm/run.sh $(BUILD)
 	@bench/api/run.sh $(BUILD)
+	@bench/jobfilter/run.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')

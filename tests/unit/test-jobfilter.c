@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-jobfilter.c: the list filter (jobfilter.c): operators and value types, precedence,
  * negation, quoting, missing fields, case rules, the store's hints, the error messages of
- * malformed filters (with their positions) and the cost of a match.
+ * malformed filters (with their positions). What a match costs is measured by
+ * bench/jobfilter, not asserted here.
  *
  * JSON documents are written with ' for " (dq() swaps them) to keep them readable. */
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include "json.h"
 #include "macro.h"
 #include "tap.h"
-#include "timeutil.h"
 
 static struct ty_error err;
 static json_t *job1, *job2;
@@ -405,7 +405,7 @@ static void test_limits(void)
 
     /* many negations and a long flat conjunction are no problem */
     memset(text, '-', 1000);
-    strcpy(text + 1000, "state:FAILED");
+    memcpy(text + 1000, "state:FAILED", sizeof("state:FAILED"));
     f = NULL;
     ok(ty_filter_parse(text, &f, &err) == 0 && ty_filter_match(f, job1), "limits: 1000 '-'");
     ty_filter_free(f);
@@ -422,26 +422,18 @@ static void test_limits(void)
     like(err.msg, "filter: longer than 2048 characters", "limits: length message");
 }
 
-static void test_speed(void)
+/* The filter bench/jobfilter times (its cost is measured there, not asserted here). */
+static void test_bench_filter(void)
 {
     struct ty_filter *f = NULL;
-    const int rounds = 100000;
-    int64_t t0, t1;
-    int hits = 0;
 
     ok(ty_filter_parse("jobId:census* AND state:FAILED AND labels.team:vision AND "
                        "createTime>2026-01-01",
                        &f,
                        &err) == 0,
-       "speed: parses");
-    t0 = ty_mono_usec();
-    for (int i = 0; i < rounds; i++)
-        hits += ty_filter_match(f, job1);
-    t1 = ty_mono_usec();
-    is_int(hits, rounds, "speed: every round matched");
-    diag("%.3f us per match", (double)(t1 - t0) / rounds);
-    /* ~1 us on a normal build; generous for sanitizer builds and busy machines */
-    ok((t1 - t0) / rounds < 25, "speed: a match takes microseconds");
+       "bench filter: parses");
+    ok(ty_filter_match(f, job1), "bench filter: matches job1");
+    ok(!ty_filter_match(f, job2), "bench filter: not job2");
     ty_filter_free(f);
 }
 
@@ -471,7 +463,7 @@ int main(void)
     test_hints();
     test_errors();
     test_limits();
-    test_speed();
+    test_bench_filter();
     json_decref(job1);
     json_decref(job2);
     return done_testing();

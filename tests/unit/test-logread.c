@@ -20,6 +20,7 @@
 #include "logread.h"
 #include "logs.h"
 #include "macro.h"
+#include "parse.h"
 #include "tap.h"
 #include "timeutil.h"
 
@@ -752,8 +753,9 @@ static void *reader_main(void *arg)
         }
         for (size_t i = 0; i < p.n; i++) {
             int t = p.e[i].task[3] - 'a';
-            if (t < 0 || t > 2 || atoi(p.e[i].message) != next[t] ||
-                p.e[i].time_usec != T0 + next[t] * 3 + t)
+            int64_t k;
+            if (t < 0 || t > 2 || ty_parse_int64(p.e[i].message, 0, INT64_MAX, &k) < 0 ||
+                k != next[t] || p.e[i].time_usec != T0 + next[t] * 3 + t)
                 x->good = false;
             next[t]++;
         }

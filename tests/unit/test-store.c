@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -248,6 +249,8 @@ struct collect {
 static int collect_fn(const struct ty_job_row *row, void *ctx)
 {
     struct collect *c = ctx;
+    size_t len = strlen(c->ids);
+
     if (c->s) {
         struct ty_job_row *again = NULL;
         int r = ty_store_get_job(c->s, row->project, row->job_id, &again, NULL);
@@ -256,9 +259,7 @@ static int collect_fn(const struct ty_job_row *row, void *ctx)
         if (!same)
             return -EBADMSG;
     }
-    if (c->n)
-        strcat(c->ids, ",");
-    strcat(c->ids, row->job_id);
+    (void)snprintf(c->ids + len, sizeof(c->ids) - len, "%s%s", c->n ? "," : "", row->job_id);
     return ++c->n == c->stop_after ? 42 : 0;
 }
 

@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "parse.h"
 #include "spec.h"
 #include "tap.h"
 #include "tuner.h"
@@ -476,7 +477,9 @@ static void test_priors_grid(void)
             const char *o = json_string_value(json_object_get(s[i].parameters, "o"));
             json_int_t v = json_integer_value(json_object_get(s[i].parameters, "n"));
             clash |= (v == 1 && strcmp(o, "a") == 0) || (v == 2 && strcmp(o, "b") == 0);
-            ids_ok &= atoi(s[i].trial_id) == (int)(5 + total + i);
+            int64_t id;
+            ids_ok &= ty_parse_int64(s[i].trial_id, 1, INT64_MAX, &id) == 0 &&
+                      id == (int64_t)(5 + total + i);
         }
         if (total == 0)
             is_int(add_prior(t, "9", "{'n':'3','o':'a'}", true, 1),

@@ -64,8 +64,3 @@ const struct ty_machine_type *ty_machine_lookup(const char *name)
             return &catalog[i];
     return NULL;
 }
-
-const struct ty_machine_type *ty_machine_at(unsigned i)
-{
-    return i < TY_ARRAY_SIZE(catalog) ? &catalog[i] : NULL;
-}

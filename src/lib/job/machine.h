@@ -28,7 +28,4 @@ struct ty_machine_type {
 /* Look a machine type up by name. Returns NULL for unknown names. */
 const struct ty_machine_type *ty_machine_lookup(const char *name);
 
-/* Iterate the catalog: returns entry @i, or NULL past the end. */
-const struct ty_machine_type *ty_machine_at(unsigned i);
-
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * spec-hparams.c: trainingInput.hyperparameters (HyperparameterSpec) -> struct ty_hp_spec,
- * with the API's rules. (The tuner that will use it is not written yet.) */
+ * with the API's rules; the tuner (src/lib/tuning) searches the space it describes. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,17 +32,11 @@ static bool name_ok(const char *s)
     return true;
 }
 
-static int param_from_json(const json_t *pj,
-                           size_t idx,
-                           struct ty_hp_param *p,
-                           enum ty_hp_algorithm algo,
-                           struct ty_error *err)
+/* The parameter's name and type (and scaleType) into p; fails on a missing or bad one. */
+static int param_head(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
 {
     const char *type = str_or(pj, "type", "PARAMETER_TYPE_UNSPECIFIED");
     const char *scale = str_or(pj, "scaleType", "NONE");
-    json_t *minv = json_object_get(pj, "minValue"), *maxv = json_object_get(pj, "maxValue");
-    json_t *cats = json_object_get(pj, "categoricalValues");
-    json_t *disc = json_object_get(pj, "discreteValues");
     const char *name = ty_json_str(pj, "parameterName");
 
     if (!name)
@@ -75,135 +69,201 @@ static int param_from_json(const json_t *pj,
                : strcmp(scale, "UNIT_LOG_SCALE") == 0         ? TY_HP_SCALE_LOG
                : strcmp(scale, "UNIT_REVERSE_LOG_SCALE") == 0 ? TY_HP_SCALE_REVERSE_LOG
                                                               : TY_HP_SCALE_NONE;
+    return 0;
+}
 
-    if (p->type == TY_HP_DOUBLE || p->type == TY_HP_INTEGER) {
-        if (!minv || !maxv)
+static bool scale_is_log(enum ty_hp_scale scale)
+{
+    return scale == TY_HP_SCALE_LOG || scale == TY_HP_SCALE_REVERSE_LOG;
+}
+
+/* minValue/maxValue of a DOUBLE or INTEGER parameter p (name, type, scale already set). */
+static int param_range(const json_t *pj,
+                       size_t idx,
+                       struct ty_hp_param *p,
+                       enum ty_hp_algorithm algo,
+                       struct ty_error *err)
+{
+    const char *type = ty_json_str(pj, "type"), *scale = str_or(pj, "scaleType", "NONE");
+    json_t *minv = json_object_get(pj, "minValue"), *maxv = json_object_get(pj, "maxValue");
+    json_t *cats = json_object_get(pj, "categoricalValues");
+    json_t *disc = json_object_get(pj, "discreteValues");
+
+    if (!minv || !maxv)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: minValue and maxValue are required for %s "
+                               "parameter '%s'",
+                            idx,
+                            type,
+                            p->name);
+    if (cats || disc)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: %s parameter '%s' takes minValue and maxValue, "
+                               "not %s",
+                            idx,
+                            type,
+                            p->name,
+                            cats ? "categoricalValues" : "discreteValues");
+    p->min = json_real_value(minv);
+    p->max = json_real_value(maxv);
+    if (!(p->min < p->max))
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: minValue (%g) must be less than maxValue (%g) "
+                               "for parameter '%s'",
+                            idx,
+                            p->min,
+                            p->max,
+                            p->name);
+    if (p->type == TY_HP_INTEGER && (p->min != floor(p->min) || p->max != floor(p->max)))
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: minValue and maxValue must be whole numbers "
+                               "for INTEGER parameter '%s'",
+                            idx,
+                            p->name);
+    if (scale_is_log(p->scale) && p->min <= 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].scaleType: %s needs minValue > 0 (got %g) for "
+                               "parameter '%s'",
+                            idx,
+                            scale,
+                            p->min,
+                            p->name);
+    if (algo == TY_HP_ALGO_GRID && p->type == TY_HP_DOUBLE)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".algorithm: GRID_SEARCH needs INTEGER, CATEGORICAL or "
+                               "DISCRETE parameters, and '%s' is DOUBLE",
+                            p->name);
+    return 0;
+}
+
+/* The value list @key (categoricalValues or discreteValues) of @p, whose type @type takes
+ * only it, into *@ret: required non-empty, at most @max entries (0: no limit), and none of
+ * the other value fields given. */
+static int value_list(const json_t *pj,
+                      size_t idx,
+                      const struct ty_hp_param *p,
+                      const char *type,
+                      const char *key,
+                      size_t max,
+                      json_t **ret,
+                      struct ty_error *err)
+{
+    json_t *list = json_object_get(pj, key);
+    const char *other =
+        strcmp(key, "categoricalValues") == 0 ? "discreteValues" : "categoricalValues";
+
+    if (json_array_size(list) == 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].%s: required (non-empty) for %s parameter '%s'",
+                            idx,
+                            key,
+                            type,
+                            p->name);
+    if (max && json_array_size(list) > max)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].%s: at most %zu values (got %zu)",
+                            idx,
+                            key,
+                            max,
+                            json_array_size(list));
+    if (json_object_get(pj, "minValue") || json_object_get(pj, "maxValue") ||
+        json_object_get(pj, other))
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: %s parameter '%s' takes only %s",
+                            idx,
+                            type,
+                            p->name,
+                            key);
+    *ret = list;
+    return 0;
+}
+
+/* categoricalValues of a CATEGORICAL parameter p: non-empty, no value twice. */
+static int
+param_categories(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
+{
+    json_t *cats, *c;
+    size_t i;
+    int r = value_list(pj, idx, p, "CATEGORICAL", "categoricalValues", 0, &cats, err);
+
+    if (r < 0)
+        return r;
+    p->categories = xcalloc(1, sizeof(char *));
+    json_array_foreach(cats, i, c)
+    {
+        if (ty_strv_contains(p->categories, json_string_value(c)))
             return ty_error_set(err,
                                 EINVAL,
-                                HP ".params[%zu]: minValue and maxValue are required for %s "
-                                   "parameter '%s'",
+                                HP ".params[%zu].categoricalValues: '%s' is listed twice",
                                 idx,
-                                type,
-                                name);
-        if (cats || disc)
+                                json_string_value(c));
+        ty_strv_push(&p->categories, json_string_value(c));
+    }
+    return 0;
+}
+
+/* discreteValues of a DISCRETE parameter p: 1..TY_HP_MAX_DISCRETE, strictly increasing. */
+static int param_discrete(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
+{
+    json_t *disc, *d;
+    size_t i;
+    int r = value_list(pj, idx, p, "DISCRETE", "discreteValues", TY_HP_MAX_DISCRETE, &disc, err);
+
+    if (r < 0)
+        return r;
+    p->n_discrete = json_array_size(disc);
+    p->discrete = xcalloc(p->n_discrete, sizeof(double));
+    json_array_foreach(disc, i, d)
+    {
+        p->discrete[i] = json_real_value(d);
+        if (i > 0 && !(p->discrete[i] > p->discrete[i - 1]))
             return ty_error_set(err,
                                 EINVAL,
-                                HP ".params[%zu]: %s parameter '%s' takes minValue and maxValue, "
-                                   "not %s",
+                                HP ".params[%zu].discreteValues: must be strictly increasing "
+                                   "(%g follows %g)",
                                 idx,
-                                type,
-                                name,
-                                cats ? "categoricalValues" : "discreteValues");
-        p->min = json_real_value(minv);
-        p->max = json_real_value(maxv);
-        if (!(p->min < p->max))
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu]: minValue (%g) must be less than maxValue (%g) "
-                                   "for parameter '%s'",
-                                idx,
-                                p->min,
-                                p->max,
-                                name);
-        if (p->type == TY_HP_INTEGER && (p->min != floor(p->min) || p->max != floor(p->max)))
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu]: minValue and maxValue must be whole numbers "
-                                   "for INTEGER parameter '%s'",
-                                idx,
-                                name);
-        if ((p->scale == TY_HP_SCALE_LOG || p->scale == TY_HP_SCALE_REVERSE_LOG) && p->min <= 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu].scaleType: %s needs minValue > 0 (got %g) for "
-                                   "parameter '%s'",
-                                idx,
-                                scale,
-                                p->min,
-                                name);
-        if (algo == TY_HP_ALGO_GRID && p->type == TY_HP_DOUBLE)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".algorithm: GRID_SEARCH needs INTEGER, CATEGORICAL or "
-                                   "DISCRETE parameters, and '%s' is DOUBLE",
-                                name);
-    } else if (p->type == TY_HP_CATEGORICAL) {
-        size_t i;
-        json_t *c;
-        if (json_array_size(cats) == 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu].categoricalValues: required (non-empty) for "
-                                   "CATEGORICAL parameter '%s'",
-                                idx,
-                                name);
-        if (minv || maxv || disc)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu]: CATEGORICAL parameter '%s' takes only "
-                                   "categoricalValues",
-                                idx,
-                                name);
-        p->categories = xcalloc(1, sizeof(char *));
-        json_array_foreach(cats, i, c)
-        {
-            for (size_t k = 0; p->categories[k]; k++)
-                if (strcmp(p->categories[k], json_string_value(c)) == 0)
-                    return ty_error_set(err,
-                                        EINVAL,
-                                        HP ".params[%zu].categoricalValues: '%s' is listed "
-                                           "twice",
-                                        idx,
-                                        json_string_value(c));
-            ty_strv_push(&p->categories, json_string_value(c));
-        }
-    } else {
-        size_t i;
-        json_t *d;
-        if (json_array_size(disc) == 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu].discreteValues: required (non-empty) for "
-                                   "DISCRETE parameter '%s'",
-                                idx,
-                                name);
-        if (json_array_size(disc) > TY_HP_MAX_DISCRETE)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu].discreteValues: at most %d values (got %zu)",
-                                idx,
-                                TY_HP_MAX_DISCRETE,
-                                json_array_size(disc));
-        if (minv || maxv || cats)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu]: DISCRETE parameter '%s' takes only "
-                                   "discreteValues",
-                                idx,
-                                name);
-        p->n_discrete = json_array_size(disc);
-        p->discrete = xcalloc(p->n_discrete, sizeof(double));
-        json_array_foreach(disc, i, d)
-        {
-            p->discrete[i] = json_real_value(d);
-            if (i > 0 && !(p->discrete[i] > p->discrete[i - 1]))
-                return ty_error_set(err,
-                                    EINVAL,
-                                    HP ".params[%zu].discreteValues: must be strictly increasing "
-                                       "(%g follows %g)",
-                                    idx,
-                                    p->discrete[i],
-                                    p->discrete[i - 1]);
-        }
-        if ((p->scale == TY_HP_SCALE_LOG || p->scale == TY_HP_SCALE_REVERSE_LOG) &&
-            p->discrete[0] <= 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu].scaleType: %s needs values > 0 for parameter "
-                                   "'%s'",
-                                idx,
-                                scale,
-                                name);
+                                p->discrete[i],
+                                p->discrete[i - 1]);
+    }
+    if (scale_is_log(p->scale) && p->discrete[0] <= 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].scaleType: %s needs values > 0 for parameter "
+                               "'%s'",
+                            idx,
+                            str_or(pj, "scaleType", "NONE"),
+                            p->name);
+    return 0;
+}
+
+/* One element of params into p: its name and type, then the values its type takes. */
+static int param_from_json(const json_t *pj,
+                           size_t idx,
+                           struct ty_hp_param *p,
+                           enum ty_hp_algorithm algo,
+                           struct ty_error *err)
+{
+    int r = param_head(pj, idx, p, err);
+
+    if (r < 0)
+        return r;
+    switch (p->type) {
+    case TY_HP_DOUBLE:
+    case TY_HP_INTEGER:
+        return param_range(pj, idx, p, algo, err);
+    case TY_HP_CATEGORICAL:
+        return param_categories(pj, idx, p, err);
+    case TY_HP_DISCRETE:
+        return param_discrete(pj, idx, p, err);
     }
     return 0;
 }

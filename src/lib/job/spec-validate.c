@@ -133,7 +133,7 @@ static int validate_accelerator(const struct ty_job *job,
                             mt->name,
                             mt->gpus,
                             mt->gpu_type,
-                            (long long) a->count,
+                            (long long)a->count,
                             a->type);
     if (mt && mt->family == TY_MACHINE_LEGACY)
         return ty_error_set(err,
@@ -146,95 +146,121 @@ static int validate_accelerator(const struct ty_job *job,
     return 0;
 }
 
+/* The replica count and machine type of role @i against the scale tier; the role's machine
+ * type into *@mt (NULL when it names none), the master's into *@master_mt. */
+static int validate_role_machine(const struct ty_job *job,
+                                 int i,
+                                 const struct ty_machine_type **mt,
+                                 const struct ty_machine_type **master_mt,
+                                 struct ty_error *err)
+{
+    const struct ty_role_spec *rs = &job->roles[i];
+    const char *f = ty_role_field((enum ty_role)i);
+    bool custom = job->scale_tier == TY_TIER_CUSTOM;
+
+    *mt = NULL;
+    if (rs->count < 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sCount: must not be negative (got %lld)",
+                            f,
+                            (long long)rs->count);
+    if (rs->count > TY_MAX_REPLICAS_PER_ROLE)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sCount: at most %d (got %lld)",
+                            f,
+                            TY_MAX_REPLICAS_PER_ROLE,
+                            (long long)rs->count);
+    if (!custom && (rs->machine_type || (i != TY_ROLE_MASTER && rs->count > 0)))
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%s%s: may only be set when scaleTier is CUSTOM "
+                            "(scaleTier is %s, which fixes the cluster's shape)",
+                            f,
+                            rs->machine_type ? "Type" : "Count",
+                            ty_scale_tier_name(job->scale_tier));
+    if (custom && i == TY_ROLE_MASTER && !rs->machine_type)
+        return ty_error_set(
+            err, EINVAL, "trainingInput.masterType: required when scaleTier is CUSTOM");
+    if (custom && rs->count > 0 && !rs->machine_type)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sType: required when %sCount is positive (it is "
+                            "%lld)",
+                            f,
+                            f,
+                            (long long)rs->count);
+    if (!rs->machine_type)
+        return 0;
+    *mt = ty_machine_lookup(rs->machine_type);
+    if (!*mt)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sType: unknown machine type '%s' (see "
+                            "docs/machine-types.md for the list)",
+                            f,
+                            rs->machine_type);
+    if ((*mt)->tpu)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sType: '%s': Cloud TPUs are not available "
+                            "in trainyard",
+                            f,
+                            rs->machine_type);
+    if (i == TY_ROLE_MASTER)
+        *master_mt = *mt;
+    else if (*master_mt && (*master_mt)->family != (*mt)->family)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sType: '%s' and masterType '%s' cannot be "
+                            "mixed: use Compute Engine types or legacy types throughout",
+                            f,
+                            (*mt)->name,
+                            (*master_mt)->name);
+    return 0;
+}
+
+/* containerCommand and containerArgs of role @i: no empty command, not with trainingInput.args. */
+static int validate_role_container(const struct ty_job *job, int i, struct ty_error *err)
+{
+    const struct ty_role_spec *rs = &job->roles[i];
+    const char *f = ty_role_field((enum ty_role)i);
+
+    if (rs->container_command && !rs->container_command[0])
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.containerCommand: must not be an empty "
+                            "list (omit it to use the image's ENTRYPOINT)",
+                            f);
+    if (rs->container_command && !rs->container_command[0][0])
+        return ty_error_set(
+            err, EINVAL, "trainingInput.%sConfig.containerCommand[0]: must not be empty", f);
+    if ((rs->container_command || rs->container_args) && job->args && job->args[0])
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.args: cannot be combined with trainingInput.%s"
+                            "Config.%s; put the arguments in containerArgs",
+                            f,
+                            rs->container_command ? "containerCommand" : "containerArgs");
+    return 0;
+}
+
+/* Every role in order: its machine, its accelerator, its container overrides. */
 static int validate_roles(const struct ty_job *job, struct ty_error *err)
 {
     const struct ty_machine_type *master_mt = NULL;
-    bool custom = job->scale_tier == TY_TIER_CUSTOM;
 
     for (int i = 0; i < TY_ROLE_MAX; i++) {
-        const struct ty_role_spec *rs = &job->roles[i];
-        const char *f = ty_role_field((enum ty_role)i);
-        const struct ty_machine_type *mt = NULL;
-        int r;
+        const struct ty_machine_type *mt;
+        int r = validate_role_machine(job, i, &mt, &master_mt, err);
 
-        if (rs->count < 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                "trainingInput.%sCount: must not be negative (got %lld)",
-                                f,
-                                (long long)rs->count);
-        if (rs->count > TY_MAX_REPLICAS_PER_ROLE)
-            return ty_error_set(err,
-                                EINVAL,
-                                "trainingInput.%sCount: at most %d (got %lld)",
-                                f,
-                                TY_MAX_REPLICAS_PER_ROLE,
-                                (long long)rs->count);
-        if (!custom && (rs->machine_type || (i != TY_ROLE_MASTER && rs->count > 0)))
-            return ty_error_set(err,
-                                EINVAL,
-                                "trainingInput.%s%s: may only be set when scaleTier is CUSTOM "
-                                "(scaleTier is %s, which fixes the cluster's shape)",
-                                f,
-                                rs->machine_type ? "Type" : "Count",
-                                ty_scale_tier_name(job->scale_tier));
-        if (custom && i == TY_ROLE_MASTER && !rs->machine_type)
-            return ty_error_set(
-                err, EINVAL, "trainingInput.masterType: required when scaleTier is CUSTOM");
-        if (custom && rs->count > 0 && !rs->machine_type)
-            return ty_error_set(err,
-                                EINVAL,
-                                "trainingInput.%sType: required when %sCount is positive (it is "
-                                "%lld)",
-                                f,
-                                f,
-                                (long long)rs->count);
-        if (rs->machine_type) {
-            mt = ty_machine_lookup(rs->machine_type);
-            if (!mt)
-                return ty_error_set(err,
-                                    EINVAL,
-                                    "trainingInput.%sType: unknown machine type '%s' (see "
-                                    "docs/machine-types.md for the list)",
-                                    f,
-                                    rs->machine_type);
-            if (mt->tpu)
-                return ty_error_set(err,
-                                    EINVAL,
-                                    "trainingInput.%sType: '%s': Cloud TPUs are not available "
-                                    "in trainyard",
-                                    f,
-                                    rs->machine_type);
-            if (i == TY_ROLE_MASTER)
-                master_mt = mt;
-            else if (master_mt && master_mt->family != mt->family)
-                return ty_error_set(err,
-                                    EINVAL,
-                                    "trainingInput.%sType: '%s' and masterType '%s' cannot be "
-                                    "mixed: use Compute Engine types or legacy types throughout",
-                                    f,
-                                    mt->name,
-                                    master_mt->name);
-        }
-        r = validate_accelerator(job, (enum ty_role)i, mt, err);
+        if (r >= 0)
+            r = validate_accelerator(job, (enum ty_role)i, mt, err);
+        if (r >= 0)
+            r = validate_role_container(job, i, err);
         if (r < 0)
             return r;
-        if (rs->container_command && !rs->container_command[0])
-            return ty_error_set(err,
-                                EINVAL,
-                                "trainingInput.%sConfig.containerCommand: must not be an empty "
-                                "list (omit it to use the image's ENTRYPOINT)",
-                                f);
-        if (rs->container_command && !rs->container_command[0][0])
-            return ty_error_set(
-                err, EINVAL, "trainingInput.%sConfig.containerCommand[0]: must not be empty", f);
-        if ((rs->container_command || rs->container_args) && job->args && job->args[0])
-            return ty_error_set(err,
-                                EINVAL,
-                                "trainingInput.args: cannot be combined with trainingInput.%s"
-                                "Config.%s; put the arguments in containerArgs",
-                                f,
-                                rs->container_command ? "containerCommand" : "containerArgs");
     }
     return 0;
 }

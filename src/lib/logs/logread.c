@@ -30,20 +30,32 @@
 #include "macro.h"
 #include "timeutil.h"
 
-/* Longest line handled whole: a TY_LINE_MAX message plus time and severity. A longer run
- * without a newline is returned in pieces of this size, as DEFAULT records. */
+/* Longest line handled whole: a TY_LINE_MAX message plus time and severity (the writer's
+ * head, an RFC 3339 time with microseconds and a severity name, is under 64 bytes; 256 leaves
+ * room for a time with an offset). A longer run without a newline is returned in pieces of
+ * this size, as DEFAULT records. */
 #define LINE_MAX_BYTES (TY_LINE_MAX + 256)
-#define BUF_INITIAL    8192
-/* How far back to look for the time of the record before a token's offset. */
+/* A file's read buffer starts here (a page of ordinary lines) and doubles up to a line. */
+#define BUF_INITIAL 8192
+/* How far back to look for the time of the record before a token's offset: two of the
+ * longest lines, so the whole line before the offset is seen even when it is cut. */
 #define BACKSCAN_BYTES (2 * LINE_MAX_BYTES)
-/* Limits of a read and of its token: files (ty_log_read refuses more), bytes of a file's key,
- * characters of a token (the largest a cursor within the other limits can make). */
+/* Limits of a read and of its token: files (ty_log_read refuses more: a read holds one
+ * buffer per file), bytes of a file's key (task and trial names are far shorter), digits of
+ * an offset (18 cannot overflow int64_t while parsing), characters of a token: the largest a
+ * cursor within the other limits can make (4096 entries of at most ~290 bytes, base64) fits
+ * in 2 MiB. */
 #define TOKEN_MAX_FILES  4096
 #define TOKEN_MAX_KEY    256
 #define TOKEN_MAX_CHARS  (2 * 1024 * 1024)
 #define TOKEN_MAX_DIGITS 18
-#define TOKEN_PREFIX     "L1|"
-#define BAD_TOKEN        "pageToken: not a token from this service"
+/* A token ends in '~' and the FNV-1a checksum of what precedes it in 8 hex digits. */
+#define TOKEN_SUM_CHARS 9
+/* The version of the token's format: a token of another version is refused, not misread. */
+#define TOKEN_PREFIX "L1|"
+/* A page's entry array starts at this many (or the page size if smaller) and doubles. */
+#define ENTRIES_INITIAL 64
+#define BAD_TOKEN       "pageToken: not a token from this service"
 
 struct cursor_entry {
     char *key;
@@ -112,6 +124,8 @@ void ty_log_cursor_free(struct ty_log_cursor *c)
     free(c);
 }
 
+/* 32-bit FNV-1a (its published offset basis and prime): a token's checksum against typos and
+ * truncation, not against forgery (a forged token only names offsets in the job's own files). */
 static uint32_t fnv1a(const char *p, size_t n)
 {
     uint32_t h = 2166136261u;
@@ -212,7 +226,7 @@ int ty_log_cursor_parse(const char *token, struct ty_log_cursor **ret, struct ty
     _cleanup_free_ unsigned char *raw = NULL;
     const char *text, *sum;
     size_t len, pl = strlen(TOKEN_PREFIX);
-    char hex[9];
+    char hex[TOKEN_SUM_CHARS];
 
     if (!token || !*token) {
         *ret = c;
@@ -222,10 +236,10 @@ int ty_log_cursor_parse(const char *token, struct ty_log_cursor **ret, struct ty
         ty_base64_decode(token, true, &raw, &len) < 0)
         goto bad;
     text = (const char *)raw;
-    if (len < pl + 9 || memcmp(text, TOKEN_PREFIX, pl) != 0)
+    if (len < pl + TOKEN_SUM_CHARS || memcmp(text, TOKEN_PREFIX, pl) != 0)
         goto bad;
-    sum = text + len - 9;
-    (void)snprintf(hex, sizeof(hex), "%08" PRIx32, fnv1a(text, len - 9));
+    sum = text + len - TOKEN_SUM_CHARS;
+    (void)snprintf(hex, sizeof(hex), "%08" PRIx32, fnv1a(text, len - TOKEN_SUM_CHARS));
     if (sum[0] != '~' || memcmp(sum + 1, hex, 8) != 0)
         goto bad;
     if (!token_entries(text + pl, sum, c))
@@ -301,7 +315,7 @@ static char *text_dup(const char *p, size_t n)
 static int
 parse_head(const char *line, size_t len, int64_t *time, enum ty_severity *sev, size_t *msg_off)
 {
-    char ts[48];
+    char ts[48]; /* an RFC 3339 time with microseconds and an offset is 32 characters */
     const char *sp = memchr(line, ' ', len < sizeof(ts) ? len : sizeof(ts));
     size_t tl, rl;
     const char *rest;
@@ -640,7 +654,8 @@ int ty_log_read(const struct ty_log_source *src,
             break;
         }
         if (nout == cap) {
-            cap = cap ? cap * 2 : (q->max_entries < 64 ? q->max_entries : 64);
+            cap = cap ? cap * 2
+                      : (q->max_entries < ENTRIES_INITIAL ? q->max_entries : ENTRIES_INITIAL);
             out = xreallocarray(out, cap, sizeof(*out));
         }
         take_head(best, &out[nout++]);

@@ -25,7 +25,7 @@ struct ty_log_entry {
     int64_t time_usec;
     enum ty_severity severity;
     char *task;
-    char *trial; /* NULL when none */
+    char *trial;   /* NULL when none */
     char *message; /* valid UTF-8: NUL bytes and invalid sequences become U+FFFD */
 };
 
@@ -62,14 +62,12 @@ int ty_log_read(const struct ty_log_source *src,
                 size_t *nret,
                 bool *more,
                 struct ty_error *err);
+/* Free the @n entries of @e (as ty_log_read returned them) and the array; NULL-safe. */
 void ty_log_entries_free(struct ty_log_entry *e, size_t n);
 
 /* Parse one line of a log file ("<RFC 3339 time> <SEVERITY> <message>", no newline) of
- * @task/@trial into @e (strings copied). Returns 0 or -EINVAL. */
-int ty_log_parse_line(const char *line,
-                      size_t len,
-                      const char *task,
-                      const char *trial,
-                      struct ty_log_entry *e);
+ * @task/@trial into @e (strings copied). Returns 0 or -EINVAL. Exposed for tests. */
+int ty_log_parse_line(
+    const char *line, size_t len, const char *task, const char *trial, struct ty_log_entry *e);
 
 #endif

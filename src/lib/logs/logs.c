@@ -123,8 +123,3 @@ void ty_joblog_close(struct ty_joblog *jl)
     free(jl->dir);
     free(jl);
 }
-
-const char *ty_joblog_dir(const struct ty_joblog *jl)
-{
-    return jl->dir;
-}

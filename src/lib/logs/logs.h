@@ -34,11 +34,12 @@ int ty_joblog_open(const char *dir, struct ty_joblog **ret, struct ty_error *err
 int ty_joblog_write(struct ty_joblog *jl, const struct ty_log_record *rec);
 /* Have @fn called with the task, trial (NULL outside tuning) and path of each file when this
  * log first opens it (the service indexes the files in its store). */
-typedef void (*ty_joblog_new_file_fn)(void *ctx, const char *task, const char *trial, const char *path);
+typedef void (*ty_joblog_new_file_fn)(void *ctx,
+                                      const char *task,
+                                      const char *trial,
+                                      const char *path);
 void ty_joblog_on_new_file(struct ty_joblog *jl, ty_joblog_new_file_fn fn, void *ctx);
 /* Close every file; NULL-safe. */
 void ty_joblog_close(struct ty_joblog *jl);
-/* The directory. */
-const char *ty_joblog_dir(const struct ty_joblog *jl);
 
 #endif

@@ -38,9 +38,10 @@ struct ty_env_options {
 int ty_clusterenv_new(const struct ty_cluster_plan *plan,
                       struct ty_clusterenv **ret,
                       struct ty_error *err);
+/* Free @ce; NULL-safe. */
 void ty_clusterenv_free(struct ty_clusterenv *ce);
 
-/* The CLUSTER_SPEC / TF_CONFIG value for replica @r. Caller frees. */
+/* The CLUSTER_SPEC / TF_CONFIG value for replica @r. Caller frees. Exposed for tests. */
 char *ty_clusterenv_cluster_spec(const struct ty_clusterenv *ce, const struct ty_replica *r);
 char *ty_clusterenv_tf_config(const struct ty_clusterenv *ce, const struct ty_replica *r);
 
@@ -56,7 +57,7 @@ int ty_clusterenv_render(const struct ty_clusterenv *ce,
  * at most @addr_len bytes. Returns 0 or -E2BIG with a message naming the replica count. */
 int ty_clusterenv_check_size(const struct ty_job *job, size_t addr_len, struct ty_error *err);
 
-/* The TF_CONFIG name of @r's role ("chief" or "master" for the master). */
+/* The TF_CONFIG name of @role ("chief" or "master" for the master). Exposed for tests. */
 const char *ty_clusterenv_tf_role(const struct ty_job *job, enum ty_role role);
 
 #endif

@@ -26,13 +26,20 @@
 
 #include "alloc.h"
 #include "jobfilter-internal.h"
+#include "jobstate.h"
 #include "macro.h"
 #include "parse.h"
-#include "jobstate.h"
 #include "timeutil.h"
 
-/* Deepest nesting of parentheses. */
-#define MAX_PARENS   32
+/* Deepest nesting of parentheses: the parser recurses once per '(', so this bounds its stack;
+ * 32 is far beyond any filter written by hand. */
+#define MAX_PARENS 32
+/* A message quotes at most FOUND_WORD bytes of the token it found (FOUND_MAX with the quotes
+ * and the NUL, rounded up), and at most ECHO_WORD bytes of a word it echoes: enough to
+ * recognise the token without copying a long value into every error. */
+#define FOUND_WORD   24
+#define FOUND_MAX    40
+#define ECHO_WORD    64
 #define USEC_PER_DAY (INT64_C(86400) * 1000000)
 
 static const char *const op_names[] = {":", "=", "!=", "<", "<=", ">", ">="};
@@ -182,7 +189,7 @@ static const char *found(const struct parser *p, size_t off, char *buf, size_t n
     wl = word_len(p, off, false);
     if (wl == 0)
         wl = p->s[off] == '!' && p->s[off + 1] == '=' ? 2 : 1;
-    (void)snprintf(buf, n, "'%.*s'", (int)(wl > 24 ? 24 : wl), p->s + off);
+    (void)snprintf(buf, n, "'%.*s'", (int)(wl > FOUND_WORD ? FOUND_WORD : wl), p->s + off);
     return buf;
 }
 
@@ -263,7 +270,7 @@ static int parse_string(struct parser *p, char **ret, size_t *ret_len)
 /* After a value: a space, ')' or the end must follow. */
 static int check_after_value(struct parser *p)
 {
-    char buf[40];
+    char buf[FOUND_MAX];
     char c = p->s[p->pos];
 
     if (c == '\0' || c == ')' || is_space(c))
@@ -298,7 +305,7 @@ bad:
                 off,
                 "'%.*s' is not a field name (expected names of letters, digits, '_' or '-' "
                 "joined by '.')",
-                (int)(n > 64 ? 64 : n),
+                (int)(n > ECHO_WORD ? ECHO_WORD : n),
                 f);
 }
 
@@ -359,11 +366,12 @@ static int parse_expr(struct parser *p, struct jf_node **ret);
 static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct jf_node **ret)
 {
     struct jf_node *n = node_new(N_RESTR);
-    char field[80];
+    char field[ECHO_WORD + 1];
     size_t oplen, voff;
     int r;
 
-    (void)snprintf(field, sizeof(field), "%.*s", (int)(flen > 64 ? 64 : flen), p->s + foff);
+    (void)snprintf(
+        field, sizeof(field), "%.*s", (int)(flen > ECHO_WORD ? ECHO_WORD : flen), p->s + foff);
     r = parse_field(p, foff, flen, &n->r);
     if (r < 0)
         goto out;
@@ -404,101 +412,118 @@ out:
     return r;
 }
 
-static int parse_simple(struct parser *p, const char *after, struct jf_node **ret)
+/* A parenthesised expression at p->pos (on its '('). */
+static int parse_parens(struct parser *p, struct jf_node **ret)
 {
-    char buf[40], afterbuf[40] = "";
-    size_t start = p->pos, wl, save;
-    const char *kw;
-    enum jf_op op;
+    char buf[FOUND_MAX];
+    size_t start = p->pos;
     int r;
 
-    if (after)
-        (void)snprintf(afterbuf, sizeof(afterbuf), " after '%s'", after);
-    if (p->s[start] == '(') {
-        if (p->depth >= MAX_PARENS)
-            return fail(p, start, "parentheses nest deeper than %d", MAX_PARENS);
-        p->pos++;
-        p->depth++;
-        r = parse_expr(p, ret);
-        if (r < 0)
-            return r;
-        if (p->s[p->pos] != ')') {
-            node_free(*ret);
-            *ret = NULL;
-            return fail(p,
-                        p->pos,
-                        "expected ')' to close the '(' at position %zu, found %s",
-                        position(p, start),
-                        found(p, p->pos, buf, sizeof(buf)));
-        }
-        p->pos++;
-        p->depth--;
-        return 0;
+    if (p->depth >= MAX_PARENS)
+        return fail(p, start, "parentheses nest deeper than %d", MAX_PARENS);
+    p->pos++;
+    p->depth++;
+    r = parse_expr(p, ret);
+    if (r < 0)
+        return r;
+    if (p->s[p->pos] != ')') {
+        node_free(*ret);
+        *ret = NULL;
+        return fail(p,
+                    p->pos,
+                    "expected ')' to close the '(' at position %zu, found %s",
+                    position(p, start),
+                    found(p, p->pos, buf, sizeof(buf)));
     }
-    if (p->s[start] == '"') {
-        struct jf_node *n = node_new(N_GLOBAL);
-        size_t oplen;
-        r = parse_string(p, &n->r.value, &n->r.vlen);
-        if (r >= 0) {
-            save = p->pos;
-            skip_ws(p);
-            r = op_at(p, p->pos, &op, &oplen);
-            if (r > 0)
-                r = fail(p,
-                         start,
-                         "expected a field name before '%s', not a quoted string",
-                         op_names[op]);
-            else
-                p->pos = save;
-        }
-        if (r >= 0)
-            r = check_after_value(p);
-        if (r < 0) {
-            node_free(n);
-            return r;
-        }
-        *ret = n;
-        return 0;
+    p->pos++;
+    p->depth--;
+    return 0;
+}
+
+/* A quoted global restriction at p->pos (on its '"'): a string matched against every field;
+ * an operator after it is an error (a field name cannot be quoted). */
+static int parse_quoted_global(struct parser *p, struct jf_node **ret)
+{
+    struct jf_node *n = node_new(N_GLOBAL);
+    size_t start = p->pos, oplen, save;
+    enum jf_op op;
+    int r = parse_string(p, &n->r.value, &n->r.vlen);
+
+    if (r >= 0) {
+        save = p->pos;
+        skip_ws(p);
+        r = op_at(p, p->pos, &op, &oplen);
+        if (r > 0)
+            r = fail(
+                p, start, "expected a field name before '%s', not a quoted string", op_names[op]);
+        else
+            p->pos = save;
     }
-    wl = word_len(p, start, false);
-    kw = keyword_at(p, start);
-    if (wl == 0 || kw)
+    if (r >= 0)
+        r = check_after_value(p);
+    if (r < 0) {
+        node_free(n);
+        return r;
+    }
+    *ret = n;
+    return 0;
+}
+
+/* A bare word at p->pos: a field of a restriction when an operator follows, else a global
+ * restriction (a trailing '*' dropped: a prefix match). @after names the preceding keyword. */
+static int parse_word(struct parser *p, const char *after, struct jf_node **ret)
+{
+    char buf[FOUND_MAX], afterbuf[FOUND_MAX] = "";
+    size_t start = p->pos, wl = word_len(p, start, false), save, oplen;
+    enum jf_op op;
+    struct jf_node *n;
+    int r;
+
+    if (wl == 0 || keyword_at(p, start)) {
+        if (after)
+            (void)snprintf(afterbuf, sizeof(afterbuf), " after '%s'", after);
         return fail(p,
                     start,
                     "expected a restriction%s, found %s",
                     afterbuf,
                     found(p, start, buf, sizeof(buf)));
+    }
     p->pos += wl;
     if (p->s[p->pos] == '(')
         return fail(p,
                     p->pos,
                     "expected a space or an operator after '%.*s' (function calls are not "
                     "supported)",
-                    (int)(wl > 64 ? 64 : wl),
+                    (int)(wl > ECHO_WORD ? ECHO_WORD : wl),
                     p->s + start);
     save = p->pos;
     skip_ws(p);
-    {
-        size_t oplen;
-        r = op_at(p, p->pos, &op, &oplen);
-        if (r < 0)
-            return r;
-        if (r > 0)
-            return parse_restriction(p, start, wl, ret);
-    }
+    r = op_at(p, p->pos, &op, &oplen);
+    if (r < 0)
+        return r;
+    if (r > 0)
+        return parse_restriction(p, start, wl, ret);
     p->pos = save;
     r = check_after_value(p);
     if (r < 0)
         return r;
-    {
-        struct jf_node *n = node_new(N_GLOBAL);
-        n->r.value = xstrndup(p->s + start, wl);
-        n->r.vlen = wl;
-        if (n->r.value[wl - 1] == '*')
-            n->r.value[--n->r.vlen] = '\0';
-        *ret = n;
-    }
+    n = node_new(N_GLOBAL);
+    n->r.value = xstrndup(p->s + start, wl);
+    n->r.vlen = wl;
+    if (n->r.value[wl - 1] == '*')
+        n->r.value[--n->r.vlen] = '\0';
+    *ret = n;
     return 0;
+}
+
+/* A simple expression: parenthesised, a quoted global, or a word (restriction or global). */
+static int parse_simple(struct parser *p, const char *after, struct jf_node **ret)
+{
+    if (p->s[p->pos] == '(')
+        return parse_parens(p, ret);
+    if (p->s[p->pos] == '"')
+        return parse_quoted_global(p, ret);
+    return parse_word(p, after, ret);
 }
 
 static int parse_term(struct parser *p, struct jf_node **ret)
@@ -536,7 +561,7 @@ static int parse_term(struct parser *p, struct jf_node **ret)
 /* After AND/OR @kw: skip spaces; there must be an operand (which may start with NOT). */
 static int expect_operand(struct parser *p, const char *kw)
 {
-    char buf[40];
+    char buf[FOUND_MAX];
     char c;
 
     skip_ws(p);

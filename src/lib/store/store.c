@@ -38,7 +38,10 @@
 #define STORE_CACHE_KIB 256               /* page cache per connection */
 #define STORE_WAL_LIMIT (4 * 1024 * 1024) /* WAL bytes kept after a checkpoint */
 
-/* Connections the calling thread holds (from any store): lets nested calls bypass the cap. */
+/* Connections the calling thread holds (from any store): lets nested calls bypass the cap.
+ * Per thread, not shared: a thread that holds one connection and asks for another (a nested
+ * call, possibly into another store) must not wait for the cap, or it could wait on itself or
+ * on a thread waiting for it. It cannot live in struct ty_store: the count spans stores. */
 static _Thread_local unsigned held_conns;
 
 static const char *const stmt_sql[ST__MAX] = {

@@ -53,6 +53,7 @@ struct ty_job_row {
     char *state_reason;      /* why a QUEUED job waits in its runtime's queue ("" when none) */
 };
 
+/* Free @row and everything it owns; NULL-safe. */
 void ty_job_row_free(struct ty_job_row *row);
 static inline void ty_job_row_freep(struct ty_job_row **r)
 {
@@ -68,7 +69,8 @@ static inline void ty_job_row_freep(struct ty_job_row **r)
  * read-only (the API renders thousands a second; copying them cost about 10%). */
 json_t *ty_job_row_to_json(const struct ty_job_row *row);
 /* The etag text of @etag (as in ty_job_row_to_json) into @buf (>= 16 bytes); and back:
- * returns 0 and *ret, or -EINVAL when @text is not an etag this store made. */
+ * returns 0 and *ret, or -EINVAL when @text is not an etag this store made. The formatter is
+ * exposed for tests. */
 const char *ty_store_etag_format(int64_t etag, char *buf, size_t n);
 int ty_store_etag_parse(const char *text, int64_t *ret);
 
@@ -76,7 +78,7 @@ int ty_store_etag_parse(const char *text, int64_t *ret);
 int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err);
 /* Close every connection; NULL-safe. No call may be in progress. */
 void ty_store_close(struct ty_store *s);
-/* The schema version this build writes. */
+/* The schema version this build writes. Exposed for tests. */
 int ty_store_schema_version(void);
 
 /* Insert a new job from @row's project, job_id, state (normally QUEUED), create_usec, labels,
@@ -122,7 +124,8 @@ int ty_store_unfinished_jobs(struct ty_store *s,
 /* Up to @limit QUEUED jobs no supervisor has claimed, oldest first. */
 int ty_store_queued_jobs(
     struct ty_store *s, size_t limit, struct ty_job_row ***ret, size_t *n, struct ty_error *err);
-/* How many unclaimed QUEUED jobs are older than job @seq (its jobPosition); -errno on error. */
+/* How many unclaimed QUEUED jobs are older than job @seq (its jobPosition); -errno on error.
+ * Exposed for tests. */
 int64_t ty_store_queue_position(struct ty_store *s, int64_t seq);
 /* Free an array of rows from the functions above. */
 void ty_job_rows_free(struct ty_job_row **rows, size_t n);
@@ -180,7 +183,7 @@ struct ty_transition {
     int64_t usec;
 };
 /* The transitions of job @seq, oldest first (caller frees *ret). The first is the state the
- * job was inserted in, at its create_usec. */
+ * job was inserted in, at its create_usec. Exposed for tests. */
 int ty_store_transitions(
     struct ty_store *s, int64_t seq, struct ty_transition **ret, size_t *n, struct ty_error *err);
 

@@ -303,17 +303,143 @@ double ty_gp_neg_log_posterior(struct ty_gp *gp)
     return f;
 }
 
+/* The L-BFGS memory: the last (up to LBFGS_M) steps s and gradient changes y, newest at
+ * head - 1, with rho = 1 / (s . y); al is the two-loop recursion's scratch. */
+struct lbfgs {
+    size_t np, hist, head;
+    double *s, *y, *rho, *al;
+};
+
+/* The search direction @d = -H @g by the two-loop recursion over the memory @m. Returns the
+ * first step to try: 1, or for plain steepest descent (no memory) 1/|g| when |g| > 1. */
+static double lbfgs_direction(struct lbfgs *m, const double *g, double *d)
+{
+    size_t np = m->np;
+    double t = 1;
+
+    for (size_t i = 0; i < np; i++)
+        d[i] = -g[i];
+    for (size_t k = 0; k < m->hist; k++) {
+        size_t j = (m->head + LBFGS_M - 1 - k) % LBFGS_M;
+        double a = 0;
+        for (size_t i = 0; i < np; i++)
+            a += m->s[j * np + i] * d[i];
+        m->al[j] = a * m->rho[j];
+        for (size_t i = 0; i < np; i++)
+            d[i] -= m->al[j] * m->y[j * np + i];
+    }
+    if (m->hist) {
+        size_t j = (m->head + LBFGS_M - 1) % LBFGS_M;
+        double sy = 1 / m->rho[j], yy = 0;
+        for (size_t i = 0; i < np; i++)
+            yy += m->y[j * np + i] * m->y[j * np + i];
+        for (size_t i = 0; i < np; i++)
+            d[i] *= sy / yy;
+    } else {
+        double gg = 0;
+        for (size_t i = 0; i < np; i++)
+            gg += g[i] * g[i];
+        t = gg > 1 ? 1 / sqrt(gg) : 1;
+    }
+    for (size_t k = m->hist; k-- > 0;) {
+        size_t j = (m->head + LBFGS_M - 1 - k) % LBFGS_M;
+        double b = 0;
+        for (size_t i = 0; i < np; i++)
+            b += m->y[j * np + i] * d[i];
+        b *= m->rho[j];
+        for (size_t i = 0; i < np; i++)
+            d[i] += m->s[j * np + i] * (m->al[j] - b);
+    }
+    return t;
+}
+
+/* Remember the step from @x to @xn with gradients @g, @gn (skipped unless s . y > 1e-12, which
+ * keeps the inverse Hessian estimate positive definite). */
+static void
+lbfgs_push(struct lbfgs *m, const double *x, const double *xn, const double *g, const double *gn)
+{
+    size_t np = m->np, h = m->head;
+    double sy = 0;
+
+    for (size_t i = 0; i < np; i++) {
+        m->s[h * np + i] = xn[i] - x[i];
+        m->y[h * np + i] = gn[i] - g[i];
+        sy += m->s[h * np + i] * m->y[h * np + i];
+    }
+    if (sy > 1e-12) {
+        m->rho[h] = 1 / sy;
+        m->head = (h + 1) % LBFGS_M;
+        m->hist += m->hist < LBFGS_M;
+    }
+}
+
+/* Zero the components of @d that push @x out through a bound it sits on. Returns g . d. */
+static double project_direction(
+    size_t np, const double *x, const double *g, const double *lo, const double *hi, double *d)
+{
+    double gd = 0;
+
+    for (size_t i = 0; i < np; i++) {
+        if ((x[i] <= lo[i] && d[i] < 0) || (x[i] >= hi[i] && d[i] > 0))
+            d[i] = 0; /* pinned at a bound */
+        gd += g[i] * d[i];
+    }
+    return gd;
+}
+
+/* Backtracking line search from @x (value @fx, gradient @g) along @d from step @t, halving it,
+ * each trial point clamped to the bounds: @xn, @gn, *@fn get the last point tried. Counts
+ * evaluations in *@evals up to @max_evals. Returns whether the Armijo condition (a decrease of
+ * at least 1e-4 of the one predicted by the gradient) was met. */
+static bool line_search(const struct ty_gp *gp,
+                        const double *x,
+                        double fx,
+                        const double *g,
+                        const double *d,
+                        double t,
+                        const double *lo,
+                        const double *hi,
+                        double *xn,
+                        double *gn,
+                        double *fn,
+                        int *evals,
+                        int max_evals,
+                        double *l,
+                        double *kinv)
+{
+    size_t np = gp->dim + 2;
+    double dec = 0;
+
+    *fn = INFINITY;
+    for (; *evals < max_evals; t *= 0.5) {
+        dec = 0;
+        for (size_t i = 0; i < np; i++) {
+            double v = x[i] + t * d[i];
+            xn[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
+            dec += g[i] * (xn[i] - x[i]);
+        }
+        *fn = nlp(gp, xn, gn, l, kinv);
+        (*evals)++;
+        if (*fn <= fx + 1e-4 * dec)
+            break;
+    }
+    return *fn <= fx + 1e-4 * dec;
+}
+
 /* Projected L-BFGS from @x (np values, updated to the best point found) within the bounds.
  * Returns the objective there. */
 static double minimise(const struct ty_gp *gp, double *x, int max_evals, double *l, double *kinv)
 {
-    size_t np = gp->dim + 2, hist = 0, head = 0;
+    size_t np = gp->dim + 2;
     double *buf = xcalloc(np * (6 + 2 * LBFGS_M) + LBFGS_M * 2, sizeof(double));
     double *g = buf, *d = g + np, *xn = d + np, *gn = xn + np, *lo = gn + np, *hi = lo + np;
-    double *s = hi + np, *y = s + np * LBFGS_M, *rho = y + np * LBFGS_M, *al = rho + LBFGS_M;
+    struct lbfgs m = {.np = np, .s = hi + np};
     double fx;
     int evals = 1;
 
+    m.y = m.s + np * LBFGS_M;
+    m.rho = m.y + np * LBFGS_M;
+    m.al = m.rho + LBFGS_M;
     for (size_t i = 0; i < np; i++) {
         double mu, sd;
         hyper_prior(gp->dim, i, &mu, &sd, &lo[i], &hi[i]);
@@ -321,85 +447,22 @@ static double minimise(const struct ty_gp *gp, double *x, int max_evals, double 
     }
     fx = nlp(gp, x, g, l, kinv);
     while (isfinite(fx) && evals < max_evals) {
-        double gd = 0, t = 1, fn = INFINITY, dec = 0;
-        /* two-loop recursion: d = -H g */
-        for (size_t i = 0; i < np; i++)
-            d[i] = -g[i];
-        for (size_t k = 0; k < hist; k++) {
-            size_t m = (head + LBFGS_M - 1 - k) % LBFGS_M;
-            double a = 0;
-            for (size_t i = 0; i < np; i++)
-                a += s[m * np + i] * d[i];
-            al[m] = a * rho[m];
-            for (size_t i = 0; i < np; i++)
-                d[i] -= al[m] * y[m * np + i];
-        }
-        if (hist) {
-            size_t m = (head + LBFGS_M - 1) % LBFGS_M;
-            double sy = 1 / rho[m], yy = 0;
-            for (size_t i = 0; i < np; i++)
-                yy += y[m * np + i] * y[m * np + i];
-            for (size_t i = 0; i < np; i++)
-                d[i] *= sy / yy;
-        } else {
-            double gg = 0;
-            for (size_t i = 0; i < np; i++)
-                gg += g[i] * g[i];
-            t = gg > 1 ? 1 / sqrt(gg) : 1;
-        }
-        for (size_t k = hist; k-- > 0;) {
-            size_t m = (head + LBFGS_M - 1 - k) % LBFGS_M;
-            double b = 0;
-            for (size_t i = 0; i < np; i++)
-                b += y[m * np + i] * d[i];
-            b *= rho[m];
-            for (size_t i = 0; i < np; i++)
-                d[i] += s[m * np + i] * (al[m] - b);
-        }
-        for (size_t i = 0; i < np; i++) {
-            if ((x[i] <= lo[i] && d[i] < 0) || (x[i] >= hi[i] && d[i] > 0))
-                d[i] = 0; /* pinned at a bound */
-            gd += g[i] * d[i];
-        }
-        if (!(gd < 0)) {
-            if (hist == 0)
+        double t = lbfgs_direction(&m, g, d), fn;
+        bool ok = project_direction(np, x, g, lo, hi, d) < 0;
+
+        ok = ok && line_search(gp, x, fx, g, d, t, lo, hi, xn, gn, &fn, &evals, max_evals, l, kinv);
+        if (!ok) {
+            /* not a descent direction, or no decrease along it: restart from steepest descent,
+             * or stop if that was steepest descent already */
+            if (m.hist == 0)
                 break;
-            hist = 0; /* not a descent direction: restart from steepest descent */
+            m.hist = 0;
             continue;
         }
-        for (; evals < max_evals; t *= 0.5) {
-            dec = 0;
-            for (size_t i = 0; i < np; i++) {
-                double v = x[i] + t * d[i];
-                xn[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
-                dec += g[i] * (xn[i] - x[i]);
-            }
-            fn = nlp(gp, xn, gn, l, kinv);
-            evals++;
-            if (fn <= fx + 1e-4 * dec)
-                break;
-        }
-        if (!(fn <= fx + 1e-4 * dec)) {
-            if (hist == 0)
-                break;
-            hist = 0;
-            continue;
-        }
-        {
-            double sy = 0;
-            for (size_t i = 0; i < np; i++) {
-                s[head * np + i] = xn[i] - x[i];
-                y[head * np + i] = gn[i] - g[i];
-                sy += s[head * np + i] * y[head * np + i];
-            }
-            if (sy > 1e-12) {
-                rho[head] = 1 / sy;
-                head = (head + 1) % LBFGS_M;
-                hist += hist < LBFGS_M;
-            }
-        }
+        lbfgs_push(&m, x, xn, g, gn);
         memcpy(x, xn, np * sizeof(double));
         memcpy(g, gn, np * sizeof(double));
+        /* converged: a relative decrease under 1e-7 */
         if (fx - fn < 1e-7 * (1 + fabs(fx))) {
             fx = fn;
             break;
@@ -421,6 +484,8 @@ int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart)
     get_theta(gp, a);
     fa = minimise(gp, a, max_evals, l, kinv);
     if (restart) {
+        /* the default start: the length-scales' prior mean, unit signal, and a noise of 1e-4,
+         * above the prior's 1e-5 so the fit does not start out interpolating */
         for (size_t d = 0; d < gp->dim; d++)
             b[d] = LS_MU;
         b[gp->dim] = 0;

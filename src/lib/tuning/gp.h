@@ -17,13 +17,14 @@
 /* Cholesky factorisation in place of the symmetric @n × @n matrix @a (row-major; only the lower
  * triangle is read): on success the lower triangle holds L with a = L Lᵀ and the strict upper
  * triangle is zeroed. Returns 0, or -EDOM when @a is not (numerically) positive definite, in
- * which case @a is partly overwritten. */
+ * which case @a is partly overwritten. Exposed for tests. */
 int ty_cholesky(double *a, size_t n);
 
-/* Solve L x = b in place (@b becomes x) for the lower-triangular @n × @n factor @l. */
+/* Solve L x = b in place (@b becomes x) for the lower-triangular @n × @n factor @l. Exposed
+ * for tests. */
 void ty_solve_lower(const double *l, size_t n, double *b);
 
-/* Solve Lᵀ x = b in place for the lower-triangular factor @l. */
+/* Solve Lᵀ x = b in place for the lower-triangular factor @l. Exposed for tests. */
 void ty_solve_lower_t(const double *l, size_t n, double *b);
 
 /* ---- the Gaussian process ------------------------------------------------------------------ */
@@ -64,7 +65,7 @@ int ty_gp_update(struct ty_gp *gp);
 int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart);
 
 /* Negative log marginal likelihood + negative log prior at the current hyperparameters (for
- * tests and diagnostics); INFINITY when the covariance cannot be factorised. */
+ * diagnostics); INFINITY when the covariance cannot be factorised. Exposed for tests. */
 double ty_gp_neg_log_posterior(struct ty_gp *gp);
 
 /* Posterior mean *mean and variance *var (of the latent function, >= 1e-12) at @xq (dim

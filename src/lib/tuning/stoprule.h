@@ -57,7 +57,7 @@ bool ty_stop_rule_check(const struct ty_stop_rule *r,
                         const char *trial_id,
                         struct ty_stop_decision *d);
 
-/* Number of reference trials so far. */
+/* Number of reference trials so far. Exposed for tests. */
 size_t ty_stop_rule_n_reference(const struct ty_stop_rule *r);
 
 #endif

@@ -11,8 +11,8 @@
 #include "json.h"
 #include "macro.h"
 #include "strv.h"
-#include "trials.h"
 #include "timeutil.h"
+#include "trials.h"
 
 char *ty_study_value_string(const json_t *v)
 {
@@ -59,10 +59,11 @@ static unsigned long long trial_number(const struct ty_study_trial *t)
     return strtoull(t->trial_id, NULL, 10);
 }
 
-static bool sort_maximize;
-
-static int cmp_trials(const void *pa, const void *pb)
+/* qsort_r comparator: trials with a final metric first, best first (@arg points to the
+ * study's maximize flag), then by trial number. */
+static int cmp_trials(const void *pa, const void *pb, void *arg)
 {
+    bool maximize = *(const bool *)arg;
     const struct ty_study_trial *a = *(const struct ty_study_trial *const *)pa;
     const struct ty_study_trial *b = *(const struct ty_study_trial *const *)pb;
     unsigned long long na = trial_number(a), nb = trial_number(b);
@@ -71,7 +72,7 @@ static int cmp_trials(const void *pa, const void *pb)
         return a->has_metric ? -1 : 1;
     if (a->has_metric && a->final.value != b->final.value) {
         bool a_better =
-            sort_maximize ? a->final.value > b->final.value : a->final.value < b->final.value;
+            maximize ? a->final.value > b->final.value : a->final.value < b->final.value;
         return a_better ? -1 : 1;
     }
     return na < nb ? -1 : na > nb ? 1 : 0;
@@ -79,10 +80,8 @@ static int cmp_trials(const void *pa, const void *pb)
 
 void ty_study_sort(const struct ty_study_trial **v, size_t n, bool maximize)
 {
-    /* qsort has no context argument; the sort is only ever done on the loop's thread. */
-    sort_maximize = maximize;
     if (n > 1)
-        qsort(v, n, sizeof(*v), cmp_trials);
+        qsort_r(v, n, sizeof(*v), cmp_trials, &maximize);
 }
 
 static json_t *metric_json(const struct ty_hp_measurement *m)
@@ -91,7 +90,10 @@ static json_t *metric_json(const struct ty_hp_measurement *m)
         "{s:o,s:f}", "trainingStep", json_sprintf("%" PRId64, m->step), "objectiveValue", m->value);
 }
 
-json_t *ty_study_trial_json(const struct ty_study_trial *t)
+/* The HyperparameterOutput of @t: trialId, hyperparameters (values as strings), finalMetric
+ * {trainingStep (int64 string), objectiveValue} and allMetrics (when it has a metric), state,
+ * startTime, endTime (when ended), isTrialStoppedEarly false. New reference. */
+static json_t *study_trial_json(const struct ty_study_trial *t)
 {
     json_t *o = json_object(), *hp = json_object();
     const char *name;
@@ -137,7 +139,7 @@ ty_study_output_json(const struct ty_hp_spec *spec, const struct ty_study_trial 
     }
     ty_study_sort(sorted, n, spec->maximize);
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(trials, ty_study_trial_json(sorted[i]));
+        json_array_append_new(trials, study_trial_json(sorted[i]));
     json_object_set_new(out, "completedTrialCount", json_sprintf("%zu", succeeded));
     json_object_set_new(out, "trials", trials);
     json_object_set_new(out, "isHyperparameterTuningJob", json_true());

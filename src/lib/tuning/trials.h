@@ -52,11 +52,6 @@ char **ty_study_trial_args(const struct ty_hp_spec *spec, const json_t *paramete
  * lowest), ties by trial number; then every trial without a metric by trial number. */
 void ty_study_sort(const struct ty_study_trial **v, size_t n, bool maximize);
 
-/* The HyperparameterOutput of @t: trialId, hyperparameters (values as strings), finalMetric
- * {trainingStep (int64 string), objectiveValue} and allMetrics (when it has a metric), state,
- * startTime, endTime (when ended), isTrialStoppedEarly false. New reference. */
-json_t *ty_study_trial_json(const struct ty_study_trial *t);
-
 /* The TrainingOutput of a tuning job with trials @v (any order; sorted best first here):
  * completedTrialCount (succeeded trials, int64 string), trials, isHyperparameterTuningJob,
  * hyperparameterMetricTag. New reference. */

@@ -19,6 +19,7 @@
 
 #include "alloc.h"
 #include "gp.h"
+#include "macro.h"
 #include "tuner-internal.h"
 
 #define N_RANDOM         768  /* uniform candidates per suggestion */
@@ -28,6 +29,30 @@
 #define SEARCH_EVALS     160  /* acquisition evaluations per pattern search */
 #define FIT_EVALS        40   /* likelihood evaluations per hyperparameter fit start */
 #define DUP_TOL          1e-9 /* encoded points closer than this (max norm) are the same trial */
+#define LOCAL_CENTRES    5    /* local candidates are drawn around this many best trials */
+#define LOCAL_SWITCH     0.2  /* chance that a local candidate switches a category */
+/* The opening design has dim + 1 points (fewer trials than dimensions cannot fit one
+ * length-scale each), and at least MIN_INIT, or a 1-parameter study starts on 2 points. */
+#define MIN_INIT 5
+/* Random draws tried for a point not yet suggested: a fresh one takes a few unless the space
+ * is (nearly) exhausted, and then this bounds the search. */
+#define FRESH_TRIES 1000
+/* Below this standardised improvement z the closed form of EI cancels to nothing, and log_ei
+ * uses the tail's asymptotic series instead (its error is O(z^-6), 2e-5 relative, there). */
+#define EI_TAIL_Z -6
+/* Pattern search starts with steps of a twentieth of each unit range and halves them down to
+ * SEARCH_STEP_MIN, finer than any parameter needs. */
+#define SEARCH_STEP     0.05
+#define SEARCH_STEP_MIN 1e-6
+/* The hyperparameter fit also starts again from a default point (ty_gp_fit's restart) while
+ * fewer than REFIT_FULL_BELOW trials succeeded, when the likelihood is flattest and a local
+ * optimum likeliest, and then on every REFIT_FULL_EVERYth, to bound the cost. */
+#define REFIT_FULL_BELOW 20
+#define REFIT_FULL_EVERY 10
+
+/* Widths (in the unit cube) of a local candidate's normal step, one drawn per candidate: from
+ * a fifth of the range, to reach a neighbouring basin, down to 0.001, to polish an optimum. */
+static const double LOCAL_SCALES[] = {0.2, 0.05, 0.015, 0.004, 0.001};
 
 struct ty_bo {
     size_t np, dim;    /* parameters, encoded dimensions */
@@ -99,7 +124,7 @@ int ty_bo_new(struct ty_tuner *t, struct ty_error *err)
         b->wid[i] = p->type == TY_HP_CATEGORICAL ? max_sz(ty_hp_n_choices(p), 1) : 1;
         b->dim += b->wid[i];
     }
-    b->n_init = max_sz(5, b->dim + 1);
+    b->n_init = max_sz(MIN_INIT, b->dim + 1);
     if (spec->max_trials > 0 && b->n_init > (size_t)spec->max_trials)
         b->n_init = (size_t)spec->max_trials;
     /* Latin hypercube: each parameter's unit interval cut into n_init strata, one point each */
@@ -171,7 +196,7 @@ static void random_z(const struct ty_bo *b, struct ty_tuner *t, double *z)
  * discrete space may be exhausted). */
 static void random_fresh(struct ty_bo *b, struct ty_tuner *t, double *x)
 {
-    for (int tries = 0; tries < 1000; tries++) {
+    for (int tries = 0; tries < FRESH_TRIES; tries++) {
         random_z(b, t, b->zb);
         decode(b, t->spec, b->zb, x);
         encode(b, t->spec, x, b->zb);
@@ -184,9 +209,9 @@ static void random_fresh(struct ty_bo *b, struct ty_tuner *t, double *x)
 static double log_ei(double mu, double var, double best)
 {
     double s = sqrt(var), z = (best - mu) / s;
-    if (z > -6) {
+    if (z > EI_TAIL_Z) {
         double h = z * 0.5 * erfc(-z / M_SQRT2) + exp(-0.5 * z * z) / sqrt(2 * M_PI);
-        return log(s) + log(h > 1e-300 ? h : 1e-300);
+        return log(s) + log(h > 1e-300 ? h : 1e-300); /* h may underflow to 0 */
     }
     return log(s) - 0.5 * z * z - 0.5 * log(2 * M_PI) - 2 * log(-z) +
            log1p(-3 / (z * z) + 15 / (z * z * z * z));
@@ -261,7 +286,7 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t)
     ty_warp_output(y, ns, warp_scale(b, t, y, ns, ymin), w, NULL);
     ty_gp_set_data(b->gp, z, w, ns);
     if (b->fitted_n != ns) {
-        ty_gp_fit(b->gp, FIT_EVALS, ns < 20 || ns % 10 == 0);
+        ty_gp_fit(b->gp, FIT_EVALS, ns < REFIT_FULL_BELOW || ns % REFIT_FULL_EVERY == 0);
         b->fitted_n = ns;
     } else {
         ty_gp_update(b->gp);
@@ -295,10 +320,10 @@ out:
  * other category, the step halved when nothing improves. */
 static void pattern_search(struct ty_bo *b, struct ty_tuner *t, double *z, double *f)
 {
-    double *c = xcalloc(b->dim, sizeof(double)), step = 0.05;
+    double *c = xcalloc(b->dim, sizeof(double)), step = SEARCH_STEP;
     int evals = 0;
 
-    while (step > 1e-6 && evals < SEARCH_EVALS) {
+    while (step > SEARCH_STEP_MIN && evals < SEARCH_EVALS) {
         bool improved = false;
         for (size_t i = 0; i < b->np && evals < SEARCH_EVALS; i++) {
             size_t o = b->off[i];
@@ -342,13 +367,10 @@ static void pattern_search(struct ty_bo *b, struct ty_tuner *t, double *z, doubl
     free(c);
 }
 
-void ty_bo_next(struct ty_tuner *t, double *x)
+/* Encode every trial's values into b->tz (grown as needed). */
+static void encode_trials(struct ty_bo *b, struct ty_tuner *t)
 {
-    struct ty_bo *b = t->bo;
-    size_t dim = b->dim, n = t->n_trials, ns, n_cand = N_RANDOM + N_LOCAL, n_rand = N_RANDOM;
-    size_t *order, top[8], n_top = 0;
-    double *cz, *cf, *best_z, best_f = -INFINITY, *ys;
-    size_t *good;
+    size_t dim = b->dim, n = t->n_trials;
 
     if (n * dim > b->tz_cap) {
         b->tz_cap = 2 * n * dim + dim;
@@ -356,25 +378,27 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     }
     for (size_t i = 0; i < n; i++)
         encode(b, t->spec, t->trials[i].x, b->tz + i * dim);
-    if (n < b->n_init) {
-        double *u = b->design + n * b->np;
-        for (size_t i = 0; i < b->np; i++)
-            x[i] = ty_hp_from_unit(&t->spec->params[i], u[i]);
-        encode(b, t->spec, x, b->zb);
-        if (is_duplicate(b, t, b->zb))
-            random_fresh(b, t, x);
-        return;
-    }
-    ns = build_model(b, t);
-    if (ns < 2) {
-        random_fresh(b, t, x);
-        return;
-    }
+}
 
-    /* the best few succeeded trials, centres of the local candidates */
-    good = xcalloc(ns, sizeof(size_t));
-    ys = xcalloc(ns, sizeof(double));
-    for (size_t i = 0, k = 0; i < n; i++)
+/* The next point of the opening design into @x (a fresh random one if it was suggested). */
+static void design_point(struct ty_bo *b, struct ty_tuner *t, double *x)
+{
+    const double *u = b->design + t->n_trials * b->np;
+
+    for (size_t i = 0; i < b->np; i++)
+        x[i] = ty_hp_from_unit(&t->spec->params[i], u[i]);
+    encode(b, t->spec, x, b->zb);
+    if (is_duplicate(b, t, b->zb))
+        random_fresh(b, t, x);
+}
+
+/* The indices of the @ns succeeded trials, best objective first (ties in trial order). */
+static size_t *ranked_succeeded(const struct ty_tuner *t, size_t ns)
+{
+    size_t *good = xcalloc(ns, sizeof(size_t));
+    double *ys = xcalloc(ns, sizeof(double));
+
+    for (size_t i = 0, k = 0; i < t->n_trials; i++)
         if (t->trials[i].state == TY_TRIAL_SUCCEEDED) {
             ys[k] = t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective;
             good[k++] = i;
@@ -386,50 +410,46 @@ void ty_bo_next(struct ty_tuner *t, double *x)
             ys[j] = ys[j - 1], ys[j - 1] = ty;
             good[j] = good[j - 1], good[j - 1] = tg;
         }
+    free(ys);
+    return good;
+}
 
-    /* filling a batch (trials pending): mostly local candidates; the fantasies already push
-     * the suggestion away from the pending trials, and far-off exploration by every member of
-     * a batch cost the most on Hartmann6 and Rosenbrock (measured in bench/hpo/README.md) */
-    for (size_t i = 0; i < n; i++)
-        if (t->trials[i].state == TY_TRIAL_PENDING)
-            n_rand = N_RANDOM_PENDING;
-    cz = xcalloc(n_cand * dim, sizeof(double));
-    cf = xcalloc(n_cand, sizeof(double));
-    order = xcalloc(n_cand, sizeof(size_t));
-    for (size_t c = 0; c < n_cand; c++) {
-        double *z = cz + c * dim;
-        if (c < n_rand) {
-            random_z(b, t, z);
-        } else {
-            static const double scales[] = {0.2, 0.05, 0.015, 0.004, 0.001};
-            double u = ty_rng_unit(&t->rng);
-            size_t g = (size_t)(u * u * (double)(ns < 5 ? ns : 5));
-            double sc = scales[ty_rng_below(&t->rng, 5)];
-            memcpy(z, b->tz + good[g] * dim, dim * sizeof(double));
-            for (size_t i = 0; i < b->np; i++) {
-                size_t o = b->off[i];
-                if (t->spec->params[i].type == TY_HP_CATEGORICAL) {
-                    if (ty_rng_unit(&t->rng) < 0.2) {
-                        size_t k = (size_t)ty_rng_below(&t->rng, b->wid[i]);
-                        for (size_t q = 0; q < b->wid[i]; q++)
-                            z[o + q] = q == k ? 1 : 0;
-                    }
-                } else {
-                    /* Box-Muller normal step */
-                    double u1 = ty_rng_unit(&t->rng), u2 = ty_rng_unit(&t->rng);
-                    double nrm = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
-                    z[o] = clamp01(z[o] + sc * nrm);
-                }
+/* A local candidate into @z: one of the best (up to LOCAL_CENTRES) succeeded trials @good,
+ * the better ones more often, moved by a normal step of a random LOCAL_SCALES width in each
+ * numeric dimension, each category switched with probability LOCAL_SWITCH. */
+static void local_z(struct ty_bo *b, struct ty_tuner *t, const size_t *good, size_t ns, double *z)
+{
+    double u = ty_rng_unit(&t->rng);
+    size_t g = (size_t)(u * u * (double)(ns < LOCAL_CENTRES ? ns : LOCAL_CENTRES));
+    double sc = LOCAL_SCALES[ty_rng_below(&t->rng, TY_ARRAY_SIZE(LOCAL_SCALES))];
+
+    memcpy(z, b->tz + good[g] * b->dim, b->dim * sizeof(double));
+    for (size_t i = 0; i < b->np; i++) {
+        size_t o = b->off[i];
+        if (t->spec->params[i].type == TY_HP_CATEGORICAL) {
+            if (ty_rng_unit(&t->rng) < LOCAL_SWITCH) {
+                size_t k = (size_t)ty_rng_below(&t->rng, b->wid[i]);
+                for (size_t q = 0; q < b->wid[i]; q++)
+                    z[o + q] = q == k ? 1 : 0;
             }
+        } else {
+            /* Box-Muller normal step */
+            double u1 = ty_rng_unit(&t->rng), u2 = ty_rng_unit(&t->rng);
+            double nrm = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
+            z[o] = clamp01(z[o] + sc * nrm);
         }
-        cf[c] = acquire(b, t, z);
     }
-    /* the N_STARTS best distinct candidates */
-    for (size_t c = 0; c < n_cand; c++)
-        order[c] = c;
-    for (size_t k = 0; k < N_STARTS && k < n_cand; k++) {
+}
+
+/* Up to N_STARTS indices into @top of the best candidates by acquisition @cf (@n of them),
+ * one per distinct value, none of a trial already suggested. Returns how many. */
+static size_t best_starts(const double *cf, size_t n, size_t top[N_STARTS])
+{
+    size_t n_top = 0;
+
+    for (size_t k = 0; k < N_STARTS && k < n; k++) {
         size_t bi = SIZE_MAX;
-        for (size_t c = 0; c < n_cand; c++) {
+        for (size_t c = 0; c < n; c++) {
             bool taken = false;
             if (!(cf[c] > -INFINITY))
                 continue;
@@ -442,7 +462,33 @@ void ty_bo_next(struct ty_tuner *t, double *x)
             break;
         top[n_top++] = bi;
     }
-    best_z = xcalloc(dim, sizeof(double));
+    return n_top;
+}
+
+/* Maximise the acquisition: score uniform and local candidates, refine the best few by pattern
+ * search, decode the best into @x (a fresh random point when every candidate was a trial). */
+static void maximise_acquisition(struct ty_bo *b, struct ty_tuner *t, size_t ns, double *x)
+{
+    size_t dim = b->dim, n_cand = N_RANDOM + N_LOCAL, n_rand = N_RANDOM, top[N_STARTS], n_top;
+    size_t *good = ranked_succeeded(t, ns);
+    double *cz = xcalloc(n_cand * dim, sizeof(double)), *cf = xcalloc(n_cand, sizeof(double));
+    double *best_z = xcalloc(dim, sizeof(double)), best_f = -INFINITY;
+
+    /* filling a batch (trials pending): mostly local candidates; the fantasies already push
+     * the suggestion away from the pending trials, and far-off exploration by every member of
+     * a batch cost the most on Hartmann6 and Rosenbrock (measured in bench/hpo/README.md) */
+    for (size_t i = 0; i < t->n_trials; i++)
+        if (t->trials[i].state == TY_TRIAL_PENDING)
+            n_rand = N_RANDOM_PENDING;
+    for (size_t c = 0; c < n_cand; c++) {
+        double *z = cz + c * dim;
+        if (c < n_rand)
+            random_z(b, t, z);
+        else
+            local_z(b, t, good, ns, z);
+        cf[c] = acquire(b, t, z);
+    }
+    n_top = best_starts(cf, n_cand, top);
     for (size_t k = 0; k < n_top; k++) {
         double *z = cz + top[k] * dim, f = cf[top[k]];
         pattern_search(b, t, z, &f);
@@ -458,7 +504,22 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     free(best_z);
     free(cz);
     free(cf);
-    free(order);
     free(good);
-    free(ys);
+}
+
+void ty_bo_next(struct ty_tuner *t, double *x)
+{
+    struct ty_bo *b = t->bo;
+    size_t ns;
+
+    encode_trials(b, t);
+    if (t->n_trials < b->n_init) {
+        design_point(b, t, x);
+        return;
+    }
+    ns = build_model(b, t);
+    if (ns < 2)
+        random_fresh(b, t, x);
+    else
+        maximise_acquisition(b, t, ns, x);
 }

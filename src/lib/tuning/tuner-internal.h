@@ -19,8 +19,6 @@ struct ty_rng {
 
 /* Seed @r from @seed (any value, 0 included). */
 void ty_rng_seed(struct ty_rng *r, uint64_t seed);
-/* Next 64 random bits. */
-uint64_t ty_rng_next(struct ty_rng *r);
 /* Uniform double in [0, 1) with 53 random bits. */
 double ty_rng_unit(struct ty_rng *r);
 /* Uniform integer in [0, n) without modulo bias; @n > 0. */

@@ -34,7 +34,8 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-uint64_t ty_rng_next(struct ty_rng *r)
+/* Next 64 random bits. */
+static uint64_t rng_next(struct ty_rng *r)
 {
     uint64_t *s = r->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -51,7 +52,7 @@ uint64_t ty_rng_next(struct ty_rng *r)
 
 double ty_rng_unit(struct ty_rng *r)
 {
-    return (double)(ty_rng_next(r) >> 11) * 0x1.0p-53;
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
 }
 
 uint64_t ty_rng_below(struct ty_rng *r, uint64_t n)
@@ -59,7 +60,7 @@ uint64_t ty_rng_below(struct ty_rng *r, uint64_t n)
     /* reject the top partial block of 2^64 so every residue is equally likely */
     uint64_t limit = UINT64_MAX - UINT64_MAX % n, v;
     do
-        v = ty_rng_next(r);
+        v = rng_next(r);
     while (v >= limit);
     return v % n;
 }

@@ -195,7 +195,7 @@ int ty_tuner_add_prior(struct ty_tuner *t,
 {
     _cleanup_free_ double *x = NULL;
     struct ty_trial *tr;
-    char name[24];
+    char name[24]; /* a positive int64_t: at most 19 digits */
     int64_t id;
     int r;
 

@@ -55,12 +55,13 @@ double ty_hp_from_unit(const struct ty_hp_param *p, double u);
 double ty_hp_to_unit(const struct ty_hp_param *p, double v);
 
 /* @v as the JSON the protocol and the trial arguments use: a real for DOUBLE and DISCRETE, an
- * integer for INTEGER, the category's string for CATEGORICAL. New reference. */
+ * integer for INTEGER, the category's string for CATEGORICAL. New reference. Exposed for tests. */
 json_t *ty_hp_value_to_json(const struct ty_hp_param *p, double v);
 
 /* Parse JSON value @j for @p into *ret, checking the value rules (a finite number within
  * bounds; integral for INTEGER; exactly one of the discreteValues; one of the category
- * strings, giving its index). Returns 0, or -EINVAL with err naming the parameter and rule. */
+ * strings, giving its index). Returns 0, or -EINVAL with err naming the parameter and rule.
+ * Exposed for tests. */
 int ty_hp_value_from_json(const struct ty_hp_param *p,
                           const json_t *j,
                           double *ret,
@@ -144,6 +145,7 @@ size_t ty_tuner_n_failed(const struct ty_tuner *t);
  * has succeeded yet. */
 const char *ty_tuner_best(const struct ty_tuner *t, double *objective, const json_t **parameters);
 
+/* Free the @n suggestions of @s (as ty_tuner_suggest returned them) and the array; NULL-safe. */
 void ty_trial_suggestions_free(struct ty_trial_suggestion *s, size_t n);
 struct ty_tuner *ty_tuner_free(struct ty_tuner *t);
 

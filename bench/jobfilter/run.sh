@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# bench/jobfilter/run.sh BUILD_DIR [MATCHES_PER_ROUND [ROUNDS]]: the job-filter benchmark
+# (see bench-jobfilter.c). Prints figures and a ratio; nothing passes or fails.
+set -euo pipefail
+build=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+case "$build" in /*) ;; *) build="$root/$build" ;; esac
+bin="$build/bench/jobfilter/bench-jobfilter"
+[ -x "$bin" ] || { echo "bench/jobfilter: $bin is missing; build first (ninja -C $build)" >&2; exit 2; }
+"$bin" "${@:2}"
