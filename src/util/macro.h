@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 #define _cleanup_(f)     __attribute__((cleanup(f)))
-#define TY_WARN_UNUSED   __attribute__((warn_unused_result))
-#define TY_UNUSED        __attribute__((unused))
 #define TY_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Take ownership of a pointer: returns it and leaves NULL behind. */
@@ -28,14 +26,6 @@
         (fd) = -EBADF;                                                                             \
         _tfd;                                                                                      \
     })
-
-/* Define `static inline void name##p(type *p)` that calls func(*p) when *p is non-NULL. */
-#define DEFINE_CLEANUP_FUNC(type, func)                                                            \
-    static inline void func##p(type *p)                                                            \
-    {                                                                                              \
-        if (*p)                                                                                    \
-            func(*p);                                                                              \
-    }
 
 static inline void ty_freep(void *p)
 {

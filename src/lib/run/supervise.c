@@ -538,11 +538,6 @@ const char *ty_supervisor_error(const struct ty_supervisor *sup)
     return sup->state == TY_STATE_SUCCEEDED ? "" : sup->error;
 }
 
-const struct ty_cluster_plan *ty_supervisor_plan(const struct ty_supervisor *sup)
-{
-    return sup->plan;
-}
-
 void ty_supervisor_free(struct ty_supervisor *sup)
 {
     if (!sup)

@@ -86,8 +86,6 @@ enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup);
 bool ty_supervisor_done(const struct ty_supervisor *sup);
 /* errorMessage of a FAILED or CANCELLED run ("" otherwise). */
 const char *ty_supervisor_error(const struct ty_supervisor *sup);
-/* The plan (addresses are set once started). */
-const struct ty_cluster_plan *ty_supervisor_plan(const struct ty_supervisor *sup);
 
 /* Records of a run, shared by the supervisor and the study (study.h), which logs its own
  * service messages with the same options. */

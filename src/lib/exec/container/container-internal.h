@@ -17,7 +17,6 @@
 #include "runtime.h"
 
 #define REPLICA_PORT 2222 /* as on AI Platform */
-#define MAX_REPLICAS TY_CONTAINER_MAX_REPLICAS
 /* 10 minutes: a pull may be gigabytes (CUDA images); a hung registry must not hang us. */
 #define PULL_TIMEOUT_MS 600000
 /* After a container's wait returns, how long its log stream may take to drain. */

@@ -13,6 +13,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
@@ -52,8 +53,6 @@ struct ty_docker_req {
     struct ty_docker_req *prev, *next;
 };
 
-static bool curl_ready;
-
 /* libcurl allocates with alloc.h's functions: out of memory ends trainyard the one way it
  * always does, and no curl call (curl_slist_append...) returns NULL for it. */
 static void *curl_xrealloc(void *p, size_t n)
@@ -64,6 +63,17 @@ static void *curl_xrealloc(void *p, size_t n)
 static char *curl_xstrdup(const char *s)
 {
     return xstrdup(s);
+}
+
+/* libcurl's global state is the process's, not any client's: it is set up once, by the first
+ * client, whichever thread that is on (curl_global_init is not thread-safe itself). */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init_once(void)
+{
+    curl_init_rc = curl_global_init_mem(
+        CURL_GLOBAL_DEFAULT, xmalloc, free, curl_xrealloc, curl_xstrdup, xcalloc);
 }
 
 void ty_docker_describe_failure(
@@ -471,13 +481,10 @@ int ty_docker_new(struct ty_loop *loop,
     if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)NULL)->sun_path))
         return ty_error_set(
             err, ENAMETOOLONG, "Docker API socket path is too long: %s", socket_path);
-    if (!curl_ready) {
-        CURLcode rc = curl_global_init_mem(
-            CURL_GLOBAL_DEFAULT, xmalloc, free, curl_xrealloc, curl_xstrdup, xcalloc);
-        if (rc != CURLE_OK)
-            return ty_error_set(err, EIO, "cannot initialise libcurl: %s", curl_easy_strerror(rc));
-        curl_ready = true;
-    }
+    (void)pthread_once(&curl_once, curl_init_once);
+    if (curl_init_rc != CURLE_OK)
+        return ty_error_set(
+            err, EIO, "cannot initialise libcurl: %s", curl_easy_strerror(curl_init_rc));
 
     d = xcalloc(1, sizeof(*d));
     d->loop = loop;
