@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0
- * test-subproc.c: running short commands with a deadline (subproc.c): output and status,
- * the extra environment, a signal, a missing command, and the deadline killing the whole
- * process group. */
+ * test-subproc.c: running short commands with a deadline (subproc.c). Synchronously:
+ * output and status, the extra environment, a signal, a missing command, and the deadline
+ * killing the whole process group. On a loop: success, a non-zero exit, a signal, the
+ * deadline, the output cap, stdin, cancelling (nothing left: no zombie, no fd), and many
+ * commands at once. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "loop.h"
+#include "macro.h"
 #include "subproc.h"
 #include "tap.h"
 #include "timeutil.h"
@@ -20,6 +27,159 @@ run(const char *script, char *const env[], int64_t timeout, struct ty_subproc_re
     char *argv[] = {"sh", "-c", (char *)script, NULL};
     ty_error_clear(&err);
     return ty_subproc_run(argv, env, timeout, res, &err);
+}
+
+/* One asynchronous command's outcome. */
+struct outcome {
+    bool done;
+    struct ty_subproc_result res;
+};
+
+static void on_done(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct outcome *o = data;
+    o->done = true;
+    o->res = *res;
+    res->out = res->err = NULL; /* taken */
+}
+
+/* Start @script (with @input on stdin, @cap, @timeout) on a fresh loop and run it to the
+ * end; returns what ty_subproc_start returned. */
+static int
+run_async(const char *script, const char *input, size_t cap, int64_t timeout, struct outcome *o)
+{
+    char *argv[] = {"sh", "-c", (char *)script, NULL};
+    struct ty_subproc_options opt = {
+        .argv = argv, .input = input, .max_output = cap, .timeout_usec = timeout};
+    struct ty_loop *loop = ty_loop_new();
+    int r;
+
+    memset(o, 0, sizeof(*o));
+    ty_error_clear(&err);
+    r = ty_subproc_start(loop, &opt, on_done, o, NULL, &err);
+    while (r >= 0 && !o->done)
+        r = ty_loop_run_once(loop);
+    ty_loop_free(loop);
+    return r;
+}
+
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+static void test_async(void)
+{
+    struct outcome o;
+    _cleanup_free_ char *big = NULL;
+
+    is_int(run_async("echo hi; echo oops >&2", NULL, 0, 5000000, &o), 0, "async: runs");
+    ok(o.done && o.res.status == 0 && o.res.signal == 0 && !o.res.timed_out, "async: status 0");
+    is_str(o.res.out, "hi\n", "async: stdout");
+    is_str(o.res.err, "oops", "async: stderr");
+    ty_subproc_result_release(&o.res);
+
+    is_int(run_async("exit 7", NULL, 0, 5000000, &o), 0, "async: a failing command");
+    is_int(o.res.status, 7, "async: its exit status");
+    ty_subproc_result_release(&o.res);
+
+    is_int(run_async("kill -USR1 $$", NULL, 0, 5000000, &o), 0, "async: a signal");
+    ok(o.res.signal == SIGUSR1 && o.res.status == 128 + SIGUSR1, "async: signal and status");
+    ty_subproc_result_release(&o.res);
+
+    int64_t t0 = ty_mono_usec();
+    is_int(run_async("echo early; exec sleep 30", NULL, 0, 200000, &o), 0, "async: deadline");
+    ok(o.res.timed_out && o.res.signal == SIGKILL, "async: killed for the deadline");
+    ok(ty_mono_usec() - t0 < 3000000, "async: promptly");
+    ty_subproc_result_release(&o.res);
+
+    is_int(run_async("i=0; while [ $i -lt 2000 ]; do echo 0123456789; i=$((i+1)); done",
+                     NULL,
+                     100,
+                     5000000,
+                     &o),
+           0,
+           "async: more output than the cap");
+    ok(o.res.truncated && strlen(o.res.out) == 100 && o.res.status == 0,
+       "async: cut at the cap, the command ran to its end");
+    ty_subproc_result_release(&o.res);
+
+    big = malloc(300001);
+    memset(big, 'x', 300000);
+    big[300000] = '\0';
+    is_int(run_async("wc -c", big, 0, 5000000, &o), 0, "async: stdin");
+    ok(o.res.out && strtol(o.res.out, NULL, 10) == 300000, "async: all of stdin read");
+    ty_subproc_result_release(&o.res);
+    is_int(run_async("exit 0", big, 0, 5000000, &o), 0, "async: stdin nobody reads");
+    is_int(o.res.status, 0, "async: no SIGPIPE here");
+    ty_subproc_result_release(&o.res);
+}
+
+static void on_tick(struct ty_loop *loop, void *data)
+{
+    *(bool *)data = true;
+}
+
+static void test_cancel(void)
+{
+    char *argv[] = {"sh", "-c", "sleep 30 & exec sleep 31", NULL};
+    struct ty_subproc_options opt = {.argv = argv, .timeout_usec = 10000000};
+    struct ty_loop *loop = ty_loop_new();
+    struct ty_subproc *p = NULL;
+    struct outcome o = {0};
+    int fds = count_fds();
+    bool ticked = false;
+
+    is_int(ty_subproc_start(loop, &opt, on_done, &o, &p, &err), 0, "cancel: started");
+    /* Let it run a little (nothing happens on its fds meanwhile). */
+    (void)ty_loop_add_timer(loop, ty_mono_usec() + 100000, on_tick, &ticked);
+    while (!ticked)
+        (void)ty_loop_run_once(loop);
+    ty_subproc_cancel(p);
+    ok(!o.done, "cancel: no callback");
+    ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "cancel: no child left, no zombie");
+    is_int(count_fds(), fds, "cancel: no fd left open");
+    ty_loop_free(loop);
+}
+
+#define MANY 24
+
+static void test_many(void)
+{
+    struct ty_loop *loop = ty_loop_new();
+    struct outcome o[MANY] = {0};
+    int fds = count_fds(), left = MANY, good = 0;
+
+    for (int i = 0; i < MANY; i++) {
+        char script[64];
+        char *argv[] = {"sh", "-c", script, NULL};
+        struct ty_subproc_options opt = {.argv = argv, .timeout_usec = 10000000};
+        (void)snprintf(script, sizeof(script), "sleep 0.%d; echo %d", i % 3, i);
+        if (ty_subproc_start(loop, &opt, on_done, &o[i], NULL, &err) < 0)
+            left--;
+    }
+    while (left > 0) {
+        int done = 0;
+        (void)ty_loop_run_once(loop);
+        for (int i = 0; i < MANY; i++)
+            done += o[i].done;
+        left = MANY - done;
+    }
+    for (int i = 0; i < MANY; i++) {
+        good += o[i].res.out && strtol(o[i].res.out, NULL, 10) == i && o[i].res.status == 0;
+        ty_subproc_result_release(&o[i].res);
+    }
+    is_int(good, MANY, "many at once on one loop: each its own output");
+    is_int(count_fds(), fds, "many: no fd left open");
+    ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "many: every child reaped");
+    ty_loop_free(loop);
 }
 
 int main(void)
@@ -72,5 +232,8 @@ int main(void)
         is_int(res.status, 0, "its background child went with it (the process group)");
         ty_subproc_result_release(&res);
     }
+    test_async();
+    test_cancel();
+    test_many();
     return done_testing();
 }

@@ -27,6 +27,7 @@ int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *
     socklen_t len = sizeof(ss);
     int fd = -1, r;
 
+    /* Any port does for a route lookup (no packet is sent); 6817 is slurmctld's. */
     r = getaddrinfo(host, "6817", &hints, &res);
     if (r != 0)
         return ty_error_set(err, EHOSTUNREACH, "cannot resolve '%s': %s", host, gai_strerror(r));
@@ -78,7 +79,8 @@ static void conn_drop(struct slurm_conn *c, const char *why)
     if (i >= 0)
         s->reps[i].conn = NULL;
     conn_free(c);
-    if (i >= 0 && !s->reps[i].exited && s->phase != PHASE_ENDED) {
+    /* A held exit (slurm_hold_exit) is settled by the job's state, not by the drop. */
+    if (i >= 0 && !s->reps[i].exited && !s->reps[i].exit_held && s->phase != PHASE_ENDED) {
         char detail[256];
         (void)snprintf(detail, sizeof(detail), "%s (node %s)", why, s->reps[i].node);
         if (s->phase == PHASE_SUBMITTED)
@@ -191,7 +193,7 @@ static int on_exit_msg(struct slurm_conn *c, const json_t *m)
     struct ty_exit_status st = {.kind = TY_EXIT_LOST};
     const char *kind = ty_json_str(m, "kind"), *detail = ty_json_str(m, "detail");
 
-    if (sr->exited)
+    if (sr->exited || sr->exit_held)
         return 0;
     st.code = (int)json_integer_value(json_object_get(m, "code"));
     if (kind && strcmp(kind, "code") == 0)
@@ -207,9 +209,10 @@ static int on_exit_msg(struct slurm_conn *c, const json_t *m)
         return -EPROTO;
     /* Killed by a signal nobody here sent: Slurm's doing (a node failed, the job was
      * cancelled or hit its limit outside trainyard). Say that, not the signal. */
-    if (st.kind == TY_EXIT_SIGNAL && (st.code == SIGTERM || st.code == SIGKILL) && !sr->signalled &&
-        slurm_check_ended(s))
+    if (st.kind == TY_EXIT_SIGNAL && (st.code == SIGTERM || st.code == SIGKILL) && !sr->signalled) {
+        slurm_hold_exit(s, (size_t)c->rep, &st);
         return 0;
+    }
     sr->exited = true;
     s->base.ev.exited(s->base.ev.ctx, sr->r, &st);
     return 0;
@@ -355,7 +358,10 @@ static void on_accept(struct ty_loop *loop, int fd, short revents, void *data)
 
     if (cfd < 0)
         return;
-    if (s->n_conns >= 4 * s->n + 16) { /* not a launcher storm we owe anything to */
+    /* Each launcher connects once, maybe again after a failed attempt; far more than that
+     * (4 per replica, plus a margin for small runs) is not a launcher storm we owe anything
+     * to. */
+    if (s->n_conns >= 4 * s->n + 16) {
         close(cfd);
         return;
     }
@@ -380,7 +386,7 @@ int slurm_listen(struct slurm_rt *s, const char *local_addr, struct ty_error *er
     if (getaddrinfo(addr, "0", &hints, &res) != 0)
         return ty_error_set(err, EINVAL, "cannot use the address %s", addr);
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0 ||
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0 ||
         getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
         getnameinfo((struct sockaddr *)&ss,
                     len,

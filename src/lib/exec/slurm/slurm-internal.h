@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
- * slurm-internal.h: the slurm runtime's state, shared by slurm.c (the Slurm side: sbatch,
- * squeue, scancel, the ops) and slurm-conn.c (the launchers' connections). The design is in
- * docs/internals/slurm.md. */
+ * slurm-internal.h: the slurm runtime's state, shared by slurm.c (the ops, the rendezvous
+ * address, sbatch), slurm-state.c (the Slurm job's state: squeue, sinfo, scancel) and
+ * slurm-conn.c (the launchers' connections). Every Slurm command runs as an asynchronous
+ * subprocess on the runtime's loop (subproc.h); the design is in docs/internals/slurm.md. */
 #ifndef TY_SLURM_INTERNAL_H
 #define TY_SLURM_INTERNAL_H
 
@@ -9,16 +10,24 @@
 #include <stdint.h>
 
 #include "runtime.h"
+#include "subproc.h"
 #include "taskproto.h"
 
-/* How long the launchers have to connect once the Slurm job runs. */
+/* How long the launchers have to connect once the Slurm job runs: srun starts the tasks in
+ * seconds; a minute covers a slow node (container images are pulled after PLACED). */
 #define TY_SLURM_CONNECT_USEC (60 * INT64_C(1000000))
-/* How often the Slurm job's state is read. */
+/* How often the Slurm job's state is read: a PENDING reason or a job ended from outside is
+ * noticed within a second, and squeue once a second is no load on slurmctld. */
 #define TY_SLURM_POLL_USEC (INT64_C(1000000))
+/* The deadline of one Slurm command (sbatch, squeue, scancel...): slurmctld answers in
+ * milliseconds, but its clients retry a busy or restarting controller for a while
+ * (MessageTimeout is 10 s by default) before they give up. */
+#define TY_SLURM_CMD_TIMEOUT_USEC (30 * INT64_C(1000000))
 
 enum slurm_phase {
     PHASE_NEW,       /* before prepare */
-    PHASE_SUBMITTED, /* sbatch done: pending in Slurm, or launchers connecting */
+    PHASE_SUBMITTED, /* prepare() went on on the loop: finding the rendezvous address,
+                      * sbatch, pending in Slurm, or launchers connecting */
     PHASE_PLACED,    /* every launcher holds its port: prepare() has ended */
     PHASE_ENDED,     /* cleanup done */
 };
@@ -40,6 +49,15 @@ struct slurm_rep {
     char node[64];           /* SLURMD_NODENAME of its task */
     bool placed, launched, started, exited;
     bool signalled; /* the supervisor sent it a signal */
+    /* Its exit (a signal nobody here sent) waits until the job's state says whether Slurm
+     * ended the job (then it is lost) or not (then it is reported as it came). */
+    bool exit_held;
+    struct ty_exit_status held;
+};
+
+/* The rendezvous address, found once per process (see slurm.c's rendezvous_cache). */
+struct slurm_rendezvous {
+    char addr[64]; /* "" until found */
 };
 
 struct slurm_rt {
@@ -54,14 +72,26 @@ struct slurm_rt {
     struct slurm_conn **conns; /* every open connection, bound or not */
     size_t n_conns;
     size_t n_placed;
+    struct slurm_rendezvous *rendezvous; /* not owned */
+    char rv_addr[64];                    /* this run's: the cache's, or being found */
+    struct ty_subproc *prep_cmd;         /* scontrol, sinfo or sbatch of prepare() */
     /* the Slurm job */
-    char job_id[32]; /* "" before sbatch */
-    char state[32];  /* its last state seen: PENDING, RUNNING, ... */
+    bool submitting;    /* sbatch was started: the job may exist even without an id */
+    char job_name[192]; /* its --job-name */
+    char job_id[32];    /* "" before sbatch */
+    char state[32];     /* its last state seen: PENDING, RUNNING, ... */
     char reason[128];
     char nodes[256];
     int64_t running_since; /* mono usec when first seen RUNNING, 0 before */
     uint64_t poll_timer;
-    bool poll_failing; /* squeue failed at the last poll (said once) */
+    struct ty_subproc *poll_cmd; /* squeue of the periodic poll */
+    bool poll_failing;           /* squeue failed at the last poll (said once) */
+    /* whether Slurm ended the job, asked after an unexplained SIGTERM/SIGKILL */
+    struct ty_subproc *check_cmd;
+    uint64_t check_timer;
+    int check_tries;
+    struct ty_subproc *nodes_cmd; /* sinfo: which of the job's nodes failed */
+    bool ending;                  /* the job ended under us: its replicas are being lost */
     bool prepared_sent;
     char **notices; /* the launchers' notices already logged (once each) */
 };
@@ -74,11 +104,33 @@ static inline struct slurm_rt *slurm_cast(struct ty_runtime *rt)
 /* slurm.c: end an asynchronous prepare() (once): 0, or -errno with @fmt. */
 void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* slurm.c: read the Slurm job's state now; when it has ended (or is ending), every replica
- * is reported lost with the reason (naming a failed node) and true is returned. */
-bool slurm_check_ended(struct slurm_rt *s);
 /* slurm.c: replica @i is lost (its connection dropped, its node failed): report its exit. */
 void slurm_lost(struct slurm_rt *s, size_t i, const char *detail);
+
+/* slurm-state.c: start reading the job's state every TY_SLURM_POLL_USEC (sbatch is done). */
+void slurm_start_polling(struct slurm_rt *s);
+/* slurm-state.c: replica @i's launcher reports exit @st, a SIGTERM/SIGKILL nobody here
+ * sent: hold it while the job's state is read (Slurm kills the tasks as it ends a job, and
+ * the state may lag the signal a little). When the job has ended every replica is reported
+ * lost, naming a failed node; otherwise @st is reported as it came. */
+void slurm_hold_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st);
+/* slurm-state.c: stop every state command and timer (cleanup); held exits are dropped. */
+void slurm_state_stop(struct slurm_rt *s);
+/* slurm-state.c: scancel the job (by id, or by name when sbatch was cut short) and wait,
+ * bounded, until Slurm has let it go. The wait runs on a private loop (runtime.h's cleanup
+ * has no completion event): see the comment in slurm-state.c. */
+void slurm_cancel_job(struct slurm_rt *s);
+/* slurm-state.c: start Slurm command @argv (extra environment @env, may be NULL) on the
+ * runtime's loop with TY_SLURM_CMD_TIMEOUT_USEC; see ty_subproc_start. */
+int slurm_cmd_start(struct slurm_rt *s,
+                    char *const argv[],
+                    char *const env[],
+                    ty_subproc_fn fn,
+                    struct ty_subproc **ret,
+                    struct ty_error *err);
+/* slurm-state.c: 0 when the command @name that gave @res succeeded; else -EIO (a status,
+ * with its stderr) or -ETIMEDOUT, with err saying so. */
+int slurm_cmd_check(const struct ty_subproc_result *res, const char *name, struct ty_error *err);
 
 /* slurm-conn.c: this host's address on the way to @host (a name or address): the local end
  * of a UDP "connection" to it (no packet is sent), numeric, into @out. */

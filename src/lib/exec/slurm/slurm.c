@@ -14,6 +14,8 @@
  *   TRAINYARD_TASK               the launcher's path on the nodes (default: next to this
  *                                program, else trainyard-task in PATH)
  *   SLURM_CONF                   the Slurm client configuration, as for Slurm's own tools */
+#include "slurm.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -27,17 +29,23 @@
 #include "machine.h"
 #include "macro.h"
 #include "slurm-internal.h"
-#include "slurm.h"
 #include "strv.h"
 #include "subproc.h"
 #include "timeutil.h"
 
-#define CMD_TIMEOUT_USEC (30 * INT64_C(1000000))
+/* The rendezvous address, found once per process and shared by its runs (a tuning job's
+ * trials each create a runtime). The one mutable file-scope object here, and on purpose:
+ * nothing outlives a run that this runtime could hang it on (runtime.h creates a runtime per
+ * run from a const ops table, and the programs that choose the ops own no runtime state);
+ * giving it an owner means a per-process runtime context in runtime.h. Used on the loop's
+ * thread only, like everything in a runtime. */
+static struct slurm_rendezvous rendezvous_cache;
 
 static int create(struct ty_runtime **ret, struct ty_error *err)
 {
     struct slurm_rt *s = xcalloc(1, sizeof(*s));
     s->listen_fd = -1;
+    s->rendezvous = &rendezvous_cache;
     *ret = &s->base;
     return 0;
 }
@@ -48,11 +56,12 @@ static const char *env_or(const char *name, const char *dflt)
     return v && *v ? v : dflt;
 }
 
-/* Run a Slurm command; on success *out holds its stdout (caller frees). */
+/* Run a Slurm command to its end (ty_slurm_sweep only: it runs outside any loop); on
+ * success *out holds its stdout (caller frees). */
 static int slurm_cmd(char *const argv[], char *const env[], char **out, struct ty_error *err)
 {
     struct ty_subproc_result res;
-    int r = ty_subproc_run(argv, env, CMD_TIMEOUT_USEC, &res, err);
+    int r = ty_subproc_run(argv, env, TY_SLURM_CMD_TIMEOUT_USEC, &res, err);
     if (r < 0)
         return r;
     if (res.status != 0) {
@@ -71,17 +80,13 @@ static int slurm_cmd(char *const argv[], char *const env[], char **out, struct t
     return 0;
 }
 
-/* SlurmctldHost's address (or name): "SlurmctldHost[0] = h1(198.18.100.1)". */
-static int controller_host(char **ret, struct ty_error *err)
+/* SlurmctldHost's address (or name) from `scontrol show config` output @out:
+ * "SlurmctldHost[0] = h1(198.18.100.1)". */
+static int controller_host(const char *out, char **ret, struct ty_error *err)
 {
-    char *argv[] = {"scontrol", "show", "config", NULL};
-    _cleanup_free_ char *out = NULL;
     const char *p, *eq, *end, *paren;
-    int r = slurm_cmd(argv, NULL, &out, err);
 
-    if (r < 0)
-        return r;
-    p = strstr(out, "SlurmctldHost[0]");
+    p = out ? strstr(out, "SlurmctldHost[0]") : NULL;
     eq = p ? strchr(p, '=') : NULL;
     if (!eq)
         return ty_error_set(err, EINVAL, "no SlurmctldHost in `scontrol show config`");
@@ -184,29 +189,29 @@ static void add_scheduling(const struct ty_job *job, char ***argv)
         ty_strv_push_take(argv, xasprintf("--nice=%d", 1000 - (int)json_integer_value(prio)));
 }
 
-static int submit(struct slurm_rt *s, struct ty_error *err)
+/* sbatch's command line for the run. */
+static char **sbatch_argv(struct slurm_rt *s)
 {
     const struct ty_cluster_plan *plan = s->base.plan;
-    _cleanup_strv_free_ char **argv = xcalloc(1, sizeof(char *));
-    _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
+    char **argv = xcalloc(1, sizeof(char *));
     _cleanup_free_ char *task = task_path();
     _cleanup_free_ char *qtask = sh_quote(task);
-    _cleanup_free_ char *out = NULL;
     /* Under the service, the job name ends with the supervisor's sweep key, so the service
      * can cancel what a supervisor that died left in Slurm's queue (ty_slurm_sweep). */
     const char *key = env_or(TY_SWEEP_ENV, NULL);
     const char *v;
-    int r;
 
+    (void)snprintf(s->job_name,
+                   sizeof(s->job_name),
+                   "trainyard-%s%s%s%s%.8s",
+                   plan->job->job_id,
+                   plan->trial_id ? "-" : "",
+                   plan->trial_id ? plan->trial_id : "",
+                   key ? "-" : "",
+                   key ? key : "");
     ty_strv_push(&argv, "sbatch");
     ty_strv_push(&argv, "--parsable");
-    ty_strv_push_take(&argv,
-                      xasprintf("--job-name=trainyard-%s%s%s%s%.8s",
-                                plan->job->job_id,
-                                plan->trial_id ? "-" : "",
-                                plan->trial_id ? plan->trial_id : "",
-                                key ? "-" : "",
-                                key ? key : ""));
+    ty_strv_push_take(&argv, xasprintf("--job-name=%s", s->job_name));
     ty_strv_push_take(&argv, xasprintf("--ntasks=%zu", s->n));
     add_resources(s, &argv);
     add_scheduling(plan->job, &argv);
@@ -231,24 +236,46 @@ static int submit(struct slurm_rt *s, struct ty_error *err)
                       xasprintf("--wrap=exec srun --kill-on-bad-exit=0 --mpi=none %s --connect %s",
                                 qtask,
                                 s->listen_addr));
-    /* The token reaches the tasks through the job's environment, never a command line. */
-    ty_strv_push_take(&env, xasprintf("TRAINYARD_TASK_TOKEN=%s", s->token));
-    r = slurm_cmd(argv, env, &out, err);
-    if (r < 0)
-        return r;
-    (void)snprintf(s->job_id, sizeof(s->job_id), "%.*s", (int)strcspn(out, ";\n"), out);
-    if (!*s->job_id)
-        return ty_error_set(err, EIO, "sbatch printed no job id");
-    ty_runtime_notice(&s->base, TY_SEV_INFO, "Submitted as Slurm job %s.", s->job_id);
-    return 0;
+    return argv;
 }
 
-static void poll_job(struct ty_loop *loop, void *data);
-
-static void schedule_poll(struct slurm_rt *s)
+/* sbatch ended: the job's id, then its state every second. */
+static void on_sbatch(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
 {
-    s->poll_timer =
-        ty_loop_add_timer(s->base.loop, ty_mono_usec() + TY_SLURM_POLL_USEC, poll_job, s);
+    struct slurm_rt *s = data;
+    struct ty_error e = {0};
+
+    s->prep_cmd = NULL;
+    if (slurm_cmd_check(res, "sbatch", &e) < 0) {
+        slurm_prepared(s, -EIO, "%s", ty_error_msg(&e));
+        return;
+    }
+    s->submitting = false;
+    (void)snprintf(s->job_id, sizeof(s->job_id), "%.*s", (int)strcspn(res->out, ";\n"), res->out);
+    if (!*s->job_id) {
+        slurm_prepared(s, -EIO, "sbatch printed no job id");
+        return;
+    }
+    ty_runtime_notice(&s->base, TY_SEV_INFO, "Submitted as Slurm job %s.", s->job_id);
+    slurm_start_polling(s);
+}
+
+/* Listen on the rendezvous address and start sbatch. */
+static int submit(struct slurm_rt *s, struct ty_error *err)
+{
+    _cleanup_strv_free_ char **argv = NULL;
+    _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
+    int r = slurm_listen(s, s->rv_addr, err);
+
+    if (r < 0)
+        return r;
+    argv = sbatch_argv(s);
+    /* The token reaches the tasks through the job's environment, never a command line. */
+    ty_strv_push_take(&env, xasprintf("TRAINYARD_TASK_TOKEN=%s", s->token));
+    r = slurm_cmd_start(s, argv, env, on_sbatch, &s->prep_cmd, err);
+    if (r >= 0)
+        s->submitting = true;
+    return r;
 }
 
 void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
@@ -294,234 +321,100 @@ void slurm_lost(struct slurm_rt *s, size_t i, const char *detail)
     s->base.ev.exited(s->base.ev.ctx, sr->r, &st);
 }
 
-/* The job's state, reason and nodes from squeue; a job squeue no longer knows has ended. */
-static int read_state(struct slurm_rt *s, struct ty_error *err)
-{
-    char *argv[] = {"squeue", "-h", "-j", s->job_id, "-o", "%T|%r|%N", NULL};
-    struct ty_subproc_result res;
-    char *bar1, *bar2;
-    int r = ty_subproc_run(argv, NULL, CMD_TIMEOUT_USEC, &res, err);
-
-    if (r < 0)
-        return r;
-    if (res.status != 0 || !res.out || !*res.out) {
-        /* "slurm_load_jobs error: Invalid job id specified": purged, so ended */
-        bool gone = !res.out || !*res.out;
-        ty_subproc_result_release(&res);
-        if (gone) {
-            (void)snprintf(s->state, sizeof(s->state), "ENDED");
-            return 0;
-        }
-        return ty_error_set(err, EIO, "squeue failed");
-    }
-    res.out[strcspn(res.out, "\n")] = '\0';
-    bar1 = strchr(res.out, '|');
-    bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
-    if (bar2) {
-        *bar1 = *bar2 = '\0';
-        (void)snprintf(s->state, sizeof(s->state), "%s", res.out);
-        (void)snprintf(s->reason, sizeof(s->reason), "%s", bar1 + 1);
-        (void)snprintf(s->nodes, sizeof(s->nodes), "%s", bar2 + 1);
-    }
-    ty_subproc_result_release(&res);
-    return 0;
-}
-
-/* Whether Slurm considers @node failed: DOWN, FAIL, or not responding ('*'). */
-static bool node_failed(const char *node, char *state, size_t n)
-{
-    char *argv[] = {"sinfo", "-h", "-N", "-n", (char *)node, "-o", "%T", NULL};
-    struct ty_subproc_result res;
-    bool failed = false;
-
-    if (ty_subproc_run(argv, NULL, CMD_TIMEOUT_USEC, &res, NULL) < 0)
-        return false;
-    if (res.status == 0 && res.out) {
-        res.out[strcspn(res.out, "\n")] = '\0';
-        failed = strchr(res.out, '*') || strncmp(res.out, "down", 4) == 0 ||
-                 strncmp(res.out, "fail", 4) == 0;
-        (void)snprintf(state, n, "%s", res.out);
-    }
-    ty_subproc_result_release(&res);
-    return failed;
-}
-
-/* The Slurm job ended while replicas ran: each is lost, naming the failed node when Slurm
- * says one failed. */
-static void job_ended(struct slurm_rt *s)
-{
-    char why[256], failed[64] = "", fstate[32] = "";
-    bool reason = *s->reason && strcmp(s->reason, "None") != 0;
-
-    /* Slurm kills a job on a failed node before (or without) showing NODE_FAIL: look at the
-     * nodes themselves. */
-    for (size_t i = 0; i < s->n && !*failed; i++)
-        if (*s->reps[i].node && node_failed(s->reps[i].node, fstate, sizeof(fstate)))
-            (void)snprintf(failed, sizeof(failed), "%s", s->reps[i].node);
-    for (size_t i = 0; i < s->n; i++) {
-        if (*failed && strcmp(s->reps[i].node, failed) == 0)
-            (void)snprintf(
-                why, sizeof(why), "its node %s failed (Slurm marks it %s)", failed, fstate);
-        else if (*failed)
-            (void)snprintf(
-                why, sizeof(why), "Slurm ended job %s when node %s failed", s->job_id, failed);
-        else
-            (void)snprintf(why,
-                           sizeof(why),
-                           "the Slurm job %s ended (%s%s%s)",
-                           s->job_id,
-                           s->state,
-                           reason ? ": " : "",
-                           reason ? s->reason : "");
-        slurm_lost(s, i, why);
-    }
-}
-
-/* Whether the Slurm job is over or ending. The launchers stay until the supervisor says
- * QUIT, so a job that completes (COMPLETING included) before that was ended from outside. */
-static bool state_ended(const char *st)
-{
-    return *st && strcmp(st, "PENDING") != 0 && strcmp(st, "CONFIGURING") != 0 &&
-           strcmp(st, "RUNNING") != 0 && strcmp(st, "SUSPENDED") != 0;
-}
-
-bool slurm_check_ended(struct slurm_rt *s)
-{
-    struct ty_error e = {0};
-    /* Slurm kills the tasks as it ends the job: the state may lag the signal a little. */
-    for (int i = 0; i < 20; i++) {
-        if (read_state(s, &e) < 0)
-            return false;
-        if (state_ended(s->state))
-            break;
-        usleep(100000);
-    }
-    if (!state_ended(s->state))
-        return false;
-    job_ended(s);
-    return true;
-}
-
-static void poll_job(struct ty_loop *loop, void *data)
-{
-    struct slurm_rt *s = data;
-    struct ty_error e = {0};
-    char old_state[32], old_reason[128];
-
-    s->poll_timer = 0;
-    if (s->phase == PHASE_ENDED)
-        return;
-    memcpy(old_state, s->state, sizeof(old_state));
-    memcpy(old_reason, s->reason, sizeof(old_reason));
-    if (read_state(s, &e) < 0) {
-        /* Once, not every second while slurmctld is away. */
-        if (!s->poll_failing)
-            ty_runtime_notice(&s->base,
-                              TY_SEV_WARNING,
-                              "Cannot read the Slurm job's state (trying again every second): %s",
-                              ty_error_msg(&e));
-        s->poll_failing = true;
-        schedule_poll(s);
-        return;
-    }
-    if (s->poll_failing)
-        ty_runtime_notice(&s->base, TY_SEV_INFO, "The Slurm job's state can be read again.");
-    s->poll_failing = false;
-    if (strcmp(s->state, "PENDING") == 0 || strcmp(s->state, "CONFIGURING") == 0) {
-        if (s->base.ev.queued && (strcmp(old_state, s->state) || strcmp(old_reason, s->reason)))
-            s->base.ev.queued(s->base.ev.ctx, s->reason);
-    } else if (!state_ended(s->state)) {
-        if (!s->running_since)
-            s->running_since = ty_mono_usec();
-        if (s->phase == PHASE_SUBMITTED &&
-            ty_mono_usec() - s->running_since > TY_SLURM_CONNECT_USEC)
-            slurm_prepared(s,
-                           -ETIMEDOUT,
-                           "Slurm job %s runs on %s, but only %zu of %zu launchers "
-                           "(trainyard-task) connected back within %d s; check that "
-                           "trainyard-task is installed on the nodes and that they can reach "
-                           "%s",
-                           s->job_id,
-                           s->nodes,
-                           s->n_placed,
-                           s->n,
-                           (int)(TY_SLURM_CONNECT_USEC / 1000000),
-                           s->listen_addr);
-    } else {
-        /* Ended in Slurm while we still need it: cancelled outside trainyard, a node
-         * failure, the time limit, launchers that could not connect... */
-        if (s->phase == PHASE_SUBMITTED) {
-            char how[200] = "";
-            bool reason = *s->reason && strcmp(s->reason, "None") != 0;
-            if (strcmp(s->state, "ENDED") != 0) /* still known to squeue: say how it ended */
-                (void)snprintf(how,
-                               sizeof(how),
-                               " (%s%s%s)",
-                               s->state,
-                               reason ? ": " : "",
-                               reason ? s->reason : "");
-            slurm_prepared(s,
-                           -EIO,
-                           "the Slurm job %s ended%s before every replica was placed: %zu of "
-                           "%zu launchers (trainyard-task) connected back to %s",
-                           s->job_id,
-                           how,
-                           s->n_placed,
-                           s->n,
-                           s->listen_addr);
-        } else
-            job_ended(s);
-        if (s->phase == PHASE_ENDED)
-            return;
-    }
-    schedule_poll(s);
-}
-
 static bool is_loopback(const char *addr)
 {
     return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
 }
 
-/* The first compute node address (sinfo's NodeAddr) that is not loopback, or NULL. */
-static char *node_address(void)
+/* The first compute node address in sinfo's NodeAddr lines @out that is not loopback, or
+ * NULL. */
+static char *node_address(char *out)
 {
-    char *argv[] = {"sinfo", "-h", "-N", "-o", "%o", NULL};
-    _cleanup_free_ char *out = NULL;
     char *save = NULL;
 
-    if (slurm_cmd(argv, NULL, &out, NULL) < 0)
-        return NULL;
-    for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+    for (char *l = out ? strtok_r(out, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
         if (*l && !is_loopback(l))
             return xstrdup(l);
     return NULL;
 }
 
-/* The address the launchers connect back to: this host's address on the way to
- * $TRAINYARD_SLURM_RENDEZVOUS, else to the controller; when that is loopback (the
- * controller's name resolves to 127.0.1.1 on a Debian host that runs it) while the nodes are
- * elsewhere, the address on the way to a node. */
-static int rendezvous_address(char *addr, size_t n, struct ty_error *err)
+/* The rendezvous address is known (or an error ended prepare): go on with sbatch. */
+static void rendezvous_found(struct slurm_rt *s, int r, struct ty_error *e)
 {
-    const char *env = getenv("TRAINYARD_SLURM_RENDEZVOUS");
-    _cleanup_free_ char *host = NULL;
+    if (r >= 0) { /* for the next runs (a failed lookup is tried again next time) */
+        memcpy(s->rendezvous->addr, s->rv_addr, sizeof(s->rv_addr));
+        r = submit(s, e);
+    }
+    if (r < 0)
+        slurm_prepared(s, r, "%s", ty_error_msg(e));
+}
+
+static void on_sinfo_nodes(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_rt *s = data;
+    struct ty_error e = {0};
     _cleanup_free_ char *node = NULL;
+    int r = 0;
+
+    s->prep_cmd = NULL;
+    if (slurm_cmd_check(res, "sinfo", NULL) == 0 && (node = node_address(res->out)))
+        r = slurm_local_address(node, s->rv_addr, sizeof(s->rv_addr), &e);
+    rendezvous_found(s, r, &e);
+}
+
+/* The controller's host: this host's address on the way to it, unless that is loopback
+ * (the controller's name resolves to 127.0.1.1 on a Debian host that runs it) while the
+ * nodes are elsewhere: then the address on the way to a node (sinfo's NodeAddr). */
+static void on_scontrol(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_rt *s = data;
+    struct ty_error e = {0};
+    _cleanup_free_ char *host = NULL;
     int r;
 
-    if (env && *env)
-        return slurm_local_address(env, addr, n, err);
-    r = controller_host(&host, err);
+    s->prep_cmd = NULL;
+    r = slurm_cmd_check(res, "scontrol", &e);
     if (r >= 0)
-        r = slurm_local_address(host, addr, n, err);
-    if (r < 0 || !is_loopback(addr))
+        r = controller_host(res->out, &host, &e);
+    if (r >= 0)
+        r = slurm_local_address(host, s->rv_addr, sizeof(s->rv_addr), &e);
+    if (r >= 0 && is_loopback(s->rv_addr)) {
+        char *argv[] = {"sinfo", "-h", "-N", "-o", "%o", NULL};
+        if (slurm_cmd_start(s, argv, NULL, on_sinfo_nodes, &s->prep_cmd, NULL) >= 0)
+            return;
+    }
+    rendezvous_found(s, r, &e);
+}
+
+/* The address the launchers connect back to: this host's address on the way to
+ * $TRAINYARD_SLURM_RENDEZVOUS, else to the controller (on_scontrol). Found once per process
+ * (s->rendezvous): a tuning job submits a Slurm job per trial, and asking scontrol (and
+ * sinfo) each time would only find the same address again. Returns 0 when sbatch is under
+ * way (then on_sbatch goes on), or -errno. */
+static int start_submit(struct slurm_rt *s, struct ty_error *err)
+{
+    const char *env = getenv("TRAINYARD_SLURM_RENDEZVOUS");
+    struct slurm_rendezvous *rv = s->rendezvous;
+    char *argv[] = {"scontrol", "show", "config", NULL};
+    int r;
+
+    if (*rv->addr) {
+        memcpy(s->rv_addr, rv->addr, sizeof(s->rv_addr));
+        return submit(s, err);
+    }
+    if (env && *env) {
+        r = slurm_local_address(env, s->rv_addr, sizeof(s->rv_addr), err);
+        if (r >= 0) {
+            memcpy(rv->addr, s->rv_addr, sizeof(s->rv_addr));
+            r = submit(s, err);
+        }
         return r;
-    node = node_address();
-    return node ? slurm_local_address(node, addr, n, err) : 0;
+    }
+    return slurm_cmd_start(s, argv, NULL, on_scontrol, &s->prep_cmd, err);
 }
 
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
-    static char rendezvous[64];
     struct slurm_rt *s = slurm_cast(rt);
     unsigned char rnd[16];
     int r = 0;
@@ -537,18 +430,10 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         return ty_error_set(err, EIO, "no random bytes for the run's token");
     for (size_t i = 0; i < sizeof(rnd); i++)
         (void)snprintf(s->token + 2 * i, 3, "%02x", rnd[i]);
-    /* Found once per process: a tuning job submits a Slurm job per trial, and asking
-     * scontrol (and sinfo) each time would only find the same address again. */
-    if (!*rendezvous && (r = rendezvous_address(rendezvous, sizeof(rendezvous), err)) < 0)
-        rendezvous[0] = '\0'; /* try again next time */
-    if (r >= 0)
-        r = slurm_listen(s, rendezvous, err);
-    if (r >= 0)
-        r = submit(s, err);
+    r = start_submit(s, err);
     if (r < 0)
         return r;
     s->phase = PHASE_SUBMITTED;
-    schedule_poll(s);
     return TY_RUNTIME_ASYNC;
 }
 
@@ -581,30 +466,6 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
     return slurm_send_signal(slurm_cast(rt), ty_runtime_replica_index(rt, r), sig);
 }
 
-/* scancel the job and wait (bounded) until Slurm has let it go: nothing of it is left in
- * the queue or on a node. */
-static void cancel_job(struct slurm_rt *s)
-{
-    char *argv[] = {"scancel", s->job_id, NULL};
-    struct ty_error e = {0};
-    int64_t deadline = ty_mono_usec() + 30 * INT64_C(1000000);
-
-    if (!*s->job_id)
-        return;
-    if (slurm_cmd(argv, NULL, NULL, &e) < 0)
-        ty_runtime_notice(&s->base, TY_SEV_WARNING, "scancel %s: %s", s->job_id, ty_error_msg(&e));
-    while (ty_mono_usec() < deadline) {
-        if (read_state(s, &e) < 0 || strcmp(s->state, "ENDED") == 0 ||
-            (strcmp(s->state, "CANCELLED") == 0 || strcmp(s->state, "COMPLETED") == 0 ||
-             strcmp(s->state, "FAILED") == 0 || strcmp(s->state, "TIMEOUT") == 0 ||
-             strcmp(s->state, "NODE_FAIL") == 0 || strcmp(s->state, "OUT_OF_MEMORY") == 0))
-            return;
-        usleep(100000);
-    }
-    ty_runtime_notice(
-        &s->base, TY_SEV_WARNING, "Slurm job %s is still %s after scancel.", s->job_id, s->state);
-}
-
 static void cleanup(struct ty_runtime *rt)
 {
     struct slurm_rt *s = slurm_cast(rt);
@@ -612,10 +473,12 @@ static void cleanup(struct ty_runtime *rt)
     if (s->phase == PHASE_ENDED)
         return;
     s->phase = PHASE_ENDED;
-    ty_loop_cancel_timer(rt->loop, s->poll_timer);
-    s->poll_timer = 0;
+    slurm_state_stop(s);
+    /* sbatch cut short may have submitted the job: slurm_cancel_job finds it by name. */
+    ty_subproc_cancel(s->prep_cmd);
+    s->prep_cmd = NULL;
     slurm_close_all(s);
-    cancel_job(s);
+    slurm_cancel_job(s);
 }
 
 static void destroy(struct ty_runtime *rt)
@@ -631,12 +494,13 @@ int ty_slurm_sweep(const char *key, struct ty_error *err)
 {
     char *argv[] = {"squeue", "-h", "-o", "%i %j", NULL};
     _cleanup_free_ char *out = NULL;
-    _cleanup_free_ char *suffix = xasprintf("-%.8s", key);
+    _cleanup_free_ char *suffix = NULL;
     char *save = NULL;
     int n = 0, r;
 
     if (!key || strlen(key) < 8)
         return ty_error_set(err, EINVAL, "a sweep key of at least 8 characters is required");
+    suffix = xasprintf("-%.8s", key);
     r = slurm_cmd(argv, NULL, &out, err);
     if (r < 0)
         return r;

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * slurm-state.c: the slurm runtime's view of its Slurm job (docs/internals/slurm.md): squeue
+ * every second (QUEUED with Slurm's reason, launchers that never connect, a job that ends
+ * under us), whether Slurm ended the job when a replica dies of a signal nobody here sent,
+ * sinfo for the node that failed, and scancel at cleanup. Every command is an asynchronous
+ * subprocess on the runtime's loop and every wait a loop timer: nothing here blocks. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "macro.h"
+#include "slurm-internal.h"
+#include "strv.h"
+#include "timeutil.h"
+
+/* After an unexplained SIGTERM/SIGKILL, the job's state is read this often, at most
+ * CHECK_TRIES times (2 s in all): Slurm signals the tasks first and shows the job's end a
+ * moment later. */
+#define CHECK_INTERVAL_USEC (100 * INT64_C(1000))
+#define CHECK_TRIES         20
+/* Cleanup waits this long for Slurm to let the job go after scancel (the tasks get
+ * KillWait, 30 s by default, between SIGTERM and SIGKILL), reading its state this often. */
+#define CANCEL_WAIT_USEC (30 * INT64_C(1000000))
+#define CANCEL_POLL_USEC (100 * INT64_C(1000))
+
+int slurm_cmd_start(struct slurm_rt *s,
+                    char *const argv[],
+                    char *const env[],
+                    ty_subproc_fn fn,
+                    struct ty_subproc **ret,
+                    struct ty_error *err)
+{
+    struct ty_subproc_options opt = {
+        .argv = argv, .extra_env = env, .timeout_usec = TY_SLURM_CMD_TIMEOUT_USEC};
+    return ty_subproc_start(s->base.loop, &opt, fn, s, ret, err);
+}
+
+int slurm_cmd_check(const struct ty_subproc_result *res, const char *name, struct ty_error *err)
+{
+    if (res->timed_out)
+        return ty_error_set(err,
+                            ETIMEDOUT,
+                            "%s did not finish within %d s",
+                            name,
+                            (int)(TY_SLURM_CMD_TIMEOUT_USEC / 1000000));
+    if (res->status != 0)
+        return ty_error_set(err,
+                            EIO,
+                            "%s failed (status %d): %s",
+                            name,
+                            res->status,
+                            res->err && *res->err ? res->err : "no message");
+    return 0;
+}
+
+/* squeue's "%T|%r|%N" line for the job into s->state, s->reason, s->nodes; a job squeue no
+ * longer knows has ended ("ENDED"). Returns 0 or -errno with err. */
+static int parse_state(struct slurm_rt *s, struct ty_subproc_result *res, struct ty_error *err)
+{
+    char *bar1, *bar2;
+
+    if (res->timed_out || res->status != 0 || !res->out || !*res->out) {
+        /* "slurm_load_jobs error: Invalid job id specified": purged, so ended */
+        if (!res->timed_out && (!res->out || !*res->out)) {
+            (void)snprintf(s->state, sizeof(s->state), "ENDED");
+            return 0;
+        }
+        return slurm_cmd_check(res, "squeue", err) < 0 ? -EIO
+                                                       : ty_error_set(err, EIO, "squeue failed");
+    }
+    res->out[strcspn(res->out, "\n")] = '\0';
+    bar1 = strchr(res->out, '|');
+    bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+    if (bar2) {
+        *bar1 = *bar2 = '\0';
+        (void)snprintf(s->state, sizeof(s->state), "%s", res->out);
+        (void)snprintf(s->reason, sizeof(s->reason), "%s", bar1 + 1);
+        (void)snprintf(s->nodes, sizeof(s->nodes), "%s", bar2 + 1);
+    }
+    return 0;
+}
+
+static int
+start_squeue(struct slurm_rt *s, ty_subproc_fn fn, struct ty_subproc **ret, struct ty_error *err)
+{
+    char *argv[] = {"squeue", "-h", "-j", s->job_id, "-o", "%T|%r|%N", NULL};
+    return slurm_cmd_start(s, argv, NULL, fn, ret, err);
+}
+
+/* Whether the Slurm job is over or ending. The launchers stay until the supervisor says
+ * QUIT, so a job that completes (COMPLETING included) before that was ended from outside. */
+static bool state_ended(const char *st)
+{
+    return *st && strcmp(st, "PENDING") != 0 && strcmp(st, "CONFIGURING") != 0 &&
+           strcmp(st, "RUNNING") != 0 && strcmp(st, "SUSPENDED") != 0;
+}
+
+/* Report every replica lost because the job ended; @failed: a node Slurm shows failed
+ * (@fstate its state), or "". */
+static void report_ended(struct slurm_rt *s, const char *failed, const char *fstate)
+{
+    char why[256];
+    bool reason = *s->reason && strcmp(s->reason, "None") != 0;
+
+    for (size_t i = 0; i < s->n && s->phase != PHASE_ENDED; i++) {
+        if (*failed && strcmp(s->reps[i].node, failed) == 0)
+            (void)snprintf(
+                why, sizeof(why), "its node %s failed (Slurm marks it %s)", failed, fstate);
+        else if (*failed)
+            (void)snprintf(
+                why, sizeof(why), "Slurm ended job %s when node %s failed", s->job_id, failed);
+        else
+            (void)snprintf(why,
+                           sizeof(why),
+                           "the Slurm job %s ended (%s%s%s)",
+                           s->job_id,
+                           s->state,
+                           reason ? ": " : "",
+                           reason ? s->reason : "");
+        s->reps[i].exit_held = false;
+        slurm_lost(s, i, why);
+    }
+}
+
+/* The state sinfo's "%N|%T" lines @out give @node, into @st ("" when not listed). */
+static void node_state(const char *out, const char *node, char *st, size_t n)
+{
+    size_t nl = strlen(node);
+
+    *st = '\0';
+    for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        if (strncmp(l, node, nl) == 0 && l[nl] == '|') {
+            (void)snprintf(st, n, "%.*s", (int)strcspn(l + nl + 1, "\n"), l + nl + 1);
+            return;
+        }
+}
+
+/* sinfo's answer for the job's nodes: the first replica's node that is DOWN, FAILed or not
+ * responding ('*') is the one to name. */
+static void on_nodes(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_rt *s = data;
+    char fstate[32] = "";
+
+    s->nodes_cmd = NULL;
+    for (size_t i = 0; i < s->n && res->status == 0; i++) {
+        node_state(res->out, s->reps[i].node, fstate, sizeof(fstate));
+        if (strchr(fstate, '*') || strncmp(fstate, "down", 4) == 0 ||
+            strncmp(fstate, "fail", 4) == 0) {
+            report_ended(s, s->reps[i].node, fstate);
+            return;
+        }
+    }
+    report_ended(s, "", "");
+}
+
+/* Whether replica @i's node is also an earlier replica's. */
+static bool node_seen(const struct slurm_rt *s, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(s->reps[k].node, s->reps[i].node) == 0)
+            return true;
+    return false;
+}
+
+/* The Slurm job ended while replicas ran: each is lost, naming the failed node when Slurm
+ * says one failed (it kills a job on a failed node before, or without, showing NODE_FAIL:
+ * sinfo looks at the nodes themselves). */
+static void job_ended(struct slurm_rt *s)
+{
+    struct ty_buf list = TY_BUF_INIT;
+    int r = -ENOENT;
+
+    if (s->ending)
+        return;
+    s->ending = true;
+    for (size_t i = 0; i < s->n; i++)
+        if (*s->reps[i].node && !node_seen(s, i))
+            ty_buf_printf(&list, "%s%s", list.len ? "," : "", s->reps[i].node);
+    if (list.len) {
+        char *argv[] = {"sinfo", "-h", "-N", "-n", list.data, "-o", "%N|%T", NULL};
+        r = slurm_cmd_start(s, argv, NULL, on_nodes, &s->nodes_cmd, NULL);
+    }
+    ty_buf_release(&list);
+    if (r < 0)
+        report_ended(s, "", "");
+}
+
+/* The held exits are reported as they came: Slurm did not end the job. */
+static void release_held(struct slurm_rt *s)
+{
+    for (size_t i = 0; i < s->n && s->phase != PHASE_ENDED; i++) {
+        struct slurm_rep *sr = &s->reps[i];
+        if (!sr->exit_held)
+            continue;
+        sr->exit_held = false;
+        if (sr->exited)
+            continue;
+        sr->exited = true;
+        s->base.ev.exited(s->base.ev.ctx, sr->r, &sr->held);
+    }
+}
+
+static void check_again(struct ty_loop *loop, void *data);
+
+static void on_check_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_rt *s = data;
+
+    s->check_cmd = NULL;
+    if (parse_state(s, res, NULL) < 0) {
+        release_held(s);
+        return;
+    }
+    if (state_ended(s->state)) {
+        job_ended(s);
+        return;
+    }
+    if (++s->check_tries >= CHECK_TRIES) {
+        release_held(s);
+        return;
+    }
+    s->check_timer = ty_loop_add_timer(loop, ty_mono_usec() + CHECK_INTERVAL_USEC, check_again, s);
+}
+
+static void check_again(struct ty_loop *loop, void *data)
+{
+    struct slurm_rt *s = data;
+
+    s->check_timer = 0;
+    if (start_squeue(s, on_check_state, &s->check_cmd, NULL) < 0)
+        release_held(s);
+}
+
+void slurm_hold_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st)
+{
+    struct slurm_rep *sr = &s->reps[i];
+
+    sr->exit_held = true;
+    sr->held = *st;
+    if (s->ending) /* the replicas are being reported lost already */
+        return;
+    if (s->check_cmd || s->check_timer) /* a check is under way: it settles this one too */
+        return;
+    s->check_tries = 0;
+    if (start_squeue(s, on_check_state, &s->check_cmd, NULL) < 0)
+        release_held(s);
+}
+
+static void poll_job(struct ty_loop *loop, void *data);
+
+static void schedule_poll(struct slurm_rt *s)
+{
+    s->poll_timer =
+        ty_loop_add_timer(s->base.loop, ty_mono_usec() + TY_SLURM_POLL_USEC, poll_job, s);
+}
+
+void slurm_start_polling(struct slurm_rt *s)
+{
+    schedule_poll(s);
+}
+
+/* Still PENDING (or CONFIGURING): say why when the reason changed. */
+static void poll_pending(struct slurm_rt *s, const char *old_state, const char *old_reason)
+{
+    if (s->base.ev.queued && (strcmp(old_state, s->state) || strcmp(old_reason, s->reason)))
+        s->base.ev.queued(s->base.ev.ctx, s->reason);
+}
+
+/* Running: fail prepare() when the launchers do not all connect in time. */
+static void poll_running(struct slurm_rt *s)
+{
+    if (!s->running_since)
+        s->running_since = ty_mono_usec();
+    if (s->phase == PHASE_SUBMITTED && ty_mono_usec() - s->running_since > TY_SLURM_CONNECT_USEC)
+        slurm_prepared(s,
+                       -ETIMEDOUT,
+                       "Slurm job %s runs on %s, but only %zu of %zu launchers "
+                       "(trainyard-task) connected back within %d s; check that "
+                       "trainyard-task is installed on the nodes and that they can reach %s",
+                       s->job_id,
+                       s->nodes,
+                       s->n_placed,
+                       s->n,
+                       (int)(TY_SLURM_CONNECT_USEC / 1000000),
+                       s->listen_addr);
+}
+
+/* Ended in Slurm while we still need it: cancelled outside trainyard, a node failure, the
+ * time limit, launchers that could not connect... */
+static void poll_ended(struct slurm_rt *s)
+{
+    char how[200] = "";
+    bool reason = *s->reason && strcmp(s->reason, "None") != 0;
+
+    if (s->phase != PHASE_SUBMITTED) {
+        job_ended(s);
+        return;
+    }
+    if (strcmp(s->state, "ENDED") != 0) /* still known to squeue: say how it ended */
+        (void)snprintf(
+            how, sizeof(how), " (%s%s%s)", s->state, reason ? ": " : "", reason ? s->reason : "");
+    slurm_prepared(s,
+                   -EIO,
+                   "the Slurm job %s ended%s before every replica was placed: %zu of %zu "
+                   "launchers (trainyard-task) connected back to %s",
+                   s->job_id,
+                   how,
+                   s->n_placed,
+                   s->n,
+                   s->listen_addr);
+}
+
+static void on_poll_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_rt *s = data;
+    struct ty_error e = {0};
+    char old_state[32], old_reason[128];
+
+    s->poll_cmd = NULL;
+    memcpy(old_state, s->state, sizeof(old_state));
+    memcpy(old_reason, s->reason, sizeof(old_reason));
+    if (parse_state(s, res, &e) < 0) {
+        /* Once, not every second while slurmctld is away. */
+        if (!s->poll_failing)
+            ty_runtime_notice(&s->base,
+                              TY_SEV_WARNING,
+                              "Cannot read the Slurm job's state (trying again every second): %s",
+                              ty_error_msg(&e));
+        s->poll_failing = true;
+        schedule_poll(s);
+        return;
+    }
+    if (s->poll_failing)
+        ty_runtime_notice(&s->base, TY_SEV_INFO, "The Slurm job's state can be read again.");
+    s->poll_failing = false;
+    if (strcmp(s->state, "PENDING") == 0 || strcmp(s->state, "CONFIGURING") == 0)
+        poll_pending(s, old_state, old_reason);
+    else if (!state_ended(s->state))
+        poll_running(s);
+    else
+        poll_ended(s);
+    /* The events above may have ended the run (cleanup ran): then no more polls. */
+    if (s->phase != PHASE_ENDED)
+        schedule_poll(s);
+}
+
+static void poll_job(struct ty_loop *loop, void *data)
+{
+    struct slurm_rt *s = data;
+    struct ty_error e = {0};
+
+    s->poll_timer = 0;
+    if (s->phase == PHASE_ENDED)
+        return;
+    if (start_squeue(s, on_poll_state, &s->poll_cmd, &e) < 0) {
+        if (!s->poll_failing)
+            ty_runtime_notice(&s->base,
+                              TY_SEV_WARNING,
+                              "Cannot read the Slurm job's state (trying again every second): %s",
+                              ty_error_msg(&e));
+        s->poll_failing = true;
+        schedule_poll(s);
+    }
+}
+
+void slurm_state_stop(struct slurm_rt *s)
+{
+    ty_loop_cancel_timer(s->base.loop, s->poll_timer);
+    ty_loop_cancel_timer(s->base.loop, s->check_timer);
+    s->poll_timer = s->check_timer = 0;
+    ty_subproc_cancel(s->poll_cmd);
+    ty_subproc_cancel(s->check_cmd);
+    ty_subproc_cancel(s->nodes_cmd);
+    s->poll_cmd = s->check_cmd = s->nodes_cmd = NULL;
+    for (size_t i = 0; i < s->n; i++)
+        s->reps[i].exit_held = false;
+}
+
+/* Cleanup's wait for Slurm to let the job go. runtime.h's cleanup() has no completion
+ * event, and its callers take the run as over when it returns (the supervisor reports the
+ * final state, and its program may exit right after): the job must be gone by then. So the
+ * commands and the pauses between them run on a private loop that cleanup drives to the end:
+ * nothing pauses the thread, every wait is an event or a timer, bounded by CANCEL_WAIT_USEC and the
+ * commands' deadlines. The caller's loop waits meanwhile; making this asynchronous needs a "cleaned
+ * up" event in runtime.h. */
+struct cancel_wait {
+    struct slurm_rt *s;
+    struct ty_loop *loop;
+    struct ty_subproc *cmd;
+    uint64_t timer;
+    int64_t deadline;
+    bool done;
+};
+
+static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data);
+
+/* Start @argv on the private loop; a command that cannot start ends the wait. */
+static void cancel_cmd(struct cancel_wait *w, char *const argv[], ty_subproc_fn fn)
+{
+    struct ty_subproc_options opt = {.argv = argv, .timeout_usec = TY_SLURM_CMD_TIMEOUT_USEC};
+    struct ty_error e = {0};
+
+    if (ty_subproc_start(w->loop, &opt, fn, w, &w->cmd, &e) < 0) {
+        ty_runtime_notice(&w->s->base, TY_SEV_WARNING, "%s", ty_error_msg(&e));
+        w->done = true;
+    }
+}
+
+/* squeue for the job's state: by id, or by name when sbatch gave none. */
+static void cancel_read_state(struct cancel_wait *w)
+{
+    struct slurm_rt *s = w->s;
+    char *by_id[] = {"squeue", "-h", "-j", s->job_id, "-o", "%T", NULL};
+    char *by_name[] = {"squeue", "-h", "-n", s->job_name, "-o", "%T", NULL};
+
+    cancel_cmd(w, *s->job_id ? by_id : by_name, on_cancel_state);
+}
+
+static void cancel_tick(struct ty_loop *loop, void *data)
+{
+    struct cancel_wait *w = data;
+    w->timer = 0;
+    cancel_read_state(w);
+}
+
+static bool state_final(const char *st)
+{
+    static const char *const final[] = {
+        "CANCELLED", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"};
+    for (size_t i = 0; i < TY_ARRAY_SIZE(final); i++)
+        if (strcmp(st, final[i]) == 0)
+            return true;
+    return false;
+}
+
+static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct cancel_wait *w = data;
+    const char *st = res->out ? res->out : "";
+
+    w->cmd = NULL;
+    if (res->out)
+        res->out[strcspn(res->out, "\n")] = '\0';
+    /* Gone from the queue (or squeue cannot say: nothing more to learn by waiting). */
+    if (res->timed_out || !*st || state_final(st)) {
+        w->done = true;
+        return;
+    }
+    if (ty_mono_usec() >= w->deadline) {
+        ty_runtime_notice(&w->s->base,
+                          TY_SEV_WARNING,
+                          "Slurm job %s is still %s after scancel.",
+                          *w->s->job_id ? w->s->job_id : w->s->job_name,
+                          st);
+        w->done = true;
+        return;
+    }
+    w->timer = ty_loop_add_timer(loop, ty_mono_usec() + CANCEL_POLL_USEC, cancel_tick, w);
+}
+
+static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct cancel_wait *w = data;
+    struct ty_error e = {0};
+
+    w->cmd = NULL;
+    if (slurm_cmd_check(res, "scancel", &e) < 0)
+        ty_runtime_notice(&w->s->base, TY_SEV_WARNING, "%s", ty_error_msg(&e));
+    cancel_read_state(w);
+}
+
+void slurm_cancel_job(struct slurm_rt *s)
+{
+    struct cancel_wait w = {.s = s, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
+    char *by_id[] = {"scancel", s->job_id, NULL};
+    char *by_name[] = {"scancel", "--name", s->job_name, NULL};
+
+    /* Without an id, sbatch was cut short: the job may still exist under its name. */
+    if (!*s->job_id && !s->submitting)
+        return;
+    w.loop = ty_loop_new();
+    cancel_cmd(&w, *s->job_id ? by_id : by_name, on_scancel);
+    while (!w.done)
+        if (ty_loop_run_once(w.loop) < 0)
+            break;
+    ty_subproc_cancel(w.cmd);
+    ty_loop_cancel_timer(w.loop, w.timer);
+    ty_loop_free(w.loop);
+}
