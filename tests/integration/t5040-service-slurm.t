@@ -69,7 +69,7 @@ test_expect_success 'a supervisor that dies leaves nothing in Slurm'"'"'s queue:
              json_get d.json "d.get(\"stateReason\")" | grep -q Resources; } &&
   wait_for 30 queued &&
   test "$(squeue -h -o %j | grep -c "^trainyard-svc_dead-")" = 1 &&
-  sup=$(pgrep -f "trainyard-supervisor supervise-job" | head -1) && test -n "$sup" &&
+  sup=$(pgrep -f "supervise-job $TEST_DIR/svc " | head -1) && test -n "$sup" &&
   kill -KILL "$sup" &&
   wait_for 30 state_is svc_dead FAILED &&
   only_blocker() { [ "$(squeue -h -o %i)" = "$blocker" ]; } &&
