@@ -141,7 +141,7 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
             ty_buf_putc(&f->out, '\n');
             continue;
         }
-        return tyd_stream_wait(f->conn) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+        return tyd_stream_wait(f->d, f->conn) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
     }
 }
 

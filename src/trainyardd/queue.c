@@ -106,12 +106,3 @@ int64_t tyd_queue_position(struct tyd_queue *q, int64_t seq)
     pthread_mutex_unlock(&q->lock);
     return pos;
 }
-
-size_t tyd_queue_length(struct tyd_queue *q)
-{
-    size_t n;
-    pthread_mutex_lock(&q->lock);
-    n = q->n;
-    pthread_mutex_unlock(&q->lock);
-    return n;
-}
