@@ -28,6 +28,7 @@
 #include "daemon.h"
 #include "loop.h"
 #include "macro.h"
+#include "parse.h"
 #include "proctree.h"
 #include "strv.h"
 #include "timeutil.h"
@@ -90,8 +91,6 @@ static bool watching(const struct tyd_dispatch *dp, int64_t seq)
  * anything they started inherit it). */
 static int sweep_processes(const char *key)
 {
-    _cleanup_free_ char *needle = xasprintf("%s=%s", TY_SWEEP_ENV, key);
-    size_t nlen = strlen(needle);
     DIR *dir = opendir("/proc");
     struct dirent *de;
     int killed = 0;
@@ -99,29 +98,12 @@ static int sweep_processes(const char *key)
     if (!dir)
         return 0;
     while ((de = readdir(dir))) {
-        char path[64], buf[65536];
-        pid_t pid = (pid_t)atoi(de->d_name);
-        ssize_t len;
-        int fd;
+        int64_t pid;
 
-        if (pid <= 1 || pid == getpid())
-            continue;
-        (void)snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        len = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        for (char *p = buf; p < buf + len; p += strlen(p) + 1) {
-            if (strncmp(p, needle, nlen) == 0 && p[nlen] == '\0') {
-                if (kill(pid, SIGKILL) == 0)
-                    killed++;
-                break;
-            }
-        }
+        if (ty_parse_int64(de->d_name, 2, INT32_MAX, &pid) < 0 || pid == getpid())
+            continue; /* not a process (".", "self", ...), init, or ourselves */
+        if (ty_proc_env_has((pid_t)pid, TY_SWEEP_ENV, key) && kill((pid_t)pid, SIGKILL) == 0)
+            killed++;
     }
     closedir(dir);
     return killed;
