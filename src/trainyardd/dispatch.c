@@ -5,10 +5,9 @@
  * job left running is swept). At start-up it recovers: supervisors that outlived a previous
  * trainyardd (they run in their own sessions) are watched again, dead ones are accounted for.
  *
- * A supervisor is `trainyard-supervisor supervise-job` (supervisor.c), the program installed
- * next to trainyardd. It claims its
- * job in the store itself, so a job is never run twice even if trainyardd dies between
- * starting a supervisor and recording it. */
+ * A supervisor is `trainyard-supervisor supervise-job` (src/trainyard-supervisor), the
+ * program installed next to trainyardd. It claims its job in the store itself, so a job is
+ * never run twice even if trainyardd dies between starting a supervisor and recording it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,14 +32,19 @@
 #include "strv.h"
 #include "timeutil.h"
 
+/* Dispatch runs when a request kicks the loop and when a supervisor ends; this periodic pass
+ * is the safety net for anything else that frees room or queues a job (a kick lost to a full
+ * eventfd, a row changed by another process). 5 s bounds that delay for one indexed query. */
 #define RESCAN_USEC (5 * INT64_C(1000000))
+/* Supervisors started in one pass when there is no --max-running-jobs: a burst of thousands of
+ * queued jobs is started over several passes, so the loop keeps watching the ones it has. */
+#define START_BATCH 64
 
 extern char **environ;
 
 struct shim {
     struct tyd_dispatch *dp;
     int64_t seq;
-    pid_t pid;
     int pidfd;
     bool child;   /* ours to wait for (not one found at start-up) */
     bool sweeper; /* a sweep-containers helper, not a job's supervisor */
@@ -209,7 +213,7 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
         return;
     }
     s = xcalloc(1, sizeof(*s));
-    *s = (struct shim){dp, seq, pid, fd, child, sweeper};
+    *s = (struct shim){dp, seq, fd, child, sweeper};
     dp->shims = xreallocarray(dp->shims, dp->n + 1, sizeof(*dp->shims));
     dp->shims[dp->n++] = s;
     if (!sweeper)
@@ -291,7 +295,7 @@ static void dispatch(struct tyd_dispatch *dp)
 
     if (d->max_running == 0 || atomic_load(&d->stopping))
         return;
-    room = d->max_running < 0                     ? 64
+    room = d->max_running < 0                     ? START_BATCH
            : (size_t)d->max_running > dp->running ? (size_t)d->max_running - dp->running
                                                   : 0;
     if (room == 0)

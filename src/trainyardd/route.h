@@ -91,6 +91,8 @@ struct tyd_route {
  * what to answer; r->api is set for TYD_UNIMPLEMENTED and the API methods. */
 void tyd_route(const char *http_method, const char *path, struct tyd_route *r);
 
+/* The id rules the router checks; exported for tests/unit/test-route.c and
+ * fuzz/fuzz-api-request.c (the daemon itself only uses them through tyd_route). */
 /* Does @id follow the job id rule (letters, digits and underscores, starting with a letter,
  * at most 128 characters)? */
 int tyd_valid_job_id(const char *id, size_t len);
