@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * http.c: the HTTP side of trainyardd on libmicrohttpd: the listening socket (loopback only
- * unless tokens are configured), request bodies with a size limit, authentication, routing
- * to the API handlers, and Google's JSON error form.
+ * unless tokens are configured), request bodies with a size limit, authentication, running
+ * the handler of the API table's row (TYD_API in route.h) on the thread the row names, and
+ * Google's JSON error form. Its state is struct tyd_http, owned by struct tyd.
  *
  * Threads: libmicrohttpd's pool of event threads (epoll, one per CPU) parses requests and
  * runs the fast handlers (get, logs pages) inline. Handlers that wait for a durable write or
