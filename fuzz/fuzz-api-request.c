@@ -8,8 +8,8 @@
  * ty_spec_normalize_job -> ty_job_accept, plus the etag of jobs.patch. An accepted job is
  * turned into the REST Job resource (ty_job_row_to_json) and matched against the filter.
  * Besides memory errors it checks the promises of route.h: a resolved method has a valid
- * project (and job) id, a 405 names the allowed methods, a page token survives a round trip,
- * and every failure carries a message.
+ * project (and job) id and the row of the API table (TYD_API) that has it, a 405 names the
+ * allowed methods, a page token survives a round trip, and every failure carries a message.
  *
  * Build: as fuzz-job-spec (see fuzz/meson.build); run:
  *        BUILD/fuzz/fuzz-api-request -max_total_time=60 -dict=fuzz/api-request.dict NEW_DIR \
@@ -67,10 +67,15 @@ static void check_route(const char *method, const char *path)
     check(strnlen(r.project, sizeof(r.project)) < sizeof(r.project));
     check(strnlen(r.job, sizeof(r.job)) < sizeof(r.job));
     check(strnlen(r.detail, sizeof(r.detail)) < sizeof(r.detail));
-    check(tyd_method_name(r.method) != NULL);
+    check(strnlen(r.allow, sizeof(r.allow)) < sizeof(r.allow));
+    /* A row is named exactly when the request names an API method (or a known, unoffered one),
+     * and it is the row of that method. */
+    check((r.api != NULL) == (r.method >= TYD_HEALTH || r.method == TYD_UNIMPLEMENTED));
+    check(!r.api || r.api->method == r.method);
+    check(r.method == TYD_BAD_METHOD || r.allow[0] == '\0');
     switch (r.method) {
     case TYD_BAD_METHOD:
-        check(r.allow && *r.allow);
+        check(r.allow[0] != '\0');
         break;
     case TYD_NOT_FOUND:
     case TYD_BAD_NAME:

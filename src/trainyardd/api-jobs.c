@@ -22,14 +22,15 @@
 #include "runtime.h"
 #include "schema.h"
 #include "spec.h"
-#include "trials.h"
 #include "timeutil.h"
+#include "trials.h"
 #include "tuner.h"
 
 /* Labels the service reads (docs/api.md). */
 #define LABEL_RUNTIME "trainyard-runtime"
 #define LABEL_PYTORCH "trainyard-pytorch-env"
 
+/* jobs.list pageSize: ml v1's documented default (20) and maximum (100). */
 #define LIST_PAGE_DEFAULT 20
 #define LIST_PAGE_MAX     100
 
@@ -166,8 +167,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
 
     if (tyd_check_params(rq, no_params, rep) < 0 || parse_body(rq, false, &body, rep) < 0)
         return;
-    if (ty_spec_normalize_job(body, false, &canon, &e) < 0 ||
-        ty_job_accept(canon, &job, &e) < 0) {
+    if (ty_spec_normalize_job(body, false, &canon, &e) < 0 || ty_job_accept(canon, &job, &e) < 0) {
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }

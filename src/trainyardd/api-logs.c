@@ -20,9 +20,15 @@
 #include "parse.h"
 #include "timeutil.h"
 
-#define PAGE_DEFAULT   100
-#define PAGE_MAX       1000
+/* Entries in a page: as many as a terminal shows at once by default; at most 1000, which
+ * keeps a page's JSON around a few hundred KiB. */
+#define PAGE_DEFAULT 100
+#define PAGE_MAX     1000
+/* An idle followed stream sends an empty line this often, so that neither the connection
+ * timeout (10 min, http.c) nor a proxy's idle timeout (often 60 s) closes it. */
 #define HEARTBEAT_USEC (30 * INT64_C(1000000))
+/* Bytes libmicrohttpd asks a stream for at once. */
+#define STREAM_BLOCK (16 * 1024)
 
 static json_t *entry_json(const struct ty_log_entry *e)
 {
@@ -141,37 +147,35 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
             ty_buf_putc(&f->out, '\n');
             continue;
         }
-        return tyd_stream_wait(f->conn) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+        return tyd_stream_wait(f->d, f->conn) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
     }
 }
 
-void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
+/* Read the query of a logs request into @q and *follow. Returns 0, or -1 with a 400 in @rep. */
+static int parse_query(const struct tyd_request *rq,
+                       struct ty_log_query *q,
+                       bool *follow,
+                       struct tyd_reply *rep)
 {
     static const char *const own[] = {"taskName", "since", "pageToken", "pageSize", "follow", NULL};
-    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
     const char *since = tyd_query(rq, "since");
     const char *ps = tyd_query(rq, "pageSize");
-    const char *tok = tyd_query(rq, "pageToken");
-    const char *follow = tyd_query(rq, "follow");
+    const char *fol = tyd_query(rq, "follow");
     const char *task = tyd_query(rq, "taskName");
-    struct ty_log_query q = {.max_entries = PAGE_DEFAULT};
-    struct ty_log_cursor *cur = NULL;
-    struct ty_log_entry *ents = NULL;
     struct ty_error e = {0};
-    bool more = false, want_follow = false;
-    size_t n = 0;
     int64_t v;
-    int r;
 
+    *q = (struct ty_log_query){.max_entries = PAGE_DEFAULT};
+    *follow = false;
     if (tyd_check_params(rq, own, rep) < 0)
-        return;
-    if (since && *since && ty_rfc3339_parse(since, &q.since_usec, &e) < 0) {
+        return -1;
+    if (since && *since && ty_rfc3339_parse(since, &q->since_usec, &e) < 0) {
         tyd_error(rep,
                   400,
                   NULL,
                   "since: expected an RFC 3339 time such as 2026-11-30T09:00:00Z (got '%.60s')",
                   since);
-        return;
+        return -1;
     }
     if (ps && *ps) {
         if (ty_parse_int64(ps, 0, INT32_MAX, &v) < 0) {
@@ -181,19 +185,97 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
                       "pageSize: expected a number from 0 to %d (got '%.40s')",
                       PAGE_MAX,
                       ps);
-            return;
+            return -1;
         }
-        q.max_entries = v == 0 ? PAGE_DEFAULT : v > PAGE_MAX ? PAGE_MAX : (size_t)v;
+        q->max_entries = v == 0 ? PAGE_DEFAULT : v > PAGE_MAX ? PAGE_MAX : (size_t)v;
     }
-    if (follow && *follow) {
-        if (strcmp(follow, "true") == 0 || strcmp(follow, "1") == 0)
-            want_follow = true;
-        else if (strcmp(follow, "false") != 0 && strcmp(follow, "0") != 0) {
-            tyd_error(rep, 400, NULL, "follow: expected true or false (got '%.20s')", follow);
-            return;
+    if (fol && *fol) {
+        if (strcmp(fol, "true") == 0 || strcmp(fol, "1") == 0)
+            *follow = true;
+        else if (strcmp(fol, "false") != 0 && strcmp(fol, "0") != 0) {
+            tyd_error(rep, 400, NULL, "follow: expected true or false (got '%.20s')", fol);
+            return -1;
         }
     }
-    q.task_name = task && *task ? task : NULL;
+    q->task_name = task && *task ? task : NULL;
+    return 0;
+}
+
+/* Answer with a stream of job @seq's entries from @cur (taken) on. */
+static void start_follow(const struct tyd_request *rq,
+                         int64_t seq,
+                         const struct ty_log_query *q,
+                         struct ty_log_cursor *cur,
+                         struct tyd_reply *rep)
+{
+    struct follow *f = xcalloc(1, sizeof(*f));
+
+    f->d = rq->d;
+    f->conn = rq->conn;
+    f->seq = seq;
+    f->task = q->task_name ? xstrdup(q->task_name) : NULL;
+    f->q = *q;
+    f->q.task_name = f->task;
+    f->cur = cur;
+    f->last_sent = ty_mono_usec();
+    rep->stream = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, STREAM_BLOCK, follow_read, f, follow_free);
+    if (!rep->stream) {
+        follow_free(f);
+        tyd_error(rep, 500, NULL, "cannot create the log stream");
+        return;
+    }
+    (void)MHD_add_response_header(rep->stream, "Content-Type", "application/x-ndjson");
+    rep->status = 200;
+}
+
+/* Answer with one page of job @seq's entries from @cur (taken) on, and the token after it. */
+static void answer_page(const struct tyd_request *rq,
+                        int64_t seq,
+                        const struct ty_log_query *q,
+                        struct ty_log_cursor *cur,
+                        struct tyd_reply *rep)
+{
+    struct ty_log_entry *ents = NULL;
+    struct ty_error e = {0};
+    _cleanup_free_ char *next = NULL;
+    bool more = false;
+    size_t n = 0;
+    json_t *arr;
+    int r;
+
+    r = read_page(rq->d, seq, q, cur, &ents, &n, &more, &e);
+    if (r < 0) {
+        ty_log_cursor_free(cur);
+        if (r == -EINVAL) /* a token whose position does not fit the files */
+            tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        else
+            tyd_error(rep, 500, NULL, "cannot read the job's logs: %s", ty_error_msg(&e));
+        return;
+    }
+    arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, entry_json(&ents[i]));
+    next = ty_log_cursor_format(cur);
+    rep->status = 200;
+    rep->json = json_object();
+    json_object_set_new(rep->json, "entries", arr);
+    json_object_set_new(rep->json, "nextPageToken", json_string(next));
+    ty_log_entries_free(ents, n);
+    ty_log_cursor_free(cur);
+}
+
+void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    struct ty_log_query q;
+    struct ty_log_cursor *cur = NULL;
+    struct ty_error e = {0};
+    bool follow;
+    int r;
+
+    if (parse_query(rq, &q, &follow, rep) < 0)
+        return;
     r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
     if (r == -ENOENT) {
         tyd_error(rep, 404, NULL, "Job '%s' not found in project '%s'.", rq->job, rq->project);
@@ -203,50 +285,12 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_error(rep, 500, NULL, "the job store failed: %s", ty_error_msg(&e));
         return;
     }
-    if (ty_log_cursor_parse(tok, &cur, &e) < 0) {
+    if (ty_log_cursor_parse(tyd_query(rq, "pageToken"), &cur, &e) < 0) {
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
-    if (want_follow) {
-        struct follow *f = xcalloc(1, sizeof(*f));
-        f->d = rq->d;
-        f->conn = rq->conn;
-        f->seq = row->seq;
-        f->task = q.task_name ? xstrdup(q.task_name) : NULL;
-        f->q = q;
-        f->q.task_name = f->task;
-        f->cur = cur;
-        f->last_sent = ty_mono_usec();
-        rep->stream = MHD_create_response_from_callback(
-            MHD_SIZE_UNKNOWN, 16 * 1024, follow_read, f, follow_free);
-        if (!rep->stream) {
-            follow_free(f);
-            tyd_error(rep, 500, NULL, "cannot create the log stream");
-            return;
-        }
-        (void)MHD_add_response_header(rep->stream, "Content-Type", "application/x-ndjson");
-        rep->status = 200;
-        return;
-    }
-    r = read_page(rq->d, row->seq, &q, cur, &ents, &n, &more, &e);
-    if (r < 0) {
-        ty_log_cursor_free(cur);
-        if (r == -EINVAL) /* a token whose position does not fit the files */
-            tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
-        else
-            tyd_error(rep, 500, NULL, "cannot read the job's logs: %s", ty_error_msg(&e));
-        return;
-    }
-    rep->status = 200;
-    rep->json = json_object();
-    {
-        json_t *arr = json_array();
-        _cleanup_free_ char *next = ty_log_cursor_format(cur);
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, entry_json(&ents[i]));
-        json_object_set_new(rep->json, "entries", arr);
-        json_object_set_new(rep->json, "nextPageToken", json_string(next));
-    }
-    ty_log_entries_free(ents, n);
-    ty_log_cursor_free(cur);
+    if (follow)
+        start_follow(rq, row->seq, &q, cur, rep);
+    else
+        answer_page(rq, row->seq, &q, cur, rep);
 }

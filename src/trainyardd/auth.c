@@ -16,6 +16,12 @@
 #include "macro.h"
 #include "strv.h"
 
+/* A token must be long enough not to be guessed over the network: 16 random base64
+ * characters are 96 bits. */
+#define MIN_TOKEN_LEN 16
+/* A tokens file is a few lines; 1 MiB is far beyond any real one and bounds what is read. */
+#define MAX_TOKENS_FILE (1024 * 1024)
+
 struct tyd_token {
     char *token;
     char **projects; /* "*" = all */
@@ -56,7 +62,7 @@ parse_line(struct tyd_auth *a, char *line, const char *path, int lineno, struct 
                             "project)",
                             path,
                             lineno);
-    if (strlen(tok) < 16)
+    if (strlen(tok) < MIN_TOKEN_LEN)
         return ty_error_set(err,
                             EINVAL,
                             "%s:%d: token too short (at least 16 characters; generate one "
@@ -81,7 +87,7 @@ int tyd_auth_load(const char *path, struct tyd_auth **ret, struct ty_error *err)
     char *line, *save = NULL;
     int r, lineno = 0;
 
-    r = ty_read_file(path, 1024 * 1024, &text, &len, err);
+    r = ty_read_file(path, MAX_TOKENS_FILE, &text, &len, err);
     if (r < 0)
         return ty_error_prefix(err, r, "--auth-tokens");
     if (stat(path, &st) == 0 && (st.st_mode & 0077))

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0
  * daemon.h: what the parts of trainyardd share.
  *
- * Threads: libmicrohttpd runs one thread per connection; each request is handled there
- * (api-jobs.c, api-logs.c) against the store, which is thread-safe. The main thread runs the
- * event loop of dispatch.c: it starts a supervisor process per job (supervisor.c, the same
- * binary in its `supervise-job` mode), watches them through pidfds and recovers after a
- * restart. Request threads wake the main thread with tyd_kick(). docs/internals/service.md
- * explains why jobs are supervised by their own processes. */
+ * Threads (http.c): libmicrohttpd's pool of epoll event threads (one per CPU, 2 to 8) reads
+ * requests and runs the fast handlers inline; 16 worker threads run the handlers that wait
+ * for a durable write or scan many rows, while their connections are suspended; a poller
+ * thread wakes the followed log streams every 200 ms. Which handler runs where is a column of
+ * the API table (TYD_API in route.h). Handlers (api-jobs.c, api-logs.c) work against the
+ * store, which is thread-safe. The main thread runs the event loop of dispatch.c: it starts
+ * a `trainyard-supervisor supervise-job` process per job, watches them through pidfds and
+ * recovers after a restart. Request threads wake it with tyd_kick().
+ * docs/internals/service.md explains the threads and why jobs have their own processes. */
 #ifndef TYD_DAEMON_H
 #define TYD_DAEMON_H
 
@@ -21,11 +24,13 @@
 #include "runtime.h"
 #include "store.h"
 
-/* Largest request body accepted; bigger ones get 413. */
+/* Largest request body accepted; bigger ones get 413. A job spec is a few KiB; 1 MiB leaves
+ * room for long argument lists and many labels while bounding what a client makes us hold. */
 #define TYD_MAX_BODY (1024 * 1024)
 
 struct tyd_auth;
 struct tyd_dispatch;
+struct tyd_http;
 struct tyd_queue;
 
 struct tyd {
@@ -43,6 +48,7 @@ struct tyd {
     struct ty_store *store;
     struct tyd_auth *auth;
     struct tyd_dispatch *dispatch;
+    struct tyd_http *http; /* the HTTP server and its threads (http.c) */
     struct tyd_queue *queue;
     int kick_fd; /* eventfd: wakes the main loop (new job, cancel) */
     atomic_bool stopping;
@@ -69,9 +75,10 @@ tyd_auth_check(const struct tyd_auth *a, const char *header, const char *project
 
 /* --- http.c ---------------------------------------------------------------------------- */
 
-/* Start serving on d->listen (sets d->port). Returns 0 or -errno with err. */
+/* Start serving on d->listen: sets d->http and d->port. Returns 0 or -errno with err. */
 int tyd_http_start(struct tyd *d, struct ty_error *err);
-/* Stop accepting, end streams, wait for request threads. */
+/* Set d->stopping; let the workers answer what is queued, end the streams, wait for every
+ * request thread and free d->http. Safe when tyd_http_start failed or never ran. */
 void tyd_http_stop(struct tyd *d);
 
 /* One request as the handlers see it. */
@@ -99,7 +106,7 @@ struct tyd_reply {
 /* For a stream with nothing to send now: suspend its connection until the next poll (every
  * 200 ms), then the stream's reader is called again. Call from the reader only, and return 0
  * after it. False when the service is stopping: end the stream instead. */
-bool tyd_stream_wait(struct MHD_Connection *conn);
+bool tyd_stream_wait(struct tyd *d, struct MHD_Connection *conn);
 
 /* A query parameter (decoded) or NULL. */
 const char *tyd_query(const struct tyd_request *rq, const char *name);
@@ -110,6 +117,9 @@ int tyd_error(struct tyd_reply *rep, unsigned code, const char *status, const ch
     __attribute__((format(printf, 4, 5)));
 
 /* --- api-jobs.c / api-logs.c ----------------------------------------------------------- */
+/* The handlers of the API table (TYD_API in route.h). Each answers @rq by filling @rep (a
+ * status and JSON, or a stream); rq->project and rq->job are valid ids, the caller was
+ * authenticated, and the body is at most TYD_MAX_BODY bytes. Thread-safe. */
 void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep);
@@ -140,6 +150,5 @@ void tyd_queue_add(struct tyd_queue *q, int64_t seq);
 void tyd_queue_remove(struct tyd_queue *q, int64_t seq);
 /* The job's jobPosition: 1 for the next to start, 0 when not waiting (already scheduled). */
 int64_t tyd_queue_position(struct tyd_queue *q, int64_t seq);
-size_t tyd_queue_length(struct tyd_queue *q);
 
 #endif

@@ -5,10 +5,9 @@
  * job left running is swept). At start-up it recovers: supervisors that outlived a previous
  * trainyardd (they run in their own sessions) are watched again, dead ones are accounted for.
  *
- * A supervisor is `trainyard-supervisor supervise-job` (supervisor.c), the program installed
- * next to trainyardd. It claims its
- * job in the store itself, so a job is never run twice even if trainyardd dies between
- * starting a supervisor and recording it. */
+ * A supervisor is `trainyard-supervisor supervise-job` (src/trainyard-supervisor), the
+ * program installed next to trainyardd. It claims its job in the store itself, so a job is
+ * never run twice even if trainyardd dies between starting a supervisor and recording it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,18 +27,24 @@
 #include "daemon.h"
 #include "loop.h"
 #include "macro.h"
+#include "parse.h"
 #include "proctree.h"
 #include "strv.h"
 #include "timeutil.h"
 
+/* Dispatch runs when a request kicks the loop and when a supervisor ends; this periodic pass
+ * is the safety net for anything else that frees room or queues a job (a kick lost to a full
+ * eventfd, a row changed by another process). 5 s bounds that delay for one indexed query. */
 #define RESCAN_USEC (5 * INT64_C(1000000))
+/* Supervisors started in one pass when there is no --max-running-jobs: a burst of thousands of
+ * queued jobs is started over several passes, so the loop keeps watching the ones it has. */
+#define START_BATCH 64
 
 extern char **environ;
 
 struct shim {
     struct tyd_dispatch *dp;
     int64_t seq;
-    pid_t pid;
     int pidfd;
     bool child;   /* ours to wait for (not one found at start-up) */
     bool sweeper; /* a sweep-containers helper, not a job's supervisor */
@@ -90,8 +95,6 @@ static bool watching(const struct tyd_dispatch *dp, int64_t seq)
  * anything they started inherit it). */
 static int sweep_processes(const char *key)
 {
-    _cleanup_free_ char *needle = xasprintf("%s=%s", TY_SWEEP_ENV, key);
-    size_t nlen = strlen(needle);
     DIR *dir = opendir("/proc");
     struct dirent *de;
     int killed = 0;
@@ -99,29 +102,12 @@ static int sweep_processes(const char *key)
     if (!dir)
         return 0;
     while ((de = readdir(dir))) {
-        char path[64], buf[65536];
-        pid_t pid = (pid_t)atoi(de->d_name);
-        ssize_t len;
-        int fd;
+        int64_t pid;
 
-        if (pid <= 1 || pid == getpid())
-            continue;
-        (void)snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        len = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        for (char *p = buf; p < buf + len; p += strlen(p) + 1) {
-            if (strncmp(p, needle, nlen) == 0 && p[nlen] == '\0') {
-                if (kill(pid, SIGKILL) == 0)
-                    killed++;
-                break;
-            }
-        }
+        if (ty_parse_int64(de->d_name, 2, INT32_MAX, &pid) < 0 || pid == getpid())
+            continue; /* not a process (".", "self", ...), init, or ourselves */
+        if (ty_proc_env_has((pid_t)pid, TY_SWEEP_ENV, key) && kill((pid_t)pid, SIGKILL) == 0)
+            killed++;
     }
     closedir(dir);
     return killed;
@@ -227,7 +213,7 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
         return;
     }
     s = xcalloc(1, sizeof(*s));
-    *s = (struct shim){dp, seq, pid, fd, child, sweeper};
+    *s = (struct shim){dp, seq, fd, child, sweeper};
     dp->shims = xreallocarray(dp->shims, dp->n + 1, sizeof(*dp->shims));
     dp->shims[dp->n++] = s;
     if (!sweeper)
@@ -309,7 +295,7 @@ static void dispatch(struct tyd_dispatch *dp)
 
     if (d->max_running == 0 || atomic_load(&d->stopping))
         return;
-    room = d->max_running < 0                     ? 64
+    room = d->max_running < 0                     ? START_BATCH
            : (size_t)d->max_running > dp->running ? (size_t)d->max_running - dp->running
                                                   : 0;
     if (room == 0)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * http.c: the HTTP side of trainyardd on libmicrohttpd: the listening socket (loopback only
- * unless tokens are configured), request bodies with a size limit, authentication, routing
- * to the API handlers, and Google's JSON error form.
+ * unless tokens are configured), request bodies with a size limit, authentication, running
+ * the handler of the API table's row (TYD_API in route.h) on the thread the row names, and
+ * Google's JSON error form. Its state is struct tyd_http, owned by struct tyd.
  *
  * Threads: libmicrohttpd's pool of event threads (epoll, one per CPU) parses requests and
  * runs the fast handlers (get, logs pages) inline. Handlers that wait for a durable write or
@@ -29,10 +30,29 @@
 #include "parse.h"
 #include "route.h"
 
-#define WORKERS        16
+/* Worker threads for the TYD_WORKER rows. Each mostly waits for a group commit's fsync or
+ * for SQLite, so they are many more than the cores: 16 let 16 creates share one commit (the
+ * store's writer batches whatever is waiting) without a thread per connection. */
+#define WORKERS 16
+/* How often a followed log stream with nothing new looks at its files again: short enough
+ * that `trainyard jobs stream-logs` feels live, long enough that idle streams cost nothing. */
 #define FOLLOW_POLL_MS 200
-
-static struct MHD_Daemon *mhd;
+/* libmicrohttpd's event threads: one per CPU, at least 2 (a slow client never holds every
+ * connection) and at most 8 (the handlers are short; more threads only contend for SQLite). */
+#define EVENT_THREADS_MIN 2
+#define EVENT_THREADS_MAX 8
+/* Stack of every request thread: ample for the handlers (JSON, spec checks, SQLite), while
+ * the default 8 MiB per thread would reserve some 200 MiB of address space for nothing. */
+#define THREAD_STACK (256 * 1024)
+/* Pending connections the kernel keeps while the event threads are busy (a burst of clients
+ * opening at once, as the 50-client benchmark does, must not see ECONNREFUSED). */
+#define LISTEN_BACKLOG 1024
+/* Open connections at once; beyond it libmicrohttpd refuses new ones instead of running out
+ * of file descriptors (the default soft limit is 1024). */
+#define MAX_CONNECTIONS 1000u
+/* Seconds an idle connection stays open. Followed log streams send a heartbeat every 30 s
+ * (api-logs.c), well inside it; a client that sends nothing for 10 minutes is gone. */
+#define CONNECTION_TIMEOUT_S 600u
 
 struct req_ctx {
     struct ty_buf body;
@@ -46,10 +66,12 @@ struct req_ctx {
     struct req_ctx *next;
 };
 
-/* The workers' queue, and the followed streams waiting for news. */
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
+/* The HTTP server of a struct tyd (d->http): libmicrohttpd, the workers' queue, and the
+ * followed streams waiting for news. */
+struct tyd_http {
+    struct MHD_Daemon *mhd;
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t cond;  /* a request was queued, or stop */
     struct req_ctx *head, *tail;
     bool stop;
     pthread_t threads[WORKERS];
@@ -58,7 +80,7 @@ static struct {
     size_t nwaiting, capwaiting;
     pthread_t poller;
     bool have_poller;
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+};
 
 static void free_args(struct tyd_request *rq)
 {
@@ -272,7 +294,7 @@ static int open_listener(struct tyd *d, struct ty_error *err)
         close(fd);
         return r;
     }
-    if (listen(fd, 1024) < 0 || getsockname(fd, (struct sockaddr *)&got, &glen) < 0) {
+    if (listen(fd, LISTEN_BACKLOG) < 0 || getsockname(fd, (struct sockaddr *)&got, &glen) < 0) {
         r = ty_error_set(err, errno, "cannot listen on %s: %s", d->listen, strerror(errno));
         close(fd);
         return r;
@@ -346,7 +368,7 @@ static bool pre_checks(struct tyd *d,
     default:
         break;
     }
-    if (d->auth && rt->method != TYD_HEALTH) {
+    if (d->auth && rt->api && rt->api->auth == TYD_AUTH_PROJECT) {
         const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         switch (tyd_auth_check(d->auth, h, rt->project)) {
         case TYD_AUTH_OK:
@@ -377,63 +399,51 @@ static bool pre_checks(struct tyd *d,
     return false;
 }
 
+/* GET /healthz: the service answers. */
+static void tyd_health(const struct tyd_request *rq, struct tyd_reply *rep)
+{
+    rep->status = 200;
+    rep->json = json_pack("{s:s}", "status", "ok");
+}
+
+/* The handler of each row of the API table (route.h), in its order. */
+typedef void tyd_handler(const struct tyd_request *rq, struct tyd_reply *rep);
+#define HANDLER(http, pattern, what, handler, runs_on, auth) handler,
+static tyd_handler *const handlers[] = {TYD_API(HANDLER)};
+#undef HANDLER
+
 static void run_handler(const struct tyd_route *rt, struct tyd_request *rq, struct tyd_reply *rep)
 {
-    switch (rt->method) {
-    case TYD_HEALTH:
-        rep->status = 200;
-        rep->json = json_pack("{s:s}", "status", "ok");
-        break;
-    case TYD_JOBS_CREATE:
-        tyd_jobs_create(rq, rep);
-        break;
-    case TYD_JOBS_LIST:
-        tyd_jobs_list(rq, rep);
-        break;
-    case TYD_JOBS_GET:
-        tyd_jobs_get(rq, rep);
-        break;
-    case TYD_JOBS_PATCH:
-        tyd_jobs_patch(rq, rep);
-        break;
-    case TYD_JOBS_CANCEL:
-        tyd_jobs_cancel(rq, rep);
-        break;
-    case TYD_JOBS_LOGS:
-        tyd_jobs_logs(rq, rep);
-        break;
-    default:
-        tyd_error(rep, 500, NULL, "no handler for %s", tyd_method_name(rt->method));
-    }
+    tyd_handler *h = rt->api && rt->row < TY_ARRAY_SIZE(handlers) ? handlers[rt->row] : NULL;
+
+    if (h)
+        h(rq, rep);
+    else
+        tyd_error(rep, 500, NULL, "internal error: no handler for this URL");
     if (!rep->json && !rep->stream)
         tyd_error(rep, 500, NULL, "internal error: the handler gave no answer");
 }
 
-/* Handlers that may wait (a durable write, a scan of many rows) run on the workers. */
-static bool runs_on_worker(enum tyd_method m)
-{
-    return m == TYD_JOBS_CREATE || m == TYD_JOBS_CANCEL || m == TYD_JOBS_PATCH ||
-           m == TYD_JOBS_LIST;
-}
-
 static void *worker_main(void *arg)
 {
+    struct tyd_http *h = arg;
+
     for (;;) {
         struct req_ctx *rc;
         struct MHD_Connection *c;
 
-        pthread_mutex_lock(&pool.lock);
-        while (!pool.head && !pool.stop)
-            pthread_cond_wait(&pool.cond, &pool.lock);
-        rc = pool.head;
+        pthread_mutex_lock(&h->lock);
+        while (!h->head && !h->stop)
+            pthread_cond_wait(&h->cond, &h->lock);
+        rc = h->head;
         if (!rc) {
-            pthread_mutex_unlock(&pool.lock);
+            pthread_mutex_unlock(&h->lock);
             return NULL;
         }
-        pool.head = rc->next;
-        if (!pool.head)
-            pool.tail = NULL;
-        pthread_mutex_unlock(&pool.lock);
+        h->head = rc->next;
+        if (!h->head)
+            h->tail = NULL;
+        pthread_mutex_unlock(&h->lock);
 
         run_handler(&rc->rt, &rc->rq, &rc->rep);
         c = rc->rq.conn;
@@ -443,61 +453,66 @@ static void *worker_main(void *arg)
 }
 
 /* Queue @rc for a worker, suspending its connection. False when the service stops. */
-static bool queue_work(struct req_ctx *rc)
+static bool queue_work(struct tyd_http *h, struct req_ctx *rc)
 {
-    pthread_mutex_lock(&pool.lock);
-    if (pool.stop) {
-        pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_lock(&h->lock);
+    if (h->stop) {
+        pthread_mutex_unlock(&h->lock);
         return false;
     }
     rc->work = RC_QUEUED;
     rc->next = NULL;
     MHD_suspend_connection(rc->rq.conn);
-    if (pool.tail)
-        pool.tail->next = rc;
+    if (h->tail)
+        h->tail->next = rc;
     else
-        pool.head = rc;
-    pool.tail = rc;
-    pthread_cond_signal(&pool.cond);
-    pthread_mutex_unlock(&pool.lock);
+        h->head = rc;
+    h->tail = rc;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->lock);
     return true;
 }
 
-bool tyd_stream_wait(struct MHD_Connection *c)
+bool tyd_stream_wait(struct tyd *d, struct MHD_Connection *c)
 {
-    pthread_mutex_lock(&pool.lock);
-    if (pool.stop) {
-        pthread_mutex_unlock(&pool.lock);
+    struct tyd_http *h = d->http;
+
+    pthread_mutex_lock(&h->lock);
+    if (h->stop) {
+        pthread_mutex_unlock(&h->lock);
         return false;
     }
-    if (pool.nwaiting == pool.capwaiting) {
-        pool.capwaiting = pool.capwaiting ? pool.capwaiting * 2 : 16;
-        pool.waiting = xreallocarray(pool.waiting, pool.capwaiting, sizeof(*pool.waiting));
+    if (h->nwaiting == h->capwaiting) {
+        h->capwaiting = h->capwaiting ? h->capwaiting * 2 : 16;
+        h->waiting = xreallocarray(h->waiting, h->capwaiting, sizeof(*h->waiting));
     }
-    pool.waiting[pool.nwaiting++] = c;
+    h->waiting[h->nwaiting++] = c;
     MHD_suspend_connection(c);
-    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&h->lock);
     return true;
 }
 
-/* Resume every waiting stream (they look for news, and wait again if there is none). */
-static void resume_waiting(void)
+/* Resume every waiting stream (they look for news, and wait again if there is none). Call
+ * with h->lock held. */
+static void resume_waiting(struct tyd_http *h)
 {
-    for (size_t i = 0; i < pool.nwaiting; i++)
-        MHD_resume_connection(pool.waiting[i]);
-    pool.nwaiting = 0;
+    for (size_t i = 0; i < h->nwaiting; i++)
+        MHD_resume_connection(h->waiting[i]);
+    h->nwaiting = 0;
 }
 
 static void *poller_main(void *arg)
 {
+    struct tyd_http *h = arg;
+
     for (;;) {
         struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
         bool stop;
         (void)nanosleep(&ts, NULL);
-        pthread_mutex_lock(&pool.lock);
-        resume_waiting();
-        stop = pool.stop;
-        pthread_mutex_unlock(&pool.lock);
+        pthread_mutex_lock(&h->lock);
+        resume_waiting(h);
+        stop = h->stop;
+        pthread_mutex_unlock(&h->lock);
         if (stop)
             return NULL;
     }
@@ -524,7 +539,7 @@ static enum MHD_Result on_request(void *cls,
         tyd_route(method, url, &rc->rt);
         if (pre_checks(d, c, &rc->rt, &rep)) {
             rc->answered = true;
-            return send_reply(d, c, method, url, &rep, rc->rt.allow);
+            return send_reply(d, c, method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
         }
         if (cl && (ty_parse_int64(cl, 0, INT64_MAX, &n) < 0 || n > TYD_MAX_BODY)) {
             rc->answered = true;
@@ -567,8 +582,8 @@ static enum MHD_Result on_request(void *cls,
         tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
         return send_reply(d, c, method, url, &rep, NULL);
     }
-    if (runs_on_worker(rc->rt.method)) {
-        if (queue_work(rc))
+    if (rc->rt.api->runs_on == TYD_WORKER) {
+        if (queue_work(d->http, rc))
             return MHD_YES;
         tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
         return send_reply(d, c, method, url, &rep, NULL);
@@ -600,53 +615,66 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     tyd_log("http: %s", msg);
 }
 
+/* Start the workers and the poller of @h. Returns 0 or -EAGAIN. */
+static int start_threads(struct tyd_http *h)
+{
+    pthread_attr_t attr;
+
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, THREAD_STACK);
+    for (h->nthreads = 0; h->nthreads < WORKERS; h->nthreads++)
+        if (pthread_create(&h->threads[h->nthreads], &attr, worker_main, h) != 0)
+            break;
+    h->have_poller = pthread_create(&h->poller, &attr, poller_main, h) == 0;
+    pthread_attr_destroy(&attr);
+    return h->nthreads == 0 || !h->have_poller ? -EAGAIN : 0;
+}
+
 int tyd_http_start(struct tyd *d, struct ty_error *err)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned event_threads = ncpu < 2 ? 2 : ncpu > 8 ? 8 : (unsigned)ncpu;
-    pthread_attr_t attr;
+    unsigned event_threads = ncpu < EVENT_THREADS_MIN   ? EVENT_THREADS_MIN
+                             : ncpu > EVENT_THREADS_MAX ? EVENT_THREADS_MAX
+                                                        : (unsigned)ncpu;
+    struct tyd_http *h;
     int fd = open_listener(d, err);
 
     if (fd < 0)
         return fd;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    pool.stop = false;
-    for (pool.nthreads = 0; pool.nthreads < WORKERS; pool.nthreads++)
-        if (pthread_create(&pool.threads[pool.nthreads], &attr, worker_main, NULL) != 0)
-            break;
-    pool.have_poller = pthread_create(&pool.poller, &attr, poller_main, NULL) == 0;
-    pthread_attr_destroy(&attr);
-    if (pool.nthreads == 0 || !pool.have_poller) {
+    h = xcalloc(1, sizeof(*h));
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->cond, NULL);
+    d->http = h;
+    if (start_threads(h) < 0) {
         close(fd);
         tyd_http_stop(d);
         return ty_error_set(err, EAGAIN, "cannot start the request threads");
     }
-    mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-                               MHD_USE_ERROR_LOG | MHD_USE_TURBO,
-                           0,
-                           NULL,
-                           NULL,
-                           on_request,
-                           d,
-                           MHD_OPTION_EXTERNAL_LOGGER,
-                           mhd_log,
-                           NULL,
-                           MHD_OPTION_LISTEN_SOCKET,
-                           (MHD_socket)fd,
-                           MHD_OPTION_THREAD_POOL_SIZE,
-                           event_threads,
-                           MHD_OPTION_NOTIFY_COMPLETED,
-                           on_completed,
-                           d,
-                           MHD_OPTION_CONNECTION_LIMIT,
-                           (unsigned)1000,
-                           MHD_OPTION_CONNECTION_TIMEOUT,
-                           (unsigned)600,
-                           MHD_OPTION_THREAD_STACK_SIZE,
-                           (size_t)(256 * 1024),
-                           MHD_OPTION_END);
-    if (!mhd) {
+    h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                                  MHD_USE_ERROR_LOG | MHD_USE_TURBO,
+                              0,
+                              NULL,
+                              NULL,
+                              on_request,
+                              d,
+                              MHD_OPTION_EXTERNAL_LOGGER,
+                              mhd_log,
+                              NULL,
+                              MHD_OPTION_LISTEN_SOCKET,
+                              (MHD_socket)fd,
+                              MHD_OPTION_THREAD_POOL_SIZE,
+                              event_threads,
+                              MHD_OPTION_NOTIFY_COMPLETED,
+                              on_completed,
+                              d,
+                              MHD_OPTION_CONNECTION_LIMIT,
+                              MAX_CONNECTIONS,
+                              MHD_OPTION_CONNECTION_TIMEOUT,
+                              CONNECTION_TIMEOUT_S,
+                              MHD_OPTION_THREAD_STACK_SIZE,
+                              (size_t)THREAD_STACK,
+                              MHD_OPTION_END);
+    if (!h->mhd) {
         close(fd);
         tyd_http_stop(d);
         return ty_error_set(err, EIO, "cannot start the HTTP server on %s", d->listen);
@@ -656,26 +684,29 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
 
 void tyd_http_stop(struct tyd *d)
 {
+    struct tyd_http *h = d->http;
+
     atomic_store(&d->stopping, true);
+    if (!h)
+        return;
     /* Workers finish what is queued (their connections are resumed and answered); streams
      * are resumed once more and end; then nothing is suspended and MHD may stop. */
-    pthread_mutex_lock(&pool.lock);
-    pool.stop = true;
-    pthread_cond_broadcast(&pool.cond);
-    pthread_mutex_unlock(&pool.lock);
-    for (size_t i = 0; i < pool.nthreads; i++)
-        pthread_join(pool.threads[i], NULL);
-    pool.nthreads = 0;
-    if (pool.have_poller)
-        pthread_join(pool.poller, NULL);
-    pool.have_poller = false;
-    pthread_mutex_lock(&pool.lock);
-    resume_waiting();
-    pthread_mutex_unlock(&pool.lock);
-    if (mhd)
-        MHD_stop_daemon(mhd);
-    mhd = NULL;
-    free(pool.waiting);
-    pool.waiting = NULL;
-    pool.capwaiting = 0;
+    pthread_mutex_lock(&h->lock);
+    h->stop = true;
+    pthread_cond_broadcast(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+    for (size_t i = 0; i < h->nthreads; i++)
+        pthread_join(h->threads[i], NULL);
+    if (h->have_poller)
+        pthread_join(h->poller, NULL);
+    pthread_mutex_lock(&h->lock);
+    resume_waiting(h);
+    pthread_mutex_unlock(&h->lock);
+    if (h->mhd)
+        MHD_stop_daemon(h->mhd);
+    pthread_cond_destroy(&h->cond);
+    pthread_mutex_destroy(&h->lock);
+    free(h->waiting);
+    free(h);
+    d->http = NULL;
 }

@@ -3,7 +3,8 @@
  * durable store, running each job under its own supervisor process. Options come from the
  * command line over a config file (docs/service.md); SIGTERM or SIGINT stops the service
  * cleanly (running jobs carry on under their supervisors and are picked up by the next
- * start). Each job runs under its own `trainyard-supervisor` process (supervisor-main.c). */
+ * start). Each job runs under its own `trainyard-supervisor` process
+ * (src/trainyard-supervisor). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,6 +30,8 @@
 #include "timeutil.h"
 #include "ty-config.h"
 
+/* Loopback: without --auth-tokens only programs on this machine may reach the API (a
+ * non-loopback address needs tokens). 8080: the usual unprivileged port of a local HTTP API. */
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_CONFIG "/etc/trainyard/trainyardd.conf"
 
@@ -361,7 +364,7 @@ int main(int argc, char **argv)
     setvbuf(stderr, NULL, _IOLBF, 0);
     d.listen = xstrdup(DEFAULT_LISTEN);
     d.runtime = xstrdup("process");
-    d.grace_usec = 10 * INT64_C(1000000);
+    d.grace_usec = 10 * INT64_C(1000000); /* as `local train`, and `docker stop` */
     d.state_dir = ty_statedir_default();
     if (parse_args(&d, argc, argv, &e) < 0) {
         fprintf(stderr, "trainyardd: %s\n", ty_error_msg(&e));

@@ -12,7 +12,12 @@
 #include "alloc.h"
 #include "daemon.h"
 
+/* Removals waiting for their addition. One lives only between the dispatcher starting a job
+ * and its creating thread recording it (microseconds), so a handful exist at once; 1024
+ * bounds the memory if additions were somehow lost. */
 #define MAX_TOMBSTONES 1024
+/* First size of the array of seqs; it doubles as needed. */
+#define INITIAL_CAP 256
 
 struct tyd_queue {
     pthread_mutex_t lock;
@@ -67,7 +72,7 @@ void tyd_queue_add(struct tyd_queue *q, int64_t seq)
     i = lower_bound(q, seq);
     if (i == q->n || q->seqs[i] != seq) {
         if (q->n == q->cap) {
-            q->cap = q->cap ? q->cap * 2 : 256;
+            q->cap = q->cap ? q->cap * 2 : INITIAL_CAP;
             q->seqs = xreallocarray(q->seqs, q->cap, sizeof(*q->seqs));
         }
         memmove(q->seqs + i + 1, q->seqs + i, (q->n - i) * sizeof(*q->seqs));
@@ -105,13 +110,4 @@ int64_t tyd_queue_position(struct tyd_queue *q, int64_t seq)
         pos = (int64_t)i + 1;
     pthread_mutex_unlock(&q->lock);
     return pos;
-}
-
-size_t tyd_queue_length(struct tyd_queue *q)
-{
-    size_t n;
-    pthread_mutex_lock(&q->lock);
-    n = q->n;
-    pthread_mutex_unlock(&q->lock);
-    return n;
 }

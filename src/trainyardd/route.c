@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
- * route.c: mapping a request's method and path to the API method it names (route.h). */
+ * route.c: finding the row of the API table (TYD_API in route.h) that a request's method and
+ * path name, checking the ids in the path; and the page tokens of jobs.list. */
 #include "route.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,53 +41,34 @@ int tyd_valid_project_id(const char *id, size_t len)
     return 1;
 }
 
-const char *tyd_method_name(enum tyd_method m)
-{
-    switch (m) {
-    case TYD_HEALTH:
-        return "healthz";
-    case TYD_JOBS_CREATE:
-        return "jobs.create";
-    case TYD_JOBS_LIST:
-        return "jobs.list";
-    case TYD_JOBS_GET:
-        return "jobs.get";
-    case TYD_JOBS_PATCH:
-        return "jobs.patch";
-    case TYD_JOBS_CANCEL:
-        return "jobs.cancel";
-    case TYD_JOBS_LOGS:
-        return "jobs.logs";
-    default:
-        return "unknown";
-    }
-}
+/* The rows of TYD_API as the router sees them (the handlers are http.c's business). */
+#define ROW(http, pattern, what, handler, runs_on, auth)                                           \
+    {http, pattern, TYD_##what, TYD_##runs_on, TYD_AUTH_##auth},
+static const struct tyd_api_row rows[] = {TYD_API(ROW)};
+#undef ROW
 
-static int is(const char *m, const char *want)
-{
-    return strcmp(m, want) == 0;
-}
+/* The ids a pattern may hold. */
+struct id_kind {
+    const char *placeholder; /* "{project}" */
+    const char *what;        /* for messages */
+    const char *stops;       /* characters that end the id in a path */
+    int (*valid)(const char *id, size_t len);
+    const char *rule;
+};
+static const struct id_kind id_kinds[] = {
+    {"{project}",
+     "project id",
+     "/",
+     tyd_valid_project_id,
+     "use only letters, numbers and - . _ : ~, at most 128 characters"},
+    {"{job}",
+     "job id",
+     "/:",
+     tyd_valid_job_id,
+     "use only letters, numbers and underscores, start with a letter, at most 128 characters"},
+};
 
-/* Choose by HTTP method among the resource's methods (NULL = not offered). */
-static void pick(struct tyd_route *r,
-                 const char *m,
-                 enum tyd_method get,
-                 enum tyd_method post,
-                 enum tyd_method patch,
-                 const char *allow)
-{
-    enum tyd_method got = TYD_BAD_METHOD;
-    if (is(m, "GET") && get != TYD_NOT_FOUND)
-        got = get;
-    else if (is(m, "POST") && post != TYD_NOT_FOUND)
-        got = post;
-    else if (is(m, "PATCH") && patch != TYD_NOT_FOUND)
-        got = patch;
-    r->method = got;
-    r->allow = got == TYD_BAD_METHOD ? allow : NULL;
-}
-
-static void bad_name(struct tyd_route *r, const char *what, const char *text, size_t len)
+static void bad_name(struct tyd_route *r, const struct id_kind *k, const char *text, size_t len)
 {
     r->method = TYD_BAD_NAME;
     if (len > 64)
@@ -93,95 +76,162 @@ static void bad_name(struct tyd_route *r, const char *what, const char *text, si
                        sizeof(r->detail),
                        "invalid %s '%.64s...': too long or contains characters that are not "
                        "allowed",
-                       what,
+                       k->what,
                        text);
     else
         (void)snprintf(r->detail,
                        sizeof(r->detail),
                        "invalid %s '%.*s': %s",
-                       what,
+                       k->what,
                        (int)len,
                        text,
-                       strcmp(what, "job id") == 0
-                           ? "use only letters, numbers and underscores, start with a letter, "
-                             "at most 128 characters"
-                           : "use only letters, numbers and - . _ : ~, at most 128 characters");
+                       k->rule);
+}
+
+/* The ids a path gave while it was matched against a pattern. */
+struct ids {
+    const char *project, *job;
+    size_t project_len, job_len;
+    const struct id_kind *bad; /* the first id found invalid */
+    const char *bad_text;
+    size_t bad_len;
+};
+
+/* Does the literal text of the pattern at @p (up to the next id, or to the end less a final
+ * "/?") start @s? At the end of the pattern it must also end a path segment of @s (be
+ * followed by a '/' or the end); an empty literal there always does. */
+static bool literal_follows(const char *p, const char *s)
+{
+    size_t len = strcspn(p, "{");
+    bool last = p[len] == '\0';
+
+    if (last && len >= 2 && p[len - 2] == '/' && p[len - 1] == '?')
+        len -= 2;
+    if (len == 0)
+        return true;
+    return strncmp(p, s, len) == 0 && (!last || s[len] == '/' || s[len] == '\0');
+}
+
+/* Take the id of the pattern at *p from the path at *s, advancing both. False when the
+ * pattern cannot match; an invalid id that must be judged is noted in @ids. */
+static bool take_id(const char **p, const char **s, struct ids *ids)
+{
+    const struct id_kind *k = NULL;
+    size_t n;
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(id_kinds) && !k; i++)
+        if (strncmp(*p, id_kinds[i].placeholder, strlen(id_kinds[i].placeholder)) == 0)
+            k = &id_kinds[i];
+    if (!k)
+        return false; /* a pattern with an unknown id: test-route catches it */
+    n = strcspn(*s, k->stops);
+    *p += strlen(k->placeholder);
+    if (!literal_follows(*p, *s + n))
+        return false;
+    if (!k->valid(*s, n)) {
+        ids->bad = k;
+        ids->bad_text = *s;
+        ids->bad_len = n;
+        return false;
+    }
+    if (k == &id_kinds[0]) {
+        ids->project = *s;
+        ids->project_len = n;
+    } else {
+        ids->job = *s;
+        ids->job_len = n;
+    }
+    *s += n;
+    return true;
+}
+
+/* Does @path match @pattern? Fills @ids with what it holds. */
+static bool match(const char *pattern, const char *path, struct ids *ids)
+{
+    const char *p = pattern, *s = path;
+
+    while (*p) {
+        if (*p == '{') {
+            if (!take_id(&p, &s, ids))
+                return false;
+            continue;
+        }
+        if (p[0] == '/' && p[1] == '?' && p[2] == '\0')
+            return *s == '\0' || (s[0] == '/' && s[1] == '\0');
+        if (*p != *s)
+            return false;
+        p++;
+        s++;
+    }
+    return *s == '\0';
+}
+
+static void copy_id(char *dst, const char *id, size_t len)
+{
+    if (id)
+        memcpy(dst, id, len);
+    dst[id ? len : 0] = '\0';
+}
+
+/* Append @method to the Allow list of @r. */
+static void allow_add(struct tyd_route *r, const char *method)
+{
+    size_t used = strlen(r->allow);
+    (void)snprintf(r->allow + used, sizeof(r->allow) - used, "%s%s", used ? ", " : "", method);
+}
+
+/* The answer for row @i, which matched: its project and job, and why it is not offered. */
+static void take_row(struct tyd_route *r, size_t i, const struct ids *ids)
+{
+    r->method = rows[i].method;
+    r->row = i;
+    r->api = &rows[i];
+    r->allow[0] = '\0'; /* rows before it may have matched with other HTTP methods */
+    copy_id(r->project, ids->project, ids->project_len);
+    copy_id(r->job, ids->job, ids->job_len);
+    if (r->method == TYD_UNIMPLEMENTED) /* the IAM methods: "...:getIamPolicy" */
+        (void)snprintf(r->detail,
+                       sizeof(r->detail),
+                       "%s is not supported by trainyard: access is granted per project by the "
+                       "daemon's --auth-tokens file",
+                       strrchr(rows[i].pattern, ':') + 1);
 }
 
 void tyd_route(const char *m, const char *path, struct tyd_route *r)
 {
-    static const char prefix[] = "/v1/projects/";
-    const char *p, *slash, *job, *end, *colon;
-    size_t plen, jlen;
+    struct ids bad = {0}, found = {0};
+    bool matched = false;
 
     memset(r, 0, sizeof(*r));
     r->method = TYD_NOT_FOUND;
     if (!m || !path)
         return;
-    if (strcmp(path, "/healthz") == 0) {
-        pick(r, m, TYD_HEALTH, TYD_NOT_FOUND, TYD_NOT_FOUND, "GET");
-        return;
-    }
-    if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
-        goto not_found;
-    p = path + sizeof(prefix) - 1;
-    slash = strchr(p, '/');
-    if (!slash || strncmp(slash, "/jobs", 5) != 0 || (slash[5] != '\0' && slash[5] != '/'))
-        goto not_found;
-    plen = (size_t)(slash - p);
-    if (!tyd_valid_project_id(p, plen)) {
-        bad_name(r, "project id", p, plen);
-        return;
-    }
-    memcpy(r->project, p, plen);
-    r->project[plen] = '\0';
-    if (slash[5] == '\0' || (slash[5] == '/' && slash[6] == '\0')) {
-        pick(r, m, TYD_JOBS_LIST, TYD_JOBS_CREATE, TYD_NOT_FOUND, "GET, POST");
-        return;
-    }
-    job = slash + 6;
-    end = strchr(job, '/');
-    colon = strchr(job, ':');
-    if (colon && end && colon > end)
-        colon = NULL;
-    jlen = colon ? (size_t)(colon - job) : end ? (size_t)(end - job) : strlen(job);
-    if (!tyd_valid_job_id(job, jlen)) {
-        bad_name(r, "job id", job, jlen);
-        return;
-    }
-    memcpy(r->job, job, jlen);
-    r->job[jlen] = '\0';
-    if (colon) {
-        const char *verb = colon + 1;
-        if (end)
-            goto not_found;
-        if (strcmp(verb, "cancel") == 0) {
-            pick(r, m, TYD_NOT_FOUND, TYD_JOBS_CANCEL, TYD_NOT_FOUND, "POST");
+    for (size_t i = 0; i < TY_ARRAY_SIZE(rows); i++) {
+        struct ids ids = {0};
+        if (!match(rows[i].pattern, path, &ids)) {
+            if (ids.bad && !bad.bad)
+                bad = ids;
+            continue;
+        }
+        if (strcmp(rows[i].http_method, "*") == 0 || strcmp(rows[i].http_method, m) == 0) {
+            take_row(r, i, &ids);
             return;
         }
-        if (strcmp(verb, "getIamPolicy") == 0 || strcmp(verb, "setIamPolicy") == 0 ||
-            strcmp(verb, "testIamPermissions") == 0) {
-            r->method = TYD_UNIMPLEMENTED;
-            (void)snprintf(r->detail,
-                           sizeof(r->detail),
-                           "%s is not supported by trainyard: access is granted per project "
-                           "by the daemon's --auth-tokens file",
-                           verb);
-            return;
-        }
-        goto not_found;
+        matched = true;
+        found = ids;
+        allow_add(r, rows[i].http_method);
     }
-    if (!end) {
-        pick(r, m, TYD_JOBS_GET, TYD_NOT_FOUND, TYD_JOBS_PATCH, "GET, PATCH");
+    if (matched) {
+        r->method = TYD_BAD_METHOD;
+        copy_id(r->project, found.project, found.project_len);
+        copy_id(r->job, found.job, found.job_len);
         return;
     }
-    if (strcmp(end, "/logs") == 0) {
-        pick(r, m, TYD_JOBS_LOGS, TYD_NOT_FOUND, TYD_NOT_FOUND, "GET");
+    if (bad.bad) {
+        copy_id(r->project, bad.project, bad.project_len);
+        bad_name(r, bad.bad, bad.bad_text, bad.bad_len);
         return;
     }
-not_found:
-    r->method = TYD_NOT_FOUND;
-    r->project[0] = r->job[0] = '\0';
     (void)snprintf(r->detail, sizeof(r->detail), "no API method at this URL");
 }
 

@@ -1,22 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0
- * route.h: which API method a request names. Pure functions over the method and the
- * (already percent-decoded) path, so they are unit-tested and fuzzed without a server.
- *
- *   POST   /v1/projects/{project}/jobs                 jobs.create
- *   GET    /v1/projects/{project}/jobs                 jobs.list
- *   GET    /v1/projects/{project}/jobs/{job}           jobs.get
- *   PATCH  /v1/projects/{project}/jobs/{job}           jobs.patch
- *   POST   /v1/projects/{project}/jobs/{job}:cancel    jobs.cancel
- *   GET    /v1/projects/{project}/jobs/{job}/logs      jobs.logs (trainyard's own)
- *   GET    /healthz                                    liveness, no auth
- * The IAM methods of ml v1 (:getIamPolicy, :setIamPolicy, :testIamPermissions) are known
- * and answered as not implemented. */
+ * route.h: the API of trainyardd in one table (TYD_API below), and the router that finds
+ * which row a request names. The router is a pure function of the method and the (already
+ * percent-decoded) path, so it is unit-tested and fuzzed without a server; http.c runs the
+ * handler a row names, on the thread and after the check the row asks for. */
 #ifndef TYD_ROUTE_H
 #define TYD_ROUTE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a request names: an API method, or why it names none. */
 enum tyd_method {
     TYD_NOT_FOUND,     /* no such resource: 404 */
     TYD_BAD_METHOD,    /* the resource exists, not with this HTTP method: 405 */
@@ -31,6 +24,54 @@ enum tyd_method {
     TYD_JOBS_LOGS,
 };
 
+/* Where a row's handler runs (http.c). INLINE: on the libmicrohttpd event thread that read
+ * the request, for answers that cost one point lookup or a page of a file. WORKER: on one of
+ * the worker threads while the connection is suspended, for handlers that wait for a durable
+ * write (an fsync) or may scan many rows, so they never stall the event thread's other
+ * connections. */
+enum tyd_runs_on { TYD_INLINE, TYD_WORKER };
+
+/* Who may call a row. NONE: anyone (liveness probes carry no token). PROJECT: with
+ * --auth-tokens, a bearer token that grants the project named in the path. */
+enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT };
+
+/* The whole API, one row per method. Columns:
+ *   HTTP method ("*": any); path pattern (TYD_JOBS is "/v1/projects/{project}/jobs");
+ *   what it is (enum tyd_method without TYD_); handler (api-jobs.c, api-logs.c, http.c;
+ *   NULL: answered 501); where it runs (TYD_INLINE or TYD_WORKER, see enum tyd_runs_on);
+ *   who may call it (TYD_AUTH_NONE or TYD_AUTH_PROJECT, see enum tyd_auth_need).
+ * Patterns: literal text, {project} (up to the next '/'), {job} (up to the next '/' or ':',
+ * as a custom verb such as :cancel follows it); a final "/?" allows one trailing slash. An
+ * id is checked (400 naming the rule) once the path matches the pattern up to it and the
+ * literal text after it, to a '/' or the end of the path. A path that matches rows but none
+ * of their HTTP methods gets 405 and an Allow header listing theirs, in this order.
+ * A new endpoint: a row here (and a value in enum tyd_method), its handler declared in
+ * daemon.h, cases in tests/unit/test-route.c. The IAM methods of ml v1 are known and
+ * answered as not implemented: access is granted per project by the tokens file. */
+#define TYD_JOBS "/v1/projects/{project}/jobs"
+/* clang-format off */
+#define TYD_API(X)                                                                            \
+    X("GET",   "/healthz",                       HEALTH,        tyd_health,      INLINE, NONE)    \
+    X("GET",   TYD_JOBS "/?",                    JOBS_LIST,     tyd_jobs_list,   WORKER, PROJECT) \
+    X("POST",  TYD_JOBS "/?",                    JOBS_CREATE,   tyd_jobs_create, WORKER, PROJECT) \
+    X("GET",   TYD_JOBS "/{job}",                JOBS_GET,      tyd_jobs_get,    INLINE, PROJECT) \
+    X("PATCH", TYD_JOBS "/{job}",                JOBS_PATCH,    tyd_jobs_patch,  WORKER, PROJECT) \
+    X("POST",  TYD_JOBS "/{job}:cancel",         JOBS_CANCEL,   tyd_jobs_cancel, WORKER, PROJECT) \
+    X("GET",   TYD_JOBS "/{job}/logs",           JOBS_LOGS,     tyd_jobs_logs,   INLINE, PROJECT) \
+    X("*",     TYD_JOBS "/{job}:getIamPolicy",   UNIMPLEMENTED, NULL,            INLINE, PROJECT) \
+    X("*",     TYD_JOBS "/{job}:setIamPolicy",   UNIMPLEMENTED, NULL,            INLINE, PROJECT) \
+    X("*",     TYD_JOBS "/{job}:testIamPermissions", UNIMPLEMENTED, NULL,        INLINE, PROJECT)
+/* clang-format on */
+
+/* One row of TYD_API without its handler (the router does not link the handlers). */
+struct tyd_api_row {
+    const char *http_method;
+    const char *pattern;
+    enum tyd_method method;
+    enum tyd_runs_on runs_on;
+    enum tyd_auth_need auth;
+};
+
 /* Longest project id accepted (Google's are 6-30 characters; domain-scoped ones are longer). */
 #define TYD_PROJECT_MAX 128
 /* Longest job id (the service's rule). */
@@ -38,18 +79,20 @@ enum tyd_method {
 
 struct tyd_route {
     enum tyd_method method;
+    size_t row;                    /* index of the row in TYD_API when a row matched */
+    const struct tyd_api_row *api; /* that row, or NULL */
     char project[TYD_PROJECT_MAX + 1];
     char job[TYD_JOB_ID_MAX + 1];
-    const char *allow; /* for TYD_BAD_METHOD: the methods the resource has ("GET, POST") */
-    char detail[160];  /* for TYD_BAD_NAME, TYD_NOT_FOUND, TYD_UNIMPLEMENTED: why */
+    char allow[64];   /* for TYD_BAD_METHOD: the methods the resource has ("GET, POST") */
+    char detail[160]; /* for TYD_BAD_NAME, TYD_NOT_FOUND, TYD_UNIMPLEMENTED: why */
 };
 
-/* Resolve @http_method + @path into @r. Never fails: r->method says what to answer. */
+/* Resolve @http_method + @path into @r by the rows of TYD_API. Never fails: r->method says
+ * what to answer; r->api is set for TYD_UNIMPLEMENTED and the API methods. */
 void tyd_route(const char *http_method, const char *path, struct tyd_route *r);
 
-/* The method's name as in the discovery document ("jobs.create"), for logs. */
-const char *tyd_method_name(enum tyd_method m);
-
+/* The id rules the router checks; exported for tests/unit/test-route.c and
+ * fuzz/fuzz-api-request.c (the daemon itself only uses them through tyd_route). */
 /* Does @id follow the job id rule (letters, digits and underscores, starting with a letter,
  * at most 128 characters)? */
 int tyd_valid_job_id(const char *id, size_t len);

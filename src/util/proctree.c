@@ -127,10 +127,10 @@ static bool is_zombie(pid_t pid)
     return !read_stat(pid, &pi) || pi.state == 'Z' || pi.state == 'X';
 }
 
-static bool env_has_token(pid_t pid, const char *token)
+bool ty_proc_env_has(pid_t pid, const char *name, const char *value)
 {
     char path[64];
-    _cleanup_free_ char *want = xasprintf("%s=%s", TY_RUN_TOKEN_ENV, token);
+    _cleanup_free_ char *want = xasprintf("%s=%s", name, value);
     _cleanup_fclose_ FILE *f = NULL;
     char *entry = NULL;
     size_t cap = 0;
@@ -140,6 +140,7 @@ static bool env_has_token(pid_t pid, const char *token)
     f = fopen(path, "re");
     if (!f)
         return false;
+    /* Entry by entry to the end of the file: no size limit to miss an entry past. */
     while (getdelim(&entry, &cap, '\0', f) > 0) {
         if (strcmp(entry, want) == 0) {
             found = true;
@@ -172,7 +173,7 @@ size_t ty_proctree_collect(const pid_t *roots, size_t n, const char *token, pid_
         for (size_t i = 0; i < nm; i++) {
             if (is_owned(mine[i]) || contains(roots, n, mine[i]) || contains(queue, nq, mine[i]))
                 continue;
-            if (!env_has_token(mine[i], token))
+            if (!ty_proc_env_has(mine[i], TY_RUN_TOKEN_ENV, token))
                 continue;
             if (nq == capq) {
                 capq = capq ? capq * 2 : 64;

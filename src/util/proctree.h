@@ -34,6 +34,11 @@ void ty_proctree_kill(const pid_t *pids, size_t n, int sig);
 /* Reap zombie children of this process that no one owns. Returns how many. */
 int ty_proctree_reap_orphans(void);
 
+/* Does the environment of process @pid hold the entry @name=@value exactly? Reads all of
+ * /proc/PID/environ, however long (a CLUSTER_SPEC alone may exceed 128 KiB, and the entry
+ * sought may come after it). False when the process is gone or not ours to read. */
+bool ty_proc_env_has(pid_t pid, const char *name, const char *value);
+
 /* Start time of process @pid in clock ticks since boot (field 22 of /proc/PID/stat): with
  * the pid it names one process across pid reuse. 0 when the process does not exist. */
 unsigned long long ty_proc_start_time(pid_t pid);

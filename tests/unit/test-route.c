@@ -55,7 +55,7 @@ static void test_routes(void)
         is_str(r.project, c[i].project, "%s %s: project", c[i].method, c[i].path);
         is_str(r.job, c[i].job, "%s %s: job", c[i].method, c[i].path);
         if (c[i].want == TYD_BAD_METHOD)
-            ok(r.allow && *r.allow, "%s %s: Allow given", c[i].method, c[i].path);
+            ok(r.allow[0] != '\0', "%s %s: Allow given (%s)", c[i].method, c[i].path, r.allow);
         if (c[i].want == TYD_BAD_NAME)
             ok(strstr(r.detail, "invalid") != NULL,
                "%s %s: detail says why (%s)",
@@ -63,6 +63,66 @@ static void test_routes(void)
                c[i].path,
                r.detail);
     }
+}
+
+/* What the API table (TYD_API) says of each method: its row, where it runs, who may call it,
+ * and the Allow header of a resource. */
+static void test_table(void)
+{
+    static const struct {
+        const char *method, *path;
+        enum tyd_method want;
+        enum tyd_runs_on runs_on;
+        enum tyd_auth_need auth;
+    } c[] = {
+        {"GET", "/healthz", TYD_HEALTH, TYD_INLINE, TYD_AUTH_NONE},
+        {"POST", "/v1/projects/p/jobs", TYD_JOBS_CREATE, TYD_WORKER, TYD_AUTH_PROJECT},
+        {"GET", "/v1/projects/p/jobs", TYD_JOBS_LIST, TYD_WORKER, TYD_AUTH_PROJECT},
+        {"GET", "/v1/projects/p/jobs/j", TYD_JOBS_GET, TYD_INLINE, TYD_AUTH_PROJECT},
+        {"PATCH", "/v1/projects/p/jobs/j", TYD_JOBS_PATCH, TYD_WORKER, TYD_AUTH_PROJECT},
+        {"POST", "/v1/projects/p/jobs/j:cancel", TYD_JOBS_CANCEL, TYD_WORKER, TYD_AUTH_PROJECT},
+        {"GET", "/v1/projects/p/jobs/j/logs", TYD_JOBS_LOGS, TYD_INLINE, TYD_AUTH_PROJECT},
+        {"POST",
+         "/v1/projects/p/jobs/j:testIamPermissions",
+         TYD_UNIMPLEMENTED,
+         TYD_INLINE,
+         TYD_AUTH_PROJECT},
+    };
+    struct tyd_route r;
+
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        tyd_route(c[i].method, c[i].path, &r);
+        if (!ok(r.api != NULL, "%s %s: has a row", c[i].method, c[i].path))
+            continue;
+        is_int(r.api->method, c[i].want, "%s %s: row's method", c[i].method, c[i].path);
+        is_int(r.api->runs_on, c[i].runs_on, "%s %s: runs on", c[i].method, c[i].path);
+        is_int(r.api->auth, c[i].auth, "%s %s: auth", c[i].method, c[i].path);
+    }
+    tyd_route("DELETE", "/v1/projects/p/jobs", &r);
+    is_str(r.allow, "GET, POST", "jobs collection: Allow");
+    ok(r.api == NULL, "a 405 names no row");
+    tyd_route("PUT", "/v1/projects/p/jobs/j", &r);
+    is_str(r.allow, "GET, PATCH", "a job: Allow");
+    tyd_route("GET", "/v1/projects/p/jobs/j:cancel", &r);
+    is_str(r.allow, "POST", "cancel: Allow");
+    tyd_route("GET", "/v1/projects/p/jobs/j:getIamPolicy", &r);
+    ok(strstr(r.detail, "getIamPolicy is not supported") != NULL, "IAM: detail (%s)", r.detail);
+    tyd_route("GET", "/v1/projects/p/jobs/j", &r);
+    is_str(r.allow, "", "no Allow for a method that matched");
+    tyd_route("POST", "/v1/projects/p/jobs", &r);
+    is_str(r.allow, "", "no Allow for a method that matched after another row");
+    tyd_route("GET", "/v1/projects/p q/jobsx", &r);
+    is_int(r.method, TYD_NOT_FOUND, "a bad project id before an unknown collection: 404");
+    tyd_route("GET", "/v1/projects/p q/jobs:x", &r);
+    is_int(r.method, TYD_NOT_FOUND, "a bad project id before jobs:x: 404");
+    tyd_route("GET", "/v1/projects/p/jobs/9job/anything", &r);
+    is_int(r.method, TYD_BAD_NAME, "a bad job id before an unknown part: 400");
+    tyd_route("GET", "/v1/projects/p/jobs/j/", &r);
+    is_int(r.method, TYD_NOT_FOUND, "a job with a trailing slash: 404");
+    tyd_route("GET", "/healthz/", &r);
+    is_int(r.method, TYD_NOT_FOUND, "healthz with a trailing slash: 404");
+    tyd_route("GET", "/v1/projects/p/jobs/j:cancel/x", &r);
+    is_int(r.method, TYD_NOT_FOUND, "a verb with a path after it: 404");
 }
 
 static void test_ids(void)
@@ -115,6 +175,7 @@ static void test_tokens(void)
 int main(void)
 {
     test_routes();
+    test_table();
     test_ids();
     test_tokens();
     return done_testing();
