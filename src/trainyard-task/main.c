@@ -57,6 +57,7 @@ struct task {
     struct ty_runtime *rt;
     char *metric_dir; /* a trial's local metric directory, or NULL */
     bool launched, exited, quit, lost;
+    bool cleaned; /* the runtime's asynchronous cleanup ended */
     uint64_t kill_timer;
     uint64_t metric_timer;
     struct ty_file_stamp metric_stamp; /* the metric file as last sent */
@@ -178,6 +179,26 @@ static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
     send_json(t, TY_TASK_NOTICE, json_pack("{s:i, s:s}", "severity", (int)sev, "message", msg));
 }
 
+static void on_cleaned(void *ctx)
+{
+    struct task *t = ctx;
+    t->cleaned = true;
+}
+
+/* Remove what the replica's runtime created, running the loop while that goes on (the
+ * connection and signals are still served meanwhile), then free the runtime. */
+static void clean_up(struct task *t)
+{
+    if (!t->rt)
+        return;
+    if (t->rt->ops->cleanup(t->rt) == TY_RUNTIME_ASYNC)
+        while (!t->cleaned)
+            if (ty_loop_run_once(t->loop) < 0)
+                break; /* destroy finishes it */
+    ty_runtime_free(t->rt);
+    t->rt = NULL;
+}
+
 /* ---- the supervisor's messages --------------------------------------------------------- */
 
 /* The address this node is reached at: the local end of the connection to the supervisor. */
@@ -198,6 +219,7 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
                                    .output = on_output,
                                    .exited = on_exited,
                                    .notice = on_notice,
+                                   .cleaned = on_cleaned,
                                    .ctx = t};
     const char *trial = ty_json_str(m, "trialId");
     const char *runtime = ty_json_str(m, "runtime") ? ty_json_str(m, "runtime") : "process";
@@ -244,7 +266,8 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
         t->metric_dir = xstrdup(tmpl);
         t->sub.metric_dir = t->metric_dir;
     }
-    r = ty_runtime_new(strcmp(runtime, "process") == 0 ? &ty_runtime_process : &ty_runtime_container,
+    r = ty_runtime_new(strcmp(runtime, "process") == 0 ? &ty_runtime_process
+                                                       : &ty_runtime_container,
                        t->loop,
                        &ev,
                        &t->rt,
@@ -469,10 +492,7 @@ int main(int argc, char **argv)
                         (int)getpid()));
     (void)ty_loop_run(t.loop);
     ty_loop_cancel_timer(t.loop, t.metric_timer);
-    if (t.rt) {
-        t.rt->ops->cleanup(t.rt);
-        ty_runtime_free(t.rt);
-    }
+    clean_up(&t);
     if (t.fd >= 0)
         close(t.fd);
     if (t.metric_dir) {
