@@ -573,7 +573,7 @@ void ty_supervisor_free(struct ty_supervisor *sup)
     if (!sup)
         return;
     /* A run that has not ended: destroy finishes its cleanup (or does all of it),
-     * synchronously; no event of the runtime reaches the supervisor after it. */
+     * synchronously; its output and notices meanwhile still reach us, `cleaned` does not. */
     ty_runtime_free(sup->rt);
     ty_loop_cancel_timer(sup->loop, sup->grace_timer);
     ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
