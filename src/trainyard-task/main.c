@@ -57,6 +57,7 @@ struct task {
     struct ty_runtime *rt;
     char *metric_dir; /* a trial's local metric directory, or NULL */
     bool launched, exited, quit, lost;
+    bool cleaned; /* the runtime's asynchronous cleanup ended */
     uint64_t kill_timer;
     uint64_t metric_timer;
     struct ty_file_stamp metric_stamp; /* the metric file as last sent */
@@ -178,6 +179,26 @@ static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
     send_json(t, TY_TASK_NOTICE, json_pack("{s:i, s:s}", "severity", (int)sev, "message", msg));
 }
 
+static void on_cleaned(void *ctx)
+{
+    struct task *t = ctx;
+    t->cleaned = true;
+}
+
+/* Remove what the replica's runtime created, running the loop while that goes on (the
+ * connection and signals are still served meanwhile), then free the runtime. */
+static void clean_up(struct task *t)
+{
+    if (!t->rt)
+        return;
+    if (t->rt->ops->cleanup(t->rt) == TY_RUNTIME_ASYNC)
+        while (!t->cleaned)
+            if (ty_loop_run_once(t->loop) < 0)
+                break; /* destroy finishes it */
+    ty_runtime_free(t->rt);
+    t->rt = NULL;
+}
+
 /* ---- the supervisor's messages --------------------------------------------------------- */
 
 /* The address this node is reached at: the local end of the connection to the supervisor. */
@@ -192,19 +213,52 @@ static int local_address(int fd, char *host, size_t n)
                : 0;
 }
 
+/* The runtime is prepared: place the replica (a port of its own on this node) and tell the
+ * supervisor where it is. */
+static int place_replica(struct task *t, struct ty_error *err)
+{
+    char host[128];
+    int r;
+
+    r = t->rt->ops->place(t->rt, err);
+    if (r >= 0 && local_address(t->fd, host, sizeof(host)) < 0)
+        r = ty_error_set(err, EIO, "cannot tell this node's address");
+    if (r < 0)
+        return r;
+    send_json(t, TY_TASK_PLACED, json_pack("{s:s, s:i}", "host", host, "port", t->rep->port));
+    return 0;
+}
+
+static void give_up(struct task *t, const struct ty_error *e);
+
+/* The runtime's asynchronous prepare ended. */
+static void on_prepared(void *ctx, int r, const char *error)
+{
+    struct task *t = ctx;
+    struct ty_error e = {0};
+
+    if (r < 0)
+        (void)ty_error_set(&e, -r, "preparing the replica's runtime failed: %s", error);
+    else
+        r = place_replica(t, &e);
+    if (r < 0)
+        give_up(t, &e);
+}
+
 static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
 {
     struct ty_runtime_events ev = {.started = on_started,
                                    .output = on_output,
                                    .exited = on_exited,
                                    .notice = on_notice,
+                                   .prepared = on_prepared,
+                                   .cleaned = on_cleaned,
                                    .ctx = t};
     const char *trial = ty_json_str(m, "trialId");
     const char *runtime = ty_json_str(m, "runtime") ? ty_json_str(m, "runtime") : "process";
     json_t *targs = json_object_get(m, "trialArgs"), *v;
     json_t *jidx = json_object_get(m, "replica");
     _cleanup_strv_free_ char **args = xcalloc(1, sizeof(char *));
-    char host[128];
     size_t i;
     int r;
 
@@ -244,7 +298,8 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
         t->metric_dir = xstrdup(tmpl);
         t->sub.metric_dir = t->metric_dir;
     }
-    r = ty_runtime_new(strcmp(runtime, "process") == 0 ? &ty_runtime_process : &ty_runtime_container,
+    r = ty_runtime_new(strcmp(runtime, "process") == 0 ? &ty_runtime_process
+                                                       : &ty_runtime_container,
                        t->loop,
                        &ev,
                        &t->rt,
@@ -253,14 +308,11 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
         return r;
     ty_runtime_attach(t->rt, &t->sub);
     r = t->rt->ops->prepare(t->rt, err);
-    if (r >= 0)
-        r = t->rt->ops->place(t->rt, err);
-    if (r >= 0 && local_address(t->fd, host, sizeof(host)) < 0)
-        r = ty_error_set(err, EIO, "cannot tell this node's address");
+    if (r == TY_RUNTIME_ASYNC)
+        return 0; /* the container runtime opens the engine, pulls...: on_prepared goes on */
     if (r < 0)
         return r;
-    send_json(t, TY_TASK_PLACED, json_pack("{s:s, s:i}", "host", host, "port", t->rep->port));
-    return 0;
+    return place_replica(t, err);
 }
 
 static int on_start(struct task *t, const json_t *m, struct ty_error *err)
@@ -343,18 +395,23 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
         }
     }
     if (r < 0) {
-        /* Tell the supervisor (as the replica's failure) and give up. */
-        char msg[TY_ERROR_MSG_MAX + 32];
-        (void)snprintf(msg, sizeof(msg), "trainyard-task on %s: %s", t->node, ty_error_msg(&e));
-        send_json(t,
-                  TY_TASK_EXIT,
-                  json_pack("{s:s, s:i, s:s}", "kind", "start_failed", "code", 0, "detail", msg));
-        say("%s", msg);
-        t->status = 1;
-        wind_down(t, true);
+        give_up(t, &e);
         return r;
     }
     return 0;
+}
+
+/* Tell the supervisor of @e (as the replica's failure) and give up. */
+static void give_up(struct task *t, const struct ty_error *e)
+{
+    char msg[TY_ERROR_MSG_MAX + 32];
+    (void)snprintf(msg, sizeof(msg), "trainyard-task on %s: %s", t->node, ty_error_msg(e));
+    send_json(t,
+              TY_TASK_EXIT,
+              json_pack("{s:s, s:i, s:s}", "kind", "start_failed", "code", 0, "detail", msg));
+    say("%s", msg);
+    t->status = 1;
+    wind_down(t, true);
 }
 
 static void on_conn(struct ty_loop *loop, int fd, short revents, void *data)
@@ -469,10 +526,7 @@ int main(int argc, char **argv)
                         (int)getpid()));
     (void)ty_loop_run(t.loop);
     ty_loop_cancel_timer(t.loop, t.metric_timer);
-    if (t.rt) {
-        t.rt->ops->cleanup(t.rt);
-        ty_runtime_free(t.rt);
-    }
+    clean_up(&t);
     if (t.fd >= 0)
         close(t.fd);
     if (t.metric_dir) {

@@ -41,6 +41,12 @@ void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const c
     rt->ev.notice(rt->ev.ctx, severity, msg);
 }
 
+void ty_runtime_cleaned(struct ty_runtime *rt)
+{
+    if (rt->ev.cleaned)
+        rt->ev.cleaned(rt->ev.ctx);
+}
+
 void ty_runtime_attach(struct ty_runtime *rt, struct ty_cluster_plan *plan)
 {
     rt->plan = plan;

@@ -8,8 +8,13 @@
  * the plan, signalled through the runtime, and its output arrives as lines.
  *
  * Call order for one run: create -> prepare -> place -> launch (each replica) ->
- * [signal]* -> cleanup (always, also after a failed prepare/place/launch) -> destroy.
- * All calls happen on the loop's thread. */
+ * [signal]* -> cleanup (always, also after a failed prepare/place/launch) -> [`cleaned`] ->
+ * destroy. All calls happen on the loop's thread.
+ *
+ * Nothing a runtime does blocks the caller's loop: prepare() and cleanup() may go on on the
+ * loop (they return TY_RUNTIME_ASYNC; `prepared` and `cleaned` follow), and every other wait
+ * is an fd or a timer of the loop. The one exception is destroy() of a runtime whose
+ * cleanup has not ended: it finishes that cleanup before it returns (see destroy). */
 #ifndef TY_RUNTIME_H
 #define TY_RUNTIME_H
 
@@ -54,11 +59,18 @@ struct ty_runtime_events {
     /* An asynchronous prepare() (it returned TY_RUNTIME_ASYNC) ended: 0, or -errno with
      * @error saying why. place() may be called after a 0. */
     void (*prepared)(void *ctx, int r, const char *error);
+    /* An asynchronous cleanup() (it returned TY_RUNTIME_ASYNC) ended: everything the run
+     * created is gone, or given up on after the runtime's deadlines (with a notice). The
+     * last event of a run: none follows. Never called from within cleanup() or destroy().
+     * Optional (a caller without it learns nothing of the end, and must leave the rest to
+     * destroy). */
+    void (*cleaned)(void *ctx);
     void *ctx;
 };
 
 /* Returned by a prepare() that goes on on the loop (waiting for a scheduler's allocation);
- * the `prepared` event follows, unless cleanup() comes first. */
+ * the `prepared` event follows, unless cleanup() comes first. Returned by a cleanup() that
+ * goes on on the loop; the `cleaned` event follows. */
 #define TY_RUNTIME_ASYNC 1
 
 struct ty_runtime;
@@ -85,10 +97,20 @@ struct ty_runtime_ops {
                   struct ty_error *err);
     /* Deliver @sig to the replica and everything it started. No-op once it has exited. */
     int (*signal)(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err);
-    /* Remove everything the run created (processes, containers, networks, reservations).
-     * Idempotent; called after every replica has exited, or after a failed start. */
-    void (*cleanup)(struct ty_runtime *rt);
-    /* Free the runtime. */
+    /* Remove everything the run created (processes, containers, networks, reservations,
+     * scheduler jobs); called after every replica has exited, or after a failed start.
+     * Returns 0 when everything is already gone, or TY_RUNTIME_ASYNC when the removal goes
+     * on on the loop (stopping containers, waiting for a scheduler to let a job go): the
+     * `cleaned` event follows, and until then the loop's other events keep flowing (output
+     * of leftover children and notices may still come from this run). Idempotent: a call
+     * while a cleanup goes on returns TY_RUNTIME_ASYNC again (one `cleaned` follows), a call
+     * after it ended returns 0. No replica's `exited` is reported once cleanup has begun. */
+    int (*cleanup)(struct ty_runtime *rt);
+    /* Free the runtime. A cleanup that never ran, or is still going on, is finished here,
+     * synchronously (on a private loop or by polling the runtime's own fds, never running
+     * the caller's loop), so that nothing the run created survives; `cleaned` is not
+     * called. This blocks: destroy belongs to teardown, after a run ended or when its owner
+     * gives up on it. */
     void (*destroy)(struct ty_runtime *rt);
 };
 
@@ -139,6 +161,9 @@ int ty_runtime_new(const struct ty_runtime_ops *ops,
                    const struct ty_runtime_events *ev,
                    struct ty_runtime **ret,
                    struct ty_error *err);
+/* Report the end of an asynchronous cleanup through the runtime's events (no-op without a
+ * `cleaned` callback). For runtimes; call it last, the caller may free the run in it. */
+void ty_runtime_cleaned(struct ty_runtime *rt);
 /* Bind the plan of the run (before prepare). */
 void ty_runtime_attach(struct ty_runtime *rt, struct ty_cluster_plan *plan);
 /* Destroy; NULL-safe. */

@@ -37,6 +37,7 @@ struct ty_supervisor {
     bool stopping;
     bool killed;        /* SIGKILL already sent */
     bool stopped_early; /* ty_supervisor_stop_early */
+    bool cleaning;      /* the runtime's cleanup goes on on the loop (`cleaned` follows) */
     bool done;
     uint64_t grace_timer, deadline_timer;
     char error[2048];
@@ -256,14 +257,12 @@ static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const cha
         ty_loop_add_timer(sup->loop, ty_mono_usec() + sup->opts.grace_usec, on_grace, sup);
 }
 
-static void finish(struct ty_supervisor *sup)
+/* The runtime's cleanup has ended: the run is over. Logs the result, marks the run done and
+ * only then sets the final state, so that an on_state callback for a final state never sees
+ * anything of the run alive. */
+static void finished(struct ty_supervisor *sup)
 {
-    if (sup->done)
-        return;
-    ty_loop_cancel_timer(sup->loop, sup->grace_timer);
-    ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
-    sup->grace_timer = sup->deadline_timer = 0;
-    sup->rt->ops->cleanup(sup->rt);
+    sup->cleaning = false;
     service(sup, TY_SEV_INFO, "Finished tearing down training program.");
     sup->done = true;
     if (sup->outcome == TY_STATE_SUCCEEDED && sup->stopped_early)
@@ -271,6 +270,30 @@ static void finish(struct ty_supervisor *sup)
     else
         ty_run_announce_result(&sup->opts, sup->opts.ctx, trial_of(sup), sup->outcome, sup->error);
     set_state(sup, sup->outcome);
+}
+
+/* Every replica is gone: clean up; the run ends once the runtime says it is clean (at once,
+ * or on the loop with `cleaned`). */
+static void finish(struct ty_supervisor *sup)
+{
+    if (sup->done || sup->cleaning)
+        return;
+    ty_loop_cancel_timer(sup->loop, sup->grace_timer);
+    ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
+    sup->grace_timer = sup->deadline_timer = 0;
+    if (sup->rt->ops->cleanup(sup->rt) == TY_RUNTIME_ASYNC) {
+        sup->cleaning = true;
+        return;
+    }
+    finished(sup);
+}
+
+/* The runtime's asynchronous cleanup ended. */
+static void on_cleaned(void *ctx)
+{
+    struct ty_supervisor *sup = ctx;
+    if (sup->cleaning)
+        finished(sup);
 }
 
 static void
@@ -356,6 +379,7 @@ int ty_supervisor_new(struct ty_loop *loop,
                                    .notice = on_notice,
                                    .queued = on_queued,
                                    .prepared = on_prepared,
+                                   .cleaned = on_cleaned,
                                    .ctx = sup};
     int r;
 
@@ -497,6 +521,12 @@ void ty_supervisor_cancel(struct ty_supervisor *sup)
 {
     if (sup->done)
         return;
+    if (sup->cleaning) {
+        /* Every replica is gone; what is left is the runtime's cleanup, which ends on its
+         * own (bounded by the runtime's deadlines). */
+        service(sup, TY_SEV_INFO, "Cancel requested while the run is being cleaned up.");
+        return;
+    }
     if (sup->state == TY_STATE_CANCELLING) {
         service(sup, TY_SEV_WARNING, "Cancel requested again: killing the replicas now.");
         kill_now(sup);
@@ -542,11 +572,9 @@ void ty_supervisor_free(struct ty_supervisor *sup)
 {
     if (!sup)
         return;
-    if (sup->rt) {
-        if (!sup->done && sup->reps)
-            sup->rt->ops->cleanup(sup->rt);
-        ty_runtime_free(sup->rt);
-    }
+    /* A run that has not ended: destroy finishes its cleanup (or does all of it),
+     * synchronously; its output and notices meanwhile still reach us, `cleaned` does not. */
+    ty_runtime_free(sup->rt);
     ty_loop_cancel_timer(sup->loop, sup->grace_timer);
     ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
     ty_clusterenv_free(sup->env);
@@ -633,10 +661,8 @@ int ty_supervisor_dry_run(const struct ty_runtime_ops *runtime,
         }
     }
     ty_clusterenv_free(ce);
-    if (rt) {
-        rt->ops->cleanup(rt);
-        ty_runtime_free(rt);
-    }
+    /* destroy removes what a run created; a dry run created nothing. */
+    ty_runtime_free(rt);
     ty_plan_free(plan);
     ty_loop_free(loop);
     if (r < 0) {

@@ -9,7 +9,9 @@
  * exiting non-zero or killed by a signal fails it, with the service's wording ("The replica
  * worker 1 exited with a non-zero status of 3."); either way every other replica then gets
  * SIGTERM and, after the grace period, SIGKILL, and the runtime's cleanup removes whatever
- * is left. scheduling.maxRunningTime, when set, fails a run that is still RUNNING then.
+ * is left; the run ends (final state, ty_supervisor_done) when that cleanup has ended, which
+ * may take a while on the loop (containers removed, a Slurm job leaving the queue).
+ * scheduling.maxRunningTime, when set, fails a run that is still RUNNING then.
  *
  * Every replica output line and every service message becomes a log record: written to the
  * job's log files and handed to the caller's log sink. */
@@ -67,12 +69,15 @@ int ty_supervisor_new(struct ty_loop *loop,
 
 /* Prepare, place and launch every replica. Returns 0 once every launch is under way (the run
  * is PREPARING and becomes RUNNING on the loop when every replica has started), or when the
- * run already ended (preparing or launching failed: the run is FAILED and cleaned up; see
- * ty_supervisor_state). Returns -errno only for failures of the supervisor itself. */
+ * run is already ending (preparing or launching failed: the run becomes FAILED once the
+ * runtime's cleanup has ended, which may be now or later on the loop; see
+ * ty_supervisor_done). Returns -errno only for failures of the supervisor itself. */
 int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err);
 
 /* Request cancellation (idempotent). A second request while CANCELLING skips the rest of
- * the grace period and kills at once. Not async-signal-safe: call it from the loop. */
+ * the grace period and kills at once. Once every replica is gone and only the runtime's
+ * cleanup goes on, a request is logged and changes nothing (the cleanup ends on its own).
+ * Not async-signal-safe: call it from the loop. */
 void ty_supervisor_cancel(struct ty_supervisor *sup);
 
 /* End a RUNNING run early with success (a tuning trial stopped by the early-stopping rule):
@@ -81,7 +86,9 @@ void ty_supervisor_cancel(struct ty_supervisor *sup);
  * nothing when the run is not RUNNING or is already ending (its own result stands). */
 bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why);
 
-/* Current state, and whether the run has ended (every replica gone, cleanup done). */
+/* Current state, and whether the run has ended (every replica gone, the runtime's cleanup
+ * ended). The final state is set only then: while the cleanup goes on on the loop the run is
+ * still in its last non-final state (RUNNING, PREPARING, CANCELLING...). */
 enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup);
 bool ty_supervisor_done(const struct ty_supervisor *sup);
 /* errorMessage of a FAILED or CANCELLED run ("" otherwise). */
@@ -122,7 +129,9 @@ void ty_run_announce_result(const struct ty_supervisor_options *o,
                             enum ty_job_state state,
                             const char *error);
 
-/* Free; a run that has not ended is cleaned up first (replicas killed). NULL-safe. */
+/* Free; a run that has not ended is cleaned up first (replicas killed, the runtime's
+ * cleanup finished), synchronously: this may block until the runtime's deadlines (the
+ * runtime's destroy; see runtime.h). NULL-safe. */
 void ty_supervisor_free(struct ty_supervisor *sup);
 
 /* Describe how a replica ended, in the service's words, into @buf. Exposed for tests. */

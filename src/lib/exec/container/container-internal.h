@@ -40,6 +40,7 @@ struct ctr_replica {
     int reserve_fd; /* host networking: the port held until the container starts, or -1 */
     long exit_code;
     uint64_t drain_timer;
+    struct ty_engine_call rm_call; /* cleanup: its removal */
     bool started, exited, reported, wait_done, logs_done, sigkilled;
 };
 
@@ -64,6 +65,11 @@ struct container_rt {
     struct ty_engine_call pcall; /* the network listing or creation in flight */
     size_t next_image;           /* the replica whose image is being made present */
     int net_attempt;             /* subnets tried so far */
+    /* cleanup under way (container-cleanup.c) */
+    bool cleaning, cleaned;
+    size_t removing;                /* container removals still in flight */
+    struct ty_engine_call net_call; /* the network's removal */
+    bool network_forced;            /* ... with ?force=1 */
 };
 
 /* The runtime's prepare(): validate, then (unless a dry run) open the engine and go on on
@@ -72,6 +78,12 @@ int ctr_prepare(struct ty_runtime *rt, struct ty_error *err);
 /* cleanup() during prepare: abort the chain; no `prepared` follows. */
 void ctr_prepare_abort(struct container_rt *c);
 
+/* The runtime's cleanup(): remove the containers, then the network, on the loop
+ * (container-cleanup.c). Returns 0 (nothing to remove, or done) or TY_RUNTIME_ASYNC. */
+int ctr_cleanup(struct ty_runtime *rt);
+/* destroy(): finish the cleanup (or do all of it) now, blocking (a private curl handle;
+ * the caller's loop does not run). */
+void ctr_cleanup_now(struct container_rt *c);
 /* The memory one container may have (the host's, or TRAINYARD_CONTAINER_MAX_MEMORY). */
 int64_t ctr_host_memory(void);
 /* Fill c->nano_cpus and c->memory from each role's machine type, capped to the host with a

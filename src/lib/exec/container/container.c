@@ -13,8 +13,9 @@
  * follow -> (exited once both ended). Exit status 137 that trainyard did not cause by SIGKILL
  * on a memory-limited replica is reported as out of memory (Podman never sets OOMKilled).
  * Teardown: kill with the requested signals, then force-remove containers in parallel, then
- * the network. Containers and networks carry labels naming the owning trainyard process, so
- * a later run removes what a killed one left (container-engine.c). */
+ * the network, asynchronously (container-cleanup.c). Containers and networks carry labels naming
+ * the owning trainyard process, so a later run removes what a killed one left (container-engine.c).
+ */
 #include "container.h"
 
 #include <dirent.h>
@@ -40,13 +41,6 @@
 #include "runtime.h"
 #include "strv.h"
 #include "timeutil.h"
-
-/* cleanup(): how long force-removing the containers may take, all together (a removal
- * kills a running container and waits for it; Podman also unmounts its storage), and removing
- * the network (answered at once unless the engine hangs). Teardown must end, so it gives up
- * then, with a notice; the next run's garbage collection removes what is left. */
-#define REMOVE_TIMEOUT_MS         60000L
-#define NETWORK_REMOVE_TIMEOUT_MS 30000L
 
 static struct container_rt *cast(struct ty_runtime *rt)
 {
@@ -332,88 +326,10 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
     return 0;
 }
 
-static void cleanup(struct ty_runtime *rt)
-{
-    struct container_rt *c = cast(rt);
-    struct ty_docker_call *calls;
-    size_t n = 0;
-
-    ctr_prepare_abort(c);
-    if (!c->eng.api)
-        goto release;
-    for (size_t i = 0; i < c->n; i++) {
-        struct ctr_replica *cr = &c->reps[i];
-        if (cr->req)
-            ty_docker_cancel(c->eng.api, cr->req);
-        if (cr->wait_req)
-            ty_docker_cancel(c->eng.api, cr->wait_req);
-        if (cr->logs_req)
-            ty_docker_cancel(c->eng.api, cr->logs_req);
-        cr->req = cr->wait_req = cr->logs_req = NULL;
-        ty_loop_cancel_timer(rt->loop, cr->drain_timer);
-        cr->drain_timer = 0;
-    }
-    /* Remove every container by name (also those whose create was still in flight), in
-     * parallel; then the network. */
-    calls = xcalloc(c->n + 1, sizeof(*calls));
-    for (size_t i = 0; i < c->n; i++) {
-        calls[n].method = "DELETE";
-        calls[n].path = xasprintf("/containers/%s?force=1", c->reps[i].name);
-        n++;
-    }
-    (void)ty_docker_batch_run(c->eng.api, calls, n, REMOVE_TIMEOUT_MS, NULL);
-    for (size_t i = 0; i < n; i++) {
-        if (calls[i].status != 204 && calls[i].status != 200 && calls[i].status != 404) {
-            char msg[200];
-            ty_docker_error_message(calls[i].response, msg, sizeof(msg));
-            ty_runtime_notice(rt,
-                              TY_SEV_WARNING,
-                              "removing container %s failed: %s",
-                              c->reps[i].name,
-                              calls[i].status ? msg : calls[i].error);
-        }
-        free((char *)calls[i].path);
-    }
-    ty_docker_batch_release(calls, n);
-    free(calls);
-    if (c->network_created) {
-        _cleanup_free_ char *path = xasprintf("/networks/%s", c->network);
-        struct ty_docker_call del = {.method = "DELETE", .path = path};
-        (void)ty_docker_call(c->eng.api, &del, NETWORK_REMOVE_TIMEOUT_MS, NULL);
-        if (del.status != 204 && del.status != 200 && del.status != 404) {
-            /* Something still attached: Podman's force removes it with the network. */
-            _cleanup_free_ char *fpath = xasprintf("/networks/%s?force=1", c->network);
-            struct ty_docker_call force = {.method = "DELETE", .path = fpath};
-            (void)ty_docker_call(c->eng.api, &force, NETWORK_REMOVE_TIMEOUT_MS, NULL);
-            if (force.status != 204 && force.status != 200 && force.status != 404)
-                ty_runtime_notice(rt,
-                                  TY_SEV_WARNING,
-                                  "removing network %s failed (HTTP %ld)",
-                                  c->network,
-                                  force.status);
-            ty_docker_batch_release(&force, 1);
-        }
-        ty_docker_batch_release(&del, 1);
-        c->network_created = false;
-    }
-release:
-    for (size_t i = 0; i < c->n_gpu_locks; i++)
-        close(c->gpu_locks[i]);
-    c->n_gpu_locks = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        ty_linesplit_release(&c->reps[i].out_ls);
-        ty_linesplit_release(&c->reps[i].err_ls);
-        if (c->reps[i].reserve_fd >= 0)
-            close(c->reps[i].reserve_fd);
-        c->reps[i].reserve_fd = -1;
-    }
-}
-
 static void destroy(struct ty_runtime *rt)
 {
     struct container_rt *c = cast(rt);
-    if (c->reps)
-        cleanup(rt);
+    ctr_cleanup_now(c);
     ty_engine_close(&c->eng);
     for (size_t i = 0; i < c->n; i++) {
         free(c->reps[i].name);
@@ -478,6 +394,6 @@ const struct ty_runtime_ops ty_runtime_container = {
     .place = place,
     .launch = launch,
     .signal = signal_replica,
-    .cleanup = cleanup,
+    .cleanup = ctr_cleanup,
     .destroy = destroy,
 };

@@ -10,8 +10,9 @@
  *    arrive through on_data.
  *  - blocking batch: ty_docker_batch_run() performs several requests in parallel on a private
  *    multi handle and returns when all are done (or the deadline passes); it never runs the
- *    caller's loop, so no other callback can run meanwhile. For teardown (cleanup), which
- *    must be complete when it returns.
+ *    caller's loop, so no other callback can run meanwhile. For teardown outside the loop
+ *    (the container runtime's destroy finishing a cleanup), which must be complete when it
+ *    returns.
  *
  * Paths are given without the version prefix ("/containers/create?name=x"); the client adds
  * "/v1.41". Bodies are JSON text (Content-Type: application/json) or NULL. */

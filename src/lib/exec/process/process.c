@@ -47,8 +47,8 @@ extern char **environ;
 /* cleanup(): how long it goes on killing what is left of a run (a process in uninterruptible
  * sleep dies only when the sleep ends), and how long one round waits for one of them to end
  * before it looks again (new children may appear that no pidfd watched). */
-#define CLEANUP_KILL_USEC (5 * INT64_C(1000000))
-#define CLEANUP_ROUND_MS  10
+#define CLEANUP_KILL_USEC  (5 * INT64_C(1000000))
+#define CLEANUP_ROUND_USEC (10 * INT64_C(1000))
 
 struct proc_replica {
     struct process_rt *rt;
@@ -68,6 +68,14 @@ struct process_rt {
     struct proc_replica *reps;
     size_t n;
     char token[40];
+    /* cleanup (asynchronous: rounds on the loop) */
+    bool cleaning, cleaned;
+    pid_t *roots; /* the replicas not exited when it began (0: reaped) */
+    size_t n_roots;
+    int64_t clean_deadline;
+    int *watch_fds; /* pidfds of what the round in progress waits for */
+    size_t n_watch;
+    uint64_t clean_timer; /* the round's end */
 };
 
 static int create(struct ty_runtime **ret, struct ty_error *err)
@@ -503,9 +511,188 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
     return 0;
 }
 
+/* ---- cleanup ---------------------------------------------------------------------------- */
+
+/* One round of cleanup: collect what is left of the run (the replicas not exited, their
+ * descendants, orphans carrying the run token), reap what has ended, SIGKILL the rest.
+ * Returns how many are left, with their pids in *watch (caller frees): 0 when nothing is, or
+ * when the deadline has passed. */
+static size_t clean_round(struct process_rt *p, pid_t **watch)
+{
+    _cleanup_free_ pid_t *left = NULL;
+    size_t n = ty_proctree_collect(p->roots, p->n_roots, p->token, &left);
+    size_t nw = 0;
+    pid_t *w = xcalloc(n + p->n_roots + 1, sizeof(pid_t));
+
+    for (size_t i = 0; i < p->n_roots; i++) {
+        if (p->roots[i] <= 0)
+            continue;
+        if (waitpid(p->roots[i], NULL, WNOHANG) == 0) {
+            w[nw++] = p->roots[i];
+        } else {
+            ty_proctree_disown(p->roots[i]);
+            p->roots[i] = 0; /* reaped: never looked at again (its pid may be reused) */
+        }
+    }
+    (void)ty_proctree_reap_orphans();
+    if ((n == 0 && nw == 0) || ty_mono_usec() >= p->clean_deadline) {
+        free(w);
+        *watch = NULL;
+        return 0;
+    }
+    ty_proctree_kill(left, n, SIGKILL);
+    for (size_t i = 0; i < p->n_roots; i++)
+        if (p->roots[i] > 0)
+            (void)kill(-p->roots[i], SIGKILL);
+    for (size_t i = 0; i < n; i++)
+        w[nw++] = left[i];
+    *watch = w;
+    return nw;
+}
+
+/* Begin a cleanup: close the reservations, SIGKILL the group of every replica not yet exited
+ * (they become the roots whose descendants are looked for) and its watchers: no `exited`
+ * will be reported for it. */
+static void clean_begin(struct process_rt *p)
+{
+    p->roots = xcalloc(p->n + 1, sizeof(pid_t));
+    p->n_roots = 0;
+    p->clean_deadline = ty_mono_usec() + CLEANUP_KILL_USEC;
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        if (pr->reserve_fd >= 0)
+            close(pr->reserve_fd);
+        pr->reserve_fd = -1;
+        if (pr->pid > 0 && !pr->exited) {
+            p->roots[p->n_roots++] = pr->pid;
+            (void)kill(-pr->pid, SIGKILL);
+            pr->exited = true; /* owned until reaped (clean_round) */
+        }
+        if (pr->pidfd >= 0) {
+            ty_loop_remove_fd(p->base.loop, pr->pidfd);
+            close(pr->pidfd);
+            pr->pidfd = -1;
+        }
+        if (pr->status_fd >= 0) {
+            ty_loop_remove_fd(p->base.loop, pr->status_fd);
+            close(pr->status_fd);
+            pr->status_fd = -1;
+        }
+    }
+}
+
+/* Nothing is left: deliver what the pipes still hold, close them. The cleanup is over. */
+static void clean_end(struct process_rt *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        struct proc_replica *pr = &p->reps[i];
+        drain(pr, &pr->out_fd, true);
+        drain(pr, &pr->err_fd, true);
+        for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
+            if (*fdp >= 0) {
+                ty_loop_remove_fd(p->base.loop, *fdp);
+                close(*fdp);
+                *fdp = -1;
+            }
+        }
+        ty_linesplit_release(&pr->out_ls);
+        ty_linesplit_release(&pr->err_ls);
+    }
+    for (size_t i = 0; i < p->n_roots; i++) /* still alive at the deadline */
+        if (p->roots[i] > 0)
+            ty_proctree_disown(p->roots[i]);
+    free(p->roots);
+    p->roots = NULL;
+    p->n_roots = 0;
+    p->cleaning = false;
+    p->cleaned = true;
+}
+
+/* Stop watching the pidfds of the round in progress and its timer. */
+static void clean_unwatch(struct process_rt *p)
+{
+    for (size_t i = 0; i < p->n_watch; i++) {
+        ty_loop_remove_fd(p->base.loop, p->watch_fds[i]);
+        close(p->watch_fds[i]);
+    }
+    free(p->watch_fds);
+    p->watch_fds = NULL;
+    p->n_watch = 0;
+    ty_loop_cancel_timer(p->base.loop, p->clean_timer);
+    p->clean_timer = 0;
+}
+
+static void on_clean_fd(struct ty_loop *loop, int fd, short revents, void *data);
+static void on_clean_timer(struct ty_loop *loop, void *data);
+
+/* Run rounds until something is left to wait for (then watch its pidfds on the loop, and a
+ * timer: new children may appear that no pidfd watches) or nothing is. Returns true when
+ * the cleanup is over. */
+static bool clean_step(struct process_rt *p)
+{
+    _cleanup_free_ pid_t *watch = NULL;
+    size_t n;
+
+    clean_unwatch(p);
+    n = clean_round(p, &watch);
+    if (n == 0) {
+        clean_end(p);
+        return true;
+    }
+    p->watch_fds = xcalloc(n, sizeof(int));
+    for (size_t i = 0; i < n; i++) {
+        int fd = (int)syscall(SYS_pidfd_open, watch[i], 0);
+        if (fd < 0)
+            continue; /* gone already: the next round sees it */
+        p->watch_fds[p->n_watch++] = fd;
+        ty_loop_add_fd(p->base.loop, fd, POLLIN, on_clean_fd, p);
+    }
+    p->clean_timer =
+        ty_loop_add_timer(p->base.loop, ty_mono_usec() + CLEANUP_ROUND_USEC, on_clean_timer, p);
+    return false;
+}
+
+/* A round on the loop ended (a watched process ended, or the round's time passed). */
+static void clean_next(struct process_rt *p)
+{
+    if (clean_step(p))
+        ty_runtime_cleaned(&p->base); /* last: the run may be freed there */
+}
+
+static void on_clean_fd(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    clean_next(data);
+}
+
+static void on_clean_timer(struct ty_loop *loop, void *data)
+{
+    struct process_rt *p = data;
+    p->clean_timer = 0;
+    clean_next(p);
+}
+
+/* Kill whatever of the run is left (leftover children, orphans) until nothing is; a process
+ * in uninterruptible sleep can take a moment to die, so this goes on for up to
+ * CLEANUP_KILL_USEC, each round waiting on the pidfds of what is left (on the loop, with a
+ * timer for the round: nothing blocks). */
+static int cleanup(struct ty_runtime *rt)
+{
+    struct process_rt *p = cast(rt);
+
+    if (p->cleaned || !p->reps)
+        return 0;
+    if (p->cleaning)
+        return TY_RUNTIME_ASYNC;
+    clean_begin(p);
+    if (clean_step(p))
+        return 0;
+    p->cleaning = true;
+    return TY_RUNTIME_ASYNC;
+}
+
 /* Wait until one of @pids (@n, any may be 0 or gone) ends, or @ms pass: poll on their
  * pidfds, so a process that dies at once ends the wait at once. Returns at once when none
- * can be watched (all gone). */
+ * can be watched (all gone). For destroy only: it blocks. */
 static void wait_any_exit(const pid_t *pids, size_t n, int ms)
 {
     _cleanup_free_ struct pollfd *fds = xcalloc(n ? n : 1, sizeof(*fds));
@@ -523,81 +710,30 @@ static void wait_any_exit(const pid_t *pids, size_t n, int ms)
         close(fds[i].fd);
 }
 
-static void cleanup(struct ty_runtime *rt)
+/* destroy: finish the cleanup here and now (it never ran, or goes on on the loop), polling
+ * the pidfds of what is left without running the caller's loop. */
+static void clean_now(struct process_rt *p)
 {
-    struct process_rt *p = cast(rt);
-    _cleanup_free_ pid_t *roots = xcalloc(p->n + 1, sizeof(pid_t));
-    size_t nroots = 0;
-
-    for (size_t i = 0; i < p->n; i++) {
-        struct proc_replica *pr = &p->reps[i];
-        if (pr->reserve_fd >= 0)
-            close(pr->reserve_fd);
-        pr->reserve_fd = -1;
-        if (pr->pid > 0 && !pr->exited) {
-            roots[nroots++] = pr->pid;
-            (void)kill(-pr->pid, SIGKILL);
-        }
-    }
-    /* Kill whatever of the run is left (leftover children, orphans) until nothing is; a
-     * process in uninterruptible sleep can take a moment to die, so go on for up to
-     * CLEANUP_KILL_USEC, each round waiting on the pidfds of what is left (no sleep). */
-    for (int64_t deadline = ty_mono_usec() + CLEANUP_KILL_USEC;;) {
-        _cleanup_free_ pid_t *left = NULL;
+    if (p->cleaned)
+        return;
+    if (!p->cleaning)
+        clean_begin(p);
+    clean_unwatch(p);
+    for (;;) {
         _cleanup_free_ pid_t *watch = NULL;
-        size_t n = ty_proctree_collect(roots, nroots, p->token, &left);
-        size_t nw = 0;
-        int64_t now = ty_mono_usec();
-        watch = xcalloc(n + nroots + 1, sizeof(pid_t));
-        for (size_t i = 0; i < nroots; i++)
-            if (roots[i] > 0 && waitpid(roots[i], NULL, WNOHANG) == 0)
-                watch[nw++] = roots[i];
-        (void)ty_proctree_reap_orphans();
-        if ((n == 0 && nw == 0) || now >= deadline)
+        size_t n = clean_round(p, &watch);
+        if (n == 0)
             break;
-        ty_proctree_kill(left, n, SIGKILL);
-        for (size_t i = 0; i < nroots; i++)
-            (void)kill(-roots[i], SIGKILL);
-        for (size_t i = 0; i < n; i++)
-            watch[nw++] = left[i];
-        wait_any_exit(watch, nw, CLEANUP_ROUND_MS);
+        wait_any_exit(watch, n, (int)(CLEANUP_ROUND_USEC / 1000));
     }
-    for (size_t i = 0; i < p->n; i++) {
-        struct proc_replica *pr = &p->reps[i];
-        if (pr->pid > 0 && !pr->exited) {
-            ty_proctree_disown(pr->pid);
-            pr->exited = true;
-        }
-        if (pr->pidfd >= 0) {
-            ty_loop_remove_fd(rt->loop, pr->pidfd);
-            close(pr->pidfd);
-            pr->pidfd = -1;
-        }
-        if (pr->status_fd >= 0) {
-            ty_loop_remove_fd(rt->loop, pr->status_fd);
-            close(pr->status_fd);
-            pr->status_fd = -1;
-        }
-        /* Deliver what is still buffered, then close the pipes. */
-        drain(pr, &pr->out_fd, true);
-        drain(pr, &pr->err_fd, true);
-        for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
-            if (*fdp >= 0) {
-                ty_loop_remove_fd(rt->loop, *fdp);
-                close(*fdp);
-                *fdp = -1;
-            }
-        }
-        ty_linesplit_release(&pr->out_ls);
-        ty_linesplit_release(&pr->err_ls);
-    }
+    clean_end(p);
 }
 
 static void destroy(struct ty_runtime *rt)
 {
     struct process_rt *p = cast(rt);
     if (p->reps)
-        cleanup(rt);
+        clean_now(p);
     for (size_t i = 0; i < p->n; i++)
         free(p->reps[i].program);
     free(p->reps);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * slurm-internal.h: the slurm runtime's state, shared by slurm.c (the ops, the rendezvous
- * address, sbatch), slurm-state.c (the Slurm job's state: squeue, sinfo, scancel) and
- * slurm-conn.c (the launchers' connections). Every Slurm command runs as an asynchronous
- * subprocess on the runtime's loop (subproc.h); the design is in docs/internals/slurm.md. */
+ * address, sbatch), slurm-state.c (the Slurm job's state: squeue, sinfo), slurm-cancel.c
+ * (scancel at cleanup) and slurm-conn.c (the launchers' connections). Every Slurm command runs as
+ * an asynchronous subprocess on the runtime's loop (subproc.h); the design is in
+ * docs/internals/slurm.md. */
 #ifndef TY_SLURM_INTERNAL_H
 #define TY_SLURM_INTERNAL_H
 
@@ -29,7 +30,7 @@ enum slurm_phase {
     PHASE_SUBMITTED, /* prepare() went on on the loop: finding the rendezvous address,
                       * sbatch, pending in Slurm, or launchers connecting */
     PHASE_PLACED,    /* every launcher holds its port: prepare() has ended */
-    PHASE_ENDED,     /* cleanup done */
+    PHASE_ENDED,     /* cleanup began: no more launchers, polls or events of replicas */
 };
 
 /* A launcher's connection; bound to a replica once its HELLO is accepted. */
@@ -56,6 +57,8 @@ struct slurm_rep {
 };
 
 /* The rendezvous address, found once per process (see slurm.c's rendezvous_cache). */
+struct slurm_cancel; /* slurm-cancel.c */
+
 struct slurm_rendezvous {
     char addr[64]; /* "" until found */
 };
@@ -93,7 +96,9 @@ struct slurm_rt {
     struct ty_subproc *nodes_cmd; /* sinfo: which of the job's nodes failed */
     bool ending;                  /* the job ended under us: its replicas are being lost */
     bool prepared_sent;
-    char **notices; /* the launchers' notices already logged (once each) */
+    char **notices;              /* the launchers' notices already logged (once each) */
+    struct slurm_cancel *cancel; /* cleanup's scancel and wait, while under way */
+    bool cleaned;                /* the Slurm job is gone (or given up on): cleanup ended */
 };
 
 static inline struct slurm_rt *slurm_cast(struct ty_runtime *rt)
@@ -116,10 +121,14 @@ void slurm_start_polling(struct slurm_rt *s);
 void slurm_hold_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st);
 /* slurm-state.c: stop every state command and timer (cleanup); held exits are dropped. */
 void slurm_state_stop(struct slurm_rt *s);
-/* slurm-state.c: scancel the job (by id, or by name when sbatch was cut short) and wait,
- * bounded, until Slurm has let it go. The wait runs on a private loop (runtime.h's cleanup
- * has no completion event): see the comment in slurm-state.c. */
-void slurm_cancel_job(struct slurm_rt *s);
+/* slurm-cancel.c: scancel the job (by id, or by name when sbatch was cut short) and wait,
+ * bounded, until Slurm has let it go, on the runtime's loop. Returns 0 when there is no job
+ * (or scancel cannot start: then with a notice), or TY_RUNTIME_ASYNC with `cleaned` to follow
+ * (s->cleaned is set then). Idempotent, as cleanup(). */
+int slurm_cancel_job(struct slurm_rt *s);
+/* slurm-cancel.c: for destroy: finish the cancel under way on the runtime's loop, or do all
+ * of it when none ran, on a private loop (blocking); no `cleaned`. */
+void slurm_cancel_now(struct slurm_rt *s);
 /* slurm-state.c: start Slurm command @argv (extra environment @env, may be NULL) on the
  * runtime's loop with TY_SLURM_CMD_TIMEOUT_USEC; see ty_subproc_start. */
 int slurm_cmd_start(struct slurm_rt *s,

@@ -2,8 +2,9 @@
  * slurm-state.c: the slurm runtime's view of its Slurm job (docs/internals/slurm.md): squeue
  * every second (QUEUED with Slurm's reason, launchers that never connect, a job that ends
  * under us), whether Slurm ended the job when a replica dies of a signal nobody here sent,
- * sinfo for the node that failed, and scancel at cleanup. Every command is an asynchronous
- * subprocess on the runtime's loop and every wait a loop timer: nothing here blocks. */
+ * sinfo for the node that failed (scancel at cleanup is slurm-cancel.c's). Every command is an
+ * asynchronous subprocess on the runtime's loop and every wait a loop timer: nothing here blocks.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,6 @@
  * moment later. */
 #define CHECK_INTERVAL_USEC (100 * INT64_C(1000))
 #define CHECK_TRIES         20
-/* Cleanup waits this long for Slurm to let the job go after scancel (the tasks get
- * KillWait, 30 s by default, between SIGTERM and SIGKILL), reading its state this often. */
-#define CANCEL_WAIT_USEC (30 * INT64_C(1000000))
-#define CANCEL_POLL_USEC (100 * INT64_C(1000))
 
 int slurm_cmd_start(struct slurm_rt *s,
                     char *const argv[],
@@ -377,116 +374,4 @@ void slurm_state_stop(struct slurm_rt *s)
     s->poll_cmd = s->check_cmd = s->nodes_cmd = NULL;
     for (size_t i = 0; i < s->n; i++)
         s->reps[i].exit_held = false;
-}
-
-/* Cleanup's wait for Slurm to let the job go. runtime.h's cleanup() has no completion
- * event, and its callers take the run as over when it returns (the supervisor reports the
- * final state, and its program may exit right after): the job must be gone by then. So the
- * commands and the pauses between them run on a private loop that cleanup drives to the end:
- * nothing pauses the thread, every wait is an event or a timer, bounded by CANCEL_WAIT_USEC and the
- * commands' deadlines. The caller's loop waits meanwhile; making this asynchronous needs a "cleaned
- * up" event in runtime.h. */
-struct cancel_wait {
-    struct slurm_rt *s;
-    struct ty_loop *loop;
-    struct ty_subproc *cmd;
-    uint64_t timer;
-    int64_t deadline;
-    bool done;
-};
-
-static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data);
-
-/* Start @argv on the private loop; a command that cannot start ends the wait. */
-static void cancel_cmd(struct cancel_wait *w, char *const argv[], ty_subproc_fn fn)
-{
-    struct ty_subproc_options opt = {.argv = argv, .timeout_usec = TY_SLURM_CMD_TIMEOUT_USEC};
-    struct ty_error e = {0};
-
-    if (ty_subproc_start(w->loop, &opt, fn, w, &w->cmd, &e) < 0) {
-        ty_runtime_notice(&w->s->base, TY_SEV_WARNING, "%s", ty_error_msg(&e));
-        w->done = true;
-    }
-}
-
-/* squeue for the job's state: by id, or by name when sbatch gave none. */
-static void cancel_read_state(struct cancel_wait *w)
-{
-    struct slurm_rt *s = w->s;
-    char *by_id[] = {"squeue", "-h", "-j", s->job_id, "-o", "%T", NULL};
-    char *by_name[] = {"squeue", "-h", "-n", s->job_name, "-o", "%T", NULL};
-
-    cancel_cmd(w, *s->job_id ? by_id : by_name, on_cancel_state);
-}
-
-static void cancel_tick(struct ty_loop *loop, void *data)
-{
-    struct cancel_wait *w = data;
-    w->timer = 0;
-    cancel_read_state(w);
-}
-
-static bool state_final(const char *st)
-{
-    static const char *const final[] = {
-        "CANCELLED", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"};
-    for (size_t i = 0; i < TY_ARRAY_SIZE(final); i++)
-        if (strcmp(st, final[i]) == 0)
-            return true;
-    return false;
-}
-
-static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
-{
-    struct cancel_wait *w = data;
-    const char *st = res->out ? res->out : "";
-
-    w->cmd = NULL;
-    if (res->out)
-        res->out[strcspn(res->out, "\n")] = '\0';
-    /* Gone from the queue (or squeue cannot say: nothing more to learn by waiting). */
-    if (res->timed_out || !*st || state_final(st)) {
-        w->done = true;
-        return;
-    }
-    if (ty_mono_usec() >= w->deadline) {
-        ty_runtime_notice(&w->s->base,
-                          TY_SEV_WARNING,
-                          "Slurm job %s is still %s after scancel.",
-                          *w->s->job_id ? w->s->job_id : w->s->job_name,
-                          st);
-        w->done = true;
-        return;
-    }
-    w->timer = ty_loop_add_timer(loop, ty_mono_usec() + CANCEL_POLL_USEC, cancel_tick, w);
-}
-
-static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
-{
-    struct cancel_wait *w = data;
-    struct ty_error e = {0};
-
-    w->cmd = NULL;
-    if (slurm_cmd_check(res, "scancel", &e) < 0)
-        ty_runtime_notice(&w->s->base, TY_SEV_WARNING, "%s", ty_error_msg(&e));
-    cancel_read_state(w);
-}
-
-void slurm_cancel_job(struct slurm_rt *s)
-{
-    struct cancel_wait w = {.s = s, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
-    char *by_id[] = {"scancel", s->job_id, NULL};
-    char *by_name[] = {"scancel", "--name", s->job_name, NULL};
-
-    /* Without an id, sbatch was cut short: the job may still exist under its name. */
-    if (!*s->job_id && !s->submitting)
-        return;
-    w.loop = ty_loop_new();
-    cancel_cmd(&w, *s->job_id ? by_id : by_name, on_scancel);
-    while (!w.done)
-        if (ty_loop_run_once(w.loop) < 0)
-            break;
-    ty_subproc_cancel(w.cmd);
-    ty_loop_cancel_timer(w.loop, w.timer);
-    ty_loop_free(w.loop);
 }

@@ -466,10 +466,10 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
     return slurm_send_signal(slurm_cast(rt), ty_runtime_replica_index(rt, r), sig);
 }
 
-static void cleanup(struct ty_runtime *rt)
+/* The run is over for the launchers: stop reading the job's state, cut prepare() short,
+ * QUIT every launcher and close the connections. Once. */
+static void end_run(struct slurm_rt *s)
 {
-    struct slurm_rt *s = slurm_cast(rt);
-
     if (s->phase == PHASE_ENDED)
         return;
     s->phase = PHASE_ENDED;
@@ -478,13 +478,21 @@ static void cleanup(struct ty_runtime *rt)
     ty_subproc_cancel(s->prep_cmd);
     s->prep_cmd = NULL;
     slurm_close_all(s);
-    slurm_cancel_job(s);
+}
+
+static int cleanup(struct ty_runtime *rt)
+{
+    struct slurm_rt *s = slurm_cast(rt);
+
+    end_run(s);
+    return slurm_cancel_job(s);
 }
 
 static void destroy(struct ty_runtime *rt)
 {
     struct slurm_rt *s = slurm_cast(rt);
-    cleanup(rt);
+    end_run(s);
+    slurm_cancel_now(s);
     ty_strv_free(s->notices);
     free(s->reps);
     free(s);

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * container-cleanup.c: the container runtime's cleanup: cancel what is in flight, then
+ * force-remove every container by name (also those whose create was still in flight), in
+ * parallel, then the job's network (and force-remove it when something is still attached).
+ *
+ * cleanup() does this asynchronously on the runtime's loop: each removal is a request with a
+ * deadline kept by a loop timer (ty_engine_call_*), and `cleaned` follows the last one. So a
+ * slow engine (Podman unmounting storage) never holds up the loop: other runs' events and a
+ * service's cancels go on meanwhile. destroy() of a runtime whose cleanup has not ended does
+ * it all again synchronously, with a blocking batch on a private curl multi handle
+ * (docker-batch.c) that never runs the caller's loop: removals already done answer 404. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "container-internal.h"
+#include "macro.h"
+
+/* How long force-removing one container may take (a removal kills a running container and
+ * waits for it; Podman also unmounts its storage; they run in parallel), and removing the
+ * network (answered at once unless the engine hangs). Teardown must end, so it gives up
+ * then, with a notice; the next run's garbage collection removes what is left. */
+#define REMOVE_TIMEOUT_MS         60000L
+#define NETWORK_REMOVE_TIMEOUT_MS 30000L
+
+static bool removed(long status)
+{
+    return status == 204 || status == 200 || status == 404;
+}
+
+/* Stop every replica's requests and timers: nothing more is reported for them. */
+static void cancel_replicas(struct container_rt *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        if (cr->req)
+            ty_docker_cancel(c->eng.api, cr->req);
+        if (cr->wait_req)
+            ty_docker_cancel(c->eng.api, cr->wait_req);
+        if (cr->logs_req)
+            ty_docker_cancel(c->eng.api, cr->logs_req);
+        cr->req = cr->wait_req = cr->logs_req = NULL;
+        ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
+        cr->drain_timer = 0;
+    }
+}
+
+/* The end of every cleanup: the GPUs, line buffers and port reservations are released. */
+static void release(struct container_rt *c)
+{
+    for (size_t i = 0; i < c->n_gpu_locks; i++)
+        close(c->gpu_locks[i]);
+    c->n_gpu_locks = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        ty_linesplit_release(&c->reps[i].out_ls);
+        ty_linesplit_release(&c->reps[i].err_ls);
+        if (c->reps[i].reserve_fd >= 0)
+            close(c->reps[i].reserve_fd);
+        c->reps[i].reserve_fd = -1;
+    }
+    c->cleaning = false;
+    c->cleaned = true;
+}
+
+static void
+remove_failed(struct container_rt *c, size_t i, long status, const char *body, const char *error)
+{
+    char msg[200];
+    if (status)
+        ty_docker_error_message(body, msg, sizeof(msg));
+    else
+        (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer");
+    ty_runtime_notice(
+        &c->base, TY_SEV_WARNING, "removing container %s failed: %s", c->reps[i].name, msg);
+}
+
+/* ---- on the loop ---- */
+
+static void
+network_removed(void *ctx, long status, const char *body, size_t len, const char *error);
+
+/* The end of the asynchronous cleanup. */
+static void clean_done(struct container_rt *c)
+{
+    release(c);
+    ty_runtime_cleaned(&c->base); /* last: the run may be freed there */
+}
+
+/* Start removing the network (@force: also what is still attached). Returns true when the
+ * removal is under way (network_removed follows), false when there is nothing (more) to do. */
+static bool remove_network(struct container_rt *c, bool force)
+{
+    _cleanup_free_ char *path = NULL;
+    struct ty_error e = {0};
+
+    if (!c->network_created)
+        return false;
+    c->network_forced = force;
+    path = xasprintf("/networks/%s%s", c->network, force ? "?force=1" : "");
+    if (ty_engine_call_start(&c->net_call,
+                             c->eng.api,
+                             c->base.loop,
+                             "DELETE",
+                             path,
+                             NULL,
+                             NULL,
+                             NETWORK_REMOVE_TIMEOUT_MS,
+                             network_removed,
+                             c,
+                             &e) < 0) {
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "removing network %s failed: %s",
+                          c->network,
+                          ty_error_msg(&e));
+        c->network_created = false;
+        return false;
+    }
+    return true;
+}
+
+static void network_removed(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct container_rt *c = ctx;
+
+    /* Something still attached: Podman's force removes it with the network. */
+    if (!removed(status) && !c->network_forced) {
+        if (!remove_network(c, true))
+            clean_done(c);
+        return;
+    }
+    if (!removed(status) && status)
+        ty_runtime_notice(
+            &c->base, TY_SEV_WARNING, "removing network %s failed (HTTP %ld)", c->network, status);
+    else if (!removed(status))
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "removing network %s failed: %s",
+                          c->network,
+                          error ? error : "no answer");
+    c->network_created = false;
+    clean_done(c);
+}
+
+/* One container removal ended: the network follows the last. */
+static void
+container_removed(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct ctr_replica *cr = ctx;
+    struct container_rt *c = cr->rt;
+
+    if (!removed(status))
+        remove_failed(c, (size_t)(cr - c->reps), status, body, error);
+    if (--c->removing == 0 && !remove_network(c, false))
+        clean_done(c);
+}
+
+int ctr_cleanup(struct ty_runtime *rt)
+{
+    struct container_rt *c = (struct container_rt *)rt;
+
+    if (c->cleaned || !c->reps)
+        return 0;
+    if (c->cleaning)
+        return TY_RUNTIME_ASYNC;
+    ctr_prepare_abort(c);
+    if (!c->eng.api) {
+        release(c);
+        return 0;
+    }
+    cancel_replicas(c);
+    c->cleaning = true;
+    c->removing = 1; /* until every removal has started: none may end the batch early */
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", cr->name);
+        struct ty_error e = {0};
+        if (ty_engine_call_start(&cr->rm_call,
+                                 c->eng.api,
+                                 rt->loop,
+                                 "DELETE",
+                                 path,
+                                 NULL,
+                                 NULL,
+                                 REMOVE_TIMEOUT_MS,
+                                 container_removed,
+                                 cr,
+                                 &e) < 0)
+            remove_failed(c, i, 0, NULL, ty_error_msg(&e));
+        else
+            c->removing++;
+    }
+    /* Callbacks run later on the loop, never from within a start: the last one to end goes
+     * on with the network, or this does when none started. */
+    if (--c->removing == 0 && !remove_network(c, false)) {
+        release(c);
+        return 0;
+    }
+    return TY_RUNTIME_ASYNC;
+}
+
+/* ---- in destroy: synchronous ---- */
+
+/* Remove the network now, forced when the plain removal fails. */
+static void remove_network_now(struct container_rt *c)
+{
+    _cleanup_free_ char *path = xasprintf("/networks/%s", c->network);
+    struct ty_docker_call del = {.method = "DELETE", .path = path};
+
+    (void)ty_docker_call(c->eng.api, &del, NETWORK_REMOVE_TIMEOUT_MS, NULL);
+    if (!removed(del.status)) {
+        _cleanup_free_ char *fpath = xasprintf("/networks/%s?force=1", c->network);
+        struct ty_docker_call force = {.method = "DELETE", .path = fpath};
+        (void)ty_docker_call(c->eng.api, &force, NETWORK_REMOVE_TIMEOUT_MS, NULL);
+        if (!removed(force.status))
+            ty_runtime_notice(&c->base,
+                              TY_SEV_WARNING,
+                              "removing network %s failed (HTTP %ld)",
+                              c->network,
+                              force.status);
+        ty_docker_batch_release(&force, 1);
+    }
+    ty_docker_batch_release(&del, 1);
+    c->network_created = false;
+}
+
+void ctr_cleanup_now(struct container_rt *c)
+{
+    struct ty_docker_call *calls;
+
+    if (c->cleaned || !c->reps)
+        return;
+    ctr_prepare_abort(c);
+    if (!c->eng.api) {
+        release(c);
+        return;
+    }
+    cancel_replicas(c);
+    for (size_t i = 0; i < c->n; i++)
+        ty_engine_call_cancel(&c->reps[i].rm_call);
+    ty_engine_call_cancel(&c->net_call);
+    calls = xcalloc(c->n + 1, sizeof(*calls));
+    for (size_t i = 0; i < c->n; i++) {
+        calls[i].method = "DELETE";
+        calls[i].path = xasprintf("/containers/%s?force=1", c->reps[i].name);
+    }
+    (void)ty_docker_batch_run(c->eng.api, calls, c->n, REMOVE_TIMEOUT_MS, NULL);
+    for (size_t i = 0; i < c->n; i++) {
+        if (!removed(calls[i].status))
+            remove_failed(c, i, calls[i].status, calls[i].response, calls[i].error);
+        free((char *)calls[i].path);
+    }
+    ty_docker_batch_release(calls, c->n);
+    free(calls);
+    if (c->network_created)
+        remove_network_now(c);
+    release(c);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * slurm-cancel.c: the slurm runtime's cleanup of its Slurm job: scancel (by id, or by name
+ * when sbatch was cut short and may have submitted the job without our learning its id), then
+ * squeue every CANCEL_POLL_USEC until the job has left the queue or reached a final state, at
+ * most CANCEL_WAIT_USEC (docs/internals/slurm.md, "Waiting without blocking").
+ *
+ * cleanup() runs this on the runtime's loop: the commands are asynchronous subprocesses and
+ * the pauses loop timers, and `cleaned` follows the end, so the caller's other runs and
+ * cancels go on meanwhile. destroy() of a runtime whose cleanup has not ended takes the wait
+ * over from where it is and drives it to the end on a private loop (destroy must leave no job
+ * behind, and only a private loop runs nobody else's callbacks). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "macro.h"
+#include "slurm-internal.h"
+#include "timeutil.h"
+
+/* Cleanup waits this long for Slurm to let the job go after scancel (the tasks get
+ * KillWait, 30 s by default, between SIGTERM and SIGKILL), reading its state this often. */
+#define CANCEL_WAIT_USEC (30 * INT64_C(1000000))
+#define CANCEL_POLL_USEC (100 * INT64_C(1000))
+
+struct slurm_cancel {
+    struct slurm_rt *s;
+    struct ty_loop *loop; /* the runtime's, or destroy's private one */
+    struct ty_subproc *cmd;
+    uint64_t timer;
+    int64_t deadline;
+    bool scancelled; /* scancel has ended: what is left is the wait */
+    bool on_rt_loop; /* on the runtime's loop: `cleaned` follows the end */
+    bool done;
+};
+
+static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data);
+static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void *data);
+
+/* The wait is over. On the runtime's loop, the runtime is clean: say so (last). */
+static void cancel_end(struct slurm_cancel *w)
+{
+    struct slurm_rt *s = w->s;
+
+    w->done = true;
+    if (!w->on_rt_loop)
+        return;
+    s->cancel = NULL;
+    s->cleaned = true;
+    free(w);
+    ty_runtime_cleaned(&s->base);
+}
+
+/* Start @argv on the wait's loop. Returns false (with a notice) when it cannot start. */
+static bool cancel_cmd(struct slurm_cancel *w, char *const argv[], ty_subproc_fn fn)
+{
+    struct ty_subproc_options opt = {.argv = argv, .timeout_usec = TY_SLURM_CMD_TIMEOUT_USEC};
+    struct ty_error e = {0};
+
+    if (ty_subproc_start(w->loop, &opt, fn, w, &w->cmd, &e) < 0) {
+        w->cmd = NULL;
+        ty_runtime_notice(&w->s->base, TY_SEV_WARNING, "%s", ty_error_msg(&e));
+        return false;
+    }
+    return true;
+}
+
+/* scancel the job: by id, or by name when sbatch gave none. */
+static bool cancel_scancel(struct slurm_cancel *w)
+{
+    struct slurm_rt *s = w->s;
+    char *by_id[] = {"scancel", s->job_id, NULL};
+    char *by_name[] = {"scancel", "--name", s->job_name, NULL};
+
+    return cancel_cmd(w, *s->job_id ? by_id : by_name, on_scancel);
+}
+
+/* squeue for the job's state: by id, or by name when sbatch gave none. */
+static bool cancel_read_state(struct slurm_cancel *w)
+{
+    struct slurm_rt *s = w->s;
+    char *by_id[] = {"squeue", "-h", "-j", s->job_id, "-o", "%T", NULL};
+    char *by_name[] = {"squeue", "-h", "-n", s->job_name, "-o", "%T", NULL};
+
+    return cancel_cmd(w, *s->job_id ? by_id : by_name, on_cancel_state);
+}
+
+static void cancel_tick(struct ty_loop *loop, void *data)
+{
+    struct slurm_cancel *w = data;
+    w->timer = 0;
+    if (!cancel_read_state(w))
+        cancel_end(w);
+}
+
+static bool state_final(const char *st)
+{
+    static const char *const final[] = {
+        "CANCELLED", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"};
+    for (size_t i = 0; i < TY_ARRAY_SIZE(final); i++)
+        if (strcmp(st, final[i]) == 0)
+            return true;
+    return false;
+}
+
+static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_cancel *w = data;
+    const char *st = res->out ? res->out : "";
+
+    w->cmd = NULL;
+    if (res->out)
+        res->out[strcspn(res->out, "\n")] = '\0';
+    /* Gone from the queue (or squeue cannot say: nothing more to learn by waiting). */
+    if (res->timed_out || !*st || state_final(st)) {
+        cancel_end(w);
+        return;
+    }
+    if (ty_mono_usec() >= w->deadline) {
+        ty_runtime_notice(&w->s->base,
+                          TY_SEV_WARNING,
+                          "Slurm job %s is still %s after scancel.",
+                          *w->s->job_id ? w->s->job_id : w->s->job_name,
+                          st);
+        cancel_end(w);
+        return;
+    }
+    w->timer = ty_loop_add_timer(loop, ty_mono_usec() + CANCEL_POLL_USEC, cancel_tick, w);
+}
+
+static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_cancel *w = data;
+    struct ty_error e = {0};
+
+    w->cmd = NULL;
+    w->scancelled = true;
+    if (slurm_cmd_check(res, "scancel", &e) < 0)
+        ty_runtime_notice(&w->s->base, TY_SEV_WARNING, "%s", ty_error_msg(&e));
+    if (!cancel_read_state(w))
+        cancel_end(w);
+}
+
+/* Is there a job to cancel? Without an id, sbatch was cut short: the job may still exist
+ * under its name. */
+static bool job_may_exist(const struct slurm_rt *s)
+{
+    return *s->job_id || s->submitting;
+}
+
+int slurm_cancel_job(struct slurm_rt *s)
+{
+    struct slurm_cancel *w;
+
+    if (s->cleaned)
+        return 0;
+    if (s->cancel)
+        return TY_RUNTIME_ASYNC;
+    if (!job_may_exist(s)) {
+        s->cleaned = true;
+        return 0;
+    }
+    w = xcalloc(1, sizeof(*w));
+    *w = (struct slurm_cancel){
+        .s = s, .loop = s->base.loop, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
+    if (!cancel_scancel(w)) {
+        free(w);
+        s->cleaned = true;
+        return 0;
+    }
+    w->on_rt_loop = true;
+    s->cancel = w;
+    return TY_RUNTIME_ASYNC;
+}
+
+void slurm_cancel_now(struct slurm_rt *s)
+{
+    struct slurm_cancel *w = s->cancel;
+    bool started;
+
+    if (s->cleaned)
+        return;
+    s->cleaned = true;
+    if (w) {
+        /* Take the wait over from the runtime's loop: no `cleaned` from there. */
+        ty_subproc_cancel(w->cmd);
+        ty_loop_cancel_timer(w->loop, w->timer);
+        w->cmd = NULL;
+        w->timer = 0;
+        w->on_rt_loop = false;
+        s->cancel = NULL;
+    } else if (job_may_exist(s)) {
+        w = xcalloc(1, sizeof(*w));
+        *w = (struct slurm_cancel){.s = s, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
+    } else {
+        return;
+    }
+    /* The loop is ours: running it here runs nobody else's callbacks. */
+    w->loop = ty_loop_new();
+    started = w->scancelled ? cancel_read_state(w) : cancel_scancel(w);
+    while (started && !w->done)
+        if (ty_loop_run_once(w->loop) < 0)
+            break;
+    ty_subproc_cancel(w->cmd);
+    ty_loop_cancel_timer(w->loop, w->timer);
+    ty_loop_free(w->loop);
+    free(w);
+}
