@@ -149,12 +149,32 @@ CURLM *ty_docker_multi_new(void)
     return m;
 }
 
+/* The options of one handle being set: every curl_easy_setopt result is kept, and the first
+ * failure is named (the CLI's client, src/trainyard/api-client.c, checks its options the same
+ * way). */
+struct setopt {
+    CURL *curl;
+    CURLcode rc;
+    const char *failed; /* the option's name, when rc is not CURLE_OK */
+};
+
+#define SETOPT(so, opt, val)                                                                       \
+    do {                                                                                           \
+        if ((so)->rc == CURLE_OK) {                                                                \
+            (so)->rc = curl_easy_setopt((so)->curl, opt, val);                                     \
+            if ((so)->rc != CURLE_OK)                                                              \
+                (so)->failed = #opt;                                                               \
+        }                                                                                          \
+    } while (0)
+
 int ty_docker_easy_new(const struct ty_docker *d,
                        const char *method,
                        const char *path,
                        const char *body,
                        const char *extra_header,
                        long timeout_ms,
+                       curl_write_callback write,
+                       void *data,
                        char *errbuf,
                        CURL **ret,
                        struct curl_slist **ret_headers,
@@ -163,7 +183,7 @@ int ty_docker_easy_new(const struct ty_docker *d,
     struct curl_slist *h = NULL;
     _cleanup_free_ char *url = NULL;
     CURL *e;
-    bool ok = true;
+    struct setopt so = {.curl = NULL, .rc = CURLE_OK};
 
     if (!method)
         method = "GET";
@@ -177,6 +197,7 @@ int ty_docker_easy_new(const struct ty_docker *d,
     e = curl_easy_init();
     if (!e)
         return ty_error_set(err, ENOMEM, "cannot create a curl handle");
+    so.curl = e;
     url = xasprintf(URL_PREFIX "%s", path);
     errbuf[0] = '\0';
 
@@ -188,35 +209,43 @@ int ty_docker_easy_new(const struct ty_docker *d,
     if (extra_header)
         h = curl_slist_append(h, extra_header);
 
-    ok = ok && curl_easy_setopt(e, CURLOPT_URL, url) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, d->socket_path) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket_cb) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS) == CURLE_OK;
+    SETOPT(&so, CURLOPT_URL, url);
+    SETOPT(&so, CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+    SETOPT(&so, CURLOPT_NOSIGNAL, 1L);
+    SETOPT(&so, CURLOPT_OPENSOCKETFUNCTION, open_socket_cb);
+    SETOPT(&so, CURLOPT_ERRORBUFFER, errbuf);
+    SETOPT(&so, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
     if (timeout_ms > 0)
-        ok = ok && curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_HTTPHEADER, h) == CURLE_OK;
+        SETOPT(&so, CURLOPT_TIMEOUT_MS, timeout_ms);
+    SETOPT(&so, CURLOPT_USERAGENT, USER_AGENT);
+    SETOPT(&so, CURLOPT_HTTPHEADER, h);
     if (body || strcmp(method, "POST") == 0) {
         /* POSTFIELDS with an explicit size: Content-Length is sent, also 0 for no body. */
         const char *b = body ? body : "";
-        ok = ok &&
-             curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(b)) == CURLE_OK;
-        ok = ok && curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, b) == CURLE_OK;
+        SETOPT(&so, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(b));
+        SETOPT(&so, CURLOPT_COPYPOSTFIELDS, b);
         if (strcmp(method, "POST") != 0)
-            ok = ok && curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK;
+            SETOPT(&so, CURLOPT_CUSTOMREQUEST, method);
     } else if (strcmp(method, "GET") == 0) {
-        ok = ok && curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) == CURLE_OK;
+        SETOPT(&so, CURLOPT_HTTPGET, 1L);
     } else if (strcmp(method, "HEAD") == 0) {
-        ok = ok && curl_easy_setopt(e, CURLOPT_NOBODY, 1L) == CURLE_OK;
+        SETOPT(&so, CURLOPT_NOBODY, 1L);
     } else {
-        ok = ok && curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK;
+        SETOPT(&so, CURLOPT_CUSTOMREQUEST, method);
     }
-    if (!ok) {
+    SETOPT(&so, CURLOPT_WRITEFUNCTION, write);
+    SETOPT(&so, CURLOPT_WRITEDATA, data);
+    SETOPT(&so, CURLOPT_PRIVATE, (char *)data);
+    if (so.rc != CURLE_OK) {
         curl_easy_cleanup(e);
         curl_slist_free_all(h);
-        return ty_error_set(err, ENOMEM, "cannot set up the request %s %s", method, path);
+        return ty_error_set(err,
+                            so.rc == CURLE_OUT_OF_MEMORY ? ENOMEM : EINVAL,
+                            "cannot set up the request %s %s: %s: %s",
+                            method,
+                            path,
+                            so.failed,
+                            curl_easy_strerror(so.rc));
     }
     *ret = e;
     *ret_headers = h;
@@ -364,8 +393,15 @@ static void req_finish(struct ty_docker *d, struct ty_docker_req *req, CURLcode 
     } else if (rc != CURLE_OK) {
         ty_docker_describe_failure(d->socket_path, req->easy, rc, req->errbuf, msg, sizeof(msg));
         error = msg;
-    } else {
-        (void)curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &status);
+    } else if ((rc = curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &status)) != CURLE_OK ||
+               status == 0) {
+        (void)snprintf(msg,
+                       sizeof(msg),
+                       "no HTTP status from %s: %s",
+                       d->socket_path,
+                       rc != CURLE_OK ? curl_easy_strerror(rc) : "the answer has none");
+        error = msg;
+        status = 0;
     }
     if (req->state == REQ_ACTIVE)
         (void)curl_multi_remove_handle(d->multi, req->easy);
@@ -490,16 +526,21 @@ int ty_docker_new(struct ty_loop *loop,
     d->loop = loop;
     d->socket_path = xstrdup(socket_path);
     if (loop) {
+        CURLMcode mc = CURLM_OUT_OF_MEMORY;
         d->multi = ty_docker_multi_new();
-        if (!d->multi) {
+        if (d->multi &&
+            (mc = curl_multi_setopt(d->multi, CURLMOPT_SOCKETFUNCTION, socket_cb)) == CURLM_OK &&
+            (mc = curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d)) == CURLM_OK &&
+            (mc = curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, timer_cb)) == CURLM_OK)
+            mc = curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
+        if (mc != CURLM_OK) {
+            if (d->multi)
+                (void)curl_multi_cleanup(d->multi);
             free(d->socket_path);
             free(d);
-            return ty_error_set(err, ENOMEM, "cannot create a curl multi handle");
+            return ty_error_set(
+                err, ENOMEM, "cannot set up a curl multi handle: %s", curl_multi_strerror(mc));
         }
-        (void)curl_multi_setopt(d->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-        (void)curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d);
-        (void)curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-        (void)curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
     }
     *ret = d;
     return 0;
@@ -572,6 +613,8 @@ int ty_docker_request(struct ty_docker *d,
                            body,
                            extra_header,
                            (flags & TY_DOCKER_NO_TIMEOUT) ? 0 : DEFAULT_TIMEOUT_MS,
+                           write_cb,
+                           req,
                            req->errbuf,
                            &req->easy,
                            &req->headers,
@@ -580,9 +623,6 @@ int ty_docker_request(struct ty_docker *d,
         free(req);
         return r;
     }
-    (void)curl_easy_setopt(req->easy, CURLOPT_WRITEFUNCTION, write_cb);
-    (void)curl_easy_setopt(req->easy, CURLOPT_WRITEDATA, req);
-    (void)curl_easy_setopt(req->easy, CURLOPT_PRIVATE, (char *)req);
 
     if (d->in_curl) {
         /* curl refuses to add handles from inside its callbacks: settle() adds it. */

@@ -61,6 +61,8 @@ bcall_start(struct ty_docker *d, struct ty_docker_call *call, struct bcall *bc, 
                            call->body,
                            call->extra_header,
                            0,
+                           bwrite_cb,
+                           bc,
                            bc->errbuf,
                            &bc->easy,
                            &bc->headers,
@@ -68,11 +70,17 @@ bcall_start(struct ty_docker *d, struct ty_docker_call *call, struct bcall *bc, 
         ty_docker_copy_cut(call->error, sizeof(call->error), e.msg, strlen(e.msg));
         return false;
     }
-    (void)curl_easy_setopt(bc->easy, CURLOPT_WRITEFUNCTION, bwrite_cb);
-    (void)curl_easy_setopt(bc->easy, CURLOPT_WRITEDATA, bc);
-    (void)curl_easy_setopt(bc->easy, CURLOPT_PRIVATE, (char *)bc);
-    if (timeout_ms < CONNECT_TIMEOUT_MS)
-        (void)curl_easy_setopt(bc->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    if (timeout_ms < CONNECT_TIMEOUT_MS) {
+        CURLcode rc = curl_easy_setopt(bc->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+        if (rc != CURLE_OK) {
+            (void)snprintf(call->error,
+                           sizeof(call->error),
+                           "cannot set up the request: CURLOPT_CONNECTTIMEOUT_MS: %s",
+                           curl_easy_strerror(rc));
+            bcall_end(d->bmulti, bc);
+            return false;
+        }
+    }
     mc = curl_multi_add_handle(d->bmulti, bc->easy);
     if (mc != CURLM_OK) {
         (void)snprintf(call->error,
@@ -104,9 +112,17 @@ static size_t collect_done(struct ty_docker *d, struct ty_docker_call *calls, st
         if (!b || !b->running)
             continue;
         i = (size_t)(b - bc);
-        if (m->data.result == CURLE_OK)
-            (void)curl_easy_getinfo(b->easy, CURLINFO_RESPONSE_CODE, &calls[i].status);
-        else
+        if (m->data.result == CURLE_OK) {
+            CURLcode rc = curl_easy_getinfo(b->easy, CURLINFO_RESPONSE_CODE, &calls[i].status);
+            if (rc != CURLE_OK || calls[i].status == 0) {
+                calls[i].status = 0;
+                (void)snprintf(calls[i].error,
+                               sizeof(calls[i].error),
+                               "no HTTP status from %s: %s",
+                               d->socket_path,
+                               rc != CURLE_OK ? curl_easy_strerror(rc) : "the answer has none");
+            }
+        } else
             ty_docker_describe_failure(d->socket_path,
                                        b->easy,
                                        m->data.result,

@@ -40,15 +40,19 @@ void ty_docker_describe_failure(
     const char *socket_path, CURL *easy, CURLcode rc, const char *errbuf, char *out, size_t n);
 /* A multi handle whose own descriptors are close-on-exec, or NULL. */
 CURLM *ty_docker_multi_new(void);
-/* An easy handle for one request, everything set but the write callback and PRIVATE;
- * @errbuf (CURL_ERROR_SIZE) gets curl's message. @timeout_ms <= 0: no total timeout.
- * Returns 0 with *ret and *ret_headers (caller frees both), or -errno with err. */
+/* An easy handle for one request: the body goes to @write with @data, which is also the
+ * handle's CURLOPT_PRIVATE; @errbuf (CURL_ERROR_SIZE) gets curl's message. @timeout_ms <= 0:
+ * no total timeout. Every curl_easy_setopt is checked, as the CLI's client does: the first
+ * that fails is named in the error with curl's reason. Returns 0 with *ret and *ret_headers
+ * (caller frees both), or -errno with err. */
 int ty_docker_easy_new(const struct ty_docker *d,
                        const char *method,
                        const char *path,
                        const char *body,
                        const char *extra_header,
                        long timeout_ms,
+                       curl_write_callback write,
+                       void *data,
                        char *errbuf,
                        CURL **ret,
                        struct curl_slist **ret_headers,
