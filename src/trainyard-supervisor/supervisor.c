@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0
- * supervisor.c: `trainyard-supervisor supervise-job STATE_DIR SEQ GRACE_USEC`, the process that runs
- * one job of the service from claim to final state, with the same library code as
- * `trainyard local train`. It records every state change in the store (which the API reads)
- * and every log file in the store's index; SIGTERM (sent by jobs.cancel) cancels, a second
- * one kills at once. It runs in its own session, so it and the job outlive a trainyardd that
- * is restarted or killed; a new trainyardd watches it again.
+ * supervisor.c: `trainyard-supervisor supervise-job STATE_DIR SEQ GRACE_USEC`, the process that
+ * runs one job of the service from claim to final state, with the same library code as `trainyard
+ * local train`. It records every state change in the store (which the API reads) and every log file
+ * in the store's index; SIGTERM (sent by jobs.cancel) cancels, a second one kills at once. It runs
+ * in its own session, so it and the job outlive a trainyardd that is restarted or killed; a new
+ * trainyardd watches it again.
  *
  * Also `trainyard-supervisor sweep-containers`: removes containers and networks whose supervising
  * process is gone (run by the daemon after a supervisor died). */
+#include "supervisor.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +21,6 @@
 
 #include "alloc.h"
 #include "container.h"
-#include "supervisor.h"
 #include "json.h"
 #include "loop.h"
 #include "macro.h"

@@ -8,8 +8,8 @@
 #include "json.h"
 #include "macro.h"
 #include "strv.h"
-#include "trials.h"
 #include "tap.h"
+#include "trials.h"
 
 static struct ty_study_trial mk(const char *id, enum ty_job_state st, bool has, double v)
 {

@@ -13,10 +13,10 @@
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
