@@ -21,6 +21,7 @@
 
 #include "alloc.h"
 #include "container.h"
+#include "jobrun.h"
 #include "json.h"
 #include "loop.h"
 #include "macro.h"
@@ -40,8 +41,7 @@ struct run {
     int sig_fd;
     struct ty_store *store;
     struct ty_job_row *row;
-    struct ty_supervisor *sup; /* a plain job */
-    struct ty_study *study;    /* a tuning job, instead */
+    struct ty_jobrun *jr; /* NULL until it is created */
 };
 
 static void diag(const struct ty_job_row *row, const char *fmt, ...)
@@ -66,12 +66,10 @@ static void on_state(void *ctx, enum ty_job_state st)
 {
     struct run *run = ctx;
     struct ty_error e = {0};
-    const char *msg = !ty_job_state_is_final(st) ? NULL
-                      : run->study               ? ty_study_error(run->study)
-                                                 : ty_supervisor_error(run->sup);
+    const char *msg = ty_job_state_is_final(st) && run->jr ? ty_jobrun_error(run->jr) : NULL;
 
-    if (run->study && ty_job_state_is_final(st)) {
-        _cleanup_json_ json_t *out = ty_study_training_output(run->study);
+    if (run->jr && ty_jobrun_study(run->jr) && ty_job_state_is_final(st)) {
+        _cleanup_json_ json_t *out = ty_jobrun_training_output(run->jr);
         if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
             diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
     }
@@ -94,7 +92,7 @@ static void on_trial(void *ctx, const struct ty_study_trial *trial)
 {
     struct run *run = ctx;
     struct ty_error e = {0};
-    _cleanup_json_ json_t *out = ty_study_training_output(run->study);
+    _cleanup_json_ json_t *out = ty_jobrun_training_output(run->jr);
 
     (void)trial;
     if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
@@ -114,10 +112,8 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
     struct run *run = data;
     unsigned char c;
     while (read(fd, &c, 1) == 1) {
-        if (run->study)
-            ty_study_cancel(run->study);
-        else
-            ty_supervisor_cancel(run->sup);
+        if (run->jr)
+            ty_jobrun_cancel(run->jr);
     }
 }
 
@@ -194,9 +190,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     ty_joblog_on_new_file(log, on_new_file, run);
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
     opts.log = log;
-    opts.on_state = on_state;
     opts.on_queued = on_queued;
-    opts.ctx = run;
     loop = ty_loop_new();
     if (job->hp && job->hp->resume_job_id) {
         /* Checked when the job was created; if it is gone now, ty_study_new says so. */
@@ -204,33 +198,21 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
         if (ty_store_get_job(run->store, row->project, job->hp->resume_job_id, &prev, NULL) >= 0)
             previous = ty_job_row_to_json(prev);
     }
-    if (job->hp) {
-        struct ty_study_options so = {
+    {
+        struct ty_jobrun_options jo = {
             .runtime = runtime,
             .state_dir = dir,
-            .seed = ty_study_default_seed(job),
             .sup = opts,
             .on_state = on_state,
             .on_trial = on_trial,
             .previous_job = previous,
             .ctx = run,
         };
-        r = ty_study_new(loop, job, &so, &run->study, &e);
-        if (r >= 0) {
-            ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
-            r = ty_study_start(run->study, &e);
-        }
-    } else {
-        r = ty_supervisor_new(loop, runtime, job, NULL, NULL, &opts, &run->sup, &e);
-        if (r >= 0) {
-            ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
-            r = ty_supervisor_start(run->sup, &e);
-        }
+        r = ty_jobrun_new(loop, job, &jo, &run->jr, &e);
     }
-    while (r >= 0 && !(run->study ? ty_study_done(run->study) : ty_supervisor_done(run->sup))) {
-        r = ty_loop_run_once(loop);
-        if (r < 0)
-            (void)ty_error_set(&e, -r, "event loop: %s", strerror(-r));
+    if (r >= 0) {
+        ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
+        r = ty_jobrun_run(run->jr, &e);
     }
     if (r < 0) {
         (void)snprintf(
@@ -238,10 +220,8 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
         diag(row, "%s", msg);
         (void)ty_store_set_state(run->store, row->seq, TY_STATE_FAILED, ty_now_usec(), msg, NULL);
     }
-    ty_supervisor_free(run->sup);
-    run->sup = NULL;
-    ty_study_free(run->study);
-    run->study = NULL;
+    ty_jobrun_free(run->jr);
+    run->jr = NULL;
     ty_loop_free(loop);
     ty_joblog_close(log);
     return r < 0 ? 1 : 0;

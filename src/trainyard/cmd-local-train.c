@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "clusterenv.h"
 #include "fdutil.h"
+#include "jobrun.h"
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
@@ -77,8 +78,7 @@ static const char usage[] =
     "\n";
 
 struct run_ctx {
-    struct ty_supervisor *sup;
-    struct ty_study *study; /* tuning jobs, instead of sup */
+    struct ty_jobrun *jr; /* NULL until it is created */
     const struct ty_job *job;
     char *job_record; /* <dir>/job.json */
     int64_t create_usec, start_usec, end_usec;
@@ -123,13 +123,10 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
         json_object_set_new(j, "endTime", json_string(ty_rfc3339(rc->end_usec, 6, ts, 40)));
     rc->state = st;
     json_object_set_new(j, "state", json_string(ty_job_state_name(st)));
-    if (rc->sup && *ty_supervisor_error(rc->sup) && ty_job_state_is_final(st))
-        json_object_set_new(j, "errorMessage", json_string(ty_supervisor_error(rc->sup)));
-    if (rc->study) {
-        if (*ty_study_error(rc->study) && ty_job_state_is_final(st))
-            json_object_set_new(j, "errorMessage", json_string(ty_study_error(rc->study)));
-        json_object_set_new(j, "trainingOutput", ty_study_training_output(rc->study));
-    }
+    if (rc->jr && *ty_jobrun_error(rc->jr) && ty_job_state_is_final(st))
+        json_object_set_new(j, "errorMessage", json_string(ty_jobrun_error(rc->jr)));
+    if (rc->jr && ty_jobrun_study(rc->jr))
+        json_object_set_new(j, "trainingOutput", ty_jobrun_training_output(rc->jr));
     text = ty_json_pretty(j);
     tmp = xasprintf("%s.tmp", rc->job_record);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -165,10 +162,8 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
     struct run_ctx *rc = data;
     unsigned char c;
     while (read(fd, &c, 1) == 1) {
-        if (rc->study)
-            ty_study_cancel(rc->study);
-        else if (rc->sup)
-            ty_supervisor_cancel(rc->sup);
+        if (rc->jr)
+            ty_jobrun_cancel(rc->jr);
     }
 }
 
@@ -327,53 +322,38 @@ static int run_job(const struct ty_job *job,
     loop = ty_loop_new();
     opts.log = log;
     opts.on_log = print_record;
-    opts.on_state = on_state;
-    opts.ctx = &rc;
-    if (job->hp) {
-        struct ty_study_options so = {
+    {
+        struct ty_jobrun_options jo = {
             .runtime = runtime,
             .state_dir = dir,
-            .seed = ty_study_default_seed(job),
             .sup = opts,
-            .previous_job = previous,
-            .on_trial = on_trial,
             .on_state = on_state,
+            .on_trial = on_trial,
+            .previous_job = previous,
             .ctx = &rc,
         };
-        r = ty_study_new(loop, job, &so, &rc.study, &e);
-        if (r >= 0) {
-            ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
-            r = ty_study_start(rc.study, &e);
-        }
-    } else {
-        r = ty_supervisor_new(loop, runtime, job, NULL, NULL, &opts, &rc.sup, &e);
-        if (r >= 0) {
-            ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
-            r = ty_supervisor_start(rc.sup, &e);
-        }
+        r = ty_jobrun_new(loop, job, &jo, &rc.jr, &e);
     }
-    while (r >= 0 && !(rc.study ? ty_study_done(rc.study) : ty_supervisor_done(rc.sup))) {
-        r = ty_loop_run_once(loop);
-        if (r < 0)
-            (void)ty_error_set(&e, -r, "event loop: %s", strerror(-r));
+    if (r >= 0) {
+        ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
+        r = ty_jobrun_run(rc.jr, &e);
     }
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         final = TY_STATE_FAILED;
     } else {
-        final = rc.study ? ty_study_state(rc.study) : ty_supervisor_state(rc.sup);
-        if (rc.study)
-            print_trials(job, rc.study);
+        final = ty_jobrun_state(rc.jr);
+        if (ty_jobrun_study(rc.jr))
+            print_trials(job, ty_jobrun_study(rc.jr));
         if (final != TY_STATE_SUCCEEDED)
             cli_error(PATH,
                       "Job %s %s: %s",
                       job->job_id,
                       final == TY_STATE_CANCELLED ? "was cancelled" : "failed",
-                      rc.study ? ty_study_error(rc.study) : ty_supervisor_error(rc.sup));
+                      ty_jobrun_error(rc.jr));
     }
     fprintf(stderr, "Logs: %s\n", logdir);
-    ty_study_free(rc.study);
-    ty_supervisor_free(rc.sup);
+    ty_jobrun_free(rc.jr);
     ty_loop_free(loop);
     ty_joblog_close(log);
     free(rc.job_record);

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * jobrun.c: one job run to its end, a supervisor or a study (jobrun.h). */
+#include "jobrun.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "alloc.h"
+
+struct ty_jobrun {
+    struct ty_loop *loop;
+    struct ty_supervisor *sup; /* a plain job */
+    struct ty_study *study;    /* a tuning job, instead */
+};
+
+int ty_jobrun_new(struct ty_loop *loop,
+                  const struct ty_job *job,
+                  const struct ty_jobrun_options *opts,
+                  struct ty_jobrun **ret,
+                  struct ty_error *err)
+{
+    struct ty_jobrun *jr = xcalloc(1, sizeof(*jr));
+    struct ty_supervisor_options sup = opts->sup;
+    int r;
+
+    jr->loop = loop;
+    sup.on_state = opts->on_state;
+    sup.ctx = opts->ctx;
+    if (job->hp) {
+        struct ty_study_options so = {
+            .runtime = opts->runtime,
+            .state_dir = opts->state_dir,
+            .seed = ty_study_default_seed(job),
+            .sup = sup,
+            .on_state = opts->on_state,
+            .on_trial = opts->on_trial,
+            .previous_job = opts->previous_job,
+            .ctx = opts->ctx,
+        };
+        r = ty_study_new(loop, job, &so, &jr->study, err);
+    } else {
+        r = ty_supervisor_new(loop, opts->runtime, job, NULL, NULL, &sup, &jr->sup, err);
+    }
+    if (r < 0) {
+        free(jr);
+        return r;
+    }
+    *ret = jr;
+    return 0;
+}
+
+static bool done(const struct ty_jobrun *jr)
+{
+    return jr->study ? ty_study_done(jr->study) : ty_supervisor_done(jr->sup);
+}
+
+int ty_jobrun_run(struct ty_jobrun *jr, struct ty_error *err)
+{
+    int r;
+
+    r = jr->study ? ty_study_start(jr->study, err) : ty_supervisor_start(jr->sup, err);
+    while (r >= 0 && !done(jr)) {
+        r = ty_loop_run_once(jr->loop);
+        if (r < 0)
+            return ty_error_set(err, -r, "event loop: %s", strerror(-r));
+    }
+    return r < 0 ? r : 0;
+}
+
+void ty_jobrun_cancel(struct ty_jobrun *jr)
+{
+    if (jr->study)
+        ty_study_cancel(jr->study);
+    else
+        ty_supervisor_cancel(jr->sup);
+}
+
+enum ty_job_state ty_jobrun_state(const struct ty_jobrun *jr)
+{
+    return jr->study ? ty_study_state(jr->study) : ty_supervisor_state(jr->sup);
+}
+
+const char *ty_jobrun_error(const struct ty_jobrun *jr)
+{
+    return jr->study ? ty_study_error(jr->study) : ty_supervisor_error(jr->sup);
+}
+
+const struct ty_study *ty_jobrun_study(const struct ty_jobrun *jr)
+{
+    return jr->study;
+}
+
+json_t *ty_jobrun_training_output(const struct ty_jobrun *jr)
+{
+    return jr->study ? ty_study_training_output(jr->study) : NULL;
+}
+
+void ty_jobrun_free(struct ty_jobrun *jr)
+{
+    if (!jr)
+        return;
+    ty_study_free(jr->study);
+    ty_supervisor_free(jr->sup);
+    free(jr);
+}
