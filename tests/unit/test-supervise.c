@@ -13,6 +13,7 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "jobrun.h"
 #include "json.h"
 #include "macro.h"
 #include "plan.h"
@@ -484,6 +485,54 @@ static void test_final_after_orphans(void)
     ty_buf_release(&a.cap.lines);
 }
 
+static void jobrun_cancel_fire(struct ty_loop *loop, void *data)
+{
+    ty_jobrun_cancel(data);
+}
+
+/* run/jobrun.h: a plain job runs under one supervisor to its end, a cancel reaches it, and a
+ * plain job has no study and no trainingOutput. */
+static void test_jobrun(void)
+{
+    struct ty_loop *loop = ty_loop_new();
+    struct capture cap = {0};
+    struct ty_jobrun_options jo = {
+        .runtime = &ty_runtime_process,
+        .sup = {.grace_usec = 1000000, .on_log = cap_log},
+        .on_state = cap_state,
+        .ctx = &cap,
+    };
+    struct ty_job *job = make_job("jr_ok", "echo jobrun says hi", 0, NULL, NULL, NULL);
+    struct ty_jobrun *jr = NULL;
+    struct ty_error e = {0};
+
+    ok(ty_jobrun_new(loop, job, &jo, &jr, &e) == 0 && jr, "jobrun: a plain job");
+    is_int(ty_jobrun_run(jr, &e), 0, "jobrun: runs to its end");
+    is_str(ty_job_state_name(ty_jobrun_state(jr)), "SUCCEEDED", "jobrun: SUCCEEDED");
+    is_str(ty_jobrun_error(jr), "", "jobrun: no error");
+    ok(ty_jobrun_study(jr) == NULL && ty_jobrun_training_output(jr) == NULL,
+       "jobrun: a plain job has no study and no trainingOutput");
+    like(ty_buf_str(&cap.lines), "master-replica-0|INFO|jobrun says hi", "jobrun: its output");
+    ok(cap.n_states > 0 && cap.states[cap.n_states - 1] == TY_STATE_SUCCEEDED,
+       "jobrun: on_state saw the final state");
+    ty_jobrun_free(jr);
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    job = make_job("jr_cancel", "exec sleep 1000.555", 0, NULL, NULL, NULL);
+    jr = NULL;
+    ok(ty_jobrun_new(loop, job, &jo, &jr, &e) == 0, "jobrun: a job to cancel");
+    ty_loop_add_timer(loop, ty_mono_usec() + 200000, jobrun_cancel_fire, jr);
+    is_int(ty_jobrun_run(jr, &e), 0, "jobrun: a cancelled run still ends");
+    is_str(ty_job_state_name(ty_jobrun_state(jr)), "CANCELLED", "jobrun: CANCELLED");
+    is_int(count_procs_with("sleep 1000.555"), 0, "jobrun: nothing of it left");
+    ty_jobrun_free(jr);
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    ty_loop_free(loop);
+}
+
 int main(void)
 {
     char err[2048];
@@ -715,5 +764,6 @@ int main(void)
     test_free_during_cleanup();
     test_process_cleanup();
     test_final_after_orphans();
+    test_jobrun();
     return done_testing();
 }
