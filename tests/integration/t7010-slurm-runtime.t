@@ -97,6 +97,13 @@ test_expect_success 'the master decides: a master exiting 5 fails the job' '
   test "$(rec mf_job "d[\"errorMessage\"]")" = "The replica master 0 exited with a non-zero status of 5." &&
   wait_for 20 no_slurm_jobs && no_procs "sleep 914.$M"
 '
+test_expect_success 'TRAINYARD_SLURM_RENDEZVOUS: a name is resolved (on the loop), an address used as is' '
+  write_job rv.json "true" 1 &&
+  TRAINYARD_SLURM_RENDEZVOUS=localhost "$TRAINYARD" local train rv_name --runtime slurm --config rv.json >log 2>&1 &&
+  test "$(rec rv_name "d[\"state\"]")" = SUCCEEDED &&
+  TRAINYARD_SLURM_RENDEZVOUS=127.0.0.1 "$TRAINYARD" local train rv_addr --runtime slurm --config rv.json >log 2>&1 &&
+  test "$(rec rv_addr "d[\"state\"]")" = SUCCEEDED
+'
 test_expect_success 'a job that cannot fit is refused by sbatch, with its reason' '
   write_job big.json "true" &&
   set +e; TRAINYARD_SLURM_MEMORY=machine "$TRAINYARD" local train big_job --runtime slurm --config big.json >log 2>&1; rc=$?; set -e

@@ -22,7 +22,7 @@
 
 int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *err)
 {
-    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *res = NULL;
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     int fd = -1, r;
@@ -30,7 +30,7 @@ int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *
     /* Any port does for a route lookup (no packet is sent); 6817 is slurmctld's. */
     r = getaddrinfo(host, "6817", &hints, &res);
     if (r != 0)
-        return ty_error_set(err, EHOSTUNREACH, "cannot resolve '%s': %s", host, gai_strerror(r));
+        return ty_error_set(err, EHOSTUNREACH, "not an address: '%s': %s", host, gai_strerror(r));
     fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0 ||
         getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {

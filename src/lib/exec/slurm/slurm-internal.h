@@ -77,7 +77,10 @@ struct slurm_rt {
     size_t n_placed;
     struct slurm_rendezvous *rendezvous; /* not owned */
     char rv_addr[64];                    /* this run's: the cache's, or being found */
-    struct ty_subproc *prep_cmd;         /* scontrol, sinfo or sbatch of prepare() */
+    struct ty_subproc *prep_cmd;         /* scontrol, sinfo, getent or sbatch of prepare() */
+    /* A host name being resolved on the loop (getent) and what comes next (slurm.c). */
+    char *resolving;
+    void (*resolved)(struct slurm_rt *s, int r, struct ty_error *e);
     /* the Slurm job */
     bool submitting;    /* sbatch was started: the job may exist even without an id */
     char job_name[192]; /* its --job-name */
@@ -141,8 +144,9 @@ int slurm_cmd_start(struct slurm_rt *s,
  * with its stderr) or -ETIMEDOUT, with err saying so. */
 int slurm_cmd_check(const struct ty_subproc_result *res, const char *name, struct ty_error *err);
 
-/* slurm-conn.c: this host's address on the way to @host (a name or address): the local end
- * of a UDP "connection" to it (no packet is sent), numeric, into @out. */
+/* slurm-conn.c: this host's address on the way to @host (a numeric address: names are
+ * resolved on the loop first, see slurm.c's find_address): the local end of a UDP
+ * "connection" to it (no packet is sent), numeric, into @out. */
 int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *err);
 /* slurm-conn.c: listen on @local_addr (numeric), port chosen by the kernel. Returns 0 with
  * s->listen_fd and s->listen_addr (HOST:PORT) set. */

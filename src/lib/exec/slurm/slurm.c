@@ -16,6 +16,7 @@
  *   SLURM_CONF                   the Slurm client configuration, as for Slurm's own tools */
 #include "slurm.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -338,6 +339,55 @@ static char *node_address(char *out)
     return NULL;
 }
 
+static bool is_numeric(const char *host)
+{
+    unsigned char a[16]; /* an in6_addr */
+    return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+}
+
+/* `getent ahosts NAME` answered: this host's address towards the first of NAME's addresses
+ * into s->rv_addr, then s->resolved. */
+static void on_getent(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
+{
+    struct slurm_rt *s = data;
+    struct ty_error e = {0};
+    char addr[64] = "";
+    int r = 0;
+
+    s->prep_cmd = NULL;
+    if (res->timed_out || res->status != 0 || !res->out || sscanf(res->out, "%63s", addr) != 1)
+        r = ty_error_set(&e,
+                         EHOSTUNREACH,
+                         "cannot resolve '%s'%s",
+                         s->resolving,
+                         res->timed_out ? " (the lookup timed out)" : "");
+    if (r >= 0)
+        r = slurm_local_address(addr, s->rv_addr, sizeof(s->rv_addr), &e);
+    s->resolved(s, r, &e);
+}
+
+/* This host's address towards @host into s->rv_addr, then @then: at once for a numeric
+ * address; for a name, once `getent ahosts` has resolved it on the loop (getaddrinfo would
+ * wait for DNS on the loop's thread). Returns 0 when @then is called (or has been), or -errno
+ * when the lookup could not start. */
+static int find_address(struct slurm_rt *s,
+                        const char *host,
+                        void (*then)(struct slurm_rt *s, int r, struct ty_error *e),
+                        struct ty_error *err)
+{
+    char *argv[] = {"getent", "ahosts", (char *)host, NULL};
+
+    if (is_numeric(host)) {
+        struct ty_error e = {0};
+        int r = slurm_local_address(host, s->rv_addr, sizeof(s->rv_addr), &e);
+        then(s, r, &e);
+        return 0;
+    }
+    ty_replace_str(&s->resolving, host);
+    s->resolved = then;
+    return slurm_cmd_start(s, argv, NULL, on_getent, &s->prep_cmd, err);
+}
+
 /* The rendezvous address is known (or an error ended prepare): go on with sbatch. */
 static void rendezvous_found(struct slurm_rt *s, int r, struct ty_error *e)
 {
@@ -357,9 +407,24 @@ static void on_sinfo_nodes(struct ty_loop *loop, struct ty_subproc_result *res, 
     int r = 0;
 
     s->prep_cmd = NULL;
-    if (slurm_cmd_check(res, "sinfo", NULL) == 0 && (node = node_address(res->out)))
-        r = slurm_local_address(node, s->rv_addr, sizeof(s->rv_addr), &e);
+    if (slurm_cmd_check(res, "sinfo", NULL) == 0 && (node = node_address(res->out))) {
+        r = find_address(s, node, rendezvous_found, &e);
+        if (r >= 0)
+            return;
+    }
     rendezvous_found(s, r, &e);
+}
+
+/* This host's address towards the controller is known: when it is loopback, the nodes may be
+ * elsewhere, so the address on the way to a node is asked for (on_sinfo_nodes). */
+static void controller_found(struct slurm_rt *s, int r, struct ty_error *e)
+{
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%o", NULL};
+
+    if (r >= 0 && is_loopback(s->rv_addr) &&
+        slurm_cmd_start(s, argv, NULL, on_sinfo_nodes, &s->prep_cmd, NULL) >= 0)
+        return;
+    rendezvous_found(s, r, e);
 }
 
 /* The controller's host: this host's address on the way to it, unless that is loopback
@@ -376,11 +441,9 @@ static void on_scontrol(struct ty_loop *loop, struct ty_subproc_result *res, voi
     r = slurm_cmd_check(res, "scontrol", &e);
     if (r >= 0)
         r = controller_host(res->out, &host, &e);
-    if (r >= 0)
-        r = slurm_local_address(host, s->rv_addr, sizeof(s->rv_addr), &e);
-    if (r >= 0 && is_loopback(s->rv_addr)) {
-        char *argv[] = {"sinfo", "-h", "-N", "-o", "%o", NULL};
-        if (slurm_cmd_start(s, argv, NULL, on_sinfo_nodes, &s->prep_cmd, NULL) >= 0)
+    if (r >= 0) {
+        r = find_address(s, host, controller_found, &e);
+        if (r >= 0)
             return;
     }
     rendezvous_found(s, r, &e);
@@ -402,6 +465,8 @@ static int start_submit(struct slurm_rt *s, struct ty_error *err)
         memcpy(s->rv_addr, rv->addr, sizeof(s->rv_addr));
         return submit(s, err);
     }
+    if (env && *env && !is_numeric(env))
+        return find_address(s, env, rendezvous_found, err); /* goes on on the loop */
     if (env && *env) {
         r = slurm_local_address(env, s->rv_addr, sizeof(s->rv_addr), err);
         if (r >= 0) {
@@ -494,6 +559,7 @@ static void destroy(struct ty_runtime *rt)
     end_run(s);
     slurm_cancel_now(s);
     ty_strv_free(s->notices);
+    free(s->resolving);
     free(s->reps);
     free(s);
 }
