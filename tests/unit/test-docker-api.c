@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-docker-api.c: the Docker Engine API client (docker-api.h): the log stream demuxer at
  * every split, error-body messages, and the HTTP side against a real local HTTP/1.1 server
- * on a unix socket that this test forks (canned JSON, chunked streams, slow answers, echo):
- * asynchronous requests on a ty_loop, streaming, cancel, re-entrant callbacks, blocking
- * batches with a deadline, unreachable sockets, and freeing with requests in flight; and
- * the container engine's asynchronous parts (container-engine.h) against the same server:
- * requests with a loop-timer deadline, connecting, garbage collection, images, subnets. */
+ * on a unix socket (docker-test-server.h): asynchronous requests on a ty_loop, streaming,
+ * cancel, re-entrant callbacks, blocking batches with a deadline, unreachable sockets, and
+ * freeing with requests in flight. test-container-engine.c tests the engine on top of it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,335 +20,14 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "base64.h"
 #include "buf.h"
-#include "container-engine.h"
 #include "docker-api.h"
+#include "docker-test-server.h"
 #include "json.h"
 #include "loop.h"
 #include "macro.h"
 #include "tap.h"
 #include "timeutil.h"
-
-/* ---- the test server (runs in a forked child) ---- */
-
-static char tmpdir[64];
-static char sock_path[108];
-static pid_t server_pid = -1;
-
-static void msleep(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
-static void send_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            _exit(0); /* the client went away */
-        c += w;
-        n -= (size_t)w;
-    }
-}
-
-static void respond(int fd, int status, const char *ctype, const char *body)
-{
-    char head[256];
-    int n = snprintf(head,
-                     sizeof(head),
-                     "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-                     status,
-                     ctype,
-                     strlen(body));
-    send_all(fd, head, (size_t)n);
-    send_all(fd, body, strlen(body));
-}
-
-static void chunked_head(int fd, const char *ctype)
-{
-    char head[256];
-    int n = snprintf(head,
-                     sizeof(head),
-                     "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n",
-                     ctype);
-    send_all(fd, head, (size_t)n);
-}
-
-static void chunk(int fd, const void *p, size_t n)
-{
-    char head[32];
-    int k = snprintf(head, sizeof(head), "%zx\r\n", n);
-    send_all(fd, head, (size_t)k);
-    send_all(fd, p, n);
-    send_all(fd, "\r\n", 2);
-}
-
-/* The header value of @name in @head (a request's header block), or "". */
-static void header_value(const char *head, const char *name, char *out, size_t n)
-{
-    size_t nl = strlen(name);
-    const char *p = head;
-
-    out[0] = '\0';
-    while ((p = strstr(p, "\r\n"))) {
-        p += 2;
-        if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
-            const char *v = p + nl + 1, *e;
-            while (*v == ' ')
-                v++;
-            e = strstr(v, "\r\n");
-            if (!e)
-                return;
-            (void)snprintf(out, n, "%.*s", (int)(e - v), v);
-            return;
-        }
-    }
-}
-
-/* Build the multiplexed log stream used by /logs and the demux tests. */
-static size_t mux_frame(char *out, int stream, const char *p, size_t n)
-{
-    out[0] = (char)stream;
-    out[1] = out[2] = out[3] = 0;
-    out[4] = (char)(n >> 24);
-    out[5] = (char)(n >> 16);
-    out[6] = (char)(n >> 8);
-    out[7] = (char)n;
-    memcpy(out + 8, p, n);
-    return n + 8;
-}
-
-/* The engine's routes (images, garbage collection) for the container-engine tests. Returns
- * whether @p was one. */
-static bool serve_engine(int fd, const char *p)
-{
-    if (strcmp(p, "/images/present/json") == 0) {
-        respond(fd, 200, "application/json", "{\"Id\":\"sha256:1\"}");
-    } else if (strcmp(p, "/images/slow/json") == 0) {
-        msleep(300);
-        respond(fd, 200, "application/json", "{\"Id\":\"sha256:2\"}");
-    } else if (strncmp(p, "/images/create?fromImage=good", 29) == 0) {
-        chunked_head(fd, "application/json");
-        chunk(fd, "{\"status\":\"Pulling\"}\n", 21);
-        msleep(50);
-        chunk(fd, "{\"status\":\"Done\"}\n", 18);
-        send_all(fd, "0\r\n\r\n", 5);
-    } else if (strncmp(p, "/images/create?fromImage=broken", 31) == 0) {
-        respond(fd,
-                200,
-                "application/json",
-                "{\"status\":\"Pulling\"}\n{\"error\":\"manifest unknown\"}\n");
-    } else if (strncmp(p, "/containers/json?all=1", 22) == 0) {
-        respond(fd,
-                200,
-                "application/json",
-                "[{\"Id\":\"dead1\",\"Labels\":{\"trainyard.owner\":\"999999999:1\"}},"
-                "{\"Id\":\"other\",\"Labels\":{}}]");
-    } else if (strncmp(p, "/networks?filters=", 18) == 0) {
-        respond(fd, 200, "application/json", "[]");
-    } else if (strcmp(p, "/containers/dead1?force=1") == 0) {
-        respond(fd, 204, "text/plain", "");
-    } else {
-        return false;
-    }
-    return true;
-}
-
-static void serve_conn(int fd)
-{
-    struct ty_buf in = TY_BUF_INIT;
-    int nreq = 0;
-
-    for (;;) {
-        char method[16], path[256], clen_s[32], ctype[128], xtest[128];
-        char *end;
-        size_t head_len, clen;
-
-        while (!(end = in.data ? strstr(in.data, "\r\n\r\n") : NULL)) {
-            char b[4096];
-            ssize_t r = read(fd, b, sizeof(b));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                _exit(0);
-            ty_buf_append(&in, b, (size_t)r);
-        }
-        head_len = (size_t)(end - in.data) + 4;
-        if (sscanf(in.data, "%15s %255s", method, path) != 2)
-            _exit(1);
-        header_value(in.data, "Content-Length", clen_s, sizeof(clen_s));
-        header_value(in.data, "Content-Type", ctype, sizeof(ctype));
-        header_value(in.data, "X-Test", xtest, sizeof(xtest));
-        clen = clen_s[0] ? strtoul(clen_s, NULL, 10) : 0;
-        while (in.len < head_len + clen) {
-            char b[4096];
-            ssize_t r = read(fd, b, sizeof(b));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                _exit(0);
-            ty_buf_append(&in, b, (size_t)r);
-        }
-        _cleanup_free_ char *body = xstrndup(in.data + head_len, clen);
-        ty_buf_consume(&in, head_len + clen);
-        nreq++;
-
-        if (strncmp(path, "/v1.41/", 7) != 0) {
-            respond(fd, 400, "text/plain", "no version prefix");
-            continue;
-        }
-        const char *p = path + 6;
-        if (serve_engine(fd, p)) {
-            /* answered */
-        } else if (strcmp(p, "/_ping") == 0) {
-            respond(fd, 200, "text/plain", "OK");
-        } else if (strcmp(p, "/json") == 0) {
-            char b[128];
-            (void)snprintf(b, sizeof(b), "{\"Id\":\"abc123\",\"conn_req\":%d}", nreq);
-            respond(fd, 200, "application/json", b);
-        } else if (strcmp(p, "/stream") == 0) {
-            chunked_head(fd, "text/plain");
-            for (int i = 1; i <= 4; i++) {
-                char b[32];
-                int k = snprintf(b, sizeof(b), "piece-%d\n", i);
-                chunk(fd, b, (size_t)k);
-                if (i < 4)
-                    msleep(150);
-            }
-            send_all(fd, "0\r\n\r\n", 5);
-        } else if (strcmp(p, "/forever") == 0) {
-            chunked_head(fd, "text/plain");
-            for (;;) {
-                chunk(fd, "tick\n", 5);
-                msleep(40);
-            }
-        } else if (strncmp(p, "/slow?ms=", 9) == 0) {
-            msleep(strtol(p + 9, NULL, 10));
-            respond(fd, 200, "text/plain", "late");
-        } else if (strcmp(p, "/echo") == 0) {
-            _cleanup_free_ char *b = xasprintf("method=%s\nctype=%s\nclen=%s\nxtest=%s\nbody=%s",
-                                               method,
-                                               ctype,
-                                               clen_s[0] ? clen_s : "-",
-                                               xtest,
-                                               body);
-            respond(fd, 200, "text/plain", b);
-        } else if (strcmp(p, "/error") == 0) {
-            respond(fd,
-                    404,
-                    "application/json",
-                    "{\"cause\":\"no such container\",\"message\":\"no such container: x\","
-                    "\"response\":404}\n");
-        } else if (strcmp(p, "/close") == 0) {
-            _exit(0);
-        } else if (strcmp(p, "/logs") == 0) {
-            char s[256];
-            size_t n = 0;
-            n += mux_frame(s + n, 1, "line one\n", 9);
-            n += mux_frame(s + n, 2, "warn\n", 5);
-            n += mux_frame(s + n, 1, "line two\n", 9);
-            chunked_head(fd, "application/vnd.docker.raw-stream");
-            for (size_t off = 0; off < n; off += 5) {
-                chunk(fd, s + off, n - off < 5 ? n - off : 5);
-                msleep(5);
-            }
-            send_all(fd, "0\r\n\r\n", 5);
-        } else {
-            respond(fd, 404, "application/json", "{\"message\":\"page not found\"}");
-        }
-    }
-}
-
-static int start_server(void)
-{
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    int fd, pipefd[2];
-    char c;
-
-    if (pipe(pipefd) < 0)
-        return -1;
-    (void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-    server_pid = fork();
-    if (server_pid < 0)
-        return -1;
-    if (server_pid == 0) {
-        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-        signal(SIGCHLD, SIG_IGN); /* connection handlers reap themselves */
-        signal(SIGPIPE, SIG_IGN);
-        close(pipefd[0]);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
-            _exit(1);
-        send_all(pipefd[1], "r", 1);
-        close(pipefd[1]);
-        for (;;) {
-            int c2 = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-            if (c2 < 0)
-                continue;
-            pid_t h = fork();
-            if (h == 0) {
-                (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() == 1)
-                    _exit(0);
-                close(fd);
-                serve_conn(c2);
-                _exit(0);
-            }
-            close(c2);
-        }
-    }
-    close(pipefd[1]);
-    if (read(pipefd[0], &c, 1) != 1) {
-        close(pipefd[0]);
-        return -1;
-    }
-    close(pipefd[0]);
-    return 0;
-}
-
-static void stop_server(void)
-{
-    int st;
-    if (server_pid > 0) {
-        kill(server_pid, SIGKILL);
-        (void)waitpid(server_pid, &st, 0);
-        server_pid = -1;
-    }
-}
-
-/* ---- loop helpers ---- */
-
-static bool expired;
-
-static void on_expire(struct ty_loop *loop, void *data)
-{
-    expired = true;
-}
-
-/* Run @loop until *flag is true or @ms passed. Returns *flag. */
-static bool run_until(struct ty_loop *loop, const bool *flag, int ms)
-{
-    uint64_t t;
-
-    expired = false;
-    t = ty_loop_add_timer(loop, ty_mono_usec() + (int64_t)ms * 1000, on_expire, NULL);
-    while (!(flag && *flag) && !expired)
-        if (ty_loop_run_once(loop) < 0)
-            break;
-    ty_loop_cancel_timer(loop, t);
-    return flag && *flag;
-}
-
-static void run_for(struct ty_loop *loop, int ms)
-{
-    (void)run_until(loop, NULL, ms);
-}
 
 /* ---- one asynchronous request's record ---- */
 
@@ -677,11 +354,11 @@ static void test_async(struct ty_loop *loop)
     struct ty_error err = {0};
     int r, total0, bad0;
 
-    r = ty_docker_new(loop, sock_path, &d, &err);
+    r = ty_docker_new(loop, dts_sock_path, &d, &err);
     is_int(r, 0, "new: client for the test server");
     if (r < 0)
         return;
-    is_str(ty_docker_socket(d), sock_path, "socket path kept");
+    is_str(ty_docker_socket(d), dts_sock_path, "socket path kept");
     /* Including curl's own wakeup socketpair of each multi handle. */
     total0 = 0;
     bad0 = sockets_without_cloexec(&total0);
@@ -866,8 +543,8 @@ static void test_nested(struct ty_loop *loop)
     struct ty_docker_callbacks cb = {.on_data = nested_data, .ctx = &s};
     struct ty_docker_req *outer = NULL;
 
-    if (ty_docker_new(loop, sock_path, &d, NULL) < 0)
-        BAIL_OUT("cannot create a client for %s", sock_path);
+    if (ty_docker_new(loop, dts_sock_path, &d, NULL) < 0)
+        BAIL_OUT("cannot create a client for %s", dts_sock_path);
     s.d = d;
     (void)ty_docker_request(
         d, "GET", "/forever", NULL, NULL, TY_DOCKER_NO_TIMEOUT, &cb, &outer, NULL);
@@ -882,8 +559,8 @@ static void test_nested(struct ty_loop *loop)
 
 static void test_unreachable(struct ty_loop *loop)
 {
-    _cleanup_free_ char *missing = xasprintf("%s/missing.sock", tmpdir);
-    _cleanup_free_ char *deaf = xasprintf("%s/deaf.sock", tmpdir);
+    _cleanup_free_ char *missing = xasprintf("%s/missing.sock", dts_tmpdir);
+    _cleanup_free_ char *deaf = xasprintf("%s/deaf.sock", dts_tmpdir);
     struct ty_docker *d = NULL;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd;
@@ -935,7 +612,7 @@ static void test_free_in_flight(struct ty_loop *loop)
     struct ty_docker *d = NULL;
 
     /* Free from outside with streams and slow requests in flight. */
-    if (ty_docker_new(loop, sock_path, &d, NULL) == 0) {
+    if (ty_docker_new(loop, dts_sock_path, &d, NULL) == 0) {
         struct rec a = {0}, b = {0}, c = {0}, e = {0};
         (void)start(d, &a, "GET", "/forever", NULL, NULL, TY_DOCKER_NO_TIMEOUT);
         (void)start(d, &b, "GET", "/forever", NULL, NULL, TY_DOCKER_NO_TIMEOUT);
@@ -956,7 +633,7 @@ static void test_free_in_flight(struct ty_loop *loop)
         rec_release(&e);
     }
     /* Free without ever running the loop. */
-    if (ty_docker_new(loop, sock_path, &d, NULL) == 0) {
+    if (ty_docker_new(loop, dts_sock_path, &d, NULL) == 0) {
         struct rec a = {0};
         (void)start(d, &a, "GET", "/json", NULL, NULL, 0);
         ty_docker_free(d);
@@ -964,7 +641,7 @@ static void test_free_in_flight(struct ty_loop *loop)
         is_int(a.n_done, 0, "free before the loop ran: no on_done");
     }
     /* Free from inside on_done, with another request in flight. */
-    if (ty_docker_new(loop, sock_path, &d, NULL) == 0) {
+    if (ty_docker_new(loop, dts_sock_path, &d, NULL) == 0) {
         struct rec a = {.free_in_done = true}, b = {0};
         (void)start(d, &b, "GET", "/forever", NULL, NULL, TY_DOCKER_NO_TIMEOUT);
         (void)start(d, &a, "GET", "/slow?ms=100", NULL, NULL, 0);
@@ -975,7 +652,7 @@ static void test_free_in_flight(struct ty_loop *loop)
         rec_release(&b);
     }
     /* Free from inside on_data. */
-    if (ty_docker_new(loop, sock_path, &d, NULL) == 0) {
+    if (ty_docker_new(loop, dts_sock_path, &d, NULL) == 0) {
         struct rec a = {.free_in_data = true}, b = {0};
         (void)start(d, &b, "GET", "/forever", NULL, NULL, TY_DOCKER_NO_TIMEOUT);
         (void)start(d, &a, "GET", "/forever", NULL, NULL, TY_DOCKER_NO_TIMEOUT);
@@ -996,7 +673,7 @@ static void test_batch(struct ty_loop *loop)
     int64_t t0, ms;
 
     /* Blocking calls do not need a loop. */
-    if (ty_docker_new(NULL, sock_path, &d, NULL) < 0) {
+    if (ty_docker_new(NULL, dts_sock_path, &d, NULL) < 0) {
         ok(0, "new without a loop");
         return;
     }
@@ -1071,7 +748,7 @@ static void test_batch(struct ty_loop *loop)
     ty_docker_free(d);
 
     /* A batch on a client that also has a loop leaves the loop alone. */
-    if (ty_docker_new(loop, sock_path, &d, NULL) == 0) {
+    if (ty_docker_new(loop, dts_sock_path, &d, NULL) == 0) {
         struct rec a = {0};
         struct ty_docker_call c = {.method = "GET", .path = "/slow?ms=200"};
         (void)start(d, &a, "GET", "/json", NULL, NULL, TY_DOCKER_BUFFER);
@@ -1089,239 +766,6 @@ static void test_batch(struct ty_loop *loop)
     }
 }
 
-/* ---- the container engine's asynchronous parts ---- */
-
-struct ecall {
-    bool done;
-    int n;
-    long status;
-    char error[256];
-    int64_t at;
-};
-
-static void ecall_done(void *ctx, long status, const char *body, size_t len, const char *error)
-{
-    struct ecall *e = ctx;
-    e->done = true;
-    e->n++;
-    e->status = status;
-    e->at = ty_mono_usec();
-    (void)snprintf(e->error, sizeof(e->error), "%s", error ? error : "");
-}
-
-struct eopen {
-    bool done, inside;
-    int r, calls;
-    char error[512];
-};
-
-static void eopen_done(void *ctx, int r, const char *error, const char *started)
-{
-    struct eopen *o = ctx;
-    o->done = true;
-    o->calls++;
-    o->r = r;
-    (void)snprintf(o->error, sizeof(o->error), "%s", error ? error : "");
-}
-
-struct eimage {
-    bool done;
-    int r;
-    char error[512];
-    int64_t at;
-};
-
-static void eimage_done(void *ctx, int r, const char *error)
-{
-    struct eimage *i = ctx;
-    i->done = true;
-    i->r = r;
-    i->at = ty_mono_usec();
-    (void)snprintf(i->error, sizeof(i->error), "%s", error ? error : "");
-}
-
-struct egc {
-    bool done;
-    int removed;
-};
-
-static void egc_done(void *ctx, int removed)
-{
-    struct egc *g = ctx;
-    g->done = true;
-    g->removed = removed;
-}
-
-static void test_engine_call(struct ty_loop *loop, struct ty_docker *d)
-{
-    struct ty_engine_call call;
-    struct ecall slow = {0}, fast = {0};
-    struct ty_engine_call fcall;
-    int64_t t0 = ty_mono_usec();
-
-    is_int(ty_engine_call_start(
-               &call, d, loop, "GET", "/slow?ms=3000", NULL, NULL, 300, ecall_done, &slow, NULL),
-           0,
-           "engine call: started");
-    ok(ty_engine_call_busy(&call), "engine call: busy while in flight");
-    (void)ty_engine_call_start(
-        &fcall, d, loop, "GET", "/json", NULL, NULL, 5000, ecall_done, &fast, NULL);
-    ok(!slow.done && !fast.done, "engine call: no callback within the call");
-    ok(run_until(loop, &slow.done, 5000), "engine call: the deadline ends it");
-    ok(fast.done && fast.at < slow.at, "engine call: another request finished meanwhile");
-    is_int(fast.status, 200, "engine call: the other request 200");
-    is_int(slow.status, 0, "engine call: status 0 at the deadline");
-    like(slow.error, "timed out after 300 ms", "engine call: says it timed out");
-    ok(slow.at - t0 < 2000 * 1000, "engine call: at its deadline, not curl's");
-    ok(!ty_engine_call_busy(&call), "engine call: not busy afterwards");
-    run_for(loop, 100);
-    is_int(slow.n, 1, "engine call: its callback ran once");
-
-    slow = (struct ecall){0};
-    (void)ty_engine_call_start(
-        &call, d, loop, "GET", "/slow?ms=200", NULL, NULL, 5000, ecall_done, &slow, NULL);
-    ty_engine_call_cancel(&call);
-    run_for(loop, 400);
-    ok(!slow.done, "engine call: cancelled, no callback");
-}
-
-static void test_engine_open(struct ty_loop *loop)
-{
-    _cleanup_free_ char *host = xasprintf("unix://%s", sock_path);
-    _cleanup_free_ char *missing = xasprintf("unix://%s/missing.sock", tmpdir);
-    const char *old = getenv("DOCKER_HOST");
-    _cleanup_free_ char *saved = xstrdup(old);
-    struct ty_engine eng = {0};
-    struct eopen o = {0};
-    struct ty_error err = {0};
-
-    (void)setenv("DOCKER_HOST", host, 1);
-    is_int(ty_engine_open(&eng, loop, eopen_done, &o, NULL), 0, "open: under way");
-    ok(!o.done, "open: no callback within the call");
-    ok(run_until(loop, &o.done, 5000), "open: ended on the loop");
-    is_int(o.r, 0, "open: DOCKER_HOST answers the ping");
-    ok(eng.api != NULL, "open: client connected");
-    is_str(eng.socket, sock_path, "open: the socket in use");
-    ty_engine_close(&eng);
-    ok(eng.api == NULL && eng.socket == NULL, "close: all released");
-
-    eng = (struct ty_engine){0};
-    o = (struct eopen){0};
-    (void)setenv("DOCKER_HOST", missing, 1);
-    (void)ty_engine_open(&eng, loop, eopen_done, &o, NULL);
-    ok(run_until(loop, &o.done, 5000), "open, missing socket: ended");
-    is_int(o.r, -EHOSTUNREACH, "open, missing socket: EHOSTUNREACH");
-    like(o.error, "does not answer", "open, missing socket: says why");
-    ty_engine_close(&eng);
-
-    eng = (struct ty_engine){0};
-    o = (struct eopen){0};
-    (void)setenv("DOCKER_HOST", host, 1);
-    (void)ty_engine_open(&eng, loop, eopen_done, &o, NULL);
-    ty_engine_close(&eng); /* closed while opening */
-    run_for(loop, 200);
-    is_int(o.calls, 0, "open, closed at once: no callback");
-
-    (void)setenv("DOCKER_HOST", "tcp://127.0.0.1:2375", 1);
-    eng = (struct ty_engine){0};
-    is_int(ty_engine_open(&eng, loop, eopen_done, &o, &err),
-           -EPROTONOSUPPORT,
-           "open: tcp:// refused at once");
-    ty_engine_close(&eng);
-    if (saved)
-        (void)setenv("DOCKER_HOST", saved, 1);
-    else
-        (void)unsetenv("DOCKER_HOST");
-}
-
-static void test_engine_chores(struct ty_loop *loop, struct ty_docker *d)
-{
-    struct ty_engine eng = {.api = d, .loop = loop, .service_pidfd = -1};
-    struct eimage img = {0};
-    struct ecall other = {0};
-    struct ty_engine_call ocall;
-    struct egc gc = {0};
-
-    is_int(ty_engine_ensure_image(&eng, "present", 5000, eimage_done, &img, NULL),
-           0,
-           "image present: under way");
-    ok(!img.done, "image present: no callback within the call");
-    ok(run_until(loop, &img.done, 5000), "image present: ended");
-    is_int(img.r, 0, "image present: 0");
-
-    img = (struct eimage){0};
-    (void)ty_engine_ensure_image(&eng, "slow", 5000, eimage_done, &img, NULL);
-    (void)ty_engine_call_start(
-        &ocall, d, loop, "GET", "/json", NULL, NULL, 5000, ecall_done, &other, NULL);
-    ok(run_until(loop, &img.done, 5000), "slow inspect: ended");
-    ok(other.done && other.at < img.at, "slow inspect: the loop ran other requests meanwhile");
-    is_int(img.r, 0, "slow inspect: 0");
-
-    img = (struct eimage){0};
-    (void)ty_engine_ensure_image(&eng, "good", 5000, eimage_done, &img, NULL);
-    ok(run_until(loop, &img.done, 5000), "pull: ended");
-    is_int(img.r, 0, "pull: 404 then a clean progress stream: 0");
-
-    img = (struct eimage){0};
-    (void)ty_engine_ensure_image(&eng, "broken", 5000, eimage_done, &img, NULL);
-    ok(run_until(loop, &img.done, 5000), "pull error: ended");
-    is_int(img.r, -ENOENT, "pull error: ENOENT");
-    like(img.error, "manifest unknown", "pull error: the stream's last error");
-    like(img.error, "image 'broken'", "pull error: names the image");
-
-    img = (struct eimage){0};
-    (void)ty_engine_ensure_image(&eng, "present", 5000, eimage_done, &img, NULL);
-    is_int(ty_engine_ensure_image(&eng, "present", 5000, eimage_done, &img, NULL),
-           -EBUSY,
-           "image: one at a time");
-    ty_engine_chores_cancel(&eng);
-    run_for(loop, 200);
-    ok(!img.done && eng.pull == NULL, "image cancelled: no callback, nothing left");
-
-    is_int(ty_engine_collect_garbage(&eng, egc_done, &gc), 0, "garbage: under way");
-    ok(!gc.done, "garbage: no callback within the call");
-    ok(run_until(loop, &gc.done, 5000), "garbage: ended");
-    is_int(gc.removed, 1, "garbage: the dead owner's container removed, the other kept");
-    ok(eng.gc == NULL, "garbage: nothing left");
-}
-
-static void test_pick_subnet(void)
-{
-    json_t *nets = NULL;
-    char subnet[32], prefix[24];
-    const char *text = "[{\"IPAM\":{\"Config\":[{\"Subnet\":\"198.18.1.0/24\"}]}},"
-                       "{\"IPAM\":{\"Config\":[{\"Subnet\":\"198.18.2.0/23\"}]}}]";
-
-    if (ty_json_parse(text, strlen(text), &nets, NULL) < 0)
-        BAIL_OUT("cannot parse the test's network list");
-    is_int(ty_engine_pick_subnet(nets, 1, subnet, sizeof(subnet), prefix, sizeof(prefix), NULL),
-           0,
-           "subnet: one is free");
-    is_str(subnet, "198.18.4.0/24", "subnet: skips those in use (a /23 covers two)");
-    is_str(prefix, "198.18.4.", "subnet: its prefix");
-    json_decref(nets);
-}
-
-static void test_base64_padded(void)
-{
-    _cleanup_free_ char *a = ty_base64url_encode_padded("\xfb\xff", 2);
-    _cleanup_free_ char *b = ty_base64url_encode_padded("abcd", 4);
-    is_str(a, "-_8=", "base64url padded: URL alphabet, padding kept");
-    is_str(b, "YWJjZA==", "base64url padded: two '='");
-}
-
-static void test_engine(struct ty_loop *loop)
-{
-    struct ty_docker *d = NULL;
-
-    if (ty_docker_new(loop, sock_path, &d, NULL) < 0)
-        BAIL_OUT("cannot create a client for %s", sock_path);
-    test_engine_call(loop, d);
-    test_engine_chores(loop, d);
-    ty_docker_free(d);
-    test_engine_open(loop);
-}
-
 int main(void)
 {
     struct ty_loop *loop;
@@ -1329,36 +773,20 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     test_demux();
     test_error_message();
-    test_pick_subnet();
-    test_base64_padded();
 
-    (void)snprintf(tmpdir, sizeof(tmpdir), "/tmp/ty-dapi-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        ok(0, "mkdtemp");
-        return done_testing();
-    }
-    (void)snprintf(sock_path, sizeof(sock_path), "%s/api.sock", tmpdir);
+    if (dts_setup() < 0)
+        BAIL_OUT("cannot make a scratch folder in /tmp");
     loop = ty_loop_new();
     test_new_errors(loop);
-    if (start_server() < 0) {
-        ok(0, "start the test HTTP server");
-    } else {
-        test_async(loop);
-        test_nested(loop);
-        test_unreachable(loop);
-        test_free_in_flight(loop);
-        test_batch(loop);
-        test_engine(loop);
-    }
+    if (start_server() < 0)
+        BAIL_OUT("cannot start the test HTTP server on %s", dts_sock_path);
+    test_async(loop);
+    test_nested(loop);
+    test_unreachable(loop);
+    test_free_in_flight(loop);
+    test_batch(loop);
     stop_server();
     ty_loop_free(loop);
-    {
-        _cleanup_free_ char *a = xasprintf("%s/missing.sock", tmpdir);
-        _cleanup_free_ char *b = xasprintf("%s/deaf.sock", tmpdir);
-        (void)unlink(sock_path);
-        (void)unlink(a);
-        (void)unlink(b);
-        (void)rmdir(tmpdir);
-    }
+    dts_teardown();
     return done_testing();
 }

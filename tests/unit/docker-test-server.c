@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * docker-test-server.c: the forked HTTP server and loop helpers of docker-test-server.h. */
+#include "docker-test-server.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "docker-api.h"
+#include "docker-test-server.h"
+#include "json.h"
+#include "loop.h"
+#include "macro.h"
+#include "timeutil.h"
+
+char dts_tmpdir[64];
+char dts_sock_path[108];
+static pid_t server_pid = -1;
+
+static void msleep(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static void send_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            _exit(0); /* the client went away */
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+static void respond(int fd, int status, const char *ctype, const char *body)
+{
+    char head[256];
+    int n = snprintf(head,
+                     sizeof(head),
+                     "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+                     status,
+                     ctype,
+                     strlen(body));
+    send_all(fd, head, (size_t)n);
+    send_all(fd, body, strlen(body));
+}
+
+static void chunked_head(int fd, const char *ctype)
+{
+    char head[256];
+    int n = snprintf(head,
+                     sizeof(head),
+                     "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n",
+                     ctype);
+    send_all(fd, head, (size_t)n);
+}
+
+static void chunk(int fd, const void *p, size_t n)
+{
+    char head[32];
+    int k = snprintf(head, sizeof(head), "%zx\r\n", n);
+    send_all(fd, head, (size_t)k);
+    send_all(fd, p, n);
+    send_all(fd, "\r\n", 2);
+}
+
+/* The header value of @name in @head (a request's header block), or "". */
+static void header_value(const char *head, const char *name, char *out, size_t n)
+{
+    size_t nl = strlen(name);
+    const char *p = head;
+
+    out[0] = '\0';
+    while ((p = strstr(p, "\r\n"))) {
+        p += 2;
+        if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+            const char *v = p + nl + 1, *e;
+            while (*v == ' ')
+                v++;
+            e = strstr(v, "\r\n");
+            if (!e)
+                return;
+            (void)snprintf(out, n, "%.*s", (int)(e - v), v);
+            return;
+        }
+    }
+}
+
+/* Build the multiplexed log stream used by /logs and the demux tests. */
+size_t mux_frame(char *out, int stream, const char *p, size_t n)
+{
+    out[0] = (char)stream;
+    out[1] = out[2] = out[3] = 0;
+    out[4] = (char)(n >> 24);
+    out[5] = (char)(n >> 16);
+    out[6] = (char)(n >> 8);
+    out[7] = (char)n;
+    memcpy(out + 8, p, n);
+    return n + 8;
+}
+
+/* The engine's routes (images, garbage collection) for the container-engine tests. Returns
+ * whether @p was one. */
+static bool serve_engine(int fd, const char *p)
+{
+    if (strcmp(p, "/images/present/json") == 0) {
+        respond(fd, 200, "application/json", "{\"Id\":\"sha256:1\"}");
+    } else if (strcmp(p, "/images/slow/json") == 0) {
+        msleep(300);
+        respond(fd, 200, "application/json", "{\"Id\":\"sha256:2\"}");
+    } else if (strncmp(p, "/images/create?fromImage=good", 29) == 0) {
+        chunked_head(fd, "application/json");
+        chunk(fd, "{\"status\":\"Pulling\"}\n", 21);
+        msleep(50);
+        chunk(fd, "{\"status\":\"Done\"}\n", 18);
+        send_all(fd, "0\r\n\r\n", 5);
+    } else if (strncmp(p, "/images/create?fromImage=broken", 31) == 0) {
+        respond(fd,
+                200,
+                "application/json",
+                "{\"status\":\"Pulling\"}\n{\"error\":\"manifest unknown\"}\n");
+    } else if (strncmp(p, "/containers/json?all=1", 22) == 0) {
+        respond(fd,
+                200,
+                "application/json",
+                "[{\"Id\":\"dead1\",\"Labels\":{\"trainyard.owner\":\"999999999:1\"}},"
+                "{\"Id\":\"other\",\"Labels\":{}}]");
+    } else if (strncmp(p, "/networks?filters=", 18) == 0) {
+        respond(fd, 200, "application/json", "[]");
+    } else if (strcmp(p, "/containers/dead1?force=1") == 0) {
+        respond(fd, 204, "text/plain", "");
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static void serve_conn(int fd)
+{
+    struct ty_buf in = TY_BUF_INIT;
+    int nreq = 0;
+
+    for (;;) {
+        char method[16], path[256], clen_s[32], ctype[128], xtest[128];
+        char *end;
+        size_t head_len, clen;
+
+        while (!(end = in.data ? strstr(in.data, "\r\n\r\n") : NULL)) {
+            char b[4096];
+            ssize_t r = read(fd, b, sizeof(b));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                _exit(0);
+            ty_buf_append(&in, b, (size_t)r);
+        }
+        head_len = (size_t)(end - in.data) + 4;
+        if (sscanf(in.data, "%15s %255s", method, path) != 2)
+            _exit(1);
+        header_value(in.data, "Content-Length", clen_s, sizeof(clen_s));
+        header_value(in.data, "Content-Type", ctype, sizeof(ctype));
+        header_value(in.data, "X-Test", xtest, sizeof(xtest));
+        clen = clen_s[0] ? strtoul(clen_s, NULL, 10) : 0;
+        while (in.len < head_len + clen) {
+            char b[4096];
+            ssize_t r = read(fd, b, sizeof(b));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                _exit(0);
+            ty_buf_append(&in, b, (size_t)r);
+        }
+        _cleanup_free_ char *body = xstrndup(in.data + head_len, clen);
+        ty_buf_consume(&in, head_len + clen);
+        nreq++;
+
+        if (strncmp(path, "/v1.41/", 7) != 0) {
+            respond(fd, 400, "text/plain", "no version prefix");
+            continue;
+        }
+        const char *p = path + 6;
+        if (serve_engine(fd, p)) {
+            /* answered */
+        } else if (strcmp(p, "/_ping") == 0) {
+            respond(fd, 200, "text/plain", "OK");
+        } else if (strcmp(p, "/json") == 0) {
+            char b[128];
+            (void)snprintf(b, sizeof(b), "{\"Id\":\"abc123\",\"conn_req\":%d}", nreq);
+            respond(fd, 200, "application/json", b);
+        } else if (strcmp(p, "/stream") == 0) {
+            chunked_head(fd, "text/plain");
+            for (int i = 1; i <= 4; i++) {
+                char b[32];
+                int k = snprintf(b, sizeof(b), "piece-%d\n", i);
+                chunk(fd, b, (size_t)k);
+                if (i < 4)
+                    msleep(150);
+            }
+            send_all(fd, "0\r\n\r\n", 5);
+        } else if (strcmp(p, "/forever") == 0) {
+            chunked_head(fd, "text/plain");
+            for (;;) {
+                chunk(fd, "tick\n", 5);
+                msleep(40);
+            }
+        } else if (strncmp(p, "/slow?ms=", 9) == 0) {
+            msleep(strtol(p + 9, NULL, 10));
+            respond(fd, 200, "text/plain", "late");
+        } else if (strcmp(p, "/echo") == 0) {
+            _cleanup_free_ char *b = xasprintf("method=%s\nctype=%s\nclen=%s\nxtest=%s\nbody=%s",
+                                               method,
+                                               ctype,
+                                               clen_s[0] ? clen_s : "-",
+                                               xtest,
+                                               body);
+            respond(fd, 200, "text/plain", b);
+        } else if (strcmp(p, "/error") == 0) {
+            respond(fd,
+                    404,
+                    "application/json",
+                    "{\"cause\":\"no such container\",\"message\":\"no such container: x\","
+                    "\"response\":404}\n");
+        } else if (strcmp(p, "/close") == 0) {
+            _exit(0);
+        } else if (strcmp(p, "/logs") == 0) {
+            char s[256];
+            size_t n = 0;
+            n += mux_frame(s + n, 1, "line one\n", 9);
+            n += mux_frame(s + n, 2, "warn\n", 5);
+            n += mux_frame(s + n, 1, "line two\n", 9);
+            chunked_head(fd, "application/vnd.docker.raw-stream");
+            for (size_t off = 0; off < n; off += 5) {
+                chunk(fd, s + off, n - off < 5 ? n - off : 5);
+                msleep(5);
+            }
+            send_all(fd, "0\r\n\r\n", 5);
+        } else {
+            respond(fd, 404, "application/json", "{\"message\":\"page not found\"}");
+        }
+    }
+}
+
+int start_server(void)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd, pipefd[2];
+    char c;
+
+    if (pipe(pipefd) < 0)
+        return -1;
+    (void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dts_sock_path);
+    server_pid = fork();
+    if (server_pid < 0)
+        return -1;
+    if (server_pid == 0) {
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGCHLD, SIG_IGN); /* connection handlers reap themselves */
+        signal(SIGPIPE, SIG_IGN);
+        close(pipefd[0]);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+            _exit(1);
+        send_all(pipefd[1], "r", 1);
+        close(pipefd[1]);
+        for (;;) {
+            int c2 = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+            if (c2 < 0)
+                continue;
+            pid_t h = fork();
+            if (h == 0) {
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() == 1)
+                    _exit(0);
+                close(fd);
+                serve_conn(c2);
+                _exit(0);
+            }
+            close(c2);
+        }
+    }
+    close(pipefd[1]);
+    if (read(pipefd[0], &c, 1) != 1) {
+        close(pipefd[0]);
+        return -1;
+    }
+    close(pipefd[0]);
+    return 0;
+}
+
+void stop_server(void)
+{
+    int st;
+    if (server_pid > 0) {
+        kill(server_pid, SIGKILL);
+        (void)waitpid(server_pid, &st, 0);
+        server_pid = -1;
+    }
+}
+
+/* ---- loop helpers ---- */
+
+static bool expired;
+
+static void on_expire(struct ty_loop *loop, void *data)
+{
+    expired = true;
+}
+
+/* Run @loop until *flag is true or @ms passed. Returns *flag. */
+bool run_until(struct ty_loop *loop, const bool *flag, int ms)
+{
+    uint64_t t;
+
+    expired = false;
+    t = ty_loop_add_timer(loop, ty_mono_usec() + (int64_t)ms * 1000, on_expire, NULL);
+    while (!(flag && *flag) && !expired)
+        if (ty_loop_run_once(loop) < 0)
+            break;
+    ty_loop_cancel_timer(loop, t);
+    return flag && *flag;
+}
+
+void run_for(struct ty_loop *loop, int ms)
+{
+    (void)run_until(loop, NULL, ms);
+}
+
+int dts_setup(void)
+{
+    (void)snprintf(dts_tmpdir, sizeof(dts_tmpdir), "/tmp/ty-dapi-XXXXXX");
+    if (!mkdtemp(dts_tmpdir))
+        return -1;
+    (void)snprintf(dts_sock_path, sizeof(dts_sock_path), "%s/api.sock", dts_tmpdir);
+    return 0;
+}
+
+void dts_teardown(void)
+{
+    _cleanup_free_ char *a = xasprintf("%s/missing.sock", dts_tmpdir);
+    _cleanup_free_ char *b = xasprintf("%s/deaf.sock", dts_tmpdir);
+    (void)unlink(dts_sock_path);
+    (void)unlink(a);
+    (void)unlink(b);
+    (void)rmdir(dts_tmpdir);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * docker-test-server.h: for the unit tests of the Docker API client and the container
+ * engine: a real HTTP/1.1 server on a unix socket, forked by the test (canned JSON, chunked
+ * and multiplexed streams, slow answers, echo, the engine's image and garbage routes), and
+ * helpers that turn a ty_loop for a while. */
+#ifndef TY_DOCKER_TEST_SERVER_H
+#define TY_DOCKER_TEST_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "loop.h"
+
+/* A scratch folder, and the server's socket in it (set by dts_setup). */
+extern char dts_tmpdir[64];
+extern char dts_sock_path[108];
+
+/* Make the scratch folder and the socket's path. Returns 0, or -1 (mkdtemp failed). */
+int dts_setup(void);
+/* Remove the socket, the test's other sockets in the folder, and the folder. */
+void dts_teardown(void);
+
+/* Fork the server on dts_sock_path; returns once it listens: 0, or -1. */
+int start_server(void);
+/* Kill and reap it (no-op when it is not running). */
+void stop_server(void);
+
+/* One frame of Docker's multiplexed log stream (stream id, big-endian length, @p) into @out
+ * (8 + @n bytes). Returns its length. */
+size_t mux_frame(char *out, int stream, const char *p, size_t n);
+
+/* Run @loop until *flag is true or @ms passed. Returns *flag (false for a NULL @flag). */
+bool run_until(struct ty_loop *loop, const bool *flag, int ms);
+/* Run @loop for @ms. */
+void run_for(struct ty_loop *loop, int ms);
+
+#endif
