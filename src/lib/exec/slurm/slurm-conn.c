@@ -219,7 +219,11 @@ static int on_exit_msg(struct slurm_conn *c, const json_t *m)
 }
 
 /* A trial's metric file from a node: replace the supervisor's copy (plan->metric_dir, where
- * the trial runner reads it) atomically, as cloudml-hypertune rewrites the whole file. */
+ * the trial runner reads it) atomically, as cloudml-hypertune rewrites the whole file. An empty
+ * file reports nothing and replaces nothing: a replica stopped at teardown between truncating
+ * its own file and writing it (`echo ... >file`) must not erase the report another replica
+ * (the master) sent just before. (Where replicas share one file, in the process and container
+ * runtimes, such a replica empties the shared file itself.) */
 static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
 {
     const char *dir = s->base.plan->metric_dir;
@@ -227,7 +231,7 @@ static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
     _cleanup_free_ char *path = NULL;
     int fd, w;
 
-    if (!dir)
+    if (!dir || len == 0)
         return;
     tmp = xasprintf("%s/.output.metrics.%d", dir, (int)getpid());
     path = xasprintf("%s/output.metrics", dir);
