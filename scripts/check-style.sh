@@ -27,6 +27,8 @@ else
   status=1
 fi
 
+banned_out=$(mktemp)
+trap 'rm -f "$banned_out"' EXIT
 # Strip comments and strings before looking for calls, so that prose may name them.
 banned='atoi|atol|atoll|sprintf|vsprintf|strcpy|strcat|strncpy|strncat|gets|strtok|tmpnam|mktemp'
 for f in "${files[@]}"; do
@@ -41,9 +43,8 @@ for f in "${files[@]}"; do
         print "'"$f"':$n: $1() is banned (see scripts/check-style.sh)\n";
       }
     }' "$f"
-done | tee /tmp/check-style.$$ 
-if [ -s /tmp/check-style.$$ ]; then status=1; fi
-rm -f /tmp/check-style.$$
+done >"$banned_out"
+if [ -s "$banned_out" ]; then cat "$banned_out"; status=1; fi
 
 if grep -rnE '(^|[^_a-z])(u|nano)?sleep\s*\(' src/lib --include='*.c' | grep -v 'sqlite3_sleep'; then
   echo "sleep: the lines above sleep in src/lib; wait on the loop (a timer or an fd) instead"

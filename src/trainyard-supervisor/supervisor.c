@@ -107,16 +107,6 @@ static void on_new_file(void *ctx, const char *task, const char *trial, const ch
         diag(run->row, "cannot index log file %s: %s", path, ty_error_msg(&e));
 }
 
-static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
-{
-    struct run *run = data;
-    unsigned char c;
-    while (read(fd, &c, 1) == 1) {
-        if (run->jr)
-            ty_jobrun_cancel(run->jr);
-    }
-}
-
 /* SIGTERM (jobs.cancel) and SIGINT cancel; returns the signal pipe's read end. */
 static int install_signals(void)
 {
@@ -210,10 +200,10 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
         };
         r = ty_jobrun_new(loop, job, &jo, &run->jr, &e);
     }
-    if (r >= 0) {
-        ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_sig_pipe, run);
+    if (r >= 0 && (r = ty_jobrun_cancel_on(run->jr, run->sig_fd)) < 0)
+        (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
+    if (r >= 0)
         r = ty_jobrun_run(run->jr, &e);
-    }
     if (r < 0) {
         (void)snprintf(
             msg, sizeof(msg), "Internal error while supervising the job: %s", ty_error_msg(&e));

@@ -157,16 +157,6 @@ static void on_trial(void *ctx, const struct ty_study_trial *trial)
     write_record(rc, rc->state);
 }
 
-static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
-{
-    struct run_ctx *rc = data;
-    unsigned char c;
-    while (read(fd, &c, 1) == 1) {
-        if (rc->jr)
-            ty_jobrun_cancel(rc->jr);
-    }
-}
-
 /* Ctrl-C, SIGTERM and SIGHUP cancel the job; returns the signal pipe's read end. */
 static int install_signals(void)
 {
@@ -334,10 +324,10 @@ static int run_job(const struct ty_job *job,
         };
         r = ty_jobrun_new(loop, job, &jo, &rc.jr, &e);
     }
-    if (r >= 0) {
-        ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, &rc);
+    if (r >= 0 && (r = ty_jobrun_cancel_on(rc.jr, sig_fd)) < 0)
+        (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
+    if (r >= 0)
         r = ty_jobrun_run(rc.jr, &e);
-    }
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         final = TY_STATE_FAILED;

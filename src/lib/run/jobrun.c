@@ -3,7 +3,9 @@
 #include "jobrun.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 
@@ -11,6 +13,7 @@ struct ty_jobrun {
     struct ty_loop *loop;
     struct ty_supervisor *sup; /* a plain job */
     struct ty_study *study;    /* a tuning job, instead */
+    int cancel_fd;             /* ty_jobrun_cancel_on's, or -1 */
 };
 
 int ty_jobrun_new(struct ty_loop *loop,
@@ -24,6 +27,7 @@ int ty_jobrun_new(struct ty_loop *loop,
     int r;
 
     jr->loop = loop;
+    jr->cancel_fd = -1;
     sup.on_state = opts->on_state;
     sup.ctx = opts->ctx;
     if (job->hp) {
@@ -75,6 +79,23 @@ void ty_jobrun_cancel(struct ty_jobrun *jr)
         ty_supervisor_cancel(jr->sup);
 }
 
+static void on_cancel_fd(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    unsigned char c;
+
+    while (read(fd, &c, 1) == 1)
+        ty_jobrun_cancel(data);
+}
+
+int ty_jobrun_cancel_on(struct ty_jobrun *jr, int fd)
+{
+    int r = ty_loop_add_fd(jr->loop, fd, POLLIN, on_cancel_fd, jr);
+
+    if (r >= 0)
+        jr->cancel_fd = fd;
+    return r < 0 ? r : 0;
+}
+
 enum ty_job_state ty_jobrun_state(const struct ty_jobrun *jr)
 {
     return jr->study ? ty_study_state(jr->study) : ty_supervisor_state(jr->sup);
@@ -99,6 +120,8 @@ void ty_jobrun_free(struct ty_jobrun *jr)
 {
     if (!jr)
         return;
+    if (jr->cancel_fd >= 0)
+        ty_loop_remove_fd(jr->loop, jr->cancel_fd);
     ty_study_free(jr->study);
     ty_supervisor_free(jr->sup);
     free(jr);

@@ -49,6 +49,10 @@ int ty_jobrun_run(struct ty_jobrun *jr, struct ty_error *err);
 /* Cancel (idempotent; a second request kills the replicas at once). From the loop only. */
 void ty_jobrun_cancel(struct ty_jobrun *jr);
 
+/* Cancel once for every byte that can be read from @fd (a signal pipe, sigpipe.h), watched
+ * on the run's loop until the run is freed. Returns 0 or -errno. */
+int ty_jobrun_cancel_on(struct ty_jobrun *jr, int fd);
+
 /* The state now, and errorMessage of a FAILED or CANCELLED run ("" otherwise). */
 enum ty_job_state ty_jobrun_state(const struct ty_jobrun *jr);
 const char *ty_jobrun_error(const struct ty_jobrun *jr);

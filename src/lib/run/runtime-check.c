@@ -89,14 +89,20 @@ int ty_container_validate(const struct ty_job *job, struct ty_error *err)
     return 0;
 }
 
+/* The runtimes of this build and their checks, in one list: the table below and the names
+ * of ty_runtime_names() are both made from it. */
+#define RUNTIMES(X)                                                                                \
+    X("process", ty_process_validate)                                                              \
+    X("container", ty_container_validate)                                                          \
+    X("slurm", ty_slurm_validate)
+
+#define CHECK_ROW(name, fn) {name, fn},
+#define NAME_ITEM(name, fn) ", " name
+
 static const struct {
     const char *name;
     int (*validate)(const struct ty_job *job, struct ty_error *err);
-} checks[] = {
-    {"process", ty_process_validate},
-    {"container", ty_container_validate},
-    {"slurm", ty_slurm_validate},
-};
+} checks[] = {RUNTIMES(CHECK_ROW)};
 
 bool ty_runtime_known(const char *name)
 {
@@ -108,9 +114,10 @@ bool ty_runtime_known(const char *name)
 
 const char *ty_runtime_names(void)
 {
-    /* The names of checks[] above, in order (test-supervise checks that they agree): a
-     * constant, so that request threads may read it at any time. */
-    return "process, container, slurm";
+    /* ", process, container, slurm" without its first ", ": a constant, so that request
+     * threads may read it at any time. */
+    static const char names[] = RUNTIMES(NAME_ITEM);
+    return names + 2;
 }
 
 int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err)

@@ -330,16 +330,23 @@ static void pull_free(struct engine_pull *p)
     free(p);
 }
 
-/* Report and forget the image. */
-static void pull_end(struct engine_pull *p, int r, const char *why)
+/* Report @r with @msg (NULL on success) and forget the image. */
+static void pull_report(struct engine_pull *p, int r, const char *msg)
 {
     ty_engine_image_fn fn = p->fn;
     void *ctx = p->ctx;
+
+    pull_free(p);
+    fn(ctx, r, msg);
+}
+
+/* Report how the pull ended (@why: the reason it failed). */
+static void pull_end(struct engine_pull *p, int r, const char *why)
+{
     _cleanup_free_ char *msg =
         r < 0 ? xasprintf("image '%s' is not present and pulling it failed: %s", p->image, why)
               : NULL;
-    pull_free(p);
-    fn(ctx, r, msg);
+    pull_report(p, r, msg);
 }
 
 static void pull_on_done(void *ctx, long status, const char *body, size_t len, const char *error)
@@ -360,16 +367,11 @@ static void pull_on_done(void *ctx, long status, const char *body, size_t len, c
     pull_end(p, -ENOENT, msg);
 }
 
-/* Docker-compatible pull: POST /images/create?fromImage=REPO&tag=TAG. */
-static void pull_docker(struct engine_pull *p)
+/* POST @path for the pull, with the registry credentials; @fn gets the answer. */
+static void pull_post(struct engine_pull *p, const char *path, ty_engine_call_fn fn)
 {
-    _cleanup_free_ char *repo = NULL, *tag = NULL, *erepo = NULL, *path = NULL;
     struct ty_error e = {0};
 
-    split_ref(p->image, &repo, &tag);
-    erepo = url_escape(repo);
-    path = tag ? xasprintf("/images/create?fromImage=%s&tag=%s", erepo, tag)
-               : xasprintf("/images/create?fromImage=%s", erepo);
     if (ty_engine_call_start(&p->call,
                              p->eng->api,
                              p->eng->loop,
@@ -378,10 +380,22 @@ static void pull_docker(struct engine_pull *p)
                              NULL,
                              p->auth,
                              p->timeout_ms,
-                             pull_on_done,
+                             fn,
                              p,
                              &e) < 0)
         pull_end(p, e.code ? -e.code : -EIO, ty_error_msg(&e));
+}
+
+/* Docker-compatible pull: POST /images/create?fromImage=REPO&tag=TAG. */
+static void pull_docker(struct engine_pull *p)
+{
+    _cleanup_free_ char *repo = NULL, *tag = NULL, *erepo = NULL, *path = NULL;
+
+    split_ref(p->image, &repo, &tag);
+    erepo = url_escape(repo);
+    path = tag ? xasprintf("/images/create?fromImage=%s&tag=%s", erepo, tag)
+               : xasprintf("/images/create?fromImage=%s", erepo);
+    pull_post(p, path, pull_on_done);
 }
 
 static void pull_on_libpod(void *ctx, long status, const char *body, size_t len, const char *error)
@@ -411,19 +425,13 @@ static void pull_on_inspect(void *ctx, long status, const char *body, size_t len
             (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer");
         else
             ty_docker_error_message(body, msg, sizeof(msg));
-        ty_engine_image_fn fn = p->fn;
-        void *fctx = p->ctx;
         _cleanup_free_ char *m = xasprintf("inspecting image '%s' failed: %s", p->image, msg);
-        pull_free(p);
-        fn(fctx, -EIO, m);
+        pull_report(p, -EIO, m);
         return;
     }
     r = insecure_registry(p->image, &e);
     if (r < 0) {
-        ty_engine_image_fn fn = p->fn;
-        void *fctx = p->ctx;
-        pull_free(p);
-        fn(fctx, r, ty_error_msg(&e));
+        pull_report(p, r, ty_error_msg(&e));
         return;
     }
     if (r == 0) {
@@ -435,18 +443,7 @@ static void pull_on_inspect(void *ctx, long status, const char *body, size_t len
     _cleanup_free_ char *eimage = url_escape(p->image);
     _cleanup_free_ char *path =
         xasprintf("/libpod/images/pull?reference=%s&tlsVerify=false", eimage);
-    if (ty_engine_call_start(&p->call,
-                             p->eng->api,
-                             p->eng->loop,
-                             "POST",
-                             path,
-                             NULL,
-                             p->auth,
-                             p->timeout_ms,
-                             pull_on_libpod,
-                             p,
-                             &e) < 0)
-        pull_end(p, e.code ? -e.code : -EIO, ty_error_msg(&e));
+    pull_post(p, path, pull_on_libpod);
 }
 
 int ty_engine_ensure_image(struct ty_engine *eng,

@@ -310,6 +310,19 @@ static void poll_ended(struct slurm_rt *s)
                    s->listen_addr);
 }
 
+/* The state could not be read: say so once (not every second while slurmctld is away) and
+ * try again at the next poll. */
+static void poll_failed(struct slurm_rt *s, const struct ty_error *e)
+{
+    if (!s->poll_failing)
+        ty_runtime_notice(&s->base,
+                          TY_SEV_WARNING,
+                          "Cannot read the Slurm job's state (trying again every second): %s",
+                          ty_error_msg(e));
+    s->poll_failing = true;
+    schedule_poll(s);
+}
+
 static void on_poll_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
 {
     struct slurm_rt *s = data;
@@ -320,14 +333,7 @@ static void on_poll_state(struct ty_loop *loop, struct ty_subproc_result *res, v
     memcpy(old_state, s->state, sizeof(old_state));
     memcpy(old_reason, s->reason, sizeof(old_reason));
     if (parse_state(s, res, &e) < 0) {
-        /* Once, not every second while slurmctld is away. */
-        if (!s->poll_failing)
-            ty_runtime_notice(&s->base,
-                              TY_SEV_WARNING,
-                              "Cannot read the Slurm job's state (trying again every second): %s",
-                              ty_error_msg(&e));
-        s->poll_failing = true;
-        schedule_poll(s);
+        poll_failed(s, &e);
         return;
     }
     if (s->poll_failing)
@@ -353,13 +359,7 @@ static void poll_job(struct ty_loop *loop, void *data)
     if (s->phase == PHASE_ENDED)
         return;
     if (start_squeue(s, on_poll_state, &s->poll_cmd, &e) < 0) {
-        if (!s->poll_failing)
-            ty_runtime_notice(&s->base,
-                              TY_SEV_WARNING,
-                              "Cannot read the Slurm job's state (trying again every second): %s",
-                              ty_error_msg(&e));
-        s->poll_failing = true;
-        schedule_poll(s);
+        poll_failed(s, &e);
     }
 }
 
