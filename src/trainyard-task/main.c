@@ -147,6 +147,8 @@ static const char *exit_kind(enum ty_exit_kind k)
         return "oom";
     case TY_EXIT_START_FAILED:
         return "start_failed";
+    case TY_EXIT_NODE_LOST:
+        return "node_lost";
     case TY_EXIT_LOST:
         break;
     }

@@ -127,6 +127,8 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
         json_object_set_new(j, "errorMessage", json_string(ty_jobrun_error(rc->jr)));
     if (rc->jr && ty_jobrun_study(rc->jr))
         json_object_set_new(j, "trainingOutput", ty_jobrun_training_output(rc->jr));
+    else if (rc->jr && st != TY_STATE_QUEUED)
+        json_object_set_new(j, "attemptStatus", ty_jobrun_attempt_status(rc->jr));
     text = ty_json_pretty(j);
     tmp = xasprintf("%s.tmp", rc->job_record);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -147,6 +149,14 @@ static void on_state(void *ctx, enum ty_job_state st)
     if (ty_job_state_is_final(st))
         rc->end_usec = ty_now_usec();
     write_record(rc, st);
+}
+
+/* A replica was restarted or the job retried: job.json's attemptStatus follows. */
+static void on_progress(void *ctx)
+{
+    struct run_ctx *rc = ctx;
+    if (rc->jr)
+        write_record(rc, rc->state);
 }
 
 /* A trial started or ended: job.json's trainingOutput follows. */
@@ -312,6 +322,7 @@ static int run_job(const struct ty_job *job,
     loop = ty_loop_new();
     opts.log = log;
     opts.on_log = print_record;
+    opts.on_progress = on_progress;
     {
         struct ty_jobrun_options jo = {
             .runtime = runtime,

@@ -65,3 +65,10 @@ int ty_port_hold(int *cursor, int *fd, const char *what, struct ty_error *err)
     return ty_error_set(
         err, EADDRINUSE, "no free port for replica %s in %d-%d", what, TY_PORT_LOW, hi);
 }
+
+int ty_port_hold_exact(int port)
+{
+    if (port <= 0 || port > 65535)
+        return -EINVAL;
+    return bind_port(port);
+}

@@ -21,4 +21,8 @@
  * the replica). */
 int ty_port_hold(int *cursor, int *fd, const char *what, struct ty_error *err);
 
+/* Hold exactly @port (a retried job keeping its addresses). Returns the socket's fd
+ * (close-on-exec), or -errno (-EADDRINUSE when something else has it). */
+int ty_port_hold_exact(int port);
+
 #endif

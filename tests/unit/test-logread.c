@@ -42,7 +42,7 @@ static void write_rec(struct ty_joblog *jl,
                       enum ty_severity sev,
                       const char *msg)
 {
-    struct ty_log_record rec = {t, sev, task, trial, msg, strlen(msg)};
+    struct ty_log_record rec = {t, sev, task, trial, msg, strlen(msg), 0};
     if (ty_joblog_write(jl, &rec) < 0)
         diag("ty_joblog_write failed");
 }

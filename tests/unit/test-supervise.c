@@ -22,6 +22,7 @@
 #include "spec.h"
 #include "study.h"
 #include "supervise.h"
+#include "restart.h"
 #include "tap.h"
 #include "timeutil.h"
 
@@ -695,9 +696,9 @@ int main(void)
     /* 10. the records shared by the supervisor and the study. */
     {
         struct ty_supervisor_options o = {.on_log = cap_log};
-        ty_run_announce(&o, &cap, NULL, "shared_1");
-        ty_run_announce_result(&o, &cap, "3", TY_STATE_FAILED, "boom");
-        ty_run_announce_result(&o, &cap, NULL, TY_STATE_CANCELLED, NULL);
+        ty_run_announce(&o, &cap, NULL, 0, "shared_1");
+        ty_run_announce_result(&o, &cap, "3", 0, TY_STATE_FAILED, "boom");
+        ty_run_announce_result(&o, &cap, NULL, 0, TY_STATE_CANCELLED, NULL);
         is_str(ty_buf_str(&cap.lines),
                "service|INFO|Validating job requirements...\n"
                "service|INFO|Job creation request has been successfully validated.\n"

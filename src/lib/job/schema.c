@@ -102,6 +102,9 @@ static const struct ty_field f_sched[] = {
     {"maxRunningTime", TY_FT_DURATION, NULL, NULL, false, NULL},
     {"maxWaitTime", TY_FT_DURATION, NULL, NULL, false, NULL},
     {"priority", TY_FT_INT32, NULL, NULL, false, NULL},
+    /* Vertex AI's, accepted as trainyard's extensions (docs/lifecycle.md). */
+    {"restartJobOnWorkerRestart", TY_FT_BOOL, NULL, NULL, false, NULL},
+    {"disableRetries", TY_FT_BOOL, NULL, NULL, false, NULL},
 };
 static const struct ty_message m_sched = MSG("Scheduling", f_sched);
 

@@ -21,6 +21,9 @@ struct ty_log_record {
     const char *trial; /* NULL outside tuning trials */
     const char *message;
     size_t len;
+    /* The job's attempt the record belongs to (1, 2, ...; docs/lifecycle.md, "Restarts and
+     * retries"); 0 for records outside any attempt, read as 1. */
+    unsigned attempt;
 };
 
 struct ty_joblog;

@@ -116,6 +116,11 @@ json_t *ty_jobrun_training_output(const struct ty_jobrun *jr)
     return jr->study ? ty_study_training_output(jr->study) : NULL;
 }
 
+json_t *ty_jobrun_attempt_status(const struct ty_jobrun *jr)
+{
+    return jr->sup ? ty_supervisor_attempt_status(jr->sup) : NULL;
+}
+
 void ty_jobrun_free(struct ty_jobrun *jr)
 {
     if (!jr)

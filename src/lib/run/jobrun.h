@@ -18,8 +18,9 @@
 struct ty_jobrun_options {
     const struct ty_runtime_ops *runtime; /* runtime.h; the programs pick it (exec/runtimes.h) */
     const char *state_dir; /* the job's own directory; a study makes trials/<trial>/ in it */
-    /* grace_usec, env, log, on_log and on_queued; their ctx is `ctx` below (on_state and
-     * ctx here are ignored). */
+    /* grace_usec, env, log, on_log, on_queued, on_progress and first_attempt; their ctx is
+     * `ctx` below (on_state and ctx here are ignored). A tuning job's trials each have their
+     * own attempts: their changes come as on_trial. */
     struct ty_supervisor_options sup;
     /* The job's state changes (QUEUED -> PREPARING -> RUNNING -> final; CANCELLING). */
     void (*on_state)(void *ctx, enum ty_job_state state);
@@ -62,6 +63,10 @@ const struct ty_study *ty_jobrun_study(const struct ty_jobrun *jr);
 
 /* A tuning job's trainingOutput now (new reference), or NULL for a plain job. */
 json_t *ty_jobrun_training_output(const struct ty_jobrun *jr);
+
+/* A plain job's attempts and restarts now (ty_supervisor_attempt_status; new reference), or
+ * NULL for a tuning job (each trial has its own, in trainingOutput.trials[].attemptStatus). */
+json_t *ty_jobrun_attempt_status(const struct ty_jobrun *jr);
 
 /* Free; a run that has not ended is cleaned up first (replicas killed). NULL-safe. */
 void ty_jobrun_free(struct ty_jobrun *jr);

@@ -33,7 +33,11 @@ enum ty_exit_kind {
     TY_EXIT_SIGNAL,       /* killed by signal `code` */
     TY_EXIT_OOM,          /* killed for memory; code = the status the service reports (137) */
     TY_EXIT_START_FAILED, /* never ran; detail says why */
-    TY_EXIT_LOST,         /* the runtime lost track of it (node died...); detail says why */
+    TY_EXIT_LOST,         /* the runtime lost track of it (the container engine lost the
+                           * container...) but what it ran on stands; detail says why */
+    TY_EXIT_NODE_LOST,    /* what it ran on is gone (a Slurm node went down, its launcher's
+                           * connection was lost, the allocation ended): the run's resources
+                           * must be made again (a new runtime); detail says why */
 };
 
 struct ty_exit_status {
@@ -87,10 +91,18 @@ struct ty_runtime_ops {
     /* Make the plan's resources exist: images, networks, allocations. Returns 0 when done,
      * or TY_RUNTIME_ASYNC when it goes on on the loop (see `prepared`). */
     int (*prepare)(struct ty_runtime *rt, struct ty_error *err);
-    /* Give every replica its host and port (and hold them until launch). */
+    /* Give every replica its host and port (and hold them until launch). A new attempt of a
+     * job (a retry) calls it on a new runtime with the replicas still holding the host and
+     * port of the attempt before: a runtime that can keep an address keeps it (the process
+     * runtime the same port when it is free), else it assigns a new one. */
     int (*place)(struct ty_runtime *rt, struct ty_error *err);
     /* Start one replica with the contract variables @env (NAME=VALUE, NULL-terminated).
-     * Returns once the start is under way; `started` or `exited` reports how it went. */
+     * Returns once the start is under way; `started` or `exited` reports how it went.
+     * Restart in place: launch() may be called again for a replica whose `exited` has been
+     * reported, until cleanup() begins, and never from within an event callback. The runtime
+     * first removes whatever the replica's previous run left (leftover processes, the old
+     * container), then starts it again with the same host, port and @env (the caller passes
+     * the same @env); `started`, output and `exited` follow as for a first launch. */
     int (*launch)(struct ty_runtime *rt,
                   struct ty_replica *r,
                   char *const env[],

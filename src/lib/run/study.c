@@ -61,7 +61,7 @@ static void study_service(struct ty_study *st, enum ty_severity sev, const char 
 {
     va_list ap;
     va_start(ap, fmt);
-    ty_run_vservice(&st->opts.sup, st->opts.ctx, NULL, sev, fmt, ap);
+    ty_run_vservice(&st->opts.sup, st->opts.ctx, NULL, 0, sev, fmt, ap);
     va_end(ap);
 }
 
@@ -128,6 +128,17 @@ static void notify_trial(struct trial_run *tr)
 {
     if (tr->st->opts.on_trial)
         tr->st->opts.on_trial(tr->st->opts.ctx, &tr->t);
+}
+
+/* The trial's attempt or a replica's restart count changed: its output follows. */
+static void trial_on_progress(void *ctx)
+{
+    struct trial_run *tr = ctx;
+    if (!tr->sup)
+        return;
+    json_decref(tr->t.attempt_status);
+    tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup);
+    notify_trial(tr);
 }
 
 /* Read the trial's metric file into t.metrics (a missing file is no report) and feed the
@@ -321,6 +332,7 @@ static void trial_free(struct trial_run *tr)
     json_decref(tr->t.parameters);
     free(tr->t.metrics);
     free(tr->t.error);
+    json_decref(tr->t.attempt_status);
     free(tr->metric_dir);
     ty_strv_free(tr->args);
     ty_strv_free(tr->env);
@@ -358,6 +370,8 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     o.on_log = trial_on_log;
     o.on_state = trial_on_state;
     o.on_queued = trial_on_queued;
+    o.on_progress = trial_on_progress;
+    o.first_attempt = 0;
     o.ctx = tr;
     o.extra_env = tr->env;
     o.metric_dir = tr->metric_dir;
@@ -411,7 +425,7 @@ static void finish_study(struct ty_study *st)
                       "Hyperparameter tuning completed: %zu of %zu trials succeeded.",
                       st->n_succeeded,
                       st->n_trials);
-    ty_run_announce_result(&st->opts.sup, st->opts.ctx, NULL, final, st->error);
+    ty_run_announce_result(&st->opts.sup, st->opts.ctx, NULL, 0, final, st->error);
     set_state(st, final);
 }
 
@@ -526,7 +540,7 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     if (r < 0)
         return ty_error_prefix(err, r, "the trials of job %s", st->job->job_id);
     st->started = true;
-    ty_run_announce(&st->opts.sup, st->opts.ctx, NULL, st->job->job_id);
+    ty_run_announce(&st->opts.sup, st->opts.ctx, NULL, 0, st->job->job_id);
     set_state(st, TY_STATE_PREPARING);
     study_service(st,
                   TY_SEV_INFO,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
- * supervise.c: the run state machine (see supervise.h for the rules). */
+ * supervise.c: the run state machine (see supervise.h for the rules): attempts, restarts in
+ * place, teardown and the final state. What an end means is restart.c's. */
 #include "supervise.h"
 
 #include <errno.h>
@@ -12,119 +13,47 @@
 #include "fdutil.h"
 #include "json.h"
 #include "macro.h"
+#include "restart.h"
 #include "runtime.h"
 #include "schema.h"
 #include "strv.h"
 #include "timeutil.h"
 
 struct rep_state {
-    bool launched;
-    bool exited;
+    bool launched;        /* launched in this attempt */
+    bool exited;          /* its last launch has ended */
+    bool started;         /* its program started in this attempt (counted once) */
+    bool restart_pending; /* to be launched again by the restart timer */
+    unsigned restarts;    /* restarts in place in this attempt */
+    char **env;           /* its rendered environment, the same for every restart */
 };
 
 struct ty_supervisor {
     struct ty_loop *loop;
     const struct ty_job *job;
+    const struct ty_runtime_ops *ops;
     struct ty_supervisor_options opts;
+    struct ty_retry_policy policy;
     struct ty_cluster_plan *plan;
     struct ty_runtime *rt;
     struct ty_clusterenv *env;
     struct rep_state *reps;
     size_t running; /* launched and not yet exited */
-    size_t started; /* replicas whose program has started */
+    size_t started; /* replicas whose program has started in this attempt */
+    unsigned attempt;       /* the attempt now (numbered from opts.first_attempt) */
+    unsigned first_attempt; /* opts.first_attempt, at least 1 */
     enum ty_job_state state;
     enum ty_job_state outcome; /* final state decided while stopping */
-    bool stopping;
+    bool stopping;      /* tearing down: for the end of the run, or for a retry */
+    bool retrying;      /* the teardown in progress is for a new attempt */
     bool killed;        /* SIGKILL already sent */
     bool stopped_early; /* ty_supervisor_stop_early */
     bool cleaning;      /* the runtime's cleanup goes on on the loop (`cleaned` follows) */
+    bool ever_running;  /* the run reached RUNNING (the deadline is armed from then) */
     bool done;
-    uint64_t grace_timer, deadline_timer;
+    uint64_t grace_timer, deadline_timer, restart_timer, attempt_timer;
     char error[2048];
 };
-
-void ty_run_log(const struct ty_supervisor_options *o,
-                void *ctx,
-                enum ty_severity sev,
-                const char *task,
-                const char *trial,
-                const char *msg,
-                size_t len)
-{
-    struct ty_log_record rec = {
-        .time_usec = ty_now_usec(),
-        .severity = sev,
-        .task = task,
-        .trial = trial,
-        .message = msg,
-        .len = len,
-    };
-    if (o->log)
-        (void)ty_joblog_write(o->log, &rec);
-    if (o->on_log)
-        o->on_log(ctx, &rec);
-}
-
-void ty_run_vservice(const struct ty_supervisor_options *o,
-                     void *ctx,
-                     const char *trial,
-                     enum ty_severity sev,
-                     const char *fmt,
-                     va_list ap)
-{
-    char msg[2048];
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    ty_run_log(o, ctx, sev, "service", trial, msg, strlen(msg));
-}
-
-static void run_service(const struct ty_supervisor_options *o,
-                        void *ctx,
-                        const char *trial,
-                        enum ty_severity sev,
-                        const char *fmt,
-                        ...) __attribute__((format(printf, 5, 6)));
-static void run_service(const struct ty_supervisor_options *o,
-                        void *ctx,
-                        const char *trial,
-                        enum ty_severity sev,
-                        const char *fmt,
-                        ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ty_run_vservice(o, ctx, trial, sev, fmt, ap);
-    va_end(ap);
-}
-
-void ty_run_announce(const struct ty_supervisor_options *o,
-                     void *ctx,
-                     const char *trial,
-                     const char *job_id)
-{
-    run_service(o, ctx, trial, TY_SEV_INFO, "Validating job requirements...");
-    run_service(
-        o, ctx, trial, TY_SEV_INFO, "Job creation request has been successfully validated.");
-    run_service(o, ctx, trial, TY_SEV_INFO, "Job %s is queued.", job_id);
-}
-
-void ty_run_announce_result(const struct ty_supervisor_options *o,
-                            void *ctx,
-                            const char *trial,
-                            enum ty_job_state state,
-                            const char *error)
-{
-    switch (state) {
-    case TY_STATE_SUCCEEDED:
-        run_service(o, ctx, trial, TY_SEV_INFO, "Job completed successfully.");
-        break;
-    case TY_STATE_CANCELLED:
-        run_service(o, ctx, trial, TY_SEV_INFO, "Job cancelled.");
-        break;
-    default:
-        run_service(o, ctx, trial, TY_SEV_ERROR, "Job failed: %s", error);
-        break;
-    }
-}
 
 static const char *trial_of(const struct ty_supervisor *sup)
 {
@@ -134,7 +63,7 @@ static const char *trial_of(const struct ty_supervisor *sup)
 static void
 emit(struct ty_supervisor *sup, enum ty_severity sev, const char *task, const char *msg, size_t len)
 {
-    ty_run_log(&sup->opts, sup->opts.ctx, sev, task, trial_of(sup), msg, len);
+    ty_run_log(&sup->opts, sup->opts.ctx, sev, task, trial_of(sup), sup->attempt, msg, len);
 }
 
 static void service(struct ty_supervisor *sup, enum ty_severity sev, const char *fmt, ...)
@@ -143,7 +72,7 @@ static void service(struct ty_supervisor *sup, enum ty_severity sev, const char 
 {
     va_list ap;
     va_start(ap, fmt);
-    ty_run_vservice(&sup->opts, sup->opts.ctx, trial_of(sup), sev, fmt, ap);
+    ty_run_vservice(&sup->opts, sup->opts.ctx, trial_of(sup), sup->attempt, sev, fmt, ap);
     va_end(ap);
 }
 
@@ -156,46 +85,15 @@ static void set_state(struct ty_supervisor *sup, enum ty_job_state s)
         sup->opts.on_state(sup->opts.ctx, s);
 }
 
-void ty_describe_exit(const struct ty_replica *r,
-                      const struct ty_exit_status *st,
-                      char *buf,
-                      size_t n)
+static void progress(struct ty_supervisor *sup)
 {
-    const char *abbrev;
+    if (sup->opts.on_progress)
+        sup->opts.on_progress(sup->opts.ctx);
+}
 
-    switch (st->kind) {
-    case TY_EXIT_CODE:
-        (void)snprintf(buf,
-                       n,
-                       "The replica %s exited with a non-zero status of %d.",
-                       r->display_name,
-                       st->code);
-        break;
-    case TY_EXIT_SIGNAL:
-        abbrev = sigabbrev_np(st->code);
-        (void)snprintf(buf,
-                       n,
-                       "The replica %s was terminated by signal %d (SIG%s).",
-                       r->display_name,
-                       st->code,
-                       abbrev ? abbrev : "UNKNOWN");
-        break;
-    case TY_EXIT_OOM:
-        (void)snprintf(buf,
-                       n,
-                       "The replica %s ran out of memory and exited with a non-zero status of "
-                       "%d.",
-                       r->display_name,
-                       st->code);
-        break;
-    case TY_EXIT_START_FAILED:
-        (void)snprintf(
-            buf, n, "The replica %s could not be started: %s.", r->display_name, st->detail);
-        break;
-    case TY_EXIT_LOST:
-        (void)snprintf(buf, n, "The replica %s was lost: %s.", r->display_name, st->detail);
-        break;
-    }
+static unsigned last_attempt(const struct ty_supervisor *sup)
+{
+    return sup->first_attempt + sup->policy.max_attempts - 1;
 }
 
 static void signal_all(struct ty_supervisor *sup, int sig)
@@ -231,22 +129,15 @@ static void on_grace(struct ty_loop *loop, void *data)
     kill_now(sup);
 }
 
-/* Decide the outcome and stop everything still running. */
-static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const char *error)
+/* Stop every replica still running (SIGTERM, the grace period, SIGKILL); finish() follows
+ * once none is. Every end from now on is trainyard's own: never counted, never restarted. */
+static void teardown(struct ty_supervisor *sup)
 {
-    if (sup->stopping)
-        return;
-    /* A replica can end the run (the master exiting 0, say) before every other replica's
-     * start has been seen; the training program did run, so the job passes through RUNNING
-     * (and gets its startTime) on the way to its result. */
-    if (sup->state == TY_STATE_PREPARING && sup->started > 0 && outcome != TY_STATE_CANCELLED)
-        set_state(sup, TY_STATE_RUNNING);
     sup->stopping = true;
-    sup->outcome = outcome;
-    if (error)
-        (void)snprintf(sup->error, sizeof(sup->error), "%s", error);
-    ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
-    sup->deadline_timer = 0;
+    ty_loop_cancel_timer(sup->loop, sup->restart_timer);
+    sup->restart_timer = 0;
+    for (size_t i = 0; i < sup->plan->n_replicas; i++)
+        sup->reps[i].restart_pending = false;
     if (sup->running == 0) {
         finish(sup);
         return;
@@ -257,35 +148,88 @@ static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const cha
         ty_loop_add_timer(sup->loop, ty_mono_usec() + sup->opts.grace_usec, on_grace, sup);
 }
 
-/* The runtime's cleanup has ended: the run is over. Logs the result, marks the run done and
- * only then sets the final state, so that an on_state callback for a final state never sees
- * anything of the run alive. */
+/* Decide the outcome and stop everything still running. */
+static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const char *error)
+{
+    if (sup->stopping && !sup->retrying)
+        return;
+    /* A replica can end the run (the master exiting 0, say) before every other replica's
+     * start has been seen; the training program did run, so the job passes through RUNNING
+     * (and gets its startTime) on the way to its result. */
+    if (sup->state == TY_STATE_PREPARING && sup->started > 0 && outcome != TY_STATE_CANCELLED)
+        set_state(sup, TY_STATE_RUNNING);
+    sup->retrying = false;
+    sup->outcome = outcome;
+    if (error)
+        (void)snprintf(sup->error, sizeof(sup->error), "%s", error);
+    ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
+    sup->deadline_timer = 0;
+    if (sup->stopping) {
+        /* A retry's teardown (or its cleanup) was under way: it now ends the run. */
+        if (sup->attempt_timer) {
+            ty_loop_cancel_timer(sup->loop, sup->attempt_timer);
+            sup->attempt_timer = 0;
+            finish(sup);
+        }
+        return;
+    }
+    teardown(sup);
+}
+
+/* A new attempt: the job starts again on a new runtime. */
+static void begin_attempt(struct ty_supervisor *sup);
+
+/* The run is over. Logs the result, marks the run done and only then sets the final state,
+ * so that an on_state callback for a final state never sees anything of the run alive. */
 static void finished(struct ty_supervisor *sup)
 {
-    sup->cleaning = false;
     service(sup, TY_SEV_INFO, "Finished tearing down training program.");
     sup->done = true;
     if (sup->outcome == TY_STATE_SUCCEEDED && sup->stopped_early)
         service(sup, TY_SEV_INFO, "Trial stopped early.");
     else
-        ty_run_announce_result(&sup->opts, sup->opts.ctx, trial_of(sup), sup->outcome, sup->error);
+        ty_run_announce_result(
+            &sup->opts, sup->opts.ctx, trial_of(sup), sup->attempt, sup->outcome, sup->error);
     set_state(sup, sup->outcome);
 }
 
-/* Every replica is gone: clean up; the run ends once the runtime says it is clean (at once,
- * or on the loop with `cleaned`). */
+static void on_attempt_timer(struct ty_loop *loop, void *data)
+{
+    struct ty_supervisor *sup = data;
+    sup->attempt_timer = 0;
+    begin_attempt(sup);
+}
+
+/* The runtime is clean: the run ends, or (a retry) the next attempt begins, from the loop
+ * (never inside the runtime's callback: the runtime is replaced). */
+static void cleaned(struct ty_supervisor *sup)
+{
+    sup->cleaning = false;
+    if (!sup->retrying) {
+        finished(sup);
+        return;
+    }
+    service(sup, TY_SEV_INFO, "Finished tearing down training program.");
+    sup->attempt_timer = ty_loop_add_timer(sup->loop, ty_mono_usec(), on_attempt_timer, sup);
+}
+
+/* Every replica is gone: clean up; the run ends (or the next attempt begins) once the runtime
+ * says it is clean (at once, or on the loop with `cleaned`). */
 static void finish(struct ty_supervisor *sup)
 {
-    if (sup->done || sup->cleaning)
+    if (sup->done || sup->cleaning || sup->attempt_timer)
         return;
     ty_loop_cancel_timer(sup->loop, sup->grace_timer);
-    ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
-    sup->grace_timer = sup->deadline_timer = 0;
+    sup->grace_timer = 0;
+    if (!sup->retrying) {
+        ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
+        sup->deadline_timer = 0;
+    }
     if (sup->rt->ops->cleanup(sup->rt) == TY_RUNTIME_ASYNC) {
         sup->cleaning = true;
         return;
     }
-    finished(sup);
+    cleaned(sup);
 }
 
 /* The runtime's asynchronous cleanup ended. */
@@ -293,7 +237,7 @@ static void on_cleaned(void *ctx)
 {
     struct ty_supervisor *sup = ctx;
     if (sup->cleaning)
-        finished(sup);
+        cleaned(sup);
 }
 
 static void
@@ -308,11 +252,16 @@ static void on_deadline(struct ty_loop *loop, void *data);
 static void on_started(void *ctx, struct ty_replica *r)
 {
     struct ty_supervisor *sup = ctx;
+    struct rep_state *rs = &sup->reps[r - sup->plan->replicas];
 
+    if (rs->started)
+        return; /* a restart in place */
+    rs->started = true;
     /* The job is RUNNING once every replica's program runs (AI Platform: "when all workers
-     * are available"); maxRunningTime counts from then. */
-    if (++sup->started < sup->plan->n_replicas || sup->stopping)
+     * are available"); maxRunningTime counts from then, across attempts. */
+    if (++sup->started < sup->plan->n_replicas || sup->stopping || sup->ever_running)
         return;
+    sup->ever_running = true;
     set_state(sup, TY_STATE_RUNNING);
     if (sup->job->max_running_usec > 0)
         sup->deadline_timer = ty_loop_add_timer(
@@ -324,25 +273,136 @@ static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
     service(ctx, sev, "%s", msg);
 }
 
-static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
+/* Launch replica @i with its environment (rendered once per attempt). A launch that fails is
+ * a permanent failure of the run. Returns false then. */
+static bool launch_one(struct ty_supervisor *sup, size_t i)
+{
+    struct ty_replica *rep = &sup->plan->replicas[i];
+    struct rep_state *rs = &sup->reps[i];
+    struct ty_error e = {0};
+    char msg[TY_ERROR_MSG_MAX + 128];
+    int r = 0;
+
+    if (!rs->env) {
+        rs->env = ty_strv_copy(sup->opts.extra_env);
+        if (!rs->env)
+            rs->env = xcalloc(1, sizeof(char *));
+        r = ty_clusterenv_render(sup->env, rep, &sup->opts.env, &rs->env, &e);
+    }
+    if (r >= 0)
+        r = sup->rt->ops->launch(sup->rt, rep, rs->env, &e);
+    if (r < 0) {
+        struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
+        (void)snprintf(st.detail, sizeof(st.detail), "%s", ty_error_msg(&e));
+        ty_describe_exit(rep, &st, msg, sizeof(msg));
+        rs->exited = true;
+        stop(sup, TY_STATE_FAILED, msg);
+        return false;
+    }
+    rs->launched = true;
+    rs->exited = false;
+    sup->running++;
+    return true;
+}
+
+/* Launch the replicas whose restart is pending (from the loop, not inside the runtime's
+ * `exited`). */
+static void on_restart_timer(struct ty_loop *loop, void *data)
+{
+    struct ty_supervisor *sup = data;
+
+    sup->restart_timer = 0;
+    for (size_t i = 0; i < sup->plan->n_replicas && !sup->stopping; i++) {
+        if (!sup->reps[i].restart_pending)
+            continue;
+        sup->reps[i].restart_pending = false;
+        if (!launch_one(sup, i))
+            return;
+    }
+}
+
+/* Stop every replica and start the job again as the next attempt. */
+static void retry(struct ty_supervisor *sup, const char *why, const struct rep_state *rs)
+{
+    service(sup,
+            TY_SEV_WARNING,
+            "Retrying the job (attempt %u of %u): %s%s",
+            sup->attempt + 1,
+            last_attempt(sup),
+            why,
+            rs && rs->restarts >= sup->policy.max_restarts ?
+                " It failed again after its last restart of this attempt." :
+                "");
+    if (sup->state == TY_STATE_PREPARING && sup->started > 0)
+        set_state(sup, TY_STATE_RUNNING);
+    sup->retrying = true;
+    teardown(sup);
+}
+
+/* A replica ended while the run goes on: act on what its end means (restart.h). */
+static void replica_ended(struct ty_supervisor *sup,
+                          struct ty_replica *r,
+                          struct rep_state *rs,
+                          const struct ty_exit_status *st)
+{
+    enum ty_end_class c = ty_end_classify(st);
+    enum ty_retry_action a;
+    char msg[512], line[768];
+
+    if (c == TY_END_SUCCESS) {
+        if (r->role == TY_ROLE_MASTER)
+            stop(sup, TY_STATE_SUCCEEDED, NULL);
+        return;
+    }
+    ty_describe_exit(r, st, msg, sizeof(msg));
+    a = ty_retry_decide(&sup->policy, c, rs->restarts, sup->attempt - sup->first_attempt + 1);
+    switch (a) {
+    case TY_RETRY_NONE:
+        break;
+    case TY_RETRY_RESTART:
+        rs->restarts++;
+        ty_describe_restart(r, st, rs->restarts, sup->policy.max_restarts, line, sizeof(line));
+        service(sup, TY_SEV_WARNING, "%s", line);
+        rs->restart_pending = true;
+        if (!sup->restart_timer)
+            sup->restart_timer =
+                ty_loop_add_timer(sup->loop, ty_mono_usec(), on_restart_timer, sup);
+        progress(sup);
+        break;
+    case TY_RETRY_JOB:
+        retry(sup, msg, c == TY_END_INFRA ? rs : NULL);
+        break;
+    case TY_RETRY_FAIL:
+        if (c != TY_END_PERMANENT && sup->policy.disabled)
+            service(sup,
+                    TY_SEV_WARNING,
+                    "Not restarting the replica %s: retries are disabled "
+                    "(scheduling.disableRetries).",
+                    r->display_name);
+        else if (c != TY_END_PERMANENT)
+            service(sup,
+                    TY_SEV_WARNING,
+                    "Not retrying the job: attempt %u of %u was the last.",
+                    sup->attempt,
+                    last_attempt(sup));
+        stop(sup, TY_STATE_FAILED, msg);
+        break;
+    }
+}
+
+static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st0)
 {
     struct ty_supervisor *sup = ctx;
     struct rep_state *rs = &sup->reps[r - sup->plan->replicas];
-    char msg[512];
+    struct ty_exit_status st = *st0;
 
     if (rs->exited)
         return;
     rs->exited = true;
     sup->running--;
-    if (!sup->stopping) {
-        if (st->kind == TY_EXIT_CODE && st->code == 0) {
-            if (r->role == TY_ROLE_MASTER)
-                stop(sup, TY_STATE_SUCCEEDED, NULL);
-        } else {
-            ty_describe_exit(r, st, msg, sizeof(msg));
-            stop(sup, TY_STATE_FAILED, msg);
-        }
-    }
+    ty_exit_normalize(&st);
+    if (!sup->stopping)
+        replica_ended(sup, r, rs, &st);
     if (sup->stopping && sup->running == 0)
         finish(sup);
 }
@@ -363,6 +423,22 @@ static void on_deadline(struct ty_loop *loop, void *data)
 static void on_prepared(void *ctx, int r, const char *error);
 static void on_queued(void *ctx, const char *reason);
 
+static int new_runtime(struct ty_supervisor *sup, struct ty_error *err)
+{
+    struct ty_runtime_events ev = {.started = on_started,
+                                   .output = on_output,
+                                   .exited = on_exited,
+                                   .notice = on_notice,
+                                   .queued = on_queued,
+                                   .prepared = on_prepared,
+                                   .cleaned = on_cleaned,
+                                   .ctx = sup};
+    int r = ty_runtime_new(sup->ops, sup->loop, &ev, &sup->rt, err);
+    if (r >= 0)
+        ty_runtime_attach(sup->rt, sup->plan);
+    return r;
+}
+
 int ty_supervisor_new(struct ty_loop *loop,
                       const struct ty_runtime_ops *runtime,
                       const struct ty_job *job,
@@ -373,42 +449,30 @@ int ty_supervisor_new(struct ty_loop *loop,
                       struct ty_error *err)
 {
     struct ty_supervisor *sup = xcalloc(1, sizeof(*sup));
-    struct ty_runtime_events ev = {.started = on_started,
-                                   .output = on_output,
-                                   .exited = on_exited,
-                                   .notice = on_notice,
-                                   .queued = on_queued,
-                                   .prepared = on_prepared,
-                                   .cleaned = on_cleaned,
-                                   .ctx = sup};
     int r;
 
     sup->loop = loop;
     sup->job = job;
+    sup->ops = runtime;
     if (opts)
         sup->opts = *opts;
     if (sup->opts.grace_usec <= 0)
         sup->opts.grace_usec = TY_DEFAULT_GRACE_USEC;
+    sup->first_attempt = sup->opts.first_attempt ? sup->opts.first_attempt : 1;
+    sup->attempt = sup->first_attempt;
+    ty_retry_policy_of(job, &sup->policy);
     sup->state = TY_STATE_QUEUED;
     r = ty_plan_build(job, trial_id, trial_args, &sup->plan, err);
     if (r >= 0 && sup->opts.metric_dir)
         sup->plan->metric_dir = xstrdup(sup->opts.metric_dir);
     if (r >= 0)
-        r = ty_runtime_new(runtime, loop, &ev, &sup->rt, err);
+        r = new_runtime(sup, err);
     if (r < 0) {
         ty_supervisor_free(sup);
         return r;
     }
-    ty_runtime_attach(sup->rt, sup->plan);
     sup->reps = xcalloc(sup->plan->n_replicas, sizeof(*sup->reps));
     *ret = sup;
-    return 0;
-}
-
-/* A start-up failure: the run is FAILED, the replicas already started are stopped. */
-static int fail_start(struct ty_supervisor *sup, const char *msg)
-{
-    stop(sup, TY_STATE_FAILED, msg);
     return 0;
 }
 
@@ -417,7 +481,7 @@ static void prepare_failed(struct ty_supervisor *sup, const char *why)
     char msg[TY_ERROR_MSG_MAX + 128];
     (void)snprintf(
         msg, sizeof(msg), "Preparing the %s runtime failed: %s.", sup->rt->ops->name, why);
-    (void)fail_start(sup, msg);
+    stop(sup, TY_STATE_FAILED, msg);
 }
 
 static void launch_all(struct ty_supervisor *sup);
@@ -432,7 +496,8 @@ static void on_prepared(void *ctx, int r, const char *error)
         prepare_failed(sup, error);
         return;
     }
-    set_state(sup, TY_STATE_PREPARING);
+    if (!sup->ever_running)
+        set_state(sup, TY_STATE_PREPARING);
     launch_all(sup);
 }
 
@@ -445,33 +510,77 @@ static void on_queued(void *ctx, const char *reason)
         sup->opts.on_queued(sup->opts.ctx, reason);
 }
 
+/* Prepare the runtime of this attempt, then launch (at once, or on `prepared`). */
+static void prepare_attempt(struct ty_supervisor *sup)
+{
+    struct ty_error e = {0};
+    int r = sup->rt->ops->prepare(sup->rt, &e);
+
+    if (r == TY_RUNTIME_ASYNC)
+        return; /* on_prepared goes on */
+    if (r < 0) {
+        prepare_failed(sup, ty_error_msg(&e));
+        return;
+    }
+    if (!sup->ever_running)
+        set_state(sup, TY_STATE_PREPARING);
+    launch_all(sup);
+}
+
+static void begin_attempt(struct ty_supervisor *sup)
+{
+    struct ty_error e = {0};
+    char msg[TY_ERROR_MSG_MAX + 128];
+
+    /* The old runtime's cleanup has ended: freeing it does not block. */
+    ty_runtime_free(sup->rt);
+    sup->rt = NULL;
+    ty_clusterenv_free(sup->env);
+    sup->env = NULL;
+    for (size_t i = 0; i < sup->plan->n_replicas; i++) {
+        ty_strv_free(sup->reps[i].env);
+        sup->reps[i] = (struct rep_state){0};
+    }
+    sup->running = sup->started = 0;
+    sup->stopping = sup->retrying = sup->killed = false;
+    sup->attempt++;
+    service(sup, TY_SEV_INFO, "Starting attempt %u of %u.", sup->attempt, last_attempt(sup));
+    progress(sup);
+    if (new_runtime(sup, &e) < 0) {
+        /* Without a runtime there is nothing to tear down: the run ends here. */
+        (void)snprintf(msg, sizeof(msg), "Starting attempt %u failed: %s.", sup->attempt,
+                       ty_error_msg(&e));
+        sup->outcome = TY_STATE_FAILED;
+        (void)snprintf(sup->error, sizeof(sup->error), "%s", msg);
+        ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
+        sup->deadline_timer = 0;
+        sup->stopping = true;
+        finished(sup);
+        return;
+    }
+    prepare_attempt(sup);
+}
+
 int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
 {
     struct ty_error e = {0};
-    int r;
 
     (void)err;
-    ty_run_announce(&sup->opts, sup->opts.ctx, trial_of(sup), sup->job->job_id);
+    ty_run_announce(&sup->opts, sup->opts.ctx, trial_of(sup), sup->attempt, sup->job->job_id);
     /* A runtime with a queue of its own keeps the run QUEUED until it has an allocation. */
     if (!sup->rt->ops->queues)
         set_state(sup, TY_STATE_PREPARING);
     service(sup, TY_SEV_INFO, "Waiting for job to be provisioned.");
+    progress(sup);
 
     /* A local job directory is created for the program; remote URIs (gs://...) are the
      * program's business. */
-    r = 0;
-    if (sup->plan->job_dir && !strstr(sup->plan->job_dir, "://"))
-        r = ty_mkdir_p(sup->plan->job_dir, 0755, &e);
-    if (r >= 0)
-        r = sup->rt->ops->prepare(sup->rt, &e);
-    if (r == TY_RUNTIME_ASYNC)
-        return 0; /* on_prepared goes on */
-    if (r < 0) {
+    if (sup->plan->job_dir && !strstr(sup->plan->job_dir, "://") &&
+        ty_mkdir_p(sup->plan->job_dir, 0755, &e) < 0) {
         prepare_failed(sup, ty_error_msg(&e));
         return 0;
     }
-    set_state(sup, TY_STATE_PREPARING);
-    launch_all(sup);
+    prepare_attempt(sup);
     return 0;
 }
 
@@ -479,7 +588,6 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
 static void launch_all(struct ty_supervisor *sup)
 {
     struct ty_error e = {0};
-    char msg[TY_ERROR_MSG_MAX + 128];
     int r;
 
     r = sup->rt->ops->place(sup->rt, &e);
@@ -492,35 +600,26 @@ static void launch_all(struct ty_supervisor *sup)
     service(sup, TY_SEV_INFO, "Waiting for training program to start.");
     /* Start the master last, as gcloud's local runner did: its peers are then already
      * starting when it first looks for them. */
-    for (size_t k = 0; k < sup->plan->n_replicas; k++) {
-        size_t i = (k + 1) % sup->plan->n_replicas;
-        struct ty_replica *rep = &sup->plan->replicas[i];
-        _cleanup_strv_free_ char **env = ty_strv_copy(sup->opts.extra_env);
-
-        if (!env)
-            env = xcalloc(1, sizeof(char *));
-        if (sup->stopping)
-            break;
-        r = ty_clusterenv_render(sup->env, rep, &sup->opts.env, &env, &e);
-        if (r >= 0)
-            r = sup->rt->ops->launch(sup->rt, rep, env, &e);
-        if (r < 0) {
-            struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
-            (void)snprintf(st.detail, sizeof(st.detail), "%s", ty_error_msg(&e));
-            ty_describe_exit(rep, &st, msg, sizeof(msg));
-            sup->reps[i].exited = true;
-            (void)fail_start(sup, msg);
+    for (size_t k = 0; k < sup->plan->n_replicas && !sup->stopping; k++)
+        if (!launch_one(sup, (k + 1) % sup->plan->n_replicas))
             return;
-        }
-        sup->reps[i].launched = true;
-        sup->running++;
-    }
 }
 
 void ty_supervisor_cancel(struct ty_supervisor *sup)
 {
     if (sup->done)
         return;
+    if (sup->retrying) {
+        /* Between attempts, or tearing one down for the next: the run ends here. */
+        service(sup, TY_SEV_INFO, "Job cancellation requested.");
+        set_state(sup, TY_STATE_CANCELLING);
+        stop(sup, TY_STATE_CANCELLED, "Job cancelled by the user.");
+        if (sup->running > 0) {
+            service(sup, TY_SEV_WARNING, "Cancel requested during teardown: killing the replicas now.");
+            kill_now(sup);
+        }
+        return;
+    }
     if (sup->cleaning) {
         /* Every replica is gone; what is left is the runtime's cleanup, which ends on its
          * own (bounded by the runtime's deadlines). */
@@ -568,6 +667,24 @@ const char *ty_supervisor_error(const struct ty_supervisor *sup)
     return sup->state == TY_STATE_SUCCEEDED ? "" : sup->error;
 }
 
+unsigned ty_supervisor_attempt(const struct ty_supervisor *sup)
+{
+    return sup->attempt;
+}
+
+json_t *ty_supervisor_attempt_status(const struct ty_supervisor *sup)
+{
+    json_t *o = json_object(), *restarts = json_object();
+
+    json_object_set_new(o, "attempt", json_integer(sup->attempt));
+    json_object_set_new(o, "maxAttempts", json_integer(last_attempt(sup)));
+    for (size_t i = 0; i < sup->plan->n_replicas; i++)
+        json_object_set_new(
+            restarts, sup->plan->replicas[i].task_name, json_integer(sup->reps[i].restarts));
+    json_object_set_new(o, "replicaRestarts", restarts);
+    return o;
+}
+
 void ty_supervisor_free(struct ty_supervisor *sup)
 {
     if (!sup)
@@ -577,98 +694,13 @@ void ty_supervisor_free(struct ty_supervisor *sup)
     ty_runtime_free(sup->rt);
     ty_loop_cancel_timer(sup->loop, sup->grace_timer);
     ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
+    ty_loop_cancel_timer(sup->loop, sup->restart_timer);
+    ty_loop_cancel_timer(sup->loop, sup->attempt_timer);
     ty_clusterenv_free(sup->env);
+    if (sup->reps)
+        for (size_t i = 0; i < sup->plan->n_replicas; i++)
+            ty_strv_free(sup->reps[i].env);
     ty_plan_free(sup->plan);
     free(sup->reps);
     free(sup);
-}
-
-static void noop_started(void *ctx, struct ty_replica *r)
-{
-}
-
-static void
-noop_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len)
-{
-}
-
-static void noop_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
-{
-}
-
-static json_t *strv_json(char *const *v)
-{
-    json_t *a;
-    if (!v)
-        return json_null();
-    a = json_array();
-    for (size_t i = 0; v[i]; i++)
-        json_array_append_new(a, json_string(v[i]));
-    return a;
-}
-
-int ty_supervisor_dry_run(const struct ty_runtime_ops *runtime,
-                          const struct ty_job *job,
-                          const char *trial_id,
-                          char *const *trial_args,
-                          const struct ty_env_options *envopts,
-                          json_t **ret,
-                          struct ty_error *err)
-{
-    struct ty_runtime_events ev = {
-        .started = noop_started, .output = noop_output, .exited = noop_exited};
-    struct ty_loop *loop = ty_loop_new();
-    struct ty_cluster_plan *plan = NULL;
-    struct ty_runtime *rt = NULL;
-    struct ty_clusterenv *ce = NULL;
-    json_t *out = NULL;
-    int r;
-
-    r = ty_plan_build(job, trial_id, trial_args, &plan, err);
-    if (r >= 0)
-        r = ty_runtime_new(runtime, loop, &ev, &rt, err);
-    if (r >= 0) {
-        ty_runtime_attach(rt, plan);
-        rt->dry_run = true;
-        r = rt->ops->prepare(rt, err);
-    }
-    if (r >= 0)
-        r = rt->ops->place(rt, err);
-    if (r >= 0)
-        r = ty_clusterenv_new(plan, &ce, err);
-    if (r >= 0) {
-        out = json_array();
-        for (size_t i = 0; i < plan->n_replicas && r >= 0; i++) {
-            struct ty_replica *rep = &plan->replicas[i];
-            _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
-            json_t *o = json_object(), *envj = json_object();
-            r = ty_clusterenv_render(ce, rep, envopts, &env, err);
-            for (size_t k = 0; env[k]; k++) {
-                char *eq = strchr(env[k], '=');
-                _cleanup_free_ char *name = xstrndup(env[k], (size_t)(eq - env[k]));
-                json_object_set_new(envj, name, json_string(eq + 1));
-            }
-            json_object_set_new(o, "taskName", json_string(rep->task_name));
-            json_object_set_new(o, "role", json_string(ty_role_name(rep->role)));
-            json_object_set_new(o, "index", json_integer(rep->index));
-            json_object_set_new(o, "address", json_sprintf("%s:%d", rep->host, rep->port));
-            json_object_set_new(o, "imageUri", json_string(rep->image));
-            json_object_set_new(o, "machineType", json_string(rep->machine_type));
-            json_object_set_new(o, "command", strv_json(rep->command));
-            json_object_set_new(o, "args", strv_json(rep->args));
-            json_object_set_new(o, "env", envj);
-            json_array_append_new(out, o);
-        }
-    }
-    ty_clusterenv_free(ce);
-    /* destroy removes what a run created; a dry run created nothing. */
-    ty_runtime_free(rt);
-    ty_plan_free(plan);
-    ty_loop_free(loop);
-    if (r < 0) {
-        json_decref(out);
-        return r;
-    }
-    *ret = out;
-    return 0;
 }

@@ -5,13 +5,18 @@
  * States (the REST API's): PREPARING -> RUNNING -> SUCCEEDED | FAILED, and from PREPARING
  * or RUNNING, on cancel: CANCELLING -> CANCELLED. With a runtime that has a queue of its own
  * (slurm) the run stays QUEUED until the runtime has its allocation.
- * Rules (docs/lifecycle.md): the master exiting 0 ends the run SUCCEEDED; any replica
- * exiting non-zero or killed by a signal fails it, with the service's wording ("The replica
- * worker 1 exited with a non-zero status of 3."); either way every other replica then gets
- * SIGTERM and, after the grace period, SIGKILL, and the runtime's cleanup removes whatever
- * is left; the run ends (final state, ty_supervisor_done) when that cleanup has ended, which
- * may take a while on the loop (containers removed, a Slurm job leaving the queue).
- * scheduling.maxRunningTime, when set, fails a run that is still RUNNING then.
+ * Rules (docs/lifecycle.md): the master exiting 0 ends the run SUCCEEDED; every other end of
+ * a replica is classified (restart.h): a permanent failure fails the run at once, with the
+ * service's wording ("The replica worker 1 exited with a non-zero status of 3."); a replica
+ * killed from outside is restarted in place (at most 5 times per attempt), and a crash, a lost
+ * node or a 6th such failure retries the whole job as a new attempt (at most 4 attempts),
+ * unless the job's scheduling options say otherwise. When the run ends every other replica
+ * gets SIGTERM and, after the grace period, SIGKILL, and the runtime's cleanup removes
+ * whatever is left; the run ends (final state, ty_supervisor_done) when that cleanup has
+ * ended, which may take a while on the loop (containers removed, a Slurm job leaving the
+ * queue). A retry does the same teardown, then starts the job again on a new runtime; the run
+ * stays RUNNING meanwhile. scheduling.maxRunningTime, when set, fails a run that is still
+ * RUNNING then (counted from its first RUNNING, across attempts).
  *
  * Every replica output line and every service message becomes a log record: written to the
  * job's log files and handed to the caller's log sink. */
@@ -49,6 +54,13 @@ struct ty_supervisor_options {
     /* The run waits in the runtime's queue (slurm) because of @reason; on every change.
      * Optional. */
     void (*on_queued)(void *ctx, const char *reason);
+    /* The attempt number or a replica's restart count changed (ty_supervisor_attempt_status).
+     * Optional. */
+    void (*on_progress)(void *ctx);
+    /* The number of the run's first attempt (0: 1). The service starts a job again after an
+     * internal error as the attempt after the last one recorded; the run may then go on to
+     * first_attempt + TY_MAX_ATTEMPTS - 1 (restart.h). */
+    unsigned first_attempt;
     void *ctx;
 };
 
@@ -94,16 +106,26 @@ bool ty_supervisor_done(const struct ty_supervisor *sup);
 /* errorMessage of a FAILED or CANCELLED run ("" otherwise). */
 const char *ty_supervisor_error(const struct ty_supervisor *sup);
 
+/* The attempt the run is in (first_attempt, first_attempt + 1, ...). */
+unsigned ty_supervisor_attempt(const struct ty_supervisor *sup);
+
+/* The run's attempts and restarts for the job resource (docs/lifecycle.md): a new object
+ *     {"attempt": 2, "maxAttempts": 4,
+ *      "replicaRestarts": {"master-replica-0": 0, "worker-replica-0": 1}}
+ * with every replica's restarts in the current attempt. */
+json_t *ty_supervisor_attempt_status(const struct ty_supervisor *sup);
+
 /* Records of a run, shared by the supervisor and the study (study.h), which logs its own
  * service messages with the same options. */
 
-/* One record from @task (@trial: NULL outside tuning): written to @o->log and handed to
- * @o->on_log with @ctx (either may be unset). */
+/* One record from @task (@trial: NULL outside tuning; @attempt: 0 outside an attempt): written
+ * to @o->log and handed to @o->on_log with @ctx (either may be unset). */
 void ty_run_log(const struct ty_supervisor_options *o,
                 void *ctx,
                 enum ty_severity sev,
                 const char *task,
                 const char *trial,
+                unsigned attempt,
                 const char *msg,
                 size_t len);
 
@@ -111,14 +133,16 @@ void ty_run_log(const struct ty_supervisor_options *o,
 void ty_run_vservice(const struct ty_supervisor_options *o,
                      void *ctx,
                      const char *trial,
+                     unsigned attempt,
                      enum ty_severity sev,
                      const char *fmt,
-                     va_list ap) __attribute__((format(printf, 5, 0)));
+                     va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* The service messages every run starts with (the job was validated and queued). */
 void ty_run_announce(const struct ty_supervisor_options *o,
                      void *ctx,
                      const char *trial,
+                     unsigned attempt,
                      const char *job_id);
 
 /* The service message a run ends with, for its final @state: "Job completed successfully.",
@@ -126,6 +150,7 @@ void ty_run_announce(const struct ty_supervisor_options *o,
 void ty_run_announce_result(const struct ty_supervisor_options *o,
                             void *ctx,
                             const char *trial,
+                            unsigned attempt,
                             enum ty_job_state state,
                             const char *error);
 
@@ -133,12 +158,6 @@ void ty_run_announce_result(const struct ty_supervisor_options *o,
  * cleanup finished), synchronously: this may block until the runtime's deadlines (the
  * runtime's destroy; see runtime.h). NULL-safe. */
 void ty_supervisor_free(struct ty_supervisor *sup);
-
-/* Describe how a replica ended, in the service's words, into @buf. Exposed for tests. */
-void ty_describe_exit(const struct ty_replica *r,
-                      const struct ty_exit_status *st,
-                      char *buf,
-                      size_t n);
 
 /* The environment (contract variables only) and argv a replica of a placed plan gets; for
  * --dry-run. @trial_id and @trial_args as for ty_plan_build (NULL outside tuning). Returns 0

@@ -92,7 +92,8 @@ static json_t *metric_json(const struct ty_hp_measurement *m)
 
 /* The HyperparameterOutput of @t: trialId, hyperparameters (values as strings), finalMetric
  * {trainingStep (int64 string), objectiveValue} and allMetrics (when it has a metric), state,
- * startTime, endTime (when ended), isTrialStoppedEarly false. New reference. */
+ * startTime, endTime (when ended), isTrialStoppedEarly, errorMessage (when set), and
+ * trainyard's attemptStatus (when known). New reference. */
 static json_t *study_trial_json(const struct ty_study_trial *t)
 {
     json_t *o = json_object(), *hp = json_object();
@@ -122,6 +123,8 @@ static json_t *study_trial_json(const struct ty_study_trial *t)
     json_object_set_new(o, "isTrialStoppedEarly", json_boolean(t->stopped_early));
     if (t->error && *t->error)
         json_object_set_new(o, "errorMessage", json_string(t->error));
+    if (t->attempt_status)
+        json_object_set(o, "attemptStatus", t->attempt_status);
     return o;
 }
 

@@ -32,6 +32,7 @@ struct ty_study_trial {
     size_t n_metrics;
     char *error;        /* why a trial FAILED or was CANCELLED; NULL otherwise */
     bool stopped_early; /* ended by the early-stopping rule (isTrialStoppedEarly) */
+    json_t *attempt_status; /* the trial's attempts and restarts (supervise.h), or NULL */
 };
 
 /* ---- a study's output (study-output.c) ---------------------------------------------------- */

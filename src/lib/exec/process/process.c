@@ -121,12 +121,22 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     int cursor = 0;
 
     for (size_t i = 0; i < p->n; i++) {
-        int port = ty_port_hold(&cursor, &p->reps[i].reserve_fd, p->reps[i].r->display_name, err);
+        struct ty_replica *r = p->reps[i].r;
+        int port = -1, fd;
+
+        /* A retry keeps the replica's port when it is still free. */
+        if (r->port > 0 && r->host && strcmp(r->host, "127.0.0.1") == 0 &&
+            (fd = ty_port_hold_exact(r->port)) >= 0) {
+            p->reps[i].reserve_fd = fd;
+            port = r->port;
+        }
+        if (port < 0)
+            port = ty_port_hold(&cursor, &p->reps[i].reserve_fd, r->display_name, err);
         if (port < 0)
             return port;
-        free(p->reps[i].r->host);
-        p->reps[i].r->host = xstrdup("127.0.0.1");
-        p->reps[i].r->port = port;
+        free(r->host);
+        r->host = xstrdup("127.0.0.1");
+        r->port = port;
     }
     return 0;
 }
@@ -432,6 +442,29 @@ static int watch_child(struct proc_replica *pr, pid_t pid, struct ty_error *err)
     return 0;
 }
 
+/* A restart in place: end what the replica's previous run left in its process group
+ * (orphans carrying the run token that left it are the cleanup's), deliver what its pipes
+ * still hold and close them, and forget its state. */
+static void forget_run(struct proc_replica *pr)
+{
+    (void)kill(-pr->pid, SIGKILL);
+    (void)ty_proctree_reap_orphans();
+    for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
+        drain(pr, fdp, true);
+        if (*fdp >= 0) {
+            ty_linesplit_flush(fdp == &pr->out_fd ? &pr->out_ls : &pr->err_ls,
+                               fdp == &pr->out_fd ? out_line : err_line,
+                               pr);
+            ty_loop_remove_fd(pr->rt->base.loop, *fdp);
+            close(*fdp);
+            *fdp = -1;
+        }
+    }
+    pr->pid = 0;
+    pr->started = pr->exited = false;
+    pr->exec_errno = 0;
+}
+
 static int
 launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
 {
@@ -446,6 +479,8 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     pid_t pid;
     int r2;
 
+    if (pr->pid > 0)
+        forget_run(pr);
     resolved = resolve_program(argv[0], envp);
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0)

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * runlog.c: the records of a run (supervise.h): one record to the job's log files and the
+ * caller's sink, the service's printf-style messages, and the messages every run starts and
+ * ends with. Shared by the supervisor and the study. */
+#include <stdio.h>
+#include <string.h>
+
+#include "supervise.h"
+#include "timeutil.h"
+
+void ty_run_log(const struct ty_supervisor_options *o,
+                void *ctx,
+                enum ty_severity sev,
+                const char *task,
+                const char *trial,
+                unsigned attempt,
+                const char *msg,
+                size_t len)
+{
+    struct ty_log_record rec = {
+        .time_usec = ty_now_usec(),
+        .severity = sev,
+        .task = task,
+        .trial = trial,
+        .message = msg,
+        .len = len,
+        .attempt = attempt,
+    };
+    if (o->log)
+        (void)ty_joblog_write(o->log, &rec);
+    if (o->on_log)
+        o->on_log(ctx, &rec);
+}
+
+void ty_run_vservice(const struct ty_supervisor_options *o,
+                     void *ctx,
+                     const char *trial,
+                     unsigned attempt,
+                     enum ty_severity sev,
+                     const char *fmt,
+                     va_list ap)
+{
+    char msg[2048];
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    ty_run_log(o, ctx, sev, "service", trial, attempt, msg, strlen(msg));
+}
+
+static void run_service(const struct ty_supervisor_options *o,
+                        void *ctx,
+                        const char *trial,
+                        unsigned attempt,
+                        enum ty_severity sev,
+                        const char *fmt,
+                        ...) __attribute__((format(printf, 6, 7)));
+static void run_service(const struct ty_supervisor_options *o,
+                        void *ctx,
+                        const char *trial,
+                        unsigned attempt,
+                        enum ty_severity sev,
+                        const char *fmt,
+                        ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ty_run_vservice(o, ctx, trial, attempt, sev, fmt, ap);
+    va_end(ap);
+}
+
+void ty_run_announce(const struct ty_supervisor_options *o,
+                     void *ctx,
+                     const char *trial,
+                     unsigned attempt,
+                     const char *job_id)
+{
+    run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Validating job requirements...");
+    run_service(o,
+                ctx,
+                trial,
+                attempt,
+                TY_SEV_INFO,
+                "Job creation request has been successfully validated.");
+    run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Job %s is queued.", job_id);
+}
+
+void ty_run_announce_result(const struct ty_supervisor_options *o,
+                            void *ctx,
+                            const char *trial,
+                            unsigned attempt,
+                            enum ty_job_state state,
+                            const char *error)
+{
+    switch (state) {
+    case TY_STATE_SUCCEEDED:
+        run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Job completed successfully.");
+        break;
+    case TY_STATE_CANCELLED:
+        run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Job cancelled.");
+        break;
+    default:
+        run_service(o, ctx, trial, attempt, TY_SEV_ERROR, "Job failed: %s", error);
+        break;
+    }
+}
