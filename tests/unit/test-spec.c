@@ -418,6 +418,18 @@ static void test_misc_rules(void)
     bad(SCHED("'priority':1001"),
         "trainingInput.scheduling.priority: must be between",
         "priority 1001");
+    /* trainyard's extensions (Vertex AI's names): booleans, checked like the rest */
+    good_free(SCHED("'restartJobOnWorkerRestart':true,'disableRetries':false"),
+              "restartJobOnWorkerRestart and disableRetries");
+    bad(SCHED("'disableRetries':'yes'"),
+        "Invalid value at 'trainingInput.scheduling.disableRetries' (TYPE_BOOL)",
+        "disableRetries 'yes'");
+    bad(SCHED("'restartJobOnWorkerRestart':1"),
+        "'trainingInput.scheduling.restartJobOnWorkerRestart'",
+        "restartJobOnWorkerRestart 1");
+    bad(SCHED("'disableRetry':true"),
+        "Unknown name \"disableRetry\" at 'trainingInput.scheduling'",
+        "a misspelled extension");
     bad(SCHED("'priority':5000000000"),
         "'trainingInput.scheduling.priority' (TYPE_INT32)",
         "priority beyond int32");
