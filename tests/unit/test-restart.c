@@ -142,12 +142,8 @@ static void test_policy_of(void)
     struct ty_job job = {0};
     struct ty_retry_policy p;
 
-    job.training_input = json_pack("{s:{s:b,s:b}}",
-                                   "scheduling",
-                                   "restartJobOnWorkerRestart",
-                                   1,
-                                   "disableRetries",
-                                   0);
+    job.training_input = json_pack(
+        "{s:{s:b,s:b}}", "scheduling", "restartJobOnWorkerRestart", 1, "disableRetries", 0);
     ty_retry_policy_of(&job, &p);
     ok(p.job_on_worker_restart && !p.disabled, "policy: restartJobOnWorkerRestart");
     is_int(p.max_restarts, 5, "5 restarts per replica per attempt");

@@ -106,7 +106,8 @@ void ty_describe_exit(const struct ty_replica *r,
 
     switch (st->kind) {
     case TY_EXIT_CODE:
-        (void)snprintf(buf, n, "The replica %s exited with a non-zero status of %d.", name, st->code);
+        (void)snprintf(
+            buf, n, "The replica %s exited with a non-zero status of %d.", name, st->code);
         break;
     case TY_EXIT_SIGNAL:
         (void)snprintf(buf,

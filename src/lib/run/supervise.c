@@ -38,18 +38,18 @@ struct ty_supervisor {
     struct ty_runtime *rt;
     struct ty_clusterenv *env;
     struct rep_state *reps;
-    size_t running; /* launched and not yet exited */
-    size_t started; /* replicas whose program has started in this attempt */
+    size_t running;         /* launched and not yet exited */
+    size_t started;         /* replicas whose program has started in this attempt */
     unsigned attempt;       /* the attempt now (numbered from opts.first_attempt) */
     unsigned first_attempt; /* opts.first_attempt, at least 1 */
     enum ty_job_state state;
     enum ty_job_state outcome; /* final state decided while stopping */
-    bool stopping;      /* tearing down: for the end of the run, or for a retry */
-    bool retrying;      /* the teardown in progress is for a new attempt */
-    bool killed;        /* SIGKILL already sent */
-    bool stopped_early; /* ty_supervisor_stop_early */
-    bool cleaning;      /* the runtime's cleanup goes on on the loop (`cleaned` follows) */
-    bool ever_running;  /* the run reached RUNNING (the deadline is armed from then) */
+    bool stopping;             /* tearing down: for the end of the run, or for a retry */
+    bool retrying;             /* the teardown in progress is for a new attempt */
+    bool killed;               /* SIGKILL already sent */
+    bool stopped_early;        /* ty_supervisor_stop_early */
+    bool cleaning;             /* the runtime's cleanup goes on on the loop (`cleaned` follows) */
+    bool ever_running;         /* the run reached RUNNING (the deadline is armed from then) */
     bool done;
     uint64_t grace_timer, deadline_timer, restart_timer, attempt_timer;
     char error[2048];
@@ -330,9 +330,9 @@ static void retry(struct ty_supervisor *sup, const char *why, const struct rep_s
             sup->attempt + 1,
             last_attempt(sup),
             why,
-            rs && rs->restarts >= sup->policy.max_restarts ?
-                " It failed again after its last restart of this attempt." :
-                "");
+            rs && rs->restarts >= sup->policy.max_restarts
+                ? " It failed again after its last restart of this attempt."
+                : "");
     if (sup->state == TY_STATE_PREPARING && sup->started > 0)
         set_state(sup, TY_STATE_RUNNING);
     sup->retrying = true;
@@ -548,8 +548,8 @@ static void begin_attempt(struct ty_supervisor *sup)
     progress(sup);
     if (new_runtime(sup, &e) < 0) {
         /* Without a runtime there is nothing to tear down: the run ends here. */
-        (void)snprintf(msg, sizeof(msg), "Starting attempt %u failed: %s.", sup->attempt,
-                       ty_error_msg(&e));
+        (void)snprintf(
+            msg, sizeof(msg), "Starting attempt %u failed: %s.", sup->attempt, ty_error_msg(&e));
         sup->outcome = TY_STATE_FAILED;
         (void)snprintf(sup->error, sizeof(sup->error), "%s", msg);
         ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
@@ -615,7 +615,8 @@ void ty_supervisor_cancel(struct ty_supervisor *sup)
         set_state(sup, TY_STATE_CANCELLING);
         stop(sup, TY_STATE_CANCELLED, "Job cancelled by the user.");
         if (sup->running > 0) {
-            service(sup, TY_SEV_WARNING, "Cancel requested during teardown: killing the replicas now.");
+            service(
+                sup, TY_SEV_WARNING, "Cancel requested during teardown: killing the replicas now.");
             kill_now(sup);
         }
         return;
