@@ -30,8 +30,8 @@ struct ty_study_trial {
     struct ty_hp_measurement final;    /* the last report, when has_metric */
     struct ty_hp_measurement *metrics; /* every report read at the end */
     size_t n_metrics;
-    char *error;        /* why a trial FAILED or was CANCELLED; NULL otherwise */
-    bool stopped_early; /* ended by the early-stopping rule (isTrialStoppedEarly) */
+    char *error;            /* why a trial FAILED or was CANCELLED; NULL otherwise */
+    bool stopped_early;     /* ended by the early-stopping rule (isTrialStoppedEarly) */
     json_t *attempt_status; /* the trial's attempts and restarts (supervise.h), or NULL */
 };
 
