@@ -45,6 +45,7 @@ bench: build
 	@bench/launch-slurm/run.sh $(BUILD)
 	@bench/api/run.sh $(BUILD)
 	@bench/jobfilter/run.sh $(BUILD)
+	@bench/restart/run.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')
