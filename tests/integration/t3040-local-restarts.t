@@ -22,7 +22,8 @@ case $mode.$t in
   crash-once.master0) if [ "$n" = 1 ]; then sleep 0.3; exit 139; fi; sleep 1; exit 0 ;;
   always-killed.worker0) sleep 0.3; kill -9 $$ ;;
   slowly-killed.worker0) sleep 0.5; kill -9 $$ ;;
-  stubborn.ps0) trap "" TERM; sleep "900.$m" & wait; wait ;;
+  stubborn.ps0|crash-stubborn.ps0) trap "" TERM; sleep "900.$m" & wait; wait ;;
+  crash-stubborn.master0) sleep 0.3; exit 139 ;;
   stubborn.master0) sleep 0.5; exit 0 ;;
 esac
 exec sleep "900.$m"
@@ -116,6 +117,21 @@ test_expect_success 'cancel inside a restart loop cancels at once; nothing is le
   n=$(runs s1 worker0) && sleep 1 && test "$(runs s1 worker0)" = "$n" &&
   test "$(record s1 "d[\"state\"]")" = CANCELLED &&
   grep -q "Job cancelled." log &&
+  no_procs "sleep 900.$M"
+'
+test_expect_success 'cancel while an attempt is torn down for a retry: no new attempt, killed at once' '
+  job x1 crash-stubborn 0 1 || exit 1
+  "$TRAINYARD" local train x1 --config x1 --grace-period 60 >log 2>&1 &
+  pid=$!
+  { wait_for 30 grep -q "Retrying the job (attempt 2 of 4)" log || { kill -KILL $pid; false; }; } &&
+  kill -INT $pid &&
+  { wait_for 10 sh -c "! kill -0 $pid" || { kill -KILL $pid; false; }; } &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc = 1 &&
+  grep -q "Cancel requested during teardown: killing the replicas now." log &&
+  ! grep -q "Starting attempt 2" log &&
+  test "$(runs x1 master0)" = 1 &&
+  test "$(record x1 "d[\"state\"]")" = CANCELLED &&
   no_procs "sleep 900.$M"
 '
 test_expect_success 'teardown after success restarts nothing (a TERM-ignoring ps gets SIGKILL)' '
