@@ -363,6 +363,7 @@ static int on_start(struct task *t, const json_t *m, struct ty_error *err)
     _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
     json_t *v;
     size_t i;
+    int r;
 
     /* A second START comes after the replica's EXIT: run it again (a restart in place). */
     if (!t->rt || (t->launched && (!t->exited || t->exit_pending)))
@@ -380,7 +381,10 @@ static int on_start(struct task *t, const json_t *m, struct ty_error *err)
         t->metric_timer =
             ty_loop_add_timer(t->loop, ty_mono_usec() + METRIC_POLL_USEC, on_metric_timer, t);
     /* The process (container) runtime removes what a previous run left first. */
-    return t->rt->ops->launch(t->rt, t->rep, env, err);
+    r = t->rt->ops->launch(t->rt, t->rep, env, err);
+    if (r < 0)
+        t->exited = true; /* nothing runs: give_up may leave at once */
+    return r;
 }
 
 static void stop_replica(struct task *t, int sig)

@@ -105,8 +105,10 @@ test_expect_success 'cancel inside a restart loop: CANCELLED at once, nothing le
 '
 
 # (d) The launcher of worker 0 is killed: its connection is lost, and with it the replica
-# (the node's runtime kills a replica whose launcher dies): the job is retried.
+# (the node's runtime kills a replica whose launcher dies): the job is retried, with the same
+# addresses (every node is 127.0.0.1 here, and the ports are free again).
 cat >"$TEST_DIR/conn-master.sh" <<EOF
+echo "spec: \$CLUSTER_SPEC"
 if [ ! -s "\$1/first" ]; then echo "\$SLURM_JOB_ID" >"\$1/first"; fi
 if [ "\$(cat "\$1/first")" = "\$SLURM_JOB_ID" ]; then exec sleep 934.$M; fi
 echo "master of attempt 2"
@@ -128,6 +130,8 @@ test_expect_success 'a launcher killed under a running job (connection lost): th
   test $rc -eq 0 &&
   grep -q "Retrying the job (attempt 2 of 4): The replica worker 0 was lost: its launcher closed the connection (node n[1-4])\." log &&
   grep -q "master of attempt 2" log && ! grep -q "restarting it" log &&
+  grep "spec: " log | sed "s/.*spec: //" | sort -u >specs && cat specs &&
+  test "$(wc -l <specs)" = 1 &&
   test "$(rec conn_job "d[\"attemptStatus\"][\"attempt\"]")" = 2 &&
   no_slurm_jobs && wait_for 20 no_launchers && no_procs "sleep 934.$M" && no_procs "sleep 935.$M"
 '
