@@ -172,7 +172,17 @@ test_expect_success 'a node that dies under a running job: the job is retried on
   test "$(grep "up on n.* in $second" log | grep -c "up on $victim")" = 0 &&
   test "$(grep -c "up on n.* in $second" log)" = 3 &&
   test "$(rec node_job "d[\"attemptStatus\"][\"attempt\"]")" = 2 &&
-  no_slurm_jobs && wait_for 20 no_launchers && no_procs "sleep 933.$M"
+  no_slurm_jobs && wait_for 20 no_launchers && no_procs "sleep 933.$M" &&
+  echo "$victim" >victim && echo "$first" >first_job
+'
+# The killed slurmd left attempt 1's step on its node (slurmstepd outlives slurmd, and its
+# environment carries no marker for slurm_cluster_procs): a new slurmd there ends it.
+slurm_node_restart "$(cat "$TEST_DIR/victim" 2>/dev/null || echo n2)"
+test_expect_success 'the node comes back and attempt 1'"'"'s orphaned step goes away' '
+  node_idle() { sinfo -h -N -n "$(cat victim)" -o %T | grep -q "^idle$"; } &&
+  wait_for 30 node_idle &&
+  no_stepd() { ! pgrep -a slurmstepd | grep -q "\[$(cat first_job)\."; } &&
+  wait_for 30 no_stepd
 '
 slurm_cluster_stop
 test_expect_success 'the cluster stopped: none of its processes is left' '
