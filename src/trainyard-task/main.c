@@ -50,7 +50,7 @@
  * the launcher's own SIGTERM before the end is reported. Slurm ending a step signals every
  * process of it at once, so the launcher's signal follows the replica's within microseconds;
  * none within this time means someone on the node killed the replica alone. */
-#define SETTLE_USEC (300 * INT64_C(1000))
+#define SETTLE_USEC (100 * INT64_C(1000))
 
 struct task {
     struct ty_loop *loop;
