@@ -11,7 +11,10 @@
  *
  * The connection is the replica's lifeline: when it drops, the replica is stopped (SIGTERM,
  * then SIGKILL after the grace period) and the launcher exits. SIGTERM from Slurm (scancel,
- * the time limit) is passed on to the replica, whose exit is still reported. */
+ * the time limit, another node of the job failing) is passed on to the replica, whose end is
+ * then reported as "node_lost": Slurm is ending the step. A replica killed from outside while
+ * the launcher was not signalled is reported as the signal (the supervisor restarts it in
+ * place: a second START runs it again, here, with the same port and environment). */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -43,6 +46,11 @@
 /* How often a trial's metric file is looked at (the supervisor's early stopping reads its
  * copy as often). */
 #define METRIC_POLL_USEC (INT64_C(1000000))
+/* A replica killed by SIGTERM/SIGKILL that this launcher did not send: how long to wait for
+ * the launcher's own SIGTERM before the end is reported. Slurm ending a step signals every
+ * process of it at once, so the launcher's signal follows the replica's within microseconds;
+ * none within this time means someone on the node killed the replica alone. */
+#define SETTLE_USEC (100 * INT64_C(1000))
 
 struct task {
     struct ty_loop *loop;
@@ -57,8 +65,15 @@ struct task {
     struct ty_runtime *rt;
     char *metric_dir; /* a trial's local metric directory, or NULL */
     bool launched, exited, quit, lost;
-    bool cleaned; /* the runtime's asynchronous cleanup ended */
+    bool cleaned;      /* the runtime's asynchronous cleanup ended */
+    bool step_ended;   /* this launcher got SIGTERM/SIGINT/SIGHUP: Slurm ends the step */
+    bool signal_sent;  /* this run of the replica was signalled from here */
+    bool exit_pending; /* its end waits (SETTLE_USEC) to be judged: see on_exited */
+    struct ty_exit_status pending;
+    int64_t previous_port; /* ASSIGN.previous: the port to keep on this host, or 0 */
+    char previous_host[64];
     uint64_t kill_timer;
+    uint64_t settle_timer;
     uint64_t metric_timer;
     struct ty_file_stamp metric_stamp; /* the metric file as last sent */
     int status;                        /* the launcher's own exit status */
@@ -136,23 +151,35 @@ on_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, s
     send_frame(t, s == TY_STREAM_STDERR ? TY_TASK_ERR : TY_TASK_OUT, line, len);
 }
 
-static const char *exit_kind(enum ty_exit_kind k)
+/* Report the replica's end @st, judged by what this launcher knows (taskproto.h). */
+static void send_exit(struct task *t, const struct ty_exit_status *st)
 {
-    switch (k) {
-    case TY_EXIT_CODE:
-        return "code";
-    case TY_EXIT_SIGNAL:
-        return "signal";
-    case TY_EXIT_OOM:
-        return "oom";
-    case TY_EXIT_START_FAILED:
-        return "start_failed";
-    case TY_EXIT_NODE_LOST:
-        return "node_lost";
-    case TY_EXIT_LOST:
-        break;
-    }
-    return "lost";
+    struct ty_exit_status judged = *st;
+
+    ty_taskproto_exit_judge(&judged, t->step_ended, t->node);
+    send_json(t, TY_TASK_EXIT, ty_taskproto_exit_json(&judged));
+    /* Told to quit, or the supervisor is gone: nothing more to wait for. */
+    if (t->quit || t->fd < 0)
+        ty_loop_stop(t->loop);
+}
+
+/* Send the end that waits to be judged, if any. */
+static void flush_exit(struct task *t)
+{
+    if (!t->exit_pending)
+        return;
+    t->exit_pending = false;
+    ty_loop_cancel_timer(t->loop, t->settle_timer);
+    t->settle_timer = 0;
+    send_exit(t, &t->pending);
+}
+
+static void on_settle(struct ty_loop *loop, void *data)
+{
+    struct task *t = data;
+    (void)loop;
+    t->settle_timer = 0;
+    flush_exit(t);
 }
 
 static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
@@ -161,18 +188,16 @@ static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
     (void)r;
     t->exited = true;
     forward_metrics(t);
-    send_json(t,
-              TY_TASK_EXIT,
-              json_pack("{s:s, s:i, s:s}",
-                        "kind",
-                        exit_kind(st->kind),
-                        "code",
-                        st->code,
-                        "detail",
-                        st->detail));
-    /* Told to quit, or the supervisor is gone: nothing more to wait for. */
-    if (t->quit || t->fd < 0)
-        ty_loop_stop(t->loop);
+    /* A kill nobody here sent: Slurm's (its SIGTERM to this launcher is about to be read) or
+     * someone's on the node. Wait a moment for the former before saying which. */
+    if (ty_taskproto_exit_is_kill(st) && !t->signal_sent && !t->step_ended && !t->quit &&
+        t->fd >= 0) {
+        t->pending = *st;
+        t->exit_pending = true;
+        t->settle_timer = ty_loop_add_timer(t->loop, ty_mono_usec() + SETTLE_USEC, on_settle, t);
+        return;
+    }
+    send_exit(t, st);
 }
 
 static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
@@ -222,9 +247,17 @@ static int place_replica(struct task *t, struct ty_error *err)
     char host[128];
     int r;
 
+    if (local_address(t->fd, host, sizeof(host)) < 0)
+        return ty_error_set(err, EIO, "cannot tell this node's address");
+    /* A retry that lands on the host of the attempt before keeps the replica's port when it
+     * is free: the node's runtime keeps a port it is given on the loopback "host" it uses
+     * for its replicas (the node's own addresses are the node's business). */
+    if (t->previous_port > 0 && strcmp(t->previous_host, host) == 0) {
+        free(t->rep->host);
+        t->rep->host = xstrdup("127.0.0.1");
+        t->rep->port = (int)t->previous_port;
+    }
     r = t->rt->ops->place(t->rt, err);
-    if (r >= 0 && local_address(t->fd, host, sizeof(host)) < 0)
-        r = ty_error_set(err, EIO, "cannot tell this node's address");
     if (r < 0)
         return r;
     send_json(t, TY_TASK_PLACED, json_pack("{s:s, s:i}", "host", host, "port", t->rep->port));
@@ -260,6 +293,7 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
     const char *runtime = ty_json_str(m, "runtime") ? ty_json_str(m, "runtime") : "process";
     json_t *targs = json_object_get(m, "trialArgs"), *v;
     json_t *jidx = json_object_get(m, "replica");
+    json_t *prev = json_object_get(m, "previous");
     _cleanup_strv_free_ char **args = xcalloc(1, sizeof(char *));
     size_t i;
     int r;
@@ -284,6 +318,13 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
         return ty_error_set(
             err, EPROTO, "ASSIGN.runtime: '%s' is not process or container", runtime);
     t->rep = &t->plan->replicas[json_integer_value(jidx)];
+    if (json_is_object(prev) && ty_json_str(prev, "host") &&
+        json_is_integer(json_object_get(prev, "port"))) {
+        (void)snprintf(t->previous_host, sizeof(t->previous_host), "%s", ty_json_str(prev, "host"));
+        t->previous_port = json_integer_value(json_object_get(prev, "port"));
+        if (t->previous_port > 65535)
+            t->previous_port = 0;
+    }
     t->sub = *t->plan;
     t->sub.replicas = t->rep;
     t->sub.n_replicas = 1;
@@ -322,9 +363,11 @@ static int on_start(struct task *t, const json_t *m, struct ty_error *err)
     _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
     json_t *v;
     size_t i;
+    int r;
 
-    if (!t->rt || t->launched)
-        return ty_error_set(err, EPROTO, "START before ASSIGN, or twice");
+    /* A second START comes after the replica's EXIT: run it again (a restart in place). */
+    if (!t->rt || (t->launched && (!t->exited || t->exit_pending)))
+        return ty_error_set(err, EPROTO, "START before ASSIGN, or while the replica runs");
     json_array_foreach(json_object_get(m, "env"), i, v)
     {
         if (!json_is_string(v) || !strchr(json_string_value(v), '='))
@@ -332,16 +375,24 @@ static int on_start(struct task *t, const json_t *m, struct ty_error *err)
         ty_strv_push(&env, json_string_value(v));
     }
     t->launched = true;
-    if (t->metric_dir)
+    t->exited = false;
+    t->signal_sent = false;
+    if (t->metric_dir && !t->metric_timer)
         t->metric_timer =
             ty_loop_add_timer(t->loop, ty_mono_usec() + METRIC_POLL_USEC, on_metric_timer, t);
-    return t->rt->ops->launch(t->rt, t->rep, env, err);
+    /* The process (container) runtime removes what a previous run left first. */
+    r = t->rt->ops->launch(t->rt, t->rep, env, err);
+    if (r < 0)
+        t->exited = true; /* nothing runs: give_up may leave at once */
+    return r;
 }
 
 static void stop_replica(struct task *t, int sig)
 {
-    if (t->rt && t->launched && !t->exited)
+    if (t->rt && t->launched && !t->exited) {
+        t->signal_sent = true;
         (void)t->rt->ops->signal(t->rt, t->rep, sig, NULL);
+    }
 }
 
 static void on_kill_timer(struct ty_loop *loop, void *data)
@@ -356,6 +407,7 @@ static void on_kill_timer(struct ty_loop *loop, void *data)
 static void wind_down(struct task *t, bool now)
 {
     if (!t->launched || t->exited) {
+        flush_exit(t);
         ty_loop_stop(t->loop);
         return;
     }
@@ -410,7 +462,13 @@ static void give_up(struct task *t, const struct ty_error *e)
     (void)snprintf(msg, sizeof(msg), "trainyard-task on %s: %s", t->node, ty_error_msg(e));
     send_json(t,
               TY_TASK_EXIT,
-              json_pack("{s:s, s:i, s:s}", "kind", "start_failed", "code", 0, "detail", msg));
+              json_pack("{s:s, s:i, s:s}",
+                        "kind",
+                        ty_taskproto_exit_kind_name(TY_EXIT_START_FAILED),
+                        "code",
+                        0,
+                        "detail",
+                        msg));
     say("%s", msg);
     t->status = 1;
     wind_down(t, true);
@@ -441,11 +499,13 @@ static void on_signal(struct ty_loop *loop, int fd, short revents, void *data)
 {
     struct task *t = data;
     unsigned char c;
-    while (read(fd, &c, 1) == 1)
+    while (read(fd, &c, 1) == 1) {
+        t->step_ended = true; /* the replica's end, now or pending, is Slurm's doing */
         if (t->launched && !t->exited)
             stop_replica(t, SIGTERM); /* Slurm's cancel: the exit is still reported */
         else
             wind_down(t, true);
+    }
 }
 
 /* Connect to HOST:PORT, trying every address. Returns the socket or -errno. */
@@ -528,6 +588,7 @@ int main(int argc, char **argv)
                         (int)getpid()));
     (void)ty_loop_run(t.loop);
     ty_loop_cancel_timer(t.loop, t.metric_timer);
+    ty_loop_cancel_timer(t.loop, t.settle_timer);
     clean_up(&t);
     if (t.fd >= 0)
         close(t.fd);

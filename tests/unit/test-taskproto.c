@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-taskproto.c: framing of the supervisor <-> trainyard-task protocol (taskproto.c):
  * round trips, frames split at every byte, binary payloads, and the refusals (zero or
- * oversized lengths, unknown types, a broken stream). */
+ * oversized lengths, unknown types, a broken stream); a replica's end (EXIT) with every exit
+ * kind, and how a launcher judges a kill (ty_taskproto_exit_judge). */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -124,9 +126,115 @@ static void test_refusals(void)
     got_release(&g);
 }
 
+/* Every kind of runtime.h travels as itself, through a frame and back. */
+static void test_exit_kinds(void)
+{
+    static const enum ty_exit_kind kinds[] = {TY_EXIT_CODE,
+                                              TY_EXIT_SIGNAL,
+                                              TY_EXIT_OOM,
+                                              TY_EXIT_START_FAILED,
+                                              TY_EXIT_LOST,
+                                              TY_EXIT_NODE_LOST};
+    static const char *const names[] = {
+        "code", "signal", "oom", "start_failed", "lost", "node_lost"};
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(kinds); i++) {
+        struct ty_exit_status st = {.kind = kinds[i], .code = (int)i + 3}, back;
+        struct ty_buf wire = TY_BUF_INIT;
+        struct ty_taskproto_reader rd = {0};
+        struct ty_error err = {0};
+        struct got g = {0};
+        json_t *j, *m = NULL;
+        enum ty_exit_kind k;
+
+        (void)snprintf(st.detail, sizeof(st.detail), "detail %zu", i);
+        j = ty_taskproto_exit_json(&st);
+        is_str(ty_taskproto_exit_kind_name(kinds[i]), names[i], "kind %zu is '%s'", i, names[i]);
+        ok(ty_taskproto_exit_kind_parse(names[i], &k) == 0 && k == kinds[i],
+           "'%s' parses back",
+           names[i]);
+        ok(ty_taskproto_frame_json(&wire, TY_TASK_EXIT, j) == 0 &&
+               ty_taskproto_feed(&rd, wire.data, wire.len, collect, &g, &err) == 0 && g.n == 1 &&
+               ty_taskproto_json(g.payload[0].data, g.payload[0].len, &m, &err) == 0,
+           "EXIT '%s' framed and read",
+           names[i]);
+        ok(m && ty_taskproto_exit_parse(m, &back, &err) == 0 && back.kind == kinds[i] &&
+               back.code == st.code && strcmp(back.detail, st.detail) == 0,
+           "EXIT '%s' comes back whole (kind, code, detail)",
+           names[i]);
+        json_decref(j);
+        json_decref(m);
+        got_release(&g);
+        ty_taskproto_reader_release(&rd);
+        ty_buf_release(&wire);
+    }
+}
+
+static void test_exit_refusals(void)
+{
+    struct ty_exit_status st;
+    struct ty_error err = {0};
+    enum ty_exit_kind k;
+    json_t *m;
+
+    is_int(ty_taskproto_exit_kind_parse(NULL, &k), -EPROTO, "no kind");
+    is_int(ty_taskproto_exit_kind_parse("node-lost", &k), -EPROTO, "a misspelt kind");
+    m = json_pack("{s:s, s:i}", "kind", "exploded", "code", 1);
+    is_int(ty_taskproto_exit_parse(m, &st, &err), -EPROTO, "an unknown kind is refused");
+    ok(st.kind == TY_EXIT_LOST && strstr(st.detail, "unknown kind 'exploded'"),
+       "and read as lost, saying so: %s",
+       st.detail);
+    json_decref(m);
+    m = json_pack("{s:s, s:s}", "kind", "code", "code", "3");
+    is_int(ty_taskproto_exit_parse(m, &st, &err), -EPROTO, "a code that is no integer");
+    json_decref(m);
+    m = json_pack("{s:s}", "kind", "signal");
+    ok(ty_taskproto_exit_parse(m, &st, &err) == 0 && st.code == 0 && !*st.detail,
+       "code and detail may be left out");
+    json_decref(m);
+}
+
+/* A kill is Slurm's only when the launcher itself was signalled; other ends stay. */
+static void test_exit_judge(void)
+{
+    struct ty_exit_status st = {.kind = TY_EXIT_SIGNAL, .code = SIGKILL};
+
+    ok(ty_taskproto_exit_is_kill(&st), "SIGKILL is a kill");
+    st.code = SIGSEGV;
+    ok(!ty_taskproto_exit_is_kill(&st), "SIGSEGV is not (a crash)");
+    st = (struct ty_exit_status){.kind = TY_EXIT_CODE, .code = 143};
+    ok(ty_taskproto_exit_is_kill(&st), "status 143 (a shell's SIGTERM) is");
+    st.code = 139;
+    ok(!ty_taskproto_exit_is_kill(&st), "status 139 is not");
+
+    st = (struct ty_exit_status){.kind = TY_EXIT_SIGNAL, .code = SIGKILL};
+    ty_taskproto_exit_judge(&st, false, "n2");
+    ok(st.kind == TY_EXIT_SIGNAL && st.code == SIGKILL,
+       "SIGKILL, launcher not signalled: a signal from outside (restart in place)");
+    ty_taskproto_exit_judge(&st, true, "n2");
+    is_int(st.kind, TY_EXIT_NODE_LOST, "SIGKILL after Slurm signalled the launcher: node lost");
+    is_str(st.detail,
+           "Slurm ended its step on node n2 (the replica was killed by SIGKILL)",
+           "naming the node and the signal");
+    st = (struct ty_exit_status){.kind = TY_EXIT_CODE, .code = 143};
+    ty_taskproto_exit_judge(&st, true, "n3");
+    ok(st.kind == TY_EXIT_NODE_LOST && strstr(st.detail, "by SIGTERM"),
+       "status 143 too: %s",
+       st.detail);
+    st = (struct ty_exit_status){.kind = TY_EXIT_CODE, .code = 3};
+    ty_taskproto_exit_judge(&st, true, "n2");
+    ok(st.kind == TY_EXIT_CODE && st.code == 3, "the program's own status stays");
+    st = (struct ty_exit_status){.kind = TY_EXIT_SIGNAL, .code = SIGSEGV};
+    ty_taskproto_exit_judge(&st, true, "n2");
+    ok(st.kind == TY_EXIT_SIGNAL && st.code == SIGSEGV, "so does a crash");
+}
+
 int main(void)
 {
     test_round_trip();
     test_refusals();
+    test_exit_kinds();
+    test_exit_refusals();
+    test_exit_judge();
     return done_testing();
 }

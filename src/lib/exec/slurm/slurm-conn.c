@@ -157,6 +157,13 @@ static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
                        procid,
                        "runtime",
                        ty_slurm_replica_runtime(plan->job));
+    /* A retry: the replica's address in the attempt before, kept if it lands there again. */
+    if (s->reps[procid].r->host && s->reps[procid].r->port > 0)
+        json_object_set_new(
+            assign,
+            "previous",
+            json_pack(
+                "{s:s, s:i}", "host", s->reps[procid].r->host, "port", s->reps[procid].r->port));
     if (plan->trial_id) {
         json_object_set_new(assign, "trialId", json_string(plan->trial_id));
         json_object_set_new(assign, "trialArgs", strv_json(plan->trial_args));
@@ -186,35 +193,27 @@ static int on_placed(struct slurm_conn *c, const json_t *m, struct ty_error *err
     return 0;
 }
 
+/* EXIT: the replica's end, as its launcher judged it (ty_taskproto_exit_judge): a kill from
+ * outside on the node is a signal (restart in place); "node_lost" means Slurm ended the
+ * launcher's step, which is held until the job's state says whether Slurm ended the whole
+ * job (then every replica is lost, naming the failed node). An unknown kind is reported as
+ * lost, saying so. */
 static int on_exit_msg(struct slurm_conn *c, const json_t *m)
 {
     struct slurm_rt *s = c->s;
     struct slurm_rep *sr = &s->reps[c->rep];
-    struct ty_exit_status st = {.kind = TY_EXIT_LOST};
-    const char *kind = ty_json_str(m, "kind"), *detail = ty_json_str(m, "detail");
+    struct ty_exit_status st;
 
     if (sr->exited || sr->exit_held)
         return 0;
-    st.code = (int)json_integer_value(json_object_get(m, "code"));
-    if (kind && strcmp(kind, "code") == 0)
-        st.kind = TY_EXIT_CODE;
-    else if (kind && strcmp(kind, "signal") == 0)
-        st.kind = TY_EXIT_SIGNAL;
-    else if (kind && strcmp(kind, "oom") == 0)
-        st.kind = TY_EXIT_OOM;
-    else if (kind && strcmp(kind, "start_failed") == 0)
-        st.kind = TY_EXIT_START_FAILED;
-    (void)snprintf(st.detail, sizeof(st.detail), "%s", detail ? detail : "");
     if (!sr->launched) /* the launcher failed before START: the run cannot be placed */
         return -EPROTO;
-    /* Killed by a signal nobody here sent: Slurm's doing (a node failed, the job was
-     * cancelled or hit its limit outside trainyard). Say that, not the signal. */
-    if (st.kind == TY_EXIT_SIGNAL && (st.code == SIGTERM || st.code == SIGKILL) && !sr->signalled) {
+    (void)ty_taskproto_exit_parse(m, &st, NULL);
+    if (st.kind == TY_EXIT_NODE_LOST && !sr->signalled) {
         slurm_hold_exit(s, (size_t)c->rep, &st);
         return 0;
     }
-    sr->exited = true;
-    s->base.ev.exited(s->base.ev.ctx, sr->r, &st);
+    slurm_report_exit(s, (size_t)c->rep, &st);
     return 0;
 }
 
@@ -280,7 +279,7 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
         return 0;
     }
     if ((type == TY_TASK_OUT || type == TY_TASK_ERR) && c->rep >= 0) {
-        if (s->reps[c->rep].started)
+        if (s->reps[c->rep].ever_started)
             s->base.ev.output(s->base.ev.ctx,
                               s->reps[c->rep].r,
                               type == TY_TASK_ERR ? TY_STREAM_STDERR : TY_STREAM_STDOUT,
@@ -306,8 +305,8 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
             on_notice_msg(c, m);
             break;
         case TY_TASK_STARTED:
-            if (!s->reps[c->rep].started && s->reps[c->rep].launched) {
-                s->reps[c->rep].started = true;
+            if (!s->reps[c->rep].started && s->reps[c->rep].launched && !s->reps[c->rep].exited) {
+                s->reps[c->rep].started = s->reps[c->rep].ever_started = true;
                 s->base.ev.started(s->base.ev.ctx, s->reps[c->rep].r);
             }
             break;
@@ -420,10 +419,10 @@ int slurm_listen(struct slurm_rt *s, const char *local_addr, struct ty_error *er
 int slurm_send_start(struct slurm_rt *s, size_t i, char *const env[], struct ty_error *err)
 {
     struct slurm_rep *sr = &s->reps[i];
+    sr->launched = true;
     if (!sr->conn)
         return ty_error_set(
             err, ENOTCONN, "the launcher of replica %s is gone", sr->r->display_name);
-    sr->launched = true;
     if (send_json(sr->conn, TY_TASK_START, json_pack("{s:o}", "env", strv_json(env))) < 0)
         return ty_error_set(err,
                             EPIPE,

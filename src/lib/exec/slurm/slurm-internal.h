@@ -49,11 +49,14 @@ struct slurm_rep {
     struct slurm_conn *conn; /* NULL until its launcher said HELLO */
     char node[64];           /* SLURMD_NODENAME of its task */
     bool placed, launched, started, exited;
-    bool signalled; /* the supervisor sent it a signal */
-    /* Its exit (a signal nobody here sent) waits until the job's state says whether Slurm
-     * ended the job (then it is lost) or not (then it is reported as it came). */
+    bool ever_started; /* its program ran once: its launcher's lines are its output */
+    bool signalled;    /* the supervisor sent this run of it a signal */
+    /* Its end (its launcher says Slurm ended the step) waits until the job's state says
+     * whether Slurm ended the job (then every replica is lost, naming a failed node) or not
+     * (then it is reported as it came). */
     bool exit_held;
     struct ty_exit_status held;
+    bool lost_pending; /* launched without a launcher to run it: lost, from the loop */
 };
 
 /* The rendezvous address, found once per process (see slurm.c's rendezvous_cache). */
@@ -99,6 +102,7 @@ struct slurm_rt {
     struct ty_subproc *nodes_cmd; /* sinfo: which of the job's nodes failed */
     bool ending;                  /* the job ended under us: its replicas are being lost */
     bool prepared_sent;
+    uint64_t lost_timer;         /* reports the replicas whose launch found no launcher */
     char **notices;              /* the launchers' notices already logged (once each) */
     struct slurm_cancel *cancel; /* cleanup's scancel and wait, while under way */
     bool cleaned;                /* the Slurm job is gone (or given up on): cleanup ended */
@@ -112,13 +116,18 @@ static inline struct slurm_rt *slurm_cast(struct ty_runtime *rt)
 /* slurm.c: end an asynchronous prepare() (once): 0, or -errno with @fmt. */
 void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* slurm.c: replica @i is lost (its connection dropped, its node failed): report its exit. */
+/* slurm.c: report replica @i's end @st (once per run of it, never after cleanup began). A
+ * TY_EXIT_NODE_LOST also makes the process forget its rendezvous address (the retry that
+ * follows finds it again: the route to the nodes may be what changed). */
+void slurm_report_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st);
+/* slurm.c: replica @i is lost with its node (its launcher's connection dropped, Slurm ended
+ * the job): report TY_EXIT_NODE_LOST with @detail (not before it was launched). */
 void slurm_lost(struct slurm_rt *s, size_t i, const char *detail);
 
 /* slurm-state.c: start reading the job's state every TY_SLURM_POLL_USEC (sbatch is done). */
 void slurm_start_polling(struct slurm_rt *s);
-/* slurm-state.c: replica @i's launcher reports exit @st, a SIGTERM/SIGKILL nobody here
- * sent: hold it while the job's state is read (Slurm kills the tasks as it ends a job, and
+/* slurm-state.c: replica @i's launcher reports exit @st, TY_EXIT_NODE_LOST (Slurm ended its
+ * step): hold it while the job's state is read (Slurm kills the tasks as it ends a job, and
  * the state may lag the signal a little). When the job has ended every replica is reported
  * lost, naming a failed node; otherwise @st is reported as it came. */
 void slurm_hold_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st);
@@ -151,7 +160,9 @@ int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *
 /* slurm-conn.c: listen on @local_addr (numeric), port chosen by the kernel. Returns 0 with
  * s->listen_fd and s->listen_addr (HOST:PORT) set. */
 int slurm_listen(struct slurm_rt *s, const char *local_addr, struct ty_error *err);
-/* slurm-conn.c: send START (the replica's environment) to replica @i's launcher. */
+/* slurm-conn.c: send START (the replica's environment) to replica @i's launcher: its first
+ * run, or another after its EXIT (a restart in place: the launcher runs it again). Returns 0,
+ * or -ENOTCONN/-EPIPE when the launcher is gone. */
 int slurm_send_start(struct slurm_rt *s, size_t i, char *const env[], struct ty_error *err);
 /* slurm-conn.c: send SIGNAL @sig to replica @i's launcher. */
 int slurm_send_signal(struct slurm_rt *s, size_t i, int sig);

@@ -193,10 +193,8 @@ static void release_held(struct slurm_rt *s)
         if (!sr->exit_held)
             continue;
         sr->exit_held = false;
-        if (sr->exited)
-            continue;
-        sr->exited = true;
-        s->base.ev.exited(s->base.ev.ctx, sr->r, &sr->held);
+        if (!sr->exited)
+            slurm_report_exit(s, i, &sr->held);
     }
 }
 

@@ -39,7 +39,10 @@
  * nothing outlives a run that this runtime could hang it on (runtime.h creates a runtime per
  * run from a const ops table, and the programs that choose the ops own no runtime state);
  * giving it an owner means a per-process runtime context in runtime.h. Used on the loop's
- * thread only, like everything in a runtime. */
+ * thread only, like everything in a runtime. A run that loses a node, or whose launchers
+ * could not be placed, empties it (forget_rendezvous): the retry that follows, a new runtime,
+ * finds the address again instead of trusting one that may be why the run failed. Each run
+ * copies it when it starts (s->rv_addr), so emptying it never changes a run under way. */
 static struct slurm_rendezvous rendezvous_cache;
 
 static int create(struct ty_runtime **ret, struct ty_error *err)
@@ -279,6 +282,11 @@ static int submit(struct slurm_rt *s, struct ty_error *err)
     return r;
 }
 
+static void forget_rendezvous(struct slurm_rt *s)
+{
+    s->rendezvous->addr[0] = '\0';
+}
+
 void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
 {
     char msg[1024];
@@ -290,6 +298,8 @@ void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     s->prepared_sent = true;
+    if (r < 0)
+        forget_rendezvous(s);
     if (r >= 0) {
         /* The nodes are known from the launchers: no need to wait for squeue to say so. */
         struct ty_buf nodes = TY_BUF_INIT;
@@ -310,16 +320,49 @@ void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
     s->base.ev.prepared(s->base.ev.ctx, r, msg);
 }
 
-void slurm_lost(struct slurm_rt *s, size_t i, const char *detail)
+void slurm_report_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st)
 {
     struct slurm_rep *sr = &s->reps[i];
-    struct ty_exit_status st = {.kind = TY_EXIT_LOST};
 
-    if (sr->exited || !sr->launched)
+    if (sr->exited || !sr->launched || s->phase == PHASE_ENDED)
         return;
     sr->exited = true;
+    sr->exit_held = sr->lost_pending = false;
+    if (st->kind == TY_EXIT_NODE_LOST)
+        forget_rendezvous(s);
+    s->base.ev.exited(s->base.ev.ctx, sr->r, st);
+}
+
+void slurm_lost(struct slurm_rt *s, size_t i, const char *detail)
+{
+    struct ty_exit_status st = {.kind = TY_EXIT_NODE_LOST};
+
     (void)snprintf(st.detail, sizeof(st.detail), "%s", detail);
-    s->base.ev.exited(s->base.ev.ctx, sr->r, &st);
+    slurm_report_exit(s, i, &st);
+}
+
+/* The replicas launched without a launcher to run them (it went away, or the Slurm job
+ * ended, while they were between runs) are lost: reported from the loop, after launch() has
+ * returned, as for every other end. */
+static void on_lost_timer(struct ty_loop *loop, void *data)
+{
+    struct slurm_rt *s = data;
+    char why[256];
+
+    (void)loop;
+    s->lost_timer = 0;
+    for (size_t i = 0; i < s->n && s->phase != PHASE_ENDED; i++) {
+        struct slurm_rep *sr = &s->reps[i];
+        if (!sr->lost_pending)
+            continue;
+        sr->lost_pending = false;
+        if (s->ending)
+            (void)snprintf(why, sizeof(why), "the Slurm job %s ended", s->job_id);
+        else
+            (void)snprintf(
+                why, sizeof(why), "the connection to its launcher was lost (node %s)", sr->node);
+        slurm_lost(s, i, why);
+    }
 }
 
 static bool is_loopback(const char *addr)
@@ -518,10 +561,29 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     return 0;
 }
 
+/* Start replica @r: START to its launcher, the first time and for every restart in place
+ * (the launcher, still on the node, runs it again with the same port and @env). A launcher
+ * that is gone, or a Slurm job that has ended, cannot run it: it is lost with its node
+ * (TY_EXIT_NODE_LOST, from the loop), and the job is retried on a new allocation. */
 static int
 launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
 {
-    return slurm_send_start(slurm_cast(rt), ty_runtime_replica_index(rt, r), env, err);
+    struct slurm_rt *s = slurm_cast(rt);
+    size_t i = ty_runtime_replica_index(rt, r);
+    struct slurm_rep *sr = &s->reps[i];
+
+    if (s->phase != PHASE_PLACED)
+        return ty_error_set(err, EINVAL, "the replicas are not placed");
+    if (sr->launched && !sr->exited)
+        return ty_error_set(err, EBUSY, "the replica %s is running", r->display_name);
+    sr->exited = sr->started = sr->signalled = sr->exit_held = false;
+    if (s->ending || slurm_send_start(s, i, env, NULL) < 0) {
+        sr->launched = true;
+        sr->lost_pending = true;
+        if (!s->lost_timer)
+            s->lost_timer = ty_loop_add_timer(rt->loop, ty_mono_usec(), on_lost_timer, s);
+    }
+    return 0;
 }
 
 static int
@@ -539,6 +601,8 @@ static void end_run(struct slurm_rt *s)
         return;
     s->phase = PHASE_ENDED;
     slurm_state_stop(s);
+    ty_loop_cancel_timer(s->base.loop, s->lost_timer);
+    s->lost_timer = 0;
     /* sbatch cut short may have submitted the job: slurm_cancel_job finds it by name. */
     ty_subproc_cancel(s->prep_cmd);
     s->prep_cmd = NULL;

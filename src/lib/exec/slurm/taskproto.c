@@ -3,6 +3,8 @@
 #include "taskproto.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -117,4 +119,91 @@ int ty_taskproto_json(const char *payload, size_t len, json_t **ret, struct ty_e
     }
     *ret = j;
     return 0;
+}
+
+static const struct {
+    enum ty_exit_kind kind;
+    const char *name;
+} exit_kinds[] = {
+    {TY_EXIT_CODE, "code"},
+    {TY_EXIT_SIGNAL, "signal"},
+    {TY_EXIT_OOM, "oom"},
+    {TY_EXIT_START_FAILED, "start_failed"},
+    {TY_EXIT_LOST, "lost"},
+    {TY_EXIT_NODE_LOST, "node_lost"},
+};
+
+const char *ty_taskproto_exit_kind_name(enum ty_exit_kind kind)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(exit_kinds); i++)
+        if (exit_kinds[i].kind == kind)
+            return exit_kinds[i].name;
+    return "lost";
+}
+
+int ty_taskproto_exit_kind_parse(const char *name, enum ty_exit_kind *ret)
+{
+    for (size_t i = 0; name && i < TY_ARRAY_SIZE(exit_kinds); i++)
+        if (strcmp(exit_kinds[i].name, name) == 0) {
+            *ret = exit_kinds[i].kind;
+            return 0;
+        }
+    return -EPROTO;
+}
+
+json_t *ty_taskproto_exit_json(const struct ty_exit_status *st)
+{
+    return json_pack("{s:s, s:i, s:s}",
+                     "kind",
+                     ty_taskproto_exit_kind_name(st->kind),
+                     "code",
+                     st->code,
+                     "detail",
+                     st->detail);
+}
+
+int ty_taskproto_exit_parse(const json_t *m, struct ty_exit_status *st, struct ty_error *err)
+{
+    const char *kind = ty_json_str(m, "kind"), *detail = ty_json_str(m, "detail");
+    json_t *code = json_object_get(m, "code");
+
+    *st = (struct ty_exit_status){.kind = TY_EXIT_LOST};
+    if (ty_taskproto_exit_kind_parse(kind, &st->kind) < 0) {
+        st->kind = TY_EXIT_LOST;
+        (void)snprintf(st->detail,
+                       sizeof(st->detail),
+                       "its launcher reported an end of unknown kind '%.64s'",
+                       kind ? kind : "(none)");
+        return ty_error_set(err, EPROTO, "EXIT.kind: '%s' is no exit kind", kind ? kind : "");
+    }
+    if (code && !json_is_integer(code)) {
+        st->kind = TY_EXIT_LOST;
+        (void)snprintf(st->detail, sizeof(st->detail), "its launcher reported a bad exit code");
+        return ty_error_set(err, EPROTO, "EXIT.code: an integer is required");
+    }
+    st->code = code ? (int)json_integer_value(code) : 0;
+    (void)snprintf(st->detail, sizeof(st->detail), "%s", detail ? detail : "");
+    return 0;
+}
+
+bool ty_taskproto_exit_is_kill(const struct ty_exit_status *st)
+{
+    if (st->kind == TY_EXIT_SIGNAL)
+        return st->code == SIGTERM || st->code == SIGKILL;
+    return st->kind == TY_EXIT_CODE && (st->code == 128 + SIGTERM || st->code == 128 + SIGKILL);
+}
+
+void ty_taskproto_exit_judge(struct ty_exit_status *st, bool step_ended, const char *node)
+{
+    int sig;
+
+    if (!step_ended || !ty_taskproto_exit_is_kill(st))
+        return;
+    sig = st->kind == TY_EXIT_SIGNAL ? st->code : st->code - 128;
+    st->kind = TY_EXIT_NODE_LOST;
+    (void)snprintf(st->detail,
+                   sizeof(st->detail),
+                   "Slurm ended its step on node %s (the replica was killed by %s)",
+                   node && *node ? node : "?",
+                   sig == SIGKILL ? "SIGKILL" : "SIGTERM");
 }

@@ -27,22 +27,25 @@
 
 #include "buf.h"
 #include "error.h"
+#include "runtime.h"
 
 /* Largest frame (type byte + payload): 4 MiB, for a START with a big environment. */
 #define TY_TASKPROTO_MAX_FRAME (4u * 1024 * 1024)
 
 enum ty_task_msg {
     TY_TASK_HELLO = 'H',   /* JSON {token, procid, node, pid} */
-    TY_TASK_ASSIGN = 'A',  /* JSON {job, trialId?, trialArgs?, replica, runtime} */
+    TY_TASK_ASSIGN = 'A',  /* JSON {job, trialId?, trialArgs?, replica, runtime, previous?}:
+                              previous {host, port}: the replica's address in the attempt
+                              before (a retry), kept when this node is that host */
     TY_TASK_PLACED = 'P',  /* JSON {host, port} */
-    TY_TASK_START = 'S',   /* JSON {env[]} */
+    TY_TASK_START = 'S',   /* JSON {env[]}; again after an EXIT: run the replica again */
     TY_TASK_STARTED = 'R', /* JSON {pid} */
     TY_TASK_OUT = 'O',     /* one stdout line */
     TY_TASK_ERR = 'E',     /* one stderr line */
     TY_TASK_METRICS = 'M', /* a trial's whole hypertune metric file, as the replica wrote it */
     TY_TASK_NOTICE = 'N',  /* JSON {severity: 0..3 (enum ty_severity), message}: the node's
                               runtime has something to say (an engine started, a limit) */
-    TY_TASK_EXIT = 'X',    /* JSON {kind: "code"|"signal"|"oom"|"start_failed", code, detail} */
+    TY_TASK_EXIT = 'X',    /* JSON {kind, code, detail}: see ty_taskproto_exit_json */
     TY_TASK_SIGNAL = 'K',  /* JSON {signal} */
     TY_TASK_QUIT = 'Q',    /* JSON {}: end the replica now and exit */
 };
@@ -84,5 +87,34 @@ void ty_taskproto_reader_release(struct ty_taskproto_reader *rd);
 
 /* Parse a JSON payload into an object. Returns 0 and *ret (caller decrefs), or -EPROTO. */
 int ty_taskproto_json(const char *payload, size_t len, json_t **ret, struct ty_error *err);
+
+/* ---- a replica's end (EXIT) ----------------------------------------------------------- */
+
+/* The wire name of each exit kind of runtime.h: "code", "signal", "oom", "start_failed",
+ * "lost" (the node's runtime lost the replica; the node stands: restart in place),
+ * "node_lost" (Slurm ended the step or the allocation under it: retry the job). */
+const char *ty_taskproto_exit_kind_name(enum ty_exit_kind kind);
+
+/* The kind named @name into *ret. Returns 0, or -EPROTO for NULL or an unknown name. */
+int ty_taskproto_exit_kind_parse(const char *name, enum ty_exit_kind *ret);
+
+/* EXIT's payload for @st: {kind, code, detail} (a new reference). */
+json_t *ty_taskproto_exit_json(const struct ty_exit_status *st);
+
+/* EXIT's payload @m into @st. Returns 0, or -EPROTO (err says why) for a missing or unknown
+ * kind or a code that is not an integer; @st then holds TY_EXIT_LOST with that reason, so a
+ * caller that goes on reports something true. */
+int ty_taskproto_exit_parse(const json_t *m, struct ty_exit_status *st, struct ty_error *err);
+
+/* Whether @st is a SIGTERM or SIGKILL (also as the status 143 or 137 a shell reports): an end
+ * that may be Slurm's doing rather than the program's. */
+bool ty_taskproto_exit_is_kill(const struct ty_exit_status *st);
+
+/* How a launcher reports its replica's end @st (changed in place). @step_ended: the launcher
+ * itself got SIGTERM/SIGINT/SIGHUP from outside before the end, which is how Slurm ends a step
+ * (scancel, a time limit, a node of the job failing): a kill then becomes TY_EXIT_NODE_LOST,
+ * naming @node; any other end (the program's own status, a crash) stays as it came. A kill
+ * without @step_ended is a signal from outside trainyard on the node (restart in place). */
+void ty_taskproto_exit_judge(struct ty_exit_status *st, bool step_ended, const char *node);
 
 #endif
