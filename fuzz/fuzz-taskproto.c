@@ -41,6 +41,16 @@ static int on_frame(void *ctx, int type, const char *payload, size_t len)
         struct ty_error err = {0};
         if (ty_taskproto_json(payload, len, &j, &err) == 0) {
             check(json_is_object(j));
+            /* An EXIT's status: parsed or refused, and what parses writes back the same. */
+            if (type == TY_TASK_EXIT) {
+                struct ty_exit_status st = {0}, st2 = {0};
+                if (ty_taskproto_exit_parse(j, &st, &err) == 0) {
+                    json_t *back = ty_taskproto_exit_json(&st);
+                    check(ty_taskproto_exit_parse(back, &st2, &err) == 0);
+                    check(st2.kind == st.kind && st2.code == st.code);
+                    json_decref(back);
+                }
+            }
             json_decref(j);
         }
     }
