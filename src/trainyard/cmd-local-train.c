@@ -87,21 +87,21 @@ struct run_ctx {
 
 static void print_record(void *ctx, const struct ty_log_record *rec)
 {
-    char ts[40];
+    char ts[40], trial[64] = "", attempt[32] = "";
     (void)ctx;
+    /* As `jobs stream-logs` shows them: a trial's lines say which trial, and from the second
+     * attempt on every line says which attempt (docs/lifecycle.md). */
     if (rec->trial)
-        printf("%s %-19s [trial %s] %.*s\n",
-               ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
-               rec->task,
-               rec->trial,
-               (int)rec->len,
-               rec->message);
-    else
-        printf("%s %-19s %.*s\n",
-               ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
-               rec->task,
-               (int)rec->len,
-               rec->message);
+        (void)snprintf(trial, sizeof(trial), "[trial %s] ", rec->trial);
+    if (rec->attempt > 1)
+        (void)snprintf(attempt, sizeof(attempt), "[attempt %u] ", rec->attempt);
+    printf("%s %-19s %s%s%.*s\n",
+           ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
+           rec->task,
+           trial,
+           attempt,
+           (int)rec->len,
+           rec->message);
 }
 
 /* Keep <dir>/job.json in the REST Job form, replaced atomically at each state change. */

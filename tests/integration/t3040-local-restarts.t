@@ -64,7 +64,8 @@ test_expect_success 'a master crashing (139) in attempt 1 only: every replica ra
   job c1 crash-once 2 1 &&
   "$TRAINYARD" local train c1 --config c1 --grace-period 2 >log 2>&1 &&
   grep -q "Retrying the job (attempt 2 of 4): The replica master 0 exited with a non-zero status of 139." log &&
-  grep -q "Starting attempt 2 of 4." log &&
+  grep -q "service             \[attempt 2\] Starting attempt 2 of 4." log &&
+  ! grep -q "\[attempt 1\]" log &&
   for t in master0 worker0 worker1 ps0; do test "$(runs c1 $t)" = 2 && test "$(distinct c1 $t)" = 1 || exit 1; done &&
   test "$(record c1 "d[\"state\"]")" = SUCCEEDED &&
   test "$(record c1 "d[\"attemptStatus\"][\"attempt\"]")" = 2 &&
