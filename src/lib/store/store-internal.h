@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * store-internal.h: what the parts of the store share: store.c (rows, etags, open/close,
- * migrations, the connection pool), store-jobs.c (queries and writes) and store-insert.c
- * (the group-commit writer thread). Not for other modules: use store.h. */
+ * migrations, the connection pool), store-jobs.c (queries and writes), store-retry.c
+ * (attempts and lost supervisors) and store-insert.c (the group-commit writer thread). Not for
+ * other modules: use store.h. */
 #ifndef TY_STORE_INTERNAL_H
 #define TY_STORE_INTERNAL_H
 
@@ -10,6 +11,9 @@
 #include <stdbool.h>
 
 #include "store.h"
+
+/* The errorMessage of a job cancelled by its user. */
+#define STORE_CANCEL_MESSAGE "Job cancelled by the user."
 
 /* Prepared statements, cached per connection (SQL text in store.c). */
 enum store_stmt {
@@ -33,6 +37,10 @@ enum store_stmt {
     ST_TRANSITIONS,
     ST_ADD_LOG,
     ST_LOG_FILES,
+    ST_SET_ATTEMPT_STATUS,
+    ST_SET_OUTCOME,
+    ST_RELEASE,
+    ST_RETRY_JOBS,
     ST__MAX,
 };
 
@@ -71,7 +79,7 @@ struct ty_store {
 #define STORE_JOB_COLS                                                                             \
     "seq, project, job_id, state, create_usec, start_usec, end_usec, error_message, labels, "      \
     "training_input, training_output, etag, runtime, options, shim_pid, shim_start, sweep_key, "   \
-    "state_reason"
+    "state_reason, attempt_status, first_attempt, internal_retries, outcome, outcome_message"
 
 /* State names as stored (the REST enum names) and back (unknown: UNSPECIFIED). */
 const char *store_state_name(enum ty_job_state st);
@@ -107,6 +115,35 @@ int store_sql_error(struct store_conn *c, struct ty_error *err, const char *what
 int store_begin(struct store_conn *c, struct ty_error *err);
 int store_commit(struct store_conn *c, struct ty_error *err);
 void store_rollback(struct store_conn *c);
+
+/* Read job @seq (-ENOENT naming it when absent) with a held connection. */
+int store_get_by_seq(struct store_conn *c,
+                     int64_t seq,
+                     struct ty_job_row **ret,
+                     struct ty_error *err);
+/* Collect every row of a prepared and bound statement selecting STORE_JOB_COLS. */
+int store_collect(struct store_conn *c,
+                  sqlite3_stmt *st,
+                  struct ty_job_row ***ret,
+                  size_t *n,
+                  struct ty_error *err);
+/* Inside a write transaction: move @row to @state at @usec (its fields updated to match),
+ * recording the transition; @error_message NULL leaves the stored one. */
+int store_change_state(struct store_conn *c,
+                       struct ty_job_row *row,
+                       enum ty_job_state state,
+                       int64_t usec,
+                       const char *error_message,
+                       struct ty_error *err);
+
+/* UPDATE one column of job @seq with cached statement @id (?1 the seq, ?2 @text, NULL for
+ * SQL NULL), in a transaction of its own. -ENOENT when there is no such job. */
+int store_set_column(struct ty_store *s,
+                     int64_t seq,
+                     enum store_stmt id,
+                     const char *text,
+                     const char *what,
+                     struct ty_error *err);
 
 /* Build a row from the current result of a statement selecting STORE_JOB_COLS. */
 int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_error *err);

@@ -13,8 +13,6 @@
 #include "store-internal.h"
 #include "store.h"
 
-#define CANCEL_MESSAGE "Job cancelled by the user."
-
 /* Step @st once: 0 and *ret for a row, -ENOENT when there is none. */
 static int fetch_row(struct store_conn *c,
                      sqlite3_stmt *st,
@@ -48,8 +46,10 @@ static int get_by_name(struct store_conn *c,
     return r;
 }
 
-static int
-get_by_seq(struct store_conn *c, int64_t seq, struct ty_job_row **ret, struct ty_error *err)
+int store_get_by_seq(struct store_conn *c,
+                     int64_t seq,
+                     struct ty_job_row **ret,
+                     struct ty_error *err)
 {
     _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
     int r = store_stmt(c, ST_GET_JOB_BY_SEQ, &st, err);
@@ -86,7 +86,7 @@ int ty_store_get_job_by_seq(struct ty_store *s,
     int r = store_acquire(s, &c, err);
     if (r < 0)
         return r;
-    r = get_by_seq(c, seq, ret, err);
+    r = store_get_by_seq(c, seq, ret, err);
     store_release(s, c);
     return r;
 }
@@ -127,12 +127,11 @@ int ty_store_scan_jobs(struct ty_store *s,
     return 0;
 }
 
-/* Collect every row of a prepared and bound statement. */
-static int collect(struct store_conn *c,
-                   sqlite3_stmt *st,
-                   struct ty_job_row ***ret,
-                   size_t *n,
-                   struct ty_error *err)
+int store_collect(struct store_conn *c,
+                  sqlite3_stmt *st,
+                  struct ty_job_row ***ret,
+                  size_t *n,
+                  struct ty_error *err)
 {
     struct ty_job_row **rows = NULL;
     size_t len = 0, cap = 0;
@@ -169,7 +168,7 @@ int ty_store_unfinished_jobs(struct ty_store *s,
 
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_UNFINISHED, &st, err)) < 0)
         return r;
-    return collect(c, st, ret, n, err);
+    return store_collect(c, st, ret, n, err);
 }
 
 int ty_store_queued_jobs(
@@ -182,7 +181,7 @@ int ty_store_queued_jobs(
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_QUEUED, &st, err)) < 0)
         return r;
     sqlite3_bind_int64(st, 1, limit > INT64_MAX ? INT64_MAX : (int64_t)limit);
-    return collect(c, st, ret, n, err);
+    return store_collect(c, st, ret, n, err);
 }
 
 int64_t ty_store_queue_position(struct ty_store *s, int64_t seq)
@@ -250,14 +249,12 @@ static int add_transition(
     return 0;
 }
 
-/* Inside a write transaction: move @row to @state at @usec (its fields updated to match),
- * recording the transition. @error_message NULL leaves the stored one. */
-static int change_state(struct store_conn *c,
-                        struct ty_job_row *row,
-                        enum ty_job_state state,
-                        int64_t usec,
-                        const char *error_message,
-                        struct ty_error *err)
+int store_change_state(struct store_conn *c,
+                       struct ty_job_row *row,
+                       enum ty_job_state state,
+                       int64_t usec,
+                       const char *error_message,
+                       struct ty_error *err)
 {
     _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
     int r;
@@ -294,7 +291,7 @@ int ty_store_set_state(struct ty_store *s,
     int r;
 
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
-        (r = get_by_seq(c, seq, &row, err)) < 0)
+        (r = store_get_by_seq(c, seq, &row, err)) < 0)
         return r;
     if (ty_job_state_is_final(row->state))
         return ty_error_set(
@@ -302,7 +299,12 @@ int ty_store_set_state(struct ty_store *s,
     /* Same state: nothing changes. CANCELLING only ends in a final state. */
     if (row->state == state || (row->state == TY_STATE_CANCELLING && !ty_job_state_is_final(state)))
         return 0;
-    if ((r = change_state(c, row, state, usec, error_message, err)) < 0)
+    /* Never back: a supervisor replacing a lost one goes through PREPARING again. */
+    if ((row->state == TY_STATE_RUNNING &&
+         (state == TY_STATE_QUEUED || state == TY_STATE_PREPARING)) ||
+        (row->state == TY_STATE_PREPARING && state == TY_STATE_QUEUED))
+        return 0;
+    if ((r = store_change_state(c, row, state, usec, error_message, err)) < 0)
         return r;
     return store_commit(c, err);
 }
@@ -324,13 +326,17 @@ int ty_store_cancel_job(struct ty_store *s,
     switch (row->state) {
     case TY_STATE_QUEUED:
         if (row->shim_pid == 0)
-            r = change_state(c, row, TY_STATE_CANCELLED, usec, CANCEL_MESSAGE, err);
+            r = store_change_state(c, row, TY_STATE_CANCELLED, usec, STORE_CANCEL_MESSAGE, err);
         else
-            r = change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
+            r = store_change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
         break;
     case TY_STATE_PREPARING:
     case TY_STATE_RUNNING:
-        r = change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
+        /* Unclaimed: it waits for a new supervisor after an internal error. */
+        if (row->shim_pid == 0 && row->internal_retries > 0)
+            r = store_change_state(c, row, TY_STATE_CANCELLED, usec, STORE_CANCEL_MESSAGE, err);
+        else
+            r = store_change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
         break;
     default: /* CANCELLING, final states (and UNSPECIFIED): left as they are */
         break;
@@ -379,14 +385,12 @@ int ty_store_update_labels(struct ty_store *s,
     return 0;
 }
 
-/* UPDATE one column of job @seq with cached statement @id (?1 the seq, ?2 @text, NULL for
- * SQL NULL). -ENOENT when there is no such job. */
-static int set_column(struct ty_store *s,
-                      int64_t seq,
-                      enum store_stmt id,
-                      const char *text,
-                      const char *what,
-                      struct ty_error *err)
+int store_set_column(struct ty_store *s,
+                     int64_t seq,
+                     enum store_stmt id,
+                     const char *text,
+                     const char *what,
+                     struct ty_error *err)
 {
     _cleanup_(store_releasep) struct store_conn *c = NULL;
     sqlite3_stmt *st = NULL;
@@ -409,7 +413,7 @@ static int set_column(struct ty_store *s,
 int ty_store_set_output(struct ty_store *s, int64_t seq, json_t *output, struct ty_error *err)
 {
     _cleanup_free_ char *text = output ? ty_json_compact(output) : NULL;
-    return set_column(s, seq, ST_SET_OUTPUT, text, "setting a job's output", err);
+    return store_set_column(s, seq, ST_SET_OUTPUT, text, "setting a job's output", err);
 }
 
 int ty_store_set_state_reason(struct ty_store *s,
@@ -417,7 +421,7 @@ int ty_store_set_state_reason(struct ty_store *s,
                               const char *reason,
                               struct ty_error *err)
 {
-    return set_column(s, seq, ST_SET_REASON, reason, "setting a job's state reason", err);
+    return store_set_column(s, seq, ST_SET_REASON, reason, "setting a job's state reason", err);
 }
 
 int ty_store_transitions(
