@@ -58,9 +58,7 @@ int ty_store_set_outcome(struct ty_store *s,
     return store_commit(c, err);
 }
 
-/* The attempt the lost supervisor of @row was in: the last one recorded, or the one it was
- * told to start at when it recorded none; attempts count from 1. */
-static int64_t last_attempt(const struct ty_job_row *row)
+int64_t ty_job_row_attempt(const struct ty_job_row *row)
 {
     json_t *a = json_object_get(row->attempt_status, "attempt");
     int64_t n = json_is_integer(a) ? (int64_t)json_integer_value(a) : 0;
@@ -107,7 +105,7 @@ int ty_store_supervisor_lost(struct ty_store *s,
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
         (r = store_get_by_seq(c, seq, &row, err)) < 0)
         return r;
-    lost.attempt = last_attempt(row);
+    lost.attempt = ty_job_row_attempt(row);
     if (ty_job_state_is_final(row->state) || (row->shim_pid != 0 && row->shim_pid != pid)) {
         store_rollback(c);
     } else {

@@ -59,6 +59,11 @@ struct ty_job_row {
     char *outcome_message;     /* the errorMessage that goes with it ("" when none) */
 };
 
+/* The attempt job @row is in, or starts next when it waits for a new supervisor: the last one
+ * its supervisor recorded, or the one a supervisor was told to start at if that is later;
+ * attempts count from 1. */
+int64_t ty_job_row_attempt(const struct ty_job_row *row);
+
 /* Free @row and everything it owns; NULL-safe. */
 void ty_job_row_free(struct ty_job_row *row);
 static inline void ty_job_row_freep(struct ty_job_row **r)
