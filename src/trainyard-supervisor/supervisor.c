@@ -173,13 +173,13 @@ static void announce_replacement(struct run *run, const struct ty_supervisor_opt
                        attempt,
                        (long long)json_integer_value(json_object_get(as, "maxAttempts")),
                        (long long)run->row->internal_retries);
-    else
+    else /* a study: its own lines have no attempt, its trials' lines theirs */
         (void)snprintf(msg,
                        sizeof(msg),
                        "Starting the job again after an internal error (internal retry %lld): "
                        "its trials run anew.",
                        (long long)run->row->internal_retries);
-    ty_run_log(opts, run, TY_SEV_INFO, "service", NULL, attempt, msg, strlen(msg));
+    ty_run_log(opts, run, TY_SEV_INFO, "service", NULL, as ? attempt : 0, msg, strlen(msg));
 }
 
 /* Fail the job before it ran (nothing to clean up). */

@@ -253,16 +253,30 @@ static void report_lost(struct tyd_dispatch *dp,
             tyd_job_log(d, row, at, TY_SEV_ERROR, "Job failed: %s", row->error_message);
         break;
     case TY_LOST_RETRY:
-        tyd_job_log(d,
-                    row,
-                    at,
-                    TY_SEV_WARNING,
-                    "Internal error: %s before the job's outcome was recorded; its replicas were "
-                    "stopped. Retrying the job as attempt %lld (internal retry %lld of %d).",
-                    who,
-                    (long long)lost->next_attempt,
-                    (long long)row->internal_retries,
-                    TYD_MAX_INTERNAL_RETRIES);
+        if (json_object_get(row->training_input, "hyperparameters"))
+            /* A study has no attempts of its own: its trials have theirs. */
+            tyd_job_log(d,
+                        row,
+                        at,
+                        TY_SEV_WARNING,
+                        "Internal error: %s before the job's outcome was recorded; its replicas "
+                        "were stopped. Retrying the job (internal retry %lld of %d): its trials "
+                        "run anew.",
+                        who,
+                        (long long)row->internal_retries,
+                        TYD_MAX_INTERNAL_RETRIES);
+        else
+            tyd_job_log(d,
+                        row,
+                        at,
+                        TY_SEV_WARNING,
+                        "Internal error: %s before the job's outcome was recorded; its replicas "
+                        "were stopped. Retrying the job as attempt %lld (internal retry %lld of "
+                        "%d).",
+                        who,
+                        (long long)lost->next_attempt,
+                        (long long)row->internal_retries,
+                        TYD_MAX_INTERNAL_RETRIES);
         break;
     case TY_LOST_FAILED:
         tyd_job_log(d,

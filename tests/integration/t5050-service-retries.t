@@ -31,9 +31,9 @@ get() { curl -s -o "$1.json" "$BASE/v1/projects/p1/jobs/$1"; }
 state_is() { get "$1" && [ "$(json_get "$1.json" 'd.get("state")')" = "$2" ]; }
 # logs JOB: every log entry of JOB to JOB.logs.json
 logs() { curl -s -o "$1.logs.json" "$BASE/v1/projects/p1/jobs/$1/logs?pageSize=1000"; }
-# submit JOB SCRIPT [WORKERS]: a job whose replicas run `sh -c SCRIPT`
+# submit JOB SCRIPT [WORKERS [EXTRA_TRAINING_INPUT_JSON]]: a job whose replicas run `sh -c SCRIPT`
 submit() {
-  write_job "$1.ti" "$2" "${3:-0}" &&
+  write_job "$1.ti" "$2" "${3:-0}" 0 0 "${4:-}" &&
   "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; json.dump(d, open(sys.argv[3],"w"))' "$1.ti" "$1" "$1.body" &&
   test "$(api POST /v1/projects/p1/jobs "$1.body")" = 200
 }
@@ -176,6 +176,31 @@ test_expect_success 'a supervisor killed after it recorded the outcome: not retr
   grep -q "^Job completed successfully.\$" svc.txt &&
   ! grep -q "Retrying the job" svc.txt &&
   test -z "$(entries outcome "\"labels\" in e")"
+'
+
+cat >"$TEST_DIR/tune-$M.sh" <<EOF
+echo trial-\$CLOUD_ML_TRIAL_ID
+sleep 1.$M
+printf '{"acc": 0.5, "global_step": 1}\\n' >"\$CLOUD_ML_HP_METRIC_FILE"
+EOF
+cat >"$TEST_DIR/tune-hp.json" <<EOF
+{"hyperparameters": {"goal": "MAXIMIZE", "hyperparameterMetricTag": "acc", "maxTrials": 2,
+ "maxParallelTrials": 1, "algorithm": "RANDOM_SEARCH",
+ "params": [{"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}}
+EOF
+test_expect_success 'a tuning job whose supervisor is killed runs its study again and SUCCEEDS' '
+  submit tune ". $TEST_DIR/tune-$M.sh" 0 "$(cat "$TEST_DIR/tune-hp.json")" &&
+  wait_for 30 procs_at_least "sleep 1.$M" 1 &&
+  spid=$(sup_pid) && test -n "$spid" && kill -KILL "$spid" &&
+  wait_for 60 state_is tune SUCCEEDED &&
+  test "$(json_get tune.json "d[\"attemptStatus\"]")" = "{'"'"'internalRetries'"'"': 1}" &&
+  test "$(json_get tune.json "d[\"trainingOutput\"][\"completedTrialCount\"]")" = 2 &&
+  test "$(json_get tune.json "[t[\"attemptStatus\"][\"attempt\"] for t in d[\"trainingOutput\"][\"trials\"]]")" = "[1, 1]" &&
+  logs tune &&
+  entries tune "e[\"taskName\"]==\"service\"" >svc.txt &&
+  grep -q "Retrying the job (internal retry 1 of 2): its trials run anew.\$" svc.txt &&
+  test "$(grep -c "^Trial 2 SUCCEEDED" svc.txt)" -eq 1 &&
+  ! pgrep -f "supervise-job $SVC " >/dev/null
 '
 
 # A supervisor that dies while trainyardd is down is found by the next trainyardd.
