@@ -317,10 +317,14 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
     if (ty_job_state_is_final(row->state))
         return; /* its outcome is recorded: nothing to do, whatever happened afterwards */
     if (row->shim_pid != 0 && row->shim_pid != pid) {
-        /* Another supervisor holds the job (this one lost the claim): watch that one. */
-        if (!watching(dp, seq) &&
-            (int64_t)ty_proc_start_time((pid_t)row->shim_pid) == row->shim_start)
+        /* Another supervisor holds the job (this one lost the claim): watch that one, or
+         * account for it if it is gone too. */
+        if (watching(dp, seq))
+            return;
+        if ((int64_t)ty_proc_start_time((pid_t)row->shim_pid) == row->shim_start)
             watch(dp, seq, (pid_t)row->shim_pid, false, false);
+        else
+            supervisor_gone(dp, seq, (pid_t)row->shim_pid, "ended unwatched");
         return;
     }
     sweep(dp, row);
