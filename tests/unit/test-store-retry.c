@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * test-store-retry.c: what the store keeps of attempts (store.h, store-retry.c): the upgrade of
+ * test-store-retry.c: what the store keeps of attempts (store.h, store-jobs.c): the upgrade of
  * a store written before attempts existed (schema 2), the attempt status and its REST view
  * (attemptStatus, internalRetries), the outcome recorded before the final state, and every
  * decision of ty_store_supervisor_lost: a retry releases the job (still RUNNING) for a new

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * store-internal.h: what the parts of the store share: store.c (rows, etags, open/close,
- * migrations, the connection pool), store-jobs.c (queries and writes), store-retry.c
- * (attempts and lost supervisors) and store-insert.c (the group-commit writer thread). Not for
- * other modules: use store.h. */
+ * migrations, the connection pool), store-jobs.c (queries and writes, attempts and lost
+ * supervisors) and store-insert.c (the group-commit writer thread). Not for other modules: use
+ * store.h. */
 #ifndef TY_STORE_INTERNAL_H
 #define TY_STORE_INTERNAL_H
 
@@ -115,35 +115,6 @@ int store_sql_error(struct store_conn *c, struct ty_error *err, const char *what
 int store_begin(struct store_conn *c, struct ty_error *err);
 int store_commit(struct store_conn *c, struct ty_error *err);
 void store_rollback(struct store_conn *c);
-
-/* Read job @seq (-ENOENT naming it when absent) with a held connection. */
-int store_get_by_seq(struct store_conn *c,
-                     int64_t seq,
-                     struct ty_job_row **ret,
-                     struct ty_error *err);
-/* Collect every row of a prepared and bound statement selecting STORE_JOB_COLS. */
-int store_collect(struct store_conn *c,
-                  sqlite3_stmt *st,
-                  struct ty_job_row ***ret,
-                  size_t *n,
-                  struct ty_error *err);
-/* Inside a write transaction: move @row to @state at @usec (its fields updated to match),
- * recording the transition; @error_message NULL leaves the stored one. */
-int store_change_state(struct store_conn *c,
-                       struct ty_job_row *row,
-                       enum ty_job_state state,
-                       int64_t usec,
-                       const char *error_message,
-                       struct ty_error *err);
-
-/* UPDATE one column of job @seq with cached statement @id (?1 the seq, ?2 @text, NULL for
- * SQL NULL), in a transaction of its own. -ENOENT when there is no such job. */
-int store_set_column(struct ty_store *s,
-                     int64_t seq,
-                     enum store_stmt id,
-                     const char *text,
-                     const char *what,
-                     struct ty_error *err);
 
 /* Build a row from the current result of a statement selecting STORE_JOB_COLS. */
 int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_error *err);

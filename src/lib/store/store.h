@@ -198,7 +198,7 @@ int ty_store_set_state_reason(struct ty_store *s,
                               const char *reason,
                               struct ty_error *err);
 
-/* --- attempts and internal errors (store-retry.c) --------------------------------------- */
+/* --- attempts and internal errors --------------------------------------------------- */
 
 /* Record @status (a ty_jobrun_attempt_status object) as job @seq's attempt status: its
  * supervisor does on every change. -ENOENT when there is no such job. */
