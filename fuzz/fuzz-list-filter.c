@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  * fuzz-list-filter.c: libFuzzer target for the untrusted text of the list APIs: the jobs
  * filter (ty_filter_parse, and ty_filter_match on fixed jobs when it parses), the logs page
- * token (ty_log_cursor_parse / ty_log_cursor_format), log lines (ty_log_parse_line) and
- * RFC 3339 times (ty_rfc3339_parse). Besides memory errors it checks their promises: a
- * refused filter says where, hints agree with every job the filter matches, a token is a
- * fixed point of parse and format, a parsed time formats back to the same instant.
+ * token (ty_log_cursor_parse / ty_log_cursor_format), log lines (ty_log_parse_line, with the
+ * attempt marker "INFO@2" of logs.h) and RFC 3339 times (ty_rfc3339_parse). Besides memory
+ * errors it checks their promises: a refused filter says where, hints agree with every job the
+ * filter matches, a token is a fixed point of parse and format, a parsed time formats back to
+ * the same instant, a parsed line has an attempt from 1 to TY_LOG_MAX_ATTEMPT and formats
+ * (ty_log_format_line) into a line that parses back to the same record.
  *
  * Build: CC=clang meson setup /tmp/fz -Dfuzz=true -Db_lundef=false
  *        (add -Db_sanitize=address,undefined -Dc_args=-fsanitize=fuzzer-no-link to give
@@ -18,9 +20,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "jobfilter.h"
 #include "json.h"
 #include "logread.h"
+#include "logs.h"
 #include "timeutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -103,6 +107,37 @@ static void fuzz_time(const char *text)
     check(ty_rfc3339_parse(ty_rfc3339(t, 6, buf, sizeof(buf)), &t2, NULL) == 0 && t == t2);
 }
 
+/* A line that parsed as @e: it has a valid attempt, and the line the writer makes of it
+ * parses back to the same record (within the years RFC 3339 can write). */
+static void fuzz_line_round_trip(const struct ty_log_entry *e)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    struct ty_log_entry e2;
+    struct ty_log_record rec = {
+        .time_usec = e->time_usec,
+        .severity = e->severity,
+        .task = e->task,
+        .trial = e->trial,
+        .message = e->message,
+        .len = strlen(e->message),
+        .attempt = e->attempt,
+    };
+
+    check(e->attempt >= 1 && e->attempt <= TY_LOG_MAX_ATTEMPT);
+    if (e->time_usec < INT64_C(-62167219200) * 1000000 ||
+        e->time_usec >= INT64_C(253402300800) * 1000000)
+        return;
+    ty_log_format_line(&b, &rec);
+    check(b.len > 0 && b.data[b.len - 1] == '\n');
+    check(ty_log_parse_line(b.data, b.len - 1, e->task, e->trial, &e2) == 0);
+    check(e2.time_usec == e->time_usec && e2.severity == e->severity && e2.attempt == e->attempt &&
+          strcmp(e2.message, e->message) == 0);
+    free(e2.task);
+    free(e2.trial);
+    free(e2.message);
+    ty_buf_release(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct ty_log_entry e;
@@ -138,6 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check(j != NULL);
             json_decref(j);
         }
+        fuzz_line_round_trip(&e);
         free(e.task);
         free(e.trial);
         free(e.message);

@@ -62,6 +62,34 @@ static void diag(const struct ty_job_row *row, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* Record the plain job's attempt status now (attemptStatus of the API; tuning jobs' trials
+ * carry theirs in trainingOutput). */
+static void record_attempt_status(struct run *run)
+{
+    struct ty_error e = {0};
+    _cleanup_json_ json_t *as = run->jr ? ty_jobrun_attempt_status(run->jr) : NULL;
+
+    if (as && ty_store_set_attempt_status(run->store, run->row->seq, as, &e) < 0)
+        diag(run->row, "cannot record the attempt status: %s", ty_error_msg(&e));
+}
+
+/* The attempt or a replica's restart count changed. */
+static void on_progress(void *ctx)
+{
+    record_attempt_status(ctx);
+}
+
+/* The outcome is decided; the replicas are being stopped. Recorded so that if this process
+ * dies before the final state, the daemon ends the job with it rather than run it again. */
+static void on_outcome(void *ctx, enum ty_job_state st, const char *error)
+{
+    struct run *run = ctx;
+    struct ty_error e = {0};
+
+    if (ty_store_set_outcome(run->store, run->row->seq, st, error, &e) < 0 && e.code != EALREADY)
+        diag(run->row, "cannot record the outcome: %s", ty_error_msg(&e));
+}
+
 static void on_state(void *ctx, enum ty_job_state st)
 {
     struct run *run = ctx;
@@ -73,6 +101,8 @@ static void on_state(void *ctx, enum ty_job_state st)
         if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
             diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
     }
+    if (ty_job_state_is_final(st))
+        record_attempt_status(run); /* the attempt that ended the job, as it ended */
     if (ty_store_set_state(run->store, run->row->seq, st, ty_now_usec(), msg, &e) < 0 &&
         e.code != EALREADY)
         diag(run->row, "cannot record state %s: %s", ty_job_state_name(st), ty_error_msg(&e));
@@ -128,6 +158,30 @@ static int install_signals(void)
     return sigprocmask(SIG_UNBLOCK, &set, NULL) < 0 ? -errno : fd;
 }
 
+/* The first line of a supervisor that replaces a lost one (the daemon logged why). */
+static void announce_replacement(struct run *run, const struct ty_supervisor_options *opts)
+{
+    _cleanup_json_ json_t *as = ty_jobrun_attempt_status(run->jr);
+    char msg[256];
+    unsigned attempt = opts->first_attempt ? opts->first_attempt : 1;
+
+    if (as)
+        (void)snprintf(msg,
+                       sizeof(msg),
+                       "Starting attempt %u of %lld after an internal error (internal retry "
+                       "%lld).",
+                       attempt,
+                       (long long)json_integer_value(json_object_get(as, "maxAttempts")),
+                       (long long)run->row->internal_retries);
+    else /* a study: its own lines have no attempt, its trials' lines theirs */
+        (void)snprintf(msg,
+                       sizeof(msg),
+                       "Starting the job again after an internal error (internal retry %lld): "
+                       "its trials run anew.",
+                       (long long)run->row->internal_retries);
+    ty_run_log(opts, run, TY_SEV_INFO, "service", NULL, as ? attempt : 0, msg, strlen(msg));
+}
+
 /* Fail the job before it ran (nothing to clean up). */
 static int fail_early(struct run *run, const char *msg)
 {
@@ -167,7 +221,11 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
         (void)snprintf(msg, sizeof(msg), "The stored job cannot run here: %s", ty_error_msg(&e));
         return fail_early(run, msg);
     }
-    r = ty_statedir_claim_job(state_dir, row->project, row->job_id, &dir, &e);
+    /* A job run again after an internal error keeps its directory (checkpoints resume). */
+    if (row->internal_retries > 0)
+        r = ty_statedir_reopen_job(state_dir, row->project, row->job_id, &dir, &e);
+    else
+        r = ty_statedir_claim_job(state_dir, row->project, row->job_id, &dir, &e);
     if (r < 0) {
         (void)snprintf(msg, sizeof(msg), "Cannot create the job's directory: %s", ty_error_msg(&e));
         return fail_early(run, msg);
@@ -181,6 +239,9 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
     opts.log = log;
     opts.on_queued = on_queued;
+    opts.on_progress = on_progress;
+    opts.on_outcome = on_outcome;
+    opts.first_attempt = row->first_attempt > 0 ? (unsigned)row->first_attempt : 0;
     loop = ty_loop_new();
     if (job->hp && job->hp->resume_job_id) {
         /* Checked when the job was created; if it is gone now, ty_study_new says so. */
@@ -199,6 +260,11 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
             .ctx = run,
         };
         r = ty_jobrun_new(loop, job, &jo, &run->jr, &e);
+    }
+    if (r >= 0) {
+        record_attempt_status(run); /* the attempt starts: recorded before anything runs */
+        if (row->internal_retries > 0)
+            announce_replacement(run, &opts);
     }
     if (r >= 0 && (r = ty_jobrun_cancel_on(run->jr, run->sig_fd)) < 0)
         (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * cmd-jobs-describe.c: `trainyard jobs describe JOB`: one GET of the job from trainyardd's
  * projects.jobs API, printed as gcloud prints it: the whole resource (YAML or JSON) or, with
- * --summarize, boxed tables of its overview, training input and output. */
+ * --summarize, boxed tables of its overview, attempt status (attemptStatus: the attempt, its
+ * maximum, internal retries and each replica's restarts; per trial for a tuning job), training
+ * input and output. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +30,8 @@ static const char describe_usage[] =
     "Usage: trainyard jobs describe JOB [flags]\n"
     "\n"
     "Print a job: the whole Job resource (YAML by default), or with --summarize its overview,\n"
-    "training input and training output as tables. Exit 0, 1 when the job cannot be read\n"
+    "attempt status (the attempt, each replica's restarts), training input and training\n"
+    "output as tables. Exit 0, 1 when the job cannot be read\n"
     "(e.g. NOT_FOUND), 2 for usage errors.\n"
     "\n"
     "Flags:\n"
@@ -81,7 +84,35 @@ struct column {
     const char *label;
     const char *field; /* dotted path */
     bool optional;     /* dropped when empty in every row */
+    bool pairs;        /* an object, shown as "name=value, ..." in name order */
 };
+
+/* "name=value, ..." of the object @obj, in name order ("" for anything else). */
+static char *pairs_text(const json_t *obj)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    const char **keys = xcalloc(json_object_size(obj) + 1, sizeof(*keys));
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        keys[n++] = k;
+    }
+    for (size_t x = 1; x < n; x++) /* insertion sort: a handful of keys */
+        for (size_t y = x; y > 0 && strcmp(keys[y - 1], keys[y]) > 0; y--) {
+            const char *tmp = keys[y];
+            keys[y] = keys[y - 1];
+            keys[y - 1] = tmp;
+        }
+    for (size_t x = 0; x < n; x++) {
+        _cleanup_free_ char *text = cell_text(json_object_get(obj, keys[x]));
+        ty_buf_printf(&b, "%s%s=%s", x ? ", " : "", keys[x], text);
+    }
+    free(keys);
+    return ty_buf_take(&b);
+}
 
 /* One boxed table of @cols over @rows (each a JSON object). */
 static void summary_table(const char *title, const struct column *cols, size_t ncols, json_t *rows)
@@ -100,37 +131,9 @@ static void summary_table(const char *title, const struct column *cols, size_t n
     json_array_foreach(rows, i, row)
     {
         char **owned = xcalloc(ncols, sizeof(*owned));
-        for (size_t c = 0; c < ncols; c++) {
-            if (strcmp(cols[c].field, "hyperparameters") == 0) {
-                /* "name=value, ..." in key order */
-                json_t *hp = json_object_get(row, "hyperparameters");
-                _cleanup_free_ char *text = NULL;
-                struct ty_buf b = TY_BUF_INIT;
-                const char **keys = xcalloc(json_object_size(hp) + 1, sizeof(*keys));
-                size_t n = 0;
-                const char *k;
-                json_t *v;
-                json_object_foreach(hp, k, v)
-                {
-                    keys[n++] = k;
-                }
-                for (size_t x = 1; x < n; x++) /* insertion sort: a handful of keys */
-                    for (size_t y = x; y > 0 && strcmp(keys[y - 1], keys[y]) > 0; y--) {
-                        const char *tmp = keys[y];
-                        keys[y] = keys[y - 1];
-                        keys[y - 1] = tmp;
-                    }
-                for (size_t x = 0; x < n; x++) {
-                    text = cell_text(json_object_get(hp, keys[x]));
-                    ty_buf_printf(&b, "%s%s=%s", x ? ", " : "", keys[x], text);
-                    free(TAKE_PTR(text));
-                }
-                free(keys);
-                owned[c] = ty_buf_take(&b);
-            } else {
-                owned[c] = cell_text(dig(row, cols[c].field));
-            }
-        }
+        for (size_t c = 0; c < ncols; c++)
+            owned[c] = cols[c].pairs ? pairs_text(dig(row, cols[c].field))
+                                     : cell_text(dig(row, cols[c].field));
         jobs_table_add(t, (const char *const *)owned);
         for (size_t c = 0; c < ncols; c++)
             free(owned[c]);
@@ -143,41 +146,68 @@ static void summary_table(const char *title, const struct column *cols, size_t n
     free(optional);
 }
 
+/* Whether a trial of @trials has an attemptStatus. */
+static bool trials_have_attempts(const json_t *trials)
+{
+    size_t i;
+    json_t *t;
+
+    json_array_foreach(trials, i, t)
+    {
+        if (json_is_object(json_object_get(t, "attemptStatus")))
+            return true;
+    }
+    return false;
+}
+
 static void print_summary(json_t *job)
 {
     static const struct column overview[] = {
-        {"JOB_ID", "jobId", false},
-        {"CREATE_TIME", "createTime", false},
-        {"START_TIME", "startTime", false},
-        {"END_TIME", "endTime", false},
-        {"STATE", "state", false},
-        {"ERROR_MESSAGE", "errorMessage", true},
+        {"JOB_ID", "jobId", false, false},
+        {"CREATE_TIME", "createTime", false, false},
+        {"START_TIME", "startTime", false, false},
+        {"END_TIME", "endTime", false, false},
+        {"STATE", "state", false, false},
+        {"ERROR_MESSAGE", "errorMessage", true, false},
     };
     static const struct column input[] = {
-        {"RUNTIME_VERSION", "runtimeVersion", true},
-        {"REGION", "region", false},
-        {"SCALE_TIER", "scaleTier", false},
-        {"PYTHON_MODULE", "pythonModule", true},
-        {"PARAMETER_SERVER_TYPE", "parameterServerType", true},
-        {"PARAMETER_SERVER_COUNT", "parameterServerCount", true},
-        {"MASTER_TYPE", "masterType", true},
-        {"WORKER_TYPE", "workerType", true},
-        {"WORKER_COUNT", "workerCount", true},
-        {"EVALUATOR_TYPE", "evaluatorType", true},
-        {"EVALUATOR_COUNT", "evaluatorCount", true},
-        {"JOB_DIR", "jobDir", true},
+        {"RUNTIME_VERSION", "runtimeVersion", true, false},
+        {"REGION", "region", false, false},
+        {"SCALE_TIER", "scaleTier", false, false},
+        {"PYTHON_MODULE", "pythonModule", true, false},
+        {"PARAMETER_SERVER_TYPE", "parameterServerType", true, false},
+        {"PARAMETER_SERVER_COUNT", "parameterServerCount", true, false},
+        {"MASTER_TYPE", "masterType", true, false},
+        {"WORKER_TYPE", "workerType", true, false},
+        {"WORKER_COUNT", "workerCount", true, false},
+        {"EVALUATOR_TYPE", "evaluatorType", true, false},
+        {"EVALUATOR_COUNT", "evaluatorCount", true, false},
+        {"JOB_DIR", "jobDir", true, false},
     };
     static const struct column output[] = {
-        {"TRIALS", "completedTrialCount", false},
-        {"ML_UNITS", "consumedMLUnits", false},
+        {"TRIALS", "completedTrialCount", false, false},
+        {"ML_UNITS", "consumedMLUnits", false, false},
     };
     static const struct column trials[] = {
-        {"TRIAL", "trialId", false},
-        {"STATE", "state", true},
-        {"OBJECTIVE_VALUE", "finalMetric.objectiveValue", false},
-        {"STEP", "finalMetric.trainingStep", false},
-        {"HYPERPARAMETERS", "hyperparameters", false},
+        {"TRIAL", "trialId", false, false},
+        {"STATE", "state", true, false},
+        {"OBJECTIVE_VALUE", "finalMetric.objectiveValue", false, false},
+        {"STEP", "finalMetric.trainingStep", false, false},
+        {"HYPERPARAMETERS", "hyperparameters", false, true},
     };
+    static const struct column attempts[] = {
+        {"ATTEMPT", "attempt", true, false},
+        {"MAX_ATTEMPTS", "maxAttempts", true, false},
+        {"INTERNAL_RETRIES", "internalRetries", true, false},
+        {"REPLICA_RESTARTS", "replicaRestarts", true, true},
+    };
+    static const struct column trial_attempts[] = {
+        {"TRIAL", "trialId", false, false},
+        {"ATTEMPT", "attemptStatus.attempt", true, false},
+        {"MAX_ATTEMPTS", "attemptStatus.maxAttempts", true, false},
+        {"REPLICA_RESTARTS", "attemptStatus.replicaRestarts", true, true},
+    };
+    json_t *as = json_object_get(job, "attemptStatus");
     json_t *ti = json_object_get(job, "trainingInput");
     json_t *to = json_object_get(job, "trainingOutput");
     json_t *tr = json_object_get(to, "trials");
@@ -185,6 +215,11 @@ static void print_summary(json_t *job)
 
     json_array_append(rows, job);
     summary_table("Job Overview", overview, TY_ARRAY_SIZE(overview), rows);
+    if (json_is_object(as)) {
+        json_array_clear(rows);
+        json_array_append(rows, as);
+        summary_table("Attempt Status", attempts, TY_ARRAY_SIZE(attempts), rows);
+    }
     json_array_clear(rows);
     json_array_append_new(rows, json_is_object(ti) ? json_incref(ti) : json_object());
     summary_table("Training Input Summary", input, TY_ARRAY_SIZE(input), rows);
@@ -195,6 +230,9 @@ static void print_summary(json_t *job)
     }
     if (json_array_size(tr) > 0)
         summary_table("Training Output Trials", trials, TY_ARRAY_SIZE(trials), tr);
+    if (trials_have_attempts(tr))
+        summary_table(
+            "Training Output Trial Attempts", trial_attempts, TY_ARRAY_SIZE(trial_attempts), tr);
 }
 
 static int describe(int argc, char **argv)

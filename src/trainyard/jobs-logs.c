@@ -23,25 +23,39 @@
 /* Reconnections of the follow stream in a row that bring nothing new before giving up. */
 #define FOLLOW_RETRIES 5
 
+/* One output line; @attempt (NULL for the first attempt) marks the message of a later one. */
 static void print_line(FILE *out,
                        const char *sev,
                        const char *ts,
                        const char *task,
                        const char *trial,
+                       const char *attempt,
                        const char *msg,
                        size_t len)
 {
-    fprintf(out, "%s\t%s\t%s\t%s\t%.*s\n", sev, ts, task, trial, (int)len, msg);
+    fprintf(out, "%s\t%s\t%s\t%s\t", sev, ts, task, trial);
+    if (attempt)
+        fprintf(out, "[attempt %s] ", attempt);
+    fprintf(out, "%.*s\n", (int)len, msg);
+}
+
+/* The entry's attempt when it is not the first (labels.attempt, docs/service.md), else NULL. */
+static const char *entry_attempt(const json_t *entry)
+{
+    const char *a = ty_json_str(json_object_get(entry, "labels"), "attempt");
+    return a && *a && strcmp(a, "1") != 0 ? a : NULL;
 }
 
 /* Print one log entry: SEVERITY\tYYYY-mm-dd HH:MM:SS +zzzz\tTASK\tTRIAL\tMESSAGE, one line
- * per line of the message unless @allow_multiline. */
+ * per line of the message unless @allow_multiline; from the job's second attempt on, the
+ * message starts with "[attempt N] " (the first attempt's lines are as they always were). */
 static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline)
 {
     const char *sev = ty_json_str(entry, "severity");
     const char *task = ty_json_str(entry, "taskName");
     const char *trial = ty_json_str(entry, "trialId");
     const char *msg = ty_json_str(entry, "message");
+    const char *attempt = entry_attempt(entry);
     json_t *tj = json_object_get(entry, "trialId");
     char ts[64], trial_buf[32];
     const char *p, *end;
@@ -59,7 +73,7 @@ static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline
         size_t len = strlen(msg);
         while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
             len--; /* the line's own end */
-        print_line(out, sev, ts, task, trial, msg, len);
+        print_line(out, sev, ts, task, trial, attempt, msg, len);
         return;
     }
     /* as Python's splitlines: \n, \r\n and \r end lines; no empty line after the last one */
@@ -67,7 +81,7 @@ static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline
     end = msg + strlen(msg);
     while (p < end) {
         size_t n = strcspn(p, "\r\n");
-        print_line(out, sev, ts, task, trial, p, n);
+        print_line(out, sev, ts, task, trial, attempt, p, n);
         p += n;
         if (*p == '\r' && p[1] == '\n')
             p += 2;

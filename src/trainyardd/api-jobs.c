@@ -355,6 +355,7 @@ void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
     _cleanup_json_ json_t *body = NULL;
     struct ty_error e = {0};
+    int64_t now;
     int r;
 
     if (tyd_check_params(rq, no_params, rep) < 0 || parse_body(rq, true, &body, rep) < 0)
@@ -368,11 +369,21 @@ void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
                   json_object_iter_key(json_object_iter(body)));
         return;
     }
-    r = ty_store_cancel_job(rq->d->store, rq->project, rq->job, ty_now_usec(), &row, &e);
+    now = ty_now_usec();
+    r = ty_store_cancel_job(rq->d->store, rq->project, rq->job, now, &row, &e);
     if (!store_ok(rq, rep, r, &e))
         return;
     if (row->state == TY_STATE_CANCELLING && row->shim_pid > 0)
         tyd_dispatch_signal(row, SIGTERM);
+    if (row->state == TY_STATE_CANCELLED && row->end_usec == now && row->internal_retries > 0) {
+        /* It waited for a new supervisor after an internal error: cancelled at once. */
+        tyd_job_log(rq->d,
+                    row,
+                    ty_job_row_attempt(row),
+                    TY_SEV_INFO,
+                    "Job cancellation requested while the job waited to be retried.");
+        tyd_job_log(rq->d, row, ty_job_row_attempt(row), TY_SEV_INFO, "Job cancelled.");
+    }
     if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0)
         tyd_queue_remove(rq->d->queue, row->seq);
     rep->status = 200;

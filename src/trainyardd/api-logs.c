@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0
  * api-logs.c: GET /v1/projects/{project}/jobs/{job}/logs, trainyard's log endpoint (there
  * is no ml v1 method for logs: AI Platform sent them to Cloud Logging). Entries
- * {timestamp, severity, taskName, trialId, message}, oldest first, narrowed by taskName and
+ * {timestamp, severity, taskName, trialId, labels.attempt (from the job's second attempt on),
+ * message}, oldest first, narrowed by taskName and
  * since, in pages; nextPageToken is always given so a client can poll for newer entries.
  * With follow=true the answer is a stream of one entry per line (application/x-ndjson)
  * that ends when the job has ended and every entry was sent; between reads of the files it
  * waits with its connection suspended (http.c), holding no thread. */
 #include <errno.h>
 #include <microhttpd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,12 @@ static json_t *entry_json(const struct ty_log_entry *e)
     json_object_set_new(j, "taskName", json_string(e->task));
     if (e->trial)
         json_object_set_new(j, "trialId", json_string(e->trial));
+    if (e->attempt >= 2) {
+        /* Cloud Logging's form: string labels; attempt 1's entries are as they always were. */
+        char n[16];
+        (void)snprintf(n, sizeof(n), "%u", e->attempt);
+        json_object_set_new(j, "labels", json_pack("{s:s}", "attempt", n));
+    }
     json_object_set_new(j, "message", json_string(e->message));
     return j;
 }

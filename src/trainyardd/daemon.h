@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "logs.h"
 #include "loop.h"
 #include "runtime.h"
 #include "store.h"
@@ -134,12 +135,27 @@ int tyd_check_params(const struct tyd_request *rq, const char *const *own, struc
 
 /* --- dispatch.c ------------------------------------------------------------------------ */
 
+/* A job whose supervisor dies before its outcome is recorded is run again by a new one at most
+ * this many times (AI Platform: 3 attempts in all), then fails with this errorMessage. */
+#define TYD_MAX_INTERNAL_RETRIES   2
+#define TYD_INTERNAL_ERROR_MESSAGE "Internal error occurred for the current attempt."
+
 /* Recover after a start (jobs whose supervisors still run are watched again, jobs whose
- * supervisors died are failed and swept) and set up the loop. Returns 0 or -errno. */
+ * supervisors died are swept and retried, or ended) and set up the loop. Returns 0 or -errno. */
 int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err);
 void tyd_dispatch_free(struct tyd_dispatch *dp);
 /* Tell the supervisor of a job now CANCELLING (by pid and start time) to cancel. */
 void tyd_dispatch_signal(const struct ty_job_row *row, int sig);
+/* Append a service line (printf-style, cut at 2 KiB) of attempt @attempt to job @row's log,
+ * for what the daemon itself does to a job that has no supervisor (a lost one, a cancel while
+ * it waits for a new one); the file is indexed in the store if it was not. Failures are
+ * logged to stderr. Thread-safe. */
+void tyd_job_log(struct tyd *d,
+                 const struct ty_job_row *row,
+                 int64_t attempt,
+                 enum ty_severity sev,
+                 const char *fmt,
+                 ...) __attribute__((format(printf, 5, 6)));
 
 /* --- queue.c: QUEUED jobs no supervisor was started for, oldest first (thread-safe) ------ */
 

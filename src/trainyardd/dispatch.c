@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
  * dispatch.c: the service's main-thread side: start one supervisor process per queued job
  * (up to --max-running-jobs), watch each through a pidfd, and keep the store truthful when
- * a supervisor dies without finishing its job (the job FAILS, saying why, and whatever the
- * job left running is swept). At start-up it recovers: supervisors that outlived a previous
- * trainyardd (they run in their own sessions) are watched again, dead ones are accounted for.
+ * a supervisor dies without finishing its job. That is AI Platform's internal error: whatever
+ * the job left running is swept, then the job is run again by a new supervisor as the next
+ * attempt (it stays RUNNING, keeps its slot, and the new supervisor starts once the sweep is
+ * over), at most TYD_MAX_INTERNAL_RETRIES times, after which it FAILS with "Internal error
+ * occurred for the current attempt."; a job whose supervisor had recorded its outcome ends
+ * with that outcome instead. Each of these is a service line in the job's log. At start-up it
+ * recovers: supervisors that outlived a previous trainyardd (they run in their own sessions)
+ * are watched again, dead ones are accounted for the same way.
  *
  * A supervisor is `trainyard-supervisor supervise-job` (src/trainyard-supervisor), the
  * program installed next to trainyardd. It claims its job in the store itself, so a job is
@@ -25,10 +30,12 @@
 
 #include "alloc.h"
 #include "daemon.h"
+#include "logs.h"
 #include "loop.h"
 #include "macro.h"
 #include "parse.h"
 #include "proctree.h"
+#include "statedir.h"
 #include "strv.h"
 #include "timeutil.h"
 
@@ -44,10 +51,11 @@ extern char **environ;
 
 struct shim {
     struct tyd_dispatch *dp;
-    int64_t seq;
+    int64_t seq; /* the job it supervises, or (a sweeper) sweeps for */
+    pid_t pid;
     int pidfd;
     bool child;   /* ours to wait for (not one found at start-up) */
-    bool sweeper; /* a sweep-containers helper, not a job's supervisor */
+    bool sweeper; /* a sweep-containers or sweep-slurm helper, not a job's supervisor */
 };
 
 struct tyd_dispatch {
@@ -81,12 +89,74 @@ static void remove_shim(struct tyd_dispatch *dp, struct shim *s)
     free(s);
 }
 
-static bool watching(const struct tyd_dispatch *dp, int64_t seq)
+/* Whether a supervisor (@sweeper false) or a sweeper (true) of job @seq is watched. */
+static bool watching_kind(const struct tyd_dispatch *dp, int64_t seq, bool sweeper)
 {
     for (size_t i = 0; i < dp->n; i++)
-        if (!dp->shims[i]->sweeper && dp->shims[i]->seq == seq)
+        if (dp->shims[i]->sweeper == sweeper && dp->shims[i]->seq == seq)
             return true;
     return false;
+}
+
+static bool watching(const struct tyd_dispatch *dp, int64_t seq)
+{
+    return watching_kind(dp, seq, false);
+}
+
+/* --- the job's log ---------------------------------------------------------------------- */
+
+static void index_log_file(void *ctx, const char *task, const char *trial, const char *path)
+{
+    const struct ty_job_row *row = ((void **)ctx)[1];
+    struct tyd *d = ((void **)ctx)[0];
+    struct ty_error e = {0};
+
+    if (ty_store_add_log_file(d->store, row->seq, task, trial, path, &e) < 0)
+        tyd_log(
+            "job %s/%s: cannot index %s: %s", row->project, row->job_id, path, ty_error_msg(&e));
+}
+
+void tyd_job_log(struct tyd *d,
+                 const struct ty_job_row *row,
+                 int64_t attempt,
+                 enum ty_severity sev,
+                 const char *fmt,
+                 ...)
+{
+    _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *logs = NULL;
+    struct ty_joblog *jl = NULL;
+    struct ty_error e = {0};
+    void *ctx[2] = {d, (void *)row};
+    char msg[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
+        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
+        return;
+    }
+    logs = xasprintf("%s/logs", dir);
+    if (ty_joblog_open(logs, &jl, &e) < 0) {
+        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
+        return;
+    }
+    ty_joblog_on_new_file(jl, index_log_file, ctx);
+    {
+        struct ty_log_record rec = {
+            .time_usec = ty_now_usec(),
+            .severity = sev,
+            .task = "service",
+            .message = msg,
+            .len = strlen(msg),
+            .attempt = attempt > 0 && attempt <= UINT32_MAX ? (unsigned)attempt : 1,
+        };
+        if (ty_joblog_write(jl, &rec) < 0)
+            tyd_log("job %s/%s: cannot write its service log", row->project, row->job_id);
+    }
+    ty_joblog_close(jl);
 }
 
 /* --- sweeping what a dead supervisor left ---------------------------------------------- */
@@ -117,8 +187,9 @@ static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const
 
 static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, bool sweeper);
 
-/* Remove what the job's dead supervisor left: processes now, containers through a helper
- * process (the engine API is asynchronous; the main thread must not wait on it). */
+/* Remove what the job's dead supervisor left: processes now, containers and Slurm jobs through
+ * helper processes (the engine API is asynchronous; the main thread must not wait on it). A
+ * new supervisor for the job waits until its helpers have ended (dispatch). */
 static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
 {
     int n = row->sweep_key && *row->sweep_key ? sweep_processes(row->sweep_key) : 0;
@@ -128,7 +199,7 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
         char *argv[] = {(char *)"trainyard-supervisor", (char *)"sweep-containers", NULL};
         pid_t pid = spawn_self(dp, argv, environ);
         if (pid > 0)
-            watch(dp, 0, pid, true, true);
+            watch(dp, row->seq, pid, true, true);
     }
     /* Slurm jobs it left (pending ones would otherwise wait in the queue for nothing). */
     if (row->runtime && strcmp(row->runtime, "slurm") == 0 && row->sweep_key &&
@@ -137,40 +208,139 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
             (char *)"trainyard-supervisor", (char *)"sweep-slurm", row->sweep_key, NULL};
         pid_t pid = spawn_self(dp, argv, environ);
         if (pid > 0)
-            watch(dp, 0, pid, true, true);
+            watch(dp, row->seq, pid, true, true);
     }
 }
 
-/* The supervisor of @seq is gone: if it did not finish the job, fail it. */
-static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, const char *how)
+/* The service's lines for what became of job @row after its supervisor (process @pid, which
+ * @how) was lost, and the same in the daemon's log. */
+static void report_lost(struct tyd_dispatch *dp,
+                        const struct ty_job_row *row,
+                        const struct ty_lost *lost,
+                        pid_t pid,
+                        const char *how)
+{
+    struct tyd *d = dp->d;
+    int64_t at = lost->attempt;
+    char who[160];
+
+    (void)snprintf(who, sizeof(who), "the job's supervisor (process %d) %s", (int)pid, how);
+    switch (lost->action) {
+    case TY_LOST_NONE:
+        return;
+    case TY_LOST_CANCELLED:
+        tyd_job_log(d,
+                    row,
+                    at,
+                    TY_SEV_WARNING,
+                    "While the job was being cancelled, %s; its replicas were stopped.",
+                    who);
+        tyd_job_log(d, row, at, TY_SEV_INFO, "Job cancelled.");
+        break;
+    case TY_LOST_OUTCOME:
+        tyd_job_log(d,
+                    row,
+                    at,
+                    TY_SEV_WARNING,
+                    "After the job's outcome was recorded, %s; its replicas were stopped. The "
+                    "job is not retried: it ends with that outcome.",
+                    who);
+        if (row->state == TY_STATE_SUCCEEDED)
+            tyd_job_log(d, row, at, TY_SEV_INFO, "Job completed successfully.");
+        else if (row->state == TY_STATE_CANCELLED)
+            tyd_job_log(d, row, at, TY_SEV_INFO, "Job cancelled.");
+        else
+            tyd_job_log(d, row, at, TY_SEV_ERROR, "Job failed: %s", row->error_message);
+        break;
+    case TY_LOST_RETRY:
+        if (json_object_get(row->training_input, "hyperparameters"))
+            /* A study has no attempts of its own: its trials have theirs. */
+            tyd_job_log(d,
+                        row,
+                        at,
+                        TY_SEV_WARNING,
+                        "Internal error: %s before the job's outcome was recorded; its replicas "
+                        "were stopped. Retrying the job (internal retry %lld of %d): its trials "
+                        "run anew.",
+                        who,
+                        (long long)row->internal_retries,
+                        TYD_MAX_INTERNAL_RETRIES);
+        else
+            tyd_job_log(d,
+                        row,
+                        at,
+                        TY_SEV_WARNING,
+                        "Internal error: %s before the job's outcome was recorded; its replicas "
+                        "were stopped. Retrying the job as attempt %lld (internal retry %lld of "
+                        "%d).",
+                        who,
+                        (long long)lost->next_attempt,
+                        (long long)row->internal_retries,
+                        TYD_MAX_INTERNAL_RETRIES);
+        break;
+    case TY_LOST_FAILED:
+        tyd_job_log(d,
+                    row,
+                    at,
+                    TY_SEV_WARNING,
+                    "Internal error: %s before the job's outcome was recorded; its replicas were "
+                    "stopped. Not retrying the job: its %d internal retries were made.",
+                    who,
+                    TYD_MAX_INTERNAL_RETRIES);
+        tyd_job_log(d, row, at, TY_SEV_ERROR, "Job failed: %s", TYD_INTERNAL_ERROR_MESSAGE);
+        break;
+    }
+    tyd_log("job %s/%s: %s before the job ended (see %s for its diagnostics); %s",
+            row->project,
+            row->job_id,
+            who,
+            d->log_file,
+            lost->action == TY_LOST_RETRY ? "retrying it as the next attempt"
+                                          : ty_job_state_name(row->state));
+}
+
+/* The supervisor @pid of job @seq is gone. Unless the job is final or held by another
+ * supervisor, sweep what it left and let the store decide what the job becomes
+ * (ty_store_supervisor_lost): a job released for a new supervisor is started by dispatch()
+ * once the sweep's helpers have ended. */
+static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *how)
 {
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    _cleanup_(ty_job_row_freep) struct ty_job_row *after = NULL;
+    struct ty_lost lost = {0};
     struct ty_error e = {0};
-    char msg[512];
 
     if (ty_store_get_job_by_seq(dp->d->store, seq, &row, &e) < 0) {
         tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
         return;
     }
     if (ty_job_state_is_final(row->state))
+        return; /* its outcome is recorded: nothing to do, whatever happened afterwards */
+    if (row->shim_pid != 0 && row->shim_pid != pid) {
+        /* Another supervisor holds the job (this one lost the claim): watch that one, or
+         * account for it if it is gone too. */
+        if (watching(dp, seq))
+            return;
+        if ((int64_t)ty_proc_start_time((pid_t)row->shim_pid) == row->shim_start)
+            watch(dp, seq, (pid_t)row->shim_pid, false, false);
+        else
+            supervisor_gone(dp, seq, (pid_t)row->shim_pid, "ended unwatched");
         return;
-    (void)snprintf(msg,
-                   sizeof(msg),
-                   "The job's supervisor (process %lld) %s before the job ended; the job's "
-                   "replicas were stopped. See %s for its diagnostics.",
-                   (long long)row->shim_pid,
-                   how,
-                   dp->d->log_file);
+    }
     sweep(dp, row);
-    if (ty_store_set_state(dp->d->store,
-                           seq,
-                           row->state == TY_STATE_CANCELLING ? TY_STATE_CANCELLED : TY_STATE_FAILED,
-                           ty_now_usec(),
-                           row->state == TY_STATE_CANCELLING ? "Job cancelled by the user." : msg,
-                           &e) < 0)
+    if (ty_store_supervisor_lost(dp->d->store,
+                                 seq,
+                                 pid,
+                                 TYD_MAX_INTERNAL_RETRIES,
+                                 ty_now_usec(),
+                                 TYD_INTERNAL_ERROR_MESSAGE,
+                                 &lost,
+                                 &after,
+                                 &e) < 0) {
         tyd_log("job %s/%s: %s", row->project, row->job_id, ty_error_msg(&e));
-    else
-        tyd_log("job %s/%s: %s", row->project, row->job_id, msg);
+        return;
+    }
+    report_lost(dp, after, &lost, pid, how);
 }
 
 /* --- supervisors ------------------------------------------------------------------------ */
@@ -194,9 +364,15 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
                                strsignal(si.si_status));
         }
     }
-    if (!s->sweeper)
-        supervisor_gone(dp, s->seq, how);
-    remove_shim(dp, s);
+    {
+        int64_t seq = s->seq;
+        pid_t pid = s->pid;
+        bool sweeper = s->sweeper;
+        /* Gone from the watch list first: a replacement may be watched in its place. */
+        remove_shim(dp, s);
+        if (!sweeper)
+            supervisor_gone(dp, seq, pid, how);
+    }
     dispatch(dp);
 }
 
@@ -209,11 +385,11 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
         if (child) /* cannot happen for a child we have not waited for; reap it anyway */
             (void)waitpid(pid, NULL, 0);
         if (!sweeper)
-            supervisor_gone(dp, seq, "could not be watched");
+            supervisor_gone(dp, seq, pid, "could not be watched");
         return;
     }
     s = xcalloc(1, sizeof(*s));
-    *s = (struct shim){dp, seq, fd, child, sweeper};
+    *s = (struct shim){dp, seq, pid, fd, child, sweeper};
     dp->shims = xreallocarray(dp->shims, dp->n + 1, sizeof(*dp->shims));
     dp->shims[dp->n++] = s;
     if (!sweeper)
@@ -286,18 +462,52 @@ static void start_supervisor(struct tyd_dispatch *dp, const struct ty_job_row *r
     watch(dp, row->seq, pid, true, false);
 }
 
+/* Start a supervisor for every job released after an internal error whose sweep is over.
+ * They keep the slot they were admitted with: --max-running-jobs does not hold them back.
+ * Returns how many still wait for their sweep (they count against the room for new jobs). */
+static size_t start_retries(struct tyd_dispatch *dp)
+{
+    struct ty_job_row **rows = NULL;
+    struct ty_error e = {0};
+    size_t n = 0, waiting = 0;
+
+    if (ty_store_retry_jobs(dp->d->store, &rows, &n, &e) < 0) {
+        tyd_log("dispatch: %s", ty_error_msg(&e));
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (watching(dp, rows[i]->seq))
+            continue; /* started, not yet claimed */
+        if (watching_kind(dp, rows[i]->seq, true)) {
+            waiting++;
+            continue;
+        }
+        tyd_log("job %s/%s: starting a new supervisor for attempt %lld (internal retry %lld)",
+                rows[i]->project,
+                rows[i]->job_id,
+                (long long)ty_job_row_attempt(rows[i]),
+                (long long)rows[i]->internal_retries);
+        start_supervisor(dp, rows[i]);
+    }
+    ty_job_rows_free(rows, n);
+    return waiting;
+}
+
 static void dispatch(struct tyd_dispatch *dp)
 {
     struct tyd *d = dp->d;
     struct ty_job_row **rows = NULL;
     struct ty_error e = {0};
-    size_t n = 0, room;
+    size_t n = 0, room, busy;
 
-    if (d->max_running == 0 || atomic_load(&d->stopping))
+    if (atomic_load(&d->stopping))
         return;
-    room = d->max_running < 0                     ? START_BATCH
-           : (size_t)d->max_running > dp->running ? (size_t)d->max_running - dp->running
-                                                  : 0;
+    busy = dp->running + start_retries(dp);
+    if (d->max_running == 0)
+        return;
+    room = d->max_running < 0              ? START_BATCH
+           : (size_t)d->max_running > busy ? (size_t)d->max_running - busy
+                                           : 0;
     if (room == 0)
         return;
     /* Supervisors started but not yet claimed still look QUEUED: ask for enough rows. */
@@ -356,7 +566,8 @@ static void recover(struct tyd_dispatch *dp)
                 watch(dp, r->seq, (pid_t)r->shim_pid, false, false);
                 reattached++;
             } else {
-                supervisor_gone(dp, r->seq, "ended while trainyardd was not running");
+                supervisor_gone(
+                    dp, r->seq, (pid_t)r->shim_pid, "ended while trainyardd was not running");
             }
         } else if (r->state == TY_STATE_CANCELLING) {
             (void)ty_store_set_state(dp->d->store,

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t5000-service: trainyardd's REST API end to end with curl: every projects.jobs method and
 # the logs endpoint, every error form, jobs really run (process runtime), cancel, restart
-# after kill -9 with running jobs re-attached, a supervisor killed, clean shutdown.
+# after kill -9 with running jobs re-attached, a supervisor killed (the job is run again),
+# clean shutdown.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
@@ -265,16 +266,23 @@ test_expect_success 'a new daemon re-attaches to them and finishes them' '
   no_procs "sleep 911.$M"
 '
 
-test_expect_success 'a supervisor killed with SIGKILL: the job FAILS saying why; its replicas are swept' '
+test_expect_success 'a supervisor killed with SIGKILL: its replicas are swept, the job runs again as attempt 2 (t5050 has more)' '
   job_body sk.json sk_job "sleep 912.$M & exec sleep 912.$M" 1 &&
   test "$(api POST /v1/projects/p1/jobs sk.json)" = 200 &&
   wait_for 30 state_is sk_job RUNNING &&
   wait_for 10 procs_at_least "sleep 912.$M" 4 &&
+  old=$(pgrep -f "sleep 912.$M" | tr "\n" " ") &&
   spid=$(pgrep -f "supervise-job $SVC" | head -1) && test -n "$spid" &&
   kill -KILL "$spid" &&
-  wait_for 30 state_is sk_job FAILED &&
+  old_gone() { for p in $old; do ! kill -0 "$p" 2>/dev/null || return 1; done; } &&
+  wait_for 10 old_gone &&
+  wait_for 30 procs_at_least "sleep 912.$M" 4 &&
+  state_is sk_job RUNNING &&
   api GET /v1/projects/p1/jobs/sk_job >/dev/null &&
-  json_get out.json "d[\"errorMessage\"]" | grep -q "supervisor" &&
+  test "$(json_get out.json "d[\"attemptStatus\"][\"attempt\"]")" = 2 &&
+  test "$(json_get out.json "d[\"attemptStatus\"][\"internalRetries\"]")" = 1 &&
+  test "$(api POST /v1/projects/p1/jobs/sk_job:cancel)" = 200 &&
+  wait_for 30 state_is sk_job CANCELLED &&
   wait_for 10 no_procs "sleep 912.$M"
 '
 

@@ -154,13 +154,14 @@ test_expect_success 'submit --async (accepted) and --format json' '
   "$TRAINYARD" jobs submit training cli_ok3 --config ok.json >/dev/null 2>&1 &&
   wait_for 30 state_is cli_ok2 SUCCEEDED && wait_for 30 state_is cli_ok3 SUCCEEDED
 '
-test_expect_success 'describe: the whole Job as YAML, quoted times, epilog on stderr' '
+test_expect_success 'describe: the whole Job as YAML (keys sorted), quoted times, epilog on stderr' '
   "$TRAINYARD" jobs describe cli_ok1 >out 2>err &&
   grep -q "^jobId: cli_ok1$" out && grep -q "^state: SUCCEEDED$" out &&
   grep -q "^createTime: .20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T.*Z.$" out &&
   grep -q "^etag: " out && grep -q "^trainingInput:$" out &&
   grep -q "^  masterConfig:$" out && grep -q "^    - sh$" out &&
-  head -1 out | grep -q "^createTime:" &&
+  grep "^[a-zA-Z]" out | cut -d: -f1 >keys && LC_ALL=C sort -c keys &&
+  grep -q "^attemptStatus:$" out && grep -q "^  attempt: 1$" out &&
   grep -q "^View logs with:$" err && grep -q "^  \$ trainyard jobs stream-logs cli_ok1$" err
 '
 test_expect_success 'describe --format json parses and matches' '

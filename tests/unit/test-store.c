@@ -382,8 +382,9 @@ static void test_states(void)
         {TY_STATE_PREPARING, 200, 0, "QUEUED -> PREPARING"},
         {TY_STATE_RUNNING, 300, 0, "PREPARING -> RUNNING"},
         {TY_STATE_RUNNING, 350, 0, "RUNNING again: 0, nothing recorded"},
-        {TY_STATE_PREPARING, 400, 0, "RUNNING -> PREPARING"},
-        {TY_STATE_RUNNING, 500, 0, "PREPARING -> RUNNING once more"},
+        {TY_STATE_PREPARING, 400, 0, "RUNNING -> PREPARING is ignored (0): never back"},
+        {TY_STATE_QUEUED, 450, 0, "RUNNING -> QUEUED is ignored (0)"},
+        {TY_STATE_RUNNING, 500, 0, "RUNNING once more: nothing recorded"},
     };
     struct ty_job_row *row;
 
@@ -410,7 +411,7 @@ static void test_states(void)
            strcmp(row->error_message, "replica exited 1") == 0,
        "a final job is not changed");
     is_str(transitions(s, j),
-           "QUEUED@100,PREPARING@200,RUNNING@300,PREPARING@400,RUNNING@500,FAILED@600",
+           "QUEUED@100,PREPARING@200,RUNNING@300,FAILED@600",
            "transitions recorded in order (creation included, no repeats)");
 
     ty_store_set_state(s, c, TY_STATE_RUNNING, 200, NULL, &err);

@@ -4,6 +4,9 @@
  * time of their next record. A file is opened only for each refill of its buffer, so a read
  * of many files holds one descriptor at a time; the files only grow, so reopening is safe.
  *
+ * Lines: "<time> <SEVERITY>[@<attempt>] <message>" (logs.h). A line that does not parse
+ * (damaged, cut) is returned as it is, with the time and attempt of the record before it.
+ *
  * Page token: URL-safe base64 (no padding) of the text
  *     "L1|" { SHARED "," LEN "," SUFFIX OFFSET ";" } "~" CHECKSUM
  * one entry per file with a non-zero offset, keyed by the file's name without ".log"
@@ -311,9 +314,35 @@ static char *text_dup(const char *p, size_t n)
     return ty_buf_take(&b);
 }
 
-/* The time and severity of a line; *msg_off: where its message starts. */
-static int
-parse_head(const char *line, size_t len, int64_t *time, enum ty_severity *sev, size_t *msg_off)
+/* The attempt after a severity: "@N" at @p (@n bytes) followed by a space or the end of the
+ * line; N from 1 to TY_LOG_MAX_ATTEMPT without leading zeros. Returns the bytes used, 0 when
+ * there is no valid marker. */
+static size_t parse_attempt(const char *p, size_t n, unsigned *ret)
+{
+    size_t i = 1;
+    unsigned v = 0;
+
+    if (n < 2 || p[0] != '@' || p[1] < '1' || p[1] > '9')
+        return 0;
+    while (i < n && p[i] >= '0' && p[i] <= '9') {
+        v = v * 10 + (unsigned)(p[i] - '0');
+        if (v > TY_LOG_MAX_ATTEMPT)
+            return 0;
+        i++;
+    }
+    if (i < n && p[i] != ' ')
+        return 0;
+    *ret = v;
+    return i;
+}
+
+/* The time, severity and attempt of a line; *msg_off: where its message starts. */
+static int parse_head(const char *line,
+                      size_t len,
+                      int64_t *time,
+                      enum ty_severity *sev,
+                      unsigned *attempt,
+                      size_t *msg_off)
 {
     char ts[48]; /* an RFC 3339 time with microseconds and an offset is 32 characters */
     const char *sp = memchr(line, ' ', len < sizeof(ts) ? len : sizeof(ts));
@@ -333,10 +362,15 @@ parse_head(const char *line, size_t len, int64_t *time, enum ty_severity *sev, s
     rl = len - tl - 1;
     for (int s = TY_SEV_DEFAULT; s <= TY_SEV_ERROR; s++) {
         const char *name = ty_severity_name((enum ty_severity)s);
-        size_t nl = strlen(name);
-        if (rl >= nl && memcmp(rest, name, nl) == 0 && (rl == nl || rest[nl] == ' ')) {
+        size_t nl = strlen(name), al = 0;
+        if (rl < nl || memcmp(rest, name, nl) != 0)
+            continue;
+        *attempt = 1;
+        if (rl > nl && rest[nl] == '@' && (al = parse_attempt(rest + nl, rl - nl, attempt)) == 0)
+            return -EINVAL;
+        if (rl == nl + al || rest[nl + al] == ' ') {
             *sev = (enum ty_severity)s;
-            *msg_off = tl + 1 + nl + (rl > nl);
+            *msg_off = tl + 1 + nl + al + (rl > nl + al);
             return 0;
         }
     }
@@ -347,10 +381,11 @@ int ty_log_parse_line(
     const char *line, size_t len, const char *task, const char *trial, struct ty_log_entry *e)
 {
     enum ty_severity sev;
+    unsigned attempt;
     size_t msg_off;
     int64_t t;
 
-    if (parse_head(line, len, &t, &sev, &msg_off) < 0)
+    if (parse_head(line, len, &t, &sev, &attempt, &msg_off) < 0)
         return -EINVAL;
     *e = (struct ty_log_entry){
         .time_usec = t,
@@ -358,6 +393,7 @@ int ty_log_parse_line(
         .task = xstrdup(task),
         .trial = xstrdup(trial),
         .message = text_dup(line + msg_off, len - msg_off),
+        .attempt = attempt,
     };
     return 0;
 }
@@ -384,14 +420,16 @@ struct reader {
     size_t cap, len, pos;
     int64_t base;
     int refills;
-    bool checked;      /* the start offset was checked against the file's size */
-    bool eof;          /* nothing more to read in this call */
-    int64_t prev_time; /* time of the last record that parsed */
+    bool checked;          /* the start offset was checked against the file's size */
+    bool eof;              /* nothing more to read in this call */
+    int64_t prev_time;     /* time of the last record that parsed */
+    unsigned prev_attempt; /* and its attempt */
     bool prev_known;
     /* The next record, not yet taken: the line at buf + pos. */
     bool has_head;
     int64_t time;
     enum ty_severity sev;
+    unsigned attempt;
     size_t line_len, msg_off, consumed;
 };
 
@@ -496,9 +534,10 @@ static int next_line(struct reader *r, size_t *len, size_t *consumed, struct ty_
     }
 }
 
-/* The time of the last record before the reader's start offset, looking back a bounded
- * distance; 0 when there is none. */
-static int time_before(struct reader *r, int64_t end, int64_t *ret, struct ty_error *err)
+/* The time and attempt of the last record before the reader's start offset, looking back a
+ * bounded distance; 0 and 1 when there is none. */
+static int
+time_before(struct reader *r, int64_t end, int64_t *ret, unsigned *attempt, struct ty_error *err)
 {
     _cleanup_close_ int fd = -EBADF;
     _cleanup_free_ char *buf = NULL;
@@ -508,6 +547,7 @@ static int time_before(struct reader *r, int64_t end, int64_t *ret, struct ty_er
     int k;
 
     *ret = 0;
+    *attempt = 1;
     k = open_log(r, &fd, err);
     if (k <= 0)
         return k;
@@ -526,9 +566,10 @@ static int time_before(struct reader *r, int64_t end, int64_t *ret, struct ty_er
         size_t mo;
         if (!nl && start > 0)
             break; /* the line starts before what was read */
-        if (parse_head(buf + b, e - b, ret, &sev, &mo) == 0)
+        if (parse_head(buf + b, e - b, ret, &sev, attempt, &mo) == 0)
             return 0;
         *ret = 0;
+        *attempt = 1;
         if (!nl)
             break;
         e = b - 1;
@@ -546,17 +587,20 @@ static int load_head(struct reader *r, const struct ty_log_query *q, struct ty_e
         if (k <= 0)
             return k;
         line = r->buf + r->pos;
-        if (parse_head(line, r->line_len, &r->time, &r->sev, &r->msg_off) == 0) {
+        if (parse_head(line, r->line_len, &r->time, &r->sev, &r->attempt, &r->msg_off) == 0) {
             r->prev_time = r->time;
+            r->prev_attempt = r->attempt;
             r->prev_known = true;
         } else {
             if (!r->prev_known) {
-                k = time_before(r, r->base + (int64_t)r->pos, &r->prev_time, err);
+                k = time_before(r, r->base + (int64_t)r->pos, &r->prev_time, &r->prev_attempt, err);
                 if (k < 0)
                     return k;
                 r->prev_known = true;
             }
+            /* A damaged line belongs with the record before it. */
             r->time = r->prev_time;
+            r->attempt = r->prev_attempt;
             r->sev = TY_SEV_DEFAULT;
             r->msg_off = 0;
         }
@@ -600,6 +644,7 @@ static void take_head(struct reader *r, struct ty_log_entry *e)
         .task = xstrdup(r->src->task),
         .trial = xstrdup(r->src->trial),
         .message = text_dup(line + r->msg_off, r->line_len - r->msg_off),
+        .attempt = r->attempt,
     };
     r->pos += r->consumed;
 }
@@ -638,6 +683,7 @@ int ty_log_read(const struct ty_log_source *src,
         }
         x->base = cursor_get(cur, x->key);
         x->prev_known = x->base == 0;
+        x->prev_attempt = 1;
         r = load_head(x, q, err);
         if (r < 0)
             goto out;

@@ -25,8 +25,9 @@ struct ty_log_entry {
     int64_t time_usec;
     enum ty_severity severity;
     char *task;
-    char *trial;   /* NULL when none */
-    char *message; /* valid UTF-8: NUL bytes and invalid sequences become U+FFFD */
+    char *trial;      /* NULL when none */
+    char *message;    /* valid UTF-8: NUL bytes and invalid sequences become U+FFFD */
+    unsigned attempt; /* the job's attempt the record belongs to: 1 for a line without one */
 };
 
 struct ty_log_query {
@@ -50,10 +51,10 @@ void ty_log_cursor_free(struct ty_log_cursor *c);
  * (equal times in the order of @src), advancing @cur past them. *more is true when records
  * matching @q were left unread. A file that does not exist yet reads as empty. A line that
  * does not parse (damaged, cut) is returned as a DEFAULT record with its raw text and the time
- * of the record before it in its file (0 when none). At most 4096 distinct files, each
- * task[.trial] at most 256 bytes (-E2BIG / -EINVAL beyond). Safe to call from many threads
- * on files being appended to. Returns 0, or -errno with err naming the file (-EINVAL
- * "pageToken: ..." for a token whose offset lies past the end of its file). */
+ * and attempt of the record before it in its file (0 and 1 when none). At most 4096 distinct files,
+ * each task[.trial] at most 256 bytes (-E2BIG / -EINVAL beyond). Safe to call from many threads on
+ * files being appended to. Returns 0, or -errno with err naming the file (-EINVAL "pageToken: ..."
+ * for a token whose offset lies past the end of its file). */
 int ty_log_read(const struct ty_log_source *src,
                 size_t n,
                 const struct ty_log_query *q,
@@ -65,8 +66,10 @@ int ty_log_read(const struct ty_log_source *src,
 /* Free the @n entries of @e (as ty_log_read returned them) and the array; NULL-safe. */
 void ty_log_entries_free(struct ty_log_entry *e, size_t n);
 
-/* Parse one line of a log file ("<RFC 3339 time> <SEVERITY> <message>", no newline) of
- * @task/@trial into @e (strings copied). Returns 0 or -EINVAL. Exposed for tests. */
+/* Parse one line of a log file ("<RFC 3339 time> <SEVERITY>[@<attempt>] <message>", no
+ * newline; logs.h) of @task/@trial into @e (strings copied). The attempt is a decimal number
+ * from 1 to TY_LOG_MAX_ATTEMPT without leading zeros; a line without one is attempt 1.
+ * Returns 0 or -EINVAL. Exposed for tests. */
 int ty_log_parse_line(
     const char *line, size_t len, const char *task, const char *trial, struct ty_log_entry *e);
 

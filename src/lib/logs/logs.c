@@ -91,21 +91,30 @@ static int file_for(struct ty_joblog *jl, const char *task, const char *trial)
     return fd;
 }
 
+void ty_log_format_line(struct ty_buf *b, const struct ty_log_record *rec)
+{
+    char ts[40];
+
+    ty_buf_printf(
+        b, "%s %s", ty_rfc3339(rec->time_usec, 6, ts, sizeof(ts)), ty_severity_name(rec->severity));
+    /* Attempt 1 (and records outside any attempt) keep the format files had before. */
+    if (rec->attempt >= 2)
+        ty_buf_printf(
+            b, "@%u", rec->attempt < TY_LOG_MAX_ATTEMPT ? rec->attempt : TY_LOG_MAX_ATTEMPT);
+    ty_buf_putc(b, ' ');
+    ty_buf_append(b, rec->message, rec->len);
+    ty_buf_putc(b, '\n');
+}
+
 int ty_joblog_write(struct ty_joblog *jl, const struct ty_log_record *rec)
 {
     struct ty_buf b = TY_BUF_INIT;
-    char ts[40];
     int fd = file_for(jl, rec->task, rec->trial);
     int r;
 
     if (fd < 0)
         return fd;
-    ty_buf_printf(&b,
-                  "%s %s ",
-                  ty_rfc3339(rec->time_usec, 6, ts, sizeof(ts)),
-                  ty_severity_name(rec->severity));
-    ty_buf_append(&b, rec->message, rec->len);
-    ty_buf_putc(&b, '\n');
+    ty_log_format_line(&b, rec);
     r = ty_write_all(fd, b.data, b.len);
     ty_buf_release(&b);
     return r;

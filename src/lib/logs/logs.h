@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
  * logs.h: a job's log records and their files. Every line a replica writes becomes a record
- * {time, severity, task, trial, message} (stdout INFO, stderr ERROR; the service's own
- * messages under task "service"), appended to <dir>/<task>[.<trial>].log as
+ * {time, severity, task, trial, attempt, message} (stdout INFO, stderr ERROR; the service's
+ * own messages under task "service"), appended to <dir>/<task>[.<trial>].log as
  *     2026-11-30T09:00:00.123456Z INFO message text
- * so the files stay readable with less(1) and parseable by the API's log endpoint. */
+ * for the job's first attempt, and with the attempt after the severity from the second on:
+ *     2026-11-30T09:10:00.000001Z INFO@2 message text
+ * (the severity is one of a fixed set of words followed by a space, so the marker cannot be
+ * taken for part of a message, and files written before attempts existed read the same), so
+ * the files stay readable with less(1) and parseable by the API's log endpoint. */
 #ifndef TY_LOGS_H
 #define TY_LOGS_H
 
@@ -11,6 +15,10 @@
 #include <stdint.h>
 
 #include "error.h"
+
+/* Largest attempt number a line carries (a record of a later attempt is written as this one;
+ * a job has a handful of attempts). */
+#define TY_LOG_MAX_ATTEMPT 999999
 
 enum ty_severity { TY_SEV_DEFAULT, TY_SEV_INFO, TY_SEV_WARNING, TY_SEV_ERROR };
 
@@ -27,9 +35,14 @@ struct ty_log_record {
 };
 
 struct ty_joblog;
+struct ty_buf; /* buf.h */
 
 /* "INFO", "ERROR", ... */
 const char *ty_severity_name(enum ty_severity s);
+
+/* Append the line of @rec as it goes into its file (the format above; the message as it is,
+ * then '\n') to @b. Exposed for the reader's tests and fuzz target. */
+void ty_log_format_line(struct ty_buf *b, const struct ty_log_record *rec);
 
 /* Open (creating) the log directory @dir. Returns 0 and *ret. */
 int ty_joblog_open(const char *dir, struct ty_joblog **ret, struct ty_error *err);

@@ -41,6 +41,7 @@ int ty_jobrun_new(struct ty_loop *loop,
             .previous_job = opts->previous_job,
             .ctx = opts->ctx,
         };
+        so.sup.on_outcome = NULL; /* a trial's outcome is not the job's */
         r = ty_study_new(loop, job, &so, &jr->study, err);
     } else {
         r = ty_supervisor_new(loop, opts->runtime, job, NULL, NULL, &sup, &jr->sup, err);

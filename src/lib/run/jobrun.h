@@ -18,9 +18,10 @@
 struct ty_jobrun_options {
     const struct ty_runtime_ops *runtime; /* runtime.h; the programs pick it (exec/runtimes.h) */
     const char *state_dir; /* the job's own directory; a study makes trials/<trial>/ in it */
-    /* grace_usec, env, log, on_log, on_queued, on_progress and first_attempt; their ctx is
-     * `ctx` below (on_state and ctx here are ignored). A tuning job's trials each have their
-     * own attempts: their changes come as on_trial. */
+    /* grace_usec, env, log, on_log, on_queued, on_progress, on_outcome and first_attempt;
+     * their ctx is `ctx` below (on_state and ctx here are ignored). A tuning job's trials each
+     * have their own attempts: their changes come as on_trial; on_outcome is a plain job's
+     * only. */
     struct ty_supervisor_options sup;
     /* The job's state changes (QUEUED -> PREPARING -> RUNNING -> final; CANCELLING). */
     void (*on_state)(void *ctx, enum ty_job_state state);

@@ -164,6 +164,9 @@ static void stop(struct ty_supervisor *sup, enum ty_job_state outcome, const cha
         (void)snprintf(sup->error, sizeof(sup->error), "%s", error);
     ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
     sup->deadline_timer = 0;
+    if (sup->opts.on_outcome)
+        sup->opts.on_outcome(
+            sup->opts.ctx, outcome, outcome == TY_STATE_SUCCEEDED ? "" : sup->error);
     if (sup->stopping) {
         /* A retry's teardown (or its cleanup) was under way: it now ends the run. */
         if (sup->attempt_timer) {

@@ -57,6 +57,12 @@ struct ty_supervisor_options {
     /* The attempt number or a replica's restart count changed (ty_supervisor_attempt_status).
      * Optional. */
     void (*on_progress)(void *ctx);
+    /* The run's outcome is decided (@state SUCCEEDED, FAILED or CANCELLED; @error its
+     * errorMessage, "" for SUCCEEDED): the replicas are being stopped and the final state
+     * follows once the runtime is clean. Called once, when the outcome is decided (before the
+     * teardown, if there is one). Optional (the service records it, so that a lost
+     * supervisor's job ends with it instead of being run again). */
+    void (*on_outcome)(void *ctx, enum ty_job_state state, const char *error);
     /* The number of the run's first attempt (0: 1). The service starts a job again after an
      * internal error as the attempt after the last one recorded; the run may then go on to
      * first_attempt + TY_MAX_ATTEMPTS - 1 (restart.h). */

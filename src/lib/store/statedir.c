@@ -56,3 +56,19 @@ int ty_statedir_claim_job(const char *state,
     *ret_dir = TAKE_PTR(dir);
     return 0;
 }
+
+int ty_statedir_reopen_job(const char *state,
+                           const char *project,
+                           const char *job_id,
+                           char **ret_dir,
+                           struct ty_error *err)
+{
+    _cleanup_free_ char *dir = xasprintf("%s/jobs/%s/%s", state, project, job_id);
+    _cleanup_free_ char *logs = xasprintf("%s/logs", dir);
+    int r = ty_mkdir_p(logs, 0755, err);
+
+    if (r < 0)
+        return r;
+    *ret_dir = TAKE_PTR(dir);
+    return 0;
+}

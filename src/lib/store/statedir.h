@@ -19,4 +19,13 @@ int ty_statedir_claim_job(const char *state,
                           char **ret_dir,
                           struct ty_error *err);
 
+/* The same directory for a job run again (the service's supervisor replacing a lost one, so a
+ * program that checkpoints into it resumes): created with its logs/ when missing, kept as it
+ * is when it exists. Returns 0 and *ret_dir (caller frees). */
+int ty_statedir_reopen_job(const char *state,
+                           const char *project,
+                           const char *job_id,
+                           char **ret_dir,
+                           struct ty_error *err);
+
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * store-internal.h: what the parts of the store share: store.c (rows, etags, open/close,
- * migrations, the connection pool), store-jobs.c (queries and writes) and store-insert.c
- * (the group-commit writer thread). Not for other modules: use store.h. */
+ * migrations, the connection pool), store-jobs.c (queries and writes, attempts and lost
+ * supervisors) and store-insert.c (the group-commit writer thread). Not for other modules: use
+ * store.h. */
 #ifndef TY_STORE_INTERNAL_H
 #define TY_STORE_INTERNAL_H
 
@@ -10,6 +11,9 @@
 #include <stdbool.h>
 
 #include "store.h"
+
+/* The errorMessage of a job cancelled by its user. */
+#define STORE_CANCEL_MESSAGE "Job cancelled by the user."
 
 /* Prepared statements, cached per connection (SQL text in store.c). */
 enum store_stmt {
@@ -33,6 +37,10 @@ enum store_stmt {
     ST_TRANSITIONS,
     ST_ADD_LOG,
     ST_LOG_FILES,
+    ST_SET_ATTEMPT_STATUS,
+    ST_SET_OUTCOME,
+    ST_RELEASE,
+    ST_RETRY_JOBS,
     ST__MAX,
 };
 
@@ -71,7 +79,7 @@ struct ty_store {
 #define STORE_JOB_COLS                                                                             \
     "seq, project, job_id, state, create_usec, start_usec, end_usec, error_message, labels, "      \
     "training_input, training_output, etag, runtime, options, shim_pid, shim_start, sweep_key, "   \
-    "state_reason"
+    "state_reason, attempt_status, first_attempt, internal_retries, outcome, outcome_message"
 
 /* State names as stored (the REST enum names) and back (unknown: UNSPECIFIED). */
 const char *store_state_name(enum ty_job_state st);

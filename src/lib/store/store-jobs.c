@@ -2,7 +2,14 @@
  * store-jobs.c: the store's queries and its writes other than inserts (see store.h). Each call
  * takes a pooled connection for its duration. Writes read, check and change inside one
  * BEGIN IMMEDIATE transaction, so the daemon and the supervisors (other processes) never
- * interleave between the check and the change. */
+ * interleave between the check and the change.
+ *
+ * Attempts: the attempt status a supervisor records, the outcome it decides before the final
+ * state, and what becomes of a job whose supervisor is lost -- AI Platform's "internal error":
+ * the job is released for a new supervisor, which starts at the attempt after the last one
+ * recorded, at most a given number of times, then it fails. That decision is one transaction,
+ * so it cannot interleave with a cancel (the API's threads) or with the supervisor's own last
+ * writes (another process). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +19,6 @@
 #include "macro.h"
 #include "store-internal.h"
 #include "store.h"
-
-#define CANCEL_MESSAGE "Job cancelled by the user."
 
 /* Step @st once: 0 and *ret for a row, -ENOENT when there is none. */
 static int fetch_row(struct store_conn *c,
@@ -49,7 +54,7 @@ static int get_by_name(struct store_conn *c,
 }
 
 static int
-get_by_seq(struct store_conn *c, int64_t seq, struct ty_job_row **ret, struct ty_error *err)
+store_get_by_seq(struct store_conn *c, int64_t seq, struct ty_job_row **ret, struct ty_error *err)
 {
     _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
     int r = store_stmt(c, ST_GET_JOB_BY_SEQ, &st, err);
@@ -86,7 +91,7 @@ int ty_store_get_job_by_seq(struct ty_store *s,
     int r = store_acquire(s, &c, err);
     if (r < 0)
         return r;
-    r = get_by_seq(c, seq, ret, err);
+    r = store_get_by_seq(c, seq, ret, err);
     store_release(s, c);
     return r;
 }
@@ -128,11 +133,11 @@ int ty_store_scan_jobs(struct ty_store *s,
 }
 
 /* Collect every row of a prepared and bound statement. */
-static int collect(struct store_conn *c,
-                   sqlite3_stmt *st,
-                   struct ty_job_row ***ret,
-                   size_t *n,
-                   struct ty_error *err)
+static int store_collect(struct store_conn *c,
+                         sqlite3_stmt *st,
+                         struct ty_job_row ***ret,
+                         size_t *n,
+                         struct ty_error *err)
 {
     struct ty_job_row **rows = NULL;
     size_t len = 0, cap = 0;
@@ -169,7 +174,7 @@ int ty_store_unfinished_jobs(struct ty_store *s,
 
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_UNFINISHED, &st, err)) < 0)
         return r;
-    return collect(c, st, ret, n, err);
+    return store_collect(c, st, ret, n, err);
 }
 
 int ty_store_queued_jobs(
@@ -182,7 +187,7 @@ int ty_store_queued_jobs(
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_QUEUED, &st, err)) < 0)
         return r;
     sqlite3_bind_int64(st, 1, limit > INT64_MAX ? INT64_MAX : (int64_t)limit);
-    return collect(c, st, ret, n, err);
+    return store_collect(c, st, ret, n, err);
 }
 
 int64_t ty_store_queue_position(struct ty_store *s, int64_t seq)
@@ -252,12 +257,12 @@ static int add_transition(
 
 /* Inside a write transaction: move @row to @state at @usec (its fields updated to match),
  * recording the transition. @error_message NULL leaves the stored one. */
-static int change_state(struct store_conn *c,
-                        struct ty_job_row *row,
-                        enum ty_job_state state,
-                        int64_t usec,
-                        const char *error_message,
-                        struct ty_error *err)
+static int store_change_state(struct store_conn *c,
+                              struct ty_job_row *row,
+                              enum ty_job_state state,
+                              int64_t usec,
+                              const char *error_message,
+                              struct ty_error *err)
 {
     _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
     int r;
@@ -294,7 +299,7 @@ int ty_store_set_state(struct ty_store *s,
     int r;
 
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
-        (r = get_by_seq(c, seq, &row, err)) < 0)
+        (r = store_get_by_seq(c, seq, &row, err)) < 0)
         return r;
     if (ty_job_state_is_final(row->state))
         return ty_error_set(
@@ -302,7 +307,12 @@ int ty_store_set_state(struct ty_store *s,
     /* Same state: nothing changes. CANCELLING only ends in a final state. */
     if (row->state == state || (row->state == TY_STATE_CANCELLING && !ty_job_state_is_final(state)))
         return 0;
-    if ((r = change_state(c, row, state, usec, error_message, err)) < 0)
+    /* Never back: a supervisor replacing a lost one goes through PREPARING again. */
+    if ((row->state == TY_STATE_RUNNING &&
+         (state == TY_STATE_QUEUED || state == TY_STATE_PREPARING)) ||
+        (row->state == TY_STATE_PREPARING && state == TY_STATE_QUEUED))
+        return 0;
+    if ((r = store_change_state(c, row, state, usec, error_message, err)) < 0)
         return r;
     return store_commit(c, err);
 }
@@ -324,13 +334,17 @@ int ty_store_cancel_job(struct ty_store *s,
     switch (row->state) {
     case TY_STATE_QUEUED:
         if (row->shim_pid == 0)
-            r = change_state(c, row, TY_STATE_CANCELLED, usec, CANCEL_MESSAGE, err);
+            r = store_change_state(c, row, TY_STATE_CANCELLED, usec, STORE_CANCEL_MESSAGE, err);
         else
-            r = change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
+            r = store_change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
         break;
     case TY_STATE_PREPARING:
     case TY_STATE_RUNNING:
-        r = change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
+        /* Unclaimed: it waits for a new supervisor after an internal error. */
+        if (row->shim_pid == 0 && row->internal_retries > 0)
+            r = store_change_state(c, row, TY_STATE_CANCELLED, usec, STORE_CANCEL_MESSAGE, err);
+        else
+            r = store_change_state(c, row, TY_STATE_CANCELLING, usec, NULL, err);
         break;
     default: /* CANCELLING, final states (and UNSPECIFIED): left as they are */
         break;
@@ -381,12 +395,12 @@ int ty_store_update_labels(struct ty_store *s,
 
 /* UPDATE one column of job @seq with cached statement @id (?1 the seq, ?2 @text, NULL for
  * SQL NULL). -ENOENT when there is no such job. */
-static int set_column(struct ty_store *s,
-                      int64_t seq,
-                      enum store_stmt id,
-                      const char *text,
-                      const char *what,
-                      struct ty_error *err)
+static int store_set_column(struct ty_store *s,
+                            int64_t seq,
+                            enum store_stmt id,
+                            const char *text,
+                            const char *what,
+                            struct ty_error *err)
 {
     _cleanup_(store_releasep) struct store_conn *c = NULL;
     sqlite3_stmt *st = NULL;
@@ -409,7 +423,7 @@ static int set_column(struct ty_store *s,
 int ty_store_set_output(struct ty_store *s, int64_t seq, json_t *output, struct ty_error *err)
 {
     _cleanup_free_ char *text = output ? ty_json_compact(output) : NULL;
-    return set_column(s, seq, ST_SET_OUTPUT, text, "setting a job's output", err);
+    return store_set_column(s, seq, ST_SET_OUTPUT, text, "setting a job's output", err);
 }
 
 int ty_store_set_state_reason(struct ty_store *s,
@@ -417,7 +431,7 @@ int ty_store_set_state_reason(struct ty_store *s,
                               const char *reason,
                               struct ty_error *err)
 {
-    return set_column(s, seq, ST_SET_REASON, reason, "setting a job's state reason", err);
+    return store_set_column(s, seq, ST_SET_REASON, reason, "setting a job's state reason", err);
 }
 
 int ty_store_transitions(
@@ -517,4 +531,136 @@ void ty_log_files_free(struct ty_log_file *files, size_t n)
         free(files[i].path);
     }
     free(files);
+}
+
+/* ---- attempts and lost supervisors ---- */
+
+int ty_store_set_attempt_status(struct ty_store *s,
+                                int64_t seq,
+                                json_t *status,
+                                struct ty_error *err)
+{
+    _cleanup_free_ char *text = status ? ty_json_compact(status) : NULL;
+    return store_set_column(
+        s, seq, ST_SET_ATTEMPT_STATUS, text, "recording a job's attempt status", err);
+}
+
+int ty_store_set_outcome(struct ty_store *s,
+                         int64_t seq,
+                         enum ty_job_state outcome,
+                         const char *message,
+                         struct ty_error *err)
+{
+    _cleanup_(store_releasep) struct store_conn *c = NULL;
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
+    int r;
+
+    if (!ty_job_state_is_final(outcome))
+        return ty_error_set(err,
+                            EINVAL,
+                            "%s is not an outcome (SUCCEEDED, FAILED or CANCELLED)",
+                            ty_job_state_name(outcome));
+    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
+        (r = store_get_by_seq(c, seq, &row, err)) < 0)
+        return r;
+    if (ty_job_state_is_final(row->state))
+        return ty_error_set(
+            err, EALREADY, "job %s is already %s", row->job_id, ty_job_state_name(row->state));
+    if ((r = store_stmt(c, ST_SET_OUTCOME, &st, err)) < 0)
+        return r;
+    sqlite3_bind_int64(st, 1, seq);
+    store_bind_text(st, 2, ty_job_state_name(outcome));
+    store_bind_text(st, 3, message ? message : "");
+    if (sqlite3_step(st) != SQLITE_DONE)
+        return store_sql_error(c, err, "recording a job's outcome");
+    return store_commit(c, err);
+}
+
+int64_t ty_job_row_attempt(const struct ty_job_row *row)
+{
+    json_t *a = json_object_get(row->attempt_status, "attempt");
+    int64_t n = json_is_integer(a) ? (int64_t)json_integer_value(a) : 0;
+
+    if (row->first_attempt > n)
+        n = row->first_attempt;
+    return n < 1 ? 1 : n;
+}
+
+/* Inside the transaction: release @row for a new supervisor. */
+static int release(struct store_conn *c, struct ty_job_row *row, int64_t next, struct ty_error *err)
+{
+    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
+    int r = store_stmt(c, ST_RELEASE, &st, err);
+
+    if (r < 0)
+        return r;
+    sqlite3_bind_int64(st, 1, row->seq);
+    sqlite3_bind_int64(st, 2, row->internal_retries + 1);
+    sqlite3_bind_int64(st, 3, next);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        return store_sql_error(c, err, "releasing a job for a new supervisor");
+    row->shim_pid = row->shim_start = 0;
+    row->internal_retries++;
+    row->first_attempt = next;
+    return 0;
+}
+
+int ty_store_supervisor_lost(struct ty_store *s,
+                             int64_t seq,
+                             int64_t pid,
+                             int64_t max_retries,
+                             int64_t usec,
+                             const char *fail_message,
+                             struct ty_lost *ret,
+                             struct ty_job_row **rowp,
+                             struct ty_error *err)
+{
+    _cleanup_(store_releasep) struct store_conn *c = NULL;
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    struct ty_lost lost = {TY_LOST_NONE, 0, 0};
+    int r;
+
+    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
+        (r = store_get_by_seq(c, seq, &row, err)) < 0)
+        return r;
+    lost.attempt = ty_job_row_attempt(row);
+    if (ty_job_state_is_final(row->state) || (row->shim_pid != 0 && row->shim_pid != pid)) {
+        store_rollback(c);
+    } else {
+        if (row->state == TY_STATE_CANCELLING) {
+            lost.action = TY_LOST_CANCELLED;
+            r = store_change_state(c, row, TY_STATE_CANCELLED, usec, STORE_CANCEL_MESSAGE, err);
+        } else if (ty_job_state_is_final(row->outcome)) {
+            lost.action = TY_LOST_OUTCOME;
+            r = store_change_state(c, row, row->outcome, usec, row->outcome_message, err);
+        } else if (row->internal_retries >= max_retries) {
+            lost.action = TY_LOST_FAILED;
+            r = store_change_state(c, row, TY_STATE_FAILED, usec, fail_message, err);
+        } else {
+            lost.action = TY_LOST_RETRY;
+            lost.next_attempt = lost.attempt + 1;
+            r = release(c, row, lost.next_attempt, err);
+        }
+        if (r < 0 || (r = store_commit(c, err)) < 0)
+            return r;
+    }
+    *ret = lost;
+    if (rowp)
+        *rowp = TAKE_PTR(row);
+    return 0;
+}
+
+int ty_store_retry_jobs(struct ty_store *s,
+                        struct ty_job_row ***ret,
+                        size_t *n,
+                        struct ty_error *err)
+{
+    _cleanup_(store_releasep) struct store_conn *c = NULL;
+    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
+    int r;
+
+    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_RETRY_JOBS, &st, err)) < 0)
+        return r;
+    return store_collect(c, st, ret, n, err);
 }

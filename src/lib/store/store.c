@@ -62,11 +62,12 @@ static const char *const stmt_sql[ST__MAX] = {
                       "WHERE state IN ('STATE_UNSPECIFIED', 'QUEUED', 'PREPARING', 'RUNNING', "
                       "'CANCELLING') ORDER BY seq",
     [ST_QUEUED] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE state = 'QUEUED' AND shim_pid = 0 "
-                  "ORDER BY seq LIMIT ?1",
-    [ST_QUEUE_POSITION] = "SELECT count(*) FROM jobs "
-                          "WHERE state = 'QUEUED' AND shim_pid = 0 AND seq < ?1",
-    [ST_CLAIM] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3 "
-                 "WHERE seq = ?1 AND state = 'QUEUED' AND shim_pid = 0",
+                  "AND internal_retries = 0 ORDER BY seq LIMIT ?1",
+    [ST_QUEUE_POSITION] = "SELECT count(*) FROM jobs WHERE state = 'QUEUED' AND shim_pid = 0 "
+                          "AND internal_retries = 0 AND seq < ?1",
+    [ST_CLAIM] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3 WHERE seq = ?1 AND shim_pid = 0 "
+                 "AND (state = 'QUEUED' OR (internal_retries > 0 AND state IN ('PREPARING', "
+                 "'RUNNING')))",
     [ST_JOB_EXISTS] = "SELECT 1 FROM jobs WHERE seq = ?1",
     [ST_UPDATE_STATE] = "UPDATE jobs SET state = ?2, start_usec = ?3, end_usec = ?4, "
                         "error_message = ?5 WHERE seq = ?1",
@@ -79,6 +80,13 @@ static const char *const stmt_sql[ST__MAX] = {
                    "WHERE path <> excluded.path",
     [ST_LOG_FILES] = "SELECT task, trial, path FROM log_files WHERE job_seq = ?1 "
                      "ORDER BY task, trial",
+    [ST_SET_ATTEMPT_STATUS] = "UPDATE jobs SET attempt_status = ?2 WHERE seq = ?1",
+    [ST_SET_OUTCOME] = "UPDATE jobs SET outcome = ?2, outcome_message = ?3 WHERE seq = ?1",
+    [ST_RELEASE] = "UPDATE jobs SET shim_pid = 0, shim_start = 0, internal_retries = ?2, "
+                   "first_attempt = ?3 WHERE seq = ?1",
+    [ST_RETRY_JOBS] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE state IN ('QUEUED', "
+                      "'PREPARING', 'RUNNING') AND shim_pid = 0 AND internal_retries > 0 "
+                      "ORDER BY seq",
 };
 
 /* Schema migrations, in order: step i brings the database to user_version i + 1. Each runs
@@ -119,6 +127,13 @@ static const char *const migrations[] = {
     " UNIQUE (job_seq, task, trial));",
     /* 2: why a QUEUED job waits in its runtime's queue (Slurm's reason). */
     "ALTER TABLE jobs ADD COLUMN state_reason TEXT NOT NULL DEFAULT ''",
+    /* 3: attempts: the supervisor's attempt status, the attempt a replacing supervisor starts
+     * at, internal retries (supervisors lost), the outcome decided before the final state. */
+    "ALTER TABLE jobs ADD COLUMN attempt_status TEXT;"
+    "ALTER TABLE jobs ADD COLUMN first_attempt INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN internal_retries INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN outcome TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN outcome_message TEXT NOT NULL DEFAULT ''",
 };
 
 int ty_store_schema_version(void)
@@ -155,6 +170,8 @@ void ty_job_row_free(struct ty_job_row *row)
     json_decref(row->options);
     free(row->sweep_key);
     free(row->state_reason);
+    json_decref(row->attempt_status);
+    free(row->outcome_message);
     free(row);
 }
 
@@ -217,10 +234,15 @@ int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_err
     row->shim_start = sqlite3_column_int64(st, 15);
     row->sweep_key = col_str(st, 16);
     row->state_reason = col_str(st, 17);
+    row->first_attempt = sqlite3_column_int64(st, 19);
+    row->internal_retries = sqlite3_column_int64(st, 20);
+    row->outcome = store_state_parse((const char *)sqlite3_column_text(st, 21));
+    row->outcome_message = col_str(st, 22);
     if ((r = col_json(st, 8, false, &row->labels, err)) < 0 ||
         (r = col_json(st, 9, false, &row->training_input, err)) < 0 ||
         (r = col_json(st, 10, true, &row->training_output, err)) < 0 ||
-        (r = col_json(st, 13, false, &row->options, err)) < 0) {
+        (r = col_json(st, 13, false, &row->options, err)) < 0 ||
+        (r = col_json(st, 18, true, &row->attempt_status, err)) < 0) {
         ty_job_row_free(row);
         return r;
     }
@@ -286,6 +308,21 @@ static void set_time(json_t *o, const char *key, int64_t usec)
         json_object_set_new(o, key, json_string(ty_rfc3339(usec, 6, buf, sizeof(buf))));
 }
 
+/* attemptStatus (store.h): the recorded object as it is, or a copy with internalRetries. */
+static void set_attempt_status(json_t *o, const struct ty_job_row *row)
+{
+    json_t *as;
+
+    if (row->internal_retries <= 0) {
+        if (json_is_object(row->attempt_status))
+            json_object_set(o, "attemptStatus", row->attempt_status);
+        return;
+    }
+    as = json_is_object(row->attempt_status) ? json_copy(row->attempt_status) : json_object();
+    json_object_set_new(as, "internalRetries", json_integer(row->internal_retries));
+    json_object_set_new(o, "attemptStatus", as);
+}
+
 json_t *ty_job_row_to_json(const struct ty_job_row *row)
 {
     json_t *o = json_object();
@@ -302,6 +339,7 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
         json_object_set_new(o, "errorMessage", str_value(row->error_message));
     if (row->state == TY_STATE_QUEUED && row->state_reason && row->state_reason[0])
         json_object_set_new(o, "stateReason", str_value(row->state_reason));
+    set_attempt_status(o, row);
     if (row->training_output)
         json_object_set_new(o, "trainingOutput", json_incref(row->training_output));
     if (json_object_size(row->labels)) /* like Google's JSON: an empty map is left out */

@@ -51,7 +51,18 @@ struct ty_job_row {
     int64_t shim_start;      /* its start time (clock ticks since boot, /proc/PID/stat) */
     char *sweep_key;         /* marker in the supervisor's environment ("" when none) */
     char *state_reason;      /* why a QUEUED job waits in its runtime's queue ("" when none) */
+    /* Attempts (docs/lifecycle.md, "Restarts and retries"). */
+    json_t *attempt_status;    /* the supervisor's last ty_jobrun_attempt_status; NULL: none */
+    int64_t first_attempt;     /* the attempt its current supervisor starts at (0: 1) */
+    int64_t internal_retries;  /* times the job was started again after losing its supervisor */
+    enum ty_job_state outcome; /* decided by the supervisor, not yet final; UNSPECIFIED: none */
+    char *outcome_message;     /* the errorMessage that goes with it ("" when none) */
 };
+
+/* The attempt job @row is in, or starts next when it waits for a new supervisor: the last one
+ * its supervisor recorded, or the one a supervisor was told to start at if that is later;
+ * attempts count from 1. */
+int64_t ty_job_row_attempt(const struct ty_job_row *row);
 
 /* Free @row and everything it owns; NULL-safe. */
 void ty_job_row_free(struct ty_job_row *row);
@@ -62,11 +73,15 @@ static inline void ty_job_row_freep(struct ty_job_row **r)
 
 /* The REST Job resource of @row: jobId, trainingInput, createTime, startTime, endTime,
  * state, errorMessage, stateReason (trainyard's: why a QUEUED job waits in its runtime's
- * queue, only then), trainingOutput, labels, etag (in this order; unset times, empty labels, an
- * empty errorMessage and a NULL trainingOutput are left out; times RFC 3339 UTC with 6 digits; etag
- * is the base64 text of the 8-byte big-endian etag counter). New reference; its nested
- * values (trainingInput, labels, trainingOutput) are the row's own, shared: treat them as
- * read-only (the API renders thousands a second; copying them cost about 10%). */
+ * queue, only then), attemptStatus (trainyard's: the attempt_status recorded by the job's
+ * supervisor, {"attempt","maxAttempts","replicaRestarts"}, plus "internalRetries" when it is
+ * not 0; only "internalRetries" for a job that lost a supervisor before one was recorded; left
+ * out when there is neither), trainingOutput, labels, etag (in this order; unset times, empty
+ * labels, an empty errorMessage and a NULL trainingOutput are left out; times RFC 3339 UTC with
+ * 6 digits; etag is the base64 text of the 8-byte big-endian etag counter). New reference; its
+ * nested values (trainingInput, labels, trainingOutput, attemptStatus) may be the row's own,
+ * shared: treat them as read-only (the API renders thousands a second; copying them cost about
+ * 10%). */
 json_t *ty_job_row_to_json(const struct ty_job_row *row);
 /* The etag text of @etag (as in ty_job_row_to_json) into @buf (>= 16 bytes); and back:
  * returns 0 and *ret, or -EINVAL when @text is not an etag this store made. The formatter is
@@ -121,25 +136,30 @@ int ty_store_unfinished_jobs(struct ty_store *s,
                              struct ty_job_row ***ret,
                              size_t *n,
                              struct ty_error *err);
-/* Up to @limit QUEUED jobs no supervisor has claimed, oldest first. */
+/* Up to @limit QUEUED jobs no supervisor has claimed, oldest first (not those that wait for a
+ * new supervisor after an internal error: ty_store_retry_jobs). */
 int ty_store_queued_jobs(
     struct ty_store *s, size_t limit, struct ty_job_row ***ret, size_t *n, struct ty_error *err);
-/* How many unclaimed QUEUED jobs are older than job @seq (its jobPosition); -errno on error.
- * Exposed for tests. */
+/* How many jobs of ty_store_queued_jobs are older than job @seq (its jobPosition); -errno
+ * on error. Exposed for tests. */
 int64_t ty_store_queue_position(struct ty_store *s, int64_t seq);
 /* Free an array of rows from the functions above. */
 void ty_job_rows_free(struct ty_job_row **rows, size_t n);
 
-/* Claim job @seq for the supervisor @pid/@start: only when it is QUEUED and unclaimed.
- * Returns 0, or -EALREADY when it is claimed or no longer QUEUED (cancelled). */
+/* Claim job @seq for the supervisor @pid/@start: only when it is unclaimed and QUEUED, or
+ * waits for a new supervisor after an internal error (ty_store_supervisor_lost; it may then be
+ * PREPARING or RUNNING). Returns 0, or -EALREADY when it is claimed or no longer waits for a
+ * supervisor (cancelled, final). */
 int ty_store_claim_job(
     struct ty_store *s, int64_t seq, int64_t pid, int64_t start, struct ty_error *err);
 
 /* Change job @seq to @state at @usec, recording the transition, setting start_usec on the
  * first RUNNING and end_usec (and @error_message, may be NULL) on a final state. A final
  * state is final: changing a job already SUCCEEDED, FAILED or CANCELLED returns -EALREADY
- * and changes nothing. Going from CANCELLING back to PREPARING or RUNNING is ignored (0), as
- * is a change to the state the job is already in (nothing is recorded then). */
+ * and changes nothing. A job never goes back: going from CANCELLING to PREPARING or RUNNING,
+ * from RUNNING to QUEUED or PREPARING, or from PREPARING to QUEUED is ignored (0) -- the
+ * supervisor that replaces a lost one reports the states of its own start again -- as is a
+ * change to the state the job is already in (nothing is recorded then). */
 int ty_store_set_state(struct ty_store *s,
                        int64_t seq,
                        enum ty_job_state state,
@@ -147,10 +167,11 @@ int ty_store_set_state(struct ty_store *s,
                        const char *error_message,
                        struct ty_error *err);
 
-/* A user's cancel of project/job_id, atomically: an unclaimed QUEUED job becomes CANCELLED
- * at once (errorMessage "Job cancelled by the user."); a claimed QUEUED, PREPARING or RUNNING
- * job becomes CANCELLING (its supervisor must then be told); CANCELLING and final jobs are
- * left as they are. Returns 0 and *ret (the row after the change) or -ENOENT. */
+/* A user's cancel of project/job_id, atomically: an unclaimed job (QUEUED, or waiting for a
+ * new supervisor after an internal error) becomes CANCELLED at once (errorMessage "Job
+ * cancelled by the user."); a claimed QUEUED, PREPARING or RUNNING job becomes CANCELLING (its
+ * supervisor must then be told); CANCELLING and final jobs are left as they are. Returns 0 and
+ * *ret (the row after the change) or -ENOENT. */
 int ty_store_cancel_job(struct ty_store *s,
                         const char *project,
                         const char *job_id,
@@ -176,6 +197,65 @@ int ty_store_set_state_reason(struct ty_store *s,
                               int64_t seq,
                               const char *reason,
                               struct ty_error *err);
+
+/* --- attempts and internal errors --------------------------------------------------- */
+
+/* Record @status (a ty_jobrun_attempt_status object) as job @seq's attempt status: its
+ * supervisor does on every change. -ENOENT when there is no such job. */
+int ty_store_set_attempt_status(struct ty_store *s,
+                                int64_t seq,
+                                json_t *status,
+                                struct ty_error *err);
+
+/* Record the outcome the supervisor of job @seq decided (@outcome SUCCEEDED, FAILED or
+ * CANCELLED, with @message its errorMessage, may be NULL) while the replicas are being
+ * stopped; the final state follows once they are gone. From then on, losing the supervisor
+ * ends the job with this outcome instead of running it again (ty_store_supervisor_lost).
+ * -EALREADY when the job is already final, -EINVAL for a state that is not final, -ENOENT. */
+int ty_store_set_outcome(struct ty_store *s,
+                         int64_t seq,
+                         enum ty_job_state outcome,
+                         const char *message,
+                         struct ty_error *err);
+
+/* What ty_store_supervisor_lost did. */
+enum ty_lost_action {
+    TY_LOST_NONE,      /* the job is final, or another supervisor holds it: nothing changed */
+    TY_LOST_CANCELLED, /* it was CANCELLING: now CANCELLED ("Job cancelled by the user.") */
+    TY_LOST_OUTCOME,   /* its outcome was recorded: now in that final state, with its message */
+    TY_LOST_RETRY,     /* released for a new supervisor: internal_retries + 1, first_attempt */
+    TY_LOST_FAILED,    /* no internal retry left: FAILED with the caller's message */
+};
+struct ty_lost {
+    enum ty_lost_action action;
+    int64_t attempt;      /* the attempt the lost supervisor was in (the last one recorded) */
+    int64_t next_attempt; /* TY_LOST_RETRY: the attempt its replacement starts at */
+};
+
+/* The supervisor @pid of job @seq is gone (its process ended). Decides, in one transaction,
+ * what becomes of the job: nothing when it is final or held by a supervisor other than @pid;
+ * CANCELLED when it was CANCELLING; the recorded outcome (ty_store_set_outcome) when there is
+ * one; else an internal error: when the job already had @max_retries internal retries it
+ * becomes FAILED with @fail_message, otherwise it is released (unclaimed, internal_retries + 1,
+ * first_attempt the attempt after the last one recorded or started) in the state it is in, for
+ * a new supervisor to claim (ty_store_retry_jobs). A final state is set at @usec. Returns 0,
+ * *ret and, when @row is not NULL, *row (the job after it; caller frees); -ENOENT. */
+int ty_store_supervisor_lost(struct ty_store *s,
+                             int64_t seq,
+                             int64_t pid,
+                             int64_t max_retries,
+                             int64_t usec,
+                             const char *fail_message,
+                             struct ty_lost *ret,
+                             struct ty_job_row **row,
+                             struct ty_error *err);
+
+/* Jobs released by ty_store_supervisor_lost that wait for a new supervisor (not final, not
+ * CANCELLING, unclaimed, internal_retries > 0), oldest first. Free with ty_job_rows_free. */
+int ty_store_retry_jobs(struct ty_store *s,
+                        struct ty_job_row ***ret,
+                        size_t *n,
+                        struct ty_error *err);
 
 /* One recorded state change. */
 struct ty_transition {
