@@ -242,6 +242,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     opts.on_progress = on_progress;
     opts.on_outcome = on_outcome;
     opts.first_attempt = row->first_attempt > 0 ? (unsigned)row->first_attempt : 0;
+    opts.running_since_usec = row->start_usec; /* after an internal error: maxRunningTime */
     loop = ty_loop_new();
     if (job->hp && job->hp->resume_job_id) {
         /* Checked when the job was created; if it is gone now, ty_study_new says so. */

@@ -100,6 +100,9 @@ static void tick(struct ty_loop *loop, void *data)
 {
 }
 
+/* running_since_usec of the runs of run() (0: a job that never ran before). */
+static int64_t g_running_since;
+
 static enum ty_job_state run(struct ty_job *job,
                              struct capture *cap,
                              double grace,
@@ -113,6 +116,7 @@ static enum ty_job_state run(struct ty_job *job,
         .grace_usec = (int64_t)(grace * 1e6),
         .on_log = cap_log,
         .on_state = cap_state,
+        .running_since_usec = g_running_since,
         .ctx = cap,
     };
     struct ty_error err = {0};
@@ -636,6 +640,25 @@ int main(void)
     st = run(job, &cap, 2, 0, err, sizeof(err));
     is_str(ty_job_state_name(st), "FAILED", "deadline => FAILED");
     like(err, "maximum running time (scheduling.maxRunningTime 0.5s)", "deadline wording");
+    ty_job_free(job);
+    ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* 7b. a run taking over a job that has been RUNNING for an hour (the service after an
+     * internal error): a 600 s maxRunningTime has run out, the run fails at once. */
+    job = make_job("late_job",
+                   "exec sleep 1000.556",
+                   0,
+                   NULL,
+                   NULL,
+                   "{\"scheduling\":{\"maxRunningTime\":\"600s\"}}");
+    g_running_since = ty_now_usec() - 3600 * INT64_C(1000000);
+    t0 = ty_mono_usec();
+    st = run(job, &cap, 2, 0, err, sizeof(err));
+    g_running_since = 0;
+    is_str(ty_job_state_name(st), "FAILED", "time already used up => FAILED");
+    like(err, "maximum running time (scheduling.maxRunningTime 600s)", "deadline wording");
+    ok(ty_mono_usec() - t0 < 20 * INT64_C(1000000), "at once, not after 600 s");
     ty_job_free(job);
     ty_buf_release(&cap.lines);
 

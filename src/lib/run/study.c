@@ -371,6 +371,7 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     o.on_state = trial_on_state;
     o.on_queued = trial_on_queued;
     o.on_progress = trial_on_progress;
+    o.running_since_usec = 0; /* maxRunningTime counts for each trial from its start */
     o.ctx = tr;
     o.extra_env = tr->env;
     o.metric_dir = tr->metric_dir;

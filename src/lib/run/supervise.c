@@ -266,9 +266,14 @@ static void on_started(void *ctx, struct ty_replica *r)
         return;
     sup->ever_running = true;
     set_state(sup, TY_STATE_RUNNING);
-    if (sup->job->max_running_usec > 0)
-        sup->deadline_timer = ty_loop_add_timer(
-            sup->loop, ty_mono_usec() + sup->job->max_running_usec, on_deadline, sup);
+    if (sup->job->max_running_usec > 0) {
+        int64_t left = sup->job->max_running_usec;
+        /* A run taking over a job that already ran: only what is left of its time. */
+        if (sup->opts.running_since_usec > 0)
+            left -= ty_now_usec() - sup->opts.running_since_usec;
+        sup->deadline_timer =
+            ty_loop_add_timer(sup->loop, ty_mono_usec() + (left > 0 ? left : 0), on_deadline, sup);
+    }
 }
 
 static void on_notice(void *ctx, enum ty_severity sev, const char *msg)

@@ -67,6 +67,9 @@ struct ty_supervisor_options {
      * internal error as the attempt after the last one recorded; the run may then go on to
      * first_attempt + TY_MAX_ATTEMPTS - 1 (restart.h). */
     unsigned first_attempt;
+    /* When the job first became RUNNING (wall clock, µs; 0: not yet), for a run that takes
+     * over from a supervisor that was lost: scheduling.maxRunningTime counts from then. */
+    int64_t running_since_usec;
     void *ctx;
 };
 
