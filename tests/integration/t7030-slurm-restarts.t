@@ -136,6 +136,33 @@ test_expect_success 'a launcher killed under a running job (connection lost): th
   no_slurm_jobs && wait_for 20 no_launchers && no_procs "sleep 934.$M" && no_procs "sleep 935.$M"
 '
 
+# (e) The Slurm job ends before its launchers were placed (cancelled from outside while it
+# waits on drained nodes): the allocation was lost, so the job is retried (a new Slurm job).
+cat >"$TEST_DIR/gone-master.sh" <<EOF
+echo "master in \$SLURM_JOB_ID"
+EOF
+test_expect_success 'an allocation lost before placement (scancel while queued): the job is retried' '
+  mkjob gone.json n1-standard-4 1 "$TEST_DIR/gone-master.sh" "$TEST_DIR/conn-worker.sh" "$TEST_DIR/gone" &&
+  nodes=$(sinfo -h -o %N | head -1) &&
+  scontrol update nodename="$nodes" state=drain reason=t7030 &&
+  { "$TRAINYARD" local train gone_job --runtime slurm --config gone.json --grace-period 2 >log 2>&1 & pid=$!; } &&
+  submitted() { grep -q "Submitted as Slurm job" log; } &&
+  { wait_for 30 submitted || { scontrol update nodename="$nodes" state=resume; false; }; } &&
+  first=$(sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log | head -1) &&
+  scancel "$first" &&
+  retrying() { grep -q "Retrying the job (attempt 2 of 4): Preparing the slurm runtime failed: the Slurm job $first ended" log; } &&
+  { wait_for 60 retrying; r=$?; scontrol update nodename="$nodes" state=resume; test $r = 0; } &&
+  ended() { ! kill -0 $pid 2>/dev/null; } &&
+  { wait_for 90 ended || kill -INT $pid; } &&
+  set +e; wait $pid; rc=$?; set -e
+  cat log &&
+  test $rc -eq 0 &&
+  test "$(rec gone_job "d[\"state\"]")" = SUCCEEDED &&
+  test "$(rec gone_job "d[\"attemptStatus\"][\"attempt\"]")" = 2 &&
+  grep -q "master in " log && ! grep -q "master in $first" log &&
+  no_slurm_jobs && wait_for 20 no_launchers && no_procs "sleep 935.$M"
+'
+
 # (b) Three replicas, one a node (n1-standard-8: 8 vCPUs); the slurmd of worker 0's node is
 # killed. Attempt 2's master lists the queue, then succeeds.
 cat >"$TEST_DIR/node-master.sh" <<EOF

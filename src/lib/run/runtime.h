@@ -61,7 +61,9 @@ struct ty_runtime_events {
      * @reason (the scheduler's words); called whenever the reason changes. */
     void (*queued)(void *ctx, const char *reason);
     /* An asynchronous prepare() (it returned TY_RUNTIME_ASYNC) ended: 0, or -errno with
-     * @error saying why. place() may be called after a 0. */
+     * @error saying why. place() may be called after a 0. -EHOSTDOWN says that what prepare()
+     * had obtained was lost before the replicas were placed (Slurm ended the allocation: a
+     * node failed, ...): transient, the supervisor retries the job as for a lost node. */
     void (*prepared)(void *ctx, int r, const char *error);
     /* An asynchronous cleanup() (it returned TY_RUNTIME_ASYNC) ended: everything the run
      * created is gone, or given up on after the runtime's deadlines (with a notice). The

@@ -494,12 +494,24 @@ static void prepare_failed(struct ty_supervisor *sup, const char *why)
 
 static void launch_all(struct ty_supervisor *sup);
 
+static void retry(struct ty_supervisor *sup, const char *why, const struct rep_state *rs);
+
 /* An asynchronous prepare() ended (runtimes with a queue: the allocation exists). */
 static void on_prepared(void *ctx, int r, const char *error)
 {
     struct ty_supervisor *sup = ctx;
     if (sup->stopping)
         return;
+    if (r == -EHOSTDOWN &&
+        ty_retry_decide(&sup->policy, TY_END_NODE_LOST, 0, sup->attempt - sup->first_attempt + 1) ==
+            TY_RETRY_JOB) {
+        /* The allocation was lost before the replicas were placed: as for a lost node. */
+        char msg[TY_ERROR_MSG_MAX + 128];
+        (void)snprintf(
+            msg, sizeof(msg), "Preparing the %s runtime failed: %s.", sup->rt->ops->name, error);
+        retry(sup, msg, NULL);
+        return;
+    }
     if (r < 0) {
         prepare_failed(sup, error);
         return;

@@ -297,8 +297,9 @@ static void poll_ended(struct slurm_rt *s)
     if (strcmp(s->state, "ENDED") != 0) /* still known to squeue: say how it ended */
         (void)snprintf(
             how, sizeof(how), " (%s%s%s)", s->state, reason ? ": " : "", reason ? s->reason : "");
+    /* The allocation is gone: a lost node for the supervisor (runtime.h, `prepared`). */
     slurm_prepared(s,
-                   -EIO,
+                   -EHOSTDOWN,
                    "the Slurm job %s ended%s before every replica was placed: %zu of %zu "
                    "launchers (trainyard-task) connected back to %s",
                    s->job_id,
