@@ -18,11 +18,11 @@
 #include "container-internal.h"
 #include "macro.h"
 
-/* How long force-removing one container may take (a removal kills a running container and
- * waits for it; Podman also unmounts its storage; they run in parallel), and removing the
- * network (answered at once unless the engine hangs). Teardown must end, so it gives up
- * then, with a notice; the next run's garbage collection removes what is left. */
-#define REMOVE_TIMEOUT_MS         60000L
+/* Removals run in parallel, each within CTR_REMOVE_TIMEOUT_MS, and the network's within
+ * NETWORK_REMOVE_TIMEOUT_MS (answered at once unless the engine hangs). Teardown must end,
+ * so it gives up then, with a notice; the next run's garbage collection removes what is
+ * left. */
+#define REMOVE_TIMEOUT_MS         CTR_REMOVE_TIMEOUT_MS
 #define NETWORK_REMOVE_TIMEOUT_MS 30000L
 
 static bool removed(long status)
@@ -33,18 +33,8 @@ static bool removed(long status)
 /* Stop every replica's requests and timers: nothing more is reported for them. */
 static void cancel_replicas(struct container_rt *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        struct ctr_replica *cr = &c->reps[i];
-        if (cr->req)
-            ty_docker_cancel(c->eng.api, cr->req);
-        if (cr->wait_req)
-            ty_docker_cancel(c->eng.api, cr->wait_req);
-        if (cr->logs_req)
-            ty_docker_cancel(c->eng.api, cr->logs_req);
-        cr->req = cr->wait_req = cr->logs_req = NULL;
-        ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
-        cr->drain_timer = 0;
-    }
+    for (size_t i = 0; i < c->n; i++)
+        ctr_run_cancel(&c->reps[i]);
 }
 
 /* The end of every cleanup: the GPUs, line buffers and port reservations are released. */
