@@ -92,6 +92,7 @@ struct container_rt {
     int net_attempt;             /* subnets tried so far */
     /* A retry: the plan holds the names of the attempt before, and so does this run. */
     bool reused;
+    bool oom_warned; /* said once that the OOM watch cannot work here */
     size_t clearing; /* removals of what the attempt before left, in flight */
     int cleared;     /* ... that removed something */
     /* cleanup under way (container-cleanup.c) */
@@ -121,7 +122,9 @@ void ctr_run_free(struct ctr_replica *cr);
 /* An idle watch. */
 void ctr_oom_watch_init(struct ctr_oom_watch *w);
 /* Watch the memory cgroup of process @pid (a container's) on @loop. Returns 0, or -errno
- * when it cannot be found or watched (the engine's State.OOMKilled is then all there is). */
+ * when it cannot be found or watched (the engine's State.OOMKilled is then all there is):
+ * -ESRCH the process or its cgroup is gone already, -ENODEV no memory controller is
+ * mounted here (or not in our view), else why opening or registering failed (-EACCES). */
 int ctr_oom_watch_start(struct ctr_oom_watch *w, struct ty_loop *loop, pid_t pid);
 /* Has the kernel counted an OOM kill in it (read once more if the cgroup is still there)? */
 bool ctr_oom_watch_killed(struct ctr_oom_watch *w);

@@ -84,7 +84,7 @@ static int pid_cgroup(pid_t pid, int version, char *out, size_t n)
     (void)snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
     f = fopen(path, "re");
     if (!f)
-        return -errno;
+        return -ESRCH; /* it has ended already */
     while (fgets(line, sizeof(line), f)) {
         char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         char *ctrls, *cpath;
@@ -190,7 +190,7 @@ int ctr_oom_watch_start(struct ctr_oom_watch *w, struct ty_loop *loop, pid_t pid
     w->loop = loop;
     version = memory_mount(mnt, sizeof(mnt), root, sizeof(root));
     if (version == 0)
-        return -ENOENT;
+        return -ENODEV;
     r = pid_cgroup(pid, version, cg, sizeof(cg));
     if (r < 0)
         return r;
@@ -198,12 +198,12 @@ int ctr_oom_watch_start(struct ctr_oom_watch *w, struct ty_loop *loop, pid_t pid
      * @root on. */
     rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
     if (rl && (strncmp(cg, root, rl) != 0 || (cg[rl] != '/' && cg[rl] != '\0')))
-        return -ENOENT;
+        return -ENODEV;
     dir = xasprintf("%s%s", mnt, cg + rl);
     file = xasprintf("%s/%s", dir, version == 1 ? "memory.oom_control" : "memory.events");
     w->counter_fd = open(file, O_RDONLY | O_CLOEXEC);
     if (w->counter_fd < 0)
-        return -errno;
+        return errno == ENOENT ? -ESRCH : -errno; /* ENOENT: removed, it has ended */
     if (version == 1) {
         _cleanup_free_ char *ctl = xasprintf("%s/cgroup.event_control", dir);
         char reg[64];

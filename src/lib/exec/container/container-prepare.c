@@ -416,9 +416,11 @@ static bool host_hash(const struct ty_replica *r, const char *host, char *hash)
     if (!host || strncmp(host, prefix, pl) != 0 || strlen(host) != pl + 10 + strlen(suffix) ||
         strcmp(host + pl + 10, suffix) != 0)
         return false;
-    for (size_t i = 0; i < 10; i++)
-        if (!strchr("0123456789abcdef", host[pl + i]) || !host[pl + i])
+    for (size_t i = 0; i < 10; i++) {
+        char x = host[pl + i];
+        if (!((x >= '0' && x <= '9') || (x >= 'a' && x <= 'f')))
             return false;
+    }
     memcpy(hash, host + pl, 10);
     hash[10] = '\0';
     return true;

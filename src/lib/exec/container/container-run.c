@@ -265,6 +265,7 @@ static void on_wait_done(void *ctx, long status, const char *body, size_t len, c
 static void on_pid_inspect(void *ctx, long status, const char *body, size_t len, const char *error)
 {
     struct ctr_replica *cr = ctx;
+    struct container_rt *c = cr->rt;
     _cleanup_json_ json_t *j = NULL;
     json_t *state;
 
@@ -273,8 +274,17 @@ static void on_pid_inspect(void *ctx, long status, const char *body, size_t len,
         !json_is_true(json_object_get(state, "Running")))
         return;
     json_int_t pid = json_integer_value(json_object_get(state, "Pid"));
-    if (pid > 0)
-        (void)ctr_oom_watch_start(&cr->oom, cr->rt->base.loop, (pid_t)pid);
+    int r = pid > 0 ? ctr_oom_watch_start(&cr->oom, c->base.loop, (pid_t)pid) : -ESRCH;
+    if (r < 0 && r != -ESRCH && !c->oom_warned) {
+        c->oom_warned = true;
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "Cannot watch the memory cgroup of container %s for the kernel's OOM "
+                          "kills (%s): a replica that exits with status 137 counts as killed "
+                          "from outside unless the container engine reports it out of memory.",
+                          cr->name,
+                          strerror(-r));
+    }
 }
 
 static void send_kill(struct ctr_replica *cr, int sig)
