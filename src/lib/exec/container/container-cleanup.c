@@ -115,6 +115,8 @@ static void network_removed(void *ctx, long status, const char *body, size_t len
 {
     struct container_rt *c = ctx;
 
+    if (!removed(status) && ctr_engine_gone(c, status, error) && ctr_engine_reopen(c))
+        return; /* ctr_cleanup_engine_back starts over */
     /* Something still attached: Podman's force removes it with the network. */
     if (!removed(status) && !c->network_forced) {
         if (!remove_network(c, true))
@@ -141,27 +143,18 @@ container_removed(void *ctx, long status, const char *body, size_t len, const ch
     struct ctr_replica *cr = ctx;
     struct container_rt *c = cr->rt;
 
+    if (!removed(status) && ctr_engine_gone(c, status, error) && ctr_engine_reopen(c))
+        return; /* ctr_cleanup_engine_back starts over */
     if (!removed(status))
         remove_failed(c, (size_t)(cr - c->reps), status, body, error);
     if (--c->removing == 0 && !remove_network(c, false))
         clean_done(c);
 }
 
-int ctr_cleanup(struct ty_runtime *rt)
+/* Start removing every container (also those whose create was still in flight), then the
+ * network. Returns true when under way (`cleaned` follows), false when it ended at once. */
+static bool start_removals(struct container_rt *c)
 {
-    struct container_rt *c = (struct container_rt *)rt;
-
-    if (c->cleaned || !c->reps)
-        return 0;
-    if (c->cleaning)
-        return TY_RUNTIME_ASYNC;
-    ctr_prepare_abort(c);
-    if (!c->eng.api) {
-        release(c);
-        return 0;
-    }
-    cancel_replicas(c);
-    c->cleaning = true;
     c->removing = 1; /* until every removal has started: none may end the batch early */
     for (size_t i = 0; i < c->n; i++) {
         struct ctr_replica *cr = &c->reps[i];
@@ -169,7 +162,7 @@ int ctr_cleanup(struct ty_runtime *rt)
         struct ty_error e = {0};
         if (ty_engine_call_start(&cr->rm_call,
                                  c->eng.api,
-                                 rt->loop,
+                                 c->base.loop,
                                  "DELETE",
                                  path,
                                  NULL,
@@ -184,7 +177,45 @@ int ctr_cleanup(struct ty_runtime *rt)
     }
     /* Callbacks run later on the loop, never from within a start: the last one to end goes
      * on with the network, or this does when none started. */
-    if (--c->removing == 0 && !remove_network(c, false)) {
+    return --c->removing > 0 || remove_network(c, false);
+}
+
+void ctr_cleanup_engine_back(struct container_rt *c, int r)
+{
+    if (r < 0 || !c->eng.api) {
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "The containers and the network of this run could not be removed; "
+                          "the next container job on this machine removes them.");
+        clean_done(c);
+        return;
+    }
+    if (!start_removals(c))
+        clean_done(c);
+}
+
+int ctr_cleanup(struct ty_runtime *rt)
+{
+    struct container_rt *c = (struct container_rt *)rt;
+
+    if (c->cleaned || !c->reps)
+        return 0;
+    if (c->cleaning)
+        return TY_RUNTIME_ASYNC;
+    ctr_prepare_abort(c);
+    if (c->reopening) { /* the engine went away: the removals wait for it */
+        cancel_replicas(c);
+        c->cleaning = true;
+        c->cleanup_waiting = true;
+        return TY_RUNTIME_ASYNC;
+    }
+    if (!c->eng.api) {
+        release(c);
+        return 0;
+    }
+    cancel_replicas(c);
+    c->cleaning = true;
+    if (!start_removals(c)) {
         release(c);
         return 0;
     }

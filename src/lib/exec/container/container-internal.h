@@ -66,6 +66,7 @@ struct ctr_replica {
     uint64_t drain_timer;
     struct ty_engine_call rm_call; /* its removal: before a relaunch, and in cleanup */
     bool started, exited, reported;
+    bool await_engine; /* its launch goes on once the engine is back (container.c) */
     bool wait_done, wait_ok, logs_done, exit_known, engine_oom;
 };
 
@@ -93,8 +94,12 @@ struct container_rt {
     /* A retry: the plan holds the names of the attempt before, and so does this run. */
     bool reused;
     bool oom_warned; /* said once that the OOM watch cannot work here */
-    size_t clearing; /* removals of what the attempt before left, in flight */
-    int cleared;     /* ... that removed something */
+    /* The engine went away under the run and is being reached again (container.c). */
+    bool reopening;
+    int reopens;
+    bool cleanup_waiting; /* cleanup goes on once the engine is back */
+    size_t clearing;      /* removals of what the attempt before left, in flight */
+    int cleared;          /* ... that removed something */
     /* cleanup under way (container-cleanup.c) */
     bool cleaning, cleaned;
     size_t removing;                /* container removals still in flight */
@@ -116,6 +121,30 @@ void ctr_run_signal(struct ctr_replica *cr, int sig);
 void ctr_run_cancel(struct ctr_replica *cr);
 /* Free what the replica holds (destroy). */
 void ctr_run_free(struct ctr_replica *cr);
+
+/* A relaunch's removal, or the launch of a replica whose start the engine's loss cut short:
+ * force-remove the container by name, then create it (container-run.c). */
+void ctr_run_resume(struct ctr_replica *cr);
+/* Report the replica's end as a start failure: @what ("creating", ...) container <name>
+ * failed: the error in @body / @error (status 0). */
+void ctr_run_start_failed(
+    struct ctr_replica *cr, const char *what, long status, const char *body, const char *error);
+/* Report the running replica lost: @why. */
+void ctr_run_lost(struct ctr_replica *cr, const char *why);
+
+/* ---- the engine going away (container.c) ---- */
+
+/* Did a request end because nothing answers on the engine's socket any more (and, when the
+ * engine is the podman service we started, because that service has ended)? */
+bool ctr_engine_gone(struct container_rt *c, long status, const char *error);
+/* Reach the engine again (start podman's service again when it was ours), at most a few
+ * times per run. Everything under way on the old engine stops: a running replica is
+ * reported lost (restarted in place by the supervisor), one being started waits and goes on
+ * (ctr_run_resume), a cleanup under way starts over (ctr_cleanup_engine_back). Returns false
+ * when it may not (then the caller reports its failure as usual). */
+bool ctr_engine_reopen(struct container_rt *c);
+/* The engine is back (@r 0) or could not be reached (@r -errno): cleanup goes on. */
+void ctr_cleanup_engine_back(struct container_rt *c, int r);
 
 /* ---- the OOM watch (container-oom.c) ---- */
 

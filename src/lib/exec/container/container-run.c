@@ -40,6 +40,8 @@
 #include "timeutil.h"
 
 static void maybe_report(struct ctr_replica *cr, bool drain_expired);
+static void line_out(void *ctx, const char *line, size_t len);
+static void line_err(void *ctx, const char *line, size_t len);
 
 void ctr_run_cancel(struct ctr_replica *cr)
 {
@@ -58,6 +60,7 @@ void ctr_run_cancel(struct ctr_replica *cr)
     if (cr->drain_timer)
         ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
     cr->drain_timer = 0;
+    cr->await_engine = false;
     ctr_oom_watch_stop(&cr->oom);
 }
 
@@ -80,8 +83,7 @@ static void report(struct ctr_replica *cr, const struct ty_exit_status *st)
     rt->ev.exited(rt->ev.ctx, cr->r, st);
 }
 
-/* Report a failure to bring the container up (@what: "creating", "starting", ...). */
-static void start_failed(
+void ctr_run_start_failed(
     struct ctr_replica *cr, const char *what, long status, const char *body, const char *error)
 {
     struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
@@ -91,6 +93,19 @@ static void start_failed(
     else
         ty_docker_error_message(body, msg, sizeof(msg));
     (void)snprintf(st.detail, sizeof(st.detail), "%s container %s failed: %s", what, cr->name, msg);
+    report(cr, &st);
+}
+
+void ctr_run_lost(struct ctr_replica *cr, const char *why)
+{
+    struct ty_exit_status st = {.kind = TY_EXIT_LOST};
+    (void)snprintf(st.detail,
+                   sizeof(st.detail),
+                   "the container engine lost its container %s (%s)",
+                   cr->name,
+                   why);
+    ty_linesplit_flush(&cr->out_ls, line_out, cr);
+    ty_linesplit_flush(&cr->err_ls, line_err, cr);
     report(cr, &st);
 }
 
@@ -145,16 +160,13 @@ static void maybe_report(struct ctr_replica *cr, bool drain_expired)
                 c->base.loop, ty_mono_usec() + LOG_DRAIN_USEC, on_drain_timeout, cr);
         return;
     }
+    if (cr->lost[0]) {
+        ctr_run_lost(cr, cr->lost);
+        return;
+    }
     ty_linesplit_flush(&cr->out_ls, line_out, cr);
     ty_linesplit_flush(&cr->err_ls, line_err, cr);
-    if (cr->lost[0]) {
-        st.kind = TY_EXIT_LOST;
-        (void)snprintf(st.detail,
-                       sizeof(st.detail),
-                       "the container engine lost its container %s (%s)",
-                       cr->name,
-                       cr->lost);
-    } else if (cr->exit_code == 137 && (cr->engine_oom || ctr_oom_watch_killed(&cr->oom))) {
+    if (cr->exit_code == 137 && (cr->engine_oom || ctr_oom_watch_killed(&cr->oom))) {
         st.kind = TY_EXIT_OOM;
     }
     report(cr, &st);
@@ -305,7 +317,7 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
 
     cr->req = NULL;
     if (status != 204 && status != 304) {
-        start_failed(cr, "starting", status, body, error);
+        ctr_run_start_failed(cr, "starting", status, body, error);
         return;
     }
     cr->started = true;
@@ -368,7 +380,7 @@ static void on_create_done(void *ctx, long status, const char *body, size_t len,
     cr->req = NULL;
     if (status != 201 || ty_json_parse(body, len, &j, NULL) < 0 || !ty_json_str(j, "Id")) {
         json_decref(j);
-        start_failed(cr, "creating", status, body, error);
+        ctr_run_start_failed(cr, "creating", status, body, error);
         return;
     }
     free(cr->id);
@@ -383,7 +395,7 @@ static void on_create_done(void *ctx, long status, const char *body, size_t len,
     path = xasprintf("/containers/%s/start", cr->id);
     if (ty_docker_request(
             cr->rt->eng.api, "POST", path, NULL, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, NULL) < 0)
-        start_failed(cr, "starting", 0, NULL, "cannot send the request");
+        ctr_run_start_failed(cr, "starting", 0, NULL, "cannot send the request");
 }
 
 static int create_container(struct ctr_replica *cr, struct ty_error *err)
@@ -402,7 +414,9 @@ static void on_old_removed(void *ctx, long status, const char *body, size_t len,
     struct ty_error e = {0};
 
     if (status != 204 && status != 200 && status != 404) {
-        start_failed(cr, "removing the previous", status, body, error);
+        if (ctr_engine_gone(cr->rt, status, error) && ctr_engine_reopen(cr->rt))
+            return; /* ctr_run_resume follows */
+        ctr_run_start_failed(cr, "removing the previous", status, body, error);
         return;
     }
     if (cr->pending_signal) {
@@ -411,7 +425,26 @@ static void on_old_removed(void *ctx, long status, const char *body, size_t len,
         return;
     }
     if (create_container(cr, &e) < 0)
-        start_failed(cr, "creating", 0, NULL, ty_error_msg(&e));
+        ctr_run_start_failed(cr, "creating", 0, NULL, ty_error_msg(&e));
+}
+
+/* Force-remove the container by name, then create it again (on_old_removed). */
+static int remove_then_create(struct ctr_replica *cr, struct ty_error *err)
+{
+    struct container_rt *c = cr->rt;
+    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", cr->name);
+
+    return ty_engine_call_start(&cr->rm_call,
+                                c->eng.api,
+                                c->base.loop,
+                                "DELETE",
+                                path,
+                                NULL,
+                                NULL,
+                                CTR_REMOVE_TIMEOUT_MS,
+                                on_old_removed,
+                                cr,
+                                err);
 }
 
 /* Forget the previous run: its requests ended when its exit was reported. */
@@ -433,7 +466,7 @@ static void reset_run(struct ctr_replica *cr)
 int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *err)
 {
     struct container_rt *c = cr->rt;
-    _cleanup_free_ char *path = NULL;
+    bool first;
 
     if (cr->runs > 0 && !cr->reported)
         return ty_error_set(
@@ -444,32 +477,34 @@ int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *e
         close(cr->reserve_fd);
         cr->reserve_fd = -1;
     }
-    if (cr->runs++ == 0)
-        return create_container(cr, err);
+    first = cr->runs++ == 0;
     /* A restart in place: remove the old container (exited, or still there after the
      * engine lost track of it), then create the same again. */
-    reset_run(cr);
-    path = xasprintf("/containers/%s?force=1", cr->name);
-    return ty_engine_call_start(&cr->rm_call,
-                                c->eng.api,
-                                c->base.loop,
-                                "DELETE",
-                                path,
-                                NULL,
-                                NULL,
-                                CTR_REMOVE_TIMEOUT_MS,
-                                on_old_removed,
-                                cr,
-                                err);
+    if (!first)
+        reset_run(cr);
+    if (c->reopening) {
+        cr->await_engine = true; /* the engine is being reached again: ctr_run_resume */
+        return 0;
+    }
+    return first ? create_container(cr, err) : remove_then_create(cr, err);
+}
+
+void ctr_run_resume(struct ctr_replica *cr)
+{
+    struct ty_error e = {0};
+
+    if (remove_then_create(cr, &e) < 0)
+        ctr_run_start_failed(cr, "removing the previous", 0, NULL, ty_error_msg(&e));
 }
 
 void ctr_run_signal(struct ctr_replica *cr, int sig)
 {
     if (cr->reported)
         return;
-    if (!cr->started) {
+    if (!cr->started || cr->await_engine) {
         cr->pending_signal = sig; /* applied when create/start completes */
         return;
     }
-    send_kill(cr, sig);
+    if (!cr->rt->reopening) /* else it is reported lost at once */
+        send_kill(cr, sig);
 }

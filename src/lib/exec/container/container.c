@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,100 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     for (size_t i = 0; i < c->n; i++)
         (void)snprintf(c->reps[i].ip, sizeof(c->reps[i].ip), "%s%zu", c->prefix, i + 2);
     return 0;
+}
+
+/* ---- the engine going away under a run ---- */
+
+/* Reaching the engine again: at most this many times per run. */
+#define MAX_REOPENS 3
+
+bool ctr_engine_gone(struct container_rt *c, long status, const char *error)
+{
+    struct pollfd p = {.fd = c->eng.service_pidfd, .events = POLLIN};
+
+    if (status != 0 || !error || strncmp(error, "cannot connect to ", 18) != 0)
+        return false;
+    /* Our own service: only once it has ended (its pidfd is readable); closing it then
+     * does not wait. */
+    if (c->eng.service_pid > 0)
+        return c->eng.service_pidfd >= 0 && poll(&p, 1, 0) == 1;
+    return true;
+}
+
+static void on_engine_back(void *ctx, int r, const char *error, const char *started)
+{
+    struct container_rt *c = ctx;
+
+    c->reopening = false;
+    if (r >= 0 && started)
+        ty_runtime_notice(&c->base, TY_SEV_INFO, "%s", started);
+    if (r < 0)
+        ty_runtime_notice(
+            &c->base, TY_SEV_WARNING, "The container engine could not be reached again: %s", error);
+    /* A report below may begin the cleanup, which stops the others (await_engine). */
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        if (!cr->await_engine)
+            continue;
+        cr->await_engine = false;
+        if (r < 0)
+            ctr_run_start_failed(cr, "reaching the engine for", 0, NULL, error);
+        else
+            ctr_run_resume(cr);
+    }
+    if (c->cleanup_waiting) {
+        c->cleanup_waiting = false;
+        ctr_cleanup_engine_back(c, r);
+    }
+}
+
+bool ctr_engine_reopen(struct container_rt *c)
+{
+    struct ty_error e = {0};
+    bool *lost;
+    int r;
+
+    if (c->reopening)
+        return true;
+    if (c->reopens >= MAX_REOPENS)
+        return false;
+    c->reopens++;
+    c->reopening = true;
+    ty_runtime_notice(&c->base,
+                      TY_SEV_WARNING,
+                      "The container engine at %s went away; reaching it again.",
+                      c->eng.socket ? c->eng.socket : "?");
+    /* Nothing may stay in flight on the old client: it is freed without callbacks. */
+    lost = xcalloc(c->n ? c->n : 1, sizeof(*lost));
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        bool under_way = cr->runs > 0 && !cr->reported && !c->cleaning;
+        bool starting = under_way && (!cr->started || cr->await_engine);
+        ctr_run_cancel(cr);
+        if (starting)
+            cr->await_engine = true;
+        else if (under_way)
+            lost[i] = true;
+    }
+    if (c->cleaning) { /* it starts over once the engine is back */
+        for (size_t i = 0; i < c->n; i++)
+            ty_engine_call_cancel(&c->reps[i].rm_call);
+        ty_engine_call_cancel(&c->net_call);
+        c->removing = 0;
+        c->cleanup_waiting = true;
+    }
+    ty_engine_close(&c->eng);
+    c->eng = (struct ty_engine){.service_pidfd = -1};
+    r = ty_engine_open(&c->eng, c->base.loop, on_engine_back, c, &e);
+    /* The running ones are lost: the supervisor restarts them in place (their launch waits
+     * for the engine), or ends the run. */
+    for (size_t i = 0; i < c->n; i++)
+        if (lost[i])
+            ctr_run_lost(&c->reps[i], "the engine went away");
+    free(lost);
+    if (r < 0)
+        on_engine_back(c, r, ty_error_msg(&e), NULL);
+    return true;
 }
 
 static int
