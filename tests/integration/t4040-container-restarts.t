@@ -4,13 +4,15 @@
 # itself once comes back with the same environment; a master crashing on the first attempt
 # gets the whole job retried with the same host names and addresses; `podman kill` of a
 # memory-limited container is a kill from outside (restarted), a real OOM is not (fails at
-# once); teardown after success restarts nothing; no container or network is left.
+# once); teardown after success restarts nothing; the podman service trainyard started dying
+# under a job loses its replicas, which run again on a new one; no container or network is
+# left.
 # Every replica appends to files in the job directory, one line per run: the hash of its
 # CLUSTER_SPEC + TF_CONFIG (.env), its start time (.up, /proc/uptime) and address (.ip).
 # Skipped (every test) when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-require_testbox "container restarts" kill-once crash-retry podman-kill oom teardown
+require_testbox "container restarts" kill-once crash-retry podman-kill oom teardown engine
 export TRAINYARD_RUNTIME=container
 J=$$ # job ids unique to this run: container labels are machine-wide
 IMG=localhost/trainyard/testbox:1
@@ -156,5 +158,35 @@ test_expect_success 'container restarts: teardown' '
   ! grep -q "restarting it" loge && ! grep -q "Retrying the job" loge &&
   test "$(ls jde/*.up | wc -l)" -eq 3 && runs_each jde 1 &&
   test -z "$(leftovers ctr_td_$J)"
+'
+
+# (f) the podman service trainyard started for the job is killed: the replicas are lost and
+# restarted in place on a new service. The master finishes on its second run, once the
+# worker runs again too.
+ENGINE="$PRE"'case $me in *-master-*)
+  if [ $(cat $jd/$me.up | wc -l) -ge 2 ]; then
+    while [ $(cat $jd/*-worker-*-0.up | wc -l) -lt 2 ]; do sleep 0.1; done; exit 0; fi;; esac
+'"$IDLE"
+test_expect_success 'container restarts: engine' '
+  ctr_job engine.json "$ENGINE" 1 &&
+  mkdir -p jdf &&
+  "$TRAINYARD" local train ctr_engine_$J --config engine.json --job-dir "$TEST_DIR/jdf" \
+    --grace-period 2 >logf 2>&1 &
+  pid=$!
+  { wait_for 60 sh -c "test -s jdf/cmle-training-worker-*-0.up && test -s jdf/cmle-training-master-*-0.up" ||
+    { kill -KILL $pid; false; }; } &&
+  svc=$(sed -n "s/.*started .*podman system service. (pid \([0-9]*\)).*/\1/p" logf | head -1) &&
+  if [ -z "$svc" ]; then
+    echo "# the engine is not one trainyard started: nothing to kill"; kill -INT $pid; wait $pid || true
+  else
+    kill -KILL "$svc" &&
+    { wait $pid || { cat logf; false; }; } &&
+    grep -q "Job completed successfully." logf &&
+    grep -q "went away; reaching it again." logf &&
+    grep -q "The replica worker 0 was lost: .*; restarting it (restart 1 of 5)." logf &&
+    grep -q "The replica master 0 was lost: .*; restarting it (restart 1 of 5)." logf &&
+    runs_each jdf 2 && same_each jdf env && same_each jdf ip
+  fi &&
+  test -z "$(leftovers ctr_engine_$J)"
 '
 test_done

@@ -207,6 +207,11 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
     code = container_exit(id, &oom, &gone);
     if (strcmp(verb, "start") == 0 || strcmp(verb, "kill") == 0) {
         respond(fd, 204, "text/plain", "");
+    } else if (strncmp(id, "rt-long~", 8) == 0 && strcmp(verb, "json") != 0) {
+        /* Runs until the server goes (logs, wait: no end). */
+        chunked_head(fd, "application/vnd.docker.raw-stream");
+        for (;;)
+            msleep(1000);
     } else if (strcmp(verb, "logs") == 0) {
         char out[256], line[128];
         int n = snprintf(line, sizeof(line), "output of %s\n", id);
@@ -386,6 +391,7 @@ int start_server(void)
 
     if (pipe(pipefd) < 0)
         return -1;
+    (void)unlink(dts_sock_path); /* a server stopped before left it */
     (void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dts_sock_path);
     server_pid = fork();
     if (server_pid < 0)

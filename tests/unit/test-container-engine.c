@@ -330,26 +330,30 @@ static struct ty_job *rt_job(const char *master, const char *worker, const char 
     struct ty_job *job = NULL;
     struct ty_error err = {0};
 
-    if (worker)
-        json_object_update(ti,
-                           json_pack("{s:s,s:i,s:{s:s}}",
-                                     "workerType",
-                                     "n1-standard-4",
-                                     "workerCount",
-                                     1,
-                                     "workerConfig",
-                                     "imageUri",
-                                     worker));
-    if (ps)
-        json_object_update(ti,
-                           json_pack("{s:s,s:i,s:{s:s}}",
-                                     "parameterServerType",
-                                     "n1-standard-4",
-                                     "parameterServerCount",
-                                     1,
-                                     "parameterServerConfig",
-                                     "imageUri",
-                                     ps));
+    if (worker) {
+        json_t *more = json_pack("{s:s,s:i,s:{s:s}}",
+                                 "workerType",
+                                 "n1-standard-4",
+                                 "workerCount",
+                                 1,
+                                 "workerConfig",
+                                 "imageUri",
+                                 worker);
+        json_object_update(ti, more);
+        json_decref(more);
+    }
+    if (ps) {
+        json_t *more = json_pack("{s:s,s:i,s:{s:s}}",
+                                 "parameterServerType",
+                                 "n1-standard-4",
+                                 "parameterServerCount",
+                                 1,
+                                 "parameterServerConfig",
+                                 "imageUri",
+                                 ps);
+        json_object_update(ti, more);
+        json_decref(more);
+    }
     if (ty_job_from_json(doc, &job, &err) < 0)
         BAIL_OUT("rt_job: %s", err.msg);
     json_decref(doc);
@@ -526,6 +530,55 @@ static void test_runtime_relaunch(struct ty_loop *loop)
     ty_job_free(job);
 }
 
+/* The engine goes away under a running replica: lost; back again, the replica restarts;
+ * gone for good, its restart fails (after one try to reach it again). */
+static void test_runtime_engine_gone(struct ty_loop *loop)
+{
+    struct ty_job *job = rt_job("rt-long", NULL, NULL);
+    struct ty_cluster_plan *plan = NULL;
+    struct rtev e = {0};
+    struct ty_runtime *rt;
+    struct container_rt *c;
+
+    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
+        BAIL_OUT("plan");
+    rt = rt_ready(loop, plan, &e);
+    c = (struct container_rt *)rt;
+    (void)rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL);
+    {
+        int64_t end = ty_mono_usec() + 5 * INT64_C(1000000);
+        while (e.started[0] < 1 && ty_mono_usec() < end)
+            run_for(loop, 20);
+    }
+    is_int(e.started[0], 1, "engine gone: running");
+    stop_server();
+    ok(until_exited(loop, &e, 0, 1), "engine gone: its end reported");
+    is_int(e.st[0].kind, TY_EXIT_LOST, "engine gone: lost");
+    like(e.st[0].detail, "inspecting it failed", "engine gone: ... says why");
+    if (start_server() < 0)
+        BAIL_OUT("cannot start the test HTTP server again");
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "engine back: relaunched");
+    {
+        int64_t end = ty_mono_usec() + 5 * INT64_C(1000000);
+        while (e.started[0] < 2 && ty_mono_usec() < end)
+            run_for(loop, 20);
+    }
+    is_int(e.started[0], 2, "engine back: running again");
+    stop_server();
+    ok(until_exited(loop, &e, 0, 2), "engine gone again: lost again");
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "gone for good: relaunch");
+    ok(until_exited(loop, &e, 0, 3), "gone for good: its end reported");
+    is_int(e.st[0].kind, TY_EXIT_START_FAILED, "gone for good: a start failure");
+    like(e.st[0].detail, "reaching the engine", "gone for good: ... after trying to reach it");
+    is_int(c->reopens, 1, "gone for good: reached for once");
+    ok(run_idle(&c->reps[0]), "gone for good: nothing left in flight");
+    if (start_server() < 0)
+        BAIL_OUT("cannot start the test HTTP server again");
+    rt_end(loop, rt, &e);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
 static void test_oom_parse(void)
 {
     is_int((int)ctr_oom_parse_count("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"),
@@ -548,6 +601,7 @@ static void test_runtime(struct ty_loop *loop)
     (void)setenv("DOCKER_HOST", host, 1);
     test_runtime_ends(loop);
     test_runtime_relaunch(loop);
+    test_runtime_engine_gone(loop);
     (void)unsetenv("DOCKER_HOST");
 }
 
