@@ -18,11 +18,11 @@
 #include "macro.h"
 #include "plan.h"
 #include "process.h"
-#include "restart.h"
 #include "runtime.h"
 #include "spec.h"
 #include "study.h"
 #include "supervise.h"
+#include "restart.h"
 #include "tap.h"
 #include "timeutil.h"
 
