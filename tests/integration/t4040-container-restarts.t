@@ -87,7 +87,9 @@ if [ -f "$TEST_DIR/jda/death" ]; then
   "
 fi
 
-# (b) the master exits 139 once every replica runs in attempt 1: the job is retried.
+# (b) the master exits 139 once every replica runs in attempt 1: the job is retried, on a
+# new runtime, with the same host names (the same environment) and addresses; the first
+# attempt's cleanup removed everything (the second finds nothing of it left).
 CRASH="$PRE"'case $me in *-master-*)
   if [ ! -e $jd/crashed ]; then while [ $(cat $jd/*.up | wc -l) -lt 3 ]; do sleep 0.1; done
     touch $jd/crashed; exit 139; fi
@@ -101,6 +103,7 @@ test_expect_success 'container restarts: crash-retry' '
   grep -q "Retrying the job (attempt 2 of 4): The replica master 0 exited with a non-zero status of 139." logb &&
   grep -q "Starting attempt 2 of 4." logb &&
   ! grep -q "restarting it" logb &&
+  ! grep -q "that the attempt before left" logb &&
   test "$(ls jdb/*.up | wc -l)" -eq 3 && runs_each jdb 2 &&
   same_each jdb env && same_each jdb ip &&
   test -z "$(leftovers ctr_crash_$J)"
