@@ -118,6 +118,130 @@ size_t mux_frame(char *out, int stream, const char *p, size_t n)
     return n + 8;
 }
 
+/* ---- the container runtime's routes: a tiny engine whose containers behave as their image
+ * says (docker-test-server.h), keeping its state in files of the scratch folder (every
+ * connection is served by a process of its own) ---- */
+
+/* Append @line to the scratch folder's request log (O_APPEND: whole lines). */
+static void log_request(const char *method, const char *path)
+{
+    _cleanup_free_ char *file = xasprintf("%s/requests.log", dts_tmpdir);
+    _cleanup_free_ char *line = xasprintf("%s %s\n", method, path);
+    int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        send_all(fd, line, strlen(line));
+        close(fd);
+    }
+}
+
+/* Save @body as the next of @what's files ("create-<name>", "network"): <what>-<k>.json.
+ * Returns k (1 for the first). */
+static int save_body(const char *what, const char *body)
+{
+    for (int k = 1; k < 1000; k++) {
+        _cleanup_free_ char *file = xasprintf("%s/%s-%d.json", dts_tmpdir, what, k);
+        int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+            continue;
+        send_all(fd, body, strlen(body));
+        close(fd);
+        return k;
+    }
+    return 0;
+}
+
+/* A container id is "<image>~<run>": how it behaves. rt-once: exit 137 on its first run, 0
+ * after; rt-kill: 137; rt-oom: 137 with OOMKilled; rt-gone: removed under the wait. */
+static int container_exit(const char *id, bool *oom, bool *gone)
+{
+    const char *tilde = strchr(id, '~');
+    int run = tilde ? (int)strtol(tilde + 1, NULL, 10) : 1;
+
+    *oom = strncmp(id, "rt-oom~", 7) == 0;
+    *gone = strncmp(id, "rt-gone~", 8) == 0;
+    if (strncmp(id, "rt-once~", 8) == 0)
+        return run == 1 ? 137 : 0;
+    if (strncmp(id, "rt-kill~", 8) == 0 || *oom)
+        return 137;
+    return 0;
+}
+
+static bool serve_runtime(int fd, const char *method, const char *p, const char *body)
+{
+    char id[128] = "", verb[32] = "";
+    bool oom, gone;
+    int code;
+
+    if (strncmp(p, "/containers/", 12) == 0 || strncmp(p, "/networks", 9) == 0)
+        log_request(method, p);
+    if (strcmp(method, "POST") == 0 && strncmp(p, "/containers/create?name=", 24) == 0) {
+        _cleanup_free_ char *what = xasprintf("create-%s", p + 24);
+        json_t *j = json_loads(body, 0, NULL);
+        const char *image = ty_json_str(j, "Image");
+        int k = save_body(what, body);
+        _cleanup_free_ char *out = xasprintf("{\"Id\":\"%s~%d\",\"Warnings\":[]}", image, k);
+        respond(fd, 201, "application/json", out);
+        json_decref(j);
+        return true;
+    }
+    if (strcmp(p, "/networks") == 0) {
+        respond(fd, 200, "application/json", "[]");
+        return true;
+    }
+    if (strcmp(method, "POST") == 0 && strcmp(p, "/networks/create") == 0) {
+        (void)save_body("network", body);
+        respond(fd, 201, "application/json", "{\"Id\":\"net1\"}");
+        return true;
+    }
+    if (strcmp(method, "DELETE") == 0 &&
+        (strncmp(p, "/containers/", 12) == 0 || strncmp(p, "/networks/", 10) == 0)) {
+        respond(fd, 204, "text/plain", "");
+        return true;
+    }
+    if (strncmp(p, "/images/rt-", 11) == 0) {
+        respond(fd, 200, "application/json", "{\"Id\":\"sha256:3\"}");
+        return true;
+    }
+    if (strncmp(p, "/containers/rt-", 15) != 0 || sscanf(p + 12, "%127[^/]/%31[a-z]", id, verb) < 1)
+        return false;
+    code = container_exit(id, &oom, &gone);
+    if (strcmp(verb, "start") == 0 || strcmp(verb, "kill") == 0) {
+        respond(fd, 204, "text/plain", "");
+    } else if (strncmp(id, "rt-long~", 8) == 0 && strcmp(verb, "json") != 0) {
+        /* Runs until the server goes (logs, wait: no end). */
+        chunked_head(fd, "application/vnd.docker.raw-stream");
+        for (;;)
+            msleep(1000);
+    } else if (strcmp(verb, "logs") == 0) {
+        char out[256], line[128];
+        int n = snprintf(line, sizeof(line), "output of %s\n", id);
+        size_t len = mux_frame(out, 1, line, (size_t)n);
+        chunked_head(fd, "application/vnd.docker.raw-stream");
+        chunk(fd, out, len);
+        msleep(50);
+        send_all(fd, "0\r\n\r\n", 5);
+    } else if (strcmp(verb, "wait") == 0) {
+        msleep(400); /* Podman's wait polls: later than the log stream's end */
+        respond(fd,
+                200,
+                "application/json",
+                gone   ? "{\"StatusCode\":0,\"Error\":{\"Message\":\"no such container\"}}"
+                : code ? "{\"StatusCode\":137,\"Error\":null}"
+                       : "{\"StatusCode\":0,\"Error\":null}");
+    } else if (gone) {
+        respond(fd, 404, "application/json", "{\"message\":\"no such container\"}");
+    } else {
+        _cleanup_free_ char *out =
+            xasprintf("{\"Id\":\"%s\",\"State\":{\"Status\":\"exited\",\"Running\":false,"
+                      "\"Pid\":0,\"ExitCode\":%d,\"OOMKilled\":%s}}",
+                      id,
+                      code,
+                      oom ? "true" : "false");
+        respond(fd, 200, "application/json", out);
+    }
+    return true;
+}
+
 /* The engine's routes (images, garbage collection) for the container-engine tests. Returns
  * whether @p was one. */
 static bool serve_engine(int fd, const char *p)
@@ -198,7 +322,7 @@ static void serve_conn(int fd)
             continue;
         }
         const char *p = path + 6;
-        if (serve_engine(fd, p)) {
+        if (serve_engine(fd, p) || serve_runtime(fd, method, p, body)) {
             /* answered */
         } else if (strcmp(p, "/_ping") == 0) {
             respond(fd, 200, "text/plain", "OK");
@@ -267,6 +391,7 @@ int start_server(void)
 
     if (pipe(pipefd) < 0)
         return -1;
+    (void)unlink(dts_sock_path); /* a server stopped before left it */
     (void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dts_sock_path);
     server_pid = fork();
     if (server_pid < 0)
@@ -355,10 +480,17 @@ int dts_setup(void)
 
 void dts_teardown(void)
 {
-    _cleanup_free_ char *a = xasprintf("%s/missing.sock", dts_tmpdir);
-    _cleanup_free_ char *b = xasprintf("%s/deaf.sock", dts_tmpdir);
-    (void)unlink(dts_sock_path);
-    (void)unlink(a);
-    (void)unlink(b);
+    DIR *d = opendir(dts_tmpdir);
+    struct dirent *de;
+
+    /* Only plain names the tests made: sockets, the request log, saved bodies. */
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        _cleanup_free_ char *f = xasprintf("%s/%s", dts_tmpdir, de->d_name);
+        (void)unlink(f);
+    }
+    if (d)
+        closedir(d);
     (void)rmdir(dts_tmpdir);
 }

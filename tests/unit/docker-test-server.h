@@ -17,8 +17,18 @@ extern char dts_sock_path[108];
 
 /* Make the scratch folder and the socket's path. Returns 0, or -1 (mkdtemp failed). */
 int dts_setup(void);
-/* Remove the socket, the test's other sockets in the folder, and the folder. */
+/* Remove the socket, the test's other sockets and files in the folder, and the folder. */
 void dts_teardown(void);
+
+/* Besides canned routes, the server is a tiny engine for the container runtime: images
+ * named rt-* are present; networks are created and removed; POST /containers/create saves
+ * its body as create-<name>-<k>.json in the scratch folder and answers the id
+ * "<image>~<k>"; such a container logs "output of <id>", its wait answers after 400 ms (later
+ * than its log stream ends, as Podman's) and its inspect says how it ended, by image:
+ * rt-once exits 137 on its first run and 0 after, rt-kill 137, rt-oom 137 with OOMKilled,
+ * rt-gone is removed under the wait (an error, then 404), rt-long runs until the server
+ * is stopped, others 0. Every request under
+ * /containers and /networks is appended to requests.log ("METHOD PATH"). */
 
 /* Fork the server on dts_sock_path; returns once it listens: 0, or -1. */
 int start_server(void);

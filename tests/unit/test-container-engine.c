@@ -3,7 +3,11 @@
  * against the test HTTP server of docker-test-server.h: requests with a loop-timer deadline,
  * connecting (DOCKER_HOST, a missing socket, closed before it finished), images (present,
  * slow, pulled, failing, one at a time, cancelled), garbage collection, subnets, and the
- * padded base64 of registry credentials. */
+ * padded base64 of registry credentials. And the container runtime itself on that server:
+ * how a replica's end is reported (137 with and without an OOM kill, a container removed
+ * under it), a restart in place (the old container removed, an identical one created,
+ * nothing of the old run left), and a retry on a new runtime (same names, leftovers
+ * removed first). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,11 +27,18 @@
 #include "base64.h"
 #include "buf.h"
 #include "container-engine.h"
+#include "container-internal.h"
+#include "container.h"
 #include "docker-api.h"
+#include "docker-internal.h"
 #include "docker-test-server.h"
+#include "fdutil.h"
 #include "json.h"
 #include "loop.h"
 #include "macro.h"
+#include "plan.h"
+#include "runtime.h"
+#include "spec.h"
 #include "tap.h"
 #include "timeutil.h"
 
@@ -250,6 +261,350 @@ static void test_base64_padded(void)
     is_str(b, "YWJjZA==", "base64url padded: two '='");
 }
 
+/* ---- the runtime ---- */
+
+#define RT_MAX 4
+
+struct rtev {
+    struct ty_runtime *rt;
+    int started[RT_MAX], exited[RT_MAX];
+    struct ty_exit_status st[RT_MAX];
+    char out[RT_MAX][128];
+    bool prepared, cleaned;
+    int prep_r;
+    char prep_error[256];
+};
+
+static size_t rep_index(struct rtev *e, struct ty_replica *r)
+{
+    return ty_runtime_replica_index(e->rt, r);
+}
+
+static void ev_started(void *ctx, struct ty_replica *r)
+{
+    struct rtev *e = ctx;
+    e->started[rep_index(e, r)]++;
+}
+
+static void
+ev_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len)
+{
+    struct rtev *e = ctx;
+    (void)snprintf(e->out[rep_index(e, r)], sizeof(e->out[0]), "%.*s", (int)len, line);
+}
+
+static void ev_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
+{
+    struct rtev *e = ctx;
+    e->exited[rep_index(e, r)]++;
+    e->st[rep_index(e, r)] = *st;
+}
+
+static void ev_prepared(void *ctx, int r, const char *error)
+{
+    struct rtev *e = ctx;
+    e->prepared = true;
+    e->prep_r = r;
+    (void)snprintf(e->prep_error, sizeof(e->prep_error), "%s", error ? error : "");
+}
+
+static void ev_cleaned(void *ctx)
+{
+    struct rtev *e = ctx;
+    e->cleaned = true;
+}
+
+/* A job of a master (@master image), and a worker and a parameter server when their images
+ * are given. */
+static struct ty_job *rt_job(const char *master, const char *worker, const char *ps)
+{
+    json_t *ti = json_pack("{s:s,s:s,s:{s:s}}",
+                           "scaleTier",
+                           "CUSTOM",
+                           "masterType",
+                           "n1-standard-4",
+                           "masterConfig",
+                           "imageUri",
+                           master);
+    json_t *doc = json_pack("{s:s,s:o}", "jobId", "rt_job", "trainingInput", ti);
+    struct ty_job *job = NULL;
+    struct ty_error err = {0};
+
+    if (worker) {
+        json_t *more = json_pack("{s:s,s:i,s:{s:s}}",
+                                 "workerType",
+                                 "n1-standard-4",
+                                 "workerCount",
+                                 1,
+                                 "workerConfig",
+                                 "imageUri",
+                                 worker);
+        json_object_update(ti, more);
+        json_decref(more);
+    }
+    if (ps) {
+        json_t *more = json_pack("{s:s,s:i,s:{s:s}}",
+                                 "parameterServerType",
+                                 "n1-standard-4",
+                                 "parameterServerCount",
+                                 1,
+                                 "parameterServerConfig",
+                                 "imageUri",
+                                 ps);
+        json_object_update(ti, more);
+        json_decref(more);
+    }
+    if (ty_job_from_json(doc, &job, &err) < 0)
+        BAIL_OUT("rt_job: %s", err.msg);
+    json_decref(doc);
+    return job;
+}
+
+/* A runtime on @plan, prepared and placed. */
+static struct ty_runtime *
+rt_ready(struct ty_loop *loop, struct ty_cluster_plan *plan, struct rtev *e)
+{
+    struct ty_runtime_events ev = {.started = ev_started,
+                                   .output = ev_output,
+                                   .exited = ev_exited,
+                                   .prepared = ev_prepared,
+                                   .cleaned = ev_cleaned,
+                                   .ctx = e};
+    struct ty_runtime *rt = NULL;
+    struct ty_error err = {0};
+
+    if (ty_runtime_new(&ty_runtime_container, loop, &ev, &rt, &err) < 0)
+        BAIL_OUT("ty_runtime_new: %s", err.msg);
+    e->rt = rt;
+    ty_runtime_attach(rt, plan);
+    if (rt->ops->prepare(rt, &err) != TY_RUNTIME_ASYNC || !run_until(loop, &e->prepared, 10000) ||
+        e->prep_r < 0 || rt->ops->place(rt, &err) < 0)
+        BAIL_OUT("runtime not ready: %s%s", err.msg, e->prep_error);
+    return rt;
+}
+
+static void rt_end(struct ty_loop *loop, struct ty_runtime *rt, struct rtev *e)
+{
+    if (rt->ops->cleanup(rt) == TY_RUNTIME_ASYNC)
+        (void)run_until(loop, &e->cleaned, 10000);
+    ty_runtime_free(rt);
+}
+
+/* Run @loop until replica @i has exited @n times. */
+static bool until_exited(struct ty_loop *loop, struct rtev *e, size_t i, int n)
+{
+    int64_t end = ty_mono_usec() + 10 * INT64_C(1000000);
+    while (e->exited[i] < n && ty_mono_usec() < end)
+        run_for(loop, 20);
+    return e->exited[i] >= n;
+}
+
+/* The whole scratch file @name ("" when missing). Caller frees. */
+static char *scratch(const char *name)
+{
+    _cleanup_free_ char *path = xasprintf("%s/%s", dts_tmpdir, name);
+    char *text = NULL;
+    size_t len;
+    if (ty_read_file(path, 1 << 20, &text, &len, NULL) < 0)
+        return xstrdup("");
+    return text;
+}
+
+/* Nothing of a replica's run is left: no request, timer or watch. */
+static bool run_idle(struct ctr_replica *cr)
+{
+    return !cr->req && !cr->wait_req && !cr->logs_req && !ty_engine_call_busy(&cr->pid_call) &&
+           !ty_engine_call_busy(&cr->exit_call) && !ty_engine_call_busy(&cr->rm_call) &&
+           !cr->drain_timer && cr->oom.notify_fd < 0 && cr->oom.counter_fd < 0;
+}
+
+static char *const rt_env[] = {"CLUSTER_SPEC={\"master\":[\"m:2222\"]}", "TF_CONFIG={}", NULL};
+
+/* How ends are reported: exit 137 without and with the engine's OOMKilled, and a container
+ * removed under its wait. */
+static void test_runtime_ends(struct ty_loop *loop)
+{
+    struct ty_job *job = rt_job("rt-kill", "rt-oom", "rt-gone");
+    struct ty_cluster_plan *plan = NULL;
+    struct rtev e = {0};
+    struct ty_runtime *rt;
+    struct container_rt *c;
+
+    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
+        BAIL_OUT("plan");
+    rt = rt_ready(loop, plan, &e);
+    c = (struct container_rt *)rt;
+    for (size_t i = 0; i < 3; i++)
+        is_int(rt->ops->launch(rt, &plan->replicas[i], rt_env, NULL), 0, "ends: launch %zu", i);
+    ok(until_exited(loop, &e, 0, 1) && until_exited(loop, &e, 1, 1) && until_exited(loop, &e, 2, 1),
+       "ends: every replica exited");
+    is_int(e.st[0].kind, TY_EXIT_CODE, "ends: 137, no OOM kill recorded: an exit status");
+    is_int(e.st[0].code, 137, "ends: ... 137, which the supervisor reads as SIGKILL");
+    is_int(e.st[1].kind, TY_EXIT_OOM, "ends: 137 with the engine's OOMKilled: out of memory");
+    is_int(e.st[1].code, 137, "ends: ... 137");
+    is_int(e.st[2].kind, TY_EXIT_LOST, "ends: removed under its wait: lost");
+    like(e.st[2].detail, "removed outside trainyard", "ends: ... says so");
+    like(e.out[0], "output of rt-kill~1", "ends: output delivered");
+    ok(e.started[0] == 1 && e.started[1] == 1 && e.started[2] == 1, "ends: each started once");
+    ok(run_idle(&c->reps[0]) && run_idle(&c->reps[1]) && run_idle(&c->reps[2]),
+       "ends: no request, timer or watch left of the runs");
+    rt_end(loop, rt, &e);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
+/* A restart in place, then a retry on a new runtime with the same plan. */
+static void forget_requests(void)
+{
+    _cleanup_free_ char *path = xasprintf("%s/requests.log", dts_tmpdir);
+    (void)unlink(path);
+}
+
+static void test_runtime_relaunch(struct ty_loop *loop)
+{
+    struct ty_job *job = rt_job("rt-once", NULL, NULL);
+    struct ty_cluster_plan *plan = NULL;
+    struct rtev e = {0}, e2 = {0};
+    struct ty_runtime *rt;
+    struct container_rt *c;
+    struct ty_error err = {0};
+    _cleanup_free_ char *name = NULL, *host = NULL, *log = NULL, *b1 = NULL, *b2 = NULL;
+    _cleanup_free_ char *del = NULL, *net_del = NULL, *log2 = NULL, *create = NULL;
+    const char *first_create, *second_create, *removal;
+
+    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
+        BAIL_OUT("plan");
+    forget_requests();
+    rt = rt_ready(loop, plan, &e);
+    c = (struct container_rt *)rt;
+    name = xstrdup(c->reps[0].name);
+    host = xstrdup(plan->replicas[0].host);
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "relaunch: first launch");
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, &err),
+           -EBUSY,
+           "relaunch: not while the run goes on");
+    ok(until_exited(loop, &e, 0, 1), "relaunch: the first run ended");
+    is_int(e.st[0].code, 137, "relaunch: the first run 137");
+    ok(run_idle(&c->reps[0]), "relaunch: nothing of the first run left");
+
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "relaunch: launched again");
+    ok(until_exited(loop, &e, 0, 2), "relaunch: the second run ended");
+    is_int(e.started[0], 2, "relaunch: started twice");
+    is_int(e.st[0].kind, TY_EXIT_CODE, "relaunch: the second run's end");
+    is_int(e.st[0].code, 0, "relaunch: ... is its own (0)");
+    like(e.out[0], "output of rt-once~2", "relaunch: the new container's output");
+    ok(run_idle(&c->reps[0]), "relaunch: nothing of the second run left");
+
+    log = scratch("requests.log");
+    del = xasprintf("DELETE /containers/%s?force=1", name);
+    create = xasprintf("POST /containers/create?name=%s\n", name);
+    first_create = strstr(log, create);
+    second_create = first_create ? strstr(first_create + 1, create) : NULL;
+    removal = first_create ? strstr(first_create, del) : NULL;
+    ok(second_create && removal && removal < second_create,
+       "relaunch: the old container removed before the new one is created");
+    {
+        _cleanup_free_ char *f1 = xasprintf("create-%s-1.json", name);
+        _cleanup_free_ char *f2 = xasprintf("create-%s-2.json", name);
+        b1 = scratch(f1);
+        b2 = scratch(f2);
+    }
+    ok(b1[0] && strcmp(b1, b2) == 0, "relaunch: the same create body, byte for byte");
+    like(b1, "CLUSTER_SPEC=", "relaunch: ... with the environment");
+    is_str(plan->replicas[0].host, host, "relaunch: the same host");
+    rt_end(loop, rt, &e);
+
+    /* A retry: a new runtime on the same plan. */
+    forget_requests();
+    rt = rt_ready(loop, plan, &e2);
+    c = (struct container_rt *)rt;
+    is_str(plan->replicas[0].host, host, "retry: the same host name");
+    is_str(c->reps[0].name, name, "retry: the same container name");
+    log2 = scratch("requests.log");
+    net_del = xasprintf("DELETE /networks/%s?force=1", c->network);
+    ok(strstr(log2, del) && strstr(log2, net_del) && strstr(log2, "POST /networks/create") &&
+           strstr(log2, net_del) < strstr(log2, "POST /networks/create"),
+       "retry: what the attempt before may have left is removed before the network is made");
+    rt_end(loop, rt, &e2);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
+/* The engine goes away under a running replica: lost; back again, the replica restarts;
+ * gone for good, its restart fails (after one try to reach it again). */
+static void test_runtime_engine_gone(struct ty_loop *loop)
+{
+    struct ty_job *job = rt_job("rt-long", NULL, NULL);
+    struct ty_cluster_plan *plan = NULL;
+    struct rtev e = {0};
+    struct ty_runtime *rt;
+    struct container_rt *c;
+
+    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
+        BAIL_OUT("plan");
+    rt = rt_ready(loop, plan, &e);
+    c = (struct container_rt *)rt;
+    (void)rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL);
+    {
+        int64_t end = ty_mono_usec() + 5 * INT64_C(1000000);
+        while (e.started[0] < 1 && ty_mono_usec() < end)
+            run_for(loop, 20);
+    }
+    is_int(e.started[0], 1, "engine gone: running");
+    stop_server();
+    ok(until_exited(loop, &e, 0, 1), "engine gone: its end reported");
+    is_int(e.st[0].kind, TY_EXIT_LOST, "engine gone: lost");
+    like(e.st[0].detail, "inspecting it failed", "engine gone: ... says why");
+    if (start_server() < 0)
+        BAIL_OUT("cannot start the test HTTP server again");
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "engine back: relaunched");
+    {
+        int64_t end = ty_mono_usec() + 5 * INT64_C(1000000);
+        while (e.started[0] < 2 && ty_mono_usec() < end)
+            run_for(loop, 20);
+    }
+    is_int(e.started[0], 2, "engine back: running again");
+    stop_server();
+    ok(until_exited(loop, &e, 0, 2), "engine gone again: lost again");
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "gone for good: relaunch");
+    ok(until_exited(loop, &e, 0, 3), "gone for good: its end reported");
+    is_int(e.st[0].kind, TY_EXIT_START_FAILED, "gone for good: a start failure");
+    like(e.st[0].detail, "reaching the engine", "gone for good: ... after trying to reach it");
+    is_int(c->reopens, 1, "gone for good: reached for once");
+    ok(run_idle(&c->reps[0]), "gone for good: nothing left in flight");
+    if (start_server() < 0)
+        BAIL_OUT("cannot start the test HTTP server again");
+    rt_end(loop, rt, &e);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
+static void test_oom_parse(void)
+{
+    is_int((int)ctr_oom_parse_count("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"),
+           3,
+           "oom count: cgroup v1 memory.oom_control");
+    is_int((int)ctr_oom_parse_count("low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n"),
+           1,
+           "oom count: cgroup v2 memory.events");
+    is_int((int)ctr_oom_parse_count("oom_kill_disable 1\nunder_oom 0\n"),
+           0,
+           "oom count: oom_kill_disable is not the count");
+    ctr_subnet_remember("00000000aa", 77);
+    is_int(ctr_subnet_recall("00000000aa"), 77, "subnet: remembered by hash");
+    is_int(ctr_subnet_recall("00000000bb"), -1, "subnet: unknown hash");
+}
+
+static void test_runtime(struct ty_loop *loop)
+{
+    _cleanup_free_ char *host = xasprintf("unix://%s", dts_sock_path);
+    (void)setenv("DOCKER_HOST", host, 1);
+    test_runtime_ends(loop);
+    test_runtime_relaunch(loop);
+    test_runtime_engine_gone(loop);
+    (void)unsetenv("DOCKER_HOST");
+}
+
 static void test_engine(struct ty_loop *loop)
 {
     struct ty_docker *d = NULL;
@@ -275,6 +630,8 @@ int main(void)
         BAIL_OUT("cannot start the test HTTP server on %s", dts_sock_path);
     loop = ty_loop_new();
     test_engine(loop);
+    test_oom_parse();
+    test_runtime(loop);
     stop_server();
     ty_loop_free(loop);
     dts_teardown();

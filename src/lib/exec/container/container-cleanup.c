@@ -18,11 +18,11 @@
 #include "container-internal.h"
 #include "macro.h"
 
-/* How long force-removing one container may take (a removal kills a running container and
- * waits for it; Podman also unmounts its storage; they run in parallel), and removing the
- * network (answered at once unless the engine hangs). Teardown must end, so it gives up
- * then, with a notice; the next run's garbage collection removes what is left. */
-#define REMOVE_TIMEOUT_MS         60000L
+/* Removals run in parallel, each within CTR_REMOVE_TIMEOUT_MS, and the network's within
+ * NETWORK_REMOVE_TIMEOUT_MS (answered at once unless the engine hangs). Teardown must end,
+ * so it gives up then, with a notice; the next run's garbage collection removes what is
+ * left. */
+#define REMOVE_TIMEOUT_MS         CTR_REMOVE_TIMEOUT_MS
 #define NETWORK_REMOVE_TIMEOUT_MS 30000L
 
 static bool removed(long status)
@@ -33,18 +33,8 @@ static bool removed(long status)
 /* Stop every replica's requests and timers: nothing more is reported for them. */
 static void cancel_replicas(struct container_rt *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        struct ctr_replica *cr = &c->reps[i];
-        if (cr->req)
-            ty_docker_cancel(c->eng.api, cr->req);
-        if (cr->wait_req)
-            ty_docker_cancel(c->eng.api, cr->wait_req);
-        if (cr->logs_req)
-            ty_docker_cancel(c->eng.api, cr->logs_req);
-        cr->req = cr->wait_req = cr->logs_req = NULL;
-        ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
-        cr->drain_timer = 0;
-    }
+    for (size_t i = 0; i < c->n; i++)
+        ctr_run_cancel(&c->reps[i]);
 }
 
 /* The end of every cleanup: the GPUs, line buffers and port reservations are released. */
@@ -125,6 +115,8 @@ static void network_removed(void *ctx, long status, const char *body, size_t len
 {
     struct container_rt *c = ctx;
 
+    if (!removed(status) && ctr_engine_gone(c, status, error) && ctr_engine_reopen(c))
+        return; /* ctr_cleanup_engine_back starts over */
     /* Something still attached: Podman's force removes it with the network. */
     if (!removed(status) && !c->network_forced) {
         if (!remove_network(c, true))
@@ -151,27 +143,18 @@ container_removed(void *ctx, long status, const char *body, size_t len, const ch
     struct ctr_replica *cr = ctx;
     struct container_rt *c = cr->rt;
 
+    if (!removed(status) && ctr_engine_gone(c, status, error) && ctr_engine_reopen(c))
+        return; /* ctr_cleanup_engine_back starts over */
     if (!removed(status))
         remove_failed(c, (size_t)(cr - c->reps), status, body, error);
     if (--c->removing == 0 && !remove_network(c, false))
         clean_done(c);
 }
 
-int ctr_cleanup(struct ty_runtime *rt)
+/* Start removing every container (also those whose create was still in flight), then the
+ * network. Returns true when under way (`cleaned` follows), false when it ended at once. */
+static bool start_removals(struct container_rt *c)
 {
-    struct container_rt *c = (struct container_rt *)rt;
-
-    if (c->cleaned || !c->reps)
-        return 0;
-    if (c->cleaning)
-        return TY_RUNTIME_ASYNC;
-    ctr_prepare_abort(c);
-    if (!c->eng.api) {
-        release(c);
-        return 0;
-    }
-    cancel_replicas(c);
-    c->cleaning = true;
     c->removing = 1; /* until every removal has started: none may end the batch early */
     for (size_t i = 0; i < c->n; i++) {
         struct ctr_replica *cr = &c->reps[i];
@@ -179,7 +162,7 @@ int ctr_cleanup(struct ty_runtime *rt)
         struct ty_error e = {0};
         if (ty_engine_call_start(&cr->rm_call,
                                  c->eng.api,
-                                 rt->loop,
+                                 c->base.loop,
                                  "DELETE",
                                  path,
                                  NULL,
@@ -194,7 +177,45 @@ int ctr_cleanup(struct ty_runtime *rt)
     }
     /* Callbacks run later on the loop, never from within a start: the last one to end goes
      * on with the network, or this does when none started. */
-    if (--c->removing == 0 && !remove_network(c, false)) {
+    return --c->removing > 0 || remove_network(c, false);
+}
+
+void ctr_cleanup_engine_back(struct container_rt *c, int r)
+{
+    if (r < 0 || !c->eng.api) {
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "The containers and the network of this run could not be removed; "
+                          "the next container job on this machine removes them.");
+        clean_done(c);
+        return;
+    }
+    if (!start_removals(c))
+        clean_done(c);
+}
+
+int ctr_cleanup(struct ty_runtime *rt)
+{
+    struct container_rt *c = (struct container_rt *)rt;
+
+    if (c->cleaned || !c->reps)
+        return 0;
+    if (c->cleaning)
+        return TY_RUNTIME_ASYNC;
+    ctr_prepare_abort(c);
+    if (c->reopening) { /* the engine went away: the removals wait for it */
+        cancel_replicas(c);
+        c->cleaning = true;
+        c->cleanup_waiting = true;
+        return TY_RUNTIME_ASYNC;
+    }
+    if (!c->eng.api) {
+        release(c);
+        return 0;
+    }
+    cancel_replicas(c);
+    c->cleaning = true;
+    if (!start_removals(c)) {
         release(c);
         return 0;
     }

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "container-engine.h"
 #include "docker-api.h"
@@ -21,10 +22,25 @@
 #define PULL_TIMEOUT_MS 600000
 /* After a container's wait returns, how long its log stream may take to drain. */
 #define LOG_DRAIN_USEC (2 * INT64_C(1000000))
+/* How long force-removing one container may take (a removal kills a running container and
+ * waits for it; Podman also unmounts its storage), and inspecting one (answered from the
+ * engine's state at once unless it hangs). */
+#define CTR_REMOVE_TIMEOUT_MS  60000L
+#define CTR_INSPECT_TIMEOUT_MS 30000L
 /* 2 GiB: PyTorch data loaders want far more than Docker's 64 MiB /dev/shm default. */
 #define MAX_SHM_BYTES (INT64_C(2) << 30)
 
 struct container_rt;
+
+/* Is the kernel's OOM killer at work in a container (container-oom.c)? */
+struct ctr_oom_watch {
+    struct ty_loop *loop;
+    int notify_fd;  /* v1: eventfd registered in cgroup.event_control; v2: inotify; or -1 */
+    int counter_fd; /* memory.oom_control (v1) or memory.events (v2), or -1 */
+    uint64_t timer; /* the next re-read after a notice */
+    int rereads;    /* re-reads left */
+    bool killed;    /* an oom_kill count above 0 was read */
+};
 
 struct ctr_replica {
     struct container_rt *rt;
@@ -32,16 +48,26 @@ struct ctr_replica {
     char *name;
     char *id;
     char ip[32];
+    /* The create body of its first launch: a relaunch sends the same bytes (environment,
+     * address, GPUs). */
+    char *body;
+    unsigned runs;             /* launches so far */
     struct ty_docker_req *req; /* create or start in flight */
     struct ty_docker_req *wait_req, *logs_req;
+    struct ty_engine_call pid_call;  /* inspect after the start: its process (OOM watch) */
+    struct ty_engine_call exit_call; /* inspect at its end: exit status, OOMKilled, or gone */
+    struct ctr_oom_watch oom;
     struct ty_docker_demux dm;
     struct ty_linesplit out_ls, err_ls;
     int pending_signal;
     int reserve_fd; /* host networking: the port held until the container starts, or -1 */
-    long exit_code;
+    long exit_code, wait_code;
+    char lost[200]; /* not empty: the engine lost the container, and why */
     uint64_t drain_timer;
-    struct ty_engine_call rm_call; /* cleanup: its removal */
-    bool started, exited, reported, wait_done, logs_done, sigkilled;
+    struct ty_engine_call rm_call; /* its removal: before a relaunch, and in cleanup */
+    bool started, exited, reported;
+    bool await_engine; /* its launch goes on once the engine is back (container.c) */
+    bool wait_done, wait_ok, logs_done, exit_known, engine_oom;
 };
 
 struct container_rt {
@@ -65,12 +91,85 @@ struct container_rt {
     struct ty_engine_call pcall; /* the network listing or creation in flight */
     size_t next_image;           /* the replica whose image is being made present */
     int net_attempt;             /* subnets tried so far */
+    /* A retry: the plan holds the names of the attempt before, and so does this run. */
+    bool reused;
+    bool oom_warned; /* said once that the OOM watch cannot work here */
+    /* The engine went away under the run and is being reached again (container.c). */
+    bool reopening;
+    int reopens;
+    bool cleanup_waiting; /* cleanup goes on once the engine is back */
+    size_t clearing;      /* removals of what the attempt before left, in flight */
+    int cleared;          /* ... that removed something */
     /* cleanup under way (container-cleanup.c) */
     bool cleaning, cleaned;
     size_t removing;                /* container removals still in flight */
     struct ty_engine_call net_call; /* the network's removal */
     bool network_forced;            /* ... with ?force=1 */
 };
+
+/* ---- each replica's run (container-run.c) ---- */
+
+/* Start replica @cr's container with @env: create, start (`started`), then follow its logs
+ * and wait for its end (`exited`). A relaunch (the previous run's `exited` was reported)
+ * first removes the old container, then creates an identical one from the same body.
+ * Returns 0 with the chain under way, or -errno (-EBUSY: the previous run goes on). */
+int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *err);
+/* Deliver @sig to the running container (kept until it runs; no-op once it ended). */
+void ctr_run_signal(struct ctr_replica *cr, int sig);
+/* Stop everything of the current run: requests, timers, the OOM watch. Nothing more is
+ * reported for it. */
+void ctr_run_cancel(struct ctr_replica *cr);
+/* Free what the replica holds (destroy). */
+void ctr_run_free(struct ctr_replica *cr);
+
+/* A relaunch's removal, or the launch of a replica whose start the engine's loss cut short:
+ * force-remove the container by name, then create it (container-run.c). */
+void ctr_run_resume(struct ctr_replica *cr);
+/* Report the replica's end as a start failure: @what ("creating", ...) container <name>
+ * failed: the error in @body / @error (status 0). */
+void ctr_run_start_failed(
+    struct ctr_replica *cr, const char *what, long status, const char *body, const char *error);
+/* Report the running replica lost: @why. */
+void ctr_run_lost(struct ctr_replica *cr, const char *why);
+
+/* ---- the engine going away (container.c) ---- */
+
+/* Did a request end because nothing answers on the engine's socket any more (and, when the
+ * engine is the podman service we started, because that service has ended)? */
+bool ctr_engine_gone(struct container_rt *c, long status, const char *error);
+/* Reach the engine again (start podman's service again when it was ours), at most a few
+ * times per run. Everything under way on the old engine stops: a running replica is
+ * reported lost (restarted in place by the supervisor), one being started waits and goes on
+ * (ctr_run_resume), a cleanup under way starts over (ctr_cleanup_engine_back). Returns false
+ * when it may not (then the caller reports its failure as usual). */
+bool ctr_engine_reopen(struct container_rt *c);
+/* The engine is back (@r 0) or could not be reached (@r -errno): cleanup goes on. */
+void ctr_cleanup_engine_back(struct container_rt *c, int r);
+
+/* ---- the OOM watch (container-oom.c) ---- */
+
+/* An idle watch. */
+void ctr_oom_watch_init(struct ctr_oom_watch *w);
+/* Watch the memory cgroup of process @pid (a container's) on @loop. Returns 0, or -errno
+ * when it cannot be found or watched (the engine's State.OOMKilled is then all there is):
+ * -ESRCH the process or its cgroup is gone already, -ENODEV no memory controller is
+ * mounted here (or not in our view), else why opening or registering failed (-EACCES). */
+int ctr_oom_watch_start(struct ctr_oom_watch *w, struct ty_loop *loop, pid_t pid);
+/* Has the kernel counted an OOM kill in it (read once more if the cgroup is still there)? */
+bool ctr_oom_watch_killed(struct ctr_oom_watch *w);
+/* Stop watching and forget; idempotent. */
+void ctr_oom_watch_stop(struct ctr_oom_watch *w);
+/* The N of an "oom_kill N" line in @text (memory.oom_control, memory.events), or 0. */
+unsigned long long ctr_oom_parse_count(const char *text);
+
+/* ---- retries ---- */
+
+/* A job retry runs on a new runtime with the same plan: the replicas keep the host names
+ * of the attempt before, and so the same hash, container and network names. Remember the
+ * /24 (its index in 198.18.0.0/15) that the network of @hash had, and look it up (-1: none
+ * known), so the retry gets the same addresses when that subnet is free. */
+void ctr_subnet_remember(const char *hash, int index);
+int ctr_subnet_recall(const char *hash);
 
 /* The runtime's prepare(): validate, then (unless a dry run) open the engine and go on on
  * the loop (container-prepare.c). Returns TY_RUNTIME_ASYNC, 0 (dry run) or -errno. */

@@ -3,13 +3,23 @@
  * returns TY_RUNTIME_ASYNC; the `prepared` event ends it):
  *
  *   engine open (probe sockets, maybe start podman's service)
- *   -> garbage of killed runs removed -> GPUs reserved -> every distinct image present
- *      (pulled when missing) -> the job's network created on a free subnet
+ *   -> garbage of killed runs removed -> [a retry: what the attempt before left removed]
+ *   -> GPUs reserved -> every distinct image present (pulled when missing)
+ *   -> the job's network created on a free subnet
+ *
+ * A retry of the job runs on a new runtime with the plan of the attempt before, whose
+ * replicas still hold their host names (cmle-training-<role>-<hash>-<index>): the new run
+ * takes that hash, so host, container and network names stay the same, and the subnet the
+ * network of that hash had (remembered in this process) comes first, so the addresses stay
+ * the same when it is free. Before creating anything it force-removes containers and the
+ * network of those names: the old runtime's cleanup has ended, but it may have given up on
+ * a removal.
  *
  * One step at a time, each a request or a timer on the loop, so a pull of minutes never
  * holds up the loop (the supervisor's cancel, other jobs' streams). cleanup() before the end
  * aborts the chain and no `prepared` follows. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +35,53 @@
 #define NETWORK_TIMEOUT_MS 30000L
 /* Subnets tried when another job takes the one we chose between our look and our create. */
 #define NETWORK_ATTEMPTS 8
+
+/* ---- the subnets of recent runs, by hash (for retries in this process) ---- */
+
+#define KEPT_SUBNETS 64
+
+static struct {
+    char hash[16];
+    int index;
+} kept[KEPT_SUBNETS];
+static size_t kept_next;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ctr_subnet_remember(const char *hash, int index)
+{
+    size_t slot = KEPT_SUBNETS;
+
+    (void)pthread_mutex_lock(&kept_lock);
+    for (size_t i = 0; i < KEPT_SUBNETS; i++)
+        if (strcmp(kept[i].hash, hash) == 0)
+            slot = i;
+    if (slot == KEPT_SUBNETS)
+        slot = kept_next++ % KEPT_SUBNETS; /* the oldest goes */
+    (void)snprintf(kept[slot].hash, sizeof(kept[slot].hash), "%s", hash);
+    kept[slot].index = index;
+    (void)pthread_mutex_unlock(&kept_lock);
+}
+
+int ctr_subnet_recall(const char *hash)
+{
+    int index = -1;
+
+    (void)pthread_mutex_lock(&kept_lock);
+    for (size_t i = 0; i < KEPT_SUBNETS; i++)
+        if (kept[i].hash[0] && strcmp(kept[i].hash, hash) == 0)
+            index = kept[i].index;
+    (void)pthread_mutex_unlock(&kept_lock);
+    return index;
+}
+
+/* The index of "198.A.B.0/24" in 198.18.0.0/15, or -1. */
+static int subnet_index(const char *subnet)
+{
+    unsigned a, b;
+    if (sscanf(subnet, "198.%u.%u.", &a, &b) != 2 || a < 18 || a > 19 || b > 255)
+        return -1;
+    return (int)((a - 18) * 256 + b);
+}
 
 /* The end of prepare: @r 0 or -errno with @msg. */
 static void prepare_end(struct container_rt *c, int r, const char *msg)
@@ -46,6 +103,7 @@ on_network_created(void *ctx, long status, const char *body, size_t len, const c
 
     if (status == 201 || status == 200) {
         c->network_created = true;
+        ctr_subnet_remember(c->hash, subnet_index(c->subnet));
         prepare_end(c, 0, NULL);
         return;
     }
@@ -106,7 +164,9 @@ static char *network_body(struct container_rt *c)
 static void on_networks(void *ctx, long status, const char *body, size_t len, const char *error)
 {
     struct container_rt *c = ctx;
-    unsigned seed = (unsigned)strtoul(c->hash + 6, NULL, 16);
+    int kept_index = c->reused ? ctr_subnet_recall(c->hash) : -1;
+    unsigned seed =
+        kept_index >= 0 ? (unsigned)kept_index : (unsigned)strtoul(c->hash + 6, NULL, 16);
     _cleanup_json_ json_t *nets = NULL;
     _cleanup_free_ char *text = NULL, *why = NULL;
     struct ty_error e = {0};
@@ -203,22 +263,15 @@ static void next_image(struct container_rt *c)
         prepare_end(c, 0, NULL);
         return;
     }
-    c->network = xasprintf("trainyard-%s", c->hash);
     c->net_attempt = 0;
     list_networks(c);
 }
 
-static void on_garbage(void *ctx, int removed)
+/* Sizes, GPUs, then the images. */
+static void after_garbage(struct container_rt *c)
 {
-    struct container_rt *c = ctx;
     struct ty_error e = {0};
 
-    if (removed > 0)
-        ty_runtime_notice(&c->base,
-                          TY_SEV_INFO,
-                          "Removed %d container(s)/network(s) left by trainyard runs that no "
-                          "longer exist.",
-                          removed);
     ctr_size_roles(c);
     if (ctr_reserve_gpus(c, &e) < 0) {
         prepare_end(c, -e.code, ty_error_msg(&e));
@@ -226,6 +279,104 @@ static void on_garbage(void *ctx, int removed)
     }
     c->next_image = 0;
     next_image(c);
+}
+
+static bool removed_something(long status)
+{
+    return status == 204 || status == 200;
+}
+
+static void
+on_old_network_removed(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct container_rt *c = ctx;
+
+    if (removed_something(status))
+        c->cleared++;
+    if (c->cleared > 0)
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "Removed %d container(s)/network(s) that the attempt before left.",
+                          c->cleared);
+    after_garbage(c);
+}
+
+/* The last container removal ended: the network (forced: whatever is still attached). */
+static void clear_network(struct container_rt *c)
+{
+    _cleanup_free_ char *path = NULL;
+
+    if (c->base.plan->host_network) {
+        on_old_network_removed(c, 404, NULL, 0, NULL);
+        return;
+    }
+    path = xasprintf("/networks/%s?force=1", c->network);
+    if (ty_engine_call_start(&c->pcall,
+                             c->eng.api,
+                             c->base.loop,
+                             "DELETE",
+                             path,
+                             NULL,
+                             NULL,
+                             NETWORK_TIMEOUT_MS,
+                             on_old_network_removed,
+                             c,
+                             NULL) < 0)
+        on_old_network_removed(c, 0, NULL, 0, NULL);
+}
+
+static void
+on_old_container_removed(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct ctr_replica *cr = ctx;
+    struct container_rt *c = cr->rt;
+
+    if (removed_something(status))
+        c->cleared++;
+    if (--c->clearing == 0)
+        clear_network(c);
+}
+
+/* A retry: force-remove the containers and the network of this run's names, in case the
+ * attempt before could not (404 is the rule). */
+static void clear_leftovers(struct container_rt *c)
+{
+    c->clearing = 1; /* until every removal has started */
+    c->cleared = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", cr->name);
+        if (ty_engine_call_start(&cr->rm_call,
+                                 c->eng.api,
+                                 c->base.loop,
+                                 "DELETE",
+                                 path,
+                                 NULL,
+                                 NULL,
+                                 CTR_REMOVE_TIMEOUT_MS,
+                                 on_old_container_removed,
+                                 cr,
+                                 NULL) == 0)
+            c->clearing++;
+    }
+    if (--c->clearing == 0)
+        clear_network(c);
+}
+
+static void on_garbage(void *ctx, int removed)
+{
+    struct container_rt *c = ctx;
+
+    if (removed > 0)
+        ty_runtime_notice(&c->base,
+                          TY_SEV_INFO,
+                          "Removed %d container(s)/network(s) left by trainyard runs that no "
+                          "longer exist.",
+                          removed);
+    if (c->reused)
+        clear_leftovers(c);
+    else
+        after_garbage(c);
 }
 
 static void on_engine(void *ctx, int r, const char *error, const char *started)
@@ -254,6 +405,45 @@ static void make_hash(struct container_rt *c)
     (void)snprintf(c->hash, sizeof(c->hash), "%010llx", (unsigned long long)(h & 0xffffffffffULL));
 }
 
+/* The hash in @host when it is the name place() gives @r (cmle-training-<role>-<hash>-<index>),
+ * into @hash (11 bytes). */
+static bool host_hash(const struct ty_replica *r, const char *host, char *hash)
+{
+    _cleanup_free_ char *prefix = xasprintf("cmle-training-%s-", ty_role_name(r->role));
+    _cleanup_free_ char *suffix = xasprintf("-%d", r->index);
+    size_t pl = strlen(prefix);
+
+    if (!host || strncmp(host, prefix, pl) != 0 || strlen(host) != pl + 10 + strlen(suffix) ||
+        strcmp(host + pl + 10, suffix) != 0)
+        return false;
+    for (size_t i = 0; i < 10; i++) {
+        char x = host[pl + i];
+        if (!((x >= '0' && x <= '9') || (x >= 'a' && x <= 'f')))
+            return false;
+    }
+    memcpy(hash, host + pl, 10);
+    hash[10] = '\0';
+    return true;
+}
+
+/* A retry: every replica holds a host name of ours with one hash; take it. */
+static bool reuse_hash(struct container_rt *c)
+{
+    const struct ty_cluster_plan *plan = c->base.plan;
+    char first[16], h[16];
+
+    if (plan->host_network || plan->n_replicas == 0)
+        return false;
+    for (size_t i = 0; i < plan->n_replicas; i++) {
+        if (!host_hash(&plan->replicas[i], plan->replicas[i].host, i ? h : first))
+            return false;
+        if (i && strcmp(h, first) != 0)
+            return false;
+    }
+    (void)snprintf(c->hash, sizeof(c->hash), "%s", first);
+    return true;
+}
+
 int ctr_prepare(struct ty_runtime *rt, struct ty_error *err)
 {
     struct container_rt *c = (struct container_rt *)rt;
@@ -261,7 +451,11 @@ int ctr_prepare(struct ty_runtime *rt, struct ty_error *err)
 
     c->n = rt->plan->n_replicas;
     c->reps = xcalloc(c->n ? c->n : 1, sizeof(*c->reps));
-    make_hash(c);
+    c->reused = reuse_hash(c);
+    if (!c->reused)
+        make_hash(c);
+    if (!rt->plan->host_network)
+        c->network = xasprintf("trainyard-%s", c->hash);
     ty_engine_owner_id(c->owner, sizeof(c->owner));
     for (size_t i = 0; i < c->n; i++) {
         struct ctr_replica *cr = &c->reps[i];
@@ -269,6 +463,7 @@ int ctr_prepare(struct ty_runtime *rt, struct ty_error *err)
         cr->rt = c;
         cr->r = rep;
         cr->reserve_fd = -1;
+        ctr_oom_watch_init(&cr->oom);
         cr->name = xasprintf("trainyard-%s-%s", c->hash, rep->task_name);
     }
     r = ty_container_validate(rt->plan->job, err);
@@ -287,6 +482,8 @@ void ctr_prepare_abort(struct container_rt *c)
         return;
     c->preparing = false;
     ty_engine_call_cancel(&c->pcall);
+    for (size_t i = 0; i < c->n; i++)
+        ty_engine_call_cancel(&c->reps[i].rm_call);
     ty_engine_chores_cancel(&c->eng);
     if (c->eng.opening)
         ty_engine_close(&c->eng); /* not open yet: nothing to talk to */

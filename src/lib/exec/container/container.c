@@ -9,18 +9,22 @@
  * leaves the machine. Machine types become CPU/memory limits (capped to the host, with a
  * notice); a local jobDir is bind-mounted at the same path.
  *
- * Per replica, asynchronously on the loop: create -> start -> (started) -> wait + logs
- * follow -> (exited once both ended). Exit status 137 that trainyard did not cause by SIGKILL
- * on a memory-limited replica is reported as out of memory (Podman never sets OOMKilled).
+ * Per replica, asynchronously on the loop (container-run.c): create -> start -> (started)
+ * -> logs follow + wait -> inspect -> (exited); a restart in place replaces the container by
+ * an identical one. Exit status 137 is out of memory only when the engine or the kernel
+ * recorded an OOM kill (container-oom.c). A retry of the job (a new runtime on the same plan)
+ * keeps the host names and, when it can, the addresses (container-prepare.c).
+ *
  * Teardown: kill with the requested signals, then force-remove containers in parallel, then
- * the network, asynchronously (container-cleanup.c). Containers and networks carry labels naming
- * the owning trainyard process, so a later run removes what a killed one left (container-engine.c).
- */
+ * the network, asynchronously (container-cleanup.c). Containers and networks carry labels
+ * naming the owning trainyard process, so a later run removes what a killed one left
+ * (container-engine.c). */
 #include "container.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,231 +102,112 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     return 0;
 }
 
-static void report(struct ctr_replica *cr, const struct ty_exit_status *st)
+/* ---- the engine going away under a run ---- */
+
+/* Reaching the engine again: at most this many times per run. */
+#define MAX_REOPENS 3
+
+bool ctr_engine_gone(struct container_rt *c, long status, const char *error)
 {
-    struct ty_runtime *rt = &cr->rt->base;
-    if (cr->reported)
-        return;
-    cr->reported = true;
-    cr->exited = true;
-    rt->ev.exited(rt->ev.ctx, cr->r, st);
+    struct pollfd p = {.fd = c->eng.service_pidfd, .events = POLLIN};
+
+    if (status != 0 || !error || strncmp(error, "cannot connect to ", 18) != 0)
+        return false;
+    /* Our own service: only once it has ended (its pidfd is readable); closing it then
+     * does not wait. */
+    if (c->eng.service_pid > 0)
+        return c->eng.service_pidfd >= 0 && poll(&p, 1, 0) == 1;
+    return true;
 }
 
-static void start_failed(
-    struct ctr_replica *cr, const char *what, long status, const char *body, const char *error)
+static void on_engine_back(void *ctx, int r, const char *error, const char *started)
 {
-    struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
-    char msg[200];
-    if (status == 0)
-        (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer from the engine");
-    else
-        ty_docker_error_message(body, msg, sizeof(msg));
-    (void)snprintf(st.detail, sizeof(st.detail), "%s container %s failed: %s", what, cr->name, msg);
-    report(cr, &st);
-}
+    struct container_rt *c = ctx;
 
-static void line_out(void *ctx, const char *line, size_t len)
-{
-    struct ctr_replica *cr = ctx;
-    struct ty_runtime *rt = &cr->rt->base;
-    rt->ev.output(rt->ev.ctx, cr->r, TY_STREAM_STDOUT, line, len);
-}
-
-static void line_err(void *ctx, const char *line, size_t len)
-{
-    struct ctr_replica *cr = ctx;
-    struct ty_runtime *rt = &cr->rt->base;
-    rt->ev.output(rt->ev.ctx, cr->r, TY_STREAM_STDERR, line, len);
-}
-
-static void on_frame(void *ctx, int stream, const char *p, size_t n)
-{
-    struct ctr_replica *cr = ctx;
-    if (stream == 2)
-        ty_linesplit_feed(&cr->err_ls, p, n, line_err, cr);
-    else
-        ty_linesplit_feed(&cr->out_ls, p, n, line_out, cr);
-}
-
-/* Report the exit once the exit status is known and the logs have drained (or had time). */
-static void maybe_report(struct ctr_replica *cr, bool drain_expired)
-{
-    struct container_rt *c = cr->rt;
-    struct ty_exit_status st = {.kind = TY_EXIT_CODE, .code = (int)cr->exit_code};
-
-    if (cr->reported || !cr->wait_done || (!cr->logs_done && !drain_expired))
-        return;
-    ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
-    cr->drain_timer = 0;
-    ty_linesplit_flush(&cr->out_ls, line_out, cr);
-    ty_linesplit_flush(&cr->err_ls, line_err, cr);
-    if (cr->exit_code == 137 && !cr->sigkilled && c->memory[cr->r->role] > 0)
-        st.kind = TY_EXIT_OOM;
-    report(cr, &st);
-}
-
-static void on_drain_timeout(struct ty_loop *loop, void *data)
-{
-    struct ctr_replica *cr = data;
-    cr->drain_timer = 0;
-    maybe_report(cr, true);
-}
-
-static void on_logs_data(void *ctx, const char *data, size_t len)
-{
-    struct ctr_replica *cr = ctx;
-    ty_docker_demux_feed(&cr->dm, data, len, on_frame, cr);
-}
-
-static void on_logs_done(void *ctx, long status, const char *body, size_t len, const char *error)
-{
-    struct ctr_replica *cr = ctx;
-    cr->logs_req = NULL;
-    cr->logs_done = true;
-    maybe_report(cr, false);
-}
-
-static void on_wait_done(void *ctx, long status, const char *body, size_t len, const char *error)
-{
-    struct ctr_replica *cr = ctx;
-    json_t *j = NULL;
-
-    cr->wait_req = NULL;
-    if (status != 200 || ty_json_parse(body, len, &j, NULL) < 0 ||
-        !json_is_integer(json_object_get(j, "StatusCode"))) {
-        struct ty_exit_status st = {.kind = TY_EXIT_LOST};
-        char msg[200];
-        if (status == 0)
-            (void)snprintf(msg, sizeof(msg), "%s", error ? error : "no answer");
+    c->reopening = false;
+    if (r >= 0 && started)
+        ty_runtime_notice(&c->base, TY_SEV_INFO, "%s", started);
+    if (r < 0)
+        ty_runtime_notice(
+            &c->base, TY_SEV_WARNING, "The container engine could not be reached again: %s", error);
+    /* A report below may begin the cleanup, which stops the others (await_engine). */
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        if (!cr->await_engine)
+            continue;
+        cr->await_engine = false;
+        if (r < 0)
+            ctr_run_start_failed(cr, "reaching the engine for", 0, NULL, error);
         else
-            ty_docker_error_message(body, msg, sizeof(msg));
-        (void)snprintf(
-            st.detail, sizeof(st.detail), "waiting for container %s failed: %s", cr->name, msg);
-        json_decref(j);
-        report(cr, &st);
-        return;
+            ctr_run_resume(cr);
     }
-    cr->exit_code = (long)json_integer_value(json_object_get(j, "StatusCode"));
-    json_decref(j);
-    cr->wait_done = true;
-    if (!cr->logs_done)
-        cr->drain_timer = ty_loop_add_timer(
-            cr->rt->base.loop, ty_mono_usec() + LOG_DRAIN_USEC, on_drain_timeout, cr);
-    maybe_report(cr, false);
+    if (c->cleanup_waiting) {
+        c->cleanup_waiting = false;
+        ctr_cleanup_engine_back(c, r);
+    }
 }
 
-static void send_kill(struct ctr_replica *cr, int sig)
+bool ctr_engine_reopen(struct container_rt *c)
 {
-    _cleanup_free_ char *path = xasprintf("/containers/%s/kill?signal=%d", cr->id, sig);
-    struct ty_docker_callbacks cb = {0};
-    if (sig == SIGKILL)
-        cr->sigkilled = true;
-    (void)ty_docker_request(cr->rt->eng.api, "POST", path, NULL, NULL, 0, &cb, NULL, NULL);
-}
+    struct ty_error e = {0};
+    bool *lost;
+    int r;
 
-static void on_start_done(void *ctx, long status, const char *body, size_t len, const char *error)
-{
-    struct ctr_replica *cr = ctx;
-    struct container_rt *c = cr->rt;
-    struct ty_docker_callbacks wait_cb = {.on_done = on_wait_done, .ctx = cr};
-    struct ty_docker_callbacks logs_cb = {
-        .on_data = on_logs_data, .on_done = on_logs_done, .ctx = cr};
-    _cleanup_free_ char *wpath = NULL, *lpath = NULL;
-
-    cr->req = NULL;
-    if (status != 204 && status != 304) {
-        start_failed(cr, "starting", status, body, error);
-        return;
+    if (c->reopening)
+        return true;
+    if (c->reopens >= MAX_REOPENS)
+        return false;
+    c->reopens++;
+    c->reopening = true;
+    ty_runtime_notice(&c->base,
+                      TY_SEV_WARNING,
+                      "The container engine at %s went away; reaching it again.",
+                      c->eng.socket ? c->eng.socket : "?");
+    /* Nothing may stay in flight on the old client: it is freed without callbacks. */
+    lost = xcalloc(c->n ? c->n : 1, sizeof(*lost));
+    for (size_t i = 0; i < c->n; i++) {
+        struct ctr_replica *cr = &c->reps[i];
+        bool under_way = cr->runs > 0 && !cr->reported && !c->cleaning;
+        bool starting = under_way && (!cr->started || cr->await_engine);
+        ctr_run_cancel(cr);
+        if (starting)
+            cr->await_engine = true;
+        else if (under_way)
+            lost[i] = true;
     }
-    cr->started = true;
-    c->base.ev.started(c->base.ev.ctx, cr->r);
-    /* Both long requests begin after the start: Podman answers a wait on a container that
-     * never started with -1 at once, and a log follow before start with an empty body. */
-    wpath = xasprintf("/containers/%s/wait?condition=not-running", cr->id);
-    lpath = xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", cr->id);
-    if (ty_docker_request(c->eng.api,
-                          "POST",
-                          wpath,
-                          NULL,
-                          NULL,
-                          TY_DOCKER_BUFFER | TY_DOCKER_NO_TIMEOUT,
-                          &wait_cb,
-                          &cr->wait_req,
-                          NULL) < 0)
-        cr->wait_req = NULL;
-    if (ty_docker_request(c->eng.api,
-                          "GET",
-                          lpath,
-                          NULL,
-                          NULL,
-                          TY_DOCKER_NO_TIMEOUT,
-                          &logs_cb,
-                          &cr->logs_req,
-                          NULL) < 0) {
-        cr->logs_req = NULL;
-        cr->logs_done = true;
+    if (c->cleaning) { /* it starts over once the engine is back */
+        for (size_t i = 0; i < c->n; i++)
+            ty_engine_call_cancel(&c->reps[i].rm_call);
+        ty_engine_call_cancel(&c->net_call);
+        c->removing = 0;
+        c->cleanup_waiting = true;
     }
-    if (cr->pending_signal)
-        send_kill(cr, cr->pending_signal);
-}
-
-static void on_create_done(void *ctx, long status, const char *body, size_t len, const char *error)
-{
-    struct ctr_replica *cr = ctx;
-    struct ty_docker_callbacks cb = {.on_done = on_start_done, .ctx = cr};
-    _cleanup_free_ char *path = NULL;
-    json_t *j = NULL;
-
-    cr->req = NULL;
-    if (status != 201 || ty_json_parse(body, len, &j, NULL) < 0 || !ty_json_str(j, "Id")) {
-        json_decref(j);
-        start_failed(cr, "creating", status, body, error);
-        return;
-    }
-    cr->id = xstrdup(ty_json_str(j, "Id"));
-    json_decref(j);
-    if (cr->pending_signal) {
-        /* Stopped before it ever ran. */
-        struct ty_exit_status st = {.kind = TY_EXIT_SIGNAL, .code = cr->pending_signal};
-        report(cr, &st);
-        return;
-    }
-    path = xasprintf("/containers/%s/start", cr->id);
-    if (ty_docker_request(
-            cr->rt->eng.api, "POST", path, NULL, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, NULL) < 0)
-        start_failed(cr, "starting", 0, NULL, "cannot send the request");
+    ty_engine_close(&c->eng);
+    c->eng = (struct ty_engine){.service_pidfd = -1};
+    r = ty_engine_open(&c->eng, c->base.loop, on_engine_back, c, &e);
+    /* The running ones are lost: the supervisor restarts them in place (their launch waits
+     * for the engine), or ends the run. */
+    for (size_t i = 0; i < c->n; i++)
+        if (lost[i])
+            ctr_run_lost(&c->reps[i], "the engine went away");
+    free(lost);
+    if (r < 0)
+        on_engine_back(c, r, ty_error_msg(&e), NULL);
+    return true;
 }
 
 static int
 launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
 {
     struct container_rt *c = cast(rt);
-    struct ctr_replica *cr = &c->reps[ty_runtime_replica_index(rt, r)];
-    struct ty_docker_callbacks cb = {.on_done = on_create_done, .ctx = cr};
-    _cleanup_free_ char *body = ctr_create_body(c, cr, env);
-    _cleanup_free_ char *path = xasprintf("/containers/create?name=%s", cr->name);
-
-    if (cr->reserve_fd >= 0) { /* the program binds the port once its container runs */
-        close(cr->reserve_fd);
-        cr->reserve_fd = -1;
-    }
-    return ty_docker_request(
-        c->eng.api, "POST", path, body, NULL, TY_DOCKER_BUFFER, &cb, &cr->req, err);
+    return ctr_run_launch(&c->reps[ty_runtime_replica_index(rt, r)], env, err);
 }
 
 static int
 signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_error *err)
 {
     struct container_rt *c = cast(rt);
-    struct ctr_replica *cr = &c->reps[ty_runtime_replica_index(rt, r)];
-
-    if (cr->reported)
-        return 0;
-    if (!cr->started) {
-        cr->pending_signal = sig; /* applied when create/start completes */
-        return 0;
-    }
-    send_kill(cr, sig);
+    ctr_run_signal(&c->reps[ty_runtime_replica_index(rt, r)], sig);
     return 0;
 }
 
@@ -331,10 +216,8 @@ static void destroy(struct ty_runtime *rt)
     struct container_rt *c = cast(rt);
     ctr_cleanup_now(c);
     ty_engine_close(&c->eng);
-    for (size_t i = 0; i < c->n; i++) {
-        free(c->reps[i].name);
-        free(c->reps[i].id);
-    }
+    for (size_t i = 0; i < c->n; i++)
+        ctr_run_free(&c->reps[i]);
     free(c->reps);
     free(c->network);
     free(c->gpu_locks);
