@@ -157,20 +157,8 @@ static bool start_removals(struct container_rt *c)
 {
     c->removing = 1; /* until every removal has started: none may end the batch early */
     for (size_t i = 0; i < c->n; i++) {
-        struct ctr_replica *cr = &c->reps[i];
-        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", cr->name);
         struct ty_error e = {0};
-        if (ty_engine_call_start(&cr->rm_call,
-                                 c->eng.api,
-                                 c->base.loop,
-                                 "DELETE",
-                                 path,
-                                 NULL,
-                                 NULL,
-                                 REMOVE_TIMEOUT_MS,
-                                 container_removed,
-                                 cr,
-                                 &e) < 0)
+        if (ctr_remove_start(&c->reps[i], container_removed, &e) < 0)
             remove_failed(c, i, 0, NULL, ty_error_msg(&e));
         else
             c->removing++;

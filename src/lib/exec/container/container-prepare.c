@@ -344,19 +344,7 @@ static void clear_leftovers(struct container_rt *c)
     c->clearing = 1; /* until every removal has started */
     c->cleared = 0;
     for (size_t i = 0; i < c->n; i++) {
-        struct ctr_replica *cr = &c->reps[i];
-        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", cr->name);
-        if (ty_engine_call_start(&cr->rm_call,
-                                 c->eng.api,
-                                 c->base.loop,
-                                 "DELETE",
-                                 path,
-                                 NULL,
-                                 NULL,
-                                 CTR_REMOVE_TIMEOUT_MS,
-                                 on_old_container_removed,
-                                 cr,
-                                 NULL) == 0)
+        if (ctr_remove_start(&c->reps[i], on_old_container_removed, NULL) == 0)
             c->clearing++;
     }
     if (--c->clearing == 0)

@@ -428,8 +428,7 @@ static void on_old_removed(void *ctx, long status, const char *body, size_t len,
         ctr_run_start_failed(cr, "creating", 0, NULL, ty_error_msg(&e));
 }
 
-/* Force-remove the container by name, then create it again (on_old_removed). */
-static int remove_then_create(struct ctr_replica *cr, struct ty_error *err)
+int ctr_remove_start(struct ctr_replica *cr, ty_engine_call_fn fn, struct ty_error *err)
 {
     struct container_rt *c = cr->rt;
     _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", cr->name);
@@ -442,9 +441,15 @@ static int remove_then_create(struct ctr_replica *cr, struct ty_error *err)
                                 NULL,
                                 NULL,
                                 CTR_REMOVE_TIMEOUT_MS,
-                                on_old_removed,
+                                fn,
                                 cr,
                                 err);
+}
+
+/* Force-remove the container by name, then create it again (on_old_removed). */
+static int remove_then_create(struct ctr_replica *cr, struct ty_error *err)
+{
+    return ctr_remove_start(cr, on_old_removed, err);
 }
 
 /* Forget the previous run: its requests ended when its exit was reported. */
