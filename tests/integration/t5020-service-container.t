@@ -1,7 +1,8 @@
 #!/bin/sh
 # t5020-service-container: jobs of the service in containers (trainyardd --runtime
 # container): a job runs to SUCCEEDED with its logs; cancel leaves no container or network;
-# a killed supervisor fails the job and its containers are swept by the daemon.
+# a killed supervisor's containers are swept by the daemon and the job runs again (an internal
+# error: attempt 2).
 # Skipped when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
@@ -48,13 +49,22 @@ test_expect_success 'service container: cancel leaves no container or network' '
   test -z "$(leftovers cancel_$J)"
 '
 
-test_expect_success 'service container: a killed supervisor fails the job; its containers are swept' '
+test_expect_success 'service container: a killed supervisor: its containers are swept, the job runs again as attempt 2' '
   submit sweep_$J "exec sleep 600" 1 &&
   wait_for 120 state_is sweep_$J RUNNING &&
   wait_for 30 running_at_least sweep_$J 2 &&
+  old=$(podman ps -q --no-trunc --filter "label=trainyard.job=sweep_$J" | tr "\n" " ") &&
   spid=$(pgrep -f "supervise-job $SVC" | head -1) && test -n "$spid" &&
   kill -KILL "$spid" &&
-  wait_for 30 state_is sweep_$J FAILED &&
+  old_gone() { for c in $old; do ! podman container exists "$c" || return 1; done; } &&
+  wait_for 60 old_gone &&
+  wait_for 120 running_at_least sweep_$J 2 &&
+  state_is sweep_$J RUNNING &&
+  curl -s "$BASE/v1/projects/p/jobs/sweep_$J" >sweep.json &&
+  test "$(json_get sweep.json "d[\"attemptStatus\"][\"attempt\"]")" = 2 &&
+  test "$(json_get sweep.json "d[\"attemptStatus\"][\"internalRetries\"]")" = 1 &&
+  curl -s -X POST "$BASE/v1/projects/p/jobs/sweep_$J:cancel" | grep -q "{}" &&
+  wait_for 60 state_is sweep_$J CANCELLED &&
   wait_for 60 sh -c "test -z \"\$(podman ps -a --filter label=trainyard.job=sweep_$J -q; podman network ls --filter label=trainyard.job=sweep_$J -q)\""
 '
 
