@@ -61,7 +61,7 @@ test_expect_success 'a job waiting in Slurm is QUEUED and describe shows Slurm'"
   test "$(squeue -h -o %i)" = "$blocker" &&
   scancel "$blocker" && wait_for 20 no_slurm_jobs
 '
-test_expect_success 'a supervisor that dies leaves nothing in Slurm'"'"'s queue: the service cancels it' '
+test_expect_success 'a supervisor that dies: the service cancels its Slurm job and runs the job again' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&
   write_job d.json "echo never-$M" &&
   "$TRAINYARD" jobs submit training svc_dead --config d.json --async >out 2>&1 &&
@@ -69,9 +69,16 @@ test_expect_success 'a supervisor that dies leaves nothing in Slurm'"'"'s queue:
              json_get d.json "d.get(\"stateReason\")" | grep -q Resources; } &&
   wait_for 30 queued &&
   test "$(squeue -h -o %j | grep -c "^trainyard-svc_dead-")" = 1 &&
+  first=$(squeue -h -o "%i %j" | sed -n "s/ trainyard-svc_dead-.*//p") && test -n "$first" &&
   sup=$(pgrep -f "supervise-job $TEST_DIR/svc " | head -1) && test -n "$sup" &&
   kill -KILL "$sup" &&
-  wait_for 30 state_is svc_dead FAILED &&
+  again() { id=$(squeue -h -o "%i %j" | sed -n "s/ trainyard-svc_dead-.*//p");
+            [ -n "$id" ] && [ "$id" != "$first" ] && ! squeue -h -o %i | grep -qx "$first"; } &&
+  wait_for 60 again &&
+  "$TRAINYARD" jobs describe svc_dead --format json >d.json &&
+  test "$(json_get d.json "d[\"attemptStatus\"][\"internalRetries\"]")" = 1 &&
+  "$TRAINYARD" jobs cancel svc_dead >/dev/null 2>&1 &&
+  wait_for 30 state_is svc_dead CANCELLED &&
   only_blocker() { [ "$(squeue -h -o %i)" = "$blocker" ]; } &&
   wait_for 30 only_blocker &&
   scancel "$blocker" && wait_for 20 no_slurm_jobs
