@@ -20,7 +20,8 @@ case $mode.$t in
   kill-once.master0) sleep 1.5; exit 0 ;;
   exit3.worker0) exit 3 ;;
   crash-once.master0) if [ "$n" = 1 ]; then sleep 0.3; exit 139; fi; sleep 1; exit 0 ;;
-  always-killed.worker0) sleep 0.3; kill -9 $$ ;;
+  always-killed.worker0) [ $(((n - 1) % 6)) = 0 ] && sleep 0.3; kill -9 $$ ;; # its peers ran
+  killed-each-attempt.worker0) sleep 0.3; kill -9 $$ ;;
   slowly-killed.worker0) sleep 0.5; kill -9 $$ ;;
   stubborn.ps0|crash-stubborn.ps0) trap "" TERM; sleep "900.$m" & wait; wait ;;
   crash-stubborn.master0) sleep 0.3; exit 139 ;;
@@ -94,7 +95,7 @@ test_expect_success 'disableRetries: the same worker runs once and fails the job
   no_procs "sleep 900.$M"
 '
 test_expect_success 'restartJobOnWorkerRestart: every replica runs 4 times, one attempt each' '
-  job r1 always-killed 1 1 "{\"scheduling\": {\"restartJobOnWorkerRestart\": true}}" &&
+  job r1 killed-each-attempt 1 1 "{\"scheduling\": {\"restartJobOnWorkerRestart\": true}}" &&
   set +e; "$TRAINYARD" local train r1 --config r1 --grace-period 2 >log 2>&1; rc=$?; set -e
   test $rc = 1 &&
   for t in master0 worker0 ps0; do test "$(runs r1 $t)" = 4 || exit 1; done &&
