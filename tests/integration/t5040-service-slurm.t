@@ -33,7 +33,7 @@ state_is() { [ "$(state_of "$1")" = "$2" ]; }
 no_slurm_jobs() { [ -z "$(squeue -h -o %i)" ]; }
 
 test_expect_success 'a job submitted to the service runs on Slurm and its output reaches the logs' '
-  write_job ok.json "echo hello-\$SLURMD_NODENAME-$M" 2 &&
+  write_job ok.json "echo hello-\$SLURMD_NODENAME-$M; sleep 2" 2 && # (the master waits for its peers)
   "$TRAINYARD" jobs submit training svc_ok --config ok.json --async >out 2>&1 &&
   wait_for 60 state_is svc_ok SUCCEEDED &&
   "$TRAINYARD" jobs stream-logs svc_ok >logs 2>&1 &&

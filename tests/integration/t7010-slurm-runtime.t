@@ -172,7 +172,7 @@ test_expect_success 'machine type, maxRunningTime and priority become Slurm requ
   grep -q "TimeLimit=00:03:00 " sj && grep -q "Nice=200 " sj
 '
 test_expect_success 'accelerators become GPUs per task (GRES), each replica its own' '
-  write_job gpu.json "echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"x/y:1\", \"containerCommand\": [\"sh\", \"-c\", \"echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME\"], \"acceleratorConfig\": {\"count\": \"1\", \"type\": \"NVIDIA_TESLA_T4\"}}}" &&
+  write_job gpu.json "echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME; sleep 2" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"x/y:1\", \"containerCommand\": [\"sh\", \"-c\", \"echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME; sleep 2\"], \"acceleratorConfig\": {\"count\": \"1\", \"type\": \"NVIDIA_TESLA_T4\"}}}" &&
   "$TRAINYARD" local train gpu_job --runtime slurm --config gpu.json >log 2>&1 &&
   id=$(sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log) &&
   scontrol show job "$id" | grep -q "TresPerTask=gres:gpu:1" &&
