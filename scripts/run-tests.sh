@@ -55,7 +55,9 @@ run_tap() {
 # Integration scripts not run again under the sanitizers: their time goes to the examples'
 # own training (PyTorch) or to network namespaces, while the C code they drive is the same
 # as in scripts that do run there (t3020/t4000/t4030 for the runtimes, t7010 for slurm).
-ASAN_SKIP=" t3030-pytorch.t t4020-container-pytorch.t t7020-slurm-netns.t "
+# t4040's restarts run under the sanitizers in test-container-engine (the fake engine) and
+# t3040 (the supervisor's side); its time goes to Podman removing and creating containers.
+ASAN_SKIP=" t3030-pytorch.t t4020-container-pytorch.t t4040-container-restarts.t t7020-slurm-netns.t "
 
 run_suite() {
   local build=$1 label=$2
