@@ -59,7 +59,7 @@ aname=$net-api cname=$net-cli
 podman system service --time=0 "unix://$sock" >/dev/null 2>&1 &
 svc=$!
 pod() { podman --remote --url "unix://$sock" "$@"; }
-api() { curl -sS --unix-socket "$sock" "$@"; }
+api() { curl -sS -m 120 --unix-socket "$sock" "$@"; }
 v=http://d/v1.41
 cleanup() {
   pod rm -f -t 0 "$aname" "$cname" >/dev/null 2>&1 || true
