@@ -16,7 +16,8 @@
 #              restart gets a fresh file system and no replayed log.)
 #     API:     the least a restart costs on this engine: curl on the Docker-compatible API, as
 #              trainyard uses it: create, attach (its stream ends as the container does: the
-#              quickest notice of an exit), start, inspect for the status, force-remove, again.
+#              quickest notice of an exit), start, inspect for the status (again every 10 ms
+#              while the engine still says running), force-remove, again.
 #     CLI:     what a user's shell loop gets: `podman --remote run` (attached: it returns with
 #              the container's status), `podman --remote rm -f`, again. `--remote` because the
 #              local CLI pays libpod's start-up (database, storage locks) on every command,
@@ -42,7 +43,8 @@
 # machine, which slows the CLI baseline most (two Go programs start per restart): rounds
 # interleave and medians are taken, but read figures from a quiet machine. The trainyard side
 # also runs the master container.
-# Prints medians and the ratios trainyard/baseline. Not a test: nothing passes or fails.
+# Prints medians and the ratios trainyard/baseline (about 1.5 min on a quiet 2-core machine).
+# Not a test: nothing passes or fails.
 # Needs root, curl and a usable podman (scripts/setup-podman.sh).
 set -euo pipefail
 build=${1:-build}
@@ -115,22 +117,37 @@ cli_opts=(--name "$cname" --network "$net" --ip 198.19.253.3 --network-alias wor
   --ulimit nofile=20000:20000 --ulimit nproc=32768:32768)
 
 api_round() { # DIR: the worker, respawned through the API after each death
-  local d=$1 body=${create_body//@DIR@/$1} id att code=none
+  local d=$1 body=${create_body//@DIR@/$1} id att state code=none out
   api -X DELETE "$v/containers/$aname?force=1" >/dev/null 2>&1 || true
   for _ in $(seq 0 "$restarts"); do
-    id=$(api -X POST -H 'Content-Type: application/json' -d "$body" \
-      "$v/containers/create?name=$aname" | grep -o '"Id":"[0-9a-f]*"' | cut -d'"' -f4) || break
+    out=$(api -X POST -H 'Content-Type: application/json' -d "$body" \
+      "$v/containers/create?name=$aname" 2>&1) || true
+    if ! id=$(grep -o '"Id":"[0-9a-f]*"' <<<"$out" | cut -d'"' -f4); then
+      echo "create: $out" >"$d/why"
+      break
+    fi
     api -X POST "$v/containers/$id/attach?stream=1&stdout=1&stderr=1" >/dev/null 2>&1 &
     att=$!
-    api -X POST "$v/containers/$id/start" >/dev/null || { kill "$att"; break; }
+    if ! out=$(api -X POST "$v/containers/$id/start" 2>&1) || [ -n "$out" ]; then
+      echo "start: $out" >"$d/why"
+      kill "$att"
+      break
+    fi
     wait "$att" || true
-    code=$(api "$v/containers/$id/json" | grep -o '"ExitCode":-\{0,1\}[0-9]*' | cut -d: -f2)
-    [ "$code" = 137 ] || break
+    # The stream can end a moment before the engine has the exit status.
+    while state=$(api "$v/containers/$id/json") && [[ $state == *'"Running":true'* ]]; do
+      sleep 0.01
+    done
+    code=$(grep -o '"ExitCode":-\{0,1\}[0-9]*' <<<"$state" | cut -d: -f2)
+    if [ "$code" != 137 ]; then
+      echo "exit status ${code:-unknown}: $state" | cut -c1-300 >"$d/why"
+      break
+    fi
     echo "$EPOCHREALTIME" >>"$d/noticed"
     api -X DELETE "$v/containers/$id?force=1" >/dev/null
   done
   api -X DELETE "$v/containers/$aname?force=1" >/dev/null 2>&1 || true
-  [ "$code" = 0 ]
+  [ "$code" = 0 ] && [ -e "$d/done" ]
 }
 
 cli_round() { # DIR: the worker, respawned by the podman CLI after each death
@@ -138,8 +155,8 @@ cli_round() { # DIR: the worker, respawned by the podman CLI after each death
   pod rm -f -t 0 "$cname" >/dev/null 2>&1 || true
   for _ in $(seq 0 "$restarts"); do
     rc=0
-    pod run "${cli_opts[@]}" -v "$d:$d" "$img" sh -c "$worker" "--job-dir=$d" >/dev/null 2>&1 ||
-      rc=$?
+    pod run "${cli_opts[@]}" -v "$d:$d" "$img" sh -c "$worker" "--job-dir=$d" >/dev/null \
+      2>"$d/why" || rc=$?
     [ "$rc" -eq 137 ] || break
     echo "$EPOCHREALTIME" >>"$d/noticed"
     pod rm -f -t 0 "$cname" >/dev/null 2>&1 || break
@@ -153,6 +170,7 @@ ty_round() { # DIR: the same worker as a trainyard job's
   "$root/$build/bin/trainyard" local train "bench_restart_$$_${d##*-}" --runtime container \
     --config "$scratch/job.json" --job-dir "$d" >"$d/log" 2>&1 || rc=$?
   grep 'restarting it (restart' "$d/log" | cut -d' ' -f1 | date -u -f - +%s.%3N >"$d/noticed"
+  grep -v 'Logs: ' "$d/log" | tail -n 2 >"$d/why"
   [ "$rc" -eq 0 ] && [ "$(wc -l <"$d/noticed")" -eq "$restarts" ]
 }
 
@@ -182,7 +200,9 @@ for r in $(seq 0 "$rounds"); do # round 0 warms up and is not counted
     ok=1 && "${side}_round" "$scratch/$side-$r" || ok=0
     [ "$r" -gt 0 ] || continue
     samples "$scratch/$side-$r" >>"$scratch/$side"
-    [ $ok = 1 ] || failed[$side]=$((failed[$side] + 1))
+    [ $ok = 1 ] && continue
+    failed[$side]=$((failed[$side] + 1))
+    echo "$side round $r failed: $(tail -c 300 "$scratch/$side-$r/why" 2>/dev/null)" >&2
   done
 done
 
