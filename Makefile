@@ -46,6 +46,9 @@ bench: build
 	@bench/api/run.sh $(BUILD)
 	@bench/jobfilter/run.sh $(BUILD)
 	@bench/restart/run.sh $(BUILD)
+	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
+	    bench/restart-containers/run.sh $(BUILD); \
+	else echo "bench/restart-containers: skipped (no usable container engine)"; fi
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')
