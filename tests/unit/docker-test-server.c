@@ -151,8 +151,7 @@ static int save_body(const char *what, const char *body)
 }
 
 /* A container id is "<image>~<run>": how it behaves. rt-once: exit 137 on its first run, 0
- * after; rt-kill: 137; rt-oom: 137 with OOMKilled; rt-gone: removed once its log stream
- * ended; rt-early: 3, recorded only when its wait answers (its log stream ends first). */
+ * after; rt-kill: 137; rt-oom: 137 with OOMKilled; rt-gone: removed under the wait. */
 static int container_exit(const char *id, bool *oom, bool *gone)
 {
     const char *tilde = strchr(id, '~');
@@ -164,22 +163,7 @@ static int container_exit(const char *id, bool *oom, bool *gone)
         return run == 1 ? 137 : 0;
     if (strncmp(id, "rt-kill~", 8) == 0 || *oom)
         return 137;
-    if (strncmp(id, "rt-early~", 9) == 0)
-        return 3;
     return 0;
-}
-
-/* The file that says a rt-early container's wait has answered (it has exited). */
-static char *early_mark(const char *id)
-{
-    return xasprintf("%s/exited-%s", dts_tmpdir, id);
-}
-
-/* Does @id still run (a rt-early container whose wait has not answered)? */
-static bool early_running(const char *id)
-{
-    _cleanup_free_ char *mark = early_mark(id);
-    return strncmp(id, "rt-early~", 9) == 0 && access(mark, F_OK) != 0;
 }
 
 static bool serve_runtime(int fd, const char *method, const char *p, const char *body)
@@ -238,12 +222,6 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
         send_all(fd, "0\r\n\r\n", 5);
     } else if (strcmp(verb, "wait") == 0) {
         msleep(400); /* Podman's wait polls: later than the log stream's end */
-        if (strncmp(id, "rt-early~", 9) == 0) {
-            _cleanup_free_ char *mark = early_mark(id);
-            int mfd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-            if (mfd >= 0)
-                close(mfd);
-        }
         respond(fd,
                 200,
                 "application/json",
@@ -252,12 +230,6 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
                        : "{\"StatusCode\":0,\"Error\":null}");
     } else if (gone) {
         respond(fd, 404, "application/json", "{\"message\":\"no such container\"}");
-    } else if (early_running(id)) {
-        _cleanup_free_ char *out =
-            xasprintf("{\"Id\":\"%s\",\"State\":{\"Status\":\"running\",\"Running\":true,"
-                      "\"Pid\":0,\"ExitCode\":0,\"OOMKilled\":false}}",
-                      id);
-        respond(fd, 200, "application/json", out);
     } else {
         _cleanup_free_ char *out =
             xasprintf("{\"Id\":\"%s\",\"State\":{\"Status\":\"exited\",\"Running\":false,"

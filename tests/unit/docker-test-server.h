@@ -26,10 +26,8 @@ void dts_teardown(void);
  * "<image>~<k>"; such a container logs "output of <id>", its wait answers after 400 ms (later
  * than its log stream ends, as Podman's) and its inspect says how it ended, by image:
  * rt-once exits 137 on its first run and 0 after, rt-kill 137, rt-oom 137 with OOMKilled,
- * rt-gone is removed once its log stream ended (its inspect answers 404, its wait an
- * error), rt-early's log stream ends while it still runs (its inspect says running until
- * its wait has answered; then it exited with 3), rt-long runs until the server is
- * stopped, others 0. Every request under
+ * rt-gone is removed under the wait (an error, then 404), rt-long runs until the server
+ * is stopped, others 0. Every request under
  * /containers and /networks is appended to requests.log ("METHOD PATH"). */
 
 /* Fork the server on dts_sock_path; returns once it listens: 0, or -1. */

@@ -420,25 +420,8 @@ static bool run_idle(struct ctr_replica *cr)
 
 static char *const rt_env[] = {"CLUSTER_SPEC={\"master\":[\"m:2222\"]}", "TF_CONFIG={}", NULL};
 
-/* Forget the requests the fake engine saw so far. */
-static void forget_requests(void)
-{
-    _cleanup_free_ char *path = xasprintf("%s/requests.log", dts_tmpdir);
-    (void)unlink(path);
-}
-
-/* How many times @needle occurs in @hay. */
-static int count_of(const char *hay, const char *needle)
-{
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-        n++;
-    return n;
-}
-
 /* How ends are reported: exit 137 without and with the engine's OOMKilled, and a container
- * removed once its log stream ended. Each is found by its log stream's end and an inspect:
- * no wait is opened. */
+ * removed under its wait. */
 static void test_runtime_ends(struct ty_loop *loop)
 {
     struct ty_job *job = rt_job("rt-kill", "rt-oom", "rt-gone");
@@ -449,7 +432,6 @@ static void test_runtime_ends(struct ty_loop *loop)
 
     if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
         BAIL_OUT("plan");
-    forget_requests();
     rt = rt_ready(loop, plan, &e);
     c = (struct container_rt *)rt;
     for (size_t i = 0; i < 3; i++)
@@ -460,23 +442,23 @@ static void test_runtime_ends(struct ty_loop *loop)
     is_int(e.st[0].code, 137, "ends: ... 137, which the supervisor reads as SIGKILL");
     is_int(e.st[1].kind, TY_EXIT_OOM, "ends: 137 with the engine's OOMKilled: out of memory");
     is_int(e.st[1].code, 137, "ends: ... 137");
-    is_int(e.st[2].kind, TY_EXIT_LOST, "ends: removed under it: lost");
+    is_int(e.st[2].kind, TY_EXIT_LOST, "ends: removed under its wait: lost");
     like(e.st[2].detail, "removed outside trainyard", "ends: ... says so");
     like(e.out[0], "output of rt-kill~1", "ends: output delivered");
     ok(e.started[0] == 1 && e.started[1] == 1 && e.started[2] == 1, "ends: each started once");
     ok(run_idle(&c->reps[0]) && run_idle(&c->reps[1]) && run_idle(&c->reps[2]),
        "ends: no request, timer or watch left of the runs");
-    {
-        _cleanup_free_ char *log = scratch("requests.log");
-        ok(strstr(log, "/logs?follow=1") && strstr(log, "/json"), "ends: log streams, inspects");
-        ok(!strstr(log, "/wait"), "ends: no wait opened: each stream's end and inspect did");
-    }
     rt_end(loop, rt, &e);
     ty_plan_free(plan);
     ty_job_free(job);
 }
 
 /* A restart in place, then a retry on a new runtime with the same plan. */
+static void forget_requests(void)
+{
+    _cleanup_free_ char *path = xasprintf("%s/requests.log", dts_tmpdir);
+    (void)unlink(path);
+}
 
 static void test_runtime_relaunch(struct ty_loop *loop)
 {
@@ -544,49 +526,6 @@ static void test_runtime_relaunch(struct ty_loop *loop)
            strstr(log2, net_del) < strstr(log2, "POST /networks/create"),
        "retry: what the attempt before may have left is removed before the network is made");
     rt_end(loop, rt, &e2);
-    ty_plan_free(plan);
-    ty_job_free(job);
-}
-
-/* A log stream that ends while the container still runs: inspected again, then the
- * engine's wait, then the inspect that finds the exit; reported once. */
-static void test_runtime_early(struct ty_loop *loop)
-{
-    struct ty_job *job = rt_job("rt-early", NULL, NULL);
-    struct ty_cluster_plan *plan = NULL;
-    struct rtev e = {0};
-    struct ty_runtime *rt;
-    struct container_rt *c;
-    _cleanup_free_ char *log = NULL;
-    const char *logs, *wait;
-
-    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
-        BAIL_OUT("plan");
-    forget_requests();
-    rt = rt_ready(loop, plan, &e);
-    c = (struct container_rt *)rt;
-    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "early: launch");
-    ok(until_exited(loop, &e, 0, 1), "early: its end reported");
-    is_int(e.st[0].kind, TY_EXIT_CODE, "early: an exit status");
-    is_int(e.st[0].code, 3, "early: ... the one the engine recorded after its wait");
-    like(e.out[0], "output of rt-early~1", "early: output delivered");
-    ok(run_idle(&c->reps[0]) && !c->reps[0].recheck_timer, "early: nothing left of the run");
-    run_for(loop, 300);
-    is_int(e.exited[0], 1, "early: reported once");
-    log = scratch("requests.log");
-    logs = strstr(log, "GET /containers/rt-early~1/logs?follow=1");
-    wait = strstr(log, "POST /containers/rt-early~1/wait?condition=not-running");
-    ok(logs && wait && logs < wait, "early: the wait opened after the log stream");
-    {
-        _cleanup_free_ char *before =
-            logs && wait && logs < wait ? xstrndup(logs, (size_t)(wait - logs)) : xstrdup("");
-        ok(count_of(before, "GET /containers/rt-early~1/json") >= 1 + EXIT_RECHECKS,
-           "early: ... once inspects said it still runs");
-        ok(wait && strstr(wait, "GET /containers/rt-early~1/json") != NULL,
-           "early: inspected after the wait");
-    }
-    is_int(count_of(log, "/wait?"), 1, "early: one wait");
-    rt_end(loop, rt, &e);
     ty_plan_free(plan);
     ty_job_free(job);
 }
@@ -662,7 +601,6 @@ static void test_runtime(struct ty_loop *loop)
     (void)setenv("DOCKER_HOST", host, 1);
     test_runtime_ends(loop);
     test_runtime_relaunch(loop);
-    test_runtime_early(loop);
     test_runtime_engine_gone(loop);
     (void)unsetenv("DOCKER_HOST");
 }

@@ -20,13 +20,8 @@
 #define REPLICA_PORT 2222 /* as on AI Platform */
 /* 10 minutes: a pull may be gigabytes (CUDA images); a hung registry must not hang us. */
 #define PULL_TIMEOUT_MS 600000
-/* After a container's exit status is known, how long its log stream may take to drain. */
+/* After a container's wait returns, how long its log stream may take to drain. */
 #define LOG_DRAIN_USEC (2 * INT64_C(1000000))
-/* Its log stream ended but the engine still says it runs (Podman's stream can end a moment
- * before the exit is recorded): inspect again this many times, this far apart, before
- * falling back to the engine's wait. */
-#define EXIT_RECHECKS     2
-#define EXIT_RECHECK_USEC (100 * INT64_C(1000))
 /* How long force-removing one container may take (a removal kills a running container and
  * waits for it; Podman also unmounts its storage), and inspecting one (answered from the
  * engine's state at once unless it hangs). */
@@ -58,9 +53,6 @@ struct ctr_replica {
     char *body;
     unsigned runs;             /* launches so far */
     struct ty_docker_req *req; /* create or start in flight */
-    /* The log stream; the wait (condition=not-running) only as a fallback: opened when the
-     * stream ended but the container still runs (a pending wait slows Podman's post-exit
-     * inspect and removal). */
     struct ty_docker_req *wait_req, *logs_req;
     struct ty_engine_call pid_call;  /* inspect after the start: its process (OOM watch) */
     struct ty_engine_call exit_call; /* inspect at its end: exit status, OOMKilled, or gone */
@@ -72,8 +64,6 @@ struct ctr_replica {
     long exit_code, wait_code;
     char lost[200]; /* not empty: the engine lost the container, and why */
     uint64_t drain_timer;
-    uint64_t recheck_timer;        /* the next inspect after one that said it still runs */
-    int rechecks;                  /* ... done so far */
     struct ty_engine_call rm_call; /* its removal: before a relaunch, and in cleanup */
     bool started, exited, reported;
     bool await_engine; /* its launch goes on once the engine is back (container.c) */

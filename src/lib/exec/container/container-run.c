@@ -2,20 +2,14 @@
  * container-run.c: one replica's run in the container runtime, asynchronously on the loop:
  *
  *   [relaunch: force-remove the old container] -> create -> start (`started`)
- *   -> logs?follow=1 + inspect (its process: the OOM watch)
- *   -> the log stream ends (or cannot be opened) -> inspect: the exit status (`exited`)
- *   -> [still running: inspect again (EXIT_RECHECKS), then wait?condition=not-running
- *       -> the wait ends -> inspect]
+ *   -> logs?follow=1 + wait?condition=not-running + inspect (its process: the OOM watch)
+ *   -> the log stream or the wait ends -> inspect: the exit status (`exited`)
  *
- * The end: Podman's log stream ends within about 0.3 to 0.5 s of the exit, so its end is
- * followed by an inspect of the container, which says whether it has exited, with which
- * status, and whether the engine saw an OOM kill. The engine's wait is only a fallback,
- * for a stream that ends while the container still runs: Podman's compat wait polls and
- * answers 0.5 to 3 s after the exit, and while one is pending the inspect and removal after
- * the exit stall behind the engine's post-exit work (on Podman 4.3 it made a restart take
- * 1.1 s instead of 0.65 s). An engine that goes away ends the stream (or the wait) with an
- * error and the inspect then fails. `exited` is reported once the status is known and the
- * log stream has ended (or LOG_DRAIN_USEC after the status, if it lags). How it ended:
+ * The end: Podman's compat wait polls and answers 0.5 to 3 s after the exit, its log stream
+ * ends within about 0.3 to 0.5 s; so whichever ends first is followed by an inspect of the
+ * container, which says whether it has exited, with which status, and whether the engine
+ * saw an OOM kill. `exited` is reported once the status is known and the log stream has
+ * ended (or LOG_DRAIN_USEC after the status, if it lags). How it ended:
  *  - the exit status as it is (128+N included: the supervisor reads it as signal N);
  *  - 137 is out of memory only when the engine (State.OOMKilled) or the kernel (the
  *    container's memory cgroup's oom_kill count, container-oom.c) recorded an OOM kill;
@@ -46,8 +40,6 @@
 #include "timeutil.h"
 
 static void maybe_report(struct ctr_replica *cr, bool drain_expired);
-static void check_end(struct ctr_replica *cr);
-static void still_running(struct ctr_replica *cr);
 static void line_out(void *ctx, const char *line, size_t len);
 static void line_err(void *ctx, const char *line, size_t len);
 
@@ -67,9 +59,7 @@ void ctr_run_cancel(struct ctr_replica *cr)
     ty_engine_call_cancel(&cr->rm_call);
     if (cr->drain_timer)
         ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
-    if (cr->recheck_timer)
-        ty_loop_cancel_timer(c->base.loop, cr->recheck_timer);
-    cr->drain_timer = cr->recheck_timer = 0;
+    cr->drain_timer = 0;
     cr->await_engine = false;
     ctr_oom_watch_stop(&cr->oom);
 }
@@ -204,9 +194,8 @@ static void on_exit_inspect(void *ctx, long status, const char *body, size_t len
             set_lost(cr, "it was started again outside trainyard");
         } else if (cr->wait_done) {
             set_lost(cr, "the engine's wait for it failed");
-        } else {
-            still_running(cr); /* only its log stream ended */
         }
+        /* else: running, and only its log stream ended; the wait goes on. */
     } else if (status == 404) {
         set_lost(cr, "it was removed outside trainyard");
     } else if (cr->wait_ok) {
@@ -283,46 +272,6 @@ static void on_wait_done(void *ctx, long status, const char *body, size_t len, c
     check_end(cr);
 }
 
-static void on_recheck(struct ty_loop *loop, void *data)
-{
-    struct ctr_replica *cr = data;
-    cr->recheck_timer = 0;
-    check_end(cr);
-}
-
-/* The log stream ended (or could not be opened) but the engine says the container runs:
- * inspect again shortly (the stream may end a moment before the exit is recorded), then
- * wait for its end with the engine's wait, whose end is followed by an inspect again. */
-static void still_running(struct ctr_replica *cr)
-{
-    struct container_rt *c = cr->rt;
-    struct ty_docker_callbacks cb = {.on_done = on_wait_done, .ctx = cr};
-    _cleanup_free_ char *path = NULL;
-
-    if (cr->wait_req || cr->recheck_timer)
-        return;
-    if (cr->rechecks < EXIT_RECHECKS) {
-        cr->rechecks++;
-        cr->recheck_timer =
-            ty_loop_add_timer(c->base.loop, ty_mono_usec() + EXIT_RECHECK_USEC, on_recheck, cr);
-        return;
-    }
-    path = xasprintf("/containers/%s/wait?condition=not-running", cr->id);
-    if (ty_docker_request(c->eng.api,
-                          "POST",
-                          path,
-                          NULL,
-                          NULL,
-                          TY_DOCKER_BUFFER | TY_DOCKER_NO_TIMEOUT,
-                          &cb,
-                          &cr->wait_req,
-                          NULL) < 0) {
-        cr->wait_req = NULL;
-        cr->wait_done = true;
-        set_lost(cr, "the engine's wait for it could not be sent");
-    }
-}
-
 /* The inspect after the start: the container's process, whose memory cgroup the OOM watch
  * follows. */
 static void on_pid_inspect(void *ctx, long status, const char *body, size_t len, const char *error)
@@ -361,9 +310,10 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
 {
     struct ctr_replica *cr = ctx;
     struct container_rt *c = cr->rt;
+    struct ty_docker_callbacks wait_cb = {.on_done = on_wait_done, .ctx = cr};
     struct ty_docker_callbacks logs_cb = {
         .on_data = on_logs_data, .on_done = on_logs_done, .ctx = cr};
-    _cleanup_free_ char *lpath = NULL, *ipath = NULL;
+    _cleanup_free_ char *wpath = NULL, *lpath = NULL, *ipath = NULL;
 
     cr->req = NULL;
     if (status != 204 && status != 304) {
@@ -372,10 +322,22 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
     }
     cr->started = true;
     c->base.ev.started(c->base.ev.ctx, cr->r);
-    /* The log follow begins after the start: before it, Podman answers it with an empty
-     * body (and a wait with -1 at once). The wait is opened only if the stream ends while
-     * the container still runs (still_running). */
+    /* Both long requests begin after the start: Podman answers a wait on a container that
+     * never started with -1 at once, and a log follow before start with an empty body. */
+    wpath = xasprintf("/containers/%s/wait?condition=not-running", cr->id);
     lpath = xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", cr->id);
+    if (ty_docker_request(c->eng.api,
+                          "POST",
+                          wpath,
+                          NULL,
+                          NULL,
+                          TY_DOCKER_BUFFER | TY_DOCKER_NO_TIMEOUT,
+                          &wait_cb,
+                          &cr->wait_req,
+                          NULL) < 0) {
+        cr->wait_req = NULL;
+        cr->wait_done = true;
+    }
     if (ty_docker_request(c->eng.api,
                           "GET",
                           lpath,
@@ -404,7 +366,7 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
                                    NULL);
     if (cr->pending_signal)
         send_kill(cr, cr->pending_signal);
-    if (cr->logs_done)
+    if (cr->logs_done || cr->wait_done)
         check_end(cr);
 }
 
@@ -500,7 +462,6 @@ static void reset_run(struct ctr_replica *cr)
     free(cr->id);
     cr->id = NULL;
     cr->pending_signal = 0;
-    cr->rechecks = 0;
     cr->exit_code = cr->wait_code = 0;
     cr->lost[0] = '\0';
     cr->started = cr->exited = cr->reported = false;
