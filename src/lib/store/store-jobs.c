@@ -163,18 +163,50 @@ static int store_collect(struct store_conn *c,
     return 0;
 }
 
-int ty_store_unfinished_jobs(struct ty_store *s,
-                             struct ty_job_row ***ret,
-                             size_t *n,
-                             struct ty_error *err)
+/* Begin a transaction on job @seq (*@c, *@row for the caller to release), which must not
+ * have ended: -EALREADY when it has, or the store's errors. */
+static int begin_unfinished(struct ty_store *s,
+                            int64_t seq,
+                            struct store_conn **c,
+                            struct ty_job_row **row,
+                            struct ty_error *err)
+{
+    int r;
+
+    if ((r = store_acquire(s, c, err)) < 0 || (r = store_begin(*c, err)) < 0 ||
+        (r = store_get_by_seq(*c, seq, row, err)) < 0)
+        return r;
+    if (ty_job_state_is_final((*row)->state))
+        return ty_error_set(err,
+                            EALREADY,
+                            "job %s is already %s",
+                            (*row)->job_id,
+                            ty_job_state_name((*row)->state));
+    return 0;
+}
+
+/* Every row of the statement @id, which takes no parameters. */
+static int store_list(struct ty_store *s,
+                      enum store_stmt id,
+                      struct ty_job_row ***ret,
+                      size_t *n,
+                      struct ty_error *err)
 {
     _cleanup_(store_releasep) struct store_conn *c = NULL;
     _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
     int r;
 
-    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_UNFINISHED, &st, err)) < 0)
+    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, id, &st, err)) < 0)
         return r;
     return store_collect(c, st, ret, n, err);
+}
+
+int ty_store_unfinished_jobs(struct ty_store *s,
+                             struct ty_job_row ***ret,
+                             size_t *n,
+                             struct ty_error *err)
+{
+    return store_list(s, ST_UNFINISHED, ret, n, err);
 }
 
 int ty_store_queued_jobs(
@@ -298,12 +330,8 @@ int ty_store_set_state(struct ty_store *s,
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
     int r;
 
-    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
-        (r = store_get_by_seq(c, seq, &row, err)) < 0)
+    if ((r = begin_unfinished(s, seq, &c, &row, err)) < 0)
         return r;
-    if (ty_job_state_is_final(row->state))
-        return ty_error_set(
-            err, EALREADY, "job %s is already %s", row->job_id, ty_job_state_name(row->state));
     /* Same state: nothing changes. CANCELLING only ends in a final state. */
     if (row->state == state || (row->state == TY_STATE_CANCELLING && !ty_job_state_is_final(state)))
         return 0;
@@ -561,12 +589,8 @@ int ty_store_set_outcome(struct ty_store *s,
                             EINVAL,
                             "%s is not an outcome (SUCCEEDED, FAILED or CANCELLED)",
                             ty_job_state_name(outcome));
-    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
-        (r = store_get_by_seq(c, seq, &row, err)) < 0)
+    if ((r = begin_unfinished(s, seq, &c, &row, err)) < 0)
         return r;
-    if (ty_job_state_is_final(row->state))
-        return ty_error_set(
-            err, EALREADY, "job %s is already %s", row->job_id, ty_job_state_name(row->state));
     if ((r = store_stmt(c, ST_SET_OUTCOME, &st, err)) < 0)
         return r;
     sqlite3_bind_int64(st, 1, seq);
@@ -656,11 +680,5 @@ int ty_store_retry_jobs(struct ty_store *s,
                         size_t *n,
                         struct ty_error *err)
 {
-    _cleanup_(store_releasep) struct store_conn *c = NULL;
-    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
-    int r;
-
-    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_RETRY_JOBS, &st, err)) < 0)
-        return r;
-    return store_collect(c, st, ret, n, err);
+    return store_list(s, ST_RETRY_JOBS, ret, n, err);
 }
