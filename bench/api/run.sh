@@ -97,8 +97,9 @@ start_time=$(date +%s)
 echo "bench/api: trainyardd REST API on loopback ($(nproc) cores); scratch $scratch"
 
 # --- the daemon, idle -------------------------------------------------------------------
+# --allow-root-jobs: as root, creates of process jobs are refused without it (none runs here).
 "$daemon_bin" --listen 127.0.0.1:0 --state-dir "$scratch/state" --max-running-jobs 0 \
-  2>"$scratch/daemon.log" &
+  --allow-root-jobs 2>"$scratch/daemon.log" &
 daemon_pid=$!
 port=$(wait_port "$scratch/daemon.log" "$daemon_pid") || fail "trainyardd did not start"
 url="http://127.0.0.1:$port"

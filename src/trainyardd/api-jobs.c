@@ -188,6 +188,15 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
+    {
+        /* Who would run it (runas.c): a process job that would run as root without
+         * --allow-root-jobs is refused now, before anything is stored or queued. */
+        char why[700];
+        if (tyd_runas_supervisor_arg(d, rq->project, runtime, why, sizeof(why)) < 0) {
+            tyd_error(rep, 400, NULL, "%s", why);
+            return;
+        }
+    }
     if (job->hp) { /* what the tuner refuses (e.g. GRID_SEARCH over a DOUBLE) is a bad spec */
         struct ty_tuner *t = NULL;
         if (ty_tuner_new(job->hp, 0, &t, &e) < 0) {

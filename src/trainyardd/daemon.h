@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "logs.h"
@@ -33,6 +34,7 @@ struct tyd_auth;
 struct tyd_dispatch;
 struct tyd_http;
 struct tyd_queue;
+struct tyd_runas;
 
 struct tyd {
     /* configuration (main.c) */
@@ -44,6 +46,8 @@ struct tyd {
     long max_running;   /* jobs supervised at once; -1 unlimited, 0 none (queue only) */
     char *log_file;     /* where supervisors' own diagnostics go */
     bool verbose;       /* log every request */
+    struct tyd_runas *runas; /* --project-user: who runs a project's process jobs (runas.c) */
+    bool allow_root_jobs;    /* --allow-root-jobs: process jobs may run as root */
 
     /* state */
     struct ty_store *store;
@@ -156,6 +160,44 @@ void tyd_job_log(struct tyd *d,
                  enum ty_severity sev,
                  const char *fmt,
                  ...) __attribute__((format(printf, 5, 6)));
+
+/* --- runas.c: who runs a project's process-runtime jobs (docs/security.md) --------------- */
+
+/* Add one --project-user setting "PROJECT:USER" ('*' as PROJECT: every project without a
+ * setting of its own) to *@m, created on the first call; a later setting for the same project
+ * replaces the earlier one. The user must exist now (an unknown one is a start-up error).
+ * @where names the option in errors ("--project-user", "FILE:LINE: project-user"). Returns 0,
+ * or -EINVAL (malformed) / -ENOENT (unknown user) / -errno with err naming @where. */
+int tyd_runas_add(struct tyd_runas **m, const char *spec, const char *where, struct ty_error *err);
+/* NULL-safe. */
+void tyd_runas_free(struct tyd_runas *m);
+
+enum tyd_runas_kind {
+    TYD_RUNAS_DAEMON,  /* run as trainyardd's own user: no switch */
+    TYD_RUNAS_USER,    /* run the replicas as *user */
+    TYD_RUNAS_REFUSED, /* refuse the job: @why says why, naming the settings */
+};
+/* Who runs the replicas of a job of @project on @runtime, for a trainyardd whose effective uid
+ * is @euid, with the map @m (may be NULL) and --allow-root-jobs @allow_root: runtimes other
+ * than "process", and a non-root daemon: DAEMON; a project mapped to a user other than root:
+ * USER (*user points into @m); else DAEMON with @allow_root, REFUSED (and the message in @why,
+ * cut at @whylen) without. Pure apart from reading @m. */
+enum tyd_runas_kind tyd_runas_decide(const struct tyd_runas *m,
+                                     uid_t euid,
+                                     bool allow_root,
+                                     const char *project,
+                                     const char *runtime,
+                                     const char **user,
+                                     char *why,
+                                     size_t whylen);
+/* The extra argument of `trainyard-supervisor supervise-job` for a job of @project on
+ * @runtime under @d (as this process's euid): 1 and "--run-as=USER" in @buf; 0 when none is
+ * needed; -1 when the job must not run (the reason, naming the settings, in @buf). */
+int tyd_runas_supervisor_arg(
+    const struct tyd *d, const char *project, const char *runtime, char *buf, size_t len);
+/* Log at start-up who runs process-runtime jobs (and that the map is ignored when trainyardd
+ * is not root). */
+void tyd_runas_log_start(const struct tyd *d);
 
 /* --- queue.c: QUEUED jobs no supervisor was started for, oldest first (thread-safe) ------ */
 

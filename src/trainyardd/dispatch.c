@@ -442,11 +442,29 @@ static void start_supervisor(struct tyd_dispatch *dp, const struct ty_job_row *r
 {
     struct tyd *d = dp->d;
     _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
-    char seq[24], grace[24];
-    char *argv[] = {
-        (char *)"trainyard-supervisor", (char *)"supervise-job", d->state_dir, seq, grace, NULL};
+    char seq[24], grace[24], runas[700];
+    char *argv[7] = {(char *)"trainyard-supervisor", (char *)"supervise-job"};
+    size_t argc = 2;
     pid_t pid;
+    /* A process job of a project with a user runs as that user (--run-as, runas.c); one
+     * that would now run as root without --allow-root-jobs (the settings changed since it
+     * was accepted) fails instead of running. */
+    int ra = tyd_runas_supervisor_arg(d, row->project, row->runtime, runas, sizeof(runas));
 
+    if (ra < 0) {
+        struct ty_error e = {0};
+        tyd_log("job %s/%s: not started: %s", row->project, row->job_id, runas);
+        tyd_job_log(d, row, ty_job_row_attempt(row), TY_SEV_ERROR, "%s", runas);
+        if (ty_store_set_state(d->store, row->seq, TY_STATE_FAILED, ty_now_usec(), runas, &e) < 0)
+            tyd_log("job %s/%s: %s", row->project, row->job_id, ty_error_msg(&e));
+        tyd_queue_remove(d->queue, row->seq);
+        return;
+    }
+    if (ra > 0)
+        argv[argc++] = runas;
+    argv[argc++] = d->state_dir;
+    argv[argc++] = seq;
+    argv[argc++] = grace;
     (void)snprintf(seq, sizeof(seq), "%lld", (long long)row->seq);
     (void)snprintf(grace, sizeof(grace), "%lld", (long long)d->grace_usec);
     ty_strv_setenv(&envp, TY_SWEEP_ENV, row->sweep_key ? row->sweep_key : "");

@@ -67,6 +67,11 @@ static const char usage[] =
     "  --slurm-replicas=auto|process|container  on the nodes, run each replica's command as a\n"
     "                            program, or its image; auto: programs when every role has\n"
     "                            a containerCommand (default)\n"
+    "  --project-user=PROJECT:USER  when trainyardd runs as root, run the process-runtime\n"
+    "                            jobs of PROJECT as USER ('*' for every other project);\n"
+    "                            repeatable (one `project-user =` line each in the file)\n"
+    "  --allow-root-jobs         as root, run process-runtime jobs of projects without an\n"
+    "                            unprivileged project-user as root (refused otherwise)\n"
     "  --log-file=FILE           diagnostics of job supervisors (default\n"
     "                            STATE_DIR/trainyardd.log)\n"
     "  --config=FILE             config file (default " DEFAULT_CONFIG " when it exists)\n"
@@ -88,6 +93,8 @@ enum {
     O_SLURM_SBATCH_ARGS,
     O_SLURM_MEMORY,
     O_SLURM_REPLICAS,
+    O_PROJECT_USER,
+    O_ALLOW_ROOT,
     O_LOG_FILE,
     O_CONFIG,
     O_VERBOSE,
@@ -110,6 +117,8 @@ static const struct option options[] = {
     {"slurm-sbatch-args", required_argument, NULL, O_SLURM_SBATCH_ARGS},
     {"slurm-memory", required_argument, NULL, O_SLURM_MEMORY},
     {"slurm-replicas", required_argument, NULL, O_SLURM_REPLICAS},
+    {"project-user", required_argument, NULL, O_PROJECT_USER},
+    {"allow-root-jobs", optional_argument, NULL, O_ALLOW_ROOT},
     {"log-file", required_argument, NULL, O_LOG_FILE},
     {"config", required_argument, NULL, O_CONFIG},
     {"verbose", no_argument, NULL, O_VERBOSE},
@@ -203,6 +212,13 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
             return ty_error_set(
                 err, EINVAL, "%s: expected 'auto', 'process' or 'container' (got '%s')", where, v);
         return setenv("TRAINYARD_SLURM_REPLICAS", v, 1) < 0 ? -errno : 0;
+    case O_PROJECT_USER:
+        return tyd_runas_add(&d->runas, v, where, err);
+    case O_ALLOW_ROOT:
+        if (v && strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+            return ty_error_set(err, EINVAL, "%s: expected 'true' or 'false' (got '%s')", where, v);
+        d->allow_root_jobs = !v || strcmp(v, "true") == 0;
+        return 0;
     case O_LOG_FILE:
         set_str(&d->log_file, v);
         return 0;
@@ -322,6 +338,7 @@ static int serve(struct tyd *d)
     d->queue = tyd_queue_new();
     if (tyd_dispatch_init(d, loop, &e) < 0 || tyd_http_start(d, &e) < 0)
         goto fail;
+    tyd_runas_log_start(d);
     tyd_log("listening on http://%.*s:%u (state %s, runtime %s%s)",
             (int)(strrchr(d->listen, ':') - d->listen),
             d->listen,
@@ -353,6 +370,7 @@ static void release(struct tyd *d)
     free(d->auth_file);
     free(d->runtime);
     free(d->log_file);
+    tyd_runas_free(d->runas);
 }
 
 int main(int argc, char **argv)

@@ -126,11 +126,16 @@ require_testbox() {
 # and TYD_PID, and writes the pid to $TEST_DIR/NAME.pid. Call it at the top level of a test
 # script (tests run in subshells, whose variables are lost), so the daemon is the script's
 # child and `wait $TYD_PID` gives its exit status. Returns 1 when it does not start.
+# As root it passes --allow-root-jobs (the tests' jobs run as root, as they always did),
+# unless TYD_ALLOW_ROOT_JOBS=no (for the tests of who runs what, t5060).
 trainyardd_start() {
-  local name=$1 log port; shift
+  local name=$1 log port root_jobs=; shift
   log="$TEST_DIR/$name.log"
+  if [ "$(id -u)" -eq 0 ] && [ "${TYD_ALLOW_ROOT_JOBS:-yes}" != no ]; then
+    root_jobs=--allow-root-jobs
+  fi
   "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/$name" \
-    --grace-period 1 "$@" >>"$log" 2>&1 &
+    --grace-period 1 $root_jobs "$@" >>"$log" 2>&1 &
   TYD_PID=$!
   echo "$TYD_PID" >"$TEST_DIR/$name.pid"
   wait_for 20 grep -q "listening on" "$log" || return 1
