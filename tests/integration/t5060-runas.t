@@ -1,0 +1,191 @@
+#!/bin/sh
+# t5060-runas: who runs what under trainyardd (docs/security.md). As root, a process-runtime
+# job of a project with no --project-user (or one mapped to root) is refused at create with a
+# 400 naming the settings, nothing stored or queued, with and without a tokens file; container
+# jobs are not; --allow-root-jobs lets it run as root; an unknown user is a start-up error; the
+# config file takes one project-user line per project; the supervisor of a mapped project's
+# job gets --run-as=USER (its argv, read through a recording wrapper); and, once the supervisor
+# knows --run-as, the replica really runs as the project's user (nobody, uid 65534).
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
+SUPERVISOR="$TY_BUILD_DIR/bin/trainyard-supervisor"
+M=$$
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "1..0 # SKIP needs root: the user mapping only applies to a trainyardd running as root"
+  exit 0
+fi
+# The tests below start their daemons without --allow-root-jobs unless they say so.
+TYD_ALLOW_ROOT_JOBS=no
+
+# api BASE METHOD PATH [BODY_FILE] [TOKEN]: body to out.json, prints the HTTP status
+api() {
+  set -- "$@" "" ""
+  curl -s -o out.json -w '%{http_code}' -X "$2" -H 'Content-Type: application/json' \
+    ${5:+-H "Authorization: Bearer $5"} ${4:+--data-binary "@$4"} "$1$3"
+}
+# job_body FILE JOB_ID MASTER_SH [LABELS_JSON]
+job_body() {
+  write_job "$1.ti" "$3" &&
+  "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]
+if sys.argv[4]: d["labels"]=json.loads(sys.argv[4])
+json.dump(d, open(sys.argv[3],"w"))' "$1.ti" "$2" "$1" "${4:-}"
+}
+# refused_well: out.json is a 400 INVALID_ARGUMENT naming both settings
+refused_well() {
+  json_get out.json 'd["error"]["status"]' | grep -qx INVALID_ARGUMENT &&
+  json_get out.json 'd["error"]["message"]' | grep -q -- "--project-user=$1:USER" &&
+  json_get out.json 'd["error"]["message"]' | grep -q -- "--allow-root-jobs"
+}
+
+cat >tokens <<EOF
+tok-aaaaaaaaaaaaaaaa pa
+tok-bbbbbbbbbbbbbbbb pb
+EOF
+mv tokens "$TEST_DIR/tokens" && chmod 600 "$TEST_DIR/tokens"
+
+# --- a root daemon without a mapping ----------------------------------------------------
+trainyardd_start plain --max-running-jobs 0 && PLAIN=$TYD_URL || PLAIN=
+test_expect_success 'no project-user: a process job is refused with 400 naming the settings' '
+  test -n "$PLAIN" &&
+  job_body j.json j_$M "id -u" &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs j.json)" = 400 &&
+  refused_well pa &&
+  grep -q "process-runtime jobs of projects without a project-user are refused" "$TEST_DIR/plain.log"
+'
+test_expect_success 'nothing was stored or queued' '
+  test "$(api "$PLAIN" GET /v1/projects/pa/jobs/j_$M)" = 404 &&
+  test "$(api "$PLAIN" GET /v1/projects/pa/jobs)" = 200 && test "$(cat out.json)" = "{}"
+'
+test_expect_success 'the label trainyard-runtime=process is refused as well' '
+  job_body l.json l_$M "id -u" "{\"trainyard-runtime\": \"process\"}" &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs l.json)" = 400 && refused_well pa
+'
+test_expect_success 'a container job is not refused (it runs as the image says)' '
+  job_body c.json c_$M "id -u" "{\"trainyard-runtime\": \"container\"}" &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs c.json)" = 200 &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs/c_$M:cancel)" = 200
+'
+trainyardd_stop plain
+
+trainyardd_start auth --max-running-jobs 0 --auth-tokens "$TEST_DIR/tokens" && AUTH=$TYD_URL || AUTH=
+test_expect_success 'the same with a tokens file: a valid token does not make it root' '
+  test -n "$AUTH" &&
+  job_body j.json j_$M "id -u" &&
+  test "$(api "$AUTH" POST /v1/projects/pa/jobs j.json tok-aaaaaaaaaaaaaaaa)" = 400 &&
+  refused_well pa &&
+  test "$(api "$AUTH" GET /v1/projects/pa/jobs/j_$M "" tok-aaaaaaaaaaaaaaaa)" = 404
+'
+trainyardd_stop auth
+
+# --- mappings -----------------------------------------------------------------------------
+trainyardd_start mapped --max-running-jobs 0 --project-user=pa:nobody --project-user=pr:root \
+  && MAPPED=$TYD_URL || MAPPED=
+test_expect_success 'a mapped project is accepted; one mapped to root and an unmapped one are not' '
+  test -n "$MAPPED" &&
+  job_body j.json j_$M "id -u" &&
+  test "$(api "$MAPPED" POST /v1/projects/pa/jobs j.json)" = 200 &&
+  test "$(api "$MAPPED" POST /v1/projects/pr/jobs j.json)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "which is root (uid 0)" &&
+  test "$(api "$MAPPED" POST /v1/projects/pb/jobs j.json)" = 400 && refused_well pb &&
+  grep -q "process-runtime jobs of project .pa. run as nobody (uid 65534)" "$TEST_DIR/mapped.log"
+'
+trainyardd_stop mapped
+
+test_expect_success 'an unknown user is a start-up error naming the option' '
+  set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/x" --project-user=pa:no_such_user_$M 2>err; rc=$?; set -e
+  test $rc = 2 && grep -q -- "--project-user: unknown user .no_such_user_$M." err &&
+  set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/x" --project-user=nobody 2>err; rc=$?; set -e
+  test $rc = 2 && grep -q -- "--project-user: expected PROJECT:USER" err &&
+  set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/x" --allow-root-jobs=maybe 2>err; rc=$?; set -e
+  test $rc = 2 && grep -q -- "--allow-root-jobs: expected .true. or .false." err
+'
+
+cat >"$TEST_DIR/users.conf" <<EOF
+project-user = pa:nobody
+project-user = *:nobody
+project-user = pr:root
+allow-root-jobs = false
+EOF
+cat >"$TEST_DIR/users-bad.conf" <<EOF
+project-user = pa:nobody
+project-user = pb:no_such_user_$M
+EOF
+test_expect_success 'the config file: an unknown user names the file and line' '
+  set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/x" --config "$TEST_DIR/users-bad.conf" 2>err; rc=$?; set -e
+  test $rc = 2 && grep -q "users-bad.conf:2: project-user: unknown user" err
+'
+trainyardd_start conf --max-running-jobs 0 --config "$TEST_DIR/users.conf" && CONF=$TYD_URL || CONF=
+test_expect_success 'the config file: one project-user line per project, * for the others' '
+  test -n "$CONF" &&
+  job_body j.json j_$M "id -u" &&
+  test "$(api "$CONF" POST /v1/projects/pa/jobs j.json)" = 200 &&
+  test "$(api "$CONF" POST /v1/projects/pz/jobs j.json)" = 200 &&
+  test "$(api "$CONF" POST /v1/projects/pr/jobs j.json)" = 400
+'
+trainyardd_stop conf
+
+trainyardd_start allow --max-running-jobs 0 --project-user=pa:nobody --allow-root-jobs \
+  && ALLOW=$TYD_URL || ALLOW=
+test_expect_success '--allow-root-jobs: unmapped projects are accepted (they run as root)' '
+  test -n "$ALLOW" &&
+  job_body j.json j_$M "id -u" &&
+  test "$(api "$ALLOW" POST /v1/projects/pb/jobs j.json)" = 200 &&
+  grep -q -- "--allow-root-jobs: process-runtime jobs of projects without" "$TEST_DIR/allow.log"
+'
+trainyardd_stop allow
+
+# --- the supervisor's argv ----------------------------------------------------------------
+# trainyardd runs the trainyard-supervisor next to its own binary: a copy of trainyardd next to
+# a wrapper that records its arguments, then runs the real supervisor with them.
+mkdir -p "$TEST_DIR/wbin" && cp "$TRAINYARDD" "$TEST_DIR/wbin/trainyardd"
+cat >"$TEST_DIR/wbin/trainyard-supervisor" <<EOF
+#!/bin/sh
+if [ "\$1" = supervise-job ]; then printf '%s\n' "\$@" >"$TEST_DIR/argv.\$\$"; fi
+exec "$SUPERVISOR" "\$@"
+EOF
+chmod +x "$TEST_DIR/wbin/trainyard-supervisor"
+"$TEST_DIR/wbin/trainyardd" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/wrap" --grace-period 1 \
+  --project-user=pa:nobody --allow-root-jobs >"$TEST_DIR/wrap.log" 2>&1 &
+WPID=$!
+wait_for 20 grep -q "listening on" "$TEST_DIR/wrap.log" &&
+WRAP="http://127.0.0.1:$(grep "listening on" "$TEST_DIR/wrap.log" | sed 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/')" || WRAP=
+test_expect_success 'the supervisor of an unmapped project (--allow-root-jobs) gets no --run-as' '
+  test -n "$WRAP" &&
+  job_body b.json b_$M "true" &&
+  test "$(api "$WRAP" POST /v1/projects/pb/jobs b.json)" = 200 &&
+  wait_for 20 sh -c "ls $TEST_DIR/argv.* >/dev/null 2>&1" &&
+  cat "$TEST_DIR"/argv.* && ! grep -q -- --run-as "$TEST_DIR"/argv.* &&
+  sed -n 2p "$TEST_DIR"/argv.* | grep -qx -- "$TEST_DIR/wrap"
+'
+test_expect_success 'the supervisor of a mapped project gets --run-as=USER before its arguments' '
+  test -n "$WRAP" &&
+  job_body a.json a_$M "true" &&
+  test "$(api "$WRAP" POST /v1/projects/pa/jobs a.json)" = 200 &&
+  wait_for 20 sh -c "grep -q -- --run-as=nobody $TEST_DIR/argv.*" &&
+  a=$(grep -l -- --run-as=nobody "$TEST_DIR"/argv.* | head -1) && cat "$a" &&
+  sed -n 1p "$a" | grep -qx supervise-job &&
+  sed -n 2p "$a" | grep -qx -- "--run-as=nobody" &&
+  sed -n 3p "$a" | grep -qx -- "$TEST_DIR/wrap"
+'
+kill -TERM "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null
+
+# --- end to end, once the supervisor takes --run-as ------------------------------------------
+if "$SUPERVISOR" --help 2>&1 | grep -q -- --run-as; then
+  trainyardd_start e2e --project-user=pa:nobody && E2E=$TYD_URL || E2E=
+  test_expect_success 'a replica of a project mapped to nobody runs as uid 65534' '
+    test -n "$E2E" &&
+    job_body u.json u_$M "echo uid-\$(id -u)-$M" &&
+    test "$(api "$E2E" POST /v1/projects/pa/jobs u.json)" = 200 &&
+    wait_for 30 sh -c "curl -s $E2E/v1/projects/pa/jobs/u_$M | grep -q SUCCEEDED" &&
+    test "$(api "$E2E" GET /v1/projects/pa/jobs/u_$M/logs)" = 200 &&
+    grep -q "uid-65534-$M" out.json
+  '
+  trainyardd_stop e2e
+else
+  test_skip 'a replica of a project mapped to nobody runs as uid 65534' \
+    'trainyard-supervisor does not take --run-as yet'
+fi
+
+test_done
