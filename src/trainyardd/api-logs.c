@@ -159,6 +159,22 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
     }
 }
 
+/* Longest taskName accepted: "evaluator-replica-" and an index with room to spare. */
+#define TASK_NAME_MAX 64
+
+/* Can @t be a task's name ("master-replica-0", "service"): 1-64 of a-z, 0-9 and '-'? */
+static bool valid_task_name(const char *t)
+{
+    size_t n = strlen(t);
+
+    if (n == 0 || n > TASK_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9') || t[i] == '-'))
+            return false;
+    return true;
+}
+
 /* Read the query of a logs request into @q and *follow. Returns 0, or -1 with a 400 in @rep. */
 static int parse_query(const struct tyd_request *rq,
                        struct ty_log_query *q,
@@ -204,6 +220,15 @@ static int parse_query(const struct tyd_request *rq,
             tyd_error(rep, 400, NULL, "follow: expected true or false (got '%.20s')", fol);
             return -1;
         }
+    }
+    if (task && *task && !valid_task_name(task)) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "taskName: expected a task name such as master-replica-0, worker-replica-1 or "
+                  "service (lowercase letters, digits and '-', at most %d characters)",
+                  TASK_NAME_MAX);
+        return -1;
     }
     q->task_name = task && *task ? task : NULL;
     return 0;

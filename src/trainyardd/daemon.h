@@ -40,12 +40,12 @@ struct tyd {
     /* configuration (main.c) */
     char *listen; /* HOST:PORT */
     char *state_dir;
-    char *auth_file;    /* NULL: no authentication (loopback only) */
-    char *runtime;      /* default runtime of jobs without a trainyard-runtime label */
-    int64_t grace_usec; /* SIGTERM-to-SIGKILL time for replicas */
-    long max_running;   /* jobs supervised at once; -1 unlimited, 0 none (queue only) */
-    char *log_file;     /* where supervisors' own diagnostics go */
-    bool verbose;       /* log every request */
+    char *auth_file;         /* NULL: no authentication (loopback only) */
+    char *runtime;           /* default runtime of jobs without a trainyard-runtime label */
+    int64_t grace_usec;      /* SIGTERM-to-SIGKILL time for replicas */
+    long max_running;        /* jobs supervised at once; -1 unlimited, 0 none (queue only) */
+    char *log_file;          /* where supervisors' own diagnostics go */
+    bool verbose;            /* log every request */
     struct tyd_runas *runas; /* --project-user: who runs a project's process jobs (runas.c) */
     bool allow_root_jobs;    /* --allow-root-jobs: process jobs may run as root */
 

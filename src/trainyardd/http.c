@@ -615,6 +615,12 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     tyd_log("http: %s", msg);
 }
 
+/* libmicrohttpd's unescape callback: tyd_url_unescape (route.h), which keeps "%00". */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    return tyd_url_unescape(s);
+}
+
 /* Start the workers and the poller of @h. Returns 0 or -EAGAIN. */
 static int start_threads(struct tyd_http *h)
 {
@@ -664,6 +670,9 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                               (MHD_socket)fd,
                               MHD_OPTION_THREAD_POOL_SIZE,
                               event_threads,
+                              MHD_OPTION_UNESCAPE_CALLBACK,
+                              unescape,
+                              NULL,
                               MHD_OPTION_NOTIFY_COMPLETED,
                               on_completed,
                               d,

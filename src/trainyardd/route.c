@@ -68,24 +68,33 @@ static const struct id_kind id_kinds[] = {
      "use only letters, numbers and underscores, start with a letter, at most 128 characters"},
 };
 
+/* Copy at most @max bytes of @text (length @len) into @out (size @n) as printable ASCII: other
+ * bytes become '?', so that a message quoting a crafted id is valid UTF-8 and one line. */
+static void printable(char *out, size_t n, const char *text, size_t len, size_t max)
+{
+    size_t i;
+
+    for (i = 0; i < len && i < max && i + 1 < n; i++)
+        out[i] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+    out[i] = '\0';
+}
+
 static void bad_name(struct tyd_route *r, const struct id_kind *k, const char *text, size_t len)
 {
+    char shown[72];
+
     r->method = TYD_BAD_NAME;
+    printable(shown, sizeof(shown), text, len, 64);
     if (len > 64)
         (void)snprintf(r->detail,
                        sizeof(r->detail),
-                       "invalid %s '%.64s...': too long or contains characters that are not "
+                       "invalid %s '%s...': too long or contains characters that are not "
                        "allowed",
                        k->what,
-                       text);
+                       shown);
     else
-        (void)snprintf(r->detail,
-                       sizeof(r->detail),
-                       "invalid %s '%.*s': %s",
-                       k->what,
-                       (int)len,
-                       text,
-                       k->rule);
+        (void)snprintf(
+            r->detail, sizeof(r->detail), "invalid %s '%s': %s", k->what, shown, k->rule);
 }
 
 /* The ids a path gave while it was matched against a pattern. */
@@ -233,6 +242,36 @@ void tyd_route(const char *m, const char *path, struct tyd_route *r)
         return;
     }
     (void)snprintf(r->detail, sizeof(r->detail), "no API method at this URL");
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+size_t tyd_url_unescape(char *s)
+{
+    char *out = s;
+    const char *in = s;
+
+    while (*in) {
+        int hi = in[0] == '%' ? hex_digit(in[1]) : -1;
+        int lo = hi >= 0 ? hex_digit(in[2]) : -1;
+        if (lo >= 0 && (hi | lo) != 0) {
+            *out++ = (char)(hi * 16 + lo);
+            in += 3;
+        } else {
+            *out++ = *in++; /* not an escape, or %00: kept as written */
+        }
+    }
+    *out = '\0';
+    return (size_t)(out - s);
 }
 
 /* A page token: base64url of "1.<seq>.<hash of the filter>", so a token is only good for

@@ -99,6 +99,12 @@ int tyd_valid_job_id(const char *id, size_t len);
 /* Does @id look like a project id (1-128 of letters, digits, and - . _ : ~)? */
 int tyd_valid_project_id(const char *id, size_t len);
 
+/* Percent-decode @s in place (the URL's path, a query parameter's name or value) and return
+ * its new length; "%00" and malformed escapes are kept as written, so a decoded string never
+ * holds a NUL that would cut it short (GET .../jobs/job_1%00x is not job_1: its id holds a '%'
+ * and is refused). http.c gives it to libmicrohttpd as its unescape callback. */
+size_t tyd_url_unescape(char *s);
+
 /* The pageToken of jobs.list: the position after job @seq, for the filter text @filter
  * (a token is only good with the filter it was made for). Caller frees. */
 char *tyd_list_token_format(int64_t seq, const char *filter);

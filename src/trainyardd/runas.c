@@ -116,8 +116,7 @@ int tyd_runas_add(struct tyd_runas **m, const char *spec, const char *where, str
         return ty_error_set(
             err, ENOENT, "%s: unknown user '%s' (no such user on this machine)", where, user);
     if (r < 0)
-        return ty_error_set(
-            err, -r, "%s: cannot look up user '%s': %s", where, user, strerror(-r));
+        return ty_error_set(err, -r, "%s: cannot look up user '%s': %s", where, user, strerror(-r));
     if (!*m)
         *m = xcalloc(1, sizeof(**m));
     map = *m;
@@ -195,11 +194,8 @@ enum tyd_runas_kind tyd_runas_decide(const struct tyd_runas *m,
     return TYD_RUNAS_REFUSED;
 }
 
-int tyd_runas_supervisor_arg(const struct tyd *d,
-                             const char *project,
-                             const char *runtime,
-                             char *buf,
-                             size_t len)
+int tyd_runas_supervisor_arg(
+    const struct tyd *d, const char *project, const char *runtime, char *buf, size_t len)
 {
     const char *user = NULL;
 

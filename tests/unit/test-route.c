@@ -172,8 +172,45 @@ static void test_tokens(void)
            "token: trailing bytes refused");
 }
 
+/* The unescape callback keeps %00 (no NUL cuts a path short) and decodes the rest; a crafted
+ * id is quoted in printable ASCII. */
+static void test_unescape(void)
+{
+    static const struct {
+        const char *in, *want;
+    } c[] = {
+        {"/v1/projects/p/jobs/j%5F1", "/v1/projects/p/jobs/j_1"},
+        {"/v1/projects/p/jobs/j%00x", "/v1/projects/p/jobs/j%00x"},
+        {"a%2Fb%2e%2E", "a/b.."},
+        {"%", "%"},
+        {"%4", "%4"},
+        {"%zz%C3%B6", "%zz\xc3\xb6"},
+        {"", ""},
+    };
+    struct tyd_route r;
+
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        char buf[64];
+        size_t n;
+        (void)snprintf(buf, sizeof(buf), "%s", c[i].in);
+        n = tyd_url_unescape(buf);
+        is_str(buf, c[i].want, "unescape '%s'", c[i].in);
+        is_int(n, strlen(c[i].want), "unescape '%s': its length", c[i].in);
+    }
+    tyd_route("GET", "/v1/projects/p/jobs/j%00x", &r);
+    is_int(r.method, TYD_BAD_NAME, "a job id with %%00 kept is refused, not cut to 'j'");
+    tyd_route("GET", "/v1/projects/p/jobs/j\xff\x01", &r);
+    is_int(r.method, TYD_BAD_NAME, "bytes that are not ASCII in a job id");
+    is_str(r.detail,
+           "invalid job id 'j?"
+           "?': use only letters, numbers and underscores, start with a "
+           "letter, at most 128 characters",
+           "are quoted as '?'");
+}
+
 int main(void)
 {
+    test_unescape();
     test_routes();
     test_table();
     test_ids();
