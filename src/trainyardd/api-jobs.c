@@ -196,6 +196,11 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
             tyd_error(rep, 400, NULL, "%s", why);
             return;
         }
+        /* Where it would write on this machine (jobdir.c). */
+        if (tyd_jobdir_check(d->job_dir_roots, job->job_dir, why, sizeof(why)) < 0) {
+            tyd_error(rep, 400, NULL, "%s", why);
+            return;
+        }
     }
     if (job->hp) { /* what the tuner refuses (e.g. GRID_SEARCH over a DOUBLE) is a bad spec */
         struct ty_tuner *t = NULL;

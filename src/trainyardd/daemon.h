@@ -48,6 +48,7 @@ struct tyd {
     bool verbose;            /* log every request */
     struct tyd_runas *runas; /* --project-user: who runs a project's process jobs (runas.c) */
     bool allow_root_jobs;    /* --allow-root-jobs: process jobs may run as root */
+    char **job_dir_roots;    /* --job-dir-root: where a local jobDir may be (jobdir.c) */
 
     /* state */
     struct ty_store *store;
@@ -178,10 +179,11 @@ enum tyd_runas_kind {
     TYD_RUNAS_REFUSED, /* refuse the job: @why says why, naming the settings */
 };
 /* Who runs the replicas of a job of @project on @runtime, for a trainyardd whose effective uid
- * is @euid, with the map @m (may be NULL) and --allow-root-jobs @allow_root: runtimes other
- * than "process", and a non-root daemon: DAEMON; a project mapped to a user other than root:
- * USER (*user points into @m); else DAEMON with @allow_root, REFUSED (and the message in @why,
- * cut at @whylen) without. Pure apart from reading @m. */
+ * is @euid, with the map @m (may be NULL) and --allow-root-jobs @allow_root: a non-root daemon
+ * and the "container" runtime: DAEMON; "process" of a project mapped to a user other than
+ * root: USER (*user points into @m); any other case (slurm; process unmapped or mapped to
+ * root): DAEMON with @allow_root, REFUSED (and the message in @why, cut at @whylen) without.
+ * Pure apart from reading @m. */
 enum tyd_runas_kind tyd_runas_decide(const struct tyd_runas *m,
                                      uid_t euid,
                                      bool allow_root,
@@ -198,6 +200,21 @@ int tyd_runas_supervisor_arg(
 /* Log at start-up who runs process-runtime jobs (and that the map is ignored when trainyardd
  * is not root). */
 void tyd_runas_log_start(const struct tyd *d);
+
+/* --- jobdir.c: where a job may write on this machine (docs/security.md) ----------------- */
+
+/* Add one --job-dir-root DIR to *@roots (created on the first call), as its real path. The
+ * directory must exist and not be "/". @where names the option in errors. Returns 0 or
+ * -errno with err naming @where. */
+int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struct ty_error *err);
+/* Is @job_dir (may be NULL) a directory of this machine rather than a URI ("scheme://...")? */
+bool tyd_jobdir_is_local(const char *job_dir);
+/* May a job of the service have @job_dir (its trainingInput.jobDir, may be NULL)? A URI or no
+ * jobDir: yes (0). A local directory: only an absolute path without empty, "." or ".."
+ * components that lies, symbolic links of its existing part resolved, inside one of @roots
+ * (NULL-terminated real paths, may be NULL); else -1 with the reason, naming the field and
+ * the setting, in @why (cut at @whylen). Reads the filesystem (realpath), changes nothing. */
+int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t whylen);
 
 /* --- queue.c: QUEUED jobs no supervisor was started for, oldest first (thread-safe) ------ */
 

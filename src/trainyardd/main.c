@@ -27,6 +27,7 @@
 #include "runtime.h"
 #include "sigpipe.h"
 #include "statedir.h"
+#include "strv.h"
 #include "timeutil.h"
 #include "ty-config.h"
 
@@ -71,7 +72,10 @@ static const char usage[] =
     "                            jobs of PROJECT as USER ('*' for every other project);\n"
     "                            repeatable (one `project-user =` line each in the file)\n"
     "  --allow-root-jobs         as root, run process-runtime jobs of projects without an\n"
-    "                            unprivileged project-user as root (refused otherwise)\n"
+    "                            unprivileged project-user, and slurm-runtime jobs (sbatch\n"
+    "                            runs them as trainyardd's user), as root (refused otherwise)\n"
+    "  --job-dir-root=DIR        a local jobDir must lie inside DIR (repeatable; without\n"
+    "                            one, only URIs such as gs://... are taken as jobDir)\n"
     "  --log-file=FILE           diagnostics of job supervisors (default\n"
     "                            STATE_DIR/trainyardd.log)\n"
     "  --config=FILE             config file (default " DEFAULT_CONFIG " when it exists)\n"
@@ -95,6 +99,7 @@ enum {
     O_SLURM_REPLICAS,
     O_PROJECT_USER,
     O_ALLOW_ROOT,
+    O_JOB_DIR_ROOT,
     O_LOG_FILE,
     O_CONFIG,
     O_VERBOSE,
@@ -119,6 +124,7 @@ static const struct option options[] = {
     {"slurm-replicas", required_argument, NULL, O_SLURM_REPLICAS},
     {"project-user", required_argument, NULL, O_PROJECT_USER},
     {"allow-root-jobs", optional_argument, NULL, O_ALLOW_ROOT},
+    {"job-dir-root", required_argument, NULL, O_JOB_DIR_ROOT},
     {"log-file", required_argument, NULL, O_LOG_FILE},
     {"config", required_argument, NULL, O_CONFIG},
     {"verbose", no_argument, NULL, O_VERBOSE},
@@ -219,6 +225,8 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
             return ty_error_set(err, EINVAL, "%s: expected 'true' or 'false' (got '%s')", where, v);
         d->allow_root_jobs = !v || strcmp(v, "true") == 0;
         return 0;
+    case O_JOB_DIR_ROOT:
+        return tyd_jobdir_root_add(&d->job_dir_roots, v, where, err);
     case O_LOG_FILE:
         set_str(&d->log_file, v);
         return 0;
@@ -371,6 +379,7 @@ static void release(struct tyd *d)
     free(d->runtime);
     free(d->log_file);
     tyd_runas_free(d->runas);
+    ty_strv_free(d->job_dir_roots);
 }
 
 int main(int argc, char **argv)

@@ -4,8 +4,9 @@
  * (--project-user=PROJECT:USER, one `project-user = PROJECT:USER` line per project in the
  * config file, '*' as PROJECT for every project without a line of its own). Such a job of a
  * project with no user, or whose user is root, is refused at create unless trainyardd was
- * started with --allow-root-jobs; then it runs as root, as trainyardd does. The container and
- * slurm runtimes are not concerned (their isolation is the engine's and Slurm's:
+ * started with --allow-root-jobs; then it runs as root, as trainyardd does. A slurm job runs
+ * as trainyardd's user (sbatch submits it), so under a root trainyardd it too needs
+ * --allow-root-jobs. The container runtime is not concerned (its isolation is the engine's:
  * docs/security.md), and a trainyardd that is not root runs every job as its own user. The
  * supervisor of a job with a user gets `--run-as=USER` and its process runtime switches to
  * that user before it runs a replica. */
@@ -24,6 +25,10 @@
 /* The one runtime whose replicas are programs of the daemon's machine run by its supervisor:
  * the one that runs them as the project's user. */
 #define PROCESS_RUNTIME "process"
+/* The runtime whose replicas are isolated by the container engine (their user is the image's,
+ * inside the container): who submits them does not matter. Any other runtime (slurm) runs its
+ * replicas as the daemon's user, without a switch. */
+#define CONTAINER_RUNTIME "container"
 /* getpwnam_r's buffer: _SC_GETPW_R_SIZE_MAX is often 1 KiB; 16 KiB holds any real entry. */
 #define PW_BUF 16384
 
@@ -160,8 +165,21 @@ enum tyd_runas_kind tyd_runas_decide(const struct tyd_runas *m,
     *user = NULL;
     if (whylen)
         why[0] = '\0';
-    if (!runtime || strcmp(runtime, PROCESS_RUNTIME) != 0 || euid != 0)
+    if (!runtime || euid != 0 || strcmp(runtime, CONTAINER_RUNTIME) == 0)
         return TYD_RUNAS_DAEMON;
+    if (strcmp(runtime, PROCESS_RUNTIME) != 0) {
+        /* The slurm runtime submits with sbatch as trainyardd's user: its tasks run as root. */
+        if (allow_root)
+            return TYD_RUNAS_DAEMON;
+        (void)snprintf(why,
+                       whylen,
+                       "this trainyardd runs as root and %s-runtime jobs run as its user: they "
+                       "are not run as root unless trainyardd is started with --allow-root-jobs "
+                       "(allow-root-jobs = true in its config file), or run trainyardd as an "
+                       "unprivileged user",
+                       runtime);
+        return TYD_RUNAS_REFUSED;
+    }
     e = find(m, project);
     if (e && e->uid != 0) {
         *user = e->user;

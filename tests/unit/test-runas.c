@@ -72,8 +72,15 @@ static void test_decide(void)
            TYD_RUNAS_DAEMON,
            "the container runtime is not refused");
     is_int(tyd_runas_decide(NULL, 0, false, "p1", "slurm", &user, why, sizeof(why)),
+           TYD_RUNAS_REFUSED,
+           "the slurm runtime (sbatch as root) is refused under a root daemon");
+    like(why, "--allow-root-jobs", "naming --allow-root-jobs");
+    is_int(tyd_runas_decide(NULL, 0, true, "p1", "slurm", &user, why, sizeof(why)),
            TYD_RUNAS_DAEMON,
-           "nor the slurm runtime");
+           "and runs as root with it");
+    is_int(tyd_runas_decide(NULL, 1000, false, "p1", "slurm", &user, why, sizeof(why)),
+           TYD_RUNAS_DAEMON,
+           "a daemon that is not root runs slurm jobs as itself");
 
     /* With a map: p1 -> nobody, p2 -> root, nothing for others (then '*'). */
     (void)tyd_runas_add(&m, "p1:nobody", "--project-user", &e);

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * jobdir.c: where a job of the service may write on this machine. A job's `jobDir` that is
+ * not a URI (no "scheme://") is a directory of the machine: the supervisor creates it, the
+ * container runtime bind-mounts it into every replica and the slurm task launcher creates it
+ * on the nodes, each with the rights of whoever runs them (root when trainyardd is root).
+ * Without a rule, any project's token could have a directory anywhere created, and with the
+ * container runtime written to as root. So the service takes such a jobDir only inside the
+ * directories its operator allows (--job-dir-root=DIR, repeatable; `job-dir-root = DIR` lines
+ * in the config file), refusing the job at create otherwise. `trainyard local train` has no
+ * such rule: a user runs their own job. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "daemon.h"
+#include "macro.h"
+#include "strv.h"
+
+int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struct ty_error *err)
+{
+    char real[PATH_MAX];
+    struct stat st;
+
+    if (dir[0] != '/')
+        return ty_error_set(err, EINVAL, "%s: '%s' is not an absolute path", where, dir);
+    if (!realpath(dir, real) || stat(real, &st) < 0)
+        return ty_error_set(err, errno, "%s: cannot use '%s': %s", where, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return ty_error_set(err, ENOTDIR, "%s: '%s' is not a directory", where, dir);
+    if (strcmp(real, "/") == 0)
+        return ty_error_set(
+            err, EINVAL, "%s: '/' would let jobs write anywhere; name a directory for them", where);
+    ty_strv_push(roots, real);
+    return 0;
+}
+
+bool tyd_jobdir_is_local(const char *job_dir)
+{
+    return job_dir && job_dir[0] && !strstr(job_dir, "://");
+}
+
+/* @roots joined with ", ", or NULL when there are none. */
+static char *join_roots(char *const *roots)
+{
+    struct ty_buf b = {0};
+
+    for (size_t i = 0; roots && roots[i]; i++) {
+        if (i)
+            ty_buf_puts(&b, ", ");
+        ty_buf_puts(&b, roots[i]);
+    }
+    return b.len ? ty_buf_take(&b) : NULL;
+}
+
+/* Is @path absolute and free of empty, "." and ".." components (and of a trailing '/')? */
+static bool is_clean(const char *path)
+{
+    const char *p = path;
+
+    if (p[0] != '/' || strlen(path) >= PATH_MAX)
+        return false;
+    while (*p == '/') {
+        const char *c = p + 1;
+        size_t n = strcspn(c, "/");
+        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        p = c + n;
+    }
+    return true;
+}
+
+/* Is @path @root or below it? Both clean absolute paths. */
+static bool is_below(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+
+    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The first of @roots that @path is below, or NULL. */
+static const char *root_of(char *const *roots, const char *path)
+{
+    for (size_t i = 0; roots && roots[i]; i++)
+        if (is_below(path, roots[i]))
+            return roots[i];
+    return NULL;
+}
+
+/* Resolve the longest part of @path that exists (symbolic links followed) into @out, with the
+ * part that does not exist yet appended as it is. Returns 0 or -errno. */
+static int resolve_existing(const char *path, char out[PATH_MAX])
+{
+    char head[PATH_MAX];
+    size_t cut = strlen(path);
+
+    (void)snprintf(head, sizeof(head), "%s", path);
+    for (;;) {
+        if (realpath(head, out)) {
+            size_t n = strlen(out);
+            if (n + strlen(path + cut) >= PATH_MAX)
+                return -ENAMETOOLONG;
+            memcpy(out + n, path + cut, strlen(path + cut) + 1);
+            return 0;
+        }
+        if (errno != ENOENT)
+            return -errno;
+        while (cut > 0 && path[cut - 1] != '/')
+            cut--;
+        if (cut <= 1)
+            return -ENOENT; /* not even "/" resolves */
+        cut--;
+        head[cut] = '\0';
+    }
+}
+
+int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t whylen)
+{
+    char real[PATH_MAX];
+    _cleanup_free_ char *allowed = NULL;
+    int r;
+
+    if (!tyd_jobdir_is_local(job_dir))
+        return 0;
+    allowed = join_roots(roots);
+    if (!allowed) {
+        (void)snprintf(why,
+                       whylen,
+                       "trainingInput.jobDir: '%.512s' is a directory of this machine, and this "
+                       "service takes one only inside a directory its operator allows "
+                       "(--job-dir-root=DIR, job-dir-root = DIR in its config file): it has "
+                       "none; use a URI such as gs://BUCKET/PATH",
+                       job_dir);
+        return -1;
+    }
+    if (!is_clean(job_dir)) {
+        (void)snprintf(why,
+                       whylen,
+                       "trainingInput.jobDir: '%.512s' must be an absolute path without empty, "
+                       "'.' or '..' components",
+                       job_dir);
+        return -1;
+    }
+    if (!root_of(roots, job_dir)) {
+        (void)snprintf(why,
+                       whylen,
+                       "trainingInput.jobDir: '%.512s' is outside the directories this service "
+                       "lets jobs write to (--job-dir-root: %.512s)",
+                       job_dir,
+                       allowed);
+        return -1;
+    }
+    r = resolve_existing(job_dir, real);
+    if (r < 0 || !root_of(roots, real)) {
+        (void)snprintf(why,
+                       whylen,
+                       "trainingInput.jobDir: '%.512s' %s (--job-dir-root: %.512s)",
+                       job_dir,
+                       r < 0 ? "cannot be resolved"
+                             : "leads outside the allowed directories "
+                               "through a symbolic link",
+                       allowed);
+        return -1;
+    }
+    return 0;
+}
