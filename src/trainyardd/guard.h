@@ -38,12 +38,12 @@ bool tyd_content_type_json(const char *content_type);
  * further failure waits TYD_BACKOFF_BASE_USEC, doubling up to TYD_BACKOFF_MAX_USEC. A
  * failure older than TYD_BACKOFF_WINDOW_USEC is forgotten. */
 #define TYD_BACKOFF_FREE        5
-#define TYD_BACKOFF_BASE_USEC   (500 * INT64_C(1000))
+#define TYD_BACKOFF_BASE_USEC   (1000 * INT64_C(1000))
 #define TYD_BACKOFF_MAX_USEC    (16 * INT64_C(1000000))
 #define TYD_BACKOFF_WINDOW_USEC (600 * INT64_C(1000000))
 
 /* How long to delay the answer to an address's @failures-th failed authentication (1 for
- * the first) in a row: 0 for the first TYD_BACKOFF_FREE, then 0.5 s, 1 s, 2 s, ... 16 s. */
+ * the first) in a row: 0 for the first TYD_BACKOFF_FREE, then 1 s, 2 s, 4 s, 8 s, 16 s. */
 int64_t tyd_backoff_usec(unsigned failures);
 
 #endif
