@@ -653,14 +653,6 @@ static void on_completed(void *cls,
     *con_cls = NULL;
 }
 
-__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    char msg[512];
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    msg[strcspn(msg, "\n")] = '\0';
-    tyd_log("http: %s", msg);
-}
-
 /* Start the workers and the poller of @h. Returns 0 or -EAGAIN. */
 static int start_threads(struct tyd_http *h)
 {
@@ -724,7 +716,7 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                               on_request,
                               d,
                               MHD_OPTION_EXTERNAL_LOGGER,
-                              mhd_log,
+                              tyd_mhd_log,
                               NULL,
                               MHD_OPTION_LISTEN_SOCKET,
                               (MHD_socket)fd,

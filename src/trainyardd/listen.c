@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -17,6 +20,7 @@
 #include "fdutil.h"
 #include "macro.h"
 #include "parse.h"
+#include "timeutil.h"
 
 /* Pending connections the kernel keeps while the event threads are busy (a burst of clients
  * opening at once, as the 50-client benchmark does, must not see ECONNREFUSED). */
@@ -185,4 +189,33 @@ int tyd_tls_load(const struct tyd *d, char **cert, char **key, struct ty_error *
         tyd_log("warning: --tls-key: %s is readable or writable by other users; chmod 600 it",
                 d->tls_key);
     return 0;
+}
+
+/* The same libmicrohttpd message is logged at most once a second, with the count of those
+ * left out: a flood of refused connections must not flood the log. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_msg[512];
+static int64_t last_time;
+static unsigned long repeats;
+
+void tyd_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    int64_t now = ty_mono_usec();
+
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    pthread_mutex_lock(&log_lock);
+    if (strcmp(msg, last_msg) == 0 && now - last_time < 1000000) {
+        repeats++;
+        pthread_mutex_unlock(&log_lock);
+        return;
+    }
+    if (repeats)
+        tyd_log("http: %s (%lu more times)", last_msg, repeats);
+    repeats = 0;
+    last_time = now;
+    (void)snprintf(last_msg, sizeof(last_msg), "%s", msg);
+    tyd_log("http: %s", msg);
+    pthread_mutex_unlock(&log_lock);
 }
