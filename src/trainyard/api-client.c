@@ -32,7 +32,9 @@ struct api_client {
     char *endpoint;
     char *endpoint_source; /* "the default endpoint", "--api-endpoint", ... */
     char *project;
-    char *token; /* NULL: none */
+    char *token;          /* NULL: none */
+    char *ca_file;        /* CA certificates to verify https:// with; NULL: the system's */
+    char *ca_file_source; /* where it came from, for errors */
     CURL *curl;
 };
 
@@ -93,7 +95,7 @@ static const struct ty_kv *config_get(const struct config *cfg, const char *key)
 static int config_load(struct config *cfg, struct ty_error *err)
 {
     static const char *const known[] = {
-        "api_endpoint", "project", "access_token", "access_token_file"};
+        "api_endpoint", "project", "access_token", "access_token_file", "custom_ca_certs_file"};
     bool must_exist;
     int r;
 
@@ -116,7 +118,7 @@ static int config_load(struct config *cfg, struct ty_error *err)
             return ty_error_set(err,
                                 EINVAL,
                                 "%s:%d: unknown key '%s' (known keys: api_endpoint, project, "
-                                "access_token, access_token_file)",
+                                "access_token, access_token_file, custom_ca_certs_file)",
                                 cfg->path,
                                 cfg->kv[i].line,
                                 cfg->kv[i].key);
@@ -208,6 +210,23 @@ set_endpoint(struct api_client *c, const char *url, const char *source, struct t
     return 0;
 }
 
+/* The CA file for https:// (gcloud's core/custom_ca_certs_file): it must be readable now,
+ * so that a typo is named before any request. */
+static int
+set_ca_file(struct api_client *c, const char *path, const char *source, struct ty_error *err)
+{
+    if (access(path, R_OK) < 0)
+        return ty_error_set(err,
+                            errno,
+                            "%s: cannot read the CA certificates file '%s': %s",
+                            source,
+                            path,
+                            strerror(errno));
+    c->ca_file = xstrdup(path);
+    c->ca_file_source = xstrdup(source);
+    return 0;
+}
+
 static int resolve(struct api_client *c, const struct api_settings *f, struct ty_error *err)
 {
     struct config cfg = {0};
@@ -269,6 +288,19 @@ static int resolve(struct api_client *c, const struct api_settings *f, struct ty
         _cleanup_free_ char *path = config_relative(cfg.path, kv->value);
         r = read_token_file(path, src, &c->token, err);
     }
+    if (r < 0)
+        goto out;
+
+    /* CA certificates: as gcloud's core/custom_ca_certs_file property */
+    if ((v = env_nonempty("TRAINYARD_CUSTOM_CA_CERTS_FILE"))) {
+        r = set_ca_file(c, v, "TRAINYARD_CUSTOM_CA_CERTS_FILE", err);
+    } else if ((v = env_nonempty("CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"))) {
+        r = set_ca_file(c, v, "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", err);
+    } else if ((kv = config_get(&cfg, "custom_ca_certs_file"))) {
+        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
+        _cleanup_free_ char *path = config_relative(cfg.path, kv->value);
+        r = set_ca_file(c, path, src, err);
+    }
 out:
     config_release(&cfg);
     return r < 0 ? r : 0;
@@ -308,6 +340,8 @@ void api_client_free(struct api_client *c)
         curl_easy_cleanup(c->curl);
     free(c->endpoint);
     free(c->endpoint_source);
+    free(c->ca_file);
+    free(c->ca_file_source);
     free(c->project);
     if (c->token) {
         explicit_bzero(c->token, strlen(c->token));
@@ -511,6 +545,26 @@ static int curl_failure(struct api_client *c,
                             c->endpoint,
                             c->endpoint_source,
                             what);
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+        return ty_error_set(err,
+                            EPROTO,
+                            "the TLS certificate of trainyardd at %s could not be verified "
+                            "(%s%s): %s. For a self-signed or private CA, name its certificate "
+                            "with custom_ca_certs_file in the config file or "
+                            "TRAINYARD_CUSTOM_CA_CERTS_FILE",
+                            c->endpoint,
+                            c->ca_file ? "CA file from " : "the system's CA certificates",
+                            c->ca_file ? c->ca_file_source : "",
+                            what);
+    case CURLE_SSL_CONNECT_ERROR:
+        return ty_error_set(err,
+                            EPROTO,
+                            "no TLS connection to trainyardd at %s (%s): %s. Does it serve "
+                            "HTTPS (trainyardd --tls-cert)? Use http:// if it does not",
+                            c->endpoint,
+                            c->endpoint_source,
+                            what);
     case CURLE_OPERATION_TIMEDOUT:
         return ty_error_set(err,
                             ETIMEDOUT,
@@ -589,6 +643,11 @@ static void request_setup(struct api_client *c,
     SETOPT(q, CURLOPT_TCP_KEEPALIVE, 1L);
     SETOPT(q, CURLOPT_USERAGENT, "trainyard/" TY_VERSION);
     SETOPT(q, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* https:// is always verified (curl's default, said again here): peer and host name */
+    SETOPT(q, CURLOPT_SSL_VERIFYPEER, 1L);
+    SETOPT(q, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (c->ca_file)
+        SETOPT(q, CURLOPT_CAINFO, c->ca_file);
     header_add(q, "Accept: application/json");
     header_add(q, "Expect:"); /* no 100-continue round trip */
     if (c->token) {

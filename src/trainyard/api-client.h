@@ -10,6 +10,8 @@
  *   project   --project P  > $TRAINYARD_PROJECT > config project > "default"
  *   token     --access-token-file FILE > $TRAINYARD_ACCESS_TOKEN > config access_token
  *             > config access_token_file > none (no Authorization header)
+ *   CA file   $TRAINYARD_CUSTOM_CA_CERTS_FILE > $CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE
+ *             > config custom_ca_certs_file > the system's CA certificates (https://)
  *   config    $TRAINYARD_CONFIG (must exist) > $XDG_CONFIG_HOME/trainyard/config
  *             > ~/.config/trainyard/config (these two may be missing)
  * Empty environment variables count as unset. */

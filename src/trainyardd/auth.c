@@ -3,8 +3,13 @@
  *     TOKEN PROJECT[,PROJECT...]
  * ('*' grants every project; '#' starts a comment). A request must carry
  * "Authorization: Bearer TOKEN" with a token granting the project in its URL. Tokens are
- * compared in constant time; the file must not be readable by others. */
+ * compared in constant time; the file must not be readable by others.
+ *
+ * The table is swapped on SIGHUP (tyd_auth_reload) under a read-write lock that the request
+ * threads hold only while they compare. Failed authentications are counted per client
+ * address, and the answers to further failures are held back (guard.h's backoff). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +18,7 @@
 #include "alloc.h"
 #include "daemon.h"
 #include "fdutil.h"
+#include "guard.h"
 #include "macro.h"
 #include "strv.h"
 
@@ -21,22 +27,41 @@
 #define MIN_TOKEN_LEN 16
 /* A tokens file is a few lines; 1 MiB is far beyond any real one and bounds what is read. */
 #define MAX_TOKENS_FILE (1024 * 1024)
+/* Client addresses whose failures are remembered; beyond it the oldest is forgotten (an
+ * attacker with more addresses than this gains little: each still starts at zero). */
+#define MAX_FAILING 4096
 
 struct tyd_token {
     char *token;
     char **projects; /* "*" = all */
 };
 
-struct tyd_auth {
+struct table {
     struct tyd_token *tokens;
     size_t n;
 };
 
-void tyd_auth_free(struct tyd_auth *a)
+/* An address with recent failed authentications. */
+struct failing {
+    char addr[48];
+    unsigned count;
+    int64_t last; /* monotonic usec of the last failure */
+};
+
+struct tyd_auth {
+    pthread_rwlock_t lock; /* the table: read to compare, written to swap */
+    struct table *t;
+    pthread_mutex_t flock; /* the failures */
+    struct failing *failing;
+    size_t nfailing;
+};
+
+static void table_free(struct table *a)
 {
     if (!a)
         return;
     for (size_t i = 0; i < a->n; i++) {
+        explicit_bzero(a->tokens[i].token, strlen(a->tokens[i].token));
         free(a->tokens[i].token);
         ty_strv_free(a->tokens[i].projects);
     }
@@ -44,8 +69,19 @@ void tyd_auth_free(struct tyd_auth *a)
     free(a);
 }
 
+void tyd_auth_free(struct tyd_auth *a)
+{
+    if (!a)
+        return;
+    table_free(a->t);
+    pthread_rwlock_destroy(&a->lock);
+    pthread_mutex_destroy(&a->flock);
+    free(a->failing);
+    free(a);
+}
+
 static int
-parse_line(struct tyd_auth *a, char *line, const char *path, int lineno, struct ty_error *err)
+parse_line(struct table *a, char *line, const char *path, int lineno, struct ty_error *err)
 {
     char *tok, *projects, *save = NULL, *p;
     struct tyd_token t = {0};
@@ -78,10 +114,10 @@ parse_line(struct tyd_auth *a, char *line, const char *path, int lineno, struct 
     return 0;
 }
 
-int tyd_auth_load(const char *path, struct tyd_auth **ret, struct ty_error *err)
+static int load_table(const char *path, struct table **ret, struct ty_error *err)
 {
     _cleanup_free_ char *text = NULL;
-    struct tyd_auth *a;
+    struct table *a;
     struct stat st;
     size_t len;
     char *line, *save = NULL;
@@ -105,16 +141,51 @@ int tyd_auth_load(const char *path, struct tyd_auth **ret, struct ty_error *err)
         lineno++;
         r = parse_line(a, line, path, lineno, err);
         if (r < 0) {
-            tyd_auth_free(a);
+            table_free(a);
+            explicit_bzero(text, len);
             return r;
         }
     }
+    explicit_bzero(text, len);
     if (a->n == 0) {
-        tyd_auth_free(a);
+        table_free(a);
         return ty_error_set(err, EINVAL, "--auth-tokens: %s has no tokens", path);
     }
     *ret = a;
     return 0;
+}
+
+int tyd_auth_load(const char *path, struct tyd_auth **ret, struct ty_error *err)
+{
+    struct table *t;
+    struct tyd_auth *a;
+    int r = load_table(path, &t, err);
+
+    if (r < 0)
+        return r;
+    a = xcalloc(1, sizeof(*a));
+    pthread_rwlock_init(&a->lock, NULL);
+    pthread_mutex_init(&a->flock, NULL);
+    a->t = t;
+    *ret = a;
+    return 0;
+}
+
+int tyd_auth_reload(struct tyd_auth *a, const char *path, struct ty_error *err)
+{
+    struct table *t, *old;
+    int r = load_table(path, &t, err);
+    size_t n;
+
+    if (r < 0)
+        return r;
+    n = t->n;
+    pthread_rwlock_wrlock(&a->lock);
+    old = a->t;
+    a->t = t;
+    pthread_rwlock_unlock(&a->lock);
+    table_free(old);
+    return (int)(n > INT32_MAX ? INT32_MAX : n);
 }
 
 static bool same_token(const char *a, const char *b)
@@ -126,18 +197,8 @@ static bool same_token(const char *a, const char *b)
     return diff == 0;
 }
 
-enum tyd_auth_result
-tyd_auth_check(const struct tyd_auth *a, const char *header, const char *project)
+static enum tyd_auth_result check_table(const struct table *a, const char *tok, const char *project)
 {
-    const char *tok;
-
-    if (!header || !*header)
-        return TYD_AUTH_MISSING;
-    if (strncasecmp(header, "Bearer ", 7) != 0)
-        return TYD_AUTH_BAD_TOKEN;
-    tok = header + 7;
-    while (*tok == ' ')
-        tok++;
     for (size_t i = 0; i < a->n; i++) {
         if (!same_token(a->tokens[i].token, tok))
             continue;
@@ -149,4 +210,72 @@ tyd_auth_check(const struct tyd_auth *a, const char *header, const char *project
         return TYD_AUTH_FORBIDDEN;
     }
     return TYD_AUTH_BAD_TOKEN;
+}
+
+enum tyd_auth_result tyd_auth_check(struct tyd_auth *a, const char *header, const char *project)
+{
+    enum tyd_auth_result r;
+    const char *tok;
+
+    if (!header || !*header)
+        return TYD_AUTH_MISSING;
+    if (strncasecmp(header, "Bearer ", 7) != 0)
+        return TYD_AUTH_BAD_TOKEN;
+    tok = header + 7;
+    while (*tok == ' ')
+        tok++;
+    pthread_rwlock_rdlock(&a->lock);
+    r = check_table(a->t, tok, project);
+    pthread_rwlock_unlock(&a->lock);
+    return r;
+}
+
+static struct failing *find_failing(struct tyd_auth *a, const char *addr)
+{
+    for (size_t i = 0; i < a->nfailing; i++)
+        if (strcmp(a->failing[i].addr, addr) == 0)
+            return &a->failing[i];
+    return NULL;
+}
+
+int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now)
+{
+    struct failing *f;
+    int64_t delay;
+
+    pthread_mutex_lock(&a->flock);
+    f = find_failing(a, addr);
+    if (!f) {
+        if (a->nfailing == MAX_FAILING) {
+            size_t oldest = 0;
+            for (size_t i = 1; i < a->nfailing; i++)
+                if (a->failing[i].last < a->failing[oldest].last)
+                    oldest = i;
+            a->failing[oldest] = a->failing[--a->nfailing];
+        }
+        if (!a->failing)
+            a->failing = xcalloc(MAX_FAILING, sizeof(*a->failing));
+        f = &a->failing[a->nfailing++];
+        *f = (struct failing){0};
+        (void)snprintf(f->addr, sizeof(f->addr), "%s", addr);
+    }
+    if (f->count && now - f->last > TYD_BACKOFF_WINDOW_USEC)
+        f->count = 0;
+    if (f->count < UINT32_MAX)
+        f->count++;
+    f->last = now;
+    delay = tyd_backoff_usec(f->count);
+    pthread_mutex_unlock(&a->flock);
+    return delay;
+}
+
+void tyd_auth_succeeded(struct tyd_auth *a, const char *addr)
+{
+    struct failing *f;
+
+    pthread_mutex_lock(&a->flock);
+    f = find_failing(a, addr);
+    if (f)
+        *f = a->failing[--a->nfailing];
+    pthread_mutex_unlock(&a->flock);
 }

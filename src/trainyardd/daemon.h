@@ -14,6 +14,7 @@
 #define TYD_DAEMON_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,15 +41,22 @@ struct tyd {
     /* configuration (main.c) */
     char *listen; /* HOST:PORT */
     char *state_dir;
-    char *auth_file;         /* NULL: no authentication (loopback only) */
-    char *runtime;           /* default runtime of jobs without a trainyard-runtime label */
-    int64_t grace_usec;      /* SIGTERM-to-SIGKILL time for replicas */
-    long max_running;        /* jobs supervised at once; -1 unlimited, 0 none (queue only) */
-    char *log_file;          /* where supervisors' own diagnostics go */
-    bool verbose;            /* log every request */
-    struct tyd_runas *runas; /* --project-user: who runs a project's process jobs (runas.c) */
-    bool allow_root_jobs;    /* --allow-root-jobs: process jobs may run as root */
-    char **job_dir_roots;    /* --job-dir-root: where a local jobDir may be (jobdir.c) */
+    char *auth_file;    /* NULL: no authentication (loopback only) */
+    char *runtime;      /* default runtime of jobs without a trainyard-runtime label */
+    int64_t grace_usec; /* SIGTERM-to-SIGKILL time for replicas */
+    long max_running;   /* jobs supervised at once; -1 unlimited, 0 none (queue only) */
+    char *log_file;     /* where supervisors' own diagnostics go */
+    bool verbose;       /* log every request */
+    /* the HTTP front's limits (http.c; docs/service.md#limits) */
+    unsigned conn_timeout_s;     /* --connection-timeout: idle or unfinished requests */
+    unsigned max_conns;          /* --max-connections */
+    unsigned max_conns_per_addr; /* --max-connections-per-address */
+    char **allowed_hosts;        /* --allowed-hosts (NULL-terminated) or NULL */
+    char *tls_cert, *tls_key;    /* --tls-cert, --tls-key: serve HTTPS */
+    bool allow_insecure_http;    /* --allow-insecure-http: plain HTTP off loopback */
+    struct tyd_runas *runas;     /* --project-user: who runs a project's process jobs (runas.c) */
+    bool allow_root_jobs;        /* --allow-root-jobs: process and slurm jobs may run as root */
+    char **job_dir_roots;        /* --job-dir-root: where a local jobDir may be (jobdir.c) */
 
     /* state */
     struct ty_store *store;
@@ -73,11 +81,32 @@ void tyd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * comments. Returns 0 and *ret, or -errno with err naming the file and line. */
 int tyd_auth_load(const char *path, struct tyd_auth **ret, struct ty_error *err);
 void tyd_auth_free(struct tyd_auth *a);
+/* Read the tokens file again (SIGHUP) and swap it in for the requests that follow; requests
+ * being checked finish with the old tokens. Returns the number of tokens, or -errno with err
+ * (naming the file and line) and the old tokens kept. Thread-safe. */
+int tyd_auth_reload(struct tyd_auth *a, const char *path, struct ty_error *err);
 enum tyd_auth_result { TYD_AUTH_OK, TYD_AUTH_MISSING, TYD_AUTH_BAD_TOKEN, TYD_AUTH_FORBIDDEN };
 /* Check the Authorization header value @header (may be NULL) for @project (NULL: any
- * project is enough, e.g. for /healthz). */
-enum tyd_auth_result
-tyd_auth_check(const struct tyd_auth *a, const char *header, const char *project);
+ * project is enough, e.g. for /healthz). Thread-safe. */
+enum tyd_auth_result tyd_auth_check(struct tyd_auth *a, const char *header, const char *project);
+/* Record a wrong token from client address @addr (text) at monotonic time @now (usec);
+ * returns how long to hold back its 401 (guard.h: tyd_backoff_usec). Thread-safe. */
+int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now);
+/* A good token from @addr: forget its failures. Thread-safe. */
+void tyd_auth_succeeded(struct tyd_auth *a, const char *addr);
+
+/* --- listen.c ------------------------------------------------------------------------- */
+
+/* Bind and listen on d->listen; sets d->port. Refuses a non-loopback address without tokens
+ * (d->auth), or without TLS unless d->allow_insecure_http (then logs a warning). Returns the
+ * socket, or -errno with err. */
+int tyd_listen_open(struct tyd *d, struct ty_error *err);
+/* Read d->tls_cert and d->tls_key (PEM): *cert and *key (caller frees; wipe the key), both
+ * NULL when TLS is not asked for. Returns 0, or -errno with err naming the option and file. */
+int tyd_tls_load(const struct tyd *d, char **cert, char **key, struct ty_error *err);
+/* libmicrohttpd's logger: its messages as "http: ..." lines, the same one at most once a
+ * second (then with the count of repeats left out). Thread-safe. */
+void tyd_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* --- http.c ---------------------------------------------------------------------------- */
 

@@ -25,10 +25,12 @@
 #include "alloc.h"
 #include "buf.h"
 #include "daemon.h"
+#include "guard.h"
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
 #include "route.h"
+#include "timeutil.h"
 
 /* Worker threads for the TYD_WORKER rows. Each mostly waits for a group commit's fsync or
  * for SQLite, so they are many more than the cores: 16 let 16 creates share one commit (the
@@ -44,15 +46,11 @@
 /* Stack of every request thread: ample for the handlers (JSON, spec checks, SQLite), while
  * the default 8 MiB per thread would reserve some 200 MiB of address space for nothing. */
 #define THREAD_STACK (256 * 1024)
-/* Pending connections the kernel keeps while the event threads are busy (a burst of clients
- * opening at once, as the 50-client benchmark does, must not see ECONNREFUSED). */
-#define LISTEN_BACKLOG 1024
-/* Open connections at once; beyond it libmicrohttpd refuses new ones instead of running out
- * of file descriptors (the default soft limit is 1024). */
-#define MAX_CONNECTIONS 1000u
-/* Seconds an idle connection stays open. Followed log streams send a heartbeat every 30 s
- * (api-logs.c), well inside it; a client that sends nothing for 10 minutes is gone. */
-#define CONNECTION_TIMEOUT_S 600u
+/* The connection limits (--connection-timeout, --max-connections,
+ * --max-connections-per-address) are struct tyd's; main.c sets their defaults. A followed
+ * log stream is suspended between looks at its files, and libmicrohttpd neither times out
+ * a suspended connection nor counts the time before its resume, so a stream whose client
+ * reads lives on; one whose client stops reading is timed out like any other. */
 
 struct req_ctx {
     struct ty_buf body;
@@ -60,6 +58,7 @@ struct req_ctx {
     bool answered; /* a reply was queued before the body was read */
     /* A handler run by a worker while the connection is suspended. */
     enum { RC_INLINE, RC_QUEUED, RC_DONE } work;
+    int64_t delay_until; /* a held-back 401 (rep) is sent at this monotonic time */
     struct tyd_route rt;
     struct tyd_request rq;
     struct tyd_reply rep;
@@ -78,6 +77,10 @@ struct tyd_http {
     size_t nthreads;
     struct MHD_Connection **waiting;
     size_t nwaiting, capwaiting;
+    struct req_ctx **delayed; /* held-back 401s, suspended until their delay_until */
+    size_t ndelayed, capdelayed;
+    struct tyd_host_rules rules;
+    char *tls_cert, *tls_key; /* PEM, kept while libmicrohttpd runs */
     pthread_t poller;
     bool have_poller;
 };
@@ -211,99 +214,6 @@ int tyd_check_params(const struct tyd_request *rq, const char *const *own, struc
     return 0;
 }
 
-/* --- listening ----------------------------------------------------------------------- */
-
-static int parse_listen(const char *spec,
-                        struct sockaddr_storage *ss,
-                        socklen_t *len,
-                        bool *loopback,
-                        struct ty_error *err)
-{
-    _cleanup_free_ char *host = NULL;
-    const char *colon;
-    int64_t port;
-
-    memset(ss, 0, sizeof(*ss));
-    if (spec[0] == '[') {
-        const char *close = strchr(spec, ']');
-        if (!close || close[1] != ':')
-            goto bad;
-        host = xstrndup(spec + 1, (size_t)(close - spec - 1));
-        colon = close + 1;
-    } else {
-        colon = strrchr(spec, ':');
-        if (!colon)
-            goto bad;
-        host = xstrndup(spec, (size_t)(colon - spec));
-    }
-    if (ty_parse_int64(colon + 1, 0, 65535, &port) < 0)
-        goto bad;
-    if (strcmp(host, "localhost") == 0) {
-        free(host);
-        host = xstrdup("127.0.0.1");
-    }
-    {
-        struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
-        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-        if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-            in4->sin_family = AF_INET;
-            in4->sin_port = htons((uint16_t)port);
-            *len = sizeof(*in4);
-            *loopback = (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
-            return 0;
-        }
-        if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-            in6->sin6_family = AF_INET6;
-            in6->sin6_port = htons((uint16_t)port);
-            *len = sizeof(*in6);
-            *loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
-            return 0;
-        }
-    }
-bad:
-    return ty_error_set(err,
-                        EINVAL,
-                        "--listen: expected HOST:PORT with a numeric address or localhost, "
-                        "e.g. 127.0.0.1:8080 or [::1]:8080 (got '%s')",
-                        spec);
-}
-
-static int open_listener(struct tyd *d, struct ty_error *err)
-{
-    struct sockaddr_storage ss, got;
-    socklen_t len = 0, glen = sizeof(got);
-    bool loopback = false;
-    int fd, one = 1, r;
-
-    r = parse_listen(d->listen, &ss, &len, &loopback, err);
-    if (r < 0)
-        return r;
-    if (!loopback && !d->auth)
-        return ty_error_set(err,
-                            EPERM,
-                            "refusing to listen on %s without --auth-tokens: anyone who can "
-                            "reach it could run programs as this user; give a tokens file or "
-                            "listen on a loopback address",
-                            d->listen);
-    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return ty_error_set(err, errno, "socket: %s", strerror(errno));
-    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
-        r = ty_error_set(err, errno, "cannot listen on %s: %s", d->listen, strerror(errno));
-        close(fd);
-        return r;
-    }
-    if (listen(fd, LISTEN_BACKLOG) < 0 || getsockname(fd, (struct sockaddr *)&got, &glen) < 0) {
-        r = ty_error_set(err, errno, "cannot listen on %s: %s", d->listen, strerror(errno));
-        close(fd);
-        return r;
-    }
-    d->port = ntohs(got.ss_family == AF_INET ? ((struct sockaddr_in *)&got)->sin_port
-                                             : ((struct sockaddr_in6 *)&got)->sin6_port);
-    return fd;
-}
-
 /* --- requests ------------------------------------------------------------------------ */
 
 static enum MHD_Result send_reply(struct tyd *d,
@@ -348,13 +258,76 @@ static enum MHD_Result send_reply(struct tyd *d,
     return ret;
 }
 
+/* The client's address as text ("" when unknown), for the failure counts of auth.c. */
+static void client_addr(struct MHD_Connection *c, char *buf, size_t n)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+    buf[0] = '\0';
+    if (sa && sa->sa_family == AF_INET)
+        (void)inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, n);
+    else if (sa && sa->sa_family == AF_INET6)
+        (void)inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, n);
+}
+
+/* Refuse a request that a web page made: an Origin that is not the daemon's own (a
+ * cross-site request), or a Host that is none of its names (DNS rebinding). A request
+ * without Host is HTTP/1.0 (libmicrohttpd refuses HTTP/1.1 without one): no browser. */
+static bool web_checks(struct tyd *d, struct MHD_Connection *c, struct tyd_reply *rep)
+{
+    const struct tyd_host_rules *r = &d->http->rules;
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+
+    if (host && !tyd_host_allowed(r, host)) {
+        tyd_error(rep,
+                  403,
+                  NULL,
+                  "Request refused: the Host header '%.200s' is not a name of this service "
+                  "(it answers to its IP addresses and localhost with port %u, and to the "
+                  "names given with --allowed-hosts); a web page reaching it through "
+                  "another name is refused",
+                  host,
+                  r->port);
+        return true;
+    }
+    if (origin && !tyd_origin_allowed(r, origin)) {
+        tyd_error(rep,
+                  403,
+                  NULL,
+                  "Request refused: the Origin header '%.200s' is not this service's own "
+                  "origin; requests from web pages of other sites are not accepted",
+                  origin);
+        return true;
+    }
+    return false;
+}
+
+/* Does the request announce a body (Content-Length above 0, or chunked)? */
+static bool has_body(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    int64_t n;
+
+    if (te)
+        return true;
+    return cl && !(ty_parse_int64(cl, 0, INT64_MAX, &n) == 0 && n == 0);
+}
+
 /* Answer what routing and authentication decide before the body is read; returns true when
- * @rep holds such an answer. */
+ * @rep holds such an answer. *delay: when set, the answer (a 401 to an address that failed
+ * many times) is to be held back this many microseconds. */
 static bool pre_checks(struct tyd *d,
                        struct MHD_Connection *c,
+                       const char *http_method,
                        const struct tyd_route *rt,
-                       struct tyd_reply *rep)
+                       struct tyd_reply *rep,
+                       int64_t *delay)
 {
+    *delay = 0;
     switch (rt->method) {
     case TYD_NOT_FOUND:
         tyd_error(rep, 404, NULL, "The requested URL was not found: %s", rt->detail);
@@ -370,8 +343,11 @@ static bool pre_checks(struct tyd *d,
     }
     if (d->auth && rt->api && rt->api->auth == TYD_AUTH_PROJECT) {
         const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        char addr[INET6_ADDRSTRLEN];
+        client_addr(c, addr, sizeof(addr));
         switch (tyd_auth_check(d->auth, h, rt->project)) {
         case TYD_AUTH_OK:
+            tyd_auth_succeeded(d->auth, addr);
             break;
         case TYD_AUTH_MISSING:
             tyd_error(rep,
@@ -381,9 +357,11 @@ static bool pre_checks(struct tyd *d,
                       "header 'Authorization: Bearer TOKEN'.");
             return true;
         case TYD_AUTH_BAD_TOKEN:
+            *delay = tyd_auth_failed(d->auth, addr, ty_mono_usec());
             tyd_error(rep, 401, NULL, "Request had invalid authentication credentials.");
             return true;
         case TYD_AUTH_FORBIDDEN:
+            tyd_auth_succeeded(d->auth, addr);
             tyd_error(rep,
                       403,
                       NULL,
@@ -395,6 +373,22 @@ static bool pre_checks(struct tyd *d,
     if (rt->method == TYD_UNIMPLEMENTED) {
         tyd_error(rep, 501, NULL, "%s", rt->detail);
         return true;
+    }
+    /* Google's APIs read a body as JSON whatever it is declared as, and answer 400
+     * INVALID_ARGUMENT to a form; here a body must say it is JSON, so that no HTML form
+     * (which cannot send application/json) can post one. */
+    if ((strcmp(http_method, "POST") == 0 || strcmp(http_method, "PATCH") == 0) && has_body(c)) {
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        if (!tyd_content_type_json(ct)) {
+            tyd_error(rep,
+                      400,
+                      NULL,
+                      "Invalid Content-Type '%.100s': the body of a %s must be JSON, sent "
+                      "with the header 'Content-Type: application/json'.",
+                      ct ? ct : "(none)",
+                      http_method);
+            return true;
+        }
     }
     return false;
 }
@@ -492,13 +486,45 @@ bool tyd_stream_wait(struct tyd *d, struct MHD_Connection *c)
     return true;
 }
 
-/* Resume every waiting stream (they look for news, and wait again if there is none). Call
- * with h->lock held. */
-static void resume_waiting(struct tyd_http *h)
+/* Hold back the answer in rc->rep until rc->delay_until: suspend the connection; the poller
+ * resumes it then. False when the service stops (answer at once). */
+static bool delay_reply(struct tyd_http *h, struct req_ctx *rc)
 {
+    pthread_mutex_lock(&h->lock);
+    if (h->stop) {
+        pthread_mutex_unlock(&h->lock);
+        return false;
+    }
+    if (h->ndelayed == h->capdelayed) {
+        h->capdelayed = h->capdelayed ? h->capdelayed * 2 : 16;
+        h->delayed = xreallocarray(h->delayed, h->capdelayed, sizeof(*h->delayed));
+    }
+    rc->work = RC_QUEUED;
+    h->delayed[h->ndelayed++] = rc;
+    MHD_suspend_connection(rc->rq.conn);
+    pthread_mutex_unlock(&h->lock);
+    return true;
+}
+
+/* Resume every waiting stream (they look for news, and wait again if there is none), and
+ * the held-back answers due by @now (all with INT64_MAX). Call with h->lock held. */
+static void resume_waiting(struct tyd_http *h, int64_t now)
+{
+    size_t kept = 0;
+
     for (size_t i = 0; i < h->nwaiting; i++)
         MHD_resume_connection(h->waiting[i]);
     h->nwaiting = 0;
+    for (size_t i = 0; i < h->ndelayed; i++) {
+        struct req_ctx *rc = h->delayed[i];
+        if (rc->delay_until > now) {
+            h->delayed[kept++] = rc;
+            continue;
+        }
+        rc->work = RC_DONE;
+        MHD_resume_connection(rc->rq.conn);
+    }
+    h->ndelayed = kept;
 }
 
 static void *poller_main(void *arg)
@@ -510,7 +536,7 @@ static void *poller_main(void *arg)
         bool stop;
         (void)nanosleep(&ts, NULL);
         pthread_mutex_lock(&h->lock);
-        resume_waiting(h);
+        resume_waiting(h, ty_mono_usec());
         stop = h->stop;
         pthread_mutex_unlock(&h->lock);
         if (stop)
@@ -533,11 +559,22 @@ static enum MHD_Result on_request(void *cls,
 
     if (!rc) {
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        int64_t n;
+        int64_t n, delay = 0;
         rc = xcalloc(1, sizeof(*rc));
         *con_cls = rc;
+        if (web_checks(d, c, &rep)) {
+            rc->answered = true;
+            return send_reply(d, c, method, url, &rep, NULL);
+        }
         tyd_route(method, url, &rc->rt);
-        if (pre_checks(d, c, &rc->rt, &rep)) {
+        if (pre_checks(d, c, method, &rc->rt, &rep, &delay)) {
+            if (delay > 0) {
+                /* read (and drop) the body, then hold the 401 back */
+                rc->delay_until = ty_mono_usec() + delay;
+                rc->rep = rep;
+                rc->rq.conn = c;
+                return MHD_YES;
+            }
             rc->answered = true;
             return send_reply(d, c, method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
         }
@@ -555,6 +592,15 @@ static enum MHD_Result on_request(void *cls,
     }
     if (rc->work == RC_DONE) {
         rc->work = RC_INLINE;
+        return send_reply(d, c, method, url, &rc->rep, NULL);
+    }
+    if (rc->delay_until) {
+        if (*upload_size) {
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (delay_reply(d->http, rc))
+            return MHD_YES;
         return send_reply(d, c, method, url, &rc->rep, NULL);
     }
     if (*upload_size) {
@@ -607,14 +653,6 @@ static void on_completed(void *cls,
     *con_cls = NULL;
 }
 
-__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    char msg[512];
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    msg[strcspn(msg, "\n")] = '\0';
-    tyd_log("http: %s", msg);
-}
-
 /* libmicrohttpd's unescape callback: tyd_url_unescape (route.h), which keeps "%00". */
 static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -643,28 +681,48 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                              : ncpu > EVENT_THREADS_MAX ? EVENT_THREADS_MAX
                                                         : (unsigned)ncpu;
     struct tyd_http *h;
-    int fd = open_listener(d, err);
+    char *cert = NULL, *key = NULL;
+    int fd = tyd_tls_load(d, &cert, &key, err);
 
-    if (fd < 0)
+    if (fd == 0)
+        fd = tyd_listen_open(d, err);
+    if (fd < 0) {
+        free(cert);
+        if (key)
+            explicit_bzero(key, strlen(key));
+        free(key);
         return fd;
+    }
     h = xcalloc(1, sizeof(*h));
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->cond, NULL);
+    h->tls_cert = cert;
+    h->tls_key = key;
+    h->rules = (struct tyd_host_rules){
+        .port = d->port,
+        .tls = cert != NULL,
+        .extra = (const char *const *)d->allowed_hosts,
+    };
     d->http = h;
     if (start_threads(h) < 0) {
         close(fd);
         tyd_http_stop(d);
         return ty_error_set(err, EAGAIN, "cannot start the request threads");
     }
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
     h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-                                  MHD_USE_ERROR_LOG | MHD_USE_TURBO,
+                                  MHD_USE_ERROR_LOG | MHD_USE_TURBO | (cert ? MHD_USE_TLS : 0),
                               0,
                               NULL,
                               NULL,
                               on_request,
                               d,
                               MHD_OPTION_EXTERNAL_LOGGER,
-                              mhd_log,
+                              tyd_mhd_log,
                               NULL,
                               MHD_OPTION_LISTEN_SOCKET,
                               (MHD_socket)fd,
@@ -677,15 +735,27 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                               on_completed,
                               d,
                               MHD_OPTION_CONNECTION_LIMIT,
-                              MAX_CONNECTIONS,
+                              d->max_conns,
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                              d->max_conns_per_addr,
                               MHD_OPTION_CONNECTION_TIMEOUT,
-                              CONNECTION_TIMEOUT_S,
+                              d->conn_timeout_s,
                               MHD_OPTION_THREAD_STACK_SIZE,
                               (size_t)THREAD_STACK,
+                              MHD_OPTION_ARRAY,
+                              cert ? tls : tls + 2,
                               MHD_OPTION_END);
     if (!h->mhd) {
         close(fd);
         tyd_http_stop(d);
+        if (cert)
+            return ty_error_set(err,
+                                EINVAL,
+                                "cannot start HTTPS on %s: --tls-cert %s and --tls-key %s are "
+                                "not a certificate and its private key (see the line above)",
+                                d->listen,
+                                d->tls_cert,
+                                d->tls_key);
         return ty_error_set(err, EIO, "cannot start the HTTP server on %s", d->listen);
     }
     return 0;
@@ -709,13 +779,18 @@ void tyd_http_stop(struct tyd *d)
     if (h->have_poller)
         pthread_join(h->poller, NULL);
     pthread_mutex_lock(&h->lock);
-    resume_waiting(h);
+    resume_waiting(h, INT64_MAX);
     pthread_mutex_unlock(&h->lock);
     if (h->mhd)
         MHD_stop_daemon(h->mhd);
     pthread_cond_destroy(&h->cond);
     pthread_mutex_destroy(&h->lock);
     free(h->waiting);
+    free(h->delayed);
+    free(h->tls_cert);
+    if (h->tls_key)
+        explicit_bzero(h->tls_key, strlen(h->tls_key));
+    free(h->tls_key);
     free(h);
     d->http = NULL;
 }

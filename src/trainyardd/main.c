@@ -3,8 +3,8 @@
  * durable store, running each job under its own supervisor process. Options come from the
  * command line over a config file (docs/service.md); SIGTERM or SIGINT stops the service
  * cleanly (running jobs carry on under their supervisors and are picked up by the next
- * start). Each job runs under its own `trainyard-supervisor` process
- * (src/trainyard-supervisor). */
+ * start); SIGHUP reads the tokens file again. Each job runs under its own `trainyard-supervisor`
+ * process (src/trainyard-supervisor). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,6 +35,14 @@
  * non-loopback address needs tokens). 8080: the usual unprivileged port of a local HTTP API. */
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_CONFIG "/etc/trainyard/trainyardd.conf"
+/* The HTTP front's limits (docs/service.md#limits). 30 s: far longer than any client takes
+ * to send a request, short enough that stalled ones free their place soon. 1000 connections
+ * stay under the usual soft limit of 1024 file descriptors. 200 per address: the 100-client
+ * load test and its followed streams from one address fit; five addresses cannot take every
+ * place of the others. */
+#define DEFAULT_CONN_TIMEOUT_S 30u
+#define DEFAULT_MAX_CONNS      1000u
+#define DEFAULT_MAX_CONNS_ADDR 200u
 
 static const char usage[] =
     "Usage: trainyardd [OPTIONS]\n"
@@ -50,7 +58,17 @@ static const char usage[] =
     "                            else $XDG_STATE_HOME/trainyard, else\n"
     "                            ~/.local/state/trainyard)\n"
     "  --auth-tokens=FILE        bearer tokens: lines 'TOKEN PROJECT[,PROJECT...]' ('*' for\n"
-    "                            every project); the file must be mode 600\n"
+    "                            every project); the file must be mode 600; SIGHUP reads it\n"
+    "                            again\n"
+    "  --tls-cert=FILE, --tls-key=FILE  serve HTTPS with this PEM certificate (chain) and key\n"
+    "  --allow-insecure-http     allow plain HTTP on a non-loopback address (logs a warning)\n"
+    "  --allowed-hosts=LIST      more names clients reach the service by (comma-separated\n"
+    "                            NAME or NAME:PORT; '*' for any): other Host headers get 403\n"
+    "  --connection-timeout=SECONDS  close a connection idle, or sending a request, this\n"
+    "                            long (default 30)\n"
+    "  --max-connections=N       open connections at once (default 1000)\n"
+    "  --max-connections-per-address=N  open connections from one client address (default\n"
+    "                            200)\n"
     "  --runtime=NAME            runtime of jobs without a trainyard-runtime label:\n"
     "                            process (default), container or slurm\n"
     "  --max-running-jobs=N      jobs run at once; more wait QUEUED (default: no limit;\n"
@@ -105,6 +123,13 @@ enum {
     O_VERBOSE,
     O_HELP,
     O_VERSION,
+    O_TLS_CERT,
+    O_TLS_KEY,
+    O_INSECURE_HTTP,
+    O_ALLOWED_HOSTS,
+    O_CONN_TIMEOUT,
+    O_MAX_CONNS,
+    O_MAX_CONNS_ADDR,
 };
 
 static const struct option options[] = {
@@ -130,6 +155,13 @@ static const struct option options[] = {
     {"verbose", no_argument, NULL, O_VERBOSE},
     {"help", no_argument, NULL, O_HELP},
     {"version", no_argument, NULL, O_VERSION},
+    {"tls-cert", required_argument, NULL, O_TLS_CERT},
+    {"tls-key", required_argument, NULL, O_TLS_KEY},
+    {"allow-insecure-http", no_argument, NULL, O_INSECURE_HTTP},
+    {"allowed-hosts", required_argument, NULL, O_ALLOWED_HOSTS},
+    {"connection-timeout", required_argument, NULL, O_CONN_TIMEOUT},
+    {"max-connections", required_argument, NULL, O_MAX_CONNS},
+    {"max-connections-per-address", required_argument, NULL, O_MAX_CONNS_ADDR},
     {NULL, 0, NULL, 0},
 };
 
@@ -153,6 +185,58 @@ static void set_str(char **dst, const char *v)
 {
     free(*dst);
     *dst = xstrdup(v);
+}
+
+/* A boolean flag: given alone on the command line (@v NULL), or true/false in the file. */
+static int set_bool(bool *dst, const char *v, const char *where, struct ty_error *err)
+{
+    if (!v || strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
+        *dst = true;
+    else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
+        *dst = false;
+    else
+        return ty_error_set(err, EINVAL, "%s: expected true or false (got '%s')", where, v);
+    return 0;
+}
+
+static int
+set_uint(unsigned *dst, const char *v, int64_t max, const char *where, struct ty_error *err)
+{
+    int64_t n;
+    if (ty_parse_int64(v, 1, max, &n) < 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "%s: expected a number from 1 to %lld (got '%s')",
+                            where,
+                            (long long)max,
+                            v);
+    *dst = (unsigned)n;
+    return 0;
+}
+
+/* --allowed-hosts: comma-separated NAME, NAME:PORT or '*'. */
+static int set_hosts(struct tyd *d, const char *v, const char *where, struct ty_error *err)
+{
+    _cleanup_free_ char *copy = xstrdup(v);
+    char *save = NULL;
+
+    d->allowed_hosts = ty_strv_free(d->allowed_hosts);
+    d->allowed_hosts = xcalloc(1, sizeof(char *));
+    for (char *h = strtok_r(copy, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+        h += strspn(h, " \t");
+        h[strcspn(h, " \t")] = '\0';
+        if (!*h)
+            continue;
+        if (strchr(h, '/') || strchr(h, '@'))
+            return ty_error_set(err,
+                                EINVAL,
+                                "%s: '%s' is not a host name (give NAME or NAME:PORT, no "
+                                "scheme or path)",
+                                where,
+                                h);
+        ty_strv_push(&d->allowed_hosts, h);
+    }
+    return 0;
 }
 
 /* Apply one option (from the command line or the config file; @where names it in errors). */
@@ -233,6 +317,22 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
     case O_VERBOSE:
         d->verbose = !v || strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0;
         return 0;
+    case O_TLS_CERT:
+        set_str(&d->tls_cert, v);
+        return 0;
+    case O_TLS_KEY:
+        set_str(&d->tls_key, v);
+        return 0;
+    case O_INSECURE_HTTP:
+        return set_bool(&d->allow_insecure_http, v, where, err);
+    case O_ALLOWED_HOSTS:
+        return set_hosts(d, v, where, err);
+    case O_CONN_TIMEOUT:
+        return set_uint(&d->conn_timeout_s, v, 86400, where, err);
+    case O_MAX_CONNS:
+        return set_uint(&d->max_conns, v, 100000, where, err);
+    case O_MAX_CONNS_ADDR:
+        return set_uint(&d->max_conns_per_addr, v, 100000, where, err);
     default:
         return ty_error_set(err, EINVAL, "%s: not a setting", where);
     }
@@ -307,17 +407,38 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
     return 0;
 }
 
+/* SIGHUP: read the tokens file again; a bad one keeps the tokens in use. Connections and
+ * requests carry on (auth.c swaps the table under its lock). */
+static void reload_tokens(struct tyd *d)
+{
+    struct ty_error e = {0};
+    int r;
+
+    if (!d->auth) {
+        tyd_log("SIGHUP: no --auth-tokens file to read again");
+        return;
+    }
+    r = tyd_auth_reload(d->auth, d->auth_file, &e);
+    if (r < 0)
+        tyd_log("SIGHUP: keeping the tokens in use: %s", ty_error_msg(&e));
+    else
+        tyd_log("SIGHUP: read %d token%s from %s", r, r == 1 ? "" : "s", d->auth_file);
+}
+
 static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
 {
     unsigned char c;
-    while (read(fd, &c, 1) == 1)
+    while (read(fd, &c, 1) == 1) {
         if (c == SIGTERM || c == SIGINT)
             ty_loop_stop(loop);
+        else if (c == SIGHUP)
+            reload_tokens(data);
+    }
 }
 
 static int serve(struct tyd *d)
 {
-    static const int sigs[] = {SIGTERM, SIGINT};
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
     struct sigaction ign = {.sa_handler = SIG_IGN};
     _cleanup_free_ char *db = NULL;
     struct ty_loop *loop = NULL;
@@ -340,14 +461,14 @@ static int serve(struct tyd *d)
         goto fail;
     }
     (void)sigaction(SIGPIPE, &ign, NULL);
-    (void)sigaction(SIGHUP, &ign, NULL);
     loop = ty_loop_new();
     ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, d);
     d->queue = tyd_queue_new();
     if (tyd_dispatch_init(d, loop, &e) < 0 || tyd_http_start(d, &e) < 0)
         goto fail;
     tyd_runas_log_start(d);
-    tyd_log("listening on http://%.*s:%u (state %s, runtime %s%s)",
+    tyd_log("listening on %s://%.*s:%u (state %s, runtime %s%s)",
+            d->tls_cert ? "https" : "http",
             (int)(strrchr(d->listen, ':') - d->listen),
             d->listen,
             d->port,
@@ -380,6 +501,9 @@ static void release(struct tyd *d)
     free(d->log_file);
     tyd_runas_free(d->runas);
     ty_strv_free(d->job_dir_roots);
+    free(d->tls_cert);
+    free(d->tls_key);
+    ty_strv_free(d->allowed_hosts);
 }
 
 int main(int argc, char **argv)
@@ -393,6 +517,9 @@ int main(int argc, char **argv)
     d.runtime = xstrdup("process");
     d.grace_usec = 10 * INT64_C(1000000); /* as `local train`, and `docker stop` */
     d.state_dir = ty_statedir_default();
+    d.conn_timeout_s = DEFAULT_CONN_TIMEOUT_S;
+    d.max_conns = DEFAULT_MAX_CONNS;
+    d.max_conns_per_addr = DEFAULT_MAX_CONNS_ADDR;
     if (parse_args(&d, argc, argv, &e) < 0) {
         fprintf(stderr, "trainyardd: %s\n", ty_error_msg(&e));
         release(&d);

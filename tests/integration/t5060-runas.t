@@ -2,7 +2,8 @@
 # t5060-runas: who runs what under trainyardd (docs/security.md). As root, a process-runtime
 # job of a project with no --project-user (or one mapped to root) is refused at create with a
 # 400 naming the settings, nothing stored or queued, with and without a tokens file; container
-# jobs are not; --allow-root-jobs lets it run as root; an unknown user is a start-up error; the
+# jobs are not, slurm jobs (sbatch as root) are; a local jobDir only inside --job-dir-root;
+# --allow-root-jobs lets it run as root; an unknown user is a start-up error; the
 # config file takes one project-user line per project; the supervisor of a mapped project's
 # job gets --run-as=USER (its argv, read through a recording wrapper); and, once the supervisor
 # knows --run-as, the replica really runs as the project's user (nobody, uid 65534).
@@ -67,7 +68,46 @@ test_expect_success 'a container job is not refused (it runs as the image says)'
   test "$(api "$PLAIN" POST /v1/projects/pa/jobs c.json)" = 200 &&
   test "$(api "$PLAIN" POST /v1/projects/pa/jobs/c_$M:cancel)" = 200
 '
+test_expect_success 'a slurm job (sbatch runs it as root) is refused, naming --allow-root-jobs' '
+  job_body s.json s_$M "id -u" "{\"trainyard-runtime\": \"slurm\"}" &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs s.json)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q -- "slurm-runtime jobs run as its user" &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q -- "--allow-root-jobs"
+'
+test_expect_success 'a local jobDir is refused without --job-dir-root, a URI is taken' '
+  job_body c.json d_$M "id -u" "{\"trainyard-runtime\": \"container\"}" &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(\"c.json\")); d[\"trainingInput\"][\"jobDir\"]=sys.argv[1]; json.dump(d,open(\"d.json\",\"w\"))" /etc/tyjobdir_$M &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs d.json)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q -- "trainingInput.jobDir" &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q -- "--job-dir-root" &&
+  test ! -e /etc/tyjobdir_$M &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(\"c.json\")); d[\"trainingInput\"][\"jobDir\"]=sys.argv[1]; json.dump(d,open(\"g.json\",\"w\"))" gs://bucket/out_$M &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs g.json)" = 200 &&
+  test "$(api "$PLAIN" POST /v1/projects/pa/jobs/d_$M:cancel)" = 200
+'
 trainyardd_stop plain
+
+mkdir -p "$TEST_DIR/jobdirs" "$TEST_DIR/elsewhere" && ln -s "$TEST_DIR/elsewhere" "$TEST_DIR/jobdirs/out"
+trainyardd_start jd --max-running-jobs 0 --allow-root-jobs --job-dir-root "$TEST_DIR/jobdirs" && JD=$TYD_URL || JD=
+# with_dir NAME DIR: a container job d_NAME_M with jobDir DIR in NAME.json
+with_dir() {
+  job_body c.json "d_$1_$M" "id -u" "{\"trainyard-runtime\": \"container\"}" &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(\"c.json\")); d[\"trainingInput\"][\"jobDir\"]=sys.argv[1]; json.dump(d,open(sys.argv[2],\"w\"))" "$2" "$1.json"
+}
+test_expect_success '--job-dir-root: a jobDir inside is taken; outside, with .. or through a link out, 400' '
+  test -n "$JD" &&
+  with_dir in "$TEST_DIR/jobdirs/run1" && test "$(api "$JD" POST /v1/projects/pa/jobs in.json)" = 200 &&
+  with_dir out "/tmp/tyjobdir_$M" && test "$(api "$JD" POST /v1/projects/pa/jobs out.json)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "outside the directories" &&
+  with_dir dots "$TEST_DIR/jobdirs/../elsewhere" && test "$(api "$JD" POST /v1/projects/pa/jobs dots.json)" = 400 &&
+  with_dir link "$TEST_DIR/jobdirs/out/x" && test "$(api "$JD" POST /v1/projects/pa/jobs link.json)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "symbolic link"
+'
+trainyardd_stop jd
+test_expect_success 'a --job-dir-root that does not exist stops the start, naming the option' '
+  set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/sd_$M" --listen 127.0.0.1:0 --job-dir-root "$TEST_DIR/none" 2>err; rc=$?; set -e
+  test "$rc" -ne 0 && grep -q -- "--job-dir-root" err
+'
 
 trainyardd_start auth --max-running-jobs 0 --auth-tokens "$TEST_DIR/tokens" && AUTH=$TYD_URL || AUTH=
 test_expect_success 'the same with a tokens file: a valid token does not make it root' '

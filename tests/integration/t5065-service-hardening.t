@@ -1,0 +1,239 @@
+#!/bin/sh
+# t5065-service-hardening: trainyardd's HTTP front against hostile or careless clients:
+# stalled and idle connections are timed out and limited per address (another address is
+# served at once); web pages are refused by Host and Origin; bodies must be JSON; HTTPS with
+# a self-signed certificate (the CLI verifies it, with a CA file); tokens reloaded on SIGHUP
+# on open connections; failed authentications held back; no token ever in a log.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
+TY="$TY_BUILD_DIR/bin/trainyard"
+TOK_A=tokA-$$-0123456789abcdef
+TOK_B=tokB-$$-0123456789abcdef
+TOK_Q=tokQ-$$-0123456789abcdef
+cd "$TEST_DIR" || exit 1
+# The CLI's CA file comes from these first (as gcloud's property): the tests set their own.
+unset TRAINYARD_CUSTOM_CA_CERTS_FILE CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE
+printf '%s p1\n%s p1\n' "$TOK_A" "$TOK_Q" >tokens && chmod 600 tokens
+
+# The plain daemon: small limits so that a few sockets reach them.
+trainyardd_start plain --auth-tokens "$TEST_DIR/tokens" --verbose --connection-timeout 2 \
+  --max-connections 40 --max-connections-per-address 8 --allowed-hosts trainyard.test
+PLAIN_PID=$TYD_PID PLAIN=$TYD_URL PORT=${TYD_URL##*:}
+
+# hold.py PORT N KIND: open N connections from 127.0.0.1 that send half a request (KIND
+# half) or nothing (idle); then a request from 127.0.0.2 must be answered within 1 s; then
+# every held connection must be closed by the daemon within 5 s.
+cat >hold.py <<'PY'
+import socket, sys, time
+port, n, kind = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+held = []
+for i in range(n):
+    s = socket.socket()
+    s.settimeout(6)
+    s.connect(("127.0.0.1", port))
+    if kind == "half":
+        s.sendall(b"POST /v1/projects/p1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+    held.append(s)
+time.sleep(0.5)
+t = time.time()
+c = socket.socket()
+c.bind(("127.0.0.2", 0))
+c.settimeout(3)
+c.connect(("127.0.0.1", port))
+c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % port)
+reply = c.recv(100)
+took = time.time() - t
+assert reply.startswith(b"HTTP/1.1 200"), reply
+assert took < 1, "127.0.0.2 waited %.1f s" % took
+t = time.time()
+for s in held:
+    try:
+        assert s.recv(100) == b"", "a held connection got an answer"
+    except ConnectionResetError:
+        pass  # refused at once: over the per-address limit
+took = time.time() - t
+assert took < 5, "held connections open %.1f s" % took
+print("ok: other address answered, held connections closed after %.1f s" % took)
+PY
+
+test_expect_success 'half-sent requests from one address: another is served at once, they time out' '
+  "$PYTHON" hold.py "$PORT" 40 half
+'
+test_expect_success 'idle connections from one address: another is served at once, they time out' '
+  "$PYTHON" hold.py "$PORT" 40 idle
+'
+
+# code [CURL ARGS...]: the HTTP status, body in out.json
+code() { curl -s -o out.json -w '%{http_code}' -H "Authorization: Bearer $TOK_A" "$@"; }
+
+test_expect_success 'a Host that is not the daemon'"'"'s (DNS rebinding) gets 403 naming it' '
+  test "$(code -H "Host: evil.example:$PORT" "$PLAIN/v1/projects/p1/jobs")" = 403 &&
+  grep -q PERMISSION_DENIED out.json && grep -q "Host header .evil.example:$PORT" out.json &&
+  test "$(code -H "Host: localhost:$PORT" "$PLAIN/v1/projects/p1/jobs")" = 200 &&
+  test "$(code -H "Host: trainyard.test:$PORT" "$PLAIN/v1/projects/p1/jobs")" = 200 &&
+  test "$(code -H "Host: localhost:1" "$PLAIN/v1/projects/p1/jobs")" = 403
+'
+test_expect_success 'an Origin of another site gets 403; the daemon'"'"'s own passes' '
+  test "$(code -H "Origin: http://evil.example" -X POST -H "Content-Type: application/json" \
+    -d "{}" "$PLAIN/v1/projects/p1/jobs")" = 403 &&
+  grep -q "Origin header .http://evil.example" out.json && grep -q PERMISSION_DENIED out.json &&
+  test "$(code -H "Origin: null" "$PLAIN/v1/projects/p1/jobs")" = 403 &&
+  test "$(code -H "Origin: http://127.0.0.1:$PORT" "$PLAIN/v1/projects/p1/jobs")" = 200
+'
+test_expect_success 'POST and PATCH bodies must be application/json (400 naming the header)' '
+  test "$(code -X POST -d "{}" "$PLAIN/v1/projects/p1/jobs")" = 400 &&
+  grep -q "Content-Type .application/x-www-form-urlencoded" out.json &&
+  grep -q INVALID_ARGUMENT out.json &&
+  test "$(code -X POST -H "Content-Type: text/plain" -d "{}" "$PLAIN/v1/projects/p1/jobs")" = 400 &&
+  test "$(code -X PATCH -H "Content-Type: text/plain" -d "{}" "$PLAIN/v1/projects/p1/jobs/j?updateMask=labels")" = 400 &&
+  test "$(code -X POST -H "Content-Type: application/json; charset=UTF-8" -d "{\"jobId\":\"ct\"}" "$PLAIN/v1/projects/p1/jobs")" = 400 &&
+  grep -q trainingInput out.json
+'
+
+# timed CURL ARGS...: seconds the request took (status in out.code)
+timed() {
+  "$PYTHON" -c 'import subprocess,sys,time; t=time.time(); r=subprocess.run(sys.argv[1:],capture_output=True,text=True); open("out.code","w").write(r.stdout); print("%.2f" % (time.time()-t))' \
+    curl -s -o /dev/null -w '%{http_code}' "$@"
+}
+# fast|slow SECONDS [MIN]: the request was answered at once (under 0.8 s, a loaded machine
+# included), or held back at least MIN seconds
+fast() { "$PYTHON" -c "import sys; t=float(sys.argv[1]); assert t < 0.8, \"%s s: not at once\" % t" "$1"; }
+slow() { "$PYTHON" -c "import sys; t=float(sys.argv[1]); assert t >= float(sys.argv[2]), \"%s s: not held back %s s\" % (t, sys.argv[2])" "$1" "$2"; }
+test_expect_success 'failed authentications from one address are held back; success resets' '
+  for i in 1 2 3 4 5; do
+    t=$(timed -H "Authorization: Bearer wrong-token-$$-00000$i" "$PLAIN/v1/projects/p1/jobs") &&
+    test "$(cat out.code)" = 401 && fast "$t" || return 1
+  done &&
+  t=$(timed -H "Authorization: Bearer wrong-token-$$-000006" "$PLAIN/v1/projects/p1/jobs") &&
+  test "$(cat out.code)" = 401 && slow "$t" 0.95 &&
+  t=$(timed -H "Authorization: Bearer wrong-token-$$-000007" "$PLAIN/v1/projects/p1/jobs") &&
+  test "$(cat out.code)" = 401 && slow "$t" 1.95 &&
+  t=$(timed --interface 127.0.0.2 -H "Authorization: Bearer wrong-token-$$-000008" "$PLAIN/v1/projects/p1/jobs") &&
+  test "$(cat out.code)" = 401 && fast "$t" &&
+  t=$(timed -H "Authorization: Bearer $TOK_A" "$PLAIN/v1/projects/p1/jobs") &&
+  test "$(cat out.code)" = 200 && fast "$t" &&
+  t=$(timed -H "Authorization: Bearer wrong-token-$$-000009" "$PLAIN/v1/projects/p1/jobs") &&
+  test "$(cat out.code)" = 401 && fast "$t"
+'
+
+# reload.py PORT: on one kept-alive connection, TOK_A works; after SIGHUP with a file that
+# has TOK_B instead, TOK_A gets 401 and TOK_B 200, still on the same connection.
+cat >reload.py <<'PY'
+import http.client, os, signal, sys, time
+port, pid, a, b = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+def get(tok):
+    c.request("GET", "/v1/projects/p1/jobs", headers={"Authorization": "Bearer " + tok})
+    r = c.getresponse(); r.read(); return r.status
+assert get(a) == 200
+sock = c.sock
+assert sock is not None
+with open("tokens.new", "w") as f:
+    f.write(b + " p1\n")
+os.chmod("tokens.new", 0o600)
+os.rename("tokens.new", "tokens")
+os.kill(pid, signal.SIGHUP)
+time.sleep(0.5)
+assert get(b) == 200
+assert c.sock is sock, "the connection was dropped"
+assert get(a) == 401
+print("ok")
+PY
+test_expect_success 'SIGHUP reads the tokens file again, on connections kept open' '
+  "$PYTHON" reload.py "$PORT" "$PLAIN_PID" "$TOK_A" "$TOK_B" &&
+  grep -q "SIGHUP: read 1 token from" plain.log
+'
+test_expect_success 'SIGHUP with a bad tokens file keeps the tokens in use and says why' '
+  printf "short p1\n" >tokens && chmod 600 tokens && kill -HUP "$PLAIN_PID" &&
+  wait_for 5 grep -q "SIGHUP: keeping the tokens in use: .*tokens:1: token too short" plain.log &&
+  test "$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $TOK_B" "$PLAIN/v1/projects/p1/jobs")" = 200
+'
+test_expect_success 'no token is ever written to a log (header, access_token, wrong ones, jobs)' '
+  printf "%s p1\n%s p1\n" "$TOK_B" "$TOK_Q" >tokens && chmod 600 tokens && kill -HUP "$PLAIN_PID" &&
+  wait_for 5 sh -c "grep -c \"SIGHUP: read 2 tokens\" plain.log | grep -q 1" &&
+  write_job job.json "echo hello; echo err >&2" &&
+  "$PYTHON" -c "import json; d=json.load(open(\"job.json\")); d[\"jobId\"]=\"logged\"; json.dump(d, open(\"job.json\",\"w\"))" &&
+  test "$(curl -s -o out.json -w "%{http_code}" -H "Authorization: Bearer $TOK_B" -H "Content-Type: application/json" --data-binary @job.json "$PLAIN/v1/projects/p1/jobs?access_token=$TOK_Q")" = 200 &&
+  wait_for 20 sh -c "curl -s -H \"Authorization: Bearer $TOK_B\" $PLAIN/v1/projects/p1/jobs/logged | grep -q SUCCEEDED" &&
+  curl -s -H "Authorization: Bearer $TOK_B" "$PLAIN/v1/projects/p1/jobs/logged/logs?access_token=$TOK_Q" >/dev/null &&
+  curl -s -H "Authorization: Bearer $TOK_A" "$PLAIN/v1/projects/p1/jobs?access_token=$TOK_A" >/dev/null &&
+  curl -s "$PLAIN/v1/projects/p1/jobs?access_token=$TOK_Q&bogus=1" >/dev/null &&
+  grep -q "GET /v1/projects/p1/jobs/logged/logs -> 200" plain.log &&
+  ! grep -r -l -e "$TOK_A" -e "$TOK_B" -e "$TOK_Q" plain.log plain/ --exclude=store.db* --exclude=tokens
+'
+test_expect_success 'the store holds no token either' '
+  ! grep -a -l -e "$TOK_A" -e "$TOK_B" -e "$TOK_Q" plain/*.db* 2>/dev/null
+'
+trainyardd_stop plain
+
+# --- TLS -------------------------------------------------------------------------------
+test_expect_success 'a self-signed certificate for 127.0.0.1 and localhost' '
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 \
+    -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null &&
+  chmod 600 key.pem &&
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout other-key.pem -out other.pem -days 2 \
+    -subj /CN=other 2>/dev/null
+'
+trainyardd_start tls --tls-cert "$TEST_DIR/cert.pem" --tls-key "$TEST_DIR/key.pem"
+TLS=https://127.0.0.1:${TYD_URL##*:} TLS_PORT=${TYD_URL##*:}
+
+test_expect_success 'HTTPS: the daemon says so and answers with the certificate' '
+  grep -q "listening on https://127.0.0.1:$TLS_PORT" tls.log &&
+  test "$(curl -s --cacert cert.pem -o out.json -w "%{http_code}" "$TLS/healthz")" = 200
+'
+test_expect_success 'plain HTTP to the HTTPS port gets no answer' '
+  ! curl -s -m 5 -o out.txt "http://127.0.0.1:$TLS_PORT/healthz" &&
+  ! grep -q ok out.txt
+'
+test_expect_success 'the CLI verifies the certificate: with the CA file it works' '
+  TRAINYARD_CUSTOM_CA_CERTS_FILE=$TEST_DIR/cert.pem "$TY" jobs list --api-endpoint "$TLS" --project p1 &&
+  CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE=$TEST_DIR/cert.pem "$TY" jobs list --api-endpoint "$TLS" --project p1 &&
+  printf "api_endpoint = %s\ncustom_ca_certs_file = cert.pem\n" "$TLS" >cli.conf &&
+  TRAINYARD_CONFIG=$TEST_DIR/cli.conf "$TY" jobs list --project p1
+'
+test_expect_success 'without it (or with another CA) a clear certificate error' '
+  ! "$TY" jobs list --api-endpoint "$TLS" --project p1 2>err.txt &&
+  grep -q "TLS certificate of trainyardd at $TLS could not be verified" err.txt &&
+  grep -q custom_ca_certs_file err.txt &&
+  ! TRAINYARD_CUSTOM_CA_CERTS_FILE=$TEST_DIR/other.pem "$TY" jobs list --api-endpoint "$TLS" --project p1 2>err.txt &&
+  grep -q "could not be verified (CA file from TRAINYARD_CUSTOM_CA_CERTS_FILE)" err.txt &&
+  ! TRAINYARD_CUSTOM_CA_CERTS_FILE=$TEST_DIR/nope.pem "$TY" jobs list --api-endpoint "$TLS" 2>err.txt &&
+  grep -q "TRAINYARD_CUSTOM_CA_CERTS_FILE: cannot read the CA certificates file" err.txt
+'
+test_expect_success 'Google'"'"'s Python client over HTTPS with the CA file' '
+  "$PYTHON" - "$TLS" "$TEST_DIR/cert.pem" "$TY_SOURCE_DIR" <<-\PY
+	import sys, httplib2
+	url, ca, src = sys.argv[1:]
+	h = httplib2.Http(ca_certs=ca)
+	resp, body = h.request(url + "/v1/projects/p1/jobs", "GET")
+	assert resp.status == 200, (resp, body)
+	resp, body = h.request(url + "/v1/projects/p1/jobs", "POST", body="{}",
+	                       headers={"Content-Type": "application/json"})
+	assert resp.status == 400 and b"INVALID_ARGUMENT" in body, (resp, body)
+	PY
+'
+trainyardd_stop tls
+
+test_expect_success 'TLS start-up errors name the option' '
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s1 --tls-cert nope.pem --tls-key key.pem 2>err.txt &&
+  grep -q "tls-cert: .*nope.pem" err.txt &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s1 --tls-cert cert.pem 2>err.txt &&
+  grep -q "tls-cert needs --tls-key" err.txt &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s1 --tls-cert key.pem --tls-key key.pem 2>err.txt &&
+  grep -q "tls-cert: .*key.pem is not a PEM file" err.txt &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s1 --tls-cert cert.pem --tls-key other-key.pem 2>err.txt &&
+  grep -q "cannot start HTTPS on 127.0.0.1:0: --tls-cert" err.txt
+'
+test_expect_success 'a non-loopback address needs TLS or --allow-insecure-http (with a warning)' '
+  ! "$TRAINYARDD" --listen 192.0.2.1:0 --state-dir s1 --auth-tokens tokens 2>err.txt &&
+  grep -q "refusing to listen on 192.0.2.1:0 over plain HTTP.*--allow-insecure-http" err.txt &&
+  ! "$TRAINYARDD" --listen 192.0.2.1:0 --state-dir s1 --auth-tokens tokens --allow-insecure-http 2>err.txt &&
+  grep -q "warning: serving plain HTTP on the non-loopback address 192.0.2.1:0" err.txt &&
+  printf "allow-insecure-http = true\nauth-tokens = %s/tokens\n" "$TEST_DIR" >d.conf &&
+  ! "$TRAINYARDD" --listen 192.0.2.1:0 --state-dir s1 --config d.conf 2>err.txt &&
+  grep -q "warning: serving plain HTTP" err.txt &&
+  ! "$TRAINYARDD" --listen 192.0.2.1:0 --state-dir s1 2>err.txt &&
+  grep -q "without --auth-tokens" err.txt
+'
+test_done
