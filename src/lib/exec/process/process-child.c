@@ -59,6 +59,16 @@ int pj_resolve_user(struct process_rt *p, struct ty_error *err)
     p->user.name = xstrdup(pw.pw_name);
     p->user.home = xstrdup(pw.pw_dir && *pw.pw_dir ? pw.pw_dir : "/");
     p->user.set = true;
+    /* A tuning trial's metric directory is trainyard's (made for this trial): the replicas
+     * write their metric file there. */
+    if (p->base.plan && p->base.plan->metric_dir && !p->base.dry_run &&
+        chown(p->base.plan->metric_dir, pw.pw_uid, pw.pw_gid) < 0 && errno != ENOENT)
+        return ty_error_set(err,
+                            errno,
+                            "run as user '%s': cannot give it the metric directory %s: %s",
+                            name,
+                            p->base.plan->metric_dir,
+                            strerror(errno));
     return 0;
 }
 

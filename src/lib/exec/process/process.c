@@ -93,7 +93,7 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
     r = ty_process_validate(rt->plan->job, err);
     if (r >= 0)
         r = pj_resolve_user(p, err);
-    if (r >= 0)
+    if (r >= 0 && !rt->dry_run) /* --dry-run creates nothing */
         pj_setup(p);
     return r;
 }
