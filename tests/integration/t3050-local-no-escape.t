@@ -56,32 +56,35 @@ ESCAPE_WORKER='["setsid", "sleep", "300.'$M'2"]'
 test_expect_success 'kill -9 of local train: nothing of the job is left (children, setsid)' '
   job esc.json "$ESCAPE_MASTER" "$ESCAPE_WORKER" &&
   { "$TRAINYARD" local train esc --config esc.json >esc.log 2>&1 & } &&
-  pid=$! &&
+  pid=$! && echo $pid >>owners &&
   wait_for 20 procs_at_least "sleep 300.${M}1" 2 && wait_for 20 procs_at_least "sleep 300.${M}2" 1 &&
-  ! no_cgroups $pid &&
+  if no_cgroups $pid; then cg=none; else cg=some; fi &&
   kill -9 $pid &&
+  test $cg = some &&
   wait_for 5 no_procs "sleep 300.$M" &&
   wait_for 5 no_cgroups $pid
 '
 
-# A service state directory with jobs created by a daemon that runs none of them; the
-# supervisor is then run here, directly, as trainyardd would run it.
-trainyardd_start svc --max-running-jobs=0 && SVC_PID=$TYD_PID && BASE=$TYD_URL
-create() { # create JOB_ID FILE: POST it to project p1
+# Service state directories with jobs created by a daemon that runs none of them; the
+# supervisor is then run here, directly, as trainyardd would run it. The job killed with its
+# supervisor is alone in its directory (svc): no daemon starts there again, to run it anew.
+create() { # create JOB_ID FILE: POST it to project p1 of the daemon at $BASE
   "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; json.dump(d, open(sys.argv[1],"w"))' "$2" "$1" &&
   test "$(curl -s -o /dev/null -w "%{http_code}" -X POST -H "Content-Type: application/json" --data-binary "@$2" "$BASE/v1/projects/p1/jobs")" = 200
 }
 job sesc.json "$ESCAPE_MASTER" "$ESCAPE_WORKER"
 job whoami.json '["sh", "-c", "echo uid=$(id -u) gid=$(id -g) home=$HOME user=$USER; touch /tmp/t3050-'$M'-root-only 2>/dev/null && echo could-write || echo cannot-write; exit 0"]'
 job nouser.json '["true"]'
-# seq 1, 2, 3, in this order
-create sesc sesc.json && create whoami whoami.json && create nouser nouser.json
+trainyardd_start svc --max-running-jobs=0 && BASE=$TYD_URL && create sesc sesc.json # seq 1
 trainyardd_stop svc
+trainyardd_start svcb --max-running-jobs=0 && BASE=$TYD_URL &&
+  create whoami whoami.json && create nouser nouser.json # seq 1, 2
+trainyardd_stop svcb
 touch "/tmp/t3050-$M-root-only" && chmod 644 "/tmp/t3050-$M-root-only"
 
 test_expect_success 'kill -9 of a trainyard-supervisor: nothing of the job is left' '
   { "$SUP" supervise-job "$TEST_DIR/svc" 1 1000000 >sup1.log 2>&1 & } &&
-  pid=$! &&
+  pid=$! && echo $pid >>owners &&
   wait_for 20 procs_at_least "sleep 300.${M}1" 2 && wait_for 20 procs_at_least "sleep 300.${M}2" 1 &&
   kill -9 $pid &&
   wait_for 5 no_procs "sleep 300.$M" &&
@@ -89,16 +92,16 @@ test_expect_success 'kill -9 of a trainyard-supervisor: nothing of the job is le
 '
 
 test_expect_success 'supervise-job --run-as=nobody runs the replica as nobody (uid 65534)' '
-  "$SUP" supervise-job --run-as=nobody "$TEST_DIR/svc" 2 1000000 >sup2.log 2>&1 &&
-  logs=$(find "$TEST_DIR/svc" -path "*whoami*" -name "*.log" -o -path "*whoami*" -name "*.jsonl" | tr "\n" " ") &&
+  "$SUP" supervise-job --run-as=nobody "$TEST_DIR/svcb" 1 1000000 >sup2.log 2>&1 &&
+  logs=$(find "$TEST_DIR/svcb" -path "*whoami*" -name "*.log" -o -path "*whoami*" -name "*.jsonl" | tr "\n" " ") &&
   cat $logs >whoami.out && cat whoami.out &&
   grep -q "uid=65534 gid=65534 home=/nonexistent user=nobody" whoami.out &&
   grep -q cannot-write whoami.out
 '
 
 test_expect_success 'supervise-job --run-as with an unknown user fails the job, naming the user' '
-  "$SUP" supervise-job --run-as=no-such-user-t3050 "$TEST_DIR/svc" 3 1000000 >sup3.log 2>&1 || true
-  trainyardd_start svc2 --max-running-jobs=0 --state-dir "$TEST_DIR/svc" &&
+  "$SUP" supervise-job --run-as=no-such-user-t3050 "$TEST_DIR/svcb" 2 1000000 >sup3.log 2>&1 || true
+  trainyardd_start svc2 --max-running-jobs=0 --state-dir "$TEST_DIR/svcb" &&
   curl -s "$TYD_URL/v1/projects/p1/jobs/whoami" >whoami.json.out &&
   curl -s "$TYD_URL/v1/projects/p1/jobs/nouser" >nouser.json.out &&
   trainyardd_stop svc2 &&
@@ -139,5 +142,11 @@ test_expect_success 'without cgroups (non-root on v1) the job runs and its log s
   test "$(grep -c "run without a cgroup of their own (cannot make cgroup" nb.log)" = 1
 '
 rm -f "/tmp/t3050-$M-root-only"
+# What a failure left (without cgroups, what the kill -9 tests show surviving): the owners this
+# script started, then the processes with its marker, by pid.
+for p in $(cat "$TEST_DIR/owners" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+ps -eo pid=,args= | grep -F "sleep 300.$M" | grep -v -F grep | while read -r p _; do
+  kill -9 "$p" 2>/dev/null || true
+done
 
 test_done
