@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,34 @@ static bool noticed_no_cgroup, noticed_no_limits;
 static void guard_wait(int ms)
 {
     (void)poll(NULL, 0, ms);
+}
+
+/* Blank this process's original environment block (what /proc/PID/environ shows), so that
+ * the service's sweep, which kills every process whose environment carries a dead
+ * supervisor's key, does not kill the guardian of that supervisor's job mid-work. The
+ * guardian reads no variable. */
+static void scrub_environ(void)
+{
+    char buf[4096], *p, *save = NULL;
+    unsigned long long start = 0, end = 0;
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* after the command name, which may hold spaces */
+    for (char *f = p ? strtok_r(p + 1, " ", &save) : NULL; f; f = strtok_r(NULL, " ", &save)) {
+        field++;
+        if (field == 50) /* env_start, env_end: proc(5) */
+            start = strtoull(f, NULL, 10);
+        else if (field == 51)
+            end = strtoull(f, NULL, 10);
+    }
+    if (start && end > start)
+        memset((void *)(uintptr_t)start, 0, (size_t)(end - start));
 }
 
 /* The guardian's life, in the forked child: wait for "D" or EOF on @fd. */
@@ -80,6 +109,7 @@ static void __attribute__((noreturn)) guardian(int fd, const struct ty_cgroup *c
     if (nul > 3)
         close(nul);
     (void)!chdir("/");
+    scrub_environ();
     do
         n = read(3, &c, 1);
     while (n < 0 && errno == EINTR);
