@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
- * supervisor.c: `trainyard-supervisor supervise-job STATE_DIR SEQ GRACE_USEC`, the process that
+ * supervisor.c: `trainyard-supervisor supervise-job [--run-as=USER] STATE_DIR SEQ GRACE_USEC`,
+ * the process that
  * runs one job of the service from claim to final state, with the same library code as `trainyard
  * local train`. It records every state change in the store (which the API reads) and every log file
  * in the store's index; SIGTERM (sent by jobs.cancel) cancels, a second one kills at once. It runs
  * in its own session, so it and the job outlive a trainyardd that is restarted or killed; a new
- * trainyardd watches it again.
+ * trainyardd watches it again. With --run-as=USER the process runtime runs the replicas as
+ * that user (its uid, gid and groups); the supervisor itself stays root, and so do the job's
+ * cgroups, logs and state.
  *
  * Also `trainyard-supervisor sweep-containers`: removes containers and networks whose supervising
  * process is gone (run by the daemon after a supervisor died). */
@@ -13,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,7 +194,7 @@ static int fail_early(struct run *run, const char *msg)
     return 1;
 }
 
-static int run_job(struct run *run, const char *state_dir, int64_t grace)
+static int run_job(struct run *run, const char *state_dir, int64_t grace, const char *run_as)
 {
     struct ty_job_row *row = run->row;
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
@@ -198,7 +202,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
     _cleanup_json_ json_t *previous = NULL; /* the job resumePreviousJobId names */
     _cleanup_free_ char *dir = NULL;
     _cleanup_free_ char *logdir = NULL;
-    struct ty_supervisor_options opts = {.grace_usec = grace};
+    struct ty_supervisor_options opts = {.grace_usec = grace, .run_as = run_as};
     const struct ty_runtime_ops *runtime = NULL;
     struct ty_joblog *log = NULL;
     struct ty_loop *loop = NULL;
@@ -289,14 +293,27 @@ int tys_supervise_main(int argc, char **argv)
     _cleanup_free_ char *db = NULL;
     struct run run = {0};
     struct ty_error e = {0};
+    const char *run_as = NULL;
     int64_t seq, grace;
     int r, rc;
 
+    /* Options first: --run-as=USER. */
+    while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+        if (strncmp(argv[1], "--run-as=", 9) == 0 && argv[1][9]) {
+            run_as = argv[1] + 9;
+        } else {
+            fprintf(stderr, "trainyardd supervise-job: unknown option '%s'\n", argv[1]);
+            return 2;
+        }
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     if (argc != 4 || ty_parse_int64(argv[2], 1, INT64_MAX, &seq) < 0 ||
         ty_parse_int64(argv[3], 0, INT64_MAX, &grace) < 0) {
         fprintf(stderr,
-                "trainyardd supervise-job: internal command; usage: supervise-job STATE_DIR SEQ "
-                "GRACE_USEC\n");
+                "trainyardd supervise-job: internal command; usage: supervise-job "
+                "[--run-as=USER] STATE_DIR SEQ GRACE_USEC\n");
         return 2;
     }
     db = xasprintf("%s/%s", argv[1], TY_STORE_FILE);
@@ -320,8 +337,15 @@ int tys_supervise_main(int argc, char **argv)
             diag(run.row, "cannot claim the job: %s", ty_error_msg(&e));
     } else if ((run.sig_fd = install_signals()) < 0) {
         rc = fail_early(&run, "Cannot set up signal handling for the job's supervisor.");
+    } else if (run_as && !getpwnam(run_as)) {
+        char msg[512];
+        (void)snprintf(msg,
+                       sizeof(msg),
+                       "Cannot run the job's replicas as user '%s' (--run-as): no such user.",
+                       run_as);
+        rc = fail_early(&run, msg);
     } else {
-        rc = run_job(&run, argv[1], grace);
+        rc = run_job(&run, argv[1], grace, run_as);
     }
     ty_job_row_free(run.row);
     ty_store_close(run.store);

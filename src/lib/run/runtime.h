@@ -136,6 +136,12 @@ struct ty_runtime {
     struct ty_cluster_plan *plan; /* borrowed: set by ty_runtime_attach */
     /* --dry-run: place() must only compute addresses, creating nothing anywhere. */
     bool dry_run;
+    /* The user (a name) whose uid, gid and groups the replicas run with; NULL: as this
+     * process. Borrowed; set before prepare(). Only the process runtime uses it (prepare()
+     * fails with a clear error for an unknown user, or when this process is not root); the
+     * container runtime runs what the engine runs (the image's USER) and the slurm runtime
+     * what Slurm runs (the submitting user), and both ignore it. */
+    const char *run_as;
 };
 
 /* Report a notice through the runtime's events (no-op without a notice callback). */

@@ -442,8 +442,10 @@ static int new_runtime(struct ty_supervisor *sup, struct ty_error *err)
                                    .cleaned = on_cleaned,
                                    .ctx = sup};
     int r = ty_runtime_new(sup->ops, sup->loop, &ev, &sup->rt, err);
-    if (r >= 0)
+    if (r >= 0) {
         ty_runtime_attach(sup->rt, sup->plan);
+        sup->rt->run_as = sup->opts.run_as;
+    }
     return r;
 }
 

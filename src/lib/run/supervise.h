@@ -47,6 +47,9 @@ struct ty_supervisor_options {
      * tuning): the runtimes point CLOUD_ML_HP_METRIC_FILE at <dir>/output.metrics, or mount
      * it where the library writes by default (plan.h, metric_dir). */
     const char *metric_dir;
+    /* The user the replicas run as (a name; borrowed; NULL: as this process): handed to the
+     * runtime (ty_runtime.run_as), which only the process runtime uses. */
+    const char *run_as;
     /* Called for every record (replica lines and service messages), and on each state
      * change. Both optional. */
     void (*on_log)(void *ctx, const struct ty_log_record *rec);

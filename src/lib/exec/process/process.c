@@ -12,11 +12,14 @@
  *
  * Processes: each replica gets its own process group, stdin from /dev/null, stdout and
  * stderr on pipes, SIGKILL if trainyard dies (PR_SET_PDEATHSIG), and is watched through a
- * pidfd. Descendants that leave the group are found through proctree.h. */
+ * pidfd. Each replica runs in a cgroup of its own with its machine type's limits, ended with
+ * the job even if trainyard is killed (process-jail.c); where no cgroup can be made,
+ * descendants that leave the group are found through proctree.h only. */
 #include "process.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -35,6 +38,7 @@
 #include "linesplit.h"
 #include "macro.h"
 #include "ports.h"
+#include "process-int.h"
 #include "proctree.h"
 #include "runtime.h"
 #include "strv.h"
@@ -50,34 +54,6 @@ extern char **environ;
 #define CLEANUP_KILL_USEC  (5 * INT64_C(1000000))
 #define CLEANUP_ROUND_USEC (10 * INT64_C(1000))
 
-struct proc_replica {
-    struct process_rt *rt;
-    struct ty_replica *r;
-    pid_t pid;
-    int pidfd, out_fd, err_fd, reserve_fd;
-    int status_fd;  /* close-on-exec pipe: EOF = exec done, an int = exec's errno */
-    int exec_errno; /* non-zero when exec failed */
-    char *program;  /* argv[0], for messages */
-    struct ty_linesplit out_ls, err_ls;
-    bool started;
-    bool exited;
-};
-
-struct process_rt {
-    struct ty_runtime base;
-    struct proc_replica *reps;
-    size_t n;
-    char token[40];
-    /* cleanup (asynchronous: rounds on the loop) */
-    bool cleaning, cleaned;
-    pid_t *roots; /* the replicas not exited when it began (0: reaped) */
-    size_t n_roots;
-    int64_t clean_deadline;
-    int *watch_fds; /* pidfds of what the round in progress waits for */
-    size_t n_watch;
-    uint64_t clean_timer; /* the round's end */
-};
-
 static int create(struct ty_runtime **ret, struct ty_error *err)
 {
     struct process_rt *p = xcalloc(1, sizeof(*p));
@@ -90,6 +66,7 @@ static int create(struct ty_runtime **ret, struct ty_error *err)
         return ty_error_set(err, -r, "cannot become a child subreaper: %s", strerror(-r));
     }
     (void)snprintf(p->token, sizeof(p->token), "%d-%llx", (int)getpid(), seed);
+    p->guard_fd = -1;
     *ret = &p->base;
     return 0;
 }
@@ -102,6 +79,7 @@ static struct process_rt *cast(struct ty_runtime *rt)
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
     struct process_rt *p = cast(rt);
+    int r;
 
     p->n = rt->plan->n_replicas;
     p->reps = xcalloc(p->n ? p->n : 1, sizeof(*p->reps));
@@ -112,7 +90,12 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         pr->pid = 0;
         pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = pr->status_fd = -1;
     }
-    return ty_process_validate(rt->plan->job, err);
+    r = ty_process_validate(rt->plan->job, err);
+    if (r >= 0)
+        r = pj_resolve_user(p, err);
+    if (r >= 0 && !rt->dry_run) /* --dry-run creates nothing */
+        pj_setup(p);
+    return r;
 }
 
 static int place(struct ty_runtime *rt, struct ty_error *err)
@@ -196,7 +179,7 @@ static void on_pipe(struct ty_loop *loop, int fd, short revents, void *data)
 static void read_status(struct proc_replica *pr)
 {
     struct ty_runtime *rt = &pr->rt->base;
-    int e = 0;
+    struct child_fail e = {0};
     ssize_t n;
 
     if (pr->status_fd < 0)
@@ -210,7 +193,8 @@ static void read_status(struct proc_replica *pr)
     close(pr->status_fd);
     pr->status_fd = -1;
     if (n == (ssize_t)sizeof(e)) {
-        pr->exec_errno = e ? e : EIO;
+        pr->exec_errno = e.err ? e.err : EIO;
+        pr->fail_stage = e.stage;
         return;
     }
     if (!pr->started) {
@@ -244,12 +228,31 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     drain(pr, &pr->out_fd, true);
     drain(pr, &pr->err_fd, true);
     if (pr->exec_errno) {
+        static const char *const stages[] = {
+            [PJ_CGROUP] = "cannot enter its cgroup",
+            [PJ_SETGROUPS] = "cannot take the groups of user",
+            [PJ_SETGID] = "cannot take the group of user",
+            [PJ_SETUID] = "cannot switch to user",
+        };
         st.kind = TY_EXIT_START_FAILED;
-        (void)snprintf(st.detail,
-                       sizeof(st.detail),
-                       "cannot run '%s': %s",
-                       pr->program,
-                       strerror(pr->exec_errno));
+        if (pr->fail_stage > PJ_EXEC && pr->fail_stage <= PJ_SETUID)
+            (void)snprintf(st.detail,
+                           sizeof(st.detail),
+                           "%s%s%s: %s",
+                           stages[pr->fail_stage],
+                           pr->fail_stage > PJ_CGROUP ? " " : "",
+                           pr->fail_stage > PJ_CGROUP ? pr->rt->user.name : "",
+                           strerror(pr->exec_errno));
+        else
+            (void)snprintf(st.detail,
+                           sizeof(st.detail),
+                           "cannot run '%s': %s",
+                           pr->program,
+                           strerror(pr->exec_errno));
+    } else if (!(si.si_code == CLD_EXITED && si.si_status == 0) && pj_oom_killed(pr)) {
+        st.kind = TY_EXIT_OOM;
+        st.code = 137; /* as a container killed for memory */
+        (void)snprintf(st.detail, sizeof(st.detail), "killed for exceeding the memory limit");
     } else if (si.si_code == CLD_EXITED) {
         st.kind = TY_EXIT_CODE;
         st.code = si.si_status;
@@ -259,108 +262,6 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     }
     (void)ty_proctree_reap_orphans();
     rt->ev.exited(rt->ev.ctx, pr->r, &st);
-}
-
-/* Signals a parent may have set to SIG_IGN (ignored dispositions survive exec; caught ones
- * do not). The parent works out which are ignored, so the child resets only those. */
-static const int reset_signals[] = {SIGPIPE,
-                                    SIGINT,
-                                    SIGQUIT,
-                                    SIGTERM,
-                                    SIGHUP,
-                                    SIGCHLD,
-                                    SIGTSTP,
-                                    SIGTTIN,
-                                    SIGTTOU,
-                                    SIGUSR1,
-                                    SIGUSR2,
-                                    SIGALRM};
-
-struct child_setup {
-    int out_w, err_w, status_w, devnull;
-    const char *path; /* resolved program, or argv[0] for a PATH search in the child */
-    char **argv, **envp;
-    pid_t parent;
-    int ignored[sizeof(reset_signals) / sizeof(reset_signals[0])];
-    size_t n_ignored;
-};
-
-/* Resolve @prog along the PATH of @envp (as execvp would) so the child makes one execve
- * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
-static char *resolve_program(const char *prog, char *const *envp)
-{
-    const char *path = ty_strv_getenv(envp, "PATH");
-    _cleanup_free_ char *copy = NULL;
-    char *save = NULL;
-
-    if (strchr(prog, '/') || !path)
-        return NULL;
-    copy = xstrdup(path);
-    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-        char *cand = xasprintf("%s/%s", *dir ? dir : ".", prog);
-        if (access(cand, X_OK) == 0)
-            return cand;
-        free(cand);
-    }
-    return NULL;
-}
-
-/* In the child, between fork and exec: only async-signal-safe calls. */
-static void child(const struct child_setup *cs)
-{
-    sigset_t none;
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    int e;
-
-    (void)setpgid(0, 0);
-    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (getppid() != cs->parent)
-        _exit(127);
-    for (size_t i = 0; i < cs->n_ignored; i++)
-        (void)sigaction(cs->ignored[i], &dfl, NULL);
-    /* trainyard's own handlers (they write to its signal pipe, shared with us until exec)
-     * must not run here: a SIGTERM sent to this replica before its exec would otherwise
-     * look like a cancel of the whole job. Signals are blocked since before the fork. */
-    for (int sig = 1; sig < NSIG; sig++) {
-        struct sigaction cur;
-        if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN &&
-            cur.sa_handler != SIG_DFL)
-            (void)sigaction(sig, &dfl, NULL);
-    }
-    sigemptyset(&none);
-    (void)sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
-        dup2(cs->err_w, STDERR_FILENO) < 0)
-        goto fail;
-    if (strchr(cs->path, '/'))
-        execve(cs->path, cs->argv, cs->envp);
-    else
-        execvpe(cs->path, cs->argv, cs->envp);
-fail:
-    e = errno;
-    (void)!write(cs->status_w, &e, sizeof(e));
-    _exit(127);
-}
-
-/* The environment of @pr's program: trainyard's own, the metric file of a tuning trial, the
- * contract variables @env and the run token. Caller frees. */
-static char **replica_env(struct process_rt *p, char *const env[])
-{
-    char **envp = ty_strv_copy(environ);
-
-    /* A tuning trial's metric file is in its own host directory (plan.h); the run's
-     * variables below may still name another. */
-    if (p->base.plan->metric_dir) {
-        _cleanup_free_ char *mf = xasprintf("%s/output.metrics", p->base.plan->metric_dir);
-        ty_strv_setenv(&envp, "CLOUD_ML_HP_METRIC_FILE", mf);
-    }
-    for (size_t i = 0; env && env[i]; i++) {
-        const char *eq = strchr(env[i], '=');
-        _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t)(eq - env[i]) : strlen(env[i]));
-        ty_strv_setenv(&envp, name, eq ? eq + 1 : "");
-    }
-    ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
-    return envp;
 }
 
 static void close_pair(int fds[2])
@@ -384,24 +285,6 @@ static int open_pipes(int out[2], int errp[2], int status[2], struct ty_error *e
         return ty_error_set(err, e, "cannot create pipes: %s", strerror(e));
     }
     return 0;
-}
-
-/* Fork the child of @cs with every signal blocked (so no handler of ours runs in it before
- * it resets them). Returns its pid or -errno. */
-static pid_t fork_child(const struct child_setup *cs)
-{
-    sigset_t all, saved_mask;
-    pid_t pid;
-    int e;
-
-    sigfillset(&all);
-    (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
-    pid = fork();
-    if (pid == 0)
-        child(cs);
-    e = errno;
-    (void)pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
-    return pid < 0 ? -e : pid;
 }
 
 /* The child @pid runs: watch it (pidfd) and its pipes on the loop. Returns 0 or -errno (the
@@ -448,6 +331,7 @@ static int watch_child(struct proc_replica *pr, pid_t pid, struct ty_error *err)
 static void forget_run(struct proc_replica *pr)
 {
     (void)kill(-pr->pid, SIGKILL);
+    pj_kill_replica(pr);
     (void)ty_proctree_reap_orphans();
     for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
         drain(pr, fdp, true);
@@ -471,23 +355,30 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     struct process_rt *p = cast(rt);
     struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
     _cleanup_strv_free_ char **argv = ty_replica_argv(r);
-    _cleanup_strv_free_ char **envp = replica_env(p, env);
+    _cleanup_strv_free_ char **envp = pc_replica_env(p, env);
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
     _cleanup_free_ char *resolved = NULL;
     _cleanup_close_ int devnull = -EBADF;
     struct child_setup cs;
+    int cg_fds[TY_CGROUP_MAX_DIRS];
     pid_t pid;
-    int r2;
+    int r2, n_cg;
 
     if (pr->pid > 0)
         forget_run(pr);
-    resolved = resolve_program(argv[0], envp);
+    resolved = pc_resolve_program(argv[0], envp);
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0)
         return ty_error_set(err, errno, "cannot open /dev/null: %s", strerror(errno));
+    n_cg = pj_before_launch(pr, cg_fds, err);
+    if (n_cg < 0)
+        return n_cg;
     r2 = open_pipes(out, errp, status, err);
-    if (r2 < 0)
+    if (r2 < 0) {
+        for (int i = 0; i < n_cg; i++)
+            close(cg_fds[i]);
         return r2;
+    }
     cs = (struct child_setup){
         .out_w = out[1],
         .err_w = errp[1],
@@ -497,11 +388,14 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         .argv = argv,
         .envp = envp,
         .parent = getpid(),
+        .n_cg = (size_t)n_cg,
+        .user = p->user.set ? &p->user : NULL,
     };
-    for (size_t i = 0; i < TY_ARRAY_SIZE(reset_signals); i++) {
+    memcpy(cs.cg_fds, cg_fds, sizeof(cg_fds));
+    for (size_t i = 0; i < PC_N_RESET_SIGNALS; i++) {
         struct sigaction cur;
-        if (sigaction(reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
-            cs.ignored[cs.n_ignored++] = reset_signals[i];
+        if (sigaction(pc_reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
+            cs.ignored[cs.n_ignored++] = pc_reset_signals[i];
     }
     /* Give up the port's reservation now, not after the fork: the child may exec and its
      * program bind the port before this process runs again. */
@@ -509,7 +403,9 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         close(pr->reserve_fd);
         pr->reserve_fd = -1;
     }
-    pid = fork_child(&cs);
+    pid = pc_fork_child(&cs);
+    for (int i = 0; i < n_cg; i++)
+        close(cg_fds[i]);
     if (pid < 0) {
         close_pair(out), close_pair(errp), close_pair(status);
         return ty_error_set(err, -pid, "cannot fork: %s", strerror(-pid));
@@ -540,6 +436,7 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
     /* Descendants first (they may have left the group), then the group itself. */
     n = ty_proctree_collect(&pr->pid, 1, NULL, &desc);
     ty_proctree_kill(desc, n, sig);
+    pj_signal(pr, sig); /* those that left the tree too */
     if (kill(-pr->pid, sig) < 0 && errno != ESRCH)
         return ty_error_set(
             err, errno, "cannot signal replica %s: %s", r->display_name, strerror(errno));
@@ -548,12 +445,14 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
 
 /* ---- cleanup ---------------------------------------------------------------------------- */
 
-/* One round of cleanup: collect what is left of the run (the replicas not exited, their
- * descendants, orphans carrying the run token), reap what has ended, SIGKILL the rest.
- * Returns how many are left, with their pids in *watch (caller frees): 0 when nothing is, or
- * when the deadline has passed. */
-static size_t clean_round(struct process_rt *p, pid_t **watch)
+/* One round of cleanup: kill everything in the job's cgroup, collect what is left of the run
+ * (the replicas not exited, their descendants, orphans carrying the run token), reap what
+ * has ended, SIGKILL the rest. Returns false when nothing is left (or the deadline has
+ * passed), else true with the pids to wait for in *watch (caller frees; *n_watch of them,
+ * maybe 0 when only the cgroup still has processes). */
+static bool clean_round(struct process_rt *p, pid_t **watch, size_t *n_watch)
 {
+    bool cg_left = pj_kill_round(p);
     _cleanup_free_ pid_t *left = NULL;
     size_t n = ty_proctree_collect(p->roots, p->n_roots, p->token, &left);
     size_t nw = 0;
@@ -570,10 +469,11 @@ static size_t clean_round(struct process_rt *p, pid_t **watch)
         }
     }
     (void)ty_proctree_reap_orphans();
-    if ((n == 0 && nw == 0) || ty_mono_usec() >= p->clean_deadline) {
+    *n_watch = 0;
+    if ((n == 0 && nw == 0 && !cg_left) || ty_mono_usec() >= p->clean_deadline) {
         free(w);
         *watch = NULL;
-        return 0;
+        return false;
     }
     ty_proctree_kill(left, n, SIGKILL);
     for (size_t i = 0; i < p->n_roots; i++)
@@ -582,7 +482,8 @@ static size_t clean_round(struct process_rt *p, pid_t **watch)
     for (size_t i = 0; i < n; i++)
         w[nw++] = left[i];
     *watch = w;
-    return nw;
+    *n_watch = nw;
+    return true;
 }
 
 /* Begin a cleanup: close the reservations, SIGKILL the group of every replica not yet exited
@@ -639,6 +540,7 @@ static void clean_end(struct process_rt *p)
     free(p->roots);
     p->roots = NULL;
     p->n_roots = 0;
+    pj_finish(p); /* the cgroups, the guardian */
     p->cleaning = false;
     p->cleaned = true;
 }
@@ -669,12 +571,11 @@ static bool clean_step(struct process_rt *p)
     size_t n;
 
     clean_unwatch(p);
-    n = clean_round(p, &watch);
-    if (n == 0) {
+    if (!clean_round(p, &watch, &n)) {
         clean_end(p);
         return true;
     }
-    p->watch_fds = xcalloc(n, sizeof(int));
+    p->watch_fds = xcalloc(n ? n : 1, sizeof(int));
     for (size_t i = 0; i < n; i++) {
         int fd = (int)syscall(SYS_pidfd_open, watch[i], 0);
         if (fd < 0)
@@ -726,8 +627,8 @@ static int cleanup(struct ty_runtime *rt)
 }
 
 /* Wait until one of @pids (@n, any may be 0 or gone) ends, or @ms pass: poll on their
- * pidfds, so a process that dies at once ends the wait at once. Returns at once when none
- * can be watched (all gone). For destroy only: it blocks. */
+ * pidfds, so a process that dies at once ends the wait at once. For destroy only: it
+ * blocks. */
 static void wait_any_exit(const pid_t *pids, size_t n, int ms)
 {
     _cleanup_free_ struct pollfd *fds = xcalloc(n ? n : 1, sizeof(*fds));
@@ -738,9 +639,8 @@ static void wait_any_exit(const pid_t *pids, size_t n, int ms)
         if (fd >= 0)
             fds[k++] = (struct pollfd){.fd = fd, .events = POLLIN};
     }
-    if (k > 0)
-        while (poll(fds, k, ms) < 0 && errno == EINTR)
-            ;
+    while (poll(k > 0 ? fds : NULL, k, ms) < 0 && errno == EINTR)
+        ; /* none to watch (only the cgroup has processes): the round's time */
     for (size_t i = 0; i < k; i++)
         close(fds[i].fd);
 }
@@ -756,8 +656,8 @@ static void clean_now(struct process_rt *p)
     clean_unwatch(p);
     for (;;) {
         _cleanup_free_ pid_t *watch = NULL;
-        size_t n = clean_round(p, &watch);
-        if (n == 0)
+        size_t n;
+        if (!clean_round(p, &watch, &n))
             break;
         wait_any_exit(watch, n, (int)(CLEANUP_ROUND_USEC / 1000));
     }

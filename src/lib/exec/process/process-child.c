@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * process-child.c: the process runtime's child between fork and exec: its process group,
+ * its cgroup, the user it runs as, its signals and pipes, then the program. Only async-signal-
+ * safe calls happen in the child; everything it needs is prepared before the fork, the user
+ * it runs as (ty_runtime.run_as) included: resolved here with getpwnam and getgrouplist, so
+ * that the child only makes system calls (setgroups, setgid, setuid, in that order). */
+#include <errno.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "macro.h"
+#include "process-int.h"
+#include "proctree.h"
+#include "strv.h"
+
+extern char **environ;
+
+int pj_resolve_user(struct process_rt *p, struct ty_error *err)
+{
+    const char *name = p->base.run_as;
+    struct passwd pw, *res = NULL;
+    _cleanup_free_ char *buf = xmalloc(16384);
+    int n = 64, r;
+
+    if (!name)
+        return 0;
+    r = getpwnam_r(name, &pw, buf, 16384, &res);
+    if (!res)
+        return ty_error_set(err,
+                            r ? r : ENOENT,
+                            "run as user '%s': no such user%s%s",
+                            name,
+                            r ? ": " : "",
+                            r ? strerror(r) : "");
+    if (geteuid() != 0 && pw.pw_uid != geteuid())
+        return ty_error_set(err,
+                            EPERM,
+                            "run as user '%s': only root can run replicas as another user "
+                            "(trainyard runs as uid %d)",
+                            name,
+                            (int)geteuid());
+    p->user.groups = xcalloc((size_t)n, sizeof(gid_t));
+    if (getgrouplist(name, pw.pw_gid, p->user.groups, &n) < 0) {
+        p->user.groups = xreallocarray(p->user.groups, (size_t)n, sizeof(gid_t));
+        if (getgrouplist(name, pw.pw_gid, p->user.groups, &n) < 0)
+            return ty_error_set(err, EINVAL, "run as user '%s': cannot list its groups", name);
+    }
+    p->user.n_groups = n;
+    p->user.uid = pw.pw_uid;
+    p->user.gid = pw.pw_gid;
+    p->user.name = xstrdup(pw.pw_name);
+    p->user.home = xstrdup(pw.pw_dir && *pw.pw_dir ? pw.pw_dir : "/");
+    p->user.set = true;
+    /* A tuning trial's metric directory is trainyard's (made for this trial): the replicas
+     * write their metric file there. */
+    if (p->base.plan && p->base.plan->metric_dir && !p->base.dry_run &&
+        chown(p->base.plan->metric_dir, pw.pw_uid, pw.pw_gid) < 0 && errno != ENOENT)
+        return ty_error_set(err,
+                            errno,
+                            "run as user '%s': cannot give it the metric directory %s: %s",
+                            name,
+                            p->base.plan->metric_dir,
+                            strerror(errno));
+    return 0;
+}
+
+/* Signals a parent may have set to SIG_IGN (ignored dispositions survive exec; caught ones
+ * do not). The parent works out which are ignored, so the child resets only those. */
+const int pc_reset_signals[PC_N_RESET_SIGNALS] = {SIGPIPE,
+                                                  SIGINT,
+                                                  SIGQUIT,
+                                                  SIGTERM,
+                                                  SIGHUP,
+                                                  SIGCHLD,
+                                                  SIGTSTP,
+                                                  SIGTTIN,
+                                                  SIGTTOU,
+                                                  SIGUSR1,
+                                                  SIGUSR2,
+                                                  SIGALRM};
+
+/* Resolve @prog along the PATH of @envp (as execvp would) so the child makes one execve
+ * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
+char *pc_resolve_program(const char *prog, char *const *envp)
+{
+    const char *path = ty_strv_getenv(envp, "PATH");
+    _cleanup_free_ char *copy = NULL;
+    char *save = NULL;
+
+    if (strchr(prog, '/') || !path)
+        return NULL;
+    copy = xstrdup(path);
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        char *cand = xasprintf("%s/%s", *dir ? dir : ".", prog);
+        if (access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+    }
+    return NULL;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child(const struct child_setup *cs)
+{
+    sigset_t none;
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    struct child_fail f = {PJ_CGROUP, 0};
+
+    (void)setpgid(0, 0);
+    /* Into the cgroup first, while still privileged (the cgroup stays root's). */
+    if (cs->n_cg && (f.err = -ty_cgroup_enter(cs->cg_fds, cs->n_cg)) != 0)
+        goto fail_errno;
+    if (cs->user) {
+        f.stage = PJ_SETGROUPS;
+        if (setgroups((size_t)cs->user->n_groups, cs->user->groups) < 0)
+            goto fail;
+        f.stage = PJ_SETGID;
+        if (setgid(cs->user->gid) < 0)
+            goto fail;
+        f.stage = PJ_SETUID;
+        if (setuid(cs->user->uid) < 0)
+            goto fail;
+        /* The directory trainyard runs in may be closed to that user: its home, else /. */
+        if (access(".", X_OK) < 0 && chdir(cs->user->home) < 0)
+            (void)!chdir("/");
+    }
+    f.stage = PJ_EXEC;
+    /* After the credentials: changing them clears the parent-death signal. */
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != cs->parent)
+        _exit(127);
+    for (size_t i = 0; i < cs->n_ignored; i++)
+        (void)sigaction(cs->ignored[i], &dfl, NULL);
+    /* trainyard's own handlers (they write to its signal pipe, shared with us until exec)
+     * must not run here: a SIGTERM sent to this replica before its exec would otherwise
+     * look like a cancel of the whole job. Signals are blocked since before the fork. */
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction cur;
+        if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN &&
+            cur.sa_handler != SIG_DFL)
+            (void)sigaction(sig, &dfl, NULL);
+    }
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
+        dup2(cs->err_w, STDERR_FILENO) < 0)
+        goto fail;
+    if (strchr(cs->path, '/'))
+        execve(cs->path, cs->argv, cs->envp);
+    else
+        execvpe(cs->path, cs->argv, cs->envp);
+fail:
+    f.err = errno;
+fail_errno:
+    (void)!write(cs->status_w, &f, sizeof(f));
+    _exit(127);
+}
+
+/* The environment of @pr's program: trainyard's own, the metric file of a tuning trial, the
+ * contract variables @env and the run token. Caller frees. */
+char **pc_replica_env(struct process_rt *p, char *const env[])
+{
+    char **envp = ty_strv_copy(environ);
+
+    /* A tuning trial's metric file is in its own host directory (plan.h); the run's
+     * variables below may still name another. */
+    if (p->base.plan->metric_dir) {
+        _cleanup_free_ char *mf = xasprintf("%s/output.metrics", p->base.plan->metric_dir);
+        ty_strv_setenv(&envp, "CLOUD_ML_HP_METRIC_FILE", mf);
+    }
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *eq = strchr(env[i], '=');
+        _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t)(eq - env[i]) : strlen(env[i]));
+        ty_strv_setenv(&envp, name, eq ? eq + 1 : "");
+    }
+    ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
+    if (p->user.set) {
+        ty_strv_setenv(&envp, "HOME", p->user.home);
+        ty_strv_setenv(&envp, "USER", p->user.name);
+        ty_strv_setenv(&envp, "LOGNAME", p->user.name);
+    }
+    return envp;
+}
+
+/* Fork the child of @cs with every signal blocked (so no handler of ours runs in it before
+ * it resets them). Returns its pid or -errno. */
+pid_t pc_fork_child(const struct child_setup *cs)
+{
+    sigset_t all, saved_mask;
+    pid_t pid;
+    int e;
+
+    sigfillset(&all);
+    (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
+    pid = fork();
+    if (pid == 0)
+        child(cs);
+    e = errno;
+    (void)pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+    return pid < 0 ? -e : pid;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * process-int.h: the process runtime's state, shared by process.c (replicas: fork, watch,
+ * clean up) and process-jail.c (what contains them: the job's cgroups and their guardian,
+ * the machine type's limits, the user replicas run as). */
+#ifndef TY_PROCESS_INT_H
+#define TY_PROCESS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "linesplit.h"
+#include "runtime.h"
+
+struct proc_replica {
+    struct process_rt *rt;
+    struct ty_replica *r;
+    pid_t pid;
+    int pidfd, out_fd, err_fd, reserve_fd;
+    int status_fd;  /* close-on-exec pipe: EOF = exec done, a struct child_fail = it failed */
+    int exec_errno; /* non-zero when the start failed */
+    int fail_stage; /* enum pj_stage of that failure */
+    char *program;  /* argv[0], for messages */
+    struct ty_linesplit out_ls, err_ls;
+    bool started;
+    bool exited;
+    struct ty_cgroup *cg; /* the replica's cgroup (NULL: none) */
+    int64_t oom_base;     /* its OOM kills when the run in progress began */
+};
+
+/* The user replicas run as (ty_runtime.run_as), resolved before any fork. */
+struct pj_user {
+    bool set;
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups; /* supplementary groups */
+    int n_groups;
+    char *name, *home;
+};
+
+struct process_rt {
+    struct ty_runtime base;
+    struct proc_replica *reps;
+    size_t n;
+    char token[40];
+    /* cleanup (asynchronous: rounds on the loop) */
+    bool cleaning, cleaned;
+    pid_t *roots; /* the replicas not exited when it began (0: reaped) */
+    size_t n_roots;
+    int64_t clean_deadline;
+    int *watch_fds; /* pidfds of what the round in progress waits for */
+    size_t n_watch;
+    uint64_t clean_timer; /* the round's end */
+    /* containment (process-jail.c) */
+    struct ty_cgroup *cg; /* the job's cgroup, parent of the replicas' (NULL: none) */
+    pid_t guard_pid;      /* the guardian (0: none) */
+    int guard_fd;         /* write end of its lifeline (-1: none) */
+    struct pj_user user;
+};
+
+/* What a child failed at before its program ran (reported on the status pipe). */
+enum pj_stage { PJ_EXEC, PJ_CGROUP, PJ_SETGROUPS, PJ_SETGID, PJ_SETUID };
+struct child_fail {
+    int stage;
+    int err;
+};
+
+/* process-child.c: the child between fork and exec, and the user it runs as. */
+
+/* Resolve ty_runtime.run_as into p->user (nothing when unset). Returns 0, or -errno with
+ * @err naming the user and what is wrong (unknown user, not root). */
+int pj_resolve_user(struct process_rt *p, struct ty_error *err);
+
+/* Signals a parent may have set to SIG_IGN (ignored dispositions survive exec; caught ones
+ * do not): the parent finds which are ignored, the child resets only those. */
+#define PC_N_RESET_SIGNALS 12
+extern const int pc_reset_signals[PC_N_RESET_SIGNALS];
+
+struct child_setup {
+    int out_w, err_w, status_w, devnull;
+    int cg_fds[TY_CGROUP_MAX_DIRS]; /* cgroup.procs of the replica's cgroup */
+    size_t n_cg;
+    const struct pj_user *user; /* NULL: as this process */
+    const char *path;           /* resolved program, or argv[0] for a PATH search in the child */
+    char **argv, **envp;
+    pid_t parent;
+    int ignored[PC_N_RESET_SIGNALS];
+    size_t n_ignored;
+};
+
+/* Resolve @prog along the PATH of @envp (as execvp would) so the child makes one execve
+ * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
+char *pc_resolve_program(const char *prog, char *const *envp);
+
+/* The environment of @p's replicas: trainyard's own, the metric file of a tuning trial, the
+ * contract variables @env, the run token, and HOME/USER/LOGNAME of the user they run as.
+ * Caller frees. */
+char **pc_replica_env(struct process_rt *p, char *const env[]);
+
+/* Fork the child of @cs with every signal blocked (so no handler of ours runs in it before
+ * it resets them); the child enters its cgroup, takes its user's credentials and execs, or
+ * writes a struct child_fail to cs->status_w. Returns its pid or -errno. */
+pid_t pc_fork_child(const struct child_setup *cs);
+
+/* process-jail.c */
+
+/* Put the job in cgroups of its own: the job's, one per replica below it with its machine
+ * type's CPU and memory limits, and a guardian process that removes them (and kills what is
+ * in them) if this process dies without doing so. Where no cgroup can be made, the job runs
+ * without (process groups and the process tree only) and a notice says why, once per
+ * process. Never fails the run. */
+void pj_setup(struct process_rt *p);
+
+/* Before a replica's fork: open its cgroup's cgroup.procs files into @fds and note its OOM
+ * count. Returns how many fds (0 without a cgroup), or -errno with @err. */
+int pj_before_launch(struct proc_replica *pr, int fds[TY_CGROUP_MAX_DIRS], struct ty_error *err);
+
+/* Did the memory limit kill something of @pr's run in progress? */
+bool pj_oom_killed(const struct proc_replica *pr);
+
+/* Send @sig to every process of @pr's cgroup (no-op without one). */
+void pj_signal(const struct proc_replica *pr, int sig);
+
+/* Kill every process of @pr's cgroup (a restart in place; no-op without one). */
+void pj_kill_replica(const struct proc_replica *pr);
+
+/* One pass of killing every process in the job's cgroup. Returns true while it still has
+ * processes (false without a cgroup). */
+bool pj_kill_round(struct process_rt *p);
+
+/* The run is over: remove the cgroups (a notice when something is left in them: the guardian
+ * then goes on killing it), let the guardian go and free the user. */
+void pj_finish(struct process_rt *p);
+
+#endif

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * process-jail.c: what contains the process runtime's replicas (docs/internals/runtime.md).
+ *
+ * Cgroups: the job gets trainyard-<run token> below the cgroup trainyard runs in, and each
+ * replica <task name> below that, with its machine type's vCPUs (a CFS quota) and memory
+ * (swap included) as limits. Every process a replica starts stays in its cgroup whatever
+ * process group or session it moves to, so the end of the job ends all of them.
+ *
+ * The guardian: a small process forked when the cgroups are made, in a session of its own
+ * and outside the job's cgroups, holding the read end of a pipe whose write end only this
+ * process holds (close-on-exec). When the run ends normally this process removes the
+ * cgroups, writes "D" and reaps the guardian. If this process dies first (kill -9 of
+ * `trainyard local train` or of a supervisor), the guardian reads EOF, kills everything in
+ * the job's cgroups until they are empty, removes them and exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "machine.h"
+#include "macro.h"
+#include "process-int.h"
+#include "proctree.h"
+#include "timeutil.h"
+
+/* The guardian's last work: how long it goes on killing (a process in uninterruptible sleep
+ * dies only when the sleep ends) and how long between passes. */
+#define GUARD_KILL_MS  60000
+#define GUARD_PASS_MS  20
+#define GUARD_DONE_MSG 'D'
+
+/* One notice per process that cgroups are not used, and one that limits are not. */
+static bool noticed_no_cgroup, noticed_no_limits;
+
+/* ---- the guardian ------------------------------------------------------------------------ */
+
+static void guard_wait(int ms)
+{
+    (void)poll(NULL, 0, ms);
+}
+
+/* Blank this process's original environment block (what /proc/PID/environ shows), so that
+ * the service's sweep, which kills every process whose environment carries a dead
+ * supervisor's key, does not kill the guardian of that supervisor's job mid-work. The
+ * guardian reads no variable. */
+static void scrub_environ(void)
+{
+    char buf[4096], *p, *save = NULL;
+    unsigned long long start = 0, end = 0;
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* after the command name, which may hold spaces */
+    for (char *f = p ? strtok_r(p + 1, " ", &save) : NULL; f; f = strtok_r(NULL, " ", &save)) {
+        field++;
+        if (field == 50) /* env_start, env_end: proc(5) */
+            start = strtoull(f, NULL, 10);
+        else if (field == 51)
+            end = strtoull(f, NULL, 10);
+    }
+    if (start && end > start)
+        memset((void *)(uintptr_t)start, 0, (size_t)(end - start));
+}
+
+/* The guardian's life, in the forked child: wait for "D" or EOF on @fd. */
+static void __attribute__((noreturn)) guardian(int fd, const struct ty_cgroup *cg)
+{
+    struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
+    int64_t end;
+    sigset_t none;
+    char c = 0;
+    ssize_t n;
+    int nul;
+
+    (void)setsid();
+    for (int sig = 1; sig < NSIG; sig++) /* no handler of the owner's may run here */
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)sigaction(sig, &dfl, NULL);
+    (void)sigaction(SIGINT, &ign, NULL);
+    (void)sigaction(SIGTERM, &ign, NULL);
+    (void)sigaction(SIGHUP, &ign, NULL);
+    (void)sigaction(SIGPIPE, &ign, NULL);
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    (void)prctl(PR_SET_NAME, "ty-guardian", 0, 0, 0);
+    /* Hold nothing of the owner's but the lifeline: another guardian's pipe held here would
+     * keep that one from ever seeing its EOF. */
+    if (dup2(fd, 3) < 0)
+        _exit(1);
+    (void)syscall(SYS_close_range, 4U, ~0U, 0U);
+    nul = open("/dev/null", O_RDWR);
+    for (int i = 0; i < 3 && nul >= 0; i++)
+        (void)dup2(nul, i);
+    if (nul > 3)
+        close(nul);
+    (void)!chdir("/");
+    scrub_environ();
+    do
+        n = read(3, &c, 1);
+    while (n < 0 && errno == EINTR);
+    if (n == 1 && c == GUARD_DONE_MSG)
+        _exit(0);
+    /* The owner died (or gave the job up): nothing of the job may outlive it. */
+    end = ty_mono_usec() + GUARD_KILL_MS * INT64_C(1000);
+    while (ty_mono_usec() < end) {
+        (void)ty_cgroup_kill(cg);
+        if (!ty_cgroup_populated(cg))
+            break;
+        guard_wait(GUARD_PASS_MS);
+    }
+    _exit(ty_cgroup_remove(cg) < 0 ? 1 : 0);
+}
+
+/* Fork the guardian of p->cg. Returns 0 or -errno. */
+static int start_guardian(struct process_rt *p)
+{
+    sigset_t all, saved;
+    int fds[2];
+    pid_t pid;
+    int e;
+
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -errno;
+    sigfillset(&all);
+    (void)pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pid = fork();
+    if (pid == 0)
+        guardian(fds[0], p->cg);
+    e = errno;
+    (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    close(fds[0]);
+    if (pid < 0) {
+        close(fds[1]);
+        return -e;
+    }
+    ty_proctree_own(pid); /* reaped here, in pj_finish */
+    p->guard_pid = pid;
+    p->guard_fd = fds[1];
+    return 0;
+}
+
+/* ---- cgroups ----------------------------------------------------------------------------- */
+
+static void no_cgroup(struct process_rt *p, const char *why)
+{
+    if (noticed_no_cgroup)
+        return;
+    noticed_no_cgroup = true;
+    ty_runtime_notice(&p->base,
+                      TY_SEV_WARNING,
+                      "The job's processes run without a cgroup of their own (%s): no CPU or "
+                      "memory limits apply, and a process that leaves its replica's process "
+                      "group can outlive trainyard if trainyard is killed.",
+                      why);
+}
+
+/* Make @pr's cgroup below the job's, limited to its machine type. */
+static void replica_cgroup(struct process_rt *p, struct proc_replica *pr)
+{
+    const struct ty_machine_type *mt = ty_machine_lookup(pr->r->machine_type);
+    struct ty_error e = {0};
+
+    if (ty_cgroup_new_child(p->cg, pr->r->task_name, &pr->cg, &e) < 0) {
+        ty_runtime_notice(&p->base,
+                          TY_SEV_WARNING,
+                          "Replica %s runs in the job's cgroup: %s",
+                          pr->r->display_name,
+                          ty_error_msg(&e));
+        return;
+    }
+    /* No machine type (a custom role without one): no limit but the host's. */
+    if (mt &&
+        ty_cgroup_set_limits(pr->cg, (int64_t)mt->vcpus * 1000, mt->memory_mb * 1024 * 1024, &e) <
+            0 &&
+        !noticed_no_limits) {
+        noticed_no_limits = true;
+        ty_runtime_notice(&p->base,
+                          TY_SEV_WARNING,
+                          "The machine types' CPU and memory limits are not applied: %s",
+                          ty_error_msg(&e));
+    }
+}
+
+void pj_setup(struct process_rt *p)
+{
+    _cleanup_free_ char *name = xasprintf("trainyard-%s", p->token);
+    struct ty_error e = {0};
+    int r;
+
+    p->guard_fd = -1;
+    if (ty_cgroup_new(name, &p->cg, &e) < 0) {
+        no_cgroup(p, ty_error_msg(&e));
+        return;
+    }
+    r = start_guardian(p);
+    if (r < 0) {
+        char why[128];
+        (void)snprintf(why, sizeof(why), "cannot start its guardian: %s", strerror(-r));
+        (void)ty_cgroup_remove(p->cg);
+        ty_cgroup_free(p->cg);
+        p->cg = NULL;
+        no_cgroup(p, why);
+        return;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        replica_cgroup(p, &p->reps[i]);
+}
+
+static const struct ty_cgroup *cg_of(const struct proc_replica *pr)
+{
+    return pr->cg ? pr->cg : pr->rt->cg;
+}
+
+int pj_before_launch(struct proc_replica *pr, int fds[TY_CGROUP_MAX_DIRS], struct ty_error *err)
+{
+    const struct ty_cgroup *cg = cg_of(pr);
+
+    if (!cg)
+        return 0;
+    pr->oom_base = pr->cg ? ty_cgroup_oom_kills(pr->cg) : -1;
+    return ty_cgroup_open_procs(cg, fds, err);
+}
+
+bool pj_oom_killed(const struct proc_replica *pr)
+{
+    return pr->cg && pr->oom_base >= 0 && ty_cgroup_oom_kills(pr->cg) > pr->oom_base;
+}
+
+void pj_signal(const struct proc_replica *pr, int sig)
+{
+    if (pr->cg)
+        (void)ty_cgroup_signal(pr->cg, sig);
+}
+
+void pj_kill_replica(const struct proc_replica *pr)
+{
+    if (pr->cg)
+        (void)ty_cgroup_kill(pr->cg);
+}
+
+bool pj_kill_round(struct process_rt *p)
+{
+    if (!p->cg)
+        return false;
+    (void)ty_cgroup_kill(p->cg);
+    return ty_cgroup_populated(p->cg);
+}
+
+void pj_finish(struct process_rt *p)
+{
+    int r = p->cg ? ty_cgroup_remove(p->cg) : 0;
+
+    if (r < 0)
+        ty_runtime_notice(&p->base,
+                          TY_SEV_WARNING,
+                          "The job's cgroup %s could not be removed (%s); its guardian goes on "
+                          "killing what is left in it.",
+                          ty_cgroup_path(p->cg),
+                          strerror(-r));
+    if (p->guard_fd >= 0) {
+        char c = GUARD_DONE_MSG;
+        if (r == 0)
+            (void)!write(p->guard_fd, &c, 1);
+        close(p->guard_fd);
+        p->guard_fd = -1;
+        if (r == 0)
+            (void)waitpid(p->guard_pid, NULL, 0); /* it exits on reading "D" */
+        ty_proctree_disown(p->guard_pid);         /* else reaped as an orphan */
+        p->guard_pid = 0;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        ty_cgroup_free(p->reps[i].cg);
+        p->reps[i].cg = NULL;
+    }
+    ty_cgroup_free(p->cg);
+    p->cg = NULL;
+    free(p->user.groups);
+    free(p->user.name);
+    free(p->user.home);
+    memset(&p->user, 0, sizeof(p->user));
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-cgroup.c: cgroup.c against the host's real cgroups (skipped unless this runs as root
+ * and a cgroup can be made): a cgroup and a child are made, limits are written and read back,
+ * a process tree that leaves its process group and session (`sh -c 'sleep & sleep'`,
+ * setsid) is ended entirely by ty_cgroup_kill, a memory hog is killed by the limit and counted
+ * as an OOM kill, and the cgroups are removed. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "tap.h"
+
+static void pause_ms(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    (void)nanosleep(&ts, NULL);
+}
+
+/* Fork a child that enters @cg and runs @argv; returns its pid. */
+static pid_t start_in(const struct ty_cgroup *cg, char *const argv[])
+{
+    int fds[TY_CGROUP_MAX_DIRS];
+    struct ty_error e = {0};
+    int n = ty_cgroup_open_procs(cg, fds, &e);
+    pid_t pid;
+
+    if (n < 0)
+        BAIL_OUT("open_procs: %s", ty_error_msg(&e));
+    pid = fork();
+    if (pid == 0) {
+        if (ty_cgroup_enter(fds, (size_t)n) < 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    return pid;
+}
+
+static bool dir_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Read an integer file of a cgroup directory. */
+static long long read_ll(const char *dir, const char *file)
+{
+    char p[4096];
+    long long v = -1;
+    FILE *f;
+    (void)snprintf(p, sizeof(p), "%s/%s", dir, file);
+    f = fopen(p, "r");
+    if (f) {
+        if (fscanf(f, "%lld", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+int main(void)
+{
+    struct ty_cgroup *job = NULL, *rep = NULL;
+    struct ty_error e = {0};
+    char name[64];
+    char job_path[4096];
+    int status;
+
+    if (geteuid() != 0)
+        skip_all("needs root to make cgroups");
+    (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
+    if (ty_cgroup_new(name, &job, &e) < 0)
+        skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
+    plan(13);
+    (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
+    diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
+    ok(dir_exists(job_path), "the job's cgroup exists");
+    ok(ty_cgroup_new_child(job, "master-replica-0", &rep, &e) == 0, "a replica's cgroup");
+    ok(ty_cgroup_new_child(job, "../x", &(struct ty_cgroup *){NULL}, &e) == -EINVAL,
+       "a name with a slash is refused: %s",
+       ty_error_msg(&e));
+
+    /* Limits: 1.5 CPUs, 48 MiB. */
+    {
+        int r = ty_cgroup_set_limits(rep, 1500, 48 << 20, &e);
+        ok(r == 0, "limits set: %s", r < 0 ? ty_error_msg(&e) : "");
+        if (ty_cgroup_version(rep) == 1 && ty_cgroup_dir(rep, "memory") &&
+            ty_cgroup_dir(rep, "cpu")) {
+            is_int(read_ll(ty_cgroup_dir(rep, "memory"), "memory.limit_in_bytes"),
+                   48 << 20,
+                   "memory.limit_in_bytes");
+            is_int(read_ll(ty_cgroup_dir(rep, "cpu"), "cpu.cfs_quota_us"),
+                   150000,
+                   "cpu.cfs_quota_us is 1.5 periods");
+        } else {
+            skip(2, "v1 files only (v2: cpu.max, memory.max)");
+        }
+    }
+
+    /* A tree that leaves its process group and its session. */
+    {
+        char *const tree[] = {(char *)"/bin/sh",
+                              (char *)"-c",
+                              (char *)"sleep 300 & setsid sleep 301 & exec sleep 302",
+                              NULL};
+        pid_t pid = start_in(rep, tree);
+        size_t passes = 0;
+        pause_ms(200);
+        ok(ty_cgroup_populated(job), "the job's cgroup has processes (seen from the parent)");
+        ok(ty_cgroup_signal(rep, 0) >= 3, "three processes are in the replica's cgroup");
+        for (int i = 0; i < 500 && ty_cgroup_populated(job); i++, passes++) {
+            (void)ty_cgroup_kill(job);
+            pause_ms(10);
+        }
+        ok(!ty_cgroup_populated(job),
+           "killing the job's cgroup ended everything (%zu passes)",
+           passes);
+        (void)waitpid(pid, &status, 0);
+        ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the direct child was SIGKILLed");
+    }
+
+    /* A memory hog: killed by the limit, counted. */
+    {
+        char *const hog[] = {(char *)"/bin/sh",
+                             (char *)"-c",
+                             (char *)"x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#x}",
+                             NULL};
+        int64_t before = ty_cgroup_oom_kills(rep);
+        pid_t pid = start_in(rep, hog);
+        (void)waitpid(pid, &status, 0);
+        ok(ty_cgroup_oom_kills(rep) > before,
+           "the memory limit killed something (%lld -> %lld)",
+           (long long)before,
+           (long long)ty_cgroup_oom_kills(rep));
+        for (int i = 0; i < 100 && ty_cgroup_populated(job); i++) {
+            (void)ty_cgroup_kill(job);
+            pause_ms(10);
+        }
+    }
+
+    ok(ty_cgroup_remove(job) == 0, "the job's cgroup and its child are removed");
+    ok(!dir_exists(job_path), "%s is gone", job_path);
+    ty_cgroup_free(rep);
+    ty_cgroup_free(job);
+    return done_testing();
+}
