@@ -76,7 +76,7 @@ static bool lines_whole(const char *text, size_t len, int *nlines, int *nlost)
                 return false;
             (*nlines)++;
         } else if (strstr(msg, "log line(s) of this task were lost") && msg < nl) {
-            *nlost += atoi(msg);
+            *nlost += (int)strtol(msg, NULL, 10);
         } else {
             return false;
         }
