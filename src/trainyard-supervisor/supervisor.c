@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -41,12 +42,33 @@
 #include "supervise.h"
 #include "timeutil.h"
 
+/* A log file the store has not indexed yet (its write failed). */
+struct unindexed {
+    char *task, *trial, *path;
+};
+
 struct run {
     int sig_fd;
     struct ty_store *store;
     struct ty_job_row *row;
     struct ty_jobrun *jr; /* NULL until it is created */
+    struct ty_loop *loop; /* the run's loop, while it runs */
+    /* Writes the store refused because its filesystem is full or failing (docs/service.md,
+     * "When the disk fills"): made again every RETRY_USEC until they succeed, in this order,
+     * so that nothing the API shows is lost and the final state is never skipped. */
+    struct unindexed *files;
+    size_t nfiles;
+    bool want_attempt, want_output, want_reason, want_outcome, want_state;
+    char *reason;
+    enum ty_job_state outcome, state;
+    char *outcome_msg, *state_msg;
+    uint64_t retry_timer;
+    bool told; /* the diagnostics said once that writes wait */
 };
+
+/* How often refused writes are made again while the job runs, and at most between tries once
+ * it has ended (the supervisor then only waits to record the final state). */
+#define RETRY_USEC (1000 * INT64_C(1000))
 
 static void diag(const struct ty_job_row *row, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -66,21 +88,106 @@ static void diag(const struct ty_job_row *row, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-/* Record the plain job's attempt status now (attemptStatus of the API; tuning jobs' trials
- * carry theirs in trainingOutput). */
-static void record_attempt_status(struct run *run)
+/* One refused write (@r, @e) of @what: true when it is to be made again (the store's filesystem
+ * failed), false when it is done or can never be (logged). */
+static bool refused(struct run *run, int r, const struct ty_error *e, const char *what)
+{
+    if (r >= 0 || e->code == EALREADY)
+        return false;
+    if (!ty_store_fs_error(e->code)) {
+        diag(run->row, "cannot record %s: %s", what, ty_error_msg(e));
+        return false;
+    }
+    if (!run->told)
+        diag(run->row, "cannot record %s yet, retrying: %s", what, ty_error_msg(e));
+    run->told = true;
+    return true;
+}
+
+static void on_retry(struct ty_loop *loop, void *ctx);
+
+/* Make every pending write, in order. Returns true when none is left; otherwise, while the run
+ * is on its loop, a timer tries again. */
+static bool flush(struct run *run)
 {
     struct ty_error e = {0};
-    _cleanup_json_ json_t *as = run->jr ? ty_jobrun_attempt_status(run->jr) : NULL;
+    int64_t seq = run->row->seq;
 
-    if (as && ty_store_set_attempt_status(run->store, run->row->seq, as, &e) < 0)
-        diag(run->row, "cannot record the attempt status: %s", ty_error_msg(&e));
+    while (run->nfiles) {
+        struct unindexed *f = &run->files[run->nfiles - 1];
+        if (refused(run,
+                    ty_store_add_log_file(run->store, seq, f->task, f->trial, f->path, &e),
+                    &e,
+                    "a log file"))
+            goto later;
+        free(f->task);
+        free(f->trial);
+        free(f->path);
+        run->nfiles--;
+    }
+    if (run->want_attempt) {
+        _cleanup_json_ json_t *as = run->jr ? ty_jobrun_attempt_status(run->jr) : NULL;
+        if (as && refused(run,
+                          ty_store_set_attempt_status(run->store, seq, as, &e),
+                          &e,
+                          "the attempt status"))
+            goto later;
+        run->want_attempt = false;
+    }
+    if (run->want_output) {
+        _cleanup_json_ json_t *out = run->jr ? ty_jobrun_training_output(run->jr) : NULL;
+        if (out && refused(run, ty_store_set_output(run->store, seq, out, &e), &e, "the trials"))
+            goto later;
+        run->want_output = false;
+    }
+    if (run->want_reason) {
+        if (refused(run,
+                    ty_store_set_state_reason(run->store, seq, run->reason, &e),
+                    &e,
+                    "the queue reason"))
+            goto later;
+        run->want_reason = false;
+    }
+    if (run->want_outcome) {
+        if (refused(run,
+                    ty_store_set_outcome(run->store, seq, run->outcome, run->outcome_msg, &e),
+                    &e,
+                    "the outcome"))
+            goto later;
+        run->want_outcome = false;
+    }
+    if (run->want_state) {
+        if (refused(
+                run,
+                ty_store_set_state(run->store, seq, run->state, ty_now_usec(), run->state_msg, &e),
+                &e,
+                "the job's state"))
+            goto later;
+        run->want_state = false;
+    }
+    if (run->told)
+        diag(run->row, "the store accepts writes again: every pending one is recorded");
+    run->told = false;
+    return true;
+later:
+    if (run->loop && !run->retry_timer)
+        run->retry_timer = ty_loop_add_timer(run->loop, ty_mono_usec() + RETRY_USEC, on_retry, run);
+    return false;
+}
+
+static void on_retry(struct ty_loop *loop, void *ctx)
+{
+    struct run *run = ctx;
+    run->retry_timer = 0;
+    (void)flush(run);
 }
 
 /* The attempt or a replica's restart count changed. */
 static void on_progress(void *ctx)
 {
-    record_attempt_status(ctx);
+    struct run *run = ctx;
+    run->want_attempt = true;
+    (void)flush(run);
 }
 
 /* The outcome is decided; the replicas are being stopped. Recorded so that if this process
@@ -88,57 +195,73 @@ static void on_progress(void *ctx)
 static void on_outcome(void *ctx, enum ty_job_state st, const char *error)
 {
     struct run *run = ctx;
-    struct ty_error e = {0};
 
-    if (ty_store_set_outcome(run->store, run->row->seq, st, error, &e) < 0 && e.code != EALREADY)
-        diag(run->row, "cannot record the outcome: %s", ty_error_msg(&e));
+    run->want_outcome = true;
+    run->outcome = st;
+    ty_replace_str(&run->outcome_msg, error ? error : "");
+    (void)flush(run);
 }
 
 static void on_state(void *ctx, enum ty_job_state st)
 {
     struct run *run = ctx;
-    struct ty_error e = {0};
     const char *msg = ty_job_state_is_final(st) && run->jr ? ty_jobrun_error(run->jr) : NULL;
 
-    if (run->jr && ty_jobrun_study(run->jr) && ty_job_state_is_final(st)) {
-        _cleanup_json_ json_t *out = ty_jobrun_training_output(run->jr);
-        if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
-            diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
-    }
+    if (run->jr && ty_jobrun_study(run->jr) && ty_job_state_is_final(st))
+        run->want_output = true;
     if (ty_job_state_is_final(st))
-        record_attempt_status(run); /* the attempt that ended the job, as it ended */
-    if (ty_store_set_state(run->store, run->row->seq, st, ty_now_usec(), msg, &e) < 0 &&
-        e.code != EALREADY)
-        diag(run->row, "cannot record state %s: %s", ty_job_state_name(st), ty_error_msg(&e));
+        run->want_attempt = true; /* the attempt that ended the job, as it ended */
+    run->want_state = true;
+    run->state = st;
+    free(run->state_msg);
+    run->state_msg = msg ? xstrdup(msg) : NULL;
+    (void)flush(run);
 }
 
 /* The job waits in its runtime's queue (Slurm): describe shows why. */
 static void on_queued(void *ctx, const char *reason)
 {
     struct run *run = ctx;
-    struct ty_error e = {0};
-    if (ty_store_set_state_reason(run->store, run->row->seq, reason, &e) < 0)
-        diag(run->row, "cannot record the queue reason: %s", ty_error_msg(&e));
+    run->want_reason = true;
+    ty_replace_str(&run->reason, reason ? reason : "");
+    (void)flush(run);
 }
 
 /* A trial started or ended: the stored trainingOutput follows. */
 static void on_trial(void *ctx, const struct ty_study_trial *trial)
 {
     struct run *run = ctx;
-    struct ty_error e = {0};
-    _cleanup_json_ json_t *out = ty_jobrun_training_output(run->jr);
-
     (void)trial;
-    if (ty_store_set_output(run->store, run->row->seq, out, &e) < 0)
-        diag(run->row, "cannot record the trials: %s", ty_error_msg(&e));
+    run->want_output = true;
+    (void)flush(run);
 }
 
 static void on_new_file(void *ctx, const char *task, const char *trial, const char *path)
 {
     struct run *run = ctx;
-    struct ty_error e = {0};
-    if (ty_store_add_log_file(run->store, run->row->seq, task, trial, path, &e) < 0)
-        diag(run->row, "cannot index log file %s: %s", path, ty_error_msg(&e));
+
+    run->files = xreallocarray(run->files, run->nfiles + 1, sizeof(*run->files));
+    run->files[run->nfiles++] =
+        (struct unindexed){xstrdup(task), trial ? xstrdup(trial) : NULL, xstrdup(path)};
+    (void)flush(run);
+}
+
+/* After the run: wait until the final state and what goes with it are recorded. Giving up
+ * would leave the job to the daemon's internal-error path, which would run it again. */
+static void flush_final(struct run *run)
+{
+    int64_t delay = 100 * INT64_C(1000);
+
+    run->loop = NULL;
+    while (!flush(run)) {
+        struct timespec ts = {(time_t)(delay / 1000000), (long)(delay % 1000000) * 1000};
+        (void)nanosleep(&ts, NULL);
+        delay = delay * 2 > RETRY_USEC * 5 ? RETRY_USEC * 5 : delay * 2;
+    }
+    free(run->files);
+    free(run->reason);
+    free(run->outcome_msg);
+    free(run->state_msg);
 }
 
 /* SIGTERM (jobs.cancel) and SIGINT cancel; returns the signal pipe's read end. */
@@ -186,6 +309,16 @@ static void announce_replacement(struct run *run, const struct ty_supervisor_opt
     ty_run_log(opts, run, TY_SEV_INFO, "service", NULL, as ? attempt : 0, msg, strlen(msg));
 }
 
+/* The job cannot start for want of room (or of a working filesystem) in the state directory:
+ * give the claim back (the daemon does too, if this fails) and exit TY_EXIT_UNCLAIMED, so the
+ * daemon starts the job again once there is room instead of failing it. */
+static int give_back(struct run *run, const char *what, const struct ty_error *why)
+{
+    diag(run->row, "cannot %s, giving the job back to the queue: %s", what, ty_error_msg(why));
+    (void)ty_store_unclaim_job(run->store, run->row->seq, getpid(), NULL, NULL);
+    return TY_EXIT_UNCLAIMED;
+}
+
 /* Fail the job before it ran (nothing to clean up). */
 static int fail_early(struct run *run, const char *msg)
 {
@@ -230,6 +363,8 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace, const 
         r = ty_statedir_reopen_job(state_dir, row->project, row->job_id, &dir, &e);
     else
         r = ty_statedir_claim_job(state_dir, row->project, row->job_id, &dir, &e);
+    if (r < 0 && ty_store_fs_error(e.code))
+        return give_back(run, "create the job's directory", &e);
     if (r < 0) {
         (void)snprintf(msg, sizeof(msg), "Cannot create the job's directory: %s", ty_error_msg(&e));
         return fail_early(run, msg);
@@ -248,6 +383,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace, const 
     opts.first_attempt = row->first_attempt > 0 ? (unsigned)row->first_attempt : 0;
     opts.running_since_usec = row->start_usec; /* after an internal error: maxRunningTime */
     loop = ty_loop_new();
+    run->loop = loop;
     if (job->hp && job->hp->resume_job_id) {
         /* Checked when the job was created; if it is gone now, ty_study_new says so. */
         _cleanup_(ty_job_row_freep) struct ty_job_row *prev = NULL;
@@ -267,7 +403,7 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace, const 
         r = ty_jobrun_new(loop, job, &jo, &run->jr, &e);
     }
     if (r >= 0) {
-        record_attempt_status(run); /* the attempt starts: recorded before anything runs */
+        on_progress(run); /* the attempt starts: recorded before anything runs */
         if (row->internal_retries > 0)
             announce_replacement(run, &opts);
     }
@@ -279,8 +415,14 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace, const 
         (void)snprintf(
             msg, sizeof(msg), "Internal error while supervising the job: %s", ty_error_msg(&e));
         diag(row, "%s", msg);
-        (void)ty_store_set_state(run->store, row->seq, TY_STATE_FAILED, ty_now_usec(), msg, NULL);
+        run->want_state = true;
+        run->state = TY_STATE_FAILED;
+        ty_replace_str(&run->state_msg, msg);
     }
+    if (run->retry_timer)
+        ty_loop_cancel_timer(loop, run->retry_timer);
+    run->retry_timer = 0;
+    flush_final(run);
     ty_jobrun_free(run->jr);
     run->jr = NULL;
     ty_loop_free(loop);
@@ -320,17 +462,20 @@ int tys_supervise_main(int argc, char **argv)
     r = ty_store_open(db, &run.store, &e);
     if (r < 0) {
         fprintf(stderr, "trainyardd supervise-job: %s\n", ty_error_msg(&e));
-        return 1;
+        return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
     r = ty_store_get_job_by_seq(run.store, seq, &run.row, &e);
     if (r < 0) {
         fprintf(
             stderr, "trainyardd supervise-job: job %lld: %s\n", (long long)seq, ty_error_msg(&e));
         ty_store_close(run.store);
-        return 1;
+        return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
     r = ty_store_claim_job(run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), &e);
-    if (r < 0) {
+    if (r < 0 && ty_store_fs_error(e.code)) {
+        diag(run.row, "cannot claim the job, leaving it queued: %s", ty_error_msg(&e));
+        rc = TY_EXIT_UNCLAIMED;
+    } else if (r < 0) {
         /* Claimed by another supervisor, or cancelled while queued: nothing to do. */
         rc = r == -EALREADY ? 0 : 1;
         if (rc)

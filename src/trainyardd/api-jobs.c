@@ -48,10 +48,48 @@ static json_t *job_json(struct tyd *d, const struct ty_job_row *row)
     return j;
 }
 
+/* Answer a failed store call. The status follows google.rpc.Code (google/rpc/code.proto):
+ *  - a full filesystem (ENOSPC, EDQUOT) is RESOURCE_EXHAUSTED, "Some resource has been exhausted,
+ *    perhaps a per-user quota, or perhaps the entire file system is out of space", HTTP 429;
+ *  - a read-only or failing filesystem (EROFS, EIO) or a store locked too long (EBUSY) is
+ *    UNAVAILABLE, 503, "most likely a transient condition, which can be corrected by retrying
+ *    with a backoff": the call changed nothing (its transaction was rolled back) and the same
+ *    call succeeds once the filesystem is back, while INTERNAL (500) is "reserved for serious
+ *    errors" where "some invariants expected by the underlying system have been broken";
+ *  - anything else (SQLite refused a statement, a corrupt database) is INTERNAL, 500.
+ * The answer says what happened in the service's words; the path and SQLite's own message go
+ * to the daemon's log only (a client needs neither). */
 static void store_failure(struct tyd_reply *rep, int r, const struct ty_error *e)
 {
-    tyd_error(rep, 500, NULL, "the job store failed: %s", ty_error_msg(e));
+    int code = e && e->code ? e->code : -r;
+
     tyd_log("store: %s", ty_error_msg(e));
+    switch (code) {
+    case ENOSPC:
+    case EDQUOT:
+        tyd_error(rep,
+                  429,
+                  "RESOURCE_EXHAUSTED",
+                  "The filesystem of the service's state directory is full%s: nothing was "
+                  "changed. Retry once space is freed there.",
+                  code == EDQUOT ? " (disk quota exceeded)" : "");
+        break;
+    case EROFS:
+    case EIO:
+    case EBUSY:
+        tyd_error(rep,
+                  503,
+                  "UNAVAILABLE",
+                  "The service's state directory cannot be written (%s): nothing was changed. "
+                  "Retry later.",
+                  code == EROFS ? "its filesystem is read-only"
+                  : code == EIO ? "an I/O error"
+                                : "the job store is busy");
+        break;
+    default:
+        tyd_error(rep, 500, NULL, "the job store failed: %s", ty_error_msg(e));
+        break;
+    }
 }
 
 static void not_found(struct tyd_reply *rep, const struct tyd_request *rq)

@@ -46,6 +46,10 @@
 /* Supervisors started in one pass when there is no --max-running-jobs: a burst of thousands of
  * queued jobs is started over several passes, so the loop keeps watching the ones it has. */
 #define START_BATCH 64
+/* After a supervisor gave its job back because the state directory's filesystem was full or
+ * failing, no supervisor starts for this long: each would meet the same full disk (a fork and
+ * exec for nothing), and dispatch() must not spin on it. Then the job is tried again. */
+#define HOLD_USEC (2 * INT64_C(1000000))
 
 extern char **environ;
 
@@ -58,6 +62,16 @@ struct shim {
     bool sweeper; /* a sweep-containers or sweep-slurm helper, not a job's supervisor */
 };
 
+/* A supervisor's end whose consequence the store could not record yet (its filesystem was
+ * full or failing): made again on every pass of dispatch() until it is, so no job is left
+ * claimed by a supervisor that is gone. */
+struct unrecorded {
+    int64_t seq;
+    pid_t pid;
+    bool given_back; /* it exited TY_EXIT_UNCLAIMED: give its claim back */
+    char how[96];
+};
+
 struct tyd_dispatch {
     struct tyd *d;
     char *supervisor; /* path of trainyard-supervisor */
@@ -65,6 +79,10 @@ struct tyd_dispatch {
     struct shim **shims;
     size_t n;
     size_t running; /* supervisors (not sweepers) */
+    struct unrecorded *unrec;
+    size_t nunrec;
+    int64_t hold_until; /* monotonic: no supervisor starts before (the state dir was full) */
+    bool hold_timer;    /* a timer for hold_until is armed */
 };
 
 static int pidfd_open_(pid_t pid)
@@ -299,6 +317,10 @@ static void report_lost(struct tyd_dispatch *dp,
                                           : ty_job_state_name(row->state));
 }
 
+static int account(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *how);
+static void
+unrecorded(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool given_back, const char *how);
+
 /* The supervisor @pid of job @seq is gone. Unless the job is final or held by another
  * supervisor, sweep what it left and let the store decide what the job becomes
  * (ty_store_supervisor_lost): a job released for a new supervisor is started by dispatch()
@@ -306,12 +328,12 @@ static void report_lost(struct tyd_dispatch *dp,
 static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *how)
 {
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
-    _cleanup_(ty_job_row_freep) struct ty_job_row *after = NULL;
-    struct ty_lost lost = {0};
     struct ty_error e = {0};
 
     if (ty_store_get_job_by_seq(dp->d->store, seq, &row, &e) < 0) {
         tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
+        if (ty_store_fs_error(e.code))
+            unrecorded(dp, seq, pid, false, how);
         return;
     }
     if (ty_job_state_is_final(row->state))
@@ -328,6 +350,33 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
         return;
     }
     sweep(dp, row);
+    account(dp, seq, pid, how);
+}
+
+/* Remember an end the store refused to record (its filesystem full or failing), to record it
+ * on a later pass of dispatch(). */
+static void
+unrecorded(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool given_back, const char *how)
+{
+    struct unrecorded *u;
+
+    for (size_t i = 0; i < dp->nunrec; i++)
+        if (dp->unrec[i].seq == seq && dp->unrec[i].pid == pid)
+            return;
+    dp->unrec = xreallocarray(dp->unrec, dp->nunrec + 1, sizeof(*dp->unrec));
+    u = &dp->unrec[dp->nunrec++];
+    *u = (struct unrecorded){seq, pid, given_back, ""};
+    (void)snprintf(u->how, sizeof(u->how), "%s", how);
+}
+
+/* Let the store decide what job @seq becomes now that its supervisor @pid is gone; if the store
+ * cannot write, try again later. Returns 0, or -1 when it is to be tried again. */
+static int account(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *how)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *after = NULL;
+    struct ty_lost lost = {0};
+    struct ty_error e = {0};
+
     if (ty_store_supervisor_lost(dp->d->store,
                                  seq,
                                  pid,
@@ -337,10 +386,63 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
                                  &lost,
                                  &after,
                                  &e) < 0) {
-        tyd_log("job %s/%s: %s", row->project, row->job_id, ty_error_msg(&e));
-        return;
+        tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
+        if (ty_store_fs_error(e.code)) {
+            unrecorded(dp, seq, pid, false, how);
+            return -1;
+        }
+        return 0;
     }
     report_lost(dp, after, &lost, pid, how);
+    return 0;
+}
+
+/* Supervisor @pid of job @seq exited TY_EXIT_UNCLAIMED: the state directory's filesystem is full
+ * or failing, and the job did not start. Give its claim back (it may have made one) with no
+ * internal retry counted: the job waits in the queue, at its place, and no supervisor starts
+ * for HOLD_USEC. A job cancelled meanwhile ends as the lost supervisor's would. Returns 0, or
+ * -1 when the store could not write (tried again later). */
+static int given_back(struct tyd_dispatch *dp, int64_t seq, pid_t pid)
+{
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    struct ty_error e = {0};
+
+    dp->hold_until = ty_mono_usec() + HOLD_USEC;
+    if (ty_store_unclaim_job(dp->d->store, seq, pid, &row, &e) < 0) {
+        tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
+        if (ty_store_fs_error(e.code)) {
+            unrecorded(dp, seq, pid, true, "");
+            return -1;
+        }
+        return 0;
+    }
+    if (ty_job_state_is_final(row->state))
+        return 0;
+    if (row->shim_pid == pid) /* CANCELLING: it ends CANCELLED */
+        return account(dp, seq, pid, "gave the job back");
+    if (row->shim_pid == 0 && row->state == TY_STATE_QUEUED && row->internal_retries == 0)
+        tyd_queue_add(dp->d->queue, seq); /* its jobPosition again */
+    tyd_log("job %s/%s: its supervisor could not start it (the state directory's filesystem is "
+            "full or failing): it waits to be started again",
+            row->project,
+            row->job_id);
+    return 0;
+}
+
+/* Record the ends the store refused before. */
+static void record_unrecorded(struct tyd_dispatch *dp)
+{
+    size_t n = dp->nunrec;
+    struct unrecorded *v = TAKE_PTR(dp->unrec);
+
+    dp->nunrec = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].given_back)
+            (void)given_back(dp, v[i].seq, v[i].pid);
+        else
+            (void)account(dp, v[i].seq, v[i].pid, v[i].how);
+    }
+    free(v);
 }
 
 /* --- supervisors ------------------------------------------------------------------------ */
@@ -350,10 +452,13 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     struct shim *s = data;
     struct tyd_dispatch *dp = s->dp;
     char how[96] = "ended";
+    bool gave_back = false;
 
     if (s->child) {
         siginfo_t si = {0};
         if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED) == 0) {
+            gave_back =
+                !s->sweeper && si.si_code == CLD_EXITED && si.si_status == TY_EXIT_UNCLAIMED;
             if (si.si_code == CLD_EXITED)
                 (void)snprintf(how, sizeof(how), "exited with status %d", si.si_status);
             else
@@ -370,7 +475,9 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
         bool sweeper = s->sweeper;
         /* Gone from the watch list first: a replacement may be watched in its place. */
         remove_shim(dp, s);
-        if (!sweeper)
+        if (gave_back)
+            (void)given_back(dp, seq, pid);
+        else if (!sweeper)
             supervisor_gone(dp, seq, pid, how);
     }
     dispatch(dp);
@@ -511,6 +618,13 @@ static size_t start_retries(struct tyd_dispatch *dp)
     return waiting;
 }
 
+static void on_hold_end(struct ty_loop *loop, void *data)
+{
+    struct tyd_dispatch *dp = data;
+    dp->hold_timer = false;
+    dispatch(dp);
+}
+
 static void dispatch(struct tyd_dispatch *dp)
 {
     struct tyd *d = dp->d;
@@ -520,6 +634,15 @@ static void dispatch(struct tyd_dispatch *dp)
 
     if (atomic_load(&d->stopping))
         return;
+    if (dp->nunrec)
+        record_unrecorded(dp);
+    if (ty_mono_usec() < dp->hold_until) {
+        if (!dp->hold_timer) {
+            dp->hold_timer = true;
+            ty_loop_add_timer(dp->loop, dp->hold_until, on_hold_end, dp);
+        }
+        return;
+    }
     busy = dp->running + start_retries(dp);
     if (d->max_running == 0)
         return;
@@ -655,6 +778,7 @@ void tyd_dispatch_free(struct tyd_dispatch *dp)
         remove_shim(dp, s);
     }
     free(dp->shims);
+    free(dp->unrec);
     free(dp->supervisor);
     free(dp);
 }

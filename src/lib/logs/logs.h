@@ -46,8 +46,15 @@ void ty_log_format_line(struct ty_buf *b, const struct ty_log_record *rec);
 
 /* Open (creating) the log directory @dir. Returns 0 and *ret. */
 int ty_joblog_open(const char *dir, struct ty_joblog **ret, struct ty_error *err);
-/* Append one record to its task's file. Returns 0 or -errno (the record is dropped). */
+/* Append one record to its task's file, as one write(2). Returns 0 or -errno: the record is
+ * dropped (a full filesystem, ENOSPC; a file size limit, EFBIG; ...) and counted, and nothing
+ * of it stays in the file (a line cut short is undone). The next record that can be written to
+ * that file is preceded there by a WARNING line, of the same attempt, saying how many were
+ * lost and why, so readers see the gap where it is; once a record is written anywhere, the
+ * other files get that line too, and ty_joblog_close tries once more. */
 int ty_joblog_write(struct ty_joblog *jl, const struct ty_log_record *rec);
+/* Records dropped since the log was opened (all files). */
+uint64_t ty_joblog_lost(const struct ty_joblog *jl);
 /* Have @fn called with the task, trial (NULL outside tuning) and path of each file when this
  * log first opens it (the service indexes the files in its store). */
 typedef void (*ty_joblog_new_file_fn)(void *ctx,
@@ -55,7 +62,7 @@ typedef void (*ty_joblog_new_file_fn)(void *ctx,
                                       const char *trial,
                                       const char *path);
 void ty_joblog_on_new_file(struct ty_joblog *jl, ty_joblog_new_file_fn fn, void *ctx);
-/* Close every file; NULL-safe. */
+/* Write the lines on lost records still owed (best effort), close every file; NULL-safe. */
 void ty_joblog_close(struct ty_joblog *jl);
 
 #endif

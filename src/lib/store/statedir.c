@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "fdutil.h"
@@ -51,8 +52,11 @@ int ty_statedir_claim_job(const char *state,
     }
     logs = xasprintf("%s/logs", dir);
     r = ty_mkdir_p(logs, 0755, err);
-    if (r < 0)
+    if (r < 0) {
+        /* Half a job directory is none: a full filesystem must not leave one behind. */
+        (void)rmdir(dir);
         return r;
+    }
     *ret_dir = TAKE_PTR(dir);
     return 0;
 }

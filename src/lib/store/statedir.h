@@ -12,7 +12,8 @@
 char *ty_statedir_default(void);
 
 /* Create <state>/jobs/<project>/<job_id> exclusively (an existing one is -EEXIST, naming the
- * path) and its logs/ directory. Returns 0 and *ret_dir (caller frees). */
+ * path) and its logs/ directory. Returns 0 and *ret_dir (caller frees); on failure (a full
+ * filesystem: -ENOSPC) the job's directory is not left behind. */
 int ty_statedir_claim_job(const char *state,
                           const char *project,
                           const char *job_id,

@@ -28,7 +28,7 @@ struct insert_req {
 };
 
 /* Insert one request's job and its first transition; 0, -EEXIST (only this statement
- * undone), or -EIO with the transaction possibly gone (see the caller). */
+ * undone), or the store's error with the transaction possibly gone (see the caller). */
 static int insert_one(struct store_conn *c, struct insert_req *q)
 {
     struct ty_job_row *row = q->row;
@@ -76,11 +76,12 @@ static int insert_one(struct store_conn *c, struct insert_req *q)
     return 0;
 }
 
-/* Fail every request of @batch with -EIO and @msg (nothing of the batch was committed). */
-static void fail_all(struct insert_req *batch, const char *msg)
+/* Fail every request of @batch with -@code and @msg (nothing of the batch was committed: a
+ * full filesystem fails the whole batch, and no caller is told its job was stored). */
+static void fail_all(struct insert_req *batch, int code, const char *msg)
 {
     for (struct insert_req *q = batch; q; q = q->next) {
-        q->result = ty_error_set(q->err, EIO, "%s", msg);
+        q->result = ty_error_set(q->err, code, "%s", msg);
         q->row->seq = 0;
     }
 }
@@ -89,24 +90,25 @@ static void run_batch(struct ty_store *s, struct insert_req *batch)
 {
     struct store_conn *c = s->wconn;
     struct ty_error e = {0};
+    int r;
 
-    if (store_begin(c, &e) < 0) {
-        fail_all(batch, e.msg);
+    if ((r = store_begin(c, &e)) < 0) {
+        fail_all(batch, -r, e.msg);
         return;
     }
     for (struct insert_req *q = batch; q; q = q->next) {
-        q->result = insert_one(c, q);
-        if (q->result < 0 && q->result != -EEXIST) {
+        r = insert_one(c, q);
+        q->result = r;
+        if (r < 0 && r != -EEXIST) {
             /* Whatever failed may have undone the whole transaction: undo it all. */
-            char msg[TY_ERROR_MSG_MAX];
-            (void)snprintf(msg, sizeof(msg), "inserting a job: %s", sqlite3_errmsg(c->db));
+            (void)store_sql_error(c, &e, "inserting a job");
             store_rollback(c);
-            fail_all(batch, msg);
+            fail_all(batch, e.code ? e.code : -r, e.msg);
             return;
         }
     }
-    if (store_commit(c, &e) < 0)
-        fail_all(batch, e.msg);
+    if ((r = store_commit(c, &e)) < 0)
+        fail_all(batch, -r, e.msg);
 }
 
 static void *writer_main(void *userdata)

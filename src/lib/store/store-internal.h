@@ -29,6 +29,7 @@ enum store_stmt {
     ST_QUEUED,
     ST_QUEUE_POSITION,
     ST_CLAIM,
+    ST_UNCLAIM,
     ST_JOB_EXISTS,
     ST_UPDATE_STATE,
     ST_UPDATE_LABELS,

@@ -272,6 +272,31 @@ int ty_store_claim_job(
     return store_commit(c, err);
 }
 
+int ty_store_unclaim_job(
+    struct ty_store *s, int64_t seq, int64_t pid, struct ty_job_row **ret, struct ty_error *err)
+{
+    _cleanup_(store_releasep) struct store_conn *c = NULL;
+    sqlite3_stmt *st = NULL;
+    int r, rc;
+
+    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
+        (r = store_stmt(c, ST_UNCLAIM, &st, err)) < 0)
+        return r;
+    sqlite3_bind_int64(st, 1, seq);
+    sqlite3_bind_int64(st, 2, pid);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return store_sql_error(c, err, "giving back a job's claim");
+    if (ret && (r = store_get_by_seq(c, seq, ret, err)) < 0)
+        return r;
+    if ((r = store_commit(c, err)) < 0 && ret) {
+        ty_job_row_free(*ret);
+        *ret = NULL;
+    }
+    return r;
+}
+
 static int add_transition(
     struct store_conn *c, int64_t seq, enum ty_job_state state, int64_t usec, struct ty_error *err)
 {

@@ -68,6 +68,8 @@ static const char *const stmt_sql[ST__MAX] = {
     [ST_CLAIM] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3 WHERE seq = ?1 AND shim_pid = 0 "
                  "AND (state = 'QUEUED' OR (internal_retries > 0 AND state IN ('PREPARING', "
                  "'RUNNING')))",
+    [ST_UNCLAIM] = "UPDATE jobs SET shim_pid = 0, shim_start = 0 WHERE seq = ?1 AND shim_pid = ?2 "
+                   "AND state IN ('QUEUED', 'PREPARING', 'RUNNING')",
     [ST_JOB_EXISTS] = "SELECT 1 FROM jobs WHERE seq = ?1",
     [ST_UPDATE_STATE] = "UPDATE jobs SET state = ?2, start_usec = ?3, end_usec = ?4, "
                         "error_message = ?5 WHERE seq = ?1",
@@ -351,10 +353,76 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
 
 /* ---- connections and statements ---- */
 
+int ty_store_errno(int sqlite_rc, int sys_errno)
+{
+    switch (sqlite_rc & 0xff) {
+    case SQLITE_FULL:
+        return sys_errno == EDQUOT ? EDQUOT : ENOSPC;
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+        /* SQLite reports a full disk met by fsync or ftruncate as an I/O error. */
+        if (sys_errno == ENOSPC || sys_errno == EDQUOT || sys_errno == EROFS)
+            return sys_errno;
+        return sqlite_rc == SQLITE_IOERR_NOMEM ? ENOMEM : EIO;
+    case SQLITE_READONLY:
+        return EROFS;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return EBUSY;
+    case SQLITE_NOMEM:
+        return ENOMEM;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return EBADMSG;
+    default:
+        return EPROTO;
+    }
+}
+
+bool ty_store_fs_error(int code)
+{
+    return code == ENOSPC || code == EDQUOT || code == EROFS || code == EIO || code == EBUSY;
+}
+
 int store_sql_error(struct store_conn *c, struct ty_error *err, const char *what)
 {
-    return ty_error_set(
-        err, EIO, "%s: %s", what, c && c->db ? sqlite3_errmsg(c->db) : "no database");
+    sqlite3 *db = c ? c->db : NULL;
+    const char *file = db ? sqlite3_db_filename(db, "main") : NULL;
+    int code;
+
+    if (!db)
+        return ty_error_set(err, EIO, "%s: no database", what);
+    code = ty_store_errno(sqlite3_extended_errcode(db), sqlite3_system_errno(db));
+    switch (code) {
+    case ENOSPC:
+    case EDQUOT:
+        return ty_error_set(err,
+                            code,
+                            "%s: the state directory's filesystem is full (%s: %s); nothing was "
+                            "written",
+                            what,
+                            file && *file ? file : "the database",
+                            code == EDQUOT ? "disk quota exceeded" : sqlite3_errmsg(db));
+    case EROFS:
+        return ty_error_set(err,
+                            code,
+                            "%s: the state directory's filesystem is read-only (%s: %s); nothing "
+                            "was written",
+                            what,
+                            file && *file ? file : "the database",
+                            sqlite3_errmsg(db));
+    case EIO:
+        return ty_error_set(err,
+                            code,
+                            "%s: I/O error in the state directory (%s: %s%s%s)",
+                            what,
+                            file && *file ? file : "the database",
+                            sqlite3_errmsg(db),
+                            sqlite3_system_errno(db) ? ": " : "",
+                            sqlite3_system_errno(db) ? strerror(sqlite3_system_errno(db)) : "");
+    default:
+        return ty_error_set(err, code, "%s: %s", what, sqlite3_errmsg(db));
+    }
 }
 
 int store_stmt(struct store_conn *c, enum store_stmt id, sqlite3_stmt **ret, struct ty_error *err)
@@ -433,11 +501,13 @@ int store_conn_open(const char *path, bool create, struct store_conn **ret, stru
     char *pragmas;
 
     if (rc != SQLITE_OK) {
-        int r = ty_error_set(err,
-                             rc == SQLITE_CANTOPEN ? ENOENT : EIO,
-                             "opening %s: %s",
-                             path,
-                             c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        int sys = c->db ? sqlite3_system_errno(c->db) : 0;
+        int r = ty_error_set(
+            err,
+            rc == SQLITE_CANTOPEN && (sys == 0 || sys == ENOENT) ? ENOENT : ty_store_errno(rc, sys),
+            "opening %s: %s",
+            path,
+            c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
         store_conn_close(c);
         return r;
     }
@@ -452,7 +522,7 @@ int store_conn_open(const char *path, bool create, struct store_conn **ret, stru
     rc = sqlite3_exec(c->db, pragmas, NULL, NULL, NULL);
     sqlite3_free(pragmas);
     if (rc != SQLITE_OK) {
-        int r = ty_error_set(err, EIO, "setting up %s: %s", path, sqlite3_errmsg(c->db));
+        int r = store_sql_error(c, err, "setting up the database");
         store_conn_close(c);
         return r;
     }

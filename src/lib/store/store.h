@@ -14,7 +14,13 @@
  * A store does not survive fork(): a child neither uses nor closes its parent's; it opens its own.
  *
  * Errors: -ENOENT (no such job), -EEXIST (duplicate job id), -ESTALE (etag mismatch),
- * -EPROTO (a database newer than this build), -EIO (SQLite failed; err has its message). */
+ * -EPROTO (a database newer than this build, or SQLite refused a statement), and what the
+ * filesystem said (ty_store_errno): -ENOSPC or -EDQUOT (the state directory's filesystem is
+ * full: nothing of the failed call was written), -EROFS (it is read-only), -EIO (an I/O error),
+ * -EBUSY (locked too long), -EBADMSG (the database is corrupt); err has the message.
+ *
+ * A failed write changes nothing (its transaction is rolled back): the store stays
+ * consistent, and the same call succeeds once the filesystem has room again (no reopen). */
 #ifndef TY_STORE_H
 #define TY_STORE_H
 
@@ -25,6 +31,12 @@
 
 #include "error.h"
 #include "jobstate.h"
+
+/* The errno for an SQLite (extended) result code @sqlite_rc whose last system call failed with
+ * @sys_errno (sqlite3_system_errno; 0 if none): ENOSPC or EDQUOT for a full filesystem
+ * (SQLITE_FULL, or an I/O error whose cause was one), EROFS, EIO for other I/O errors, EBUSY,
+ * ENOMEM, EBADMSG for a corrupt database, EPROTO for the rest (a refused statement). */
+int ty_store_errno(int sqlite_rc, int sys_errno);
 
 /* File name of the database inside the state directory. */
 #define TY_STORE_FILE "trainyard.db"
@@ -152,6 +164,23 @@ void ty_job_rows_free(struct ty_job_row **rows, size_t n);
  * supervisor (cancelled, final). */
 int ty_store_claim_job(
     struct ty_store *s, int64_t seq, int64_t pid, int64_t start, struct ty_error *err);
+/* The exit status of a supervisor that could not claim its job, or gave its claim back
+ * (ty_store_unclaim_job), because the state directory's filesystem is full or failing: the job
+ * did not start and waits for a new supervisor, to be started once the filesystem has room
+ * (EX_TEMPFAIL of sysexits.h). */
+#define TY_EXIT_UNCLAIMED 75
+
+/* Whether errno @code is the state directory's filesystem failing (full, over quota,
+ * read-only, I/O error, locked too long) rather than something of the job's. */
+bool ty_store_fs_error(int code);
+
+/* Give back the claim of supervisor @pid on job @seq, which it made but could not start the job
+ * for a reason of the machine's (the state directory's filesystem full or failing): the job
+ * waits for a supervisor again as it did before (QUEUED, or released after an internal error),
+ * with no internal retry counted. Nothing changes when @pid does not hold the claim, or the
+ * job is CANCELLING or final. Returns 0 and, when @ret, the row as it is now. */
+int ty_store_unclaim_job(
+    struct ty_store *s, int64_t seq, int64_t pid, struct ty_job_row **ret, struct ty_error *err);
 
 /* Change job @seq to @state at @usec, recording the transition, setting start_usec on the
  * first RUNNING and end_usec (and @error_message, may be NULL) on a final state. A final
