@@ -211,21 +211,28 @@ test_expect_success 'the supervisor of a mapped project gets --run-as=USER befor
 '
 kill -TERM "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null
 
-# --- end to end, once the supervisor takes --run-as ------------------------------------------
-if "$SUPERVISOR" --help 2>&1 | grep -q -- --run-as; then
-  trainyardd_start e2e --project-user=pa:nobody && E2E=$TYD_URL || E2E=
-  test_expect_success 'a replica of a project mapped to nobody runs as uid 65534' '
-    test -n "$E2E" &&
-    job_body u.json u_$M "echo uid-\$(id -u)-$M" &&
-    test "$(api "$E2E" POST /v1/projects/pa/jobs u.json)" = 200 &&
-    wait_for 30 sh -c "curl -s $E2E/v1/projects/pa/jobs/u_$M | grep -q SUCCEEDED" &&
-    test "$(api "$E2E" GET /v1/projects/pa/jobs/u_$M/logs)" = 200 &&
-    grep -q "uid-65534-$M" out.json
-  '
-  trainyardd_stop e2e
-else
-  test_skip 'a replica of a project mapped to nobody runs as uid 65534' \
-    'trainyard-supervisor does not take --run-as yet'
-fi
+# --- end to end: the replicas run as the project's user -------------------------------------
+# A job-dir root nobody can reach (the test's own directory is private to root).
+JR=$(mktemp -d /tmp/t5060-jr.XXXXXX) && chmod 755 "$JR"
+trainyardd_start e2e --project-user=pa:nobody --job-dir-root "$JR" && E2E=$TYD_URL || E2E=
+test_expect_success 'a replica of a project mapped to nobody runs as uid 65534' '
+  test -n "$E2E" &&
+  job_body u.json u_$M "echo uid-\$(id -u)-$M" &&
+  test "$(api "$E2E" POST /v1/projects/pa/jobs u.json)" = 200 &&
+  wait_for 30 sh -c "curl -s $E2E/v1/projects/pa/jobs/u_$M | grep -q SUCCEEDED" &&
+  test "$(api "$E2E" GET /v1/projects/pa/jobs/u_$M/logs)" = 200 &&
+  grep -q "uid-65534-$M" out.json
+'
+test_expect_success 'its jobDir, made for it, is its own to write in' '
+  job_body w.json w_$M "touch $JR/out_$M/model && echo wrote-$M" &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(\"w.json\")); d[\"trainingInput\"][\"jobDir\"]=sys.argv[1]; json.dump(d,open(\"w.json\",\"w\"))" "$JR/out_$M" &&
+  test "$(api "$E2E" POST /v1/projects/pa/jobs w.json)" = 200 &&
+  wait_for 30 sh -c "curl -s $E2E/v1/projects/pa/jobs/w_$M | grep -q -E \"SUCCEEDED|FAILED\"" &&
+  curl -s "$E2E/v1/projects/pa/jobs/w_$M" | grep -q SUCCEEDED &&
+  test "$(stat -c %u "$JR/out_$M/model")" = 65534 &&
+  test "$(stat -c %u "$JR")" = 0
+'
+trainyardd_stop e2e
+rm -rf "$JR"
 
 test_done
