@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -42,7 +44,18 @@ struct run {
     struct ty_store *store;
     struct ty_job_row *row;
     struct ty_jobrun *jr; /* NULL until it is created */
+    /* What a must_record() write records: */
+    enum ty_job_state rec_state;
+    const char *rec_msg;
 };
+
+/* How long a supervisor keeps trying to claim its job while the store refuses writes (busy
+ * under load, full, failing): after that it exits without having run anything, and the
+ * daemon starts a new one (no attempt is spent on it). */
+#define CLAIM_PATIENCE_USEC (60 * INT64_C(1000000))
+/* How long it keeps trying to record the outcome it decided before it tears the replicas
+ * down anyway (the final state, recorded after, is tried for as long as it takes). */
+#define OUTCOME_PATIENCE_USEC (30 * INT64_C(1000000))
 
 static void diag(const struct ty_job_row *row, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -60,6 +73,76 @@ static void diag(const struct ty_job_row *row, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+/* Run @fn (a store write of @run) until it succeeds, the job is final (-EALREADY), gone
+ * (-ENOENT) or the write is refused for good (-EINVAL), or @patience_usec (0: no end) has
+ * passed. A store that is busy under load, full or failing does not make the supervisor lose
+ * what it must record: the daemon reads the job's end from the store alone, and a supervisor
+ * that exits before its job's final state is written reads as lost (an internal error, the
+ * job run again). It sleeps between tries (20 ms, doubling to 2 s): whatever it records next
+ * waits for this. Returns fn's last result. */
+static int must_record(struct run *run,
+                       const char *what,
+                       int (*fn)(struct run *run, struct ty_error *e),
+                       int64_t patience_usec)
+{
+    int64_t deadline = patience_usec > 0 ? ty_mono_usec() + patience_usec : INT64_MAX;
+    long delay_ms = 20;
+
+    for (unsigned tries = 1;; tries++) {
+        struct ty_error e = {0};
+        struct timespec ts;
+        int r = fn(run, &e);
+
+        if (r >= 0 || r == -EALREADY || r == -ENOENT || r == -EINVAL) {
+            if (r >= 0 && tries > 1)
+                diag(run->row, "recorded %s after %u tries", what, tries);
+            return r;
+        }
+        if (tries == 1 || tries % 30 == 0)
+            diag(run->row,
+                 "cannot record %s (try %u; %s): %s",
+                 what,
+                 tries,
+                 ty_mono_usec() < deadline ? "trying again" : "giving up",
+                 ty_error_msg(&e));
+        if (ty_mono_usec() >= deadline)
+            return r;
+        ts = (struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+        delay_ms = delay_ms < 1000 ? delay_ms * 2 : 2000;
+    }
+}
+
+static int write_state(struct run *run, struct ty_error *e)
+{
+    return ty_store_set_state(
+        run->store, run->row->seq, run->rec_state, ty_now_usec(), run->rec_msg, e);
+}
+
+static int write_outcome(struct run *run, struct ty_error *e)
+{
+    return ty_store_set_outcome(run->store, run->row->seq, run->rec_state, run->rec_msg, e);
+}
+
+static int write_claim(struct run *run, struct ty_error *e)
+{
+    return ty_store_claim_job(
+        run->store, run->row->seq, getpid(), (int64_t)ty_proc_start_time(getpid()), e);
+}
+
+/* Record job state @st (final: with @msg as its errorMessage), for as long as it takes when
+ * it is final. */
+static void record_state(struct run *run, enum ty_job_state st, const char *msg)
+{
+    char what[64];
+
+    run->rec_state = st;
+    run->rec_msg = msg;
+    (void)snprintf(what, sizeof(what), "state %s", ty_job_state_name(st));
+    (void)must_record(run, what, write_state, ty_job_state_is_final(st) ? 0 : 1);
 }
 
 /* Record the plain job's attempt status now (attemptStatus of the API; tuning jobs' trials
@@ -84,10 +167,10 @@ static void on_progress(void *ctx)
 static void on_outcome(void *ctx, enum ty_job_state st, const char *error)
 {
     struct run *run = ctx;
-    struct ty_error e = {0};
 
-    if (ty_store_set_outcome(run->store, run->row->seq, st, error, &e) < 0 && e.code != EALREADY)
-        diag(run->row, "cannot record the outcome: %s", ty_error_msg(&e));
+    run->rec_state = st;
+    run->rec_msg = error;
+    (void)must_record(run, "the outcome", write_outcome, OUTCOME_PATIENCE_USEC);
 }
 
 static void on_state(void *ctx, enum ty_job_state st)
@@ -103,9 +186,7 @@ static void on_state(void *ctx, enum ty_job_state st)
     }
     if (ty_job_state_is_final(st))
         record_attempt_status(run); /* the attempt that ended the job, as it ended */
-    if (ty_store_set_state(run->store, run->row->seq, st, ty_now_usec(), msg, &e) < 0 &&
-        e.code != EALREADY)
-        diag(run->row, "cannot record state %s: %s", ty_job_state_name(st), ty_error_msg(&e));
+    record_state(run, st, msg);
 }
 
 /* The job waits in its runtime's queue (Slurm): describe shows why. */
@@ -186,7 +267,7 @@ static void announce_replacement(struct run *run, const struct ty_supervisor_opt
 static int fail_early(struct run *run, const char *msg)
 {
     diag(run->row, "%s", msg);
-    (void)ty_store_set_state(run->store, run->row->seq, TY_STATE_FAILED, ty_now_usec(), msg, NULL);
+    record_state(run, TY_STATE_FAILED, msg);
     return 1;
 }
 
@@ -275,13 +356,36 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace)
         (void)snprintf(
             msg, sizeof(msg), "Internal error while supervising the job: %s", ty_error_msg(&e));
         diag(row, "%s", msg);
-        (void)ty_store_set_state(run->store, row->seq, TY_STATE_FAILED, ty_now_usec(), msg, NULL);
+        record_state(run, TY_STATE_FAILED, msg);
     }
     ty_jobrun_free(run->jr);
     run->jr = NULL;
     ty_loop_free(loop);
     ty_joblog_close(log);
     return r < 0 ? 1 : 0;
+}
+
+/* Open the store at @db and read job @seq into @run, trying again for CLAIM_PATIENCE_USEC
+ * while the store refuses (busy, as when another process migrates or holds the lock). */
+static int open_job(const char *db, int64_t seq, struct run *run, struct ty_error *e)
+{
+    int64_t deadline = ty_mono_usec() + CLAIM_PATIENCE_USEC;
+    struct timespec ts = {0, 200 * 1000000};
+    int r;
+
+    for (;;) {
+        r = ty_store_open(db, &run->store, e);
+        if (r >= 0) {
+            r = ty_store_get_job_by_seq(run->store, seq, &run->row, e);
+            if (r >= 0)
+                return 0;
+            ty_store_close(run->store);
+            run->store = NULL;
+        }
+        if (r == -ENOENT || ty_mono_usec() >= deadline)
+            return r;
+        (void)nanosleep(&ts, NULL);
+    }
 }
 
 int tys_supervise_main(int argc, char **argv)
@@ -300,24 +404,29 @@ int tys_supervise_main(int argc, char **argv)
         return 2;
     }
     db = xasprintf("%s/%s", argv[1], TY_STORE_FILE);
-    r = ty_store_open(db, &run.store, &e);
-    if (r < 0) {
-        fprintf(stderr, "trainyardd supervise-job: %s\n", ty_error_msg(&e));
-        return 1;
-    }
-    r = ty_store_get_job_by_seq(run.store, seq, &run.row, &e);
-    if (r < 0) {
+    if ((r = open_job(db, seq, &run, &e)) < 0) {
         fprintf(
             stderr, "trainyardd supervise-job: job %lld: %s\n", (long long)seq, ty_error_msg(&e));
-        ty_store_close(run.store);
-        return 1;
+        /* Not claimed, nothing ran: EX_TEMPFAIL tells the daemon to start a new supervisor. */
+        return r == -ENOENT ? 1 : EX_TEMPFAIL;
     }
-    r = ty_store_claim_job(run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), &e);
+    r = must_record(&run, "the claim of the job", write_claim, CLAIM_PATIENCE_USEC);
+    if (r >= 0) {
+        /* The row read before the claim may be stale: the job may have been released for a
+         * new supervisor after an internal error since (internal_retries, first_attempt). */
+        struct ty_job_row *now = NULL;
+        if (ty_store_get_job_by_seq(run.store, seq, &now, &e) == 0) {
+            ty_job_row_free(run.row);
+            run.row = now;
+        } else {
+            diag(run.row, "cannot read the job again after claiming it: %s", ty_error_msg(&e));
+        }
+    }
     if (r < 0) {
-        /* Claimed by another supervisor, or cancelled while queued: nothing to do. */
-        rc = r == -EALREADY ? 0 : 1;
-        if (rc)
-            diag(run.row, "cannot claim the job: %s", ty_error_msg(&e));
+        /* Claimed by another supervisor, or cancelled while queued: nothing to do. The store
+         * refused for a minute (logged): the job was not claimed and nothing of it ran; the
+         * daemon reads EX_TEMPFAIL so and starts a new supervisor without counting a retry. */
+        rc = r == -EALREADY ? 0 : r == -ENOENT ? 1 : EX_TEMPFAIL;
     } else if ((run.sig_fd = install_signals()) < 0) {
         rc = fail_early(&run, "Cannot set up signal handling for the job's supervisor.");
     } else {

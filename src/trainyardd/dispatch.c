@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -58,6 +59,15 @@ struct shim {
     bool sweeper; /* a sweep-containers or sweep-slurm helper, not a job's supervisor */
 };
 
+/* A lost supervisor whose job could not be accounted for (the store refused): tried again on
+ * every rescan, so that no job stays unfinished with nobody to end it. */
+struct unaccounted {
+    int64_t seq;
+    pid_t pid;
+    int status;
+    char how[96];
+};
+
 struct tyd_dispatch {
     struct tyd *d;
     char *supervisor; /* path of trainyard-supervisor */
@@ -65,6 +75,8 @@ struct tyd_dispatch {
     struct shim **shims;
     size_t n;
     size_t running; /* supervisors (not sweepers) */
+    struct unaccounted *later;
+    size_t n_later;
 };
 
 static int pidfd_open_(pid_t pid)
@@ -299,11 +311,28 @@ static void report_lost(struct tyd_dispatch *dp,
                                           : ty_job_state_name(row->state));
 }
 
-/* The supervisor @pid of job @seq is gone. Unless the job is final or held by another
- * supervisor, sweep what it left and let the store decide what the job becomes
- * (ty_store_supervisor_lost): a job released for a new supervisor is started by dispatch()
- * once the sweep's helpers have ended. */
-static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *how)
+static void
+account_later(struct tyd_dispatch *dp, int64_t seq, pid_t pid, int status, const char *how)
+{
+    for (size_t i = 0; i < dp->n_later; i++)
+        if (dp->later[i].seq == seq && dp->later[i].pid == pid)
+            return;
+    dp->later = xreallocarray(dp->later, dp->n_later + 1, sizeof(*dp->later));
+    dp->later[dp->n_later] = (struct unaccounted){.seq = seq, .pid = pid, .status = status};
+    (void)snprintf(dp->later[dp->n_later].how, sizeof(dp->later[0].how), "%s", how);
+    dp->n_later++;
+}
+
+/* The supervisor @pid of job @seq is gone; @status is its exit status when it exited (-1 when
+ * killed or not known). Unless the job is final, held by another supervisor, or held by none
+ * while the one gone said it did not claim it (exit status 0: claimed by another or no longer
+ * waiting; EX_TEMPFAIL: the store refused the claim for a minute) -- then the job waits for a
+ * new supervisor, which dispatch() starts, and nothing of it ran --, sweep what it left and let the
+ * store decide what the job becomes (ty_store_supervisor_lost): a job released for a new supervisor
+ * is started by dispatch() once the sweep's helpers have ended. When the store cannot be read or
+ * written, the job is accounted for again on the next rescan. */
+static void
+supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, int status, const char *how)
 {
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
     _cleanup_(ty_job_row_freep) struct ty_job_row *after = NULL;
@@ -312,10 +341,21 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
 
     if (ty_store_get_job_by_seq(dp->d->store, seq, &row, &e) < 0) {
         tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
+        if (e.code != ENOENT)
+            account_later(dp, seq, pid, status, how);
         return;
     }
     if (ty_job_state_is_final(row->state))
         return; /* its outcome is recorded: nothing to do, whatever happened afterwards */
+    if (row->shim_pid == 0 && (status == 0 || status == EX_TEMPFAIL)) {
+        tyd_log("job %s/%s: the job's supervisor (process %d) %s before it claimed the job; "
+                "a new one is started",
+                row->project,
+                row->job_id,
+                (int)pid,
+                how);
+        return;
+    }
     if (row->shim_pid != 0 && row->shim_pid != pid) {
         /* Another supervisor holds the job (this one lost the claim): watch that one, or
          * account for it if it is gone too. */
@@ -324,7 +364,7 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
         if ((int64_t)ty_proc_start_time((pid_t)row->shim_pid) == row->shim_start)
             watch(dp, seq, (pid_t)row->shim_pid, false, false);
         else
-            supervisor_gone(dp, seq, (pid_t)row->shim_pid, "ended unwatched");
+            supervisor_gone(dp, seq, (pid_t)row->shim_pid, -1, "ended unwatched");
         return;
     }
     sweep(dp, row);
@@ -338,9 +378,24 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
                                  &after,
                                  &e) < 0) {
         tyd_log("job %s/%s: %s", row->project, row->job_id, ty_error_msg(&e));
+        if (e.code != ENOENT)
+            account_later(dp, seq, pid, status, how);
         return;
     }
     report_lost(dp, after, &lost, pid, how);
+}
+
+/* Account again for the lost supervisors the store refused before. */
+static void account_again(struct tyd_dispatch *dp)
+{
+    struct unaccounted *v = dp->later;
+    size_t n = dp->n_later;
+
+    dp->later = NULL;
+    dp->n_later = 0;
+    for (size_t i = 0; i < n; i++)
+        supervisor_gone(dp, v[i].seq, v[i].pid, v[i].status, v[i].how);
+    free(v);
 }
 
 /* --- supervisors ------------------------------------------------------------------------ */
@@ -350,13 +405,15 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
     struct shim *s = data;
     struct tyd_dispatch *dp = s->dp;
     char how[96] = "ended";
+    int status = -1;
 
     if (s->child) {
         siginfo_t si = {0};
         if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED) == 0) {
-            if (si.si_code == CLD_EXITED)
+            if (si.si_code == CLD_EXITED) {
+                status = si.si_status;
                 (void)snprintf(how, sizeof(how), "exited with status %d", si.si_status);
-            else
+            } else
                 (void)snprintf(how,
                                sizeof(how),
                                "was killed by signal %d (%s)",
@@ -371,7 +428,7 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
         /* Gone from the watch list first: a replacement may be watched in its place. */
         remove_shim(dp, s);
         if (!sweeper)
-            supervisor_gone(dp, seq, pid, how);
+            supervisor_gone(dp, seq, pid, status, how);
     }
     dispatch(dp);
 }
@@ -385,7 +442,7 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
         if (child) /* cannot happen for a child we have not waited for; reap it anyway */
             (void)waitpid(pid, NULL, 0);
         if (!sweeper)
-            supervisor_gone(dp, seq, pid, "could not be watched");
+            supervisor_gone(dp, seq, pid, -1, "could not be watched");
         return;
     }
     s = xcalloc(1, sizeof(*s));
@@ -534,6 +591,7 @@ static void on_kick(struct ty_loop *loop, int fd, short revents, void *data)
 
 static void on_rescan(struct ty_loop *loop, void *data)
 {
+    account_again(data);
     dispatch(data);
     ty_loop_add_timer(loop, ty_mono_usec() + RESCAN_USEC, on_rescan, data);
 }
@@ -567,7 +625,7 @@ static void recover(struct tyd_dispatch *dp)
                 reattached++;
             } else {
                 supervisor_gone(
-                    dp, r->seq, (pid_t)r->shim_pid, "ended while trainyardd was not running");
+                    dp, r->seq, (pid_t)r->shim_pid, -1, "ended while trainyardd was not running");
             }
         } else if (r->state == TY_STATE_CANCELLING) {
             (void)ty_store_set_state(dp->d->store,
@@ -637,6 +695,7 @@ void tyd_dispatch_free(struct tyd_dispatch *dp)
         remove_shim(dp, s);
     }
     free(dp->shims);
+    free(dp->later);
     free(dp->supervisor);
     free(dp);
 }
