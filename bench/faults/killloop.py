@@ -149,7 +149,7 @@ class Load:
     def body(self, n, rng):
         jid = "k%d" % n
         r = rng.random()
-        kind = "fail" if r < 0.2 else "slow" if r < 0.3 else "ok"
+        kind = "fail" if r < 0.2 else "slow" if r < 0.2 + self.args.slow else "ok"
         nap = "%.2f" % (rng.uniform(1.0, 3.0) if kind == "slow" else rng.uniform(0, 0.2))
         code = 1 if kind == "fail" else 0
         # FAULTS_RUN marks every process of the run (sleep inherits it): the left-behind check.
@@ -263,6 +263,8 @@ def main():
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--up-min", type=float, default=0.05, help="shortest life of a daemon (s)")
     p.add_argument("--up-max", type=float, default=2.0, help="longest life of a daemon (s)")
+    p.add_argument("--slow", type=float, default=0.1,
+                   help="share of the jobs that run 1-3 s (the rest: 0-0.2 s; a fifth fail)")
     p.add_argument("--max-running", type=int, default=0, help="--max-running-jobs (0: none)")
     p.add_argument("--lock-every", type=int, default=10,
                    help="every Nth cycle holds the store's write lock (0: never)")
