@@ -49,6 +49,8 @@ bench: build
 	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
 	    bench/restart-containers/run.sh $(BUILD); \
 	else echo "bench/restart-containers: skipped (no usable container engine)"; fi
+	@bench/faults/run.sh $(BUILD)
+	@bench/load/run.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')

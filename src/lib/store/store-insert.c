@@ -148,6 +148,7 @@ int store_writer_start(struct ty_store *s, struct ty_error *err)
 
     if ((r = store_conn_open(s->path, false, &s->wconn, err)) < 0)
         return r;
+    s->wconn->owner = s; /* its transactions take their turn with the pool's (write_lock) */
     /* The writer takes no signals: they are for the daemon's loop. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -51,6 +51,7 @@ struct store_conn {
     sqlite3_stmt *stmts[ST__MAX];
     struct store_conn *next; /* in the pool's idle list */
     struct ty_store *owner;  /* set while a thread holds it (for store_releasep) */
+    bool writing;            /* in a write transaction, holding owner->write_lock */
 };
 
 struct insert_req;
@@ -63,6 +64,12 @@ struct ty_store {
     pthread_cond_t pool_cond;
     struct store_conn *idle;
     unsigned n_idle, n_open, n_waiting;
+
+    /* This process's write transactions, one at a time: its threads queue here, in turn,
+     * rather than all poll SQLite's lock, whose busy wait is not fair (under load one of them
+     * could wait out the busy timeout while others get in). Other processes (supervisors)
+     * still meet at SQLite's lock. */
+    pthread_mutex_t write_lock;
 
     /* Group commit (store-insert.c): the queue of inserts, the writer and its connection. */
     pthread_mutex_t q_lock;

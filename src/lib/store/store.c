@@ -464,9 +464,25 @@ exec_stmt(struct store_conn *c, enum store_stmt id, const char *what, struct ty_
     return 0;
 }
 
+static void end_write(struct store_conn *c)
+{
+    if (c->writing) {
+        c->writing = false;
+        pthread_mutex_unlock(&c->owner->write_lock);
+    }
+}
+
 int store_begin(struct store_conn *c, struct ty_error *err)
 {
-    return exec_stmt(c, ST_BEGIN, "beginning a transaction", err);
+    int r;
+
+    if (c->owner) {
+        pthread_mutex_lock(&c->owner->write_lock);
+        c->writing = true;
+    }
+    if ((r = exec_stmt(c, ST_BEGIN, "beginning a transaction", err)) < 0)
+        end_write(c);
+    return r;
 }
 
 int store_commit(struct store_conn *c, struct ty_error *err)
@@ -474,6 +490,8 @@ int store_commit(struct store_conn *c, struct ty_error *err)
     int r = exec_stmt(c, ST_COMMIT, "committing", err);
     if (r < 0)
         store_rollback(c);
+    else
+        end_write(c);
     return r;
 }
 
@@ -481,6 +499,7 @@ void store_rollback(struct store_conn *c)
 {
     if (!sqlite3_get_autocommit(c->db))
         (void)exec_stmt(c, ST_ROLLBACK, "rolling back", NULL);
+    end_write(c);
 }
 
 void store_conn_close(struct store_conn *c)
@@ -705,6 +724,7 @@ int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err)
     s = xcalloc(1, sizeof(*s));
     s->path = xstrdup(path);
     pthread_mutex_init(&s->pool_lock, NULL);
+    pthread_mutex_init(&s->write_lock, NULL);
     pthread_cond_init(&s->pool_cond, NULL);
     pthread_mutex_init(&s->q_lock, NULL);
     pthread_cond_init(&s->q_cond, NULL);
@@ -732,6 +752,7 @@ void ty_store_close(struct ty_store *s)
         store_conn_close(c);
     }
     pthread_mutex_destroy(&s->pool_lock);
+    pthread_mutex_destroy(&s->write_lock);
     pthread_cond_destroy(&s->pool_cond);
     pthread_mutex_destroy(&s->q_lock);
     pthread_cond_destroy(&s->q_cond);
