@@ -472,6 +472,18 @@ int tys_supervise_main(int argc, char **argv)
         return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
     r = ty_store_claim_job(run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), &e);
+    if (r == 0) {
+        /* The row read before the claim may be stale: the job may have been released for a
+         * new supervisor after an internal error since (internal_retries, first_attempt). */
+        struct ty_job_row *now = NULL;
+        struct ty_error e2 = {0};
+        if (ty_store_get_job_by_seq(run.store, seq, &now, &e2) == 0) {
+            ty_job_row_free(run.row);
+            run.row = now;
+        } else {
+            diag(run.row, "cannot read the job again after claiming it: %s", ty_error_msg(&e2));
+        }
+    }
     if (r < 0 && ty_store_fs_error(e.code)) {
         diag(run.row, "cannot claim the job, leaving it queued: %s", ty_error_msg(&e));
         rc = TY_EXIT_UNCLAIMED;
