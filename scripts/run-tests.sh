@@ -57,7 +57,12 @@ run_tap() {
 # as in scripts that do run there (t3020/t4000/t4030 for the runtimes, t7010 for slurm).
 # t4040's restarts run under the sanitizers in test-container-engine (the fake engine) and
 # t3040 (the supervisor's side); its time goes to Podman removing and creating containers.
-ASAN_SKIP=" t3030-pytorch.t t4020-container-pytorch.t t4040-container-restarts.t t7020-slurm-netns.t "
+# t3050's time goes to killing process trees and waiting for cgroups to empty (the cgroup code
+# runs under the sanitizers in test-cgroup); t5080's to mounting, filling and checking small
+# filesystems (the store's and logs' error paths run there in test-store-ioerr and
+# test-logs-full); t5090's to the kill loop's store locks and restarts (the daemon's paths are
+# t5000's and t5050's).
+ASAN_SKIP=" t3030-pytorch.t t4020-container-pytorch.t t4040-container-restarts.t t7020-slurm-netns.t t3050-local-no-escape.t t5080-service-disk-full.t t5090-service-kill-loop.t "
 
 run_suite() {
   local build=$1 label=$2

@@ -194,7 +194,7 @@ test_expect_success 'the CLI verifies the certificate: with the CA file it works
 '
 test_expect_success 'without it (or with another CA) a clear certificate error' '
   ! "$TY" jobs list --api-endpoint "$TLS" --project p1 2>err.txt &&
-  grep -q "TLS certificate of trainyardd at $TLS could not be verified" err.txt &&
+  { grep -q "TLS certificate of trainyardd at $TLS could not be verified" err.txt || { cat err.txt >&2; false; }; } &&
   grep -q custom_ca_certs_file err.txt &&
   ! TRAINYARD_CUSTOM_CA_CERTS_FILE=$TEST_DIR/other.pem "$TY" jobs list --api-endpoint "$TLS" --project p1 2>err.txt &&
   grep -q "could not be verified (CA file from TRAINYARD_CUSTOM_CA_CERTS_FILE)" err.txt &&
