@@ -3,9 +3,10 @@
 # fuzz build (ASan + UBSan, the library instrumented for coverage too) runs for N seconds
 # (default 600) on its corpus, one after the other; a per-target report follows (runs,
 # coverage, corpus files before/after, crashes). The inputs a run found are then merged into
-# the repository's corpus fuzz/corpus/<target>/ with libFuzzer's -merge=1, which keeps only
-# those that add coverage. Any crash (memory error, UB, leak, timeout, out-of-memory, or a
-# target's own check) fails the run; its reproducer is kept under the log directory.
+# the repository's corpus fuzz/corpus/<target>/ with libFuzzer's -merge=1 (-set_cover_merge=1
+# where libFuzzer has it), which keeps only those that add coverage. Any crash (memory error,
+# UB, leak, timeout, out-of-memory, or a target's own check) fails the run; its reproducer is
+# kept under the log directory.
 #
 #   scripts/fuzz-long.sh [--fuzz-build DIR] [--seconds N] [--only NAME] [--no-merge]
 set -uo pipefail
@@ -66,10 +67,13 @@ for f in "$FUZZ_BUILD"/fuzz/fuzz-*; do
   cov=$(last_cov "$logdir/$name.log")
   found=$(find "$work" -type f | wc -l)
   after=$before
+  merge_flag=merge
+  if "$f" -help=1 2>&1 | grep -q '^ *set_cover_merge '; then merge_flag=set_cover_merge; fi
   if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ] && [ "$MERGE" -eq 1 ] && [ "$found" -gt 0 ]; then
     # -merge=1 adds to the first directory only the inputs of the second that reach new
-    # coverage (features), the smallest input per feature first.
-    if "$f" -merge=1 -max_len=4096 -timeout=10 -rss_limit_mb=2048 "$corpus" "$work" \
+    # coverage (features); -set_cover_merge=1 (libFuzzer of LLVM 15 on) does the same with
+    # a greedy set cover, keeping far fewer of them for the same coverage.
+    if "$f" -"$merge_flag"=1 -max_len=4096 -timeout=10 -rss_limit_mb=2048 "$corpus" "$work" \
          >"$logdir/$name.merge.log" 2>&1; then
       after=$(find "$corpus" -type f | wc -l)
     else
