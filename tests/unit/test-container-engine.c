@@ -633,6 +633,12 @@ static void test_runtime_init(struct ty_loop *loop)
     is_int(e.notices, 1, "init: said once in the job's log, that the engine has no init");
     like(e.notice, "catatonit", "init: ... with the engine's words");
     ok(c->no_init, "init: the runtime remembers it");
+    ok(!ctr_init_missing("{\"message\":\"crun: executable file `/app/init.sh` not found\"}", NULL),
+       "init: an image's own missing entrypoint is no missing init");
+    ok(!ctr_init_missing(NULL, "timed out after 30000 ms"), "init: ... nor is a timeout");
+    ok(ctr_init_missing("{\"message\":\"lookup init binary: could not find \\\"catatonit\\\"\"}",
+                        NULL),
+       "init: Podman's lookup failure is");
     for (size_t i = 0; i < 2; i++) {
         _cleanup_free_ char *f1 = xasprintf("create-%s-1.json", c->reps[i].name);
         _cleanup_free_ char *f2 = xasprintf("create-%s-2.json", c->reps[i].name);
