@@ -8,13 +8,17 @@
 #   make demo-tuning  build, then tune examples/digits (8 trials, 2 at a time) through
 #                `local train`; ends with the table of trials, best first
 #   make bench   run the benchmarks in bench/ (ratios against a baseline, not pass/fail)
+#   make fuzz-long  every libFuzzer target for FUZZ_LONG_SECONDS (600) under ASan + UBSan, one
+#                after the other; fails on any crash; merges coverage-adding inputs into
+#                fuzz/corpus/<target>/ (commit them)
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 10
+FUZZ_LONG_SECONDS ?= 600
 
-.PHONY: all deps build test demo demo-tuning bench clean format
+.PHONY: all deps build test demo demo-tuning bench fuzz-long clean format
 
 all: build
 
@@ -30,6 +34,9 @@ build: deps $(BUILD)/build.ninja
 test: build
 	@scripts/run-tests.sh --build $(BUILD) --asan-build $(ASAN_BUILD) \
 	    --fuzz-build $(FUZZ_BUILD) --fuzz-seconds $(FUZZ_SECONDS)
+
+fuzz-long: deps
+	@scripts/fuzz-long.sh --fuzz-build $(FUZZ_BUILD) --seconds $(FUZZ_LONG_SECONDS)
 
 demo: build
 	@examples/digits/demo.sh $(BUILD)

@@ -178,9 +178,22 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
         _cleanup_free_ char *what = xasprintf("create-%s", p + 24);
         json_t *j = json_loads(body, 0, NULL);
         const char *image = ty_json_str(j, "Image");
+        bool init = json_is_true(json_object_get(json_object_get(j, "HostConfig"), "Init"));
         int k = save_body(what, body);
-        _cleanup_free_ char *out = xasprintf("{\"Id\":\"%s~%d\",\"Warnings\":[]}", image, k);
-        respond(fd, 201, "application/json", out);
+        /* An engine without an init: Podman refuses the create, Docker the start. */
+        _cleanup_free_ char *out = xasprintf("{\"Id\":\"%s%s~%d\",\"Warnings\":[]}",
+                                             image,
+                                             init && strcmp(image, "rt-dinit") == 0 ? "-i" : "",
+                                             k);
+        if (init && strcmp(image, "rt-noinit") == 0)
+            respond(fd,
+                    500,
+                    "application/json",
+                    "{\"cause\":\"no such file or directory\",\"message\":\"container-init "
+                    "binary not found on the host: stat /usr/libexec/podman/catatonit: no such "
+                    "file or directory\",\"response\":500}");
+        else
+            respond(fd, 201, "application/json", out);
         json_decref(j);
         return true;
     }
@@ -205,7 +218,13 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
     if (strncmp(p, "/containers/rt-", 15) != 0 || sscanf(p + 12, "%127[^/]/%31[a-z]", id, verb) < 1)
         return false;
     code = container_exit(id, &oom, &gone);
-    if (strcmp(verb, "start") == 0 || strcmp(verb, "kill") == 0) {
+    if (strcmp(verb, "start") == 0 && strncmp(id, "rt-dinit-i~", 11) == 0) {
+        respond(fd,
+                500,
+                "application/json",
+                "{\"message\":\"failed to create task for container: OCI runtime create "
+                "failed: exec: \\\"docker-init\\\": executable file not found in $PATH\"}");
+    } else if (strcmp(verb, "start") == 0 || strcmp(verb, "kill") == 0) {
         respond(fd, 204, "text/plain", "");
     } else if (strncmp(id, "rt-long~", 8) == 0 && strcmp(verb, "json") != 0) {
         /* Runs until the server goes (logs, wait: no end). */

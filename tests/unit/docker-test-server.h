@@ -27,7 +27,9 @@ void dts_teardown(void);
  * than its log stream ends, as Podman's) and its inspect says how it ended, by image:
  * rt-once exits 137 on its first run and 0 after, rt-kill 137, rt-oom 137 with OOMKilled,
  * rt-gone is removed under the wait (an error, then 404), rt-long runs until the server
- * is stopped, others 0. Every request under
+ * is stopped, others 0. An engine without an init: a create of rt-noinit with
+ * HostConfig.Init fails (as Podman's), and so does the start of rt-dinit created with it
+ * (as Docker's). Every request under
  * /containers and /networks is appended to requests.log ("METHOD PATH"). */
 
 /* Fork the server on dts_sock_path; returns once it listens: 0, or -1. */

@@ -6,8 +6,9 @@
  * padded base64 of registry credentials. And the container runtime itself on that server:
  * how a replica's end is reported (137 with and without an OOM kill, a container removed
  * under it), a restart in place (the old container removed, an identical one created,
- * nothing of the old run left), and a retry on a new runtime (same names, leftovers
- * removed first). */
+ * nothing of the old run left), a retry on a new runtime (same names, leftovers
+ * removed first), and containers run with the engine's init, or without it (once said)
+ * when the engine has none. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -271,6 +272,8 @@ struct rtev {
     struct ty_exit_status st[RT_MAX];
     char out[RT_MAX][128];
     bool prepared, cleaned;
+    int notices;
+    char notice[512];
     int prep_r;
     char prep_error[256];
 };
@@ -298,6 +301,15 @@ static void ev_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
     struct rtev *e = ctx;
     e->exited[rep_index(e, r)]++;
     e->st[rep_index(e, r)] = *st;
+}
+
+static void ev_notice(void *ctx, enum ty_severity sev, const char *message)
+{
+    struct rtev *e = ctx;
+    if (!strstr(message, "has no init"))
+        return; /* limits capped to this host... */
+    e->notices++;
+    (void)snprintf(e->notice, sizeof(e->notice), "%s", message);
 }
 
 static void ev_prepared(void *ctx, int r, const char *error)
@@ -367,6 +379,7 @@ rt_ready(struct ty_loop *loop, struct ty_cluster_plan *plan, struct rtev *e)
     struct ty_runtime_events ev = {.started = ev_started,
                                    .output = ev_output,
                                    .exited = ev_exited,
+                                   .notice = ev_notice,
                                    .prepared = ev_prepared,
                                    .cleaned = ev_cleaned,
                                    .ctx = e};
@@ -595,6 +608,59 @@ static void test_oom_parse(void)
     is_int(ctr_subnet_recall("00000000bb"), -1, "subnet: unknown hash");
 }
 
+/* Containers are created with the engine's init; an engine without one (Podman refuses
+ * the create, Docker the start) gets the container again without it, said once. */
+static void test_runtime_init(struct ty_loop *loop)
+{
+    struct ty_job *job = rt_job("rt-noinit", "rt-dinit", NULL);
+    struct ty_cluster_plan *plan = NULL;
+    struct rtev e = {0};
+    struct ty_runtime *rt;
+    struct container_rt *c;
+
+    forget_requests();
+    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
+        BAIL_OUT("plan");
+    rt = rt_ready(loop, plan, &e);
+    c = (struct container_rt *)rt;
+    for (size_t i = 0; i < 2; i++)
+        is_int(rt->ops->launch(rt, &plan->replicas[i], rt_env, NULL), 0, "init: launch %zu", i);
+    ok(until_exited(loop, &e, 0, 1) && until_exited(loop, &e, 1, 1), "init: both exited");
+    ok(e.st[0].kind == TY_EXIT_CODE && e.st[0].code == 0 && e.started[0] == 1,
+       "init: a create refused for want of an init: created again without it, ran, exit 0");
+    ok(e.st[1].kind == TY_EXIT_CODE && e.st[1].code == 0 && e.started[1] == 1,
+       "init: a start refused for want of an init: created again without it, ran, exit 0");
+    is_int(e.notices, 1, "init: said once in the job's log, that the engine has no init");
+    like(e.notice, "catatonit", "init: ... with the engine's words");
+    ok(c->no_init, "init: the runtime remembers it");
+    ok(!ctr_init_missing("{\"message\":\"crun: executable file `/app/init.sh` not found\"}", NULL),
+       "init: an image's own missing entrypoint is no missing init");
+    ok(!ctr_init_missing(NULL, "timed out after 30000 ms"), "init: ... nor is a timeout");
+    ok(ctr_init_missing("{\"message\":\"lookup init binary: could not find \\\"catatonit\\\"\"}",
+                        NULL),
+       "init: Podman's lookup failure is");
+    for (size_t i = 0; i < 2; i++) {
+        _cleanup_free_ char *f1 = xasprintf("create-%s-1.json", c->reps[i].name);
+        _cleanup_free_ char *f2 = xasprintf("create-%s-2.json", c->reps[i].name);
+        _cleanup_free_ char *b1 = scratch(f1), *b2 = scratch(f2);
+        like(b1, "\"Init\":true", "init: replica %zu first created with HostConfig.Init", i);
+        ok(b2[0] && !strstr(b2, "Init"), "init: replica %zu then without it", i);
+    }
+    {
+        _cleanup_free_ char *log = scratch("requests.log");
+        _cleanup_free_ char *del = xasprintf("DELETE /containers/%s?force=1", c->reps[1].name);
+        _cleanup_free_ char *cr = xasprintf("POST /containers/create?name=%s\n", c->reps[1].name);
+        const char *first = strstr(log, cr);
+        const char *second = first ? strstr(first + 1, cr) : NULL;
+        const char *rm = first ? strstr(first, del) : NULL;
+        ok(second && rm && rm < second,
+           "init: the container whose start failed is removed before the new create");
+    }
+    rt_end(loop, rt, &e);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
 static void test_runtime(struct ty_loop *loop)
 {
     _cleanup_free_ char *host = xasprintf("unix://%s", dts_sock_path);
@@ -602,6 +668,7 @@ static void test_runtime(struct ty_loop *loop)
     test_runtime_ends(loop);
     test_runtime_relaunch(loop);
     test_runtime_engine_gone(loop);
+    test_runtime_init(loop);
     (void)unsetenv("DOCKER_HOST");
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  * container-config.c: what each container of the container runtime is created with: CPU and
  * memory limits from machine types (capped to the host), GPUs (locked per job), the network
- * endpoint with its fixed address and every peer in /etc/hosts, the job directory bind, and
- * Kubernetes-style command semantics (see container.c for the runtime itself). */
+ * endpoint with its fixed address and every peer in /etc/hosts, the job directory bind,
+ * Kubernetes-style command semantics, and the engine's init as PID 1 (HostConfig.Init: it
+ * forwards signals to the program and reaps orphaned children), dropped with a notice when
+ * the engine has none (see container.c for the runtime itself). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -237,6 +239,11 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
                    32768,
                    "Hard",
                    32768);
+    /* The engine's init (Podman: catatonit at /run/podman-init; Docker: docker-init) is PID 1
+     * and the program its child: a SIGTERM reaches a program with no handler of its own
+     * (PID 1 ignores signals it does not handle), and orphans are reaped. */
+    if (!c->no_init)
+        json_object_set_new(hc, "Init", json_true());
     if (c->nano_cpus[rep->role] > 0)
         json_object_set_new(hc, "NanoCpus", json_integer(c->nano_cpus[rep->role]));
     if (mem > 0) {
@@ -308,4 +315,48 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
     text = ty_json_compact(body);
     json_decref(body);
     return text;
+}
+
+bool ctr_init_missing(const char *body, const char *error)
+{
+    /* Podman: "container-init binary not found on the host: stat ...", or "lookup init
+     * binary: could not find \"catatonit\" in one of [...]"; Docker: exec: "docker-init":
+     * executable file not found in $PATH. Only the init's own names count: an image's
+     * missing entrypoint is no reason to drop it. */
+    static const char *const names[] = {
+        "container-init", "init binary", "catatonit", "docker-init", "podman-init"};
+    char msg[512];
+
+    if (body && *body)
+        ty_docker_error_message(body, msg, sizeof(msg));
+    else
+        (void)snprintf(msg, sizeof(msg), "%s", error ? error : "");
+    for (size_t i = 0; i < TY_ARRAY_SIZE(names); i++)
+        if (strstr(msg, names[i]))
+            return true;
+    return false;
+}
+
+bool ctr_drop_init(struct container_rt *c, struct ctr_replica *cr, const char *why)
+{
+    _cleanup_json_ json_t *body = NULL;
+    json_t *hc;
+
+    if (!cr->body || ty_json_parse(cr->body, strlen(cr->body), &body, NULL) < 0 ||
+        !json_is_object(hc = json_object_get(body, "HostConfig")) ||
+        json_object_del(hc, "Init") < 0)
+        return false;
+    free(cr->body);
+    cr->body = ty_json_compact(body);
+    if (!c->no_init) {
+        c->no_init = true;
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "The container engine has no init to run as PID 1 in containers (%s): "
+                          "running them without one. A program that is PID 1 and does not handle "
+                          "SIGTERM stops only when the grace period ends, and the zombies of its "
+                          "orphaned children are not reaped.",
+                          why);
+    }
+    return true;
 }

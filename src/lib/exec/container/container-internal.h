@@ -94,6 +94,9 @@ struct container_rt {
     /* A retry: the plan holds the names of the attempt before, and so does this run. */
     bool reused;
     bool oom_warned; /* said once that the OOM watch cannot work here */
+    /* The engine has no init (a create or start said so): containers run without
+     * HostConfig.Init from then on; said once (ctr_drop_init). */
+    bool no_init;
     /* The engine went away under the run and is being reached again (container.c). */
     bool reopening;
     int reopens;
@@ -198,8 +201,15 @@ int ctr_gpus_per_replica(const struct ty_job *job, int role);
 int ctr_reserve_gpus(struct container_rt *c, struct ty_error *err);
 /* A JSON array of the strings of @v ([] for NULL). */
 json_t *ctr_strv_array(char *const *v);
-/* The body of POST /containers/create for replica @cr with the contract variables @env.
- * Caller frees. */
+/* The body of POST /containers/create for replica @cr with the contract variables @env,
+ * with HostConfig.Init unless c->no_init. Caller frees. */
 char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *const env[]);
+/* Does an engine's failed create or start (its error @body, or @error when no answer
+ * came) say that it has no init binary (Podman's catatonit, Docker's docker-init)? */
+bool ctr_init_missing(const char *body, const char *error);
+/* The engine has no init (@why: its words): remove HostConfig.Init from cr->body and, the
+ * first time in this run, set c->no_init and say so in the job's log (a warning). Returns
+ * false when cr->body had no Init (then a retry would fail the same way). */
+bool ctr_drop_init(struct container_rt *c, struct ctr_replica *cr, const char *why);
 
 #endif

@@ -17,7 +17,9 @@
  *  - lost (TY_EXIT_LOST) when the engine no longer has the container (removed under us:
  *    the inspect answers 404, the wait an error), or cannot say how it ended (the engine
  *    went away);
- *  - a failed create or start (a missing image...) stays a start failure.
+ *  - a failed create or start (a missing image...) stays a start failure; but one that says
+ *    the engine has no init (HostConfig.Init, container-config.c) is tried again without
+ *    it, with a notice: the create at once, a failed start after removing its container.
  *
  * A relaunch (restart in place) replaces the container by an identical new one: same name,
  * body (environment, address, host name, GPUs), fresh file system as a restarted Kubernetes
@@ -42,6 +44,26 @@
 static void maybe_report(struct ctr_replica *cr, bool drain_expired);
 static void line_out(void *ctx, const char *line, size_t len);
 static void line_err(void *ctx, const char *line, size_t len);
+static int create_container(struct ctr_replica *cr, struct ty_error *err);
+static int remove_then_create(struct ctr_replica *cr, struct ty_error *err);
+
+/* A create or start failed: when the engine says it has no init, drop HostConfig.Init and
+ * go again (@remove: the failed start's container first). Returns whether it did. */
+static bool retry_without_init(
+    struct ctr_replica *cr, bool remove, long status, const char *body, const char *error)
+{
+    struct ty_error e = {0};
+    char why[200];
+
+    if (status == 0 || !ctr_init_missing(body, error))
+        return false;
+    ty_docker_error_message(body, why, sizeof(why));
+    if (!ctr_drop_init(cr->rt, cr, why))
+        return false;
+    if ((remove ? remove_then_create(cr, &e) : create_container(cr, &e)) < 0)
+        ctr_run_start_failed(cr, "creating", 0, NULL, ty_error_msg(&e));
+    return true;
+}
 
 void ctr_run_cancel(struct ctr_replica *cr)
 {
@@ -317,6 +339,8 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
 
     cr->req = NULL;
     if (status != 204 && status != 304) {
+        if (retry_without_init(cr, true, status, body, error))
+            return;
         ctr_run_start_failed(cr, "starting", status, body, error);
         return;
     }
@@ -380,6 +404,8 @@ static void on_create_done(void *ctx, long status, const char *body, size_t len,
     cr->req = NULL;
     if (status != 201 || ty_json_parse(body, len, &j, NULL) < 0 || !ty_json_str(j, "Id")) {
         json_decref(j);
+        if (status != 201 && retry_without_init(cr, false, status, body, error))
+            return;
         ctr_run_start_failed(cr, "creating", status, body, error);
         return;
     }
