@@ -19,7 +19,7 @@ BASE=$TYD_URL
 submit() { # submit JOB_ID SCRIPT [WORKERS]
   write_job "$1.ti" "$2" "${3:-0}" &&
   "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; print(json.dumps(d))' "$1.ti" "$1" |
-    curl -s -o "$1.out" -w '%{http_code}' -X POST --data-binary @- "$BASE/v1/projects/p/jobs" | grep -q 200
+    curl -s -o "$1.out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @- "$BASE/v1/projects/p/jobs" | grep -q 200
 }
 state_is() {
   [ "$(curl -s "$BASE/v1/projects/p/jobs/$1" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin).get("state"))')" = "$2" ]

@@ -171,7 +171,7 @@ EXT_OK=no
 if command -v mkfs.ext4 >/dev/null && truncate -s 16M "$TEST_DIR/ext.img" &&
    mkfs.ext4 -q -F -N 128 "$TEST_DIR/ext.img" && mount -o loop,errors=remount-ro "$TEST_DIR/ext.img" "$EXT"; then
   EXT_OK=yes
-  "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$EXT/s" >"$TEST_DIR/ro.log" 2>&1 &
+  "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$EXT/s" $([ "$(id -u)" -eq 0 ] && echo --allow-root-jobs) >"$TEST_DIR/ro.log" 2>&1 &
   echo $! >"$TEST_DIR/ro.pid"
   wait_for 20 grep -q "listening on" "$TEST_DIR/ro.log"
   URL="http://127.0.0.1:$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$TEST_DIR/ro.log" | head -1)"
