@@ -1,21 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0
- * api-client.c: the CLI's HTTP client of trainyardd (libcurl easy interface): settings
- * resolution (flags, environment, config file), JSON calls with gcloud-style error messages,
- * and the line-by-line streaming GET of `logs?follow=true`. */
-#include "api-client.h"
-
+ * api-client.c: the CLI's HTTP client of trainyardd (libcurl easy interface): JSON calls
+ * with gcloud-style error messages, and the line-by-line streaming GET of
+ * `logs?follow=true`. Its settings are resolved by api-settings.c. */
 #include <curl/curl.h>
 #include <errno.h>
-#include <pwd.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alloc.h"
-#include "fdutil.h"
+#include "api-client-int.h"
 #include "json.h"
-#include "kvconf.h"
 #include "linesplit.h"
 #include "macro.h"
 #include "ty-config.h"
@@ -24,287 +19,8 @@
 #define REPLY_MAX_BYTES (64u * 1024 * 1024)
 /* Error bodies are kept up to this size. */
 #define ERROR_BODY_MAX    (64u * 1024)
-#define TOKEN_MAX_BYTES   (64u * 1024)
 #define CONNECT_TIMEOUT_S 10L
 #define CALL_TIMEOUT_S    300L
-
-struct api_client {
-    char *endpoint;
-    char *endpoint_source; /* "the default endpoint", "--api-endpoint", ... */
-    char *project;
-    char *token;          /* NULL: none */
-    char *ca_file;        /* CA certificates to verify https:// with; NULL: the system's */
-    char *ca_file_source; /* where it came from, for errors */
-    CURL *curl;
-};
-
-/* ---- settings ----------------------------------------------------------------------------- */
-
-static const char *env_nonempty(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
-
-static char *home_dir(void)
-{
-    const char *h = env_nonempty("HOME");
-    if (h)
-        return xstrdup(h);
-    struct passwd *pw = getpwuid(getuid());
-    return pw && pw->pw_dir ? xstrdup(pw->pw_dir) : NULL;
-}
-
-/* The config file to read, and whether it must exist. NULL when there is no home. */
-static char *config_path(bool *must_exist)
-{
-    const char *p = env_nonempty("TRAINYARD_CONFIG");
-    _cleanup_free_ char *home = NULL;
-
-    *must_exist = p != NULL;
-    if (p)
-        return xstrdup(p);
-    p = env_nonempty("XDG_CONFIG_HOME");
-    if (p && p[0] == '/')
-        return xasprintf("%s/trainyard/config", p);
-    home = home_dir();
-    return home ? xasprintf("%s/.config/trainyard/config", home) : NULL;
-}
-
-struct config {
-    char *path;
-    struct ty_kv *kv;
-    size_t n;
-};
-
-static void config_release(struct config *cfg)
-{
-    free(cfg->path);
-    ty_kvconf_free(cfg->kv, cfg->n);
-}
-
-/* The last setting of @key, or NULL. */
-static const struct ty_kv *config_get(const struct config *cfg, const char *key)
-{
-    for (size_t i = cfg->n; i > 0; i--)
-        if (strcmp(cfg->kv[i - 1].key, key) == 0)
-            return &cfg->kv[i - 1];
-    return NULL;
-}
-
-static int config_load(struct config *cfg, struct ty_error *err)
-{
-    static const char *const known[] = {
-        "api_endpoint", "project", "access_token", "access_token_file", "custom_ca_certs_file"};
-    bool must_exist;
-    int r;
-
-    cfg->path = config_path(&must_exist);
-    if (!cfg->path)
-        return 0;
-    r = ty_kvconf_load(cfg->path, &cfg->kv, &cfg->n, err);
-    if (r == -ENOENT && !must_exist)
-        return 0;
-    if (r == -ENOENT)
-        return ty_error_set(
-            err, EINVAL, "config file %s (from TRAINYARD_CONFIG) does not exist", cfg->path);
-    if (r < 0)
-        return r == -EINVAL ? r : ty_error_prefix(err, r, "config file");
-    for (size_t i = 0; i < cfg->n; i++) {
-        bool ok = false;
-        for (size_t k = 0; k < TY_ARRAY_SIZE(known); k++)
-            ok |= strcmp(cfg->kv[i].key, known[k]) == 0;
-        if (!ok)
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s:%d: unknown key '%s' (known keys: api_endpoint, project, "
-                                "access_token, access_token_file, custom_ca_certs_file)",
-                                cfg->path,
-                                cfg->kv[i].line,
-                                cfg->kv[i].key);
-    }
-    return 0;
-}
-
-/* Check a token's characters (it goes into an HTTP header). */
-static int check_token(const char *token, const char *source, struct ty_error *err)
-{
-    if (!*token)
-        return ty_error_set(err, EINVAL, "%s: the access token is empty", source);
-    for (const unsigned char *p = (const unsigned char *)token; *p; p++)
-        if (*p <= ' ' || *p == 0x7f)
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s: the access token contains a blank, line break or control "
-                                "character",
-                                source);
-    return 0;
-}
-
-/* Read a token file: the token with surrounding blanks and line breaks removed. */
-static int read_token_file(const char *path, const char *source, char **ret, struct ty_error *err)
-{
-    _cleanup_free_ char *text = NULL;
-    size_t len = 0;
-    char *start;
-    int r;
-
-    r = ty_read_file(path, TOKEN_MAX_BYTES, &text, &len, err);
-    if (r < 0)
-        return ty_error_prefix(err, r, "%s", source);
-    if (memchr(text, '\0', len))
-        return ty_error_set(err, EINVAL, "%s: '%s' is not a token file", source, path);
-    while (len > 0 && strchr(" \t\r\n", text[len - 1]))
-        text[--len] = '\0';
-    start = text + strspn(text, " \t\r\n");
-    r = check_token(start, source, err);
-    if (r < 0)
-        return r;
-    *ret = xstrdup(start);
-    return 0;
-}
-
-/* A config file's relative access_token_file is relative to the file's directory. */
-static char *config_relative(const char *cfg_path, const char *p)
-{
-    const char *slash;
-    if (p[0] == '/')
-        return xstrdup(p);
-    if (p[0] == '~' && p[1] == '/') {
-        _cleanup_free_ char *home = home_dir();
-        if (home)
-            return xasprintf("%s%s", home, p + 1);
-    }
-    slash = strrchr(cfg_path, '/');
-    if (!slash)
-        return xstrdup(p);
-    return xasprintf("%.*s/%s", (int)(slash - cfg_path), cfg_path, p);
-}
-
-static int
-set_endpoint(struct api_client *c, const char *url, const char *source, struct ty_error *err)
-{
-    size_t len = strlen(url);
-    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
-        return ty_error_set(err,
-                            EINVAL,
-                            "%s: '%s' is not an http:// or https:// URL (e.g. "
-                            "http://127.0.0.1:8080)",
-                            source,
-                            url);
-    for (const unsigned char *p = (const unsigned char *)url; *p; p++)
-        if (*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s: '%s' must be a base URL (no blanks, query or fragment)",
-                                source,
-                                url);
-    while (len > 0 && url[len - 1] == '/')
-        len--;
-    if (len <= strlen("https://") && strncmp(url, "https://", 8) == 0)
-        return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
-    if (len <= strlen("http://"))
-        return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
-    c->endpoint = xstrndup(url, len);
-    c->endpoint_source = xstrdup(source);
-    return 0;
-}
-
-/* The CA file for https:// (gcloud's core/custom_ca_certs_file): it must be readable now,
- * so that a typo is named before any request. */
-static int
-set_ca_file(struct api_client *c, const char *path, const char *source, struct ty_error *err)
-{
-    if (access(path, R_OK) < 0)
-        return ty_error_set(err,
-                            errno,
-                            "%s: cannot read the CA certificates file '%s': %s",
-                            source,
-                            path,
-                            strerror(errno));
-    c->ca_file = xstrdup(path);
-    c->ca_file_source = xstrdup(source);
-    return 0;
-}
-
-static int resolve(struct api_client *c, const struct api_settings *f, struct ty_error *err)
-{
-    struct config cfg = {0};
-    const struct ty_kv *kv;
-    const char *v;
-    int r;
-
-    r = config_load(&cfg, err);
-    if (r < 0)
-        goto out;
-
-    /* endpoint */
-    if (f->endpoint) {
-        r = set_endpoint(c, f->endpoint, "--api-endpoint", err);
-    } else if ((v = env_nonempty("TRAINYARD_API_ENDPOINT"))) {
-        r = set_endpoint(c, v, "TRAINYARD_API_ENDPOINT", err);
-    } else if ((kv = config_get(&cfg, "api_endpoint"))) {
-        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
-        r = set_endpoint(c, kv->value, src, err);
-    } else {
-        c->endpoint = xstrdup(API_DEFAULT_ENDPOINT);
-        c->endpoint_source = xstrdup("the default endpoint");
-    }
-    if (r < 0)
-        goto out;
-
-    /* project */
-    if (f->project) {
-        if (!*f->project) {
-            r = ty_error_set(err, EINVAL, "--project: the project name is empty");
-            goto out;
-        }
-        c->project = xstrdup(f->project);
-    } else if ((v = env_nonempty("TRAINYARD_PROJECT"))) {
-        c->project = xstrdup(v);
-    } else if ((kv = config_get(&cfg, "project")) && *kv->value) {
-        c->project = xstrdup(kv->value);
-    } else if (kv) {
-        r = ty_error_set(err, EINVAL, "%s:%d: the project name is empty", cfg.path, kv->line);
-        goto out;
-    } else {
-        c->project = xstrdup(API_DEFAULT_PROJECT);
-    }
-
-    /* access token */
-    if (f->token_file) {
-        r = read_token_file(f->token_file, "--access-token-file", &c->token, err);
-    } else if ((v = env_nonempty("TRAINYARD_ACCESS_TOKEN"))) {
-        r = check_token(v, "TRAINYARD_ACCESS_TOKEN", err);
-        if (r >= 0)
-            c->token = xstrdup(v);
-    } else if ((kv = config_get(&cfg, "access_token"))) {
-        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
-        r = check_token(kv->value, src, err);
-        if (r >= 0)
-            c->token = xstrdup(kv->value);
-    } else if ((kv = config_get(&cfg, "access_token_file"))) {
-        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
-        _cleanup_free_ char *path = config_relative(cfg.path, kv->value);
-        r = read_token_file(path, src, &c->token, err);
-    }
-    if (r < 0)
-        goto out;
-
-    /* CA certificates: as gcloud's core/custom_ca_certs_file property */
-    if ((v = env_nonempty("TRAINYARD_CUSTOM_CA_CERTS_FILE"))) {
-        r = set_ca_file(c, v, "TRAINYARD_CUSTOM_CA_CERTS_FILE", err);
-    } else if ((v = env_nonempty("CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"))) {
-        r = set_ca_file(c, v, "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", err);
-    } else if ((kv = config_get(&cfg, "custom_ca_certs_file"))) {
-        _cleanup_free_ char *src = xasprintf("%s:%d", cfg.path, kv->line);
-        _cleanup_free_ char *path = config_relative(cfg.path, kv->value);
-        r = set_ca_file(c, path, src, err);
-    }
-out:
-    config_release(&cfg);
-    return r < 0 ? r : 0;
-}
 
 int api_client_new(const struct api_settings *flags, struct api_client **ret, struct ty_error *err)
 {
@@ -313,7 +29,7 @@ int api_client_new(const struct api_settings *flags, struct api_client **ret, st
     CURLcode rc;
     int r;
 
-    r = resolve(c, flags ? flags : &none, err);
+    r = api_resolve_settings(c, flags ? flags : &none, err);
     if (r < 0) {
         api_client_free(c);
         return r;
