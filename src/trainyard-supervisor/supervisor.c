@@ -327,18 +327,21 @@ static int fail_early(struct run *run, const char *msg)
     return 1;
 }
 
-static int run_job(struct run *run, const char *state_dir, int64_t grace, const char *run_as)
+/* Make the stored job of @run ready to run: its document and runtime read back, its directory
+ * under @state_dir (kept from the attempt before after an internal error) and its logs opened.
+ * Returns 0, or -1 when the job ended here (failed, or given back for want of room) with
+ * the supervisor's exit status in *rc. */
+static int open_run(struct run *run,
+                    const char *state_dir,
+                    struct ty_job **jobp,
+                    const struct ty_runtime_ops **runtimep,
+                    char **dirp,
+                    struct ty_joblog **logp,
+                    int *rc)
 {
     struct ty_job_row *row = run->row;
-    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_json_ json_t *doc = NULL;
-    _cleanup_json_ json_t *previous = NULL; /* the job resumePreviousJobId names */
-    _cleanup_free_ char *dir = NULL;
     _cleanup_free_ char *logdir = NULL;
-    struct ty_supervisor_options opts = {.grace_usec = grace, .run_as = run_as};
-    const struct ty_runtime_ops *runtime = NULL;
-    struct ty_joblog *log = NULL;
-    struct ty_loop *loop = NULL;
     struct ty_error e = {0};
     char msg[TY_ERROR_MSG_MAX + 64];
     int r;
@@ -350,30 +353,55 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace, const 
                     row->labels,
                     "trainingInput",
                     row->training_input);
-    if (ty_job_from_json(doc, &job, &e) < 0) {
+    if (ty_job_from_json(doc, jobp, &e) < 0) {
         (void)snprintf(msg, sizeof(msg), "The stored job is no longer valid: %s", ty_error_msg(&e));
-        return fail_early(run, msg);
+        *rc = fail_early(run, msg);
+        return -1;
     }
-    if (ty_runtime_lookup(row->runtime, &runtime, &e) < 0) {
+    if (ty_runtime_lookup(row->runtime, runtimep, &e) < 0) {
         (void)snprintf(msg, sizeof(msg), "The stored job cannot run here: %s", ty_error_msg(&e));
-        return fail_early(run, msg);
+        *rc = fail_early(run, msg);
+        return -1;
     }
     /* A job run again after an internal error keeps its directory (checkpoints resume). */
     if (row->internal_retries > 0)
-        r = ty_statedir_reopen_job(state_dir, row->project, row->job_id, &dir, &e);
+        r = ty_statedir_reopen_job(state_dir, row->project, row->job_id, dirp, &e);
     else
-        r = ty_statedir_claim_job(state_dir, row->project, row->job_id, &dir, &e);
-    if (r < 0 && ty_store_fs_error(e.code))
-        return give_back(run, "create the job's directory", &e);
+        r = ty_statedir_claim_job(state_dir, row->project, row->job_id, dirp, &e);
+    if (r < 0 && ty_store_fs_error(e.code)) {
+        *rc = give_back(run, "create the job's directory", &e);
+        return -1;
+    }
     if (r < 0) {
         (void)snprintf(msg, sizeof(msg), "Cannot create the job's directory: %s", ty_error_msg(&e));
-        return fail_early(run, msg);
+        *rc = fail_early(run, msg);
+        return -1;
     }
-    logdir = xasprintf("%s/logs", dir);
-    if (ty_joblog_open(logdir, &log, &e) < 0) {
+    logdir = xasprintf("%s/logs", *dirp);
+    if (ty_joblog_open(logdir, logp, &e) < 0) {
         (void)snprintf(msg, sizeof(msg), "Cannot open the job's logs: %s", ty_error_msg(&e));
-        return fail_early(run, msg);
+        *rc = fail_early(run, msg);
+        return -1;
     }
+    return 0;
+}
+
+static int run_job(struct run *run, const char *state_dir, int64_t grace, const char *run_as)
+{
+    struct ty_job_row *row = run->row;
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_json_ json_t *previous = NULL; /* the job resumePreviousJobId names */
+    _cleanup_free_ char *dir = NULL;
+    struct ty_supervisor_options opts = {.grace_usec = grace, .run_as = run_as};
+    const struct ty_runtime_ops *runtime = NULL;
+    struct ty_joblog *log = NULL;
+    struct ty_loop *loop = NULL;
+    struct ty_error e = {0};
+    char msg[TY_ERROR_MSG_MAX + 64];
+    int r;
+
+    if (open_run(run, state_dir, &job, &runtime, &dir, &log, &r) < 0)
+        return r;
     ty_joblog_on_new_file(log, on_new_file, run);
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
     opts.log = log;

@@ -211,13 +211,14 @@ add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, js
     ty_buf_release(&cuda);
 }
 
-char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *const env[])
+/* The HostConfig of @cr's container: names of the other replicas, limits, the init, the job's
+ * directories and GPUs (adding to @envj what they need), and its network or the host's. */
+static json_t *host_config(struct container_rt *c, struct ctr_replica *cr, json_t *envj)
 {
     const struct ty_cluster_plan *plan = c->base.plan;
     struct ty_replica *rep = cr->r;
-    json_t *hosts = json_array(), *envj = ctr_strv_array(env), *hc, *body, *endpoints, *binds;
+    json_t *hosts = json_array(), *hc, *binds;
     int64_t mem = c->memory[rep->role];
-    char *text;
 
     for (size_t i = 0; i < c->n && !plan->host_network; i++)
         json_array_append_new(hosts, json_sprintf("%s:%s", c->reps[i].r->host, c->reps[i].ip));
@@ -268,21 +269,30 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
     else
         json_decref(binds);
     add_gpus(c, cr, hc, envj);
-    if (plan->host_network) {
-        /* The host's network, names and resolver: the cluster's addresses are the hosts'. */
+    if (plan->host_network) /* the host's network, names and resolver */
         json_object_set_new(hc, "NetworkMode", json_string("host"));
-        endpoints = json_object();
-    } else {
-        /* Resolution stays on the job's network: no lookup ever leaves the machine. */
+    else /* resolution stays on the job's network: no lookup ever leaves the machine */
         json_object_set_new(hc, "Dns", json_pack("[s]", "127.0.0.1"));
-        endpoints = json_pack("{s:{s:{s:s},s:[s]}}",
-                              c->network,
-                              "IPAMConfig",
-                              "IPv4Address",
-                              cr->ip,
-                              "Aliases",
-                              rep->host);
-    }
+    return hc;
+}
+
+char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *const env[])
+{
+    const struct ty_cluster_plan *plan = c->base.plan;
+    struct ty_replica *rep = cr->r;
+    json_t *envj = ctr_strv_array(env), *hc = host_config(c, cr, envj), *body, *endpoints;
+    char *text;
+
+    /* On the host's network the cluster's addresses are the hosts'; else the replica's
+     * address and name on the job's network. */
+    endpoints = plan->host_network ? json_object()
+                                   : json_pack("{s:{s:{s:s},s:[s]}}",
+                                               c->network,
+                                               "IPAMConfig",
+                                               "IPv4Address",
+                                               cr->ip,
+                                               "Aliases",
+                                               rep->host);
     body = json_pack("{s:s,s:o,s:{s:s,s:s,s:s,s:s},s:o,s:{s:o}}",
                      "Image",
                      rep->image,
