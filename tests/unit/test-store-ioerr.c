@@ -18,6 +18,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "store-rows.h"
 #include "store.h"
 #include "tap.h"
 
@@ -209,21 +210,6 @@ static void install_vfs(void)
 
 /* --- the sequence ------------------------------------------------------------------------ */
 
-static struct ty_job_row *new_row(const char *job_id)
-{
-    struct ty_job_row *row = xcalloc(1, sizeof(*row));
-    row->project = xstrdup("p");
-    row->job_id = xstrdup(job_id);
-    row->state = TY_STATE_QUEUED;
-    row->create_usec = 100;
-    row->labels = json_object();
-    row->training_input = json_pack("{s:s}", "scaleTier", "BASIC");
-    row->runtime = xstrdup("process");
-    row->options = json_object();
-    row->sweep_key = xstrdup("key");
-    return row;
-}
-
 /* What the sequence got acknowledged. */
 struct acked {
     bool created, claimed, running, unclaimed, cancelled, labelled, indexed;
@@ -247,7 +233,7 @@ static bool check(int r, const struct ty_error *e, int want, const char *what)
 /* Run the sequence on @s with faults armed; each failing call is checked against @want. */
 static void sequence(struct ty_store *s, const char *id, int want, struct acked *a)
 {
-    _cleanup_(ty_job_row_freep) struct ty_job_row *row = new_row(id);
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = test_queued_row(id);
     _cleanup_json_ json_t *labels = json_pack("{s:s}", "team", "x");
     struct ty_error e = {0};
 
@@ -351,7 +337,7 @@ static void run_faults(int rc, int sys, const char *kind)
             failures++;
         /* The faults are gone: the same store works again. */
         {
-            _cleanup_(ty_job_row_freep) struct ty_job_row *row = new_row(after);
+            _cleanup_(ty_job_row_freep) struct ty_job_row *row = test_queued_row(after);
             if (ty_store_insert_job(s, row, &e) < 0) {
                 diag("after fault %ld: %s", n, e.msg);
                 unrecovered++;

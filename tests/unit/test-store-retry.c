@@ -16,6 +16,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "store-rows.h"
 #include "store.h"
 #include "tap.h"
 
@@ -35,16 +36,7 @@ static struct ty_store *open_db(const char *name)
 
 static int64_t add(struct ty_store *s, const char *job_id)
 {
-    _cleanup_(ty_job_row_freep) struct ty_job_row *row = xcalloc(1, sizeof(*row));
-    row->project = xstrdup("p");
-    row->job_id = xstrdup(job_id);
-    row->state = TY_STATE_QUEUED;
-    row->create_usec = 100;
-    row->labels = json_object();
-    row->training_input = json_pack("{s:s}", "scaleTier", "BASIC");
-    row->runtime = xstrdup("process");
-    row->options = json_object();
-    row->sweep_key = xstrdup("key");
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = test_queued_row(job_id);
     if (ty_store_insert_job(s, row, &err) < 0)
         BAIL_OUT("insert %s: %s", job_id, err.msg);
     return row->seq;
