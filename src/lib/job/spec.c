@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "json.h"
+#include "machine.h"
 #include "macro.h"
 #include "parse.h"
 #include "schema.h"
@@ -258,4 +259,25 @@ int64_t ty_job_replica_count(const struct ty_job *job)
     for (int i = 0; i < TY_ROLE_MAX; i++)
         n += job->roles[i].count;
     return n;
+}
+
+int ty_role_gpus(const struct ty_job *job, enum ty_role role, const char **type)
+{
+    const struct ty_role_spec *rs = &job->roles[role];
+    const struct ty_machine_type *mt =
+        rs->machine_type ? ty_machine_lookup(rs->machine_type) : NULL;
+
+    if (type)
+        *type = NULL;
+    if (rs->accel.type && rs->accel.count > 0) {
+        if (type)
+            *type = rs->accel.type;
+        return (int)rs->accel.count;
+    }
+    if (mt && mt->gpus > 0) {
+        if (type)
+            *type = mt->gpu_type;
+        return mt->gpus;
+    }
+    return 0;
 }

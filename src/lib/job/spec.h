@@ -131,6 +131,11 @@ int ty_job_from_json(const json_t *job_json, struct ty_job **ret, struct ty_erro
 /* Free a job; NULL-safe; returns NULL. */
 struct ty_job *ty_job_free(struct ty_job *job);
 
+/* The GPUs each replica of @role gets: its acceleratorConfig when set (type and count), else
+ * the built-in GPUs of its machine type (legacy GPU types, a2-highgpu-*), else 0. *@type (may
+ * be NULL) is set to the AcceleratorConfig type name, or NULL when the count is 0. */
+int ty_role_gpus(const struct ty_job *job, enum ty_role role, const char **type);
+
 static inline void ty_job_freep(struct ty_job **j)
 {
     ty_job_free(*j);
