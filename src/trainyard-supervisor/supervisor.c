@@ -499,7 +499,8 @@ int tys_supervise_main(int argc, char **argv)
         ty_store_close(run.store);
         return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
-    r = ty_store_claim_job(run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), &e);
+    r = ty_store_claim_job(
+        run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), NULL, &e);
     if (r == 0) {
         /* The row read before the claim may be stale: the job may have been released for a
          * new supervisor after an internal error since (internal_retries, first_attempt). */

@@ -36,6 +36,7 @@ struct tyd_dispatch;
 struct tyd_http;
 struct tyd_queue;
 struct tyd_runas;
+struct ty_sched;
 
 struct tyd {
     /* configuration (main.c) */
@@ -64,7 +65,9 @@ struct tyd {
     struct tyd_dispatch *dispatch;
     struct tyd_http *http; /* the HTTP server and its threads (http.c) */
     struct tyd_queue *queue;
-    int kick_fd; /* eventfd: wakes the main loop (new job, cancel) */
+    struct ty_sched *sched; /* the scheduler (admit/scheduler.h): owned by the main thread's
+                             * dispatch, read by request threads (it is thread-safe) */
+    int kick_fd;            /* eventfd: wakes the main loop (new job, cancel) */
     atomic_bool stopping;
     uint16_t port; /* the port actually bound */
 };

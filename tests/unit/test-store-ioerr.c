@@ -241,11 +241,12 @@ static void sequence(struct ty_store *s, const char *id, int want, struct acked 
     if (!a->created)
         return;
     a->seq = row->seq;
-    a->claimed = check(ty_store_claim_job(s, row->seq, 4242, 1, &e), &e, want, "claim");
+    a->claimed = check(ty_store_claim_job(s, row->seq, 4242, 1, NULL, &e), &e, want, "claim");
     if (a->claimed)
         a->unclaimed =
             check(ty_store_unclaim_job(s, row->seq, 4242, NULL, &e), &e, want, "unclaim");
-    if (a->unclaimed && check(ty_store_claim_job(s, row->seq, 4343, 1, &e), &e, want, "claim 2"))
+    if (a->unclaimed &&
+        check(ty_store_claim_job(s, row->seq, 4343, 1, NULL, &e), &e, want, "claim 2"))
         a->running = check(ty_store_set_state(s, row->seq, TY_STATE_RUNNING, 200, NULL, &e),
                            &e,
                            want,

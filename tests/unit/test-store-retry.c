@@ -54,7 +54,7 @@ static int64_t add_running(struct ty_store *s, const char *job_id, int64_t pid, 
                                           "replicaRestarts",
                                           "master-replica-0",
                                           0);
-    if (ty_store_claim_job(s, seq, pid, 1, &err) < 0 ||
+    if (ty_store_claim_job(s, seq, pid, 1, NULL, &err) < 0 ||
         ty_store_set_state(s, seq, TY_STATE_PREPARING, 200, NULL, &err) < 0 ||
         ty_store_set_state(s, seq, TY_STATE_RUNNING, 300, NULL, &err) < 0 ||
         ty_store_set_attempt_status(s, seq, st, &err) < 0)
@@ -222,8 +222,8 @@ static void test_retries(void)
     s = (ty_store_close(s), open_db("retries2"));
     j = add_running(s, "j", 100, 1);
     (void)lost(s, j, 100, 400);
-    is_int(ty_store_claim_job(s, j, 200, 2, &err), 0, "retry 1: a new supervisor claims it");
-    is_int(ty_store_claim_job(s, j, 201, 2, &err), -EALREADY, "retry 1: only one does");
+    is_int(ty_store_claim_job(s, j, 200, 2, NULL, &err), 0, "retry 1: a new supervisor claims it");
+    is_int(ty_store_claim_job(s, j, 201, 2, NULL, &err), -EALREADY, "retry 1: only one does");
     is_int(ty_store_set_state(s, j, TY_STATE_PREPARING, 500, NULL, &err), 0, "PREPARING again");
     is_int(by_seq(s, j)->state, TY_STATE_RUNNING, "is ignored: still RUNNING");
     is_int(lost(s, j, 100, 550).action, TY_LOST_NONE, "an old supervisor's loss: nothing");
@@ -233,7 +233,7 @@ static void test_retries(void)
     ok(l.action == TY_LOST_RETRY && l.attempt == 2 && l.next_attempt == 3,
        "retry 2: the attempt it started at counts when it recorded none");
     is_int(by_seq(s, j)->internal_retries, 2, "retry 2: counted");
-    is_int(ty_store_claim_job(s, j, 300, 3, &err), 0, "retry 2: claimed");
+    is_int(ty_store_claim_job(s, j, 300, 3, NULL, &err), 0, "retry 2: claimed");
     l = lost(s, j, 300, 700);
     ok(l.action == TY_LOST_FAILED && l.attempt == 3, "third loss: FAILED");
     row = by_seq(s, j);
@@ -294,7 +294,7 @@ static void test_outcome_and_cancel(void)
     row = by_seq(s, q);
     ok(row->state == TY_STATE_QUEUED && waits_for_supervisor(s, q) && !queued(s, q),
        "unclaimed: still QUEUED, waiting for a supervisor, not in the queue");
-    is_int(ty_store_claim_job(s, q, 556, 1, &err), 0, "unclaimed: claimable");
+    is_int(ty_store_claim_job(s, q, 556, 1, NULL, &err), 0, "unclaimed: claimable");
 
     /* Cancel while a retry waits: at once. */
     (void)lost(s, w, 103, 400);
@@ -304,7 +304,7 @@ static void test_outcome_and_cancel(void)
            strcmp(row->error_message, "Job cancelled by the user.") == 0,
        "cancel while a retry waits: CANCELLED at once");
     ty_job_row_free(row);
-    is_int(ty_store_claim_job(s, w, 600, 1, &err), -EALREADY, "and no supervisor claims it");
+    is_int(ty_store_claim_job(s, w, 600, 1, NULL, &err), -EALREADY, "and no supervisor claims it");
     ok(!waits_for_supervisor(s, w), "and it waits for none");
     (void)lost(s, wq, 777, 400);
     row = NULL;
@@ -326,7 +326,7 @@ static void test_claim_rule(void)
         sqlite3_exec(db, "UPDATE jobs SET shim_pid = 0", NULL, NULL, NULL) != SQLITE_OK)
         BAIL_OUT("cannot change the store: %s", sqlite3_errmsg(db));
     sqlite3_close(db);
-    is_int(ty_store_claim_job(s, j, 200, 1, &err),
+    is_int(ty_store_claim_job(s, j, 200, 1, NULL, &err),
            -EALREADY,
            "claim: a RUNNING job without an internal retry is refused");
     ok(!waits_for_supervisor(s, j), "and is not waiting for a supervisor");

@@ -320,15 +320,25 @@ static void test_queue(void)
 
     is_int(ty_store_queue_position(s, q1), 0, "first job is at position 0");
     is_int(ty_store_queue_position(s, q4), 3, "position counts every project");
-    is_int(ty_store_claim_job(s, q1, 4242, 777, &err), 0, "claim");
-    is_int(ty_store_claim_job(s, q1, 4343, 888, &err), -EALREADY, "second claim -> -EALREADY");
-    is_int(ty_store_claim_job(s, 99999, 1, 1, &err), -ENOENT, "claim of a missing job");
+    {
+        json_t *grant = json_pack("{s:i,s:[i,i],s:b}", "trials", 1, "gpus", 0, 1, "gpuStandIn", 1);
+        is_int(ty_store_claim_job(s, q1, 4242, 777, grant, &err), 0, "claim");
+        json_decref(grant);
+    }
+    is_int(
+        ty_store_claim_job(s, q1, 4343, 888, NULL, &err), -EALREADY, "second claim -> -EALREADY");
+    is_int(ty_store_claim_job(s, 99999, 1, 1, NULL, &err), -ENOENT, "claim of a missing job");
     row = by_seq(s, q1);
     ok(row->shim_pid == 4242 && row->shim_start == 777 && row->state == TY_STATE_QUEUED,
        "claim records the first supervisor and keeps QUEUED");
+    ok(json_is_object(row->grant) &&
+           json_integer_value(json_object_get(row->grant, "trials")) == 1 &&
+           json_array_size(json_object_get(row->grant, "gpus")) == 2,
+       "claim records the grant");
     is_int(ty_store_queue_position(s, q4), 2, "claimed jobs leave the queue");
     is_int(ty_store_cancel_job(s, "p", "q2", 10, NULL, &err), 0, "cancel queued q2");
-    is_int(ty_store_claim_job(s, q2, 1, 1, &err), -EALREADY, "claim after cancel -> -EALREADY");
+    is_int(
+        ty_store_claim_job(s, q2, 1, 1, NULL, &err), -EALREADY, "claim after cancel -> -EALREADY");
     is_int(ty_store_queue_position(s, q5), 2, "cancelled jobs leave the queue");
 
     is_int(ty_store_queued_jobs(s, 10, &rows, &n, &err), 0, "queued jobs");
@@ -463,7 +473,7 @@ static void test_cancel(void)
         if (cases[i].before != TY_STATE_QUEUED)
             ty_store_set_state(s, seq[i], cases[i].before, 5, NULL, &err);
     }
-    ty_store_claim_job(s, seq[1], 10, 10, &err);
+    ty_store_claim_job(s, seq[1], 10, 10, NULL, &err);
     for (size_t i = 0; i < TY_ARRAY_SIZE(cases); i++) {
         row = NULL;
         is_int(
@@ -839,7 +849,7 @@ static int child_main(const char *path, int idx, int go_fd, int out_fd)
         child_id(id, sizeof(id), idx, i);
         if (ty_store_get_job(s, "fork", id, &row, &e) < 0)
             return 13;
-        r = ty_store_claim_job(s, row->seq, getpid(), idx, &e);
+        r = ty_store_claim_job(s, row->seq, getpid(), idx, NULL, &e);
         if (r == 0) {
             if (ty_store_set_state(s, row->seq, TY_STATE_PREPARING, ty_now_usec(), NULL, &e) < 0 ||
                 ty_store_add_log_file(s, row->seq, "master-replica-0", NULL, path, &e) < 0 ||

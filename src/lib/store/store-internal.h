@@ -87,7 +87,8 @@ struct ty_store {
 #define STORE_JOB_COLS                                                                             \
     "seq, project, job_id, state, create_usec, start_usec, end_usec, error_message, labels, "      \
     "training_input, training_output, etag, runtime, options, shim_pid, shim_start, sweep_key, "   \
-    "state_reason, attempt_status, first_attempt, internal_retries, outcome, outcome_message"
+    "state_reason, attempt_status, first_attempt, internal_retries, outcome, outcome_message, "    \
+    "grant"
 
 /* State names as stored (the REST enum names) and back (unknown: UNSPECIFIED). */
 const char *store_state_name(enum ty_job_state st);

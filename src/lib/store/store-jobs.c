@@ -237,10 +237,16 @@ int64_t ty_store_queue_position(struct ty_store *s, int64_t seq)
     return sqlite3_column_int64(st, 0);
 }
 
-int ty_store_claim_job(
-    struct ty_store *s, int64_t seq, int64_t pid, int64_t start, struct ty_error *err)
+int ty_store_claim_job(struct ty_store *s,
+                       int64_t seq,
+                       int64_t pid,
+                       int64_t start,
+                       const json_t *grant,
+                       struct ty_error *err)
 {
     _cleanup_(store_releasep) struct store_conn *c = NULL;
+    _cleanup_free_ char *grant_text =
+        grant ? json_dumps(grant, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     sqlite3_stmt *st = NULL;
     int r, rc;
 
@@ -251,6 +257,10 @@ int ty_store_claim_job(
     sqlite3_bind_int64(st, 1, seq);
     sqlite3_bind_int64(st, 2, pid);
     sqlite3_bind_int64(st, 3, start);
+    if (grant_text)
+        sqlite3_bind_text(st, 4, grant_text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 4);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)

@@ -65,7 +65,8 @@ static const char *const stmt_sql[ST__MAX] = {
                   "AND internal_retries = 0 ORDER BY seq LIMIT ?1",
     [ST_QUEUE_POSITION] = "SELECT count(*) FROM jobs WHERE state = 'QUEUED' AND shim_pid = 0 "
                           "AND internal_retries = 0 AND seq < ?1",
-    [ST_CLAIM] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3 WHERE seq = ?1 AND shim_pid = 0 "
+    [ST_CLAIM] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, grant = ?4 WHERE seq = ?1 AND "
+                 "shim_pid = 0 "
                  "AND (state = 'QUEUED' OR (internal_retries > 0 AND state IN ('PREPARING', "
                  "'RUNNING')))",
     [ST_UNCLAIM] = "UPDATE jobs SET shim_pid = 0, shim_start = 0 WHERE seq = ?1 AND shim_pid = ?2 "
@@ -136,6 +137,9 @@ static const char *const migrations[] = {
     "ALTER TABLE jobs ADD COLUMN internal_retries INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN outcome TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE jobs ADD COLUMN outcome_message TEXT NOT NULL DEFAULT ''",
+    /* 4: what the service's scheduler gave the job (trials at once, GPU devices), recorded by
+     * the supervisor that claims it. */
+    "ALTER TABLE jobs ADD COLUMN grant TEXT",
 };
 
 int ty_store_schema_version(void)
@@ -174,6 +178,7 @@ void ty_job_row_free(struct ty_job_row *row)
     free(row->state_reason);
     json_decref(row->attempt_status);
     free(row->outcome_message);
+    json_decref(row->grant);
     free(row);
 }
 
@@ -244,7 +249,8 @@ int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_err
         (r = col_json(st, 9, false, &row->training_input, err)) < 0 ||
         (r = col_json(st, 10, true, &row->training_output, err)) < 0 ||
         (r = col_json(st, 13, false, &row->options, err)) < 0 ||
-        (r = col_json(st, 18, true, &row->attempt_status, err)) < 0) {
+        (r = col_json(st, 18, true, &row->attempt_status, err)) < 0 ||
+        (r = col_json(st, 23, true, &row->grant, err)) < 0) {
         ty_job_row_free(row);
         return r;
     }

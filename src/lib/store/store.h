@@ -69,6 +69,9 @@ struct ty_job_row {
     int64_t internal_retries;  /* times the job was started again after losing its supervisor */
     enum ty_job_state outcome; /* decided by the supervisor, not yet final; UNSPECIFIED: none */
     char *outcome_message;     /* the errorMessage that goes with it ("" when none) */
+    /* What the service's scheduler gave the job (admit/gpudev.h, struct ty_grant as JSON),
+     * recorded when its supervisor claimed it; NULL when none was recorded. */
+    json_t *grant;
 };
 
 /* The attempt job @row is in, or starts next when it waits for a new supervisor: the last one
@@ -158,12 +161,16 @@ int64_t ty_store_queue_position(struct ty_store *s, int64_t seq);
 /* Free an array of rows from the functions above. */
 void ty_job_rows_free(struct ty_job_row **rows, size_t n);
 
-/* Claim job @seq for the supervisor @pid/@start: only when it is unclaimed and QUEUED, or
- * waits for a new supervisor after an internal error (ty_store_supervisor_lost; it may then be
- * PREPARING or RUNNING). Returns 0, or -EALREADY when it is claimed or no longer waits for a
- * supervisor (cancelled, final). */
-int ty_store_claim_job(
-    struct ty_store *s, int64_t seq, int64_t pid, int64_t start, struct ty_error *err);
+/* Claim job @seq for the supervisor @pid/@start, recording @grant (what the scheduler gave
+ * it; NULL: none): only when it is unclaimed and QUEUED, or waits for a new supervisor after
+ * an internal error (ty_store_supervisor_lost; it may then be PREPARING or RUNNING). Returns
+ * 0, or -EALREADY when it is claimed or no longer waits for a supervisor (cancelled, final). */
+int ty_store_claim_job(struct ty_store *s,
+                       int64_t seq,
+                       int64_t pid,
+                       int64_t start,
+                       const json_t *grant,
+                       struct ty_error *err);
 /* The exit status of a supervisor that could not claim its job, or gave its claim back
  * (ty_store_unclaim_job), because the state directory's filesystem is full or failing: the job
  * did not start and waits for a new supervisor, to be started once the filesystem has room
