@@ -142,12 +142,13 @@ static void test_upgrade(void)
         BAIL_OUT("cannot write a schema-2 store: %s", sqlite3_errmsg(db));
     sqlite3_close(db);
     s = open_db("v2");
-    is_int(ty_store_schema_version(), 3, "schema version 3");
+    is_int(ty_store_schema_version(), 4, "schema version 4");
     row = by_seq(s, 1);
     ok(row->state == TY_STATE_RUNNING && row->shim_pid == 4242 && !row->attempt_status &&
            row->first_attempt == 0 && row->internal_retries == 0 &&
            row->outcome == TY_STATE_UNSPECIFIED && strcmp(row->outcome_message, "") == 0,
        "upgrade: an old job reads with no attempts recorded");
+    ok(row->grant == NULL, "upgrade: and no grant");
     j = ty_job_row_to_json(row);
     ok(!json_object_get(j, "attemptStatus"), "upgrade: no attemptStatus for it");
     json_decref(j);
