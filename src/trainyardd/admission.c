@@ -7,6 +7,8 @@
  * the job ends (ty_sched_release), goes back to the queue (ty_sched_unadmit) or, after an
  * internal error, gets a new supervisor with the same grant; at start-up it rebuilds that
  * from the store (the grant each supervisor recorded when it claimed its job). */
+#include "admission.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "admission.h"
 #include "alloc.h"
 #include "json.h"
 #include "loop.h"
@@ -167,7 +168,9 @@ static void hold_found(struct tyd *d, const struct ty_job_row *row)
     size_t n = 0;
 
     if (tyd_admit_row_job(row, &job, &e) < 0) {
-        tyd_log("job %s/%s: %s: counted as a running job only", row->project, row->job_id,
+        tyd_log("job %s/%s: %s: counted as a running job only",
+                row->project,
+                row->job_id,
                 ty_error_msg(&e));
         tyd_admit_demand("slurm", NULL, &dem);
     } else {
@@ -324,8 +327,7 @@ static void refresh_busy(struct tyd *d)
         }
     for (size_t i = 0; i < a->inv.n; i++)
         if (!ours[i] && a->inv.dev[i].type >= 0)
-            ty_sched_set_device_busy(
-                d->sched, (int)i, ty_gpu_busy(&a->inv, a->inv.dev[i].number));
+            ty_sched_set_device_busy(d->sched, (int)i, ty_gpu_busy(&a->inv, a->inv.dev[i].number));
 }
 
 /* --- expiry ----------------------------------------------------------------------------- */
@@ -396,8 +398,8 @@ static const char *duration_text(int64_t usec, char *buf, size_t len)
     return buf;
 }
 
-/* Log that job @row was admitted (its own log and the service's): how long it waited and what
- * it was given. */
+/* Log that job @row was admitted: how long it waited and what it was given (the job's own log
+ * gets the line from its supervisor, which has the grant). */
 static void log_admitted(struct tyd *d, const struct ty_job_row *row, const struct tyd_hold *h)
 {
     const struct tyd_admit *a = d->admit;
@@ -426,14 +428,6 @@ static void log_admitted(struct tyd *d, const struct ty_job_row *row, const stru
 #undef PUT
     duration_text(ty_now_usec() - row->create_usec, waited, sizeof(waited));
     tyd_log("job %s/%s: admitted after %s in the queue%s", row->project, row->job_id, waited, what);
-    tyd_job_log(d,
-                row,
-                1,
-                TY_SEV_INFO,
-                "Job admitted after %s in the queue%s%s.",
-                waited,
-                what[0] ? ", given: " : "",
-                what[0] ? what + 2 : "");
 }
 
 /* Start the supervisor of admitted job @seq. Returns 0, or -1 when the store could not be

@@ -28,12 +28,12 @@ struct tyd_limit {
 /* What an admitted job holds, as the main thread knows it. */
 struct tyd_hold {
     int64_t seq;
-    struct ty_grant grant;     /* trials at once and GPU device numbers, in the scheduler's
-                                * order */
-    struct ty_resources held;  /* what the scheduler counts it for */
-    bool pass_grant;       /* its supervisors get --grant (not a slurm job's) */
-    bool pending;          /* admitted, its supervisor not started yet */
-    unsigned watched;      /* its supervisors and sweepers that dispatch.c watches */
+    struct ty_grant grant;    /* trials at once and GPU device numbers, in the scheduler's
+                               * order */
+    struct ty_resources held; /* what the scheduler counts it for */
+    bool pass_grant;          /* its supervisors get --grant (not a slurm job's) */
+    bool pending;             /* admitted, its supervisor not started yet */
+    unsigned watched;         /* its supervisors and sweepers that dispatch.c watches */
 };
 
 struct tyd_admit {

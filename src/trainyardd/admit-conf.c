@@ -75,7 +75,8 @@ int tyd_admit_set_devices(struct tyd_admit *a,
     else if (strcmp(v, "stand-in") == 0)
         a->stand_in = true;
     else
-        return ty_error_set(err, EINVAL, "%s: expected 'nvidia' or 'stand-in' (got '%s')", where, v);
+        return ty_error_set(
+            err, EINVAL, "%s: expected 'nvidia' or 'stand-in' (got '%s')", where, v);
     return 0;
 }
 
@@ -93,10 +94,7 @@ static const char *limit_start(const char *v)
     return NULL;
 }
 
-int tyd_admit_add_limit(struct tyd_admit *a,
-                        const char *v,
-                        const char *where,
-                        struct ty_error *err)
+int tyd_admit_add_limit(struct tyd_admit *a, const char *v, const char *where, struct ty_error *err)
 {
     const char *text = limit_start(v);
     _cleanup_free_ char *project = NULL;
@@ -152,9 +150,9 @@ static void log_capacity(const struct tyd *d)
         (void)snprintf(none + strlen(none), sizeof(none) - strlen(none), ", memory");
     tyd_log("capacity: %s%s%s%s",
             text,
-            ngpus == 0                 ? (text[0] ? ", no GPUs" : "no GPUs")
+            ngpus == 0               ? (text[0] ? ", no GPUs" : "no GPUs")
             : d->admit->inv.stand_in ? " (stand-in GPUs)"
-                                       : "",
+                                     : "",
             none[0] ? "; not counted: " : "",
             none[0] ? none + 2 : "");
     for (size_t i = 0; i < d->admit->nlimits; i++) {

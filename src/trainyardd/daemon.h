@@ -66,11 +66,11 @@ struct tyd {
     struct ty_store *store;
     struct tyd_auth *auth;
     struct tyd_dispatch *dispatch;
-    struct tyd_http *http; /* the HTTP server and its threads (http.c) */
-    struct ty_sched *sched; /* the scheduler (admit/scheduler.h): owned by the main thread's
-                             * dispatch, read by request threads (it is thread-safe) */
+    struct tyd_http *http;   /* the HTTP server and its threads (http.c) */
+    struct ty_sched *sched;  /* the scheduler (admit/scheduler.h): owned by the main thread's
+                              * dispatch, read by request threads (it is thread-safe) */
     struct tyd_admit *admit; /* its settings and what admitted jobs hold (admission.h) */
-    int kick_fd;            /* eventfd: wakes the main loop (new job, cancel) */
+    int kick_fd;             /* eventfd: wakes the main loop (new job, cancel) */
     atomic_bool stopping;
     uint16_t port; /* the port actually bound */
 };

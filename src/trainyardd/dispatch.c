@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
  * dispatch.c: the service's main-thread side: run the scheduling passes (admission.c) that
  * start one supervisor process per admitted job, watch each through a pidfd, and keep the
- * store truthful when a supervisor dies without finishing its job. That is AI Platform's internal error: whatever
- * the job left running is swept, then the job is run again by a new supervisor as the next
- * attempt (it stays RUNNING, keeps its slot, and the new supervisor starts once the sweep is
- * over; it keeps what the scheduler gave it), at most TYD_MAX_INTERNAL_RETRIES times, after which it FAILS with "Internal error
- * occurred for the current attempt."; a job whose supervisor had recorded its outcome ends
- * with that outcome instead. Each of these is a service line in the job's log. At start-up it
- * recovers: supervisors that outlived a previous trainyardd (they run in their own sessions)
- * are watched again, dead ones are accounted for the same way.
+ * store truthful when a supervisor dies without finishing its job. That is AI Platform's internal
+ * error: whatever the job left running is swept, then the job is run again by a new supervisor as
+ * the next attempt (it stays RUNNING, keeps its slot, and the new supervisor starts once the sweep
+ * is over; it keeps what the scheduler gave it), at most TYD_MAX_INTERNAL_RETRIES times, after
+ * which it FAILS with "Internal error occurred for the current attempt."; a job whose supervisor
+ * had recorded its outcome ends with that outcome instead. Each of these is a service line in the
+ * job's log. At start-up it recovers: supervisors that outlived a previous trainyardd (they run in
+ * their own sessions) are watched again, dead ones are accounted for the same way.
  *
  * A supervisor is `trainyard-supervisor supervise-job` (src/trainyard-supervisor), the
  * program installed next to trainyardd. It claims its job in the store itself, so a job is
@@ -575,11 +575,8 @@ static void close_fds(int *fds, size_t n)
             close(fds[i]);
 }
 
-int tyd_dispatch_start(struct tyd_dispatch *dp,
-                       const struct ty_job_row *row,
-                       const char *grant,
-                       int *fds,
-                       size_t nfds)
+int tyd_dispatch_start(
+    struct tyd_dispatch *dp, const struct ty_job_row *row, const char *grant, int *fds, size_t nfds)
 {
     struct tyd *d = dp->d;
     _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
