@@ -189,7 +189,7 @@ void tyd_dispatch_signal(const struct ty_job_row *row, int sig);
 /* Append a service line (printf-style, cut at 2 KiB) of attempt @attempt to job @row's log,
  * for what the daemon itself does to a job that has no supervisor (a lost one, a cancel while
  * it waits for a new one); the file is indexed in the store if it was not. Failures are
- * logged to stderr. Thread-safe. */
+ * logged to stderr. Thread-safe. (In api-logs.c.) */
 void tyd_job_log(struct tyd *d,
                  const struct ty_job_row *row,
                  int64_t attempt,

@@ -118,62 +118,6 @@ static bool watching(const struct tyd_dispatch *dp, int64_t seq)
     return watching_kind(dp, seq, false);
 }
 
-/* --- the job's log ---------------------------------------------------------------------- */
-
-static void index_log_file(void *ctx, const char *task, const char *trial, const char *path)
-{
-    const struct ty_job_row *row = ((void **)ctx)[1];
-    struct tyd *d = ((void **)ctx)[0];
-    struct ty_error e = {0};
-
-    if (ty_store_add_log_file(d->store, row->seq, task, trial, path, &e) < 0)
-        tyd_log(
-            "job %s/%s: cannot index %s: %s", row->project, row->job_id, path, ty_error_msg(&e));
-}
-
-void tyd_job_log(struct tyd *d,
-                 const struct ty_job_row *row,
-                 int64_t attempt,
-                 enum ty_severity sev,
-                 const char *fmt,
-                 ...)
-{
-    _cleanup_free_ char *dir = NULL;
-    _cleanup_free_ char *logs = NULL;
-    struct ty_joblog *jl = NULL;
-    struct ty_error e = {0};
-    void *ctx[2] = {d, (void *)row};
-    char msg[2048];
-    va_list ap;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
-        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
-        return;
-    }
-    logs = xasprintf("%s/logs", dir);
-    if (ty_joblog_open(logs, &jl, &e) < 0) {
-        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
-        return;
-    }
-    ty_joblog_on_new_file(jl, index_log_file, ctx);
-    {
-        struct ty_log_record rec = {
-            .time_usec = ty_now_usec(),
-            .severity = sev,
-            .task = "service",
-            .message = msg,
-            .len = strlen(msg),
-            .attempt = attempt > 0 && attempt <= UINT32_MAX ? (unsigned)attempt : 1,
-        };
-        if (ty_joblog_write(jl, &rec) < 0)
-            tyd_log("job %s/%s: cannot write its service log", row->project, row->job_id);
-    }
-    ty_joblog_close(jl);
-}
-
 /* --- sweeping what a dead supervisor left ---------------------------------------------- */
 
 /* Kill every process whose environment carries the job's sweep key (local replicas and
