@@ -415,6 +415,25 @@ static void test_busy(void)
        "busy: free again: both devices given");
     ty_sched_admissions_free(a, n);
     ty_sched_free(s);
+
+    /* a device held outside may come free at any time: the head counts on it now, so a
+     * short job may not take the head's other device */
+    int three[3] = {T4, T4, T4}, dev1 = 1;
+    struct ty_resources held;
+    s = ty_sched_new(&cap, three, 3);
+    ty_resources_zero(&held);
+    held.v[TY_RES_GPU0 + T4] = 1;
+    ty_sched_hold(s, 9, "p", &held, &dev1, 1, 0, HOUR);
+    ty_sched_set_device_busy(s, 0, true);
+    enq(s, 1, "p", 0, 0, 0, dem(1, 0, T4, 2, 0, 0));
+    enq(s, 2, "p", 0, 0, 10 * MIN, dem(1, 0, T4, 1, 0, 0));
+    a = pass_at(s, MIN, &n);
+    int64_t T = -1;
+    is_int(n, 0, "busy: the short job does not take device 2");
+    ok(ty_sched_head(s, &T) == 1 && T == MIN, "busy: the head's reservation is now");
+    like(reason(s, 2), "Waiting behind job job_1", "busy: the short job waits behind the head");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
 }
 
 static void test_unadmit_release(void)

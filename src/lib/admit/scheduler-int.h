@@ -16,6 +16,7 @@ struct sched_proj {
     bool has_limit;
     struct ty_resources limit; /* TY_RES_UNLIMITED where not limited */
     struct ty_resources used;  /* held by its jobs, every dimension counted */
+    struct ty_resources room;  /* during a pass: limit - used, at least 0 (has_limit) */
 };
 
 /* Why a queued job waits, as the last pass found it (formatted by scheduler-reason.c). */
@@ -38,22 +39,26 @@ struct sched_reason {
 enum sched_state { ST_QUEUED, ST_HOLDING };
 
 struct sched_job {
+    /* what a pass reads of every queued job: the first 3 cache lines (it prefetches them) */
     int64_t seq;
-    char *job_id;
-    struct sched_proj *proj;
     int priority;
-    int64_t create_usec, max_running_usec, wait_deadline_usec;
-    struct ty_demand demand;
-    enum sched_state state;
+    int cap_short; /* the dimension where need1 exceeds the capacity, or -1 */
+    int64_t wait_deadline_usec;
+    struct sched_proj *proj;
+    struct ty_resources need1;  /* ty_demand_total(demand, 1) */
     struct sched_reason reason; /* while queued */
+    /* the rest */
+    enum sched_state state;
+    char *job_id;
+    int64_t create_usec, max_running_usec;
+    struct ty_demand demand;
     /* while holding */
     struct ty_resources held;
     int *gpus;
     size_t ngpus;
     int64_t start_usec;
-    size_t hold_idx;  /* place in ty_sched.holders */
-    bool by_pass;     /* admitted by a pass (ty_sched_unadmit may undo it) */
-    int64_t waited_s; /* the wait counted in the histogram at admission */
+    size_t hold_idx; /* place in ty_sched.holders */
+    bool by_pass;    /* admitted by a pass (ty_sched_unadmit may undo it) */
 };
 
 /* seq -> job, open addressing with linear probing (backward-shift deletion). */

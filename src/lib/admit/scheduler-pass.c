@@ -9,6 +9,9 @@
 #include "alloc.h"
 #include "scheduler-int.h"
 
+/* How many jobs ahead a pass prefetches. */
+#define PREFETCH 8
+
 struct pass {
     struct ty_sched *s;
     int64_t now;
@@ -46,6 +49,10 @@ static void proj_room(const struct sched_proj *p, struct ty_resources *room)
 static void pass_free(struct pass *ps)
 {
     const struct ty_sched *s = ps->s;
+
+    for (size_t i = 0; i < s->nprojects; i++)
+        if (s->projects[i]->has_limit)
+            proj_room(s->projects[i], &s->projects[i]->room);
 
     ps->free = s->capacity;
     ty_resources_sub(&ps->free, &s->used);
@@ -151,6 +158,10 @@ static void admit(struct pass *ps, struct sched_job *j, int k)
     j->by_pass = true;
     sched_hold(s, j, &held, gpus, ngpus, ps->now);
     ty_resources_sub(&ps->free, &held);
+    if (j->proj->has_limit) {
+        ty_resources_sub(&j->proj->room, &held);
+        clamp0(&j->proj->room);
+    }
 }
 
 static int cmp_end(const void *a, const void *b)
@@ -204,7 +215,10 @@ static void shadow(struct pass *ps, struct sched_job *head, const struct ty_reso
     ps->extra = avail;
     ty_resources_sub(&ps->extra, need);
     clamp0(&ps->extra);
-    proj_room(head->proj, &ps->proj_extra);
+    if (head->proj->has_limit)
+        ps->proj_extra = head->proj->room;
+    else
+        ty_resources_unlimited(&ps->proj_extra);
     ty_resources_sub(&ps->proj_extra, need);
     clamp0(&ps->proj_extra);
 }
@@ -266,48 +280,45 @@ static bool backfill(struct pass *ps,
 /* Decide for queued job @j. True when it was admitted (it left the queue). */
 static bool decide(struct pass *ps, struct sched_job *j)
 {
-    const struct ty_resources *cap = &ps->s->capacity;
-    struct ty_resources need, room;
+    const struct ty_resources *cap = &ps->s->capacity, *need = &j->need1;
+    const struct sched_proj *p = j->proj;
+    struct ty_resources room;
     int dim;
 
-    ty_demand_total(&j->demand, 1, &need);
-    if ((dim = ty_resources_short(&need, cap)) >= 0) {
-        set_reason(j, WHY_CAPACITY_NEVER, dim, need.v[dim], 0, cap->v[dim], 0);
+    if ((dim = j->cap_short) >= 0) {
+        set_reason(j, WHY_CAPACITY_NEVER, dim, need->v[dim], 0, cap->v[dim], 0);
         return false;
     }
-    proj_room(j->proj, &room);
-    if (j->proj->has_limit && (dim = ty_resources_short(&need, &j->proj->limit)) >= 0) {
-        set_reason(j, WHY_PROJECT_NEVER, dim, need.v[dim], 0, j->proj->limit.v[dim], 0);
+    if (p->has_limit && (dim = ty_resources_short(need, &p->room)) >= 0) {
+        if (ty_resources_short(need, &p->limit) >= 0) {
+            dim = ty_resources_short(need, &p->limit);
+            set_reason(j, WHY_PROJECT_NEVER, dim, need->v[dim], 0, p->limit.v[dim], 0);
+        } else {
+            set_reason(
+                j, WHY_PROJECT, dim, need->v[dim], p->room.v[dim], p->limit.v[dim], p->used.v[dim]);
+        }
         return false;
     }
-    if ((dim = ty_resources_short(&need, &room)) >= 0) {
-        set_reason(j,
-                   WHY_PROJECT,
-                   dim,
-                   need.v[dim],
-                   room.v[dim],
-                   j->proj->limit.v[dim],
-                   j->proj->used.v[dim]);
-        return false;
-    }
-    if ((dim = ty_resources_short(&need, &ps->free)) >= 0) {
+    if ((dim = ty_resources_short(need, &ps->free)) >= 0) {
         set_reason(j,
                    WHY_RESOURCE,
                    dim,
-                   need.v[dim],
+                   need->v[dim],
                    ps->free.v[dim],
                    cap->v[dim],
                    dim >= TY_RES_GPU0 ? ps->outside[dim - TY_RES_GPU0] : 0);
         if (!ps->head)
-            shadow(ps, j, &need);
+            shadow(ps, j, need);
         return false;
     }
-    res_min(&room, &ps->free);
+    room = ps->free;
+    if (p->has_limit)
+        res_min(&room, &p->room);
     if (!ps->head) {
         admit(ps, j, trials_within(&j->demand, &room, j->demand.max_trials));
         return true;
     }
-    if (backfill(ps, j, &need, &room))
+    if (backfill(ps, j, need, &room))
         return true;
     set_reason(j, WHY_BEHIND_HEAD, ps->head->reason.dim, ps->head->reason.need, 0, 0, 0);
     j->reason.head_seq = ps->head->seq;
@@ -330,6 +341,12 @@ int ty_sched_pass(struct ty_sched *s,
     pass_free(&ps);
     for (size_t i = 0; i < s->nqueue; i++) {
         struct sched_job *j = s->queue[i];
+        if (i + PREFETCH < s->nqueue) { /* the jobs lie anywhere in memory: ask ahead */
+            const char *next = (const char *)s->queue[i + PREFETCH];
+            __builtin_prefetch(next);
+            __builtin_prefetch(next + 64);
+            __builtin_prefetch(next + 128);
+        }
         if (j->wait_deadline_usec && j->wait_deadline_usec <= now_usec) {
             exp = xreallocarray(exp, ne + 1, sizeof(*exp));
             exp[ne++] = j->seq;

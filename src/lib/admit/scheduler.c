@@ -373,6 +373,8 @@ int ty_sched_enqueue(struct ty_sched *s, const struct ty_sched_job *jj)
     j->demand = jj->demand;
     if (j->demand.max_trials < 1)
         j->demand.max_trials = 1;
+    ty_demand_total(&j->demand, 1, &j->need1);
+    j->cap_short = ty_resources_short(&j->need1, &s->capacity);
     j->reason.why = WHY_UNSEEN;
     sched_queue_insert(s, j);
     UNLOCK(s);
