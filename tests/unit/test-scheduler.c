@@ -4,6 +4,8 @@
  * not starve a big head, project limits, never-fits, tuning trials, GPU devices (order,
  * exclusivity, busy ones), unadmit, release, expiry, positions, statistics and the reasons'
  * words. test-scheduler-sim.c checks the invariants over many generated queues. */
+#include <pthread.h>
+
 #include "sched-test.h"
 #include "tap.h"
 
@@ -595,6 +597,69 @@ static void test_stats_reasons(void)
     ty_sched_free(s);
 }
 
+/* Threads enqueue, ask and cancel while another passes and releases: nothing is lost. */
+struct thread_arg {
+    struct ty_sched *s;
+    int64_t first;
+    long positions;
+};
+
+static int threads_done;
+
+static void *asker(void *p)
+{
+    struct thread_arg *t = p;
+    char buf[256];
+
+    for (int64_t seq = t->first; seq < t->first + 2000; seq++) {
+        (void)enq(t->s, seq, "p", (int)(seq % 7), 0, HOUR, cpus_only(1 + seq % 3));
+        t->positions += ty_sched_position(t->s, seq - 5) > 0;
+        (void)ty_sched_reason(t->s, seq - 3, buf, sizeof(buf));
+        if (seq % 5 == 0)
+            (void)ty_sched_dequeue(t->s, seq - 1);
+    }
+    __atomic_add_fetch(&threads_done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    struct ty_resources cap = cap_of(-1, 64);
+    struct ty_sched *s = ty_sched_new(&cap, NULL, 0);
+    struct thread_arg args[3];
+    pthread_t th[3];
+    struct ty_sched_stats st;
+    size_t admitted = 0, released = 0;
+    int64_t running[4096];
+    size_t nrun = 0;
+
+    for (int i = 0; i < 3; i++) {
+        args[i] = (struct thread_arg){.s = s, .first = 1 + i * 10000};
+        pthread_create(&th[i], NULL, asker, &args[i]);
+    }
+    for (int64_t now = 0, after = 0; after < 50; now++) {
+        after += __atomic_load_n(&threads_done, __ATOMIC_SEQ_CST) == 3;
+        size_t n;
+        struct ty_sched_admission *a = pass_at(s, now * SEC, &n);
+        for (size_t i = 0; i < n && nrun < 4096; i++)
+            running[nrun++] = a[i].seq;
+        admitted += n;
+        ty_sched_admissions_free(a, n);
+        while (nrun > 8)
+            released += ty_sched_release(s, running[--nrun]);
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
+    ty_sched_stats(s, &st);
+    ok(st.admissions == admitted && st.holding == admitted - released,
+       "threads: every admission counted once (%zu admitted, %zu released, %zu queued)",
+       admitted,
+       released,
+       st.queued);
+    ok(st.used.v[TY_RES_CPUS] <= 64, "threads: the capacity held");
+    ty_sched_free(s);
+}
+
 int main(void)
 {
     test_order();
@@ -610,5 +675,6 @@ int main(void)
     test_expiry();
     test_positions();
     test_stats_reasons();
+    test_threads();
     return done_testing();
 }
