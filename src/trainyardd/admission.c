@@ -264,9 +264,16 @@ static int lock_all(struct tyd_admit *a, const struct ty_grant *g, int **fds, in
 
     for (size_t i = 0; i < g->ngpus; i++) {
         int fd = ty_gpu_lock(&a->inv, g->gpus[i]);
+        if (fd == -ENODEV) {
+            /* Recorded before a restart with other devices: nothing to lock (its supervisor
+             * says the lock is missing), nothing to wait for. */
+            v[i] = -1;
+            continue;
+        }
         if (fd < 0) {
-            while (i > 0)
-                close(v[--i]);
+            for (size_t k = 0; k < i; k++)
+                if (v[k] >= 0)
+                    close(v[k]);
             free(v);
             *failed = g->gpus[i];
             return fd;
@@ -412,10 +419,10 @@ static void log_admitted(struct tyd *d, const struct ty_job_row *row, const stru
         off += k_ > 0 ? (size_t)k_ : 0;                                                            \
     } while (0)
     if (h->grant.trials > 1)
-        PUT("; %d trials at once", h->grant.trials);
+        PUT(", %d trials at once", h->grant.trials);
     for (int dim = TY_RES_GPU0; dim < TY_RES_NDIMS; dim++)
         if (h->held.v[dim] > 0)
-            PUT("; %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
+            PUT(", %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
     if (h->grant.ngpus) {
         PUT(" (GPU device%s", h->grant.ngpus > 1 ? "s" : "");
         for (size_t i = 0; i < h->grant.ngpus; i++)
@@ -424,10 +431,15 @@ static void log_admitted(struct tyd *d, const struct ty_job_row *row, const stru
     }
     for (int dim = TY_RES_CPUS; dim <= TY_RES_MEMORY; dim++)
         if (a->capacity.v[dim] != TY_RES_UNLIMITED && h->held.v[dim] > 0)
-            PUT("; %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
+            PUT(", %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
 #undef PUT
     duration_text(ty_now_usec() - row->create_usec, waited, sizeof(waited));
-    tyd_log("job %s/%s: admitted after %s in the queue%s", row->project, row->job_id, waited, what);
+    tyd_log("job %s/%s: admitted after %s in the queue%s%s",
+            row->project,
+            row->job_id,
+            waited,
+            what[0] ? ": " : "",
+            what[0] ? what + 2 : "");
 }
 
 /* Start the supervisor of admitted job @seq. Returns 0, or -1 when the store could not be
@@ -452,7 +464,10 @@ static int start_admitted(struct tyd *d, struct tyd_dispatch *dp, int64_t seq)
         return 0;
     }
     h->pending = false;
-    h->pass_grant = !row->runtime || strcmp(row->runtime, "slurm") != 0;
+    /* The grant says something only when it gives GPUs or bounds a study's trials at once
+     * (no grant: one trial, no GPU, as a restart assumes); Slurm schedules its own jobs. */
+    h->pass_grant = (!row->runtime || strcmp(row->runtime, "slurm") != 0) &&
+                    (h->grant.ngpus > 0 || json_object_get(row->training_input, "hyperparameters"));
     r = lock_all(a, &h->grant, &fds, &failed);
     if (r < 0) {
         int x = dev_index(a, failed);

@@ -31,7 +31,7 @@ struct tyd_hold {
     struct ty_grant grant;    /* trials at once and GPU device numbers, in the scheduler's
                                * order */
     struct ty_resources held; /* what the scheduler counts it for */
-    bool pass_grant;          /* its supervisors get --grant (not a slurm job's) */
+    bool pass_grant;          /* its supervisors get --grant (GPUs or a study; not Slurm) */
     bool pending;             /* admitted, its supervisor not started yet */
     unsigned watched;         /* its supervisors and sweepers that dispatch.c watches */
 };

@@ -264,10 +264,16 @@ void tyd_admit_enqueue(struct tyd *d,
         .demand = *dem,
     };
 
+    int r;
+
     if (wait && ty_duration_parse(wait, &wait_usec, NULL) == 0 && wait_usec > 0)
         j.wait_deadline_usec = row->create_usec + wait_usec;
-    if (ty_sched_enqueue(d->sched, &j) < 0)
-        tyd_log("job %s/%s: already queued or holding", row->project, row->job_id);
+    r = ty_sched_enqueue(d->sched, &j);
+    if (r < 0)
+        tyd_log("job %s/%s: not queued: %s",
+                row->project,
+                row->job_id,
+                r == -EEXIST ? "it is queued or holds already" : "its demand is refused");
 }
 
 int tyd_admit_row_job(const struct ty_job_row *row, struct ty_job **job, struct ty_error *err)

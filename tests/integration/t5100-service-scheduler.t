@@ -64,6 +64,24 @@ reason_has() { reason "$1" "$2" | grep -q "$3"; }
 # A replica's CUDA_VISIBLE_DEVICES, once it wrote its environment.
 cuda_of() { sed -n 's/^CUDA_VISIBLE_DEVICES=//p' "$GO/$1.env"; }
 
+test_expect_success 'bad scheduling settings stop the start, naming the setting' '
+  bad() { ! "$TRAINYARDD" --state-dir "$TEST_DIR/bad" --listen 127.0.0.1:0 "$@" >bad.out 2>&1; } &&
+  bad --capacity gpus=NVIDIA_TESLA_X1:2 && grep -q "^trainyardd: --capacity: gpus: unknown GPU type .NVIDIA_TESLA_X1." bad.out &&
+  bad --capacity jobs=2 && grep -q "^trainyardd: --capacity: jobs: not a key of this setting" bad.out &&
+  bad --project-limit=vision && grep -q "^trainyardd: --project-limit: expected PROJECT:KEY=VALUE" bad.out &&
+  bad "--project-limit=a b:jobs=1" && grep -q "^trainyardd: --project-limit: invalid project id .a b." bad.out &&
+  bad --gpu-devices=amd && grep -q "^trainyardd: --gpu-devices: expected .nvidia. or .stand-in." bad.out &&
+  bad --shortest-max-wait-time=0 && grep -q "^trainyardd: --shortest-max-wait-time: expected seconds from 1" bad.out &&
+  printf "# limits\nproject-limit = census:cpus=x\n" >bad.conf &&
+  bad --config bad.conf && grep -q "^trainyardd: bad.conf:2: project-limit: cpus: expected a number" bad.out &&
+  bad --gpu-devices=stand-in && grep -q "gpu-devices=stand-in: no GPUs declared" bad.out &&
+  "$TRAINYARDD" --help | grep -q -- "--shortest-max-wait-time=SECONDS" &&
+  if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+    bad --capacity gpus=NVIDIA_TESLA_T4:1 &&
+    grep -q -- "--capacity: gpus=NVIDIA_TESLA_T4:1 declares 1 GPU device, and this host has 0" bad.out
+  fi
+'
+
 start_daemon sched || { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/sched.log"; exit 1; }
 
 test_expect_success 'the capacity is logged at start-up' '
