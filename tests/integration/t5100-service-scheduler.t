@@ -146,6 +146,9 @@ test_expect_success 'a project at its limit waits while another project runs' '
     --format "table(jobId,state,jobPosition,stateReason)" >list.out &&
   grep -q "^JOB_ID  *STATE  *JOB_POSITION  *STATE_REASON" list.out &&
   grep -q "^l2  *QUEUED  *[0-9]  *Project plim is at its limit" list.out &&
+  TRAINYARD_API_ENDPOINT=$BASE TRAINYARD_PROJECT=plim "$TRAINYARD" jobs list \
+    --format "value(jobId,state)" >value.out &&
+  grep -q "^l2$(printf "\t")QUEUED\$" value.out && grep -q "^l1$(printf "\t")RUNNING\$" value.out &&
   TRAINYARD_API_ENDPOINT=$BASE TRAINYARD_PROJECT=plim "$TRAINYARD" jobs describe l2 --summarize >desc.out &&
   grep -q "STATE_REASON" desc.out && grep -q "Project plim is at its limit" desc.out &&
   touch "$GO/l1" "$GO/o1" &&
