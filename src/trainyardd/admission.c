@@ -226,6 +226,14 @@ void tyd_admit_recover(struct tyd *d, const struct ty_job_row *row)
     hold_found(d, row);
 }
 
+bool tyd_admit_unsupervised(struct tyd *d)
+{
+    for (size_t i = 0; i < d->admit->nholds; i++)
+        if (!d->admit->holds[i].watched && !d->admit->holds[i].pending)
+            return true;
+    return false;
+}
+
 void tyd_admit_settle(struct tyd *d, const int64_t *retry, size_t nretry)
 {
     struct tyd_admit *a = d->admit;

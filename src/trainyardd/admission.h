@@ -130,6 +130,9 @@ void tyd_admit_watched(struct tyd *d, int64_t seq, int delta);
  * JSON text or NULL; caller frees), or -EWOULDBLOCK when a device is held by another process
  * (nothing kept locked: try again on a later pass), or -errno. */
 int tyd_admit_relock(struct tyd *d, int64_t seq, int **fds, size_t *nfds, char **grant);
+/* Whether a job holds something with no supervisor or sweeper watched and no start to come
+ * (it waits for a new supervisor after an internal error, or it ended unseen). O(holds). */
+bool tyd_admit_unsupervised(struct tyd *d);
 /* Jobs held but with no supervisor, sweeper or start to come, other than @retry (the @nretry
  * seqs, ascending, that wait for a new supervisor): read them back and settle them with
  * tyd_admit_after (a retried job cancelled while it waited). Cheap when there are none. */
