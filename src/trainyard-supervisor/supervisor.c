@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0
- * supervisor.c: `trainyard-supervisor supervise-job [--run-as=USER] STATE_DIR SEQ GRACE_USEC`,
- * the process that
+ * supervisor.c: `trainyard-supervisor supervise-job [--run-as=USER] [--grant=JSON] STATE_DIR SEQ
+ * GRACE_USEC`, the process that
  * runs one job of the service from claim to final state, with the same library code as `trainyard
  * local train`. It records every state change in the store (which the API reads) and every log file
  * in the store's index; SIGTERM (sent by jobs.cancel) cancels, a second one kills at once. It runs
  * in its own session, so it and the job outlive a trainyardd that is restarted or killed; a new
  * trainyardd watches it again. With --run-as=USER the process runtime runs the replicas as
  * that user (its uid, gid and groups); the supervisor itself stays root, and so do the job's
- * cgroups, logs and state.
+ * cgroups, logs and state. With --grant (what the scheduler gave the job: trials at once, GPU
+ * devices; admission.c) the GPU locks are inherited as fds 3, 4, ... and held until this process
+ * exits, the replicas get those GPUs, the grant is recorded when the job is claimed and the log
+ * says when the job was admitted and what it was given. scheduling.maxWaitTime: a job that has
+ * not started by createTime + maxWaitTime (images still pulled, or queued in Slurm) is cancelled.
  *
  * Also `trainyard-supervisor sweep-containers`: removes containers and networks whose supervising
  * process is gone (run by the daemon after a supervisor died). */
@@ -386,7 +390,11 @@ static int open_run(struct run *run,
     return 0;
 }
 
-static int run_job(struct run *run, const char *state_dir, int64_t grace, const char *run_as)
+static int run_job(struct run *run,
+                   const char *state_dir,
+                   int64_t grace,
+                   const char *run_as,
+                   const struct tys_grant *grant)
 {
     struct ty_job_row *row = run->row;
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
@@ -397,11 +405,23 @@ static int run_job(struct run *run, const char *state_dir, int64_t grace, const 
     struct ty_joblog *log = NULL;
     struct ty_loop *loop = NULL;
     struct ty_error e = {0};
-    char msg[TY_ERROR_MSG_MAX + 64];
+    struct ty_run_gpus gpus;
+    char msg[TY_ERROR_MSG_MAX + 64], admitted[1024];
     int r;
 
     if (open_run(run, state_dir, &job, &runtime, &dir, &log, &r) < 0)
         return r;
+    if (grant->given) {
+        tys_grant_run_gpus(grant, &gpus);
+        opts.gpus = &gpus;
+        /* Once, when the job first starts (not again after an internal error). */
+        if (row->internal_retries == 0)
+            opts.admitted =
+                tys_grant_admitted(grant, job, row->create_usec, admitted, sizeof(admitted));
+    }
+    /* A job that has run once has started: maxWaitTime is over for it. */
+    if (row->start_usec == 0)
+        opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);
     ty_joblog_on_new_file(log, on_new_file, run);
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
     opts.log = log;
@@ -463,14 +483,24 @@ int tys_supervise_main(int argc, char **argv)
     _cleanup_free_ char *db = NULL;
     struct run run = {0};
     struct ty_error e = {0};
+    struct tys_grant grant = {0};
     const char *run_as = NULL;
+    char missing[512];
+    size_t n_missing = 0;
     int64_t seq, grace;
     int r, rc;
 
-    /* Options first: --run-as=USER. */
+    /* Options first: --run-as=USER, --grant=JSON. */
     while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
         if (strncmp(argv[1], "--run-as=", 9) == 0 && argv[1][9]) {
             run_as = argv[1] + 9;
+        } else if (strncmp(argv[1], "--grant=", 8) == 0 && !grant.given) {
+            if (tys_grant_read(argv[1] + 8, &grant, &e) < 0) {
+                fprintf(stderr, "trainyardd supervise-job: %s\n", ty_error_msg(&e));
+                return 2;
+            }
+            /* At once: no replica may inherit a lock, and none may be closed. */
+            n_missing = tys_grant_hold_fds(&grant, missing, sizeof(missing));
         } else {
             fprintf(stderr, "trainyardd supervise-job: unknown option '%s'\n", argv[1]);
             return 2;
@@ -483,13 +513,15 @@ int tys_supervise_main(int argc, char **argv)
         ty_parse_int64(argv[3], 0, INT64_MAX, &grace) < 0) {
         fprintf(stderr,
                 "trainyardd supervise-job: internal command; usage: supervise-job "
-                "[--run-as=USER] STATE_DIR SEQ GRACE_USEC\n");
+                "[--run-as=USER] [--grant=JSON] STATE_DIR SEQ GRACE_USEC\n");
+        tys_grant_release(&grant);
         return 2;
     }
     db = xasprintf("%s/%s", argv[1], TY_STORE_FILE);
     r = ty_store_open(db, &run.store, &e);
     if (r < 0) {
         fprintf(stderr, "trainyardd supervise-job: %s\n", ty_error_msg(&e));
+        tys_grant_release(&grant);
         return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
     r = ty_store_get_job_by_seq(run.store, seq, &run.row, &e);
@@ -497,10 +529,16 @@ int tys_supervise_main(int argc, char **argv)
         fprintf(
             stderr, "trainyardd supervise-job: job %lld: %s\n", (long long)seq, ty_error_msg(&e));
         ty_store_close(run.store);
+        tys_grant_release(&grant);
         return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
+    if (n_missing > 0)
+        diag(run.row,
+             "the GPU locks of the grant are not all open (%s): the job runs, but those "
+             "devices are not held for it",
+             missing);
     r = ty_store_claim_job(
-        run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), NULL, &e);
+        run.store, seq, getpid(), (int64_t)ty_proc_start_time(getpid()), grant.json, &e);
     if (r == 0) {
         /* The row read before the claim may be stale: the job may have been released for a
          * new supervisor after an internal error since (internal_retries, first_attempt). */
@@ -531,10 +569,11 @@ int tys_supervise_main(int argc, char **argv)
                        run_as);
         rc = fail_early(&run, msg);
     } else {
-        rc = run_job(&run, argv[1], grace, run_as);
+        rc = run_job(&run, argv[1], grace, run_as, &grant);
     }
     ty_job_row_free(run.row);
     ty_store_close(run.store);
+    tys_grant_release(&grant);
     return rc;
 }
 
