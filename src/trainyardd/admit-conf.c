@@ -150,7 +150,7 @@ static void log_capacity(const struct tyd *d)
         (void)snprintf(none + strlen(none), sizeof(none) - strlen(none), ", memory");
     tyd_log("capacity: %s%s%s%s",
             text,
-            ngpus == 0               ? (text[0] ? ", no GPUs" : "no GPUs")
+            ngpus == 0               ? " (no GPU devices)"
             : d->admit->inv.stand_in ? " (stand-in GPUs)"
                                      : "",
             none[0] ? "; not counted: " : "",
