@@ -166,7 +166,7 @@ test_expect_success 'a job started when the GPUs are free sees its devices' '
 
 # A restart while g2 runs: what it holds (2 GPUs, 4 of the 16 vCPUs) stays counted, so a job
 # that needs all 16 vCPUs waits for it.
-kill -TERM "$DPID"; wait "$DPID" 2>/dev/null
+kill -TERM "$DPID"; wait "$DPID"; rc1=$?
 start_daemon sched2 || { echo "Bail out! trainyardd did not restart"; cat "$TEST_DIR/sched2.log"; exit 1; }
 
 test_expect_success 'a restart keeps what running jobs hold' '
@@ -183,5 +183,6 @@ test_expect_success 'a restart keeps what running jobs hold' '
   wait_for 10 state_is p1 g4 SUCCEEDED && wait_for 10 state_is p1 big SUCCEEDED
 '
 
-kill -TERM "$DPID"; wait "$DPID" 2>/dev/null
+kill -TERM "$DPID"; wait "$DPID"; rc2=$?
+test_expect_success 'SIGTERM stops both daemons with status 0' "test $rc1 -eq 0 && test $rc2 -eq 0"
 test_done
