@@ -258,4 +258,21 @@ void tyd_queue_remove(struct tyd_queue *q, int64_t seq);
 /* The job's jobPosition: 1 for the next to start, 0 when not waiting (already scheduled). */
 int64_t tyd_queue_position(struct tyd_queue *q, int64_t seq);
 
+/* --- metrics.c: GET /healthz, and GET /metrics in the Prometheus text format ------------ */
+
+struct tyd_route;
+/* Count one API request for /metrics: of HTTP method @method, on the API row that @rt names
+ * (the route "none" when @rt is NULL or names no row), answered with @status (100-599; others
+ * are not counted) @usec after it arrived. Process-wide counts with relaxed atomics: no lock,
+ * a few nanoseconds a request. Thread-safe. */
+void tyd_metrics_count_request(const char *method,
+                               const struct tyd_route *rt,
+                               unsigned status,
+                               int64_t usec);
+/* GET /healthz (the TYD_API row HEALTH): 200 {"status": "ok"}. */
+void tyd_health(const struct tyd_request *rq, struct tyd_reply *rep);
+/* GET /metrics (the TYD_API row METRICS): every metric of docs/metrics.md, the scheduler's
+ * only when d->sched is set. Reads the store (one scan of the jobs): run on a worker. */
+void tyd_metrics(const struct tyd_request *rq, struct tyd_reply *rep);
+
 #endif
