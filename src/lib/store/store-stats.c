@@ -15,7 +15,9 @@
  * ty_job_row_attempt's (the last recorded, or the one a replacing supervisor starts at when
  * that is later; at least 1); a tuning job's trials keep their attempt statuses in
  * trainingOutput.trials[].attemptStatus, counted the same way. json_each() of NULL or of a
- * path that is absent gives no rows, so jobs without a status count 0. */
+ * path that is absent gives no rows, so jobs without a status count 0. NOT INDEXED: reading the
+ * table in its order and grouping in a temporary b-tree is twice as fast as walking the
+ * (project, seq) index with a lookup of every row, which SQLite picks for the GROUP BY. */
 static const char stats_sql[] =
     "SELECT project, state, count(*), "
     " total(max(coalesce(json_extract(attempt_status, '$.attempt'), 0), first_attempt, 1) - 1), "
@@ -26,7 +28,7 @@ static const char stats_sql[] =
     "        FROM json_each(training_output, '$.trials') AS t)), "
     " total((SELECT total(r.value) FROM json_each(training_output, '$.trials') AS t, "
     "        json_each(t.value, '$.attemptStatus.replicaRestarts') AS r)) "
-    "FROM jobs GROUP BY project, state ORDER BY project, state";
+    "FROM jobs NOT INDEXED GROUP BY project, state ORDER BY project, state";
 
 void ty_store_job_stats_free(struct ty_store_job_stats *rows, size_t n)
 {
