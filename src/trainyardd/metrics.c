@@ -41,38 +41,35 @@ static const char *const patterns[API_ROWS] = {TYD_API(PATTERN)};
 static const char *const methods[] = {"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS"};
 #define METHODS (TY_ARRAY_SIZE(methods) + 1)
 
-/* Status codes 100..599, one counter each. */
-#define CODE_MIN 100
-#define CODES    500
+/* Distinct status codes counted: the service answers with a dozen; a code met when every slot
+ * is taken by others is not counted. */
+#define CODE_SLOTS 32
 
 /* Upper bounds of the latency buckets in microseconds (the last: +Inf). The service answers
  * a get in tens of microseconds and a create in a few milliseconds (an fsync). */
-static const int64_t lat_bounds_usec[] = {100,
-                                          250,
-                                          500,
-                                          1000,
-                                          2500,
-                                          5000,
-                                          10000,
-                                          25000,
-                                          50000,
-                                          100000,
-                                          250000,
-                                          500000,
-                                          1000000,
-                                          2500000,
-                                          5000000,
-                                          10000000,
-                                          INT64_MAX};
+/* clang-format off */
+static const int64_t lat_bounds_usec[] = {
+    100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000,
+    2500000, 5000000, 10000000, INT64_MAX};
+/* clang-format on */
 #define LAT_BUCKETS TY_ARRAY_SIZE(lat_bounds_usec)
 
-/* The counts of the API requests this process answered (one service a process). Relaxed
- * atomics: each count is exact, a scrape may see one request's counter before its latency. */
-static struct {
-    _Atomic uint64_t count[ROUTES][METHODS][CODES];
+/* The counts of the API requests this process answered (one service a process), in shards:
+ * each request thread adds to its own shard (threads beyond SHARDS share), so the event
+ * threads do not bounce one cache line between cores on every request; a scrape sums the
+ * shards. Relaxed atomics: each count is exact, a scrape may see a request's counter before
+ * its latency. */
+#define SHARDS 8
+struct shard {
+    _Alignas(64) _Atomic uint64_t count[ROUTES][METHODS][CODE_SLOTS];
     _Atomic uint64_t bucket[ROUTES][METHODS][LAT_BUCKETS]; /* per bucket, not cumulative */
     _Atomic uint64_t sum_usec[ROUTES][METHODS];
-} reqs;
+};
+static struct shard shards[SHARDS];
+/* The status code of each slot of count[][][], 0 while free; taken once, never given back. */
+static _Atomic unsigned codes[CODE_SLOTS];
+static atomic_uint next_shard;
+static _Thread_local struct shard *my_shard;
 
 static size_t method_index(const char *m)
 {
@@ -82,6 +79,20 @@ static size_t method_index(const char *m)
     return METHODS - 1;
 }
 
+/* The slot of status @code (taking a free one the first time), or -1 when every slot holds
+ * another code. */
+static int code_slot(unsigned code)
+{
+    for (int i = 0; i < CODE_SLOTS; i++) {
+        unsigned c = atomic_load_explicit(&codes[i], memory_order_relaxed);
+        if (c == 0 && (atomic_compare_exchange_strong(&codes[i], &c, code) || c == code))
+            return i;
+        if (c == code)
+            return i;
+    }
+    return -1;
+}
+
 void tyd_metrics_count_request(const char *method,
                                const struct tyd_route *rt,
                                unsigned status,
@@ -89,16 +100,20 @@ void tyd_metrics_count_request(const char *method,
 {
     size_t r = rt && rt->api && rt->row < API_ROWS ? rt->row : ROUTES - 1;
     size_t m = method_index(method), b = 0;
+    int slot = status >= 100 && status <= 599 ? code_slot(status) : -1;
+    struct shard *sh = my_shard;
 
-    if (status < CODE_MIN || status >= CODE_MIN + CODES)
+    if (slot < 0)
         return;
+    if (!sh)
+        sh = my_shard = &shards[atomic_fetch_add(&next_shard, 1) % SHARDS];
     if (usec < 0)
         usec = 0;
     while (usec > lat_bounds_usec[b])
         b++;
-    atomic_fetch_add_explicit(&reqs.count[r][m][status - CODE_MIN], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&reqs.bucket[r][m][b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&reqs.sum_usec[r][m], (uint64_t)usec, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sh->count[r][m][slot], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sh->bucket[r][m][b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sh->sum_usec[r][m], (uint64_t)usec, memory_order_relaxed);
 }
 
 /* The route label of row @r: its pattern without the optional trailing slash. */
@@ -117,10 +132,22 @@ static const char *method_name(size_t m)
     return m < TY_ARRAY_SIZE(methods) ? methods[m] : "other";
 }
 
+/* The sum over the shards of the counter that is @c in the first shard. */
+static uint64_t summed(_Atomic uint64_t *c)
+{
+    size_t off = (size_t)((char *)c - (char *)&shards[0]);
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < SHARDS; i++)
+        n += atomic_load_explicit((_Atomic uint64_t *)((char *)&shards[i] + off),
+                                  memory_order_relaxed);
+    return n;
+}
+
 static void render_requests(struct ty_buf *b)
 {
     double bounds[LAT_BUCKETS];
-    char route[128], code[8];
+    char route[128], code[16];
 
     tyd_prom_family(b,
                     "trainyard_http_requests_total",
@@ -129,12 +156,13 @@ static void render_requests(struct ty_buf *b)
                     "pattern; none: no route) and status code.");
     for (size_t r = 0; r < ROUTES; r++)
         for (size_t m = 0; m < METHODS; m++)
-            for (size_t c = 0; c < CODES; c++) {
-                uint64_t n = atomic_load_explicit(&reqs.count[r][m][c], memory_order_relaxed);
+            for (size_t c = 0; c < CODE_SLOTS; c++) {
+                unsigned status = atomic_load_explicit(&codes[c], memory_order_relaxed);
+                uint64_t n = status ? summed(&shards[0].count[r][m][c]) : 0;
                 if (!n)
                     continue;
                 route_name(r, route, sizeof(route));
-                (void)snprintf(code, sizeof(code), "%zu", c + CODE_MIN);
+                (void)snprintf(code, sizeof(code), "%u", status);
                 tyd_prom_sample(
                     b,
                     "trainyard_http_requests_total",
@@ -152,19 +180,17 @@ static void render_requests(struct ty_buf *b)
         for (size_t m = 0; m < METHODS; m++) {
             uint64_t counts[LAT_BUCKETS], any = 0;
             for (size_t i = 0; i < LAT_BUCKETS; i++)
-                any |= counts[i] =
-                    atomic_load_explicit(&reqs.bucket[r][m][i], memory_order_relaxed);
+                any |= counts[i] = summed(&shards[0].bucket[r][m][i]);
             if (!any)
                 continue;
             route_name(r, route, sizeof(route));
-            tyd_prom_histogram(
-                b,
-                "trainyard_http_request_duration_seconds",
-                TYD_PROM_LABELS({"method", method_name(m)}, {"route", route}),
-                bounds,
-                counts,
-                LAT_BUCKETS,
-                (double)atomic_load_explicit(&reqs.sum_usec[r][m], memory_order_relaxed) / 1e6);
+            tyd_prom_histogram(b,
+                               "trainyard_http_request_duration_seconds",
+                               TYD_PROM_LABELS({"method", method_name(m)}, {"route", route}),
+                               bounds,
+                               counts,
+                               LAT_BUCKETS,
+                               (double)summed(&shards[0].sum_usec[r][m]) / 1e6);
         }
 }
 
