@@ -52,6 +52,7 @@ bench: build
 	@bench/launch-slurm/run.sh $(BUILD)
 	@bench/api/run.sh $(BUILD)
 	@bench/jobfilter/run.sh $(BUILD)
+	@bench/sched/run.sh $(BUILD)
 	@bench/restart/run.sh $(BUILD)
 	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
 	    bench/restart-containers/run.sh $(BUILD); \

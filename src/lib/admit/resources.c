@@ -122,7 +122,10 @@ const char *ty_res_amount(int dim, int64_t amount, char *buf, size_t len)
         (void)snprintf(buf, len, "%" PRId64 " vCPU%s", amount, amount == 1 ? "" : "s");
         break;
     case TY_RES_MEMORY:
-        (void)snprintf(buf, len, "%.1f GiB of memory", (double)amount / 1024.0);
+        if (amount < 1024)
+            (void)snprintf(buf, len, "%" PRId64 " MiB of memory", amount);
+        else
+            (void)snprintf(buf, len, "%.1f GiB of memory", (double)amount / 1024.0);
         break;
     default:
         (void)snprintf(buf, len, "%" PRId64 " × %s", amount, ty_gpu_type_name(dim - TY_RES_GPU0));
@@ -184,9 +187,11 @@ parse_gpus(const char *v, const char *where, struct ty_resources *r, struct ty_e
     if (!*v)
         return ty_error_set(err,
                             EINVAL,
-                            "%s: gpus: expected TYPE:N[+TYPE:N...], for example "
+                            "%s: gpus: expected TYPE:N[+TYPE:N...] or 0, for example "
                             "NVIDIA_TESLA_T4:2 (got nothing)",
                             where);
+    if (strcmp(v, "0") == 0 || strcasecmp(v, "none") == 0)
+        p = ""; /* no GPU of any type */
     while (*p) {
         size_t len = strcspn(p, "+");
         const char *colon = memchr(p, ':', len);
@@ -283,6 +288,12 @@ static int parse_one(const char *key,
         r->v[TY_RES_JOBS] = n;
         return 0;
     }
+    if (strcmp(key, "jobs") == 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "%s: jobs: not a key of this setting (known: cpus, memory, gpus; "
+                            "the service's running-job slots are --max-running-jobs)",
+                            where);
     return ty_error_set(err,
                         EINVAL,
                         "%s: unknown key '%s' (known: %scpus, memory, gpus)",
@@ -301,9 +312,12 @@ int ty_resources_parse(const char *text,
     struct ty_resources out = *r;
     char *save = NULL;
     bool any = false;
+    unsigned seen = 0; /* keys given, by bit: jobs, cpus, memory, gpus */
 
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
+        static const char *const keys[] = {"jobs", "cpus", "memory", "gpus"};
+        char *val;
         int rc;
 
         item += strspn(item, " \t");
@@ -319,7 +333,18 @@ int ty_resources_parse(const char *text,
         *eq = '\0';
         for (char *e = eq; e > item && (e[-1] == ' ' || e[-1] == '\t');)
             *--e = '\0';
-        rc = parse_one(item, eq + 1 + strspn(eq + 1, " \t"), allow_jobs, where, &out, err);
+        val = eq + 1 + strspn(eq + 1, " \t");
+        for (char *e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t');)
+            *--e = '\0';
+        for (unsigned k = 0; k < TY_ARRAY_SIZE(keys); k++) {
+            if (strcmp(item, keys[k]) != 0)
+                continue;
+            if (seen & (1u << k))
+                return ty_error_set(
+                    err, EINVAL, "%s: %s is given twice (give each key once)", where, item);
+            seen |= 1u << k;
+        }
+        rc = parse_one(item, val, allow_jobs, where, &out, err);
         if (rc < 0)
             return rc;
         any = true;
@@ -338,7 +363,7 @@ int ty_resources_parse(const char *text,
 const char *ty_resources_format(const struct ty_resources *r, char *buf, size_t len)
 {
     size_t off = 0;
-    bool gpus = false;
+    bool gpus = false, gpu_counted = false;
 
 #define PUT(...)                                                                                   \
     do {                                                                                           \
@@ -355,11 +380,15 @@ const char *ty_resources_format(const struct ty_resources *r, char *buf, size_t 
         PUT("%smemory=%" PRId64 "M", off ? "," : "", r->v[TY_RES_MEMORY]);
     for (int i = 0; i < TY_GPU_NTYPES; i++) {
         int64_t n = r->v[TY_RES_GPU0 + i];
+        if (n != TY_RES_UNLIMITED)
+            gpu_counted = true;
         if (n == TY_RES_UNLIMITED || n == 0)
             continue;
         PUT("%s%s:%" PRId64, gpus ? "+" : off ? ",gpus=" : "gpus=", gpu_names[i], n);
         gpus = true;
     }
+    if (gpu_counted && !gpus)
+        PUT("%sgpus=0", off ? "," : "");
 #undef PUT
     if (off >= len && len)
         buf[len - 1] = '\0';
@@ -371,7 +400,14 @@ void ty_demand_of_job(const struct ty_job *job, struct ty_demand *d)
     memset(d, 0, sizeof(*d));
     d->trial.v[TY_RES_JOBS] = 1;
     d->tuning = job->hp != NULL;
-    d->max_trials = job->hp && job->hp->max_parallel_trials > 0 ? job->hp->max_parallel_trials : 1;
+    d->max_trials = 1;
+    if (job->hp) { /* never more at once than the trials there are */
+        d->max_trials = job->hp->max_parallel_trials;
+        if (job->hp->max_trials < d->max_trials)
+            d->max_trials = job->hp->max_trials;
+        if (d->max_trials < 1)
+            d->max_trials = 1;
+    }
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         const struct ty_role_spec *rs = &job->roles[role];
         const struct ty_machine_type *mt =

@@ -53,26 +53,33 @@ int ty_resources_short(const struct ty_resources *need, const struct ty_resource
 bool ty_resources_any_counted(const struct ty_resources *r);
 
 /* An amount of dimension @dim in words, into @buf: "1 running job", "8 vCPUs",
- * "30.0 GiB of memory", "2 × NVIDIA_TESLA_T4". Returns @buf. */
+ * "30.0 GiB of memory" (under 1 GiB: "512 MiB of memory"), "2 × NVIDIA_TESLA_T4". Returns
+ * @buf. */
 const char *ty_res_amount(int dim, int64_t amount, char *buf, size_t len);
 /* The dimension's name in settings: "jobs", "cpus", "memory", "gpus". */
 const char *ty_res_key(int dim);
 
-/* Parse a capacity or limit setting: comma-separated KEY=VALUE with the keys cpus=N,
- * memory=SIZE and gpus=TYPE:N[+TYPE:N...] (and jobs=N when @allow_jobs). SIZE is a number of
- * bytes with an optional binary suffix K, M, G, T (or KiB, MiB, GiB, TiB; also lower case),
- * kept in MiB (rounded down; at least 1 MiB). GPU types are the enum names
- * (NVIDIA_TESLA_T4) or gcloud's spelling (nvidia-tesla-t4). A key given sets that dimension
+/* Parse a capacity or limit setting: comma-separated KEY=VALUE with the keys cpus=N
+ * (0..1000000), memory=SIZE and gpus=TYPE:N[+TYPE:N...] (N 0..4096 per type; a type named
+ * twice adds up), or gpus=0 (or none) for no GPU at all (and jobs=N, 0..100000, when
+ * @allow_jobs). SIZE is a number of bytes with an optional binary suffix K, M, G, T (or KiB,
+ * MiB, GiB, TiB; also lower case), kept in MiB (rounded down; at least 1 MiB). GPU types are
+ * the enum names (NVIDIA_TESLA_T4) or gcloud's spelling (nvidia-tesla-t4). Blanks around
+ * keys and values are ignored; each key may be given once. A key given sets that dimension
  * of *@r (GPU types not named in gpus= become 0 once gpus= is given); keys not given leave it
- * as it was. @where names the setting in errors ("--capacity", "FILE:LINE: capacity").
- * Returns 0, or -EINVAL with err naming @where, the key and the rule. */
+ * as it was; on error *@r is unchanged. @where names the setting in errors ("--capacity",
+ * "FILE:LINE: capacity"). Returns 0, or -EINVAL with err naming @where, the key and the
+ * rule. */
 int ty_resources_parse(const char *text,
                        bool allow_jobs,
                        const char *where,
                        struct ty_resources *r,
                        struct ty_error *err);
 /* The setting text of the counted dimensions of @r, as ty_resources_parse reads it
- * ("cpus=8,memory=32768M,gpus=NVIDIA_TESLA_T4:2"); "" when none is counted. Returns @buf. */
+ * ("cpus=8,memory=32768M,gpus=NVIDIA_TESLA_T4:2"; "gpus=0" when the GPU dimensions are
+ * counted and all 0); "" when none is counted. Parsing the text into an unlimited vector
+ * gives @r back when its GPU dimensions are all counted or none (as parsing makes them).
+ * Returns @buf. */
 const char *ty_resources_format(const struct ty_resources *r, char *buf, size_t len);
 
 /* What one job needs at once. */
@@ -81,7 +88,8 @@ struct ty_demand {
      * v[TY_RES_JOBS] = 1. */
     struct ty_resources trial;
     bool tuning; /* a tuning job: the trial is one trial */
-    /* Trials run at once at most (maxParallelTrials of a tuning job); 1 without tuning. */
+    /* Trials run at once at most: a tuning job's maxParallelTrials, but no more than its
+     * maxTrials; 1 without tuning. */
     int max_trials;
     /* Per role: replicas, and the GPUs each replica gets (type index, -1 when none). */
     int64_t role_count[TY_ROLE_MAX];

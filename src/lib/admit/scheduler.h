@@ -1,22 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0
  * scheduler.h: the service's scheduler: which queued jobs start now, in what order, and why the
- * others wait (docs/service.md#scheduling has the rules for users).
+ * others wait (docs/service.md#scheduling has the rules for users,
+ * docs/internals/scheduler.md the design and the proof that backfill never delays the head).
  *
- * - Gang admission: a job starts only when everything it needs at once fits (its replicas'
- *   vCPUs, memory and GPUs, a running-job slot); it is never started in part. GPUs are
- *   device numbers, each given to one replica only.
- * - Order: higher scheduling.priority first, then creation (seq).
- * - Backfill (EASY): the first job in that order that does not fit (the head) gets a
- *   reservation: the time its resources will be free, judged from the running jobs' start
- *   plus maxRunningTime (7 days when unset). A later job may start ahead of it only if it
- *   fits now and either ends (by its own maxRunningTime) before that time, or takes only what
- *   will be left over at that time beyond the head's needs. So a stream of small jobs never
- *   delays the head.
- * - Per-project limits: a job whose project would hold more than its limit waits; it does
- *   not become the head (the room is not its project's to reserve).
- * - A tuning job needs one trial to fit; it is given as many trials at once as fit, up to
- *   maxParallelTrials.
- * - maxWaitTime: a job still queued at its deadline leaves the queue (the caller cancels it).
+ * A pass (ty_sched_pass) at time now walks the queue in order and decides for each job:
+ * - Expiry: a job whose wait deadline is <= now leaves the queue (the caller cancels it).
+ * - Order: higher scheduling.priority first, then creation (seq ascending). The queue is kept
+ *   in that order as jobs come and go (binary insertion), so a position is O(log n).
+ * - Gang admission: a job starts only when ty_demand_total(demand, trials) fits at once in
+ *   what is free now: capacity minus what the holders hold, GPUs counted per type over the
+ *   devices that no holder lists and that are not marked busy (held outside the scheduler);
+ *   and within its project's limit minus what the project holds. It is never started in
+ *   part. A tuning job needs one trial to fit; it is given k trials, the most (<= its
+ *   max_trials) that fit.
+ * - GPU devices: an admitted job gets, for each GPU it needs, the lowest-numbered free
+ *   device of the role's type, in the order of ty_sched_admission.gpus. No device is given
+ *   to two holders.
+ * - Never fits: a job whose one trial needs more than the capacity, or than its project's
+ *   limit, waits (with that reason) and takes no part in the decision (the service refuses
+ *   such jobs at create; this covers a capacity or limit lowered since).
+ * - Project limits: a job that does not fit its project's room waits with that reason and is
+ *   passed over: it never becomes the head (the room is not its project's to reserve).
+ * - EASY backfill: the first job in order that does not fit now (for capacity, not its
+ *   project) is the head. It gets a reservation T: the holders are taken to end in order of
+ *   expected end (start + max running time, TY_SCHED_DEFAULT_RUNNING_USEC when unset; one
+ *   past its expected end counts as ending now; devices held outside the scheduler count as
+ *   free now, their end being unknown) until the head's one trial fits: T is that end. The
+ *   extra is what is free at T beyond the head's one trial, dimension by dimension. A later
+ *   job starts only if it fits now and either ends by T (now + its max running time <= T) or
+ *   its total fits in the extra (which it then takes); a job of the head's project must
+ *   also leave the head's need in the project's room now. So no job behind the head delays
+ *   it: the head starts by T (when the holders end by their max running time, as the
+ *   supervisor makes them). Only jobs ahead of it in order can: a higher-priority job that
+ *   arrives, or one that was waiting for its project. The running-job slots (capacity
+ *   v[TY_RES_JOBS]) are a dimension like the others.
+ * - Every job left waiting keeps its reason as numbers (what it waits for, need, free, the
+ *   head's seq); ty_sched_reason puts them in words with the job's current position.
  *
  * Knows nothing of HTTP, the store or the clock (time is an argument), so any caller (the
  * service, a later runtime) can ask it. Thread-safe: one mutex inside; every function may be
@@ -68,14 +87,21 @@ struct ty_sched_job {
     struct ty_demand demand;
 };
 
-/* Add @j to the queue. Returns 0, or -EEXIST when its seq is queued or holds resources. */
+/* Add @j to the queue (copied). Its demand is as ty_demand_of_job makes it: the trial's GPU
+ * dimensions are the roles' (role_count × role_gpus of role_gpu_type), or all 0 for a job
+ * given no devices (a Slurm job: a demand of one running-job slot only); max_trials < 1
+ * counts as 1. Returns 0, -EEXIST when its seq is queued or holds resources, or -EINVAL
+ * when the demand is not so (a negative amount, trial GPUs unlike the roles'). */
 int ty_sched_enqueue(struct ty_sched *s, const struct ty_sched_job *j);
 /* Take job @seq out of the queue (cancelled). True when it was queued. */
 bool ty_sched_dequeue(struct ty_sched *s, int64_t seq);
 
 /* Record that job @seq of @project holds @held and the GPU devices @gpus (@ngpus of them)
  * since @start_usec (epoch), expected to run for @max_running_usec (0: the default): a job
- * found running at start-up. Returns 0, or -EEXIST when @seq is queued or holds already. */
+ * found running at start-up. Device numbers that are not devices of the scheduler are kept
+ * but count for nothing; a device two holders list stays taken until both release it
+ * (records from before a restart are believed, not refused). Negative amounts count as 0.
+ * Returns 0, or -EEXIST when @seq is queued or holds already. */
 int ty_sched_hold(struct ty_sched *s,
                   int64_t seq,
                   const char *project,
@@ -88,8 +114,8 @@ int ty_sched_hold(struct ty_sched *s,
  * True when it held any. */
 bool ty_sched_release(struct ty_sched *s, int64_t seq);
 /* Job @seq, admitted by a pass, could not be started after all: it releases what it holds
- * and goes back to the queue at its place. True when it was admitted by a pass (and not yet
- * released). */
+ * and goes back to the queue at its place (its reason "Waiting to be scheduled" until the
+ * next pass). True when it was admitted by a pass (and not yet released). */
 bool ty_sched_unadmit(struct ty_sched *s, int64_t seq);
 
 /* A job a pass admitted: it holds its resources until ty_sched_release or ty_sched_unadmit. */
@@ -105,10 +131,11 @@ struct ty_sched_admission {
 };
 void ty_sched_admissions_free(struct ty_sched_admission *a, size_t n);
 
-/* Decide at @now_usec (epoch). Jobs admitted leave the queue and hold their resources: *@adm
- * (caller frees with ty_sched_admissions_free; NULL when none). Jobs whose wait deadline has
- * passed leave the queue: their seqs in *@expired (caller frees; NULL when none). Every job
- * left waiting gets its position and reason. Returns 0. */
+/* Decide at @now_usec (epoch), by the rules at the top. Jobs admitted leave the queue and
+ * hold their resources since @now_usec: *@adm, in queue order (caller frees with
+ * ty_sched_admissions_free; NULL when none). Jobs whose wait deadline is <= @now_usec leave
+ * the queue: their seqs in *@expired (caller frees; NULL when none). Every job left waiting
+ * gets its reason. O(queued + holders log holders). Returns 0. */
 int ty_sched_pass(struct ty_sched *s,
                   int64_t now_usec,
                   struct ty_sched_admission **adm,
@@ -118,11 +145,26 @@ int ty_sched_pass(struct ty_sched *s,
 
 /* Job @seq's jobPosition: 1 for the first in order, 0 when it is not queued. */
 int64_t ty_sched_position(struct ty_sched *s, int64_t seq);
-/* Why job @seq waits, in words, into @buf (cut at @len), as of the last pass, for example
- * "Waiting for 2 × NVIDIA_TESLA_T4: 1 of 2 free; 1 job ahead of it" or "Project vision is
- * at its limit of 8 vCPUs"; "Waiting to be scheduled" before a pass has seen it. False
- * (and @buf "") when it is not queued. */
+/* Why job @seq waits, in words, into @buf (cut at @len), as of the last pass, followed by
+ * "; N job(s) ahead of it" from its current position when N > 0. The forms:
+ *   "Waiting to be scheduled" (no pass has seen it)
+ *   "Waiting for 2 × NVIDIA_TESLA_T4: 1 of 2 free" (+ " (1 held outside the service)"),
+ *   "Waiting for 16 vCPUs: 8 of 32 free", "Waiting for 30.0 GiB of memory: 12.5 of 64.0 GiB
+ *   free", "Waiting for a running-job slot: 4 of 4 in use" (a tuning job: "Waiting for 2 ×
+ *   NVIDIA_TESLA_T4 for one trial: ...")
+ *   "Project vision is at its limit of 8 vCPUs (it holds 8, the job needs 4)",
+ *   "Project vision is at its limit of 2 running jobs (it runs 2)"
+ *   "Waiting behind job big_1, which is ahead of it in the queue and waits for 4 ×
+ *   NVIDIA_TESLA_T4: starting this one now would delay it"
+ *   "The job needs 8 × NVIDIA_TESLA_T4 at once, more than this service has (4); it waits
+ *   until the capacity grows", "Project vision has a limit of 8 vCPUs, less than the job
+ *   needs at once (16 vCPUs); it waits until the limit is raised"
+ * False (and @buf "") when it is not queued. */
 bool ty_sched_reason(struct ty_sched *s, int64_t seq, char *buf, size_t len);
+/* The head of the last pass (the first job in order that did not fit now), and in
+ * *@reserve_usec (may be NULL) its reservation T; 0 (and 0) when there was none or it is no
+ * longer queued. For tests, metrics and debugging. */
+int64_t ty_sched_head(struct ty_sched *s, int64_t *reserve_usec);
 /* The earliest wait deadline of the queued jobs (epoch), 0 when none has one. */
 int64_t ty_sched_next_deadline(struct ty_sched *s);
 
@@ -137,6 +179,8 @@ struct ty_sched_stats {
     struct ty_resources used;     /* held by jobs, every dimension counted */
     uint64_t admissions;          /* jobs admitted by passes since ty_sched_new */
     uint64_t expirations;         /* jobs whose wait deadline passed */
+    uint64_t unadmissions;        /* admissions undone by ty_sched_unadmit (still counted in
+                                   * admissions and the histogram: counters only grow) */
     /* Time from creation to admission of admitted jobs: counts per bucket (not cumulative;
      * bucket i holds waits <= ty_sched_wait_bounds[i] and > the bound before). */
     uint64_t wait_bucket[TY_SCHED_WAIT_BUCKETS];
