@@ -343,6 +343,13 @@ static void render_sched(struct ty_buf *b, struct ty_sched *s)
     tyd_prom_sample(
         b, "trainyard_scheduler_admissions_total", TYD_PROM_NO_LABELS, (double)st.admissions);
     tyd_prom_family(b,
+                    "trainyard_scheduler_unadmissions_total",
+                    TYD_PROM_COUNTER,
+                    "Admissions undone since the service started: the job could not be started "
+                    "and went back to its place in the queue (still counted in admissions).");
+    tyd_prom_sample(
+        b, "trainyard_scheduler_unadmissions_total", TYD_PROM_NO_LABELS, (double)st.unadmissions);
+    tyd_prom_family(b,
                     "trainyard_scheduler_expirations_total",
                     TYD_PROM_COUNTER,
                     "Queued jobs cancelled because their scheduling.maxWaitTime passed, since the "
