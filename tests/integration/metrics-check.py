@@ -134,7 +134,8 @@ def cmd_jobs(path, base, projects):
 
 def cmd_value(path, name, labels):
     lab = dict(kv.split("=", 1) for kv in labels.split(",")) if labels else {}
-    print("%g" % sample_map(path).get((name, labels_key(lab)), 0))
+    v = sample_map(path).get((name, labels_key(lab)), 0)
+    print(int(v) if float(v).is_integer() else repr(v))
 
 
 def main(argv):

@@ -4,14 +4,19 @@
 # and state, retries, internal retries and replica restarts equal to what the API says of the
 # same jobs (one succeeded, one failed, one retried after a crash, one whose replica was
 # restarted in place, one whose supervisor was killed, one running, one cancelled while
-# queued); the request counters grow by the requests made; histograms cumulative; with
+# queued); the scheduler's queue, resources, admissions, waiting times and a maxWaitTime
+# expiry; the request counters grow by the requests made; histograms cumulative; with
 # --auth-tokens only a token for every project ('*') may read it.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$$
 CHECK="$PYTHON $TY_SOURCE_DIR/tests/integration/metrics-check.py"
+# The scheduler's metrics come with the scheduler (and its --shortest-max-wait-time).
+SCHED=no
+if "$TY_BUILD_DIR/bin/trainyardd" --help 2>&1 | grep -q -- --shortest-max-wait-time; then SCHED=yes; fi
 # One job at a time: the later ones queue behind a running one.
-trainyardd_start svc --max-running-jobs 1 || { echo "Bail out! trainyardd did not start"; exit 1; }
+trainyardd_start svc --max-running-jobs 1 $([ $SCHED = yes ] && echo --shortest-max-wait-time=1) ||
+  { echo "Bail out! trainyardd did not start"; exit 1; }
 DPID=$TYD_PID
 BASE=$TYD_URL
 SVC="$TEST_DIR/svc"
@@ -23,9 +28,9 @@ APID=$TYD_PID
 ABASE=$TYD_URL
 trap 'kill -TERM "$DPID" "$APID" 2>/dev/null' EXIT
 
-# submit PROJECT JOB SCRIPT: a job whose master runs `sh -c SCRIPT`
+# submit PROJECT JOB SCRIPT [EXTRA_TRAINING_INPUT_JSON]: a job whose master runs `sh -c SCRIPT`
 submit() {
-  write_job "$2.ti" "$3" &&
+  write_job "$2.ti" "$3" 0 0 0 "${4:-}" &&
   "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; json.dump(d, open(sys.argv[3],"w"))' "$2.ti" "$2" "$2.body" &&
   test "$(curl -s -o "$2.out" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "@$2.body" "$BASE/v1/projects/$1/jobs")" = 200
 }
@@ -87,6 +92,35 @@ test_expect_success 'jobs by project and state, retries and restarts: as the API
   test "$(value m1 trainyard_replica_restarts project=p1)" = 1
 '
 
+if [ $SCHED = yes ]; then
+  test_expect_success 'the scheduler: queue, resources held and free, admissions, waiting times' '
+    test "$(value m1 trainyard_scheduler_queued_jobs)" = 0 &&
+    test "$(value m1 trainyard_scheduler_holding_jobs)" = 1 &&
+    test "$(value m1 trainyard_resource_capacity resource=jobs)" = 1 &&
+    test "$(value m1 trainyard_resource_used resource=jobs)" = 1 &&
+    test "$(value m1 trainyard_resource_free resource=jobs)" = 0 &&
+    test "$(value m1 trainyard_resource_used resource=cpus)" = 4 &&
+    ! grep -q "^trainyard_resource_capacity{resource=\"cpus\"" m1 &&
+    test "$(value m1 trainyard_scheduler_admissions_total)" -ge 6 &&
+    test "$(value m1 trainyard_scheduler_wait_seconds_count)" = "$(value m1 trainyard_scheduler_admissions_total)" &&
+    test "$(value m1 trainyard_scheduler_expirations_total)" = 0
+  '
+  test_expect_success 'a job whose maxWaitTime passes in the queue is counted as an expiration' '
+    submit p2 late "true" "{\"scheduling\": {\"maxWaitTime\": \"1s\"}}" &&
+    wait_for 15 state_is p2 late CANCELLED &&
+    test "$(metrics mx)" = 200 && $CHECK format mx &&
+    test "$(value mx trainyard_scheduler_expirations_total)" = 1 &&
+    test "$(value mx trainyard_scheduler_queued_jobs)" = 0 &&
+    test "$(value mx trainyard_jobs project=p2,state=CANCELLED)" = 2 &&
+    $CHECK jobs mx "$BASE" p2
+  '
+else
+  test_skip 'the scheduler: queue, resources held and free, admissions, waiting times' \
+    'this trainyardd has no scheduler (no --shortest-max-wait-time)'
+  test_skip 'a job whose maxWaitTime passes in the queue is counted as an expiration' \
+    'this trainyardd has no scheduler (no --shortest-max-wait-time)'
+fi
+
 test_expect_success 'request counters grow by the requests made; latency histograms follow' '
   test "$(metrics m2)" = 200 &&
   for i in 1 2 3 4 5; do curl -s -o /dev/null "$BASE/healthz" || exit 1; done &&
@@ -101,7 +135,7 @@ test_expect_success 'request counters grow by the requests made; latency histogr
   test $(( $(value m3 trainyard_http_requests_total $G,code=200) - $(value m2 trainyard_http_requests_total $G,code=200) )) = 2 &&
   test $(( $(value m3 trainyard_http_requests_total $G,code=404) - $(value m2 trainyard_http_requests_total $G,code=404) )) = 1 &&
   test $(( $(value m3 trainyard_http_requests_total method=GET,route=none,code=404) - $(value m2 trainyard_http_requests_total method=GET,route=none,code=404) )) = 1 &&
-  test "$(value m3 trainyard_http_requests_total "method=POST,route=/v1/projects/{project}/jobs,code=200")" = 7 &&
+  test "$(value m3 trainyard_http_requests_total "method=POST,route=/v1/projects/{project}/jobs,code=200")" = $([ $SCHED = yes ] && echo 8 || echo 7) &&
   test "$(value m3 trainyard_http_requests_total method=GET,route=/metrics,code=200)" -ge 2 &&
   test $(( $(value m3 trainyard_http_request_duration_seconds_count $G) - $(value m2 trainyard_http_request_duration_seconds_count $G) )) = 3 &&
   test "$(value m3 trainyard_http_request_duration_seconds_bucket $G,le=+Inf)" = "$(value m3 trainyard_http_request_duration_seconds_count $G)"
