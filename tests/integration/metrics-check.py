@@ -8,6 +8,8 @@
 #   jobs FILE BASE PROJECT...   trainyard_jobs, the retries, internal retries and replica
 #                               restarts of each PROJECT equal what the API's jobs.list says
 #   value FILE SAMPLE LABELS    print a sample's value (LABELS: k=v,k=v; 0 when absent)
+#   dump FILE                   print every sample as "NAME{k=v,...} VALUE", labels sorted by
+#                               name (VALUE an integer when it is one), for quick lookups
 #   families FILE               print the family names, one a line
 # Exits 1 with the reason on the first mismatch.
 import json
@@ -132,10 +134,18 @@ def cmd_jobs(path, base, projects):
         print("%s: %d jobs, %s" % (p, len(jobs), want))
 
 
+def number(v):
+    return str(int(v)) if float(v).is_integer() else repr(v)
+
+
 def cmd_value(path, name, labels):
     lab = dict(kv.split("=", 1) for kv in labels.split(",")) if labels else {}
-    v = sample_map(path).get((name, labels_key(lab)), 0)
-    print(int(v) if float(v).is_integer() else repr(v))
+    print(number(sample_map(path).get((name, labels_key(lab)), 0)))
+
+
+def cmd_dump(path):
+    for (name, labels), v in sample_map(path).items():
+        print("%s{%s} %s" % (name, ",".join("%s=%s" % kv for kv in labels), number(v)))
 
 
 def main(argv):
@@ -145,12 +155,14 @@ def main(argv):
         cmd_jobs(argv[1], argv[2], argv[3:])
     elif len(argv) in (3, 4) and argv[0] == "value":
         cmd_value(argv[1], argv[2], argv[3] if len(argv) == 4 else "")
+    elif len(argv) == 2 and argv[0] == "dump":
+        cmd_dump(argv[1])
     elif len(argv) == 2 and argv[0] == "families":
         for fam in parse(argv[1]):
             print(fam.name)
     else:
         fail("usage: format FILE | jobs FILE BASE PROJECT... | value FILE SAMPLE [LABELS] | "
-             "families FILE")
+             "dump FILE | families FILE")
 
 
 if __name__ == "__main__":
