@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * main.c: `trainyard-supervisor`, the program trainyardd starts for each job
- * (`supervise-job [--run-as=USER] STATE_DIR SEQ GRACE_USEC`) and to remove a dead
+ * (`supervise-job [--run-as=USER] [--grant=JSON] STATE_DIR SEQ GRACE_USEC`) and to remove a dead
  * supervisor's containers (`sweep-containers`) or Slurm jobs (`sweep-slurm KEY`). A program of
  * its own so that the daemon does not carry the runtimes and their libraries (libcurl and its
  * TLS stack): the service stays small. */
@@ -19,7 +19,8 @@ int main(int argc, char **argv)
         return tys_sweep_slurm_main(argc - 1, argv + 1);
     fprintf(stderr,
             "trainyard-supervisor: an internal program of trainyardd, started by it for each "
-            "job; usage: trainyard-supervisor supervise-job [--run-as=USER] STATE_DIR SEQ "
+            "job; usage: trainyard-supervisor supervise-job [--run-as=USER] [--grant=JSON] "
+            "STATE_DIR SEQ "
             "GRACE_USEC | "
             "sweep-containers | sweep-slurm KEY\n");
     return 2;

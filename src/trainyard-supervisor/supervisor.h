@@ -4,8 +4,9 @@
 #ifndef TYS_SUPERVISOR_H
 #define TYS_SUPERVISOR_H
 
-/* `trainyard-supervisor supervise-job STATE_DIR SEQ GRACE_USEC`: run one job to its end,
- * recording it in the store. Returns the process exit status. */
+/* `trainyard-supervisor supervise-job [--run-as=USER] [--grant=JSON] STATE_DIR SEQ
+ * GRACE_USEC`: run one job to its end, recording it in the store. Returns the process exit
+ * status. */
 int tys_supervise_main(int argc, char **argv);
 /* `trainyard-supervisor sweep-containers`: remove containers and networks of dead
  * supervisors. */

@@ -64,6 +64,8 @@ struct task {
     struct ty_replica *rep;
     struct ty_runtime *rt;
     char *metric_dir; /* a trial's local metric directory, or NULL */
+    int gpu_dev[64];  /* the GPUs Slurm gave this task (container replicas) */
+    struct ty_replica_gpus gpus;
     bool launched, exited, quit, lost;
     bool cleaned;      /* the runtime's asynchronous cleanup ended */
     bool step_ended;   /* this launcher got SIGTERM/SIGINT/SIGHUP: Slurm ends the step */
@@ -280,6 +282,33 @@ static void on_prepared(void *ctx, int r, const char *error)
         give_up(t, &e);
 }
 
+/* A container replica gets the GPUs Slurm gave this task (--gpus-per-task): their indexes
+ * in SLURM_STEP_GPUS (or SLURM_JOB_GPUS), the device numbers of gres.conf's
+ * File=/dev/nvidia[0-N]. A process replica needs nothing: Slurm sets its CUDA_VISIBLE_DEVICES. */
+static void slurm_gpus(struct task *t)
+{
+    const char *v = getenv("SLURM_STEP_GPUS");
+    size_t n = 0;
+
+    if (!v || !*v)
+        v = getenv("SLURM_JOB_GPUS");
+    while (v && *v && n < TY_ARRAY_SIZE(t->gpu_dev)) {
+        char num[16];
+        size_t len = strcspn(v, ",");
+        int64_t d;
+        if (len < sizeof(num)) {
+            memcpy(num, v, len);
+            num[len] = '\0';
+            if (ty_parse_int64(num, 0, 65535, &d) == 0)
+                t->gpu_dev[n++] = (int)d;
+        }
+        v += len + (v[len] == ',');
+    }
+    t->gpus = (struct ty_replica_gpus){t->gpu_dev, n};
+    if (n > 0)
+        t->rt->gpus = &t->gpus;
+}
+
 static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
 {
     struct ty_runtime_events ev = {.started = on_started,
@@ -350,6 +379,8 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
     if (r < 0)
         return r;
     ty_runtime_attach(t->rt, &t->sub);
+    if (strcmp(runtime, "container") == 0)
+        slurm_gpus(t);
     r = t->rt->ops->prepare(t->rt, err);
     if (r == TY_RUNTIME_ASYNC)
         return 0; /* the container runtime opens the engine, pulls...: on_prepared goes on */

@@ -3,7 +3,8 @@
  * flags, then the environment (TRAINYARD_* and CLOUDSDK_*), then the config file
  * (TRAINYARD_CONFIG, else $XDG_CONFIG_HOME/trainyard/config, else ~/.config/trainyard/config):
  * the endpoint, the project, the token (or a token file) and the CA file for https://. Each
- * value keeps where it came from, so that errors name it. */
+ * value keeps where it came from, so that errors name it. The same file also holds `local
+ * train`'s GPU settings (gpus, gpu_devices: local-gpus.c reads them with cli_config_value). */
 #include <errno.h>
 #include <pwd.h>
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 #include "api-client-int.h"
 #include "fdutil.h"
 #include "kvconf.h"
+#include "local-gpus.h"
 #include "macro.h"
 
 /* A token file holds one token: anything larger is not one. */
@@ -74,8 +76,13 @@ static const struct ty_kv *config_get(const struct config *cfg, const char *key)
 
 static int config_load(struct config *cfg, struct ty_error *err)
 {
-    static const char *const known[] = {
-        "api_endpoint", "project", "access_token", "access_token_file", "custom_ca_certs_file"};
+    static const char *const known[] = {"api_endpoint",
+                                        "project",
+                                        "access_token",
+                                        "access_token_file",
+                                        "custom_ca_certs_file",
+                                        "gpus",
+                                        "gpu_devices"};
     bool must_exist;
     int r;
 
@@ -98,12 +105,28 @@ static int config_load(struct config *cfg, struct ty_error *err)
             return ty_error_set(err,
                                 EINVAL,
                                 "%s:%d: unknown key '%s' (known keys: api_endpoint, project, "
-                                "access_token, access_token_file, custom_ca_certs_file)",
+                                "access_token, access_token_file, custom_ca_certs_file, gpus, "
+                                "gpu_devices)",
                                 cfg->path,
                                 cfg->kv[i].line,
                                 cfg->kv[i].key);
     }
     return 0;
+}
+
+int cli_config_value(const char *key, char **value, char **source, struct ty_error *err)
+{
+    struct config cfg = {0};
+    const struct ty_kv *kv;
+    int r = config_load(&cfg, err);
+
+    *value = *source = NULL;
+    if (r >= 0 && (kv = config_get(&cfg, key))) {
+        *value = xstrdup(kv->value);
+        *source = xasprintf("%s:%d", cfg.path, kv->line);
+    }
+    config_release(&cfg);
+    return r < 0 ? r : 0;
 }
 
 /* Check a token's characters (it goes into an HTTP header). */

@@ -4,7 +4,8 @@
  * with the contract environment, streams their labelled logs, and exits 0 only when the job
  * SUCCEEDED. Ctrl-C (or SIGTERM) cancels; a second Ctrl-C kills at once. A job with
  * trainingInput.hyperparameters runs its trials through the study runner (study.h) and ends
- * with a table of the trials. */
+ * with a table of the trials. A job that needs GPUs runs with this machine's devices locked for
+ * it, waiting while other jobs hold them (local-gpus.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,6 +23,7 @@
 #include "fdutil.h"
 #include "jobrun.h"
 #include "json.h"
+#include "local-gpus.h"
 #include "macro.h"
 #include "parse.h"
 #include "runtimes.h"
@@ -83,6 +85,7 @@ struct run_ctx {
     char *job_record; /* <dir>/job.json */
     int64_t create_usec, start_usec, end_usec;
     enum ty_job_state state; /* as last recorded */
+    const char *error;       /* errorMessage of a job that ended before it ran, or NULL */
 };
 
 static void print_record(void *ctx, const struct ty_log_record *rec)
@@ -125,6 +128,8 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
     json_object_set_new(j, "state", json_string(ty_job_state_name(st)));
     if (rc->jr && *ty_jobrun_error(rc->jr) && ty_job_state_is_final(st))
         json_object_set_new(j, "errorMessage", json_string(ty_jobrun_error(rc->jr)));
+    else if (rc->error && ty_job_state_is_final(st))
+        json_object_set_new(j, "errorMessage", json_string(rc->error));
     if (rc->jr && ty_jobrun_study(rc->jr))
         json_object_set_new(j, "trainingOutput", ty_jobrun_training_output(rc->jr));
     else if (rc->jr && st != TY_STATE_QUEUED)
@@ -281,11 +286,32 @@ static int read_previous(const char *state_dir, const char *id, json_t **ret, st
     return 0;
 }
 
+/* The job ended while it waited for GPUs (@w, @why): recorded and logged as the run would.
+ * Returns the exit status. */
+static int
+ended_waiting(struct run_ctx *rc, const struct ty_supervisor_options *o, int w, const char *why)
+{
+    enum ty_job_state st = w == LOCAL_GPUS_ERROR ? TY_STATE_FAILED : TY_STATE_CANCELLED;
+
+    rc->error = why;
+    rc->end_usec = ty_now_usec();
+    ty_run_announce(o, rc, NULL, 0, rc->job->job_id);
+    ty_run_announce_result(o, rc, NULL, 0, st, why);
+    write_record(rc, st);
+    cli_error(PATH,
+              "Job %s %s: %s",
+              rc->job->job_id,
+              st == TY_STATE_CANCELLED ? "was cancelled" : "failed",
+              why);
+    return TY_EXIT_FAILED;
+}
+
 static int run_job(const struct ty_job *job,
                    const struct ty_runtime_ops *runtime,
                    const char *state_dir,
                    const json_t *previous,
-                   const struct ty_supervisor_options *base)
+                   const struct ty_supervisor_options *base,
+                   struct local_gpus *lg)
 {
     struct ty_supervisor_options opts = *base;
     struct run_ctx rc = {.job = job, .create_usec = ty_now_usec()};
@@ -295,6 +321,7 @@ static int run_job(const struct ty_job *job,
     struct ty_loop *loop = NULL;
     struct ty_error e = {0};
     enum ty_job_state final;
+    char why[512];
     int sig_fd;
     int r;
 
@@ -319,10 +346,23 @@ static int run_job(const struct ty_job *job,
         free(rc.job_record);
         return TY_EXIT_FAILED;
     }
-    loop = ty_loop_new();
     opts.log = log;
     opts.on_log = print_record;
     opts.on_progress = on_progress;
+    opts.wait_deadline_usec = ty_run_wait_deadline(job, rc.create_usec);
+    r = local_gpus_acquire(lg, job, sig_fd, rc.create_usec, why, sizeof(why));
+    if (r != LOCAL_GPUS_HELD) {
+        r = ended_waiting(&rc, &opts, r, why);
+        fprintf(stderr, "Logs: %s\n", logdir);
+        ty_joblog_close(log);
+        free(rc.job_record);
+        return r;
+    }
+    if (lg->active) {
+        opts.gpus = &lg->run;
+        opts.admitted = lg->admitted;
+    }
+    loop = ty_loop_new();
     {
         struct ty_jobrun_options jo = {
             .runtime = runtime,
@@ -545,6 +585,7 @@ static int local_train(int argc, char **argv)
     const char *env_runtime = getenv("TRAINYARD_RUNTIME");
     struct local_args a = {.runtime = env_runtime && *env_runtime ? env_runtime : "process"};
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    struct local_gpus lg = {0};
     _cleanup_json_ json_t *previous = NULL;
     int rc;
 
@@ -566,9 +607,12 @@ static int local_train(int argc, char **argv)
         cli_error(PATH, "no state directory: set --state-dir or TRAINYARD_HOME");
         goto out;
     }
+    if (local_gpus_setup(&lg, job, a.runtime, a.state_dir) < 0)
+        goto out;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    rc = run_job(job, ty_runtime_find(a.runtime), a.state_dir, previous, &a.opts);
+    rc = run_job(job, ty_runtime_find(a.runtime), a.state_dir, previous, &a.opts, &lg);
 out:
+    local_gpus_release(&lg);
     local_args_release(&a);
     return rc;
 }

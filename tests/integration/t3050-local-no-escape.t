@@ -8,6 +8,7 @@
 # and its log says so once; `trainyard-supervisor --run-as=nobody` runs replicas as nobody.
 # Needs root and cgroup v1 or a delegated v2 tree; the rest is skipped otherwise.
 . "$(dirname "$0")/../lib/test-lib.sh"
+cd "$TEST_DIR" || exit 1 # the set-up below writes job files here, not where the test was started
 
 M=$$
 SUP="$TY_BUILD_DIR/bin/trainyard-supervisor"

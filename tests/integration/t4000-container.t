@@ -2,7 +2,8 @@
 # t4000-container: the container runtime against a real Podman (Docker Engine API): the
 # environment inside containers, every replica reaching every other by its advertised name
 # from the start, limits in the cgroup, OOM wording, failure and cancel leaving no container
-# or network, a missing image, and the digits example in containers.
+# or network, a missing image, GPUs (a job that never fits; stand-in devices: the variables,
+# no device file), and the digits example in containers.
 # Skipped (every test) when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
@@ -121,10 +122,18 @@ else
 test_expect_success 'container: gpus' '
   ctr_job gpu.json "true" 0 0 0 "{\"masterConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"true\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}}" &&
   set +e; "$TRAINYARD" local train ctr_gpu_$J --config gpu.json >log 2>err; rc=$?; set -e
-  test $rc -eq 1 &&
-  grep -q "the job needs 1 GPU(s) (acceleratorConfig and GPU machine types) and this host has 0" err &&
-  ! grep -q "Waiting for training program to start" log &&
-  test -z "$(leftovers ctr_gpu_$J)"
+  test $rc -eq 2 &&
+  grep -q "trainingInput: the job needs 1 × NVIDIA_TESLA_T4 at once, and this machine has none (no NVIDIA GPU devices under /dev)" err &&
+  test -z "$(leftovers ctr_gpu_$J)" &&
+  S="echo got=\$NVIDIA_VISIBLE_DEVICES/\$CUDA_VISIBLE_DEVICES; ls /dev | grep -c nvidia || true" &&
+  ctr_job sgpu.json "$S" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}, \"workerConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S; sleep 1\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}}" &&
+  TRAINYARD_GPUS=NVIDIA_TESLA_T4:2 TRAINYARD_GPU_DEVICES=stand-in \
+    "$TRAINYARD" local train ctr_sgpu_$J --config sgpu.json >log 2>err &&
+  grep -q "master-replica-0 *got=0/0" log &&
+  grep -q "worker-replica-0 *got=1/0" log &&
+  test "$(grep -c "replica-0 *0$" log)" = 2 &&
+  grep -q "The job.s GPUs are stand-ins (no GPU device)" log &&
+  test -z "$(leftovers ctr_sgpu_$J)"
 '
 fi
 test_expect_success 'container: digits' '

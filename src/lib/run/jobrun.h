@@ -18,7 +18,9 @@
 struct ty_jobrun_options {
     const struct ty_runtime_ops *runtime; /* runtime.h; the programs pick it (exec/runtimes.h) */
     const char *state_dir; /* the job's own directory; a study makes trials/<trial>/ in it */
-    /* grace_usec, env, log, on_log, on_queued, on_progress, on_outcome and first_attempt;
+    /* grace_usec, env, log, on_log, on_queued, on_progress, on_outcome, first_attempt, gpus
+     * (what the job was given: a tuning job runs at most gpus->trials trials at once, each on
+     * its slot's GPUs), wait_deadline_usec (scheduling.maxWaitTime: the job's) and admitted;
      * their ctx is `ctx` below (on_state and ctx here are ignored). A tuning job's trials each
      * have their own attempts: their changes come as on_trial; on_outcome is a plain job's
      * only. */

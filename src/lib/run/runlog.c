@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "supervise.h"
 #include "timeutil.h"
 
@@ -80,6 +81,29 @@ void ty_run_announce(const struct ty_supervisor_options *o,
                 TY_SEV_INFO,
                 "Job creation request has been successfully validated.");
     run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Job %s is queued.", job_id);
+    if (o->admitted)
+        run_service(o, ctx, trial, attempt, TY_SEV_INFO, "%s", o->admitted);
+}
+
+const char *ty_run_wait_expired(const struct ty_job *job, char *buf, size_t len)
+{
+    const char *d = ty_json_str(json_object_get(job->training_input, "scheduling"), "maxWaitTime");
+
+    (void)snprintf(buf,
+                   len,
+                   "Job cancelled: it did not start within its scheduling.maxWaitTime (%s).",
+                   d ? d : "unset");
+    return buf;
+}
+
+int64_t ty_run_wait_deadline(const struct ty_job *job, int64_t create_usec)
+{
+    const char *d = ty_json_str(json_object_get(job->training_input, "scheduling"), "maxWaitTime");
+    int64_t usec = 0;
+
+    if (!d || ty_duration_parse(d, &usec, NULL) < 0 || usec <= 0)
+        return 0;
+    return create_usec + usec;
 }
 
 void ty_run_announce_result(const struct ty_supervisor_options *o,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "macro.h"
 
 int ty_runtime_new(const struct ty_runtime_ops *ops,
@@ -56,4 +57,47 @@ void ty_runtime_free(struct ty_runtime *rt)
 {
     if (rt)
         rt->ops->destroy(rt);
+}
+
+struct ty_replica_gpus *
+ty_run_gpus_for_plan(const struct ty_run_gpus *g, const struct ty_cluster_plan *plan, int slot)
+{
+    struct ty_replica_gpus *out;
+    size_t per_slot = 0, off;
+    bool any = false;
+
+    if (!g || !g->ngpus || slot < 0 || slot >= g->trials || plan->n_replicas == 0)
+        return NULL;
+    for (size_t i = 0; i < plan->n_replicas; i++)
+        per_slot += (size_t)ty_role_gpus(plan->job, plan->replicas[i].role, NULL);
+    out = xcalloc(plan->n_replicas, sizeof(*out));
+    off = (size_t)slot * per_slot;
+    /* The plan lists the replicas master first, then workers, ps, evaluators, each by
+     * index: the grant's order within a slot. */
+    for (size_t i = 0; i < plan->n_replicas; i++) {
+        size_t k = (size_t)ty_role_gpus(plan->job, plan->replicas[i].role, NULL);
+        if (k > 0 && off + k <= g->ngpus) {
+            out[i] = (struct ty_replica_gpus){g->gpus + off, k};
+            any = true;
+        }
+        off += k;
+    }
+    if (!any) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+const char *ty_replica_gpus_list(const struct ty_replica_gpus *g, char *buf, size_t len)
+{
+    size_t off = 0;
+
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; g && i < g->n && off < len; i++) {
+        int k = snprintf(buf + off, len - off, "%s%d", i ? "," : "", g->dev[i]);
+        off += k > 0 ? (size_t)k : 0;
+    }
+    return buf;
 }

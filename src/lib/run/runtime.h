@@ -128,6 +128,26 @@ struct ty_runtime_ops {
     void (*destroy)(struct ty_runtime *rt);
 };
 
+/* The GPU devices one replica is given (/dev/nvidia<N>; borrowed). */
+struct ty_replica_gpus {
+    const int *dev;
+    size_t n;
+};
+
+/* What a job was given on this machine, as its caller hands it to the run (the service's
+ * grant, the devices `local train` locked): trials at once and GPU devices. Plain data, so
+ * that the run needs nothing of the admission code (src/lib/admit). Borrowed. */
+struct ty_run_gpus {
+    int trials; /* trial slots: a tuning job runs at most this many trials at once */
+    /* Device numbers: trial slot by slot; within a slot role by role (master, worker, ps,
+     * evaluator), replica by replica, ty_role_gpus() each (the order of the scheduler's
+     * grant, scheduler.h). */
+    const int *gpus;
+    size_t ngpus;
+    /* Stand-ins (tests on a machine without GPUs): replicas get the variables, no device. */
+    bool stand_in;
+};
+
 /* The part of every runtime the generic code sees; implementations embed it first. */
 struct ty_runtime {
     const struct ty_runtime_ops *ops;
@@ -142,7 +162,26 @@ struct ty_runtime {
      * container runtime runs what the engine runs (the image's USER) and the slurm runtime
      * what Slurm runs (the submitting user), and both ignore it. */
     const char *run_as;
+    /* The GPUs of each replica of the attached plan, indexed by ty_runtime_replica_index;
+     * NULL: none given. Borrowed; set before prepare(). The caller holds the devices (their
+     * locks) for the whole run. The process runtime sets CUDA_VISIBLE_DEVICES and
+     * CUDA_DEVICE_ORDER; the container runtime hands the device files and sets
+     * NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES, and fails a replica that needs GPUs
+     * (ty_role_gpus) and was given fewer; the slurm runtime ignores it (Slurm gives GPUs). */
+    const struct ty_replica_gpus *gpus;
+    /* The GPUs given are stand-ins: replicas get the variables only, and a notice says so. */
+    bool gpu_stand_in;
 };
+
+/* The devices of each replica of @plan for a trial in slot @slot (0 for a plain job) under
+ * @g, in plan order (ty_runtime_replica_index), into a new array the caller frees; the
+ * entries point into g->gpus. NULL when @g is NULL or gives this slot no GPU; a replica @g
+ * does not cover (a grant too short) gets none. */
+struct ty_replica_gpus *
+ty_run_gpus_for_plan(const struct ty_run_gpus *g, const struct ty_cluster_plan *plan, int slot);
+/* The device numbers of @g (n of them) as "0,1" into @buf, the form of CUDA_VISIBLE_DEVICES.
+ * Returns @buf. */
+const char *ty_replica_gpus_list(const struct ty_replica_gpus *g, char *buf, size_t len);
 
 /* Report a notice through the runtime's events (no-op without a notice callback). */
 void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const char *fmt, ...)

@@ -16,6 +16,7 @@
 #include "fdutil.h"
 #include "json.h"
 #include "macro.h"
+#include "runtime.h"
 #include "stoprule.h"
 #include "strv.h"
 #include "timeutil.h"
@@ -29,6 +30,7 @@ struct trial_run {
     char **args;                       /* --name=value */
     char **env;                        /* CLOUD_ML_HP_METRIC_TAG=... */
     bool ended;                        /* the supervisor's run ended; not yet reaped when sup set */
+    int slot;                          /* the trial slot it holds while sup is set */
     struct ty_file_stamp metric_stamp; /* the metric file as last read while running */
 };
 
@@ -51,7 +53,9 @@ struct ty_study {
     uint64_t pump_timer;
     struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping, else NULL */
     uint64_t poll_timer;
-    char *error; /* the job's errorMessage, once decided */
+    uint64_t wait_timer; /* scheduling.maxWaitTime, until a trial is RUNNING */
+    char *cancel_error;  /* the errorMessage of a cancel that was not the user's, or NULL */
+    char *error;         /* the job's errorMessage, once decided */
     struct ty_study_resume_stats resumed;
 };
 
@@ -107,8 +111,11 @@ static void trial_on_state(void *ctx, enum ty_job_state s)
     if (!ty_job_state_is_final(s)) {
         if (s != TY_STATE_QUEUED)
             tr->t.state = s;
-        if (s == TY_STATE_RUNNING && st->state == TY_STATE_PREPARING)
+        if (s == TY_STATE_RUNNING && st->state == TY_STATE_PREPARING) {
+            ty_loop_cancel_timer(st->loop, st->wait_timer);
+            st->wait_timer = 0;
             set_state(st, TY_STATE_RUNNING);
+        }
         return;
     }
     tr->ended = true;
@@ -122,6 +129,29 @@ static size_t n_running(const struct ty_study *st)
         if (st->trials[i]->sup)
             n++;
     return n;
+}
+
+/* Trials at once at most: maxParallelTrials, and the trial slots the job was given. */
+static size_t max_running(const struct ty_study *st)
+{
+    size_t n = (size_t)st->job->hp->max_parallel_trials;
+    const struct ty_run_gpus *g = st->opts.sup.gpus;
+
+    if (g && g->trials > 0 && (size_t)g->trials < n)
+        n = (size_t)g->trials;
+    return n ? n : 1;
+}
+
+/* The lowest trial slot no running trial holds. */
+static int free_slot(const struct ty_study *st)
+{
+    for (int slot = 0;; slot++) {
+        bool held = false;
+        for (size_t i = 0; i < st->n_trials && !held; i++)
+            held = st->trials[i]->sup && st->trials[i]->slot == slot;
+        if (!held)
+            return slot;
+    }
 }
 
 static void notify_trial(struct trial_run *tr)
@@ -372,6 +402,10 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     o.on_queued = trial_on_queued;
     o.on_progress = trial_on_progress;
     o.running_since_usec = 0; /* maxRunningTime counts for each trial from its start */
+    o.wait_deadline_usec = 0; /* maxWaitTime is the job's (the study's own timer) */
+    o.admitted = NULL;        /* said once, by the study */
+    tr->slot = free_slot(st); /* its GPUs: held until its run is reaped */
+    o.gpu_slot = tr->slot;
     o.ctx = tr;
     o.extra_env = tr->env;
     o.metric_dir = tr->metric_dir;
@@ -403,7 +437,8 @@ static void finish_study(struct ty_study *st)
             last_failed = &st->trials[i]->t;
     if (st->cancelled) {
         final = TY_STATE_CANCELLED;
-        ty_replace_str(&st->error, "Job cancelled by the user.");
+        ty_replace_str(&st->error,
+                       st->cancel_error ? st->cancel_error : "Job cancelled by the user.");
     } else if (st->failed_limit) {
         final = TY_STATE_FAILED;
     } else if (st->n_succeeded > 0) {
@@ -419,6 +454,8 @@ static void finish_study(struct ty_study *st)
     st->done = true;
     ty_loop_cancel_timer(st->loop, st->poll_timer);
     st->poll_timer = 0;
+    ty_loop_cancel_timer(st->loop, st->wait_timer);
+    st->wait_timer = 0;
     if (final == TY_STATE_SUCCEEDED)
         study_service(st,
                       TY_SEV_INFO,
@@ -453,9 +490,9 @@ static void pump(struct ty_loop *loop, void *data)
     /* Fill the free slots; trials that fail to start free their slot at once. */
     while (!st->stopping && !st->exhausted) {
         running = n_running(st);
-        if (running >= (size_t)st->job->hp->max_parallel_trials)
+        if (running >= max_running(st))
             break;
-        want = (size_t)st->job->hp->max_parallel_trials - running;
+        want = max_running(st) - running;
         n = 0;
         if (ty_tuner_suggest(st->tuner, want, &s, &n, &e) < 0 || n == 0) {
             if (n == 0 && e.code)
@@ -519,6 +556,8 @@ int ty_study_new(struct ty_loop *loop,
     return 0;
 }
 
+static void on_wait(struct ty_loop *loop, void *data);
+
 int ty_study_start(struct ty_study *st, struct ty_error *err)
 {
     const struct ty_hp_spec *hp = st->job->hp;
@@ -544,9 +583,12 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     set_state(st, TY_STATE_PREPARING);
     study_service(st,
                   TY_SEV_INFO,
-                  "Hyperparameter tuning: up to %d trials, %d at a time, %s %s.",
+                  "Hyperparameter tuning: up to %d trials, %zu at a time%s, %s %s.",
                   hp->max_trials,
-                  hp->max_parallel_trials,
+                  max_running(st),
+                  max_running(st) < (size_t)hp->max_parallel_trials
+                      ? " (as many as the job was given room for)"
+                      : "",
                   hp->maximize ? "maximizing" : "minimizing",
                   st->tag);
     if (hp->resume_job_id)
@@ -559,20 +601,28 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
                       st->resumed.failed,
                       st->resumed.skipped,
                       st->resumed.last_id + 1);
+    if (st->opts.sup.wait_deadline_usec > 0) {
+        int64_t left = st->opts.sup.wait_deadline_usec - ty_now_usec();
+        st->wait_timer =
+            ty_loop_add_timer(st->loop, ty_mono_usec() + (left > 0 ? left : 0), on_wait, st);
+    }
     schedule_pump(st);
     if (st->stop_rule)
         poll_trials(st->loop, st);
     return 0;
 }
 
-void ty_study_cancel(struct ty_study *st)
+/* Cancel: @requested is logged, @error (NULL: the user's words) is the job's errorMessage. */
+static void cancel_for(struct ty_study *st, const char *requested, const char *error)
 {
     if (st->done)
         return;
     if (!st->cancelled) {
-        study_service(st, TY_SEV_INFO, "Job cancellation requested.");
+        study_service(st, TY_SEV_INFO, "%s", requested);
         st->cancelled = true;
         st->stopping = true;
+        if (error)
+            st->cancel_error = xstrdup(error);
         set_state(st, TY_STATE_CANCELLING);
     }
     /* A second request reaches each trial as a second cancel: its replicas are killed. */
@@ -580,6 +630,22 @@ void ty_study_cancel(struct ty_study *st)
         if (st->trials[i]->sup && !st->trials[i]->ended)
             ty_supervisor_cancel(st->trials[i]->sup);
     schedule_pump(st);
+}
+
+void ty_study_cancel(struct ty_study *st)
+{
+    cancel_for(st, "Job cancellation requested.", NULL);
+}
+
+/* scheduling.maxWaitTime passed and no trial runs yet: the job is cancelled. */
+static void on_wait(struct ty_loop *loop, void *data)
+{
+    struct ty_study *st = data;
+    char msg[256];
+
+    st->wait_timer = 0;
+    if (!st->done && !st->cancelled && st->state != TY_STATE_RUNNING)
+        cancel_for(st, ty_run_wait_expired(st->job, msg, sizeof(msg)), msg);
 }
 
 enum ty_job_state ty_study_state(const struct ty_study *st)
@@ -648,11 +714,13 @@ void ty_study_free(struct ty_study *st)
         return;
     ty_loop_cancel_timer(st->loop, st->pump_timer);
     ty_loop_cancel_timer(st->loop, st->poll_timer);
+    ty_loop_cancel_timer(st->loop, st->wait_timer);
     ty_stop_rule_free(st->stop_rule);
     for (size_t i = 0; i < st->n_trials; i++)
         trial_free(st->trials[i]);
     free(st->trials);
     ty_tuner_free(st->tuner);
     free(st->error);
+    free(st->cancel_error);
     free(st);
 }

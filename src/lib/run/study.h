@@ -5,8 +5,12 @@
  * outcomes go back to the tuner until the study ends. docs/lifecycle.md, "Hyperparameter
  * tuning", describes the rules:
  *
- * - Up to maxParallelTrials trials run at once; every trial, failed or not, counts against
- *   maxTrials (GRID_SEARCH also ends when its grid is exhausted).
+ * - Up to maxParallelTrials trials run at once, and at most the trial slots the job was given
+ *   (sup.gpus->trials); each running trial holds a slot (the lowest free one) and its GPUs
+ *   until its run has been cleaned up. Every trial, failed or not, counts against maxTrials
+ *   (GRID_SEARCH also ends when its grid is exhausted).
+ * - scheduling.maxWaitTime (sup.wait_deadline_usec): a study none of whose trials is RUNNING
+ *   by then is cancelled, with ty_run_wait_expired's errorMessage.
  * - Each trial's replicas report through cloudml-hypertune into the trial's own metric file,
  *   <state_dir>/trials/<trial>/output.metrics (CLOUD_ML_HP_METRIC_FILE in processes; the
  *   directory is mounted at /tmp/hypertune in containers), and get CLOUD_ML_HP_METRIC_TAG.
@@ -49,8 +53,9 @@ struct ty_study_options {
     const struct ty_runtime_ops *runtime; /* runtime.h; the programs pick it (exec/runtimes.h) */
     const char *state_dir; /* the job's state directory; trials/<trial>/ are made under it */
     uint64_t seed;         /* the tuner's seed */
-    /* Per-trial supervisor options: grace_usec, env, log, on_log and on_queued (their ctx is
-     * `ctx` below) are used; on_state, extra_env and metric_dir are the study's. */
+    /* Per-trial supervisor options: grace_usec, env, log, on_log, on_queued and gpus (their
+     * ctx is `ctx` below) are used; on_state, extra_env, metric_dir and gpu_slot are the
+     * study's; wait_deadline_usec and admitted are the job's, not each trial's. */
     struct ty_supervisor_options sup;
     /* The job's state changes (QUEUED -> PREPARING -> RUNNING -> final; CANCELLING). */
     void (*on_state)(void *ctx, enum ty_job_state state);

@@ -42,10 +42,11 @@ struct ty_supervisor {
     struct ty_runtime *rt;
     struct ty_clusterenv *env;
     struct rep_state *reps;
-    size_t running;         /* launched and not yet exited */
-    size_t started;         /* replicas whose program has started in this attempt */
-    unsigned attempt;       /* the attempt now (numbered from opts.first_attempt) */
-    unsigned first_attempt; /* opts.first_attempt, at least 1 */
+    struct ty_replica_gpus *gpus; /* each replica's GPUs (ty_run_gpus_for_plan), or NULL */
+    size_t running;               /* launched and not yet exited */
+    size_t started;               /* replicas whose program has started in this attempt */
+    unsigned attempt;             /* the attempt now (numbered from opts.first_attempt) */
+    unsigned first_attempt;       /* opts.first_attempt, at least 1 */
     enum ty_job_state state;
     enum ty_job_state outcome; /* final state decided while stopping */
     bool stopping;             /* tearing down: for the end of the run, or for a retry */
@@ -56,6 +57,7 @@ struct ty_supervisor {
     bool ever_running;         /* the run reached RUNNING (the deadline is armed from then) */
     bool done;
     uint64_t grace_timer, deadline_timer, restart_timer, attempt_timer;
+    uint64_t wait_timer; /* scheduling.maxWaitTime, until the run is RUNNING */
     char error[2048];
 };
 
@@ -269,6 +271,8 @@ static void on_started(void *ctx, struct ty_replica *r)
     if (++sup->started < sup->plan->n_replicas || sup->stopping || sup->ever_running)
         return;
     sup->ever_running = true;
+    ty_loop_cancel_timer(sup->loop, sup->wait_timer);
+    sup->wait_timer = 0;
     set_state(sup, TY_STATE_RUNNING);
     if (sup->job->max_running_usec > 0) {
         int64_t left = sup->job->max_running_usec;
@@ -449,6 +453,8 @@ static int new_runtime(struct ty_supervisor *sup, struct ty_error *err)
     if (r >= 0) {
         ty_runtime_attach(sup->rt, sup->plan);
         sup->rt->run_as = sup->opts.run_as;
+        sup->rt->gpus = sup->gpus;
+        sup->rt->gpu_stand_in = sup->opts.gpus && sup->opts.gpus->stand_in;
     }
     return r;
 }
@@ -479,6 +485,8 @@ int ty_supervisor_new(struct ty_loop *loop,
     r = ty_plan_build(job, trial_id, trial_args, &sup->plan, err);
     if (r >= 0 && sup->opts.metric_dir)
         sup->plan->metric_dir = xstrdup(sup->opts.metric_dir);
+    if (r >= 0)
+        sup->gpus = ty_run_gpus_for_plan(sup->opts.gpus, sup->plan, sup->opts.gpu_slot);
     if (r >= 0)
         r = new_runtime(sup, err);
     if (r < 0) {
@@ -617,6 +625,8 @@ static int make_job_dir(const char *dir, const char *run_as, struct ty_error *er
     return 0;
 }
 
+static void on_wait(struct ty_loop *loop, void *data);
+
 int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
 {
     struct ty_error e = {0};
@@ -628,6 +638,11 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
         set_state(sup, TY_STATE_PREPARING);
     service(sup, TY_SEV_INFO, "Waiting for job to be provisioned.");
     progress(sup);
+    if (sup->opts.wait_deadline_usec > 0) {
+        int64_t left = sup->opts.wait_deadline_usec - ty_now_usec();
+        sup->wait_timer =
+            ty_loop_add_timer(sup->loop, ty_mono_usec() + (left > 0 ? left : 0), on_wait, sup);
+    }
 
     /* A local job directory is created for the program; remote URIs (gs://...) are the
      * program's business. */
@@ -661,15 +676,16 @@ static void launch_all(struct ty_supervisor *sup)
             return;
 }
 
-void ty_supervisor_cancel(struct ty_supervisor *sup)
+/* Cancel: @requested is logged, @error is the run's errorMessage. */
+static void cancel_for(struct ty_supervisor *sup, const char *requested, const char *error)
 {
     if (sup->done)
         return;
     if (sup->retrying) {
         /* Between attempts, or tearing one down for the next: the run ends here. */
-        service(sup, TY_SEV_INFO, "Job cancellation requested.");
+        service(sup, TY_SEV_INFO, "%s", requested);
         set_state(sup, TY_STATE_CANCELLING);
-        stop(sup, TY_STATE_CANCELLED, "Job cancelled by the user.");
+        stop(sup, TY_STATE_CANCELLED, error);
         if (sup->running > 0) {
             service(
                 sup, TY_SEV_WARNING, "Cancel requested during teardown: killing the replicas now.");
@@ -694,9 +710,25 @@ void ty_supervisor_cancel(struct ty_supervisor *sup)
         kill_now(sup);
         return;
     }
-    service(sup, TY_SEV_INFO, "Job cancellation requested.");
+    service(sup, TY_SEV_INFO, "%s", requested);
     set_state(sup, TY_STATE_CANCELLING);
-    stop(sup, TY_STATE_CANCELLED, "Job cancelled by the user.");
+    stop(sup, TY_STATE_CANCELLED, error);
+}
+
+void ty_supervisor_cancel(struct ty_supervisor *sup)
+{
+    cancel_for(sup, "Job cancellation requested.", "Job cancelled by the user.");
+}
+
+/* scheduling.maxWaitTime passed: a run that never became RUNNING is cancelled. */
+static void on_wait(struct ty_loop *loop, void *data)
+{
+    struct ty_supervisor *sup = data;
+    char msg[256];
+
+    sup->wait_timer = 0;
+    if (!sup->ever_running && !sup->done && (!sup->stopping || sup->retrying))
+        cancel_for(sup, ty_run_wait_expired(sup->job, msg, sizeof(msg)), msg);
 }
 
 bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why)
@@ -753,11 +785,13 @@ void ty_supervisor_free(struct ty_supervisor *sup)
     ty_loop_cancel_timer(sup->loop, sup->deadline_timer);
     ty_loop_cancel_timer(sup->loop, sup->restart_timer);
     ty_loop_cancel_timer(sup->loop, sup->attempt_timer);
+    ty_loop_cancel_timer(sup->loop, sup->wait_timer);
     ty_clusterenv_free(sup->env);
     if (sup->reps)
         for (size_t i = 0; i < sup->plan->n_replicas; i++)
             ty_strv_free(sup->reps[i].env);
     ty_plan_free(sup->plan);
     free(sup->reps);
+    free(sup->gpus);
     free(sup);
 }

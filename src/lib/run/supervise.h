@@ -73,12 +73,35 @@ struct ty_supervisor_options {
     /* When the job first became RUNNING (wall clock, µs; 0: not yet), for a run that takes
      * over from a supervisor that was lost: scheduling.maxRunningTime counts from then. */
     int64_t running_since_usec;
+    /* What the job was given on this machine (runtime.h; borrowed, outlives the run; NULL:
+     * nothing, as for a runtime that schedules its own, or a caller that hands none): this
+     * run's replicas get the GPUs of trial slot @gpu_slot (0 for a plain job). */
+    const struct ty_run_gpus *gpus;
+    int gpu_slot;
+    /* scheduling.maxWaitTime: when the job must have started (wall clock, µs since the
+     * epoch: createTime + maxWaitTime; 0: no limit). A run not RUNNING then (PREPARING:
+     * images being pulled; QUEUED in its runtime's queue; between attempts before it ever
+     * ran) is cancelled and ends CANCELLED with ty_run_wait_expired's message. */
+    int64_t wait_deadline_usec;
+    /* A service line written after the "Job ... is queued." of ty_run_announce (the
+     * admission: how long the job waited and what it was given); NULL: none. Borrowed. */
+    const char *admitted;
     void *ctx;
 };
 
 struct ty_supervisor;
 struct ty_runtime_ops; /* runtime.h; the programs pick one (exec/runtimes.h) */
 struct ty_exit_status; /* runtime.h */
+struct ty_run_gpus;    /* runtime.h */
+
+/* The errorMessage of a job cancelled because it did not start within its
+ * scheduling.maxWaitTime, into @buf: "Job cancelled: it did not start within its
+ * scheduling.maxWaitTime (1800s)." (the duration as the job says it). The service says the
+ * same of the jobs it cancels in its queue. Returns @buf. */
+const char *ty_run_wait_expired(const struct ty_job *job, char *buf, size_t len);
+/* createTime + scheduling.maxWaitTime of @job created at @create_usec (epoch µs); 0 when the
+ * job sets no maxWaitTime. */
+int64_t ty_run_wait_deadline(const struct ty_job *job, int64_t create_usec);
 
 /* Create a supervisor for one run of @job with the runtime @runtime on @loop.
  * @trial_id and @trial_args as for ty_plan_build (NULL outside tuning). */
@@ -150,7 +173,8 @@ void ty_run_vservice(const struct ty_supervisor_options *o,
                      const char *fmt,
                      va_list ap) __attribute__((format(printf, 6, 0)));
 
-/* The service messages every run starts with (the job was validated and queued). */
+/* The service messages every run starts with (the job was validated and queued), then
+ * @o->admitted when set. */
 void ty_run_announce(const struct ty_supervisor_options *o,
                      void *ctx,
                      const char *trial,

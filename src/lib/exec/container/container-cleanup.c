@@ -37,12 +37,9 @@ static void cancel_replicas(struct container_rt *c)
         ctr_run_cancel(&c->reps[i]);
 }
 
-/* The end of every cleanup: the GPUs, line buffers and port reservations are released. */
+/* The end of every cleanup: line buffers and port reservations are released. */
 static void release(struct container_rt *c)
 {
-    for (size_t i = 0; i < c->n_gpu_locks; i++)
-        close(c->gpu_locks[i]);
-    c->n_gpu_locks = 0;
     for (size_t i = 0; i < c->n; i++) {
         ty_linesplit_release(&c->reps[i].out_ls);
         ty_linesplit_release(&c->reps[i].err_ls);

@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
  * container-config.c: what each container of the container runtime is created with: CPU and
- * memory limits from machine types (capped to the host), GPUs (locked per job), the network
- * endpoint with its fixed address and every peer in /etc/hosts, the job directory bind,
+ * memory limits from machine types (capped to the host), the GPUs each replica was given, the
+ * network endpoint with its fixed address and every peer in /etc/hosts, the job directory bind,
  * Kubernetes-style command semantics, and the engine's init as PID 1 (HostConfig.Init: it
  * forwards signals to the program and reaps orphaned children), dropped with a notice when
  * the engine has none (see container.c for the runtime itself). */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -93,69 +89,37 @@ void ctr_size_roles(struct container_rt *c)
     }
 }
 
-int ctr_gpus_per_replica(const struct ty_job *job, int role)
+int ctr_check_gpus(struct container_rt *c, struct ty_error *err)
 {
-    const struct ty_role_spec *rs = &job->roles[role];
-    const struct ty_machine_type *mt = ty_machine_lookup(rs->machine_type);
-    if (rs->accel.type && rs->accel.count > 0)
-        return (int)rs->accel.count;
-    return mt ? mt->gpus : 0;
-}
+    const struct ty_cluster_plan *plan = c->base.plan;
+    bool any = false;
 
-/* NVIDIA GPUs are /dev/nvidia<N>; each one a job uses is held with an flock on
- * /run/trainyard/gpu-<N>.lock, so two jobs never share one. */
-int ctr_reserve_gpus(struct container_rt *c, struct ty_error *err)
-{
-    const struct ty_job *job = c->base.plan->job;
-    int need = 0, have = 0;
-    DIR *d;
-    struct dirent *de;
+    for (size_t i = 0; i < plan->n_replicas; i++) {
+        const struct ty_replica *r = &plan->replicas[i];
+        const char *type = NULL;
+        int need = ty_role_gpus(plan->job, r->role, &type);
+        size_t given = c->base.gpus ? c->base.gpus[i].n : 0;
 
-    for (int role = 0; role < TY_ROLE_MAX; role++)
-        need += (int)job->roles[role].count * ctr_gpus_per_replica(job, role);
-    if (need == 0)
-        return 0;
-    d = opendir("/dev");
-    while (d && (de = readdir(d))) {
-        char *end;
-        if (strncmp(de->d_name, "nvidia", 6) == 0 && de->d_name[6] &&
-            strtol(de->d_name + 6, &end, 10) >= 0 && *end == '\0')
-            have++;
-    }
-    if (d)
-        closedir(d);
-    if (have < need)
-        return ty_error_set(err,
-                            ENODEV,
-                            "the job needs %d GPU(s) (acceleratorConfig and GPU machine types) "
-                            "and this host has %d NVIDIA GPU device(s) under /dev",
-                            need,
-                            have);
-    (void)mkdir("/run/trainyard", 0755);
-    c->gpu_locks = xcalloc((size_t)need, sizeof(int));
-    c->gpu_index = xcalloc((size_t)need, sizeof(int));
-    for (int g = 0; g < have && (int)c->n_gpu_locks < need; g++) {
-        char path[64];
-        int fd;
-        (void)snprintf(path, sizeof(path), "/run/trainyard/gpu-%d.lock", g);
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0)
+        if (need <= 0)
             continue;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-            close(fd);
-            continue;
-        }
-        c->gpu_index[c->n_gpu_locks] = g;
-        c->gpu_locks[c->n_gpu_locks++] = fd;
+        if (given < (size_t)need)
+            return ty_error_set(err,
+                                ENODEV,
+                                "the replica %s needs %d × %s and was given %s%zu: GPUs are "
+                                "given by the one who runs the job (trainyardd's scheduler, "
+                                "trainyard local train), which holds them for it",
+                                r->display_name,
+                                need,
+                                type ? type : "GPU",
+                                given ? "only " : "",
+                                given);
+        any = true;
     }
-    if ((int)c->n_gpu_locks < need)
-        return ty_error_set(err,
-                            EBUSY,
-                            "the job needs %d GPU(s); %d exist but only %zu are free (others "
-                            "are held by running jobs)",
-                            need,
-                            have,
-                            c->n_gpu_locks);
+    if (any && c->base.gpu_stand_in)
+        ty_runtime_notice(&c->base,
+                          TY_SEV_INFO,
+                          "The job's GPUs are stand-ins (no GPU device): its replicas get "
+                          "NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES but no device file.");
     return 0;
 }
 
@@ -167,34 +131,37 @@ json_t *ctr_strv_array(char *const *v)
     return a;
 }
 
-/* The devices and variables of the GPUs handed to one replica. */
+/* The devices and variables of the GPUs given to one replica: NVIDIA_VISIBLE_DEVICES names
+ * the host's devices, CUDA_VISIBLE_DEVICES numbers them from 0 as the container sees them;
+ * stand-ins get the variables only. */
 static void
 add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, json_t *env)
 {
-    int k = ctr_gpus_per_replica(c->base.plan->job, cr->r->role);
+    const struct ty_replica_gpus *g =
+        c->base.gpus ? &c->base.gpus[ty_runtime_replica_index(&c->base, cr->r)] : NULL;
     json_t *devices;
     struct ty_buf visible = TY_BUF_INIT, cuda = TY_BUF_INIT;
     static const char *const shared[] = {
         "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
 
-    if (k <= 0)
+    if (!g || g->n == 0)
         return;
     devices = json_array();
-    for (int i = 0; i < k && c->next_gpu < c->n_gpu_locks; i++) {
-        int g = c->gpu_index[c->next_gpu++];
-        _cleanup_free_ char *dev = xasprintf("/dev/nvidia%d", g);
-        json_array_append_new(devices,
-                              json_pack("{s:s,s:s,s:s}",
-                                        "PathOnHost",
-                                        dev,
-                                        "PathInContainer",
-                                        dev,
-                                        "CgroupPermissions",
-                                        "rwm"));
-        ty_buf_printf(&visible, "%s%d", i ? "," : "", g);
-        ty_buf_printf(&cuda, "%s%d", i ? "," : "", i);
+    for (size_t i = 0; i < g->n; i++) {
+        _cleanup_free_ char *dev = xasprintf("/dev/nvidia%d", g->dev[i]);
+        if (!c->base.gpu_stand_in)
+            json_array_append_new(devices,
+                                  json_pack("{s:s,s:s,s:s}",
+                                            "PathOnHost",
+                                            dev,
+                                            "PathInContainer",
+                                            dev,
+                                            "CgroupPermissions",
+                                            "rwm"));
+        ty_buf_printf(&visible, "%s%d", i ? "," : "", g->dev[i]);
+        ty_buf_printf(&cuda, "%s%zu", i ? "," : "", i);
     }
-    for (size_t i = 0; i < TY_ARRAY_SIZE(shared); i++)
+    for (size_t i = 0; i < TY_ARRAY_SIZE(shared) && !c->base.gpu_stand_in; i++)
         if (access(shared[i], F_OK) == 0)
             json_array_append_new(devices,
                                   json_pack("{s:s,s:s,s:s}",
@@ -204,7 +171,10 @@ add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, js
                                             shared[i],
                                             "CgroupPermissions",
                                             "rwm"));
-    json_object_set_new(host_config, "Devices", devices);
+    if (json_array_size(devices) > 0)
+        json_object_set_new(host_config, "Devices", devices);
+    else
+        json_decref(devices);
     json_array_append_new(env, json_sprintf("NVIDIA_VISIBLE_DEVICES=%s", ty_buf_str(&visible)));
     json_array_append_new(env, json_sprintf("CUDA_VISIBLE_DEVICES=%s", ty_buf_str(&cuda)));
     ty_buf_release(&visible);

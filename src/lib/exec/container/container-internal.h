@@ -81,11 +81,7 @@ struct container_rt {
     bool network_created;
     char subnet[32], prefix[24];
     int64_t nano_cpus[TY_ROLE_MAX], memory[TY_ROLE_MAX];
-    int *gpu_locks; /* flock'd fds of the GPUs this job holds */
-    int *gpu_index; /* and their device numbers (/dev/nvidia<N>) */
-    size_t n_gpu_locks;
-    size_t next_gpu; /* next of those to hand to a replica */
-    char owner[64];  /* TY_LABEL_OWNER's value: ty_engine_owner_id */
+    char owner[64]; /* TY_LABEL_OWNER's value: ty_engine_owner_id */
     /* prepare() under way (container-prepare.c) */
     bool preparing;
     struct ty_engine_call pcall; /* the network listing or creation in flight */
@@ -195,10 +191,10 @@ int64_t ctr_host_memory(void);
 /* Fill c->nano_cpus and c->memory from each role's machine type, capped to the host with a
  * notice. */
 void ctr_size_roles(struct container_rt *c);
-/* GPUs one replica of @role gets (acceleratorConfig, or its machine type's built-in ones). */
-int ctr_gpus_per_replica(const struct ty_job *job, int role);
-/* Lock the GPUs the whole job needs; -ENODEV/-EBUSY with a message when there are too few. */
-int ctr_reserve_gpus(struct container_rt *c, struct ty_error *err);
+/* Check that every replica that needs GPUs (ty_role_gpus) was given as many (ty_runtime.gpus:
+ * the caller holds them); say once that stand-ins are stand-ins. Returns 0, or -ENODEV with a
+ * message naming the replica. */
+int ctr_check_gpus(struct container_rt *c, struct ty_error *err);
 /* A JSON array of the strings of @v ([] for NULL). */
 json_t *ctr_strv_array(char *const *v);
 /* The body of POST /containers/create for replica @cr with the contract variables @env,

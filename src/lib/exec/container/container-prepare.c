@@ -273,7 +273,7 @@ static void after_garbage(struct container_rt *c)
     struct ty_error e = {0};
 
     ctr_size_roles(c);
-    if (ctr_reserve_gpus(c, &e) < 0) {
+    if (ctr_check_gpus(c, &e) < 0) {
         prepare_end(c, -e.code, ty_error_msg(&e));
         return;
     }

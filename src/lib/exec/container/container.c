@@ -220,8 +220,6 @@ static void destroy(struct ty_runtime *rt)
         ctr_run_free(&c->reps[i]);
     free(c->reps);
     free(c->network);
-    free(c->gpu_locks);
-    free(c->gpu_index);
     free(c);
 }
 

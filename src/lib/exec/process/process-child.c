@@ -166,8 +166,11 @@ fail_errno:
 
 /* The environment of @pr's program: trainyard's own, the metric file of a tuning trial, the
  * contract variables @env and the run token. Caller frees. */
-char **pc_replica_env(struct process_rt *p, char *const env[])
+char **pc_replica_env(struct proc_replica *pr, char *const env[])
 {
+    struct process_rt *p = pr->rt;
+    const struct ty_replica_gpus *g =
+        p->base.gpus ? &p->base.gpus[ty_runtime_replica_index(&p->base, pr->r)] : NULL;
     char **envp = ty_strv_copy(environ);
 
     /* A tuning trial's metric file is in its own host directory (plan.h); the run's
@@ -180,6 +183,13 @@ char **pc_replica_env(struct process_rt *p, char *const env[])
         const char *eq = strchr(env[i], '=');
         _cleanup_free_ char *name = xstrndup(env[i], eq ? (size_t)(eq - env[i]) : strlen(env[i]));
         ty_strv_setenv(&envp, name, eq ? eq + 1 : "");
+    }
+    if (g && g->n > 0) {
+        /* The device numbers are the driver's minor numbers; CUDA numbers devices in PCI bus
+         * order with CUDA_DEVICE_ORDER=PCI_BUS_ID, the order the driver gives minors in. */
+        char list[512];
+        ty_strv_setenv(&envp, "CUDA_VISIBLE_DEVICES", ty_replica_gpus_list(g, list, sizeof(list)));
+        ty_strv_setenv(&envp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
     }
     ty_strv_setenv(&envp, TY_RUN_TOKEN_ENV, p->token);
     if (p->user.set) {

@@ -93,10 +93,12 @@ struct child_setup {
  * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
 char *pc_resolve_program(const char *prog, char *const *envp);
 
-/* The environment of @p's replicas: trainyard's own, the metric file of a tuning trial, the
- * contract variables @env, the run token, and HOME/USER/LOGNAME of the user they run as.
- * Caller frees. */
-char **pc_replica_env(struct process_rt *p, char *const env[]);
+/* The environment of replica @pr: trainyard's own, the metric file of a tuning trial, the
+ * contract variables @env, the GPUs it was given (CUDA_VISIBLE_DEVICES with their device
+ * numbers, CUDA_DEVICE_ORDER=PCI_BUS_ID; stand-ins alike; nothing of trainyard's own is
+ * changed for a replica given none), the run token, and HOME/USER/LOGNAME of the user it runs
+ * as. Caller frees. */
+char **pc_replica_env(struct proc_replica *pr, char *const env[]);
 
 /* Fork the child of @cs with every signal blocked (so no handler of ours runs in it before
  * it resets them); the child enters its cgroup, takes its user's credentials and execs, or

@@ -93,6 +93,14 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
     r = ty_process_validate(rt->plan->job, err);
     if (r >= 0)
         r = pj_resolve_user(p, err);
+    for (size_t i = 0; r >= 0 && rt->gpus && rt->gpu_stand_in && i < p->n; i++)
+        if (rt->gpus[i].n > 0) {
+            ty_runtime_notice(rt,
+                              TY_SEV_INFO,
+                              "The job's GPUs are stand-ins (no GPU device): its replicas get "
+                              "CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER only.");
+            break;
+        }
     if (r >= 0 && !rt->dry_run) /* --dry-run creates nothing */
         pj_setup(p);
     return r;
@@ -355,7 +363,7 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     struct process_rt *p = cast(rt);
     struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
     _cleanup_strv_free_ char **argv = ty_replica_argv(r);
-    _cleanup_strv_free_ char **envp = pc_replica_env(p, env);
+    _cleanup_strv_free_ char **envp = pc_replica_env(pr, env);
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
     _cleanup_free_ char *resolved = NULL;
     _cleanup_close_ int devnull = -EBADF;
