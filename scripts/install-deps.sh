@@ -6,7 +6,8 @@ set -euo pipefail
 
 # Build: compiler, meson/ninja, libraries; clang-format (make test checks formatting).
 # Tests: clang + compiler-rt (libFuzzer, ASan), python3-sklearn (the digits data set of
-# examples/digits), procps (ps in tests).
+# examples/digits), procps (ps in tests), python3-prometheus-client (Prometheus' parser reads
+# trainyardd's /metrics in t5110).
 # Container runtime (podman's Docker-compatible API; scripts/setup-podman.sh configures it):
 # podman with crun, conmon, netavark + aardvark-dns (iptables: netavark needs it, or every
 # container on a network fails with "netavark: No such file or directory"), catatonit (--init),
@@ -19,7 +20,7 @@ PACKAGES=(
   gcc clang clang-format make meson ninja-build pkg-config
   libjansson-dev libyaml-dev zlib1g-dev
   libclang-rt-14-dev
-  python3-sklearn
+  python3-sklearn python3-prometheus-client
   procps iproute2
   python3-torch strace
   podman crun conmon netavark aardvark-dns iptables catatonit uidmap

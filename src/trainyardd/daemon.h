@@ -36,7 +36,6 @@ struct tyd_admit;
 struct tyd_auth;
 struct tyd_dispatch;
 struct tyd_http;
-struct tyd_queue;
 struct tyd_runas;
 struct ty_sched;
 
@@ -251,14 +250,21 @@ bool tyd_jobdir_is_local(const char *job_dir);
  * the setting, in @why (cut at @whylen). Reads the filesystem (realpath), changes nothing. */
 int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t whylen);
 
-/* --- queue.c: QUEUED jobs no supervisor was started for, oldest first (thread-safe) ------ */
+/* --- metrics.c: GET /healthz, and GET /metrics in the Prometheus text format ------------ */
 
-struct tyd_queue *tyd_queue_new(void);
-void tyd_queue_free(struct tyd_queue *q);
-/* Record a job just created (QUEUED); forget one started or cancelled. */
-void tyd_queue_add(struct tyd_queue *q, int64_t seq);
-void tyd_queue_remove(struct tyd_queue *q, int64_t seq);
-/* The job's jobPosition: 1 for the next to start, 0 when not waiting (already scheduled). */
-int64_t tyd_queue_position(struct tyd_queue *q, int64_t seq);
+struct tyd_route;
+/* Count one API request for /metrics: of HTTP method @method, on the API row that @rt names
+ * (the route "none" when @rt is NULL or names no row), answered with @status (100-599; others
+ * are not counted) @usec after it arrived. Process-wide counts with relaxed atomics: no lock,
+ * a few nanoseconds a request. Thread-safe. */
+void tyd_metrics_count_request(const char *method,
+                               const struct tyd_route *rt,
+                               unsigned status,
+                               int64_t usec);
+/* GET /healthz (the TYD_API row HEALTH): 200 {"status": "ok"}. */
+void tyd_health(const struct tyd_request *rq, struct tyd_reply *rep);
+/* GET /metrics (the TYD_API row METRICS): every metric of docs/metrics.md, the scheduler's
+ * only when d->sched is set. Reads the store (one scan of the jobs): run on a worker. */
+void tyd_metrics(const struct tyd_request *rq, struct tyd_reply *rep);
 
 #endif

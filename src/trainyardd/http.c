@@ -59,6 +59,7 @@ struct req_ctx {
     /* A handler run by a worker while the connection is suspended. */
     enum { RC_INLINE, RC_QUEUED, RC_DONE } work;
     int64_t delay_until; /* a held-back 401 (rep) is sent at this monotonic time */
+    int64_t arrived;     /* monotonic usec of the request's arrival, for /metrics */
     struct tyd_route rt;
     struct tyd_request rq;
     struct tyd_reply rep;
@@ -216,7 +217,9 @@ int tyd_check_params(const struct tyd_request *rq, const char *const *own, struc
 
 /* --- requests ------------------------------------------------------------------------ */
 
+/* Queue the answer @rep to the request @rc, counting it for /metrics. */
 static enum MHD_Result send_reply(struct tyd *d,
+                                  struct req_ctx *rc,
                                   struct MHD_Connection *c,
                                   const char *method,
                                   const char *url,
@@ -230,6 +233,7 @@ static enum MHD_Result send_reply(struct tyd *d,
 
     if (d->verbose)
         tyd_log("%s %s -> %u", method, url, rep->status);
+    tyd_metrics_count_request(method, &rc->rt, rep->status, ty_mono_usec() - rc->arrived);
     if (rep->stream) {
         ret = MHD_queue_response(c, rep->status, rep->stream);
         MHD_destroy_response(rep->stream);
@@ -341,11 +345,13 @@ static bool pre_checks(struct tyd *d,
     default:
         break;
     }
-    if (d->auth && rt->api && rt->api->auth == TYD_AUTH_PROJECT) {
+    if (d->auth && rt->api && rt->api->auth != TYD_AUTH_NONE) {
         const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        /* TYD_AUTH_ALL: '*' is no project id, so only a token for '*' grants it */
+        const char *project = rt->api->auth == TYD_AUTH_ALL ? "*" : rt->project;
         char addr[INET6_ADDRSTRLEN];
         client_addr(c, addr, sizeof(addr));
-        switch (tyd_auth_check(d->auth, h, rt->project)) {
+        switch (tyd_auth_check(d->auth, h, project)) {
         case TYD_AUTH_OK:
             tyd_auth_succeeded(d->auth, addr);
             break;
@@ -366,7 +372,7 @@ static bool pre_checks(struct tyd *d,
                       403,
                       NULL,
                       "Permission denied on project '%s': the token does not grant it.",
-                      rt->project);
+                      project);
             return true;
         }
     }
@@ -391,13 +397,6 @@ static bool pre_checks(struct tyd *d,
         }
     }
     return false;
-}
-
-/* GET /healthz: the service answers. */
-static void tyd_health(const struct tyd_request *rq, struct tyd_reply *rep)
-{
-    rep->status = 200;
-    rep->json = json_pack("{s:s}", "status", "ok");
 }
 
 /* The handler of each row of the API table (route.h), in its order. */
@@ -561,10 +560,11 @@ static enum MHD_Result on_request(void *cls,
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         int64_t n, delay = 0;
         rc = xcalloc(1, sizeof(*rc));
+        rc->arrived = ty_mono_usec();
         *con_cls = rc;
         if (web_checks(d, c, &rep)) {
             rc->answered = true;
-            return send_reply(d, c, method, url, &rep, NULL);
+            return send_reply(d, rc, c, method, url, &rep, NULL);
         }
         tyd_route(method, url, &rc->rt);
         if (pre_checks(d, c, method, &rc->rt, &rep, &delay)) {
@@ -576,13 +576,13 @@ static enum MHD_Result on_request(void *cls,
                 return MHD_YES;
             }
             rc->answered = true;
-            return send_reply(d, c, method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
+            return send_reply(d, rc, c, method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
         }
         if (cl && (ty_parse_int64(cl, 0, INT64_MAX, &n) < 0 || n > TYD_MAX_BODY)) {
             rc->answered = true;
             tyd_error(
                 &rep, 413, NULL, "Request body too large: the limit is %d bytes.", TYD_MAX_BODY);
-            return send_reply(d, c, method, url, &rep, NULL);
+            return send_reply(d, rc, c, method, url, &rep, NULL);
         }
         return MHD_YES;
     }
@@ -592,7 +592,7 @@ static enum MHD_Result on_request(void *cls,
     }
     if (rc->work == RC_DONE) {
         rc->work = RC_INLINE;
-        return send_reply(d, c, method, url, &rc->rep, NULL);
+        return send_reply(d, rc, c, method, url, &rc->rep, NULL);
     }
     if (rc->delay_until) {
         if (*upload_size) {
@@ -601,7 +601,7 @@ static enum MHD_Result on_request(void *cls,
         }
         if (delay_reply(d->http, rc))
             return MHD_YES;
-        return send_reply(d, c, method, url, &rc->rep, NULL);
+        return send_reply(d, rc, c, method, url, &rc->rep, NULL);
     }
     if (*upload_size) {
         if (!rc->too_big && rc->body.len + *upload_size > TYD_MAX_BODY)
@@ -613,7 +613,7 @@ static enum MHD_Result on_request(void *cls,
     }
     if (rc->too_big) {
         tyd_error(&rep, 413, NULL, "Request body too large: the limit is %d bytes.", TYD_MAX_BODY);
-        return send_reply(d, c, method, url, &rep, NULL);
+        return send_reply(d, rc, c, method, url, &rep, NULL);
     }
     rc->rq = (struct tyd_request){
         .d = d,
@@ -626,16 +626,16 @@ static enum MHD_Result on_request(void *cls,
     (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, &rc->rq);
     if (atomic_load(&d->stopping)) {
         tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
-        return send_reply(d, c, method, url, &rep, NULL);
+        return send_reply(d, rc, c, method, url, &rep, NULL);
     }
     if (rc->rt.api->runs_on == TYD_WORKER) {
         if (queue_work(d->http, rc))
             return MHD_YES;
         tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
-        return send_reply(d, c, method, url, &rep, NULL);
+        return send_reply(d, rc, c, method, url, &rep, NULL);
     }
     run_handler(&rc->rt, &rc->rq, &rep);
-    return send_reply(d, c, method, url, &rep, NULL);
+    return send_reply(d, rc, c, method, url, &rep, NULL);
 }
 
 static void on_completed(void *cls,

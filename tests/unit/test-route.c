@@ -30,6 +30,9 @@ static void test_routes(void)
         {"GET", "/v1/projects/p/jobs/j:cancel", TYD_BAD_METHOD, "p", "j"},
         {"PUT", "/v1/projects/p/jobs", TYD_BAD_METHOD, "p", ""},
         {"POST", "/healthz", TYD_BAD_METHOD, "", ""},
+        {"GET", "/metrics", TYD_METRICS, "", ""},
+        {"POST", "/metrics", TYD_BAD_METHOD, "", ""},
+        {"GET", "/metrics/", TYD_NOT_FOUND, "", ""},
         {"GET", "/v1/projects/p/jobs/j:getIamPolicy", TYD_UNIMPLEMENTED, "p", "j"},
         {"POST", "/v1/projects/p/jobs/j:setIamPolicy", TYD_UNIMPLEMENTED, "p", "j"},
         {"POST", "/v1/projects/p/jobs/j:explode", TYD_NOT_FOUND, "", ""},
@@ -76,6 +79,7 @@ static void test_table(void)
         enum tyd_auth_need auth;
     } c[] = {
         {"GET", "/healthz", TYD_HEALTH, TYD_INLINE, TYD_AUTH_NONE},
+        {"GET", "/metrics", TYD_METRICS, TYD_WORKER, TYD_AUTH_ALL},
         {"POST", "/v1/projects/p/jobs", TYD_JOBS_CREATE, TYD_WORKER, TYD_AUTH_PROJECT},
         {"GET", "/v1/projects/p/jobs", TYD_JOBS_LIST, TYD_WORKER, TYD_AUTH_PROJECT},
         {"GET", "/v1/projects/p/jobs/j", TYD_JOBS_GET, TYD_INLINE, TYD_AUTH_PROJECT},

@@ -318,4 +318,31 @@ int ty_store_log_files(
     struct ty_store *s, int64_t seq, struct ty_log_file **ret, size_t *n, struct ty_error *err);
 void ty_log_files_free(struct ty_log_file *files, size_t n);
 
+/* --- counts for the service's /metrics (store-stats.c) ------------------------------- */
+
+/* The stored jobs of one project in one state. Counts over every job ever stored (jobs are
+ * never deleted), so the sums over states only grow, except replica_restarts. */
+struct ty_store_job_stats {
+    char *project;
+    enum ty_job_state state;
+    int64_t jobs;
+    /* Attempts beyond the first (ty_job_row_attempt - 1), of the jobs and of their tuning
+     * trials (trainingOutput.trials[].attemptStatus): whole-job retries and the attempts
+     * started after an internal error. */
+    int64_t retries;
+    int64_t internal_retries; /* supervisors lost and replaced (also counted in retries) */
+    /* Restarts in place of replicas (attemptStatus.replicaRestarts) in the attempt each job
+     * and trial is in or ended in: a new attempt starts from 0, so this one can go down. */
+    int64_t replica_restarts;
+};
+/* One row per (project, state) that has jobs, ordered by project then state name, from one
+ * snapshot; every stored job is read (a scan of the table). Returns 0, *ret (free with
+ * ty_store_job_stats_free; NULL when there are no jobs) and *n. */
+int ty_store_job_stats(struct ty_store *s,
+                       struct ty_store_job_stats **ret,
+                       size_t *n,
+                       struct ty_error *err);
+/* NULL-safe. */
+void ty_store_job_stats_free(struct ty_store_job_stats *rows, size_t n);
+
 #endif
