@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  * cmd-jobs-describe.c: `trainyard jobs describe JOB`: one GET of the job from trainyardd's
  * projects.jobs API, printed as gcloud prints it: the whole resource (YAML or JSON) or, with
- * --summarize, boxed tables of its overview, attempt status (attemptStatus: the attempt, its
- * maximum, internal retries and each replica's restarts; per trial for a tuning job), training
- * input and output. */
+ * --summarize, boxed tables of its overview (with why a QUEUED job waits, stateReason, and its
+ * place, jobPosition), attempt status (attemptStatus: the attempt, its maximum, internal
+ * retries and each replica's restarts; per trial for a tuning job), training input and
+ * output. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,8 @@ static void print_summary(json_t *job)
         {"START_TIME", "startTime", false, false},
         {"END_TIME", "endTime", false, false},
         {"STATE", "state", false, false},
+        {"STATE_REASON", "stateReason", true, false},
+        {"JOB_POSITION", "jobPosition", true, false},
         {"ERROR_MESSAGE", "errorMessage", true, false},
     };
     static const struct column input[] = {

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  * cmd-jobs-list.c: `trainyard jobs list`: the project's jobs from trainyardd, newest
- * first, following the pages of projects.jobs.list, printed as gcloud's table (or JSON/YAML). */
+ * first, following the pages of projects.jobs.list, printed as gcloud's table (or JSON/YAML,
+ * or gcloud's projections table(FIELD,...) and value(FIELD,...), which can show any field of
+ * the Job, such as why a QUEUED job waits: stateReason and jobPosition). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -12,6 +16,7 @@
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
+#include "strv.h"
 
 #define PATH     "jobs.list"
 #define MAX_PAGE 100
@@ -41,15 +46,126 @@ static const char list_usage[] =
     "  --limit=N                 list at most N jobs (or 'unlimited', the default)\n"
     "  --page-size=N             jobs per request, 1 to 100 (default 100)\n"
     "  --format=FORMAT           json (an array) or yaml (documents separated by ---)\n"
-    "                            instead of the table\n"
+    "                            instead of the table; or table(FIELD,...) for a table of\n"
+    "                            those fields of the Job (FIELD:label=NAME names a column),\n"
+    "                            value(FIELD,...) for their values separated by tabs, e.g.\n"
+    "                            'table(jobId,state,jobPosition,stateReason)'\n"
     "\n";
+
+/* gcloud's table(...) and value(...) projections of --format. */
+struct projection {
+    bool table;    /* table(...): headers and aligned columns; value(...): tab-separated */
+    char **fields; /* dotted paths in the Job (NULL-terminated) */
+    char **labels; /* their column headers */
+};
 
 struct list_args {
     const char *filter;
     int64_t limit; /* 0: unlimited */
     int64_t page_size;
     enum jobs_format format;
+    struct projection proj; /* fields set: --format was a projection */
 };
+
+/* gcloud's header of a field: its last component in upper snake case (jobId -> JOB_ID). */
+static char *header_of(const char *field)
+{
+    const char *last = strrchr(field, '.');
+    struct ty_buf b = TY_BUF_INIT;
+
+    last = last ? last + 1 : field;
+    for (const char *c = last; *c; c++) {
+        if (isupper((unsigned char)*c) && c > last)
+            ty_buf_putc(&b, '_');
+        ty_buf_putc(&b, (char)toupper((unsigned char)*c));
+    }
+    return ty_buf_take(&b);
+}
+
+/* Parse "table(F[:label=L],...)" or "value(F,...)" into @p. Returns 0, 1 when @arg is no
+ * projection, or -1 after printing the error. */
+static int parse_projection(const char *arg, struct projection *p)
+{
+    size_t len = strlen(arg);
+    _cleanup_free_ char *inner = NULL;
+    char *save = NULL;
+
+    if (strncmp(arg, "table(", 6) == 0)
+        p->table = true;
+    else if (strncmp(arg, "value(", 6) != 0)
+        return 1;
+    if (arg[len - 1] != ')' || len <= 7) {
+        cli_error(PATH, "--format: expected %.5s(FIELD[,FIELD...]) (got '%s')", arg, arg);
+        return -1;
+    }
+    inner = xstrndup(arg + 6, len - 7);
+    p->fields = ty_strv_free(p->fields);
+    p->labels = ty_strv_free(p->labels);
+    for (char *f = strtok_r(inner, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        char *label = strstr(f, ":label=");
+        f += strspn(f, " ");
+        if (label)
+            *label = '\0';
+        f[strcspn(f, " ")] = '\0';
+        if (!*f || strspn(f, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") !=
+                       strlen(f)) {
+            cli_error(PATH,
+                      "--format: '%s' is not a field name (such as jobId or trainingInput"
+                      ".scaleTier)",
+                      f);
+            return -1;
+        }
+        ty_strv_push(&p->fields, f);
+        if (label)
+            ty_strv_push(&p->labels, label + 7);
+        else
+            ty_strv_push_take(&p->labels, header_of(f));
+    }
+    if (!p->fields) {
+        cli_error(PATH, "--format: no field in '%s'", arg);
+        return -1;
+    }
+    return 0;
+}
+
+/* The text of the value at @path in @job ("" when absent). */
+static char *field_text(const json_t *job, const char *path)
+{
+    _cleanup_free_ char *copy = xstrdup(path);
+    const json_t *v = job;
+    char *save = NULL;
+
+    for (char *k = strtok_r(copy, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+        v = json_object_get(v, k);
+    if (!v || json_is_null(v))
+        return xstrdup("");
+    if (json_is_string(v))
+        return xstrdup(json_string_value(v));
+    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+static void print_projection(json_t *jobs, const struct projection *p)
+{
+    size_t n = ty_strv_len(p->fields), i;
+    struct jobs_table *t = p->table ? jobs_table_new(n, (const char *const *)p->labels) : NULL;
+    json_t *job;
+
+    json_array_foreach(jobs, i, job)
+    {
+        char **cells = xcalloc(n + 1, sizeof(*cells));
+        for (size_t k = 0; k < n; k++)
+            cells[k] = field_text(job, p->fields[k]);
+        if (t)
+            jobs_table_add(t, (const char *const *)cells);
+        else
+            for (size_t k = 0; k < n; k++)
+                printf("%s%s", cells[k], k + 1 < n ? "\t" : "\n");
+        ty_strv_free(cells);
+    }
+    if (t && json_array_size(jobs) > 0)
+        jobs_table_print(t, stdout, false, NULL);
+    jobs_table_free(t);
+}
 
 static int list_opt(void *ctx, int id, const char *arg)
 {
@@ -76,8 +192,10 @@ static int list_opt(void *ctx, int id, const char *arg)
             return -1;
         }
         return 0;
-    case O_FORMAT:
-        return jobs_parse_format(PATH, arg, &a->format);
+    case O_FORMAT: {
+        int r = parse_projection(arg, &a->proj);
+        return r <= 0 ? r : jobs_parse_format(PATH, arg, &a->format);
+    }
     }
     return -1;
 }
@@ -184,7 +302,12 @@ static int list(int argc, char **argv)
     api_client_free(c);
     if (r < 0)
         return jobs_fail(PATH, &e);
-    print_list(all, a.format);
+    if (a.proj.fields)
+        print_projection(all, &a.proj);
+    else
+        print_list(all, a.format);
+    ty_strv_free(a.proj.fields);
+    ty_strv_free(a.proj.labels);
     fflush(stdout);
     if (json_array_size(all) == 0)
         fprintf(stderr, "Listed 0 items.\n");

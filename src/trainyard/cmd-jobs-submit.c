@@ -146,8 +146,10 @@ static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
         if (a->pytorch)
             json_object_set_new(labels, "trainyard-pytorch-env", json_string("true"));
     }
+    /* The shortest scheduling.maxWaitTime is the service's setting
+     * (--shortest-max-wait-time): it decides, not the CLI. */
     if (r >= 0)
-        r = ty_job_accept(doc, &job, &e);
+        r = ty_job_accept_wait(doc, 1000000, &job, &e);
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return -1;

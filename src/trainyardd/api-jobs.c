@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * api-jobs.c: the ml v1 projects.jobs methods: create, get, list, cancel and patch (labels).
  * Input is validated by the same code as `local train` (spec.h), so a bad spec gets the same
- * message naming the field and the rule; a job accepted with 200 is durable in the store
- * before the reply. */
+ * message naming the field and the rule; a job that could never run here (more than the
+ * service's capacity or its project's limit) is refused too; a job accepted with 200 is
+ * durable in the store before the reply, and queued for the scheduler (admission.h). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/random.h>
 
 #include "accept.h"
+#include "admission.h"
 #include "alloc.h"
 #include "base64.h"
 #include "daemon.h"
@@ -36,15 +38,24 @@
 
 static const char *const no_params[] = {NULL};
 
-/* The Job resource of @row as the API returns it (with jobPosition while QUEUED). */
+/* The Job resource of @row as the API returns it. While QUEUED: jobPosition, its place in the
+ * scheduler's order (0 once admitted), and stateReason, why it waits, from the scheduler's
+ * memory; a runtime's own reason (Slurm's, recorded by the supervisor that has the job) wins. */
 static json_t *job_json(struct tyd *d, const struct ty_job_row *row)
 {
-    json_t *j = ty_job_row_to_json(row);
-    if (row->state == TY_STATE_QUEUED) {
-        char pos[24];
-        (void)snprintf(pos, sizeof(pos), "%lld", (long long)tyd_queue_position(d->queue, row->seq));
-        json_object_set_new(j, "jobPosition", json_string(pos));
-    }
+    struct ty_job_row shown;
+    char pos[24], reason[512];
+    json_t *j;
+
+    if (row->state != TY_STATE_QUEUED)
+        return ty_job_row_to_json(row);
+    shown = *row; /* shallow: only its stateReason may differ */
+    if (!(row->shim_pid > 0 && row->state_reason && row->state_reason[0]) &&
+        ty_sched_reason(d->sched, row->seq, reason, sizeof(reason)))
+        shown.state_reason = reason;
+    j = ty_job_row_to_json(&shown);
+    (void)snprintf(pos, sizeof(pos), "%lld", (long long)ty_sched_position(d->sched, row->seq));
+    json_object_set_new(j, "jobPosition", json_string(pos));
     return j;
 }
 
@@ -199,13 +210,15 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_free_ char *key = NULL;
     struct ty_job_row row = {0};
+    struct ty_demand demand;
     struct ty_error e = {0};
     const char *runtime, *pt;
     int r;
 
     if (tyd_check_params(rq, no_params, rep) < 0 || parse_body(rq, false, &body, rep) < 0)
         return;
-    if (ty_spec_normalize_job(body, false, &canon, &e) < 0 || ty_job_accept(canon, &job, &e) < 0) {
+    if (ty_spec_normalize_job(body, false, &canon, &e) < 0 ||
+        ty_job_accept_wait(canon, d->min_wait_usec, &job, &e) < 0) {
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
@@ -226,6 +239,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
+    tyd_admit_demand(runtime, job, &demand);
     {
         /* Who would run it (runas.c): a process job that would run as root without
          * --allow-root-jobs is refused now, before anything is stored or queued. */
@@ -236,6 +250,12 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         }
         /* Where it would write on this machine (jobdir.c). */
         if (tyd_jobdir_check(d->job_dir_roots, job->job_dir, why, sizeof(why)) < 0) {
+            tyd_error(rep, 400, NULL, "%s", why);
+            return;
+        }
+        /* Whether it can ever run here: a job that needs more than the capacity or its
+         * project's limit would wait forever. */
+        if (tyd_admit_check(d, rq->project, &demand, why, sizeof(why)) < 0) {
             tyd_error(rep, 400, NULL, "%s", why);
             return;
         }
@@ -278,7 +298,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         store_failure(rep, r, &e);
         return;
     }
-    tyd_queue_add(d->queue, row.seq);
+    tyd_admit_enqueue(d, &row, job, &demand);
     if (d->max_running != 0)
         tyd_kick(d);
     /* The job as created (the insert set its seq and etag): no need to read it back. */
@@ -436,8 +456,12 @@ void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
                     "Job cancellation requested while the job waited to be retried.");
         tyd_job_log(rq->d, row, ty_job_row_attempt(row), TY_SEV_INFO, "Job cancelled.");
     }
-    if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0)
-        tyd_queue_remove(rq->d->queue, row->seq);
+    if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0) {
+        /* Out of the queue; if it held something (admitted, or waiting to be retried), the
+         * main thread settles that on its next pass. */
+        (void)ty_sched_dequeue(rq->d->sched, row->seq);
+        tyd_kick(rq->d);
+    }
     rep->status = 200;
     rep->json = json_object();
 }

@@ -6,7 +6,8 @@
  * since, in pages; nextPageToken is always given so a client can poll for newer entries.
  * With follow=true the answer is a stream of one entry per line (application/x-ndjson)
  * that ends when the job has ended and every entry was sent; between reads of the files it
- * waits with its connection suspended (http.c), holding no thread. */
+ * waits with its connection suspended (http.c), holding no thread. Also the service's own
+ * lines in a job's log (tyd_job_log), for what trainyardd does to a job no supervisor has. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "logread.h"
 #include "macro.h"
 #include "parse.h"
+#include "statedir.h"
 #include "timeutil.h"
 
 /* Entries in a page: as many as a terminal shows at once by default; at most 1000, which
@@ -326,4 +328,61 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
         start_follow(rq, row->seq, &q, cur, rep);
     else
         answer_page(rq, row->seq, &q, cur, rep);
+}
+
+/* --- the service's lines in a job's log
+ * ---------------------------------------------------------------------- */
+
+static void index_log_file(void *ctx, const char *task, const char *trial, const char *path)
+{
+    const struct ty_job_row *row = ((void **)ctx)[1];
+    struct tyd *d = ((void **)ctx)[0];
+    struct ty_error e = {0};
+
+    if (ty_store_add_log_file(d->store, row->seq, task, trial, path, &e) < 0)
+        tyd_log(
+            "job %s/%s: cannot index %s: %s", row->project, row->job_id, path, ty_error_msg(&e));
+}
+
+void tyd_job_log(struct tyd *d,
+                 const struct ty_job_row *row,
+                 int64_t attempt,
+                 enum ty_severity sev,
+                 const char *fmt,
+                 ...)
+{
+    _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *logs = NULL;
+    struct ty_joblog *jl = NULL;
+    struct ty_error e = {0};
+    void *ctx[2] = {d, (void *)row};
+    char msg[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
+        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
+        return;
+    }
+    logs = xasprintf("%s/logs", dir);
+    if (ty_joblog_open(logs, &jl, &e) < 0) {
+        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
+        return;
+    }
+    ty_joblog_on_new_file(jl, index_log_file, ctx);
+    {
+        struct ty_log_record rec = {
+            .time_usec = ty_now_usec(),
+            .severity = sev,
+            .task = "service",
+            .message = msg,
+            .len = strlen(msg),
+            .attempt = attempt > 0 && attempt <= UINT32_MAX ? (unsigned)attempt : 1,
+        };
+        if (ty_joblog_write(jl, &rec) < 0)
+            tyd_log("job %s/%s: cannot write its service log", row->project, row->job_id);
+    }
+    ty_joblog_close(jl);
 }

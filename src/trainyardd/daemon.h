@@ -7,8 +7,9 @@
  * thread wakes the followed log streams every 200 ms. Which handler runs where is a column of
  * the API table (TYD_API in route.h). Handlers (api-jobs.c, api-logs.c) work against the
  * store, which is thread-safe. The main thread runs the event loop of dispatch.c: it starts
- * a `trainyard-supervisor supervise-job` process per job, watches them through pidfds and
- * recovers after a restart. Request threads wake it with tyd_kick().
+ * the scheduler's passes (admission.c), starts a `trainyard-supervisor supervise-job` process
+ * per admitted job, watches them through pidfds and recovers after a restart. Request threads
+ * wake it with tyd_kick().
  * docs/internals/service.md explains the threads and why jobs have their own processes. */
 #ifndef TYD_DAEMON_H
 #define TYD_DAEMON_H
@@ -31,6 +32,7 @@
  * room for long argument lists and many labels while bounding what a client makes us hold. */
 #define TYD_MAX_BODY (1024 * 1024)
 
+struct tyd_admit;
 struct tyd_auth;
 struct tyd_dispatch;
 struct tyd_http;
@@ -58,16 +60,17 @@ struct tyd {
     struct tyd_runas *runas;     /* --project-user: who runs a project's process jobs (runas.c) */
     bool allow_root_jobs;        /* --allow-root-jobs: process and slurm jobs may run as root */
     char **job_dir_roots;        /* --job-dir-root: where a local jobDir may be (jobdir.c) */
+    int64_t min_wait_usec;       /* --shortest-max-wait-time: the least maxWaitTime accepted */
 
     /* state */
     struct ty_store *store;
     struct tyd_auth *auth;
     struct tyd_dispatch *dispatch;
-    struct tyd_http *http; /* the HTTP server and its threads (http.c) */
-    struct tyd_queue *queue;
-    struct ty_sched *sched; /* the scheduler (admit/scheduler.h): owned by the main thread's
-                             * dispatch, read by request threads (it is thread-safe) */
-    int kick_fd;            /* eventfd: wakes the main loop (new job, cancel) */
+    struct tyd_http *http;   /* the HTTP server and its threads (http.c) */
+    struct ty_sched *sched;  /* the scheduler (admit/scheduler.h): owned by the main thread's
+                              * dispatch, read by request threads (it is thread-safe) */
+    struct tyd_admit *admit; /* its settings and what admitted jobs hold (admission.h) */
+    int kick_fd;             /* eventfd: wakes the main loop (new job, cancel) */
     atomic_bool stopping;
     uint16_t port; /* the port actually bound */
 };
@@ -186,7 +189,7 @@ void tyd_dispatch_signal(const struct ty_job_row *row, int sig);
 /* Append a service line (printf-style, cut at 2 KiB) of attempt @attempt to job @row's log,
  * for what the daemon itself does to a job that has no supervisor (a lost one, a cancel while
  * it waits for a new one); the file is indexed in the store if it was not. Failures are
- * logged to stderr. Thread-safe. */
+ * logged to stderr. Thread-safe. (In api-logs.c.) */
 void tyd_job_log(struct tyd *d,
                  const struct ty_job_row *row,
                  int64_t attempt,

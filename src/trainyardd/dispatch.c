@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
- * dispatch.c: the service's main-thread side: start one supervisor process per queued job
- * (up to --max-running-jobs), watch each through a pidfd, and keep the store truthful when
- * a supervisor dies without finishing its job. That is AI Platform's internal error: whatever
- * the job left running is swept, then the job is run again by a new supervisor as the next
- * attempt (it stays RUNNING, keeps its slot, and the new supervisor starts once the sweep is
- * over), at most TYD_MAX_INTERNAL_RETRIES times, after which it FAILS with "Internal error
- * occurred for the current attempt."; a job whose supervisor had recorded its outcome ends
- * with that outcome instead. Each of these is a service line in the job's log. At start-up it
- * recovers: supervisors that outlived a previous trainyardd (they run in their own sessions)
- * are watched again, dead ones are accounted for the same way.
+ * dispatch.c: the service's main-thread side: run the scheduling passes (admission.c) that
+ * start one supervisor process per admitted job, watch each through a pidfd, and keep the
+ * store truthful when a supervisor dies without finishing its job. That is AI Platform's internal
+ * error: whatever the job left running is swept, then the job is run again by a new supervisor as
+ * the next attempt (it stays RUNNING, keeps its slot, and the new supervisor starts once the sweep
+ * is over; it keeps what the scheduler gave it), at most TYD_MAX_INTERNAL_RETRIES times, after
+ * which it FAILS with "Internal error occurred for the current attempt."; a job whose supervisor
+ * had recorded its outcome ends with that outcome instead. Each of these is a service line in the
+ * job's log. At start-up it recovers: supervisors that outlived a previous trainyardd (they run in
+ * their own sessions) are watched again, dead ones are accounted for the same way.
  *
  * A supervisor is `trainyard-supervisor supervise-job` (src/trainyard-supervisor), the
  * program installed next to trainyardd. It claims its job in the store itself, so a job is
@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "admission.h"
 #include "alloc.h"
 #include "daemon.h"
 #include "logs.h"
@@ -39,13 +41,11 @@
 #include "strv.h"
 #include "timeutil.h"
 
-/* Dispatch runs when a request kicks the loop and when a supervisor ends; this periodic pass
- * is the safety net for anything else that frees room or queues a job (a kick lost to a full
- * eventfd, a row changed by another process). 5 s bounds that delay for one indexed query. */
+/* Dispatch runs when a request kicks the loop, when a supervisor ends and at the next wait
+ * deadline; this periodic pass is the safety net for anything else that frees room (a kick
+ * lost to a full eventfd, a GPU another process let go, a store that could not be written)
+ * and refreshes the reasons of waiting jobs. 5 s bounds that delay for one pass. */
 #define RESCAN_USEC (5 * INT64_C(1000000))
-/* Supervisors started in one pass when there is no --max-running-jobs: a burst of thousands of
- * queued jobs is started over several passes, so the loop keeps watching the ones it has. */
-#define START_BATCH 64
 /* After a supervisor gave its job back because the state directory's filesystem was full or
  * failing, no supervisor starts for this long: each would meet the same full disk (a fork and
  * exec for nothing), and dispatch() must not spin on it. Then the job is tried again. */
@@ -78,7 +78,6 @@ struct tyd_dispatch {
     struct ty_loop *loop;
     struct shim **shims;
     size_t n;
-    size_t running; /* supervisors (not sweepers) */
     struct unrecorded *unrec;
     size_t nunrec;
     int64_t hold_until; /* monotonic: no supervisor starts before (the state dir was full) */
@@ -100,8 +99,7 @@ static void remove_shim(struct tyd_dispatch *dp, struct shim *s)
         dp->shims[i] = dp->shims[--dp->n];
         break;
     }
-    if (!s->sweeper)
-        dp->running--;
+    tyd_admit_watched(dp->d, s->seq, -1);
     ty_loop_remove_fd(dp->loop, s->pidfd);
     close(s->pidfd);
     free(s);
@@ -119,62 +117,6 @@ static bool watching_kind(const struct tyd_dispatch *dp, int64_t seq, bool sweep
 static bool watching(const struct tyd_dispatch *dp, int64_t seq)
 {
     return watching_kind(dp, seq, false);
-}
-
-/* --- the job's log ---------------------------------------------------------------------- */
-
-static void index_log_file(void *ctx, const char *task, const char *trial, const char *path)
-{
-    const struct ty_job_row *row = ((void **)ctx)[1];
-    struct tyd *d = ((void **)ctx)[0];
-    struct ty_error e = {0};
-
-    if (ty_store_add_log_file(d->store, row->seq, task, trial, path, &e) < 0)
-        tyd_log(
-            "job %s/%s: cannot index %s: %s", row->project, row->job_id, path, ty_error_msg(&e));
-}
-
-void tyd_job_log(struct tyd *d,
-                 const struct ty_job_row *row,
-                 int64_t attempt,
-                 enum ty_severity sev,
-                 const char *fmt,
-                 ...)
-{
-    _cleanup_free_ char *dir = NULL;
-    _cleanup_free_ char *logs = NULL;
-    struct ty_joblog *jl = NULL;
-    struct ty_error e = {0};
-    void *ctx[2] = {d, (void *)row};
-    char msg[2048];
-    va_list ap;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
-        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
-        return;
-    }
-    logs = xasprintf("%s/logs", dir);
-    if (ty_joblog_open(logs, &jl, &e) < 0) {
-        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
-        return;
-    }
-    ty_joblog_on_new_file(jl, index_log_file, ctx);
-    {
-        struct ty_log_record rec = {
-            .time_usec = ty_now_usec(),
-            .severity = sev,
-            .task = "service",
-            .message = msg,
-            .len = strlen(msg),
-            .attempt = attempt > 0 && attempt <= UINT32_MAX ? (unsigned)attempt : 1,
-        };
-        if (ty_joblog_write(jl, &rec) < 0)
-            tyd_log("job %s/%s: cannot write its service log", row->project, row->job_id);
-    }
-    ty_joblog_close(jl);
 }
 
 /* --- sweeping what a dead supervisor left ---------------------------------------------- */
@@ -201,7 +143,8 @@ static int sweep_processes(const char *key)
     return killed;
 }
 
-static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const envp[]);
+static pid_t spawn_self(
+    struct tyd_dispatch *dp, char *const argv[], char *const envp[], const int *fds, size_t nfds);
 
 static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, bool sweeper);
 
@@ -215,7 +158,7 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
         tyd_log("job %s/%s: killed %d leftover process(es)", row->project, row->job_id, n);
     if (row->runtime && strcmp(row->runtime, "container") == 0) {
         char *argv[] = {(char *)"trainyard-supervisor", (char *)"sweep-containers", NULL};
-        pid_t pid = spawn_self(dp, argv, environ);
+        pid_t pid = spawn_self(dp, argv, environ, NULL, 0);
         if (pid > 0)
             watch(dp, row->seq, pid, true, true);
     }
@@ -224,7 +167,7 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
         strlen(row->sweep_key) >= 8) {
         char *argv[] = {
             (char *)"trainyard-supervisor", (char *)"sweep-slurm", row->sweep_key, NULL};
-        pid_t pid = spawn_self(dp, argv, environ);
+        pid_t pid = spawn_self(dp, argv, environ, NULL, 0);
         if (pid > 0)
             watch(dp, row->seq, pid, true, true);
     }
@@ -336,8 +279,12 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
             unrecorded(dp, seq, pid, false, how);
         return;
     }
-    if (ty_job_state_is_final(row->state))
-        return; /* its outcome is recorded: nothing to do, whatever happened afterwards */
+    if (ty_job_state_is_final(row->state)) {
+        /* its outcome is recorded: nothing to do, whatever happened afterwards, but free
+         * what it held */
+        tyd_admit_after(dp->d, row);
+        return;
+    }
     if (row->shim_pid != 0 && row->shim_pid != pid) {
         /* Another supervisor holds the job (this one lost the claim): watch that one, or
          * account for it if it is gone too. */
@@ -394,6 +341,7 @@ static int account(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *
         return 0;
     }
     report_lost(dp, after, &lost, pid, how);
+    tyd_admit_after(dp->d, after);
     return 0;
 }
 
@@ -416,12 +364,14 @@ static int given_back(struct tyd_dispatch *dp, int64_t seq, pid_t pid)
         }
         return 0;
     }
+    if (row->shim_pid == pid && !ty_job_state_is_final(row->state)) /* CANCELLING */
+        return account(dp, seq, pid, "gave the job back");
+    /* Final: it holds nothing more; QUEUED: back to its place in the scheduler's queue (not
+     * admitted again before HOLD_USEC); released after an internal error: it keeps its
+     * grant for the supervisor that retries it. */
+    tyd_admit_after(dp->d, row);
     if (ty_job_state_is_final(row->state))
         return 0;
-    if (row->shim_pid == pid) /* CANCELLING: it ends CANCELLED */
-        return account(dp, seq, pid, "gave the job back");
-    if (row->shim_pid == 0 && row->state == TY_STATE_QUEUED && row->internal_retries == 0)
-        tyd_queue_add(dp->d->queue, seq); /* its jobPosition again */
     tyd_log("job %s/%s: its supervisor could not start it (the state directory's filesystem is "
             "full or failing): it waits to be started again",
             row->project,
@@ -499,19 +449,46 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
     *s = (struct shim){dp, seq, pid, fd, child, sweeper};
     dp->shims = xreallocarray(dp->shims, dp->n + 1, sizeof(*dp->shims));
     dp->shims[dp->n++] = s;
-    if (!sweeper)
-        dp->running++;
+    tyd_admit_watched(dp->d, seq, 1);
     ty_loop_add_fd(dp->loop, fd, POLLIN, on_exit_fd, s);
 }
 
-/* fork + exec of trainyard-supervisor with SIGTERM, SIGINT and SIGHUP blocked (the supervisor
- * unblocks them once it can handle a cancel), in a new session, output to the log file. */
-static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const envp[])
+/* Add to @fa the moves that make @fds (@n of them) the child's fds 3, 4, ...: each is first
+ * copied above every fd in play (a lock may be fd 4 and belong at 3), then moved down (dup2
+ * clears close-on-exec on the copy that stays), and the copy above closed. */
+static void place_fds(posix_spawn_file_actions_t *fa, const int *fds, size_t n)
+{
+    int high = 3 + (int)n;
+
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= high)
+            high = fds[i] + 1;
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            (void)posix_spawn_file_actions_adddup2(fa, fds[i], high + (int)i);
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0) {
+            (void)posix_spawn_file_actions_adddup2(fa, high + (int)i, 3 + (int)i);
+            (void)posix_spawn_file_actions_addclose(fa, high + (int)i);
+        }
+}
+
+/* Start trainyard-supervisor with SIGTERM, SIGINT and SIGHUP blocked (the supervisor unblocks
+ * them once it can handle a cancel) and every other signal at its default, in a new session,
+ * output to the log file, and @fds (@nfds GPU locks) as its fds 3, 4, ... posix_spawn (a
+ * vfork, in glibc) and not fork: a fork would make every page of the daemon copy-on-write
+ * until the child's exec, and the next scheduling pass, which writes to the records of every
+ * queued job, would pay a page fault per page (20 ms a pass with 4,000 queued jobs). Returns
+ * the pid, or -1 with errno. */
+static pid_t spawn_self(
+    struct tyd_dispatch *dp, char *const argv[], char *const envp[], const int *fds, size_t nfds)
 {
     struct tyd *d = dp->d;
-    sigset_t all, old, block;
-    int logfd, nullfd;
-    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t all, block;
+    int logfd, nullfd, r;
+    pid_t pid = -1;
 
     logfd = open(d->log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -520,37 +497,48 @@ static pid_t spawn_self(struct tyd_dispatch *dp, char *const argv[], char *const
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid = fork();
-    if (pid == 0) {
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        for (int sig = 1; sig < NSIG; sig++)
-            (void)sigaction(sig, &dfl, NULL);
-        (void)setsid();
-        if (nullfd >= 0)
-            (void)dup2(nullfd, 0);
-        if (logfd >= 0) {
-            (void)dup2(logfd, 1);
-            (void)dup2(logfd, 2);
-        }
-        (void)sigprocmask(SIG_SETMASK, &block, NULL);
-        execve(dp->supervisor, argv, envp);
-        _exit(127);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    (void)posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    (void)posix_spawnattr_setsigdefault(&attr, &all);
+    (void)posix_spawnattr_setsigmask(&attr, &block);
+    if (nullfd >= 0)
+        (void)posix_spawn_file_actions_adddup2(&fa, nullfd, 0);
+    if (logfd >= 0) {
+        (void)posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+        (void)posix_spawn_file_actions_adddup2(&fa, logfd, 2);
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    place_fds(&fa, fds, nfds);
+    r = posix_spawn(&pid, dp->supervisor, &fa, &attr, argv, envp);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
     if (logfd >= 0)
         close(logfd);
     if (nullfd >= 0)
         close(nullfd);
+    if (r != 0) {
+        errno = r;
+        return -1;
+    }
     return pid;
 }
 
-static void start_supervisor(struct tyd_dispatch *dp, const struct ty_job_row *row)
+static void close_fds(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+int tyd_dispatch_start(
+    struct tyd_dispatch *dp, const struct ty_job_row *row, const char *grant, int *fds, size_t nfds)
 {
     struct tyd *d = dp->d;
     _cleanup_strv_free_ char **envp = ty_strv_copy(environ);
+    _cleanup_free_ char *grant_arg = grant ? xasprintf("--grant=%s", grant) : NULL;
     char seq[24], grace[24], runas[700];
-    char *argv[7] = {(char *)"trainyard-supervisor", (char *)"supervise-job"};
+    char *argv[8] = {(char *)"trainyard-supervisor", (char *)"supervise-job"};
     size_t argc = 2;
     pid_t pid;
     /* A process job of a project with a user runs as that user (--run-as, runas.c); one
@@ -560,62 +548,93 @@ static void start_supervisor(struct tyd_dispatch *dp, const struct ty_job_row *r
 
     if (ra < 0) {
         struct ty_error e = {0};
+        close_fds(fds, nfds);
         tyd_log("job %s/%s: not started: %s", row->project, row->job_id, runas);
         tyd_job_log(d, row, ty_job_row_attempt(row), TY_SEV_ERROR, "%s", runas);
         if (ty_store_set_state(d->store, row->seq, TY_STATE_FAILED, ty_now_usec(), runas, &e) < 0)
             tyd_log("job %s/%s: %s", row->project, row->job_id, ty_error_msg(&e));
-        tyd_queue_remove(d->queue, row->seq);
-        return;
+        return 1;
     }
     if (ra > 0)
         argv[argc++] = runas;
+    if (grant_arg)
+        argv[argc++] = grant_arg;
     argv[argc++] = d->state_dir;
     argv[argc++] = seq;
     argv[argc++] = grace;
     (void)snprintf(seq, sizeof(seq), "%lld", (long long)row->seq);
     (void)snprintf(grace, sizeof(grace), "%lld", (long long)d->grace_usec);
     ty_strv_setenv(&envp, TY_SWEEP_ENV, row->sweep_key ? row->sweep_key : "");
-    tyd_queue_remove(d->queue, row->seq); /* scheduled: jobPosition 0 from now on */
-    pid = spawn_self(dp, argv, envp);
+    pid = spawn_self(dp, argv, envp, fds, nfds);
+    close_fds(fds, nfds); /* the supervisor has them now */
     if (pid < 0) {
         tyd_log("job %s/%s: cannot start its supervisor: %s",
                 row->project,
                 row->job_id,
                 strerror(errno));
-        return;
+        return -1;
     }
     watch(dp, row->seq, pid, true, false);
+    return 0;
+}
+
+/* Start a new supervisor for a job released after an internal error, whose sweep is over,
+ * with the grant and the GPU devices it held (locked again: if another process took one
+ * meanwhile, it waits for a later pass). */
+static void start_retry(struct tyd_dispatch *dp, const struct ty_job_row *row)
+{
+    _cleanup_free_ int *fds = NULL;
+    _cleanup_free_ char *grant = NULL;
+    size_t nfds = 0;
+    int r = tyd_admit_relock(dp->d, row->seq, &fds, &nfds, &grant);
+
+    if (r < 0) {
+        tyd_log("job %s/%s: a GPU device it holds is %s: its new supervisor waits",
+                row->project,
+                row->job_id,
+                r == -EWOULDBLOCK ? "held by another process" : strerror(-r));
+        return;
+    }
+    tyd_log("job %s/%s: starting a new supervisor for attempt %lld (internal retry %lld)",
+            row->project,
+            row->job_id,
+            (long long)ty_job_row_attempt(row),
+            (long long)row->internal_retries);
+    if (tyd_dispatch_start(dp, row, grant, fds, nfds) > 0) {
+        struct ty_job_row failed = *row; /* it was failed: it holds nothing more */
+        failed.state = TY_STATE_FAILED;
+        tyd_admit_after(dp->d, &failed);
+    }
 }
 
 /* Start a supervisor for every job released after an internal error whose sweep is over.
- * They keep the slot they were admitted with: --max-running-jobs does not hold them back.
- * Returns how many still wait for their sweep (they count against the room for new jobs). */
-static size_t start_retries(struct tyd_dispatch *dp)
+ * They keep what they were admitted with (the scheduler counts it as held); then settle the
+ * jobs held with no supervisor to come (a retried job cancelled while it waited). */
+static void start_retries(struct tyd_dispatch *dp)
 {
     struct ty_job_row **rows = NULL;
+    _cleanup_free_ int64_t *seqs = NULL;
     struct ty_error e = {0};
-    size_t n = 0, waiting = 0;
+    size_t n = 0;
 
+    /* Every job waiting for a new supervisor holds what it was admitted with: when every
+     * held job has a supervisor, a sweep or a start to come, there is nothing to look for
+     * (and the query, which reads every QUEUED row, is not made on each pass). */
+    if (!tyd_admit_unsupervised(dp->d))
+        return;
     if (ty_store_retry_jobs(dp->d->store, &rows, &n, &e) < 0) {
         tyd_log("dispatch: %s", ty_error_msg(&e));
-        return 0;
+        return;
     }
+    seqs = xcalloc(n + 1, sizeof(*seqs));
     for (size_t i = 0; i < n; i++) {
-        if (watching(dp, rows[i]->seq))
-            continue; /* started, not yet claimed */
-        if (watching_kind(dp, rows[i]->seq, true)) {
-            waiting++;
-            continue;
-        }
-        tyd_log("job %s/%s: starting a new supervisor for attempt %lld (internal retry %lld)",
-                rows[i]->project,
-                rows[i]->job_id,
-                (long long)ty_job_row_attempt(rows[i]),
-                (long long)rows[i]->internal_retries);
-        start_supervisor(dp, rows[i]);
+        seqs[i] = rows[i]->seq;
+        if (watching(dp, rows[i]->seq) || watching_kind(dp, rows[i]->seq, true))
+            continue; /* started and not yet claimed, or its sweep is not over */
+        start_retry(dp, rows[i]);
     }
+    tyd_admit_settle(dp->d, seqs, n);
     ty_job_rows_free(rows, n);
-    return waiting;
 }
 
 static void on_hold_end(struct ty_loop *loop, void *data)
@@ -628,9 +647,6 @@ static void on_hold_end(struct ty_loop *loop, void *data)
 static void dispatch(struct tyd_dispatch *dp)
 {
     struct tyd *d = dp->d;
-    struct ty_job_row **rows = NULL;
-    struct ty_error e = {0};
-    size_t n = 0, room, busy;
 
     if (atomic_load(&d->stopping))
         return;
@@ -643,26 +659,8 @@ static void dispatch(struct tyd_dispatch *dp)
         }
         return;
     }
-    busy = dp->running + start_retries(dp);
-    if (d->max_running == 0)
-        return;
-    room = d->max_running < 0              ? START_BATCH
-           : (size_t)d->max_running > busy ? (size_t)d->max_running - busy
-                                           : 0;
-    if (room == 0)
-        return;
-    /* Supervisors started but not yet claimed still look QUEUED: ask for enough rows. */
-    if (ty_store_queued_jobs(d->store, room + dp->running, &rows, &n, &e) < 0) {
-        tyd_log("dispatch: %s", ty_error_msg(&e));
-        return;
-    }
-    for (size_t i = 0; i < n && room > 0; i++) {
-        if (watching(dp, rows[i]->seq))
-            continue;
-        start_supervisor(dp, rows[i]);
-        room--;
-    }
-    ty_job_rows_free(rows, n);
+    start_retries(dp);
+    tyd_admit_pass(d, dp, dp->loop);
 }
 
 static void on_kick(struct ty_loop *loop, int fd, short revents, void *data)
@@ -689,7 +687,8 @@ void tyd_dispatch_signal(const struct ty_job_row *row, int sig)
     close(fd);
 }
 
-/* Start-up: account for every unfinished job left by an earlier trainyardd. */
+/* Start-up: account for every unfinished job left by an earlier trainyardd: what the claimed
+ * ones hold and the queue of the others (admission.c), then the supervisors. */
 static void recover(struct tyd_dispatch *dp)
 {
     struct ty_job_row **rows = NULL;
@@ -700,6 +699,8 @@ static void recover(struct tyd_dispatch *dp)
         tyd_log("recovery: %s", ty_error_msg(&e));
         return;
     }
+    for (size_t i = 0; i < n; i++)
+        tyd_admit_recover(dp->d, rows[i]);
     for (size_t i = 0; i < n; i++) {
         struct ty_job_row *r = rows[i];
         if (r->shim_pid > 0) {
@@ -721,13 +722,6 @@ static void recover(struct tyd_dispatch *dp)
     }
     if (reattached)
         tyd_log("re-attached to %zu running job(s)", reattached);
-    ty_job_rows_free(rows, n);
-    rows = NULL;
-    n = 0;
-    if (ty_store_queued_jobs(dp->d->store, SIZE_MAX / 2, &rows, &n, &e) < 0)
-        tyd_log("recovery: %s", ty_error_msg(&e));
-    for (size_t i = 0; i < n; i++)
-        tyd_queue_add(dp->d->queue, rows[i]->seq);
     ty_job_rows_free(rows, n);
     malloc_trim(0); /* many rows were loaded once; give their memory back */
 }

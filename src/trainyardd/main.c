@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "admission.h"
 #include "alloc.h"
 #include "daemon.h"
 #include "fdutil.h"
@@ -31,6 +32,9 @@
 #include "timeutil.h"
 #include "ty-config.h"
 
+/* AI Platform's smallest scheduling.maxWaitTime (30 minutes): the default of
+ * --shortest-max-wait-time. */
+#define DEFAULT_MIN_WAIT_S 1800
 /* Loopback: without --auth-tokens only programs on this machine may reach the API (a
  * non-loopback address needs tokens). 8080: the usual unprivileged port of a local HTTP API. */
 #define DEFAULT_LISTEN "127.0.0.1:8080"
@@ -73,6 +77,19 @@ static const char usage[] =
     "                            process (default), container or slurm\n"
     "  --max-running-jobs=N      jobs run at once; more wait QUEUED (default: no limit;\n"
     "                            0 runs none, to measure the API and store alone)\n"
+    "  --capacity=cpus=N,memory=SIZE,gpus=TYPE:N[+TYPE:N...]\n"
+    "                            what jobs may hold at once (docs/service.md#scheduling);\n"
+    "                            default: the host's GPUs, CPUs and memory not counted\n"
+    "  --gpu-devices=nvidia|stand-in  the GPUs of --capacity are the host's NVIDIA devices\n"
+    "                            (default), or stand-ins with no device, for tests\n"
+    "  --project-limit=PROJECT:jobs=N,cpus=N,memory=SIZE,gpus=TYPE:N\n"
+    "                            the most a project's running jobs hold at once\n"
+    "                            (repeatable; one `project-limit =` line each in the file)\n"
+    "  --shortest-max-wait-time=SECONDS  the smallest scheduling.maxWaitTime accepted\n"
+    "                            (default 1800, as AI Platform; tests and demos that want\n"
+    "                            a short wait lower it)\n";
+/* The rest of --help (C17 promises string literals of 4095 bytes only). */
+static const char usage_more[] =
     "  --grace-period=SECONDS    SIGTERM-to-SIGKILL time when replicas are stopped\n"
     "                            (default 10)\n"
     "  --insecure-registries=LIST  loopback registries pulled from over plain HTTP\n"
@@ -130,6 +147,10 @@ enum {
     O_CONN_TIMEOUT,
     O_MAX_CONNS,
     O_MAX_CONNS_ADDR,
+    O_CAPACITY,
+    O_GPU_DEVICES,
+    O_PROJECT_LIMIT,
+    O_SHORTEST_WAIT,
 };
 
 static const struct option options[] = {
@@ -162,6 +183,10 @@ static const struct option options[] = {
     {"connection-timeout", required_argument, NULL, O_CONN_TIMEOUT},
     {"max-connections", required_argument, NULL, O_MAX_CONNS},
     {"max-connections-per-address", required_argument, NULL, O_MAX_CONNS_ADDR},
+    {"capacity", required_argument, NULL, O_CAPACITY},
+    {"gpu-devices", required_argument, NULL, O_GPU_DEVICES},
+    {"project-limit", required_argument, NULL, O_PROJECT_LIMIT},
+    {"shortest-max-wait-time", required_argument, NULL, O_SHORTEST_WAIT},
     {NULL, 0, NULL, 0},
 };
 
@@ -333,6 +358,19 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
         return set_uint(&d->max_conns, v, 100000, where, err);
     case O_MAX_CONNS_ADDR:
         return set_uint(&d->max_conns_per_addr, v, 100000, where, err);
+    case O_CAPACITY:
+        return tyd_admit_set_capacity(d->admit, v, where, err);
+    case O_GPU_DEVICES:
+        return tyd_admit_set_devices(d->admit, v, where, err);
+    case O_PROJECT_LIMIT:
+        return tyd_admit_add_limit(d->admit, v, where, err);
+    case O_SHORTEST_WAIT:
+        /* Up to 10 years: ample for any maxWaitTime a person means. */
+        if (ty_parse_int64(v, 1, 315360000, &n) < 0)
+            return ty_error_set(
+                err, EINVAL, "%s: expected seconds from 1 to 315360000 (got '%s')", where, v);
+        d->min_wait_usec = n * INT64_C(1000000);
+        return 0;
     default:
         return ty_error_set(err, EINVAL, "%s: not a setting", where);
     }
@@ -378,6 +416,7 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
             config = optarg;
         else if (c == O_HELP) {
             fputs(usage, stdout);
+            fputs(usage_more, stdout);
             release(d);
             exit(0);
         } else if (c == O_VERSION) {
@@ -463,8 +502,8 @@ static int serve(struct tyd *d)
     (void)sigaction(SIGPIPE, &ign, NULL);
     loop = ty_loop_new();
     ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, d);
-    d->queue = tyd_queue_new();
-    if (tyd_dispatch_init(d, loop, &e) < 0 || tyd_http_start(d, &e) < 0)
+    if (tyd_admit_start(d, &e) < 0 || tyd_dispatch_init(d, loop, &e) < 0 ||
+        tyd_http_start(d, &e) < 0)
         goto fail;
     tyd_runas_log_start(d);
     tyd_log("listening on %s://%.*s:%u (state %s, runtime %s%s)",
@@ -485,7 +524,7 @@ fail:
 out:
     tyd_http_stop(d);
     tyd_dispatch_free(d->dispatch);
-    tyd_queue_free(d->queue);
+    ty_sched_free(d->sched);
     ty_loop_free(loop);
     ty_store_close(d->store);
     tyd_auth_free(d->auth);
@@ -504,6 +543,7 @@ static void release(struct tyd *d)
     free(d->tls_cert);
     free(d->tls_key);
     ty_strv_free(d->allowed_hosts);
+    tyd_admit_free(d->admit);
 }
 
 int main(int argc, char **argv)
@@ -520,6 +560,8 @@ int main(int argc, char **argv)
     d.conn_timeout_s = DEFAULT_CONN_TIMEOUT_S;
     d.max_conns = DEFAULT_MAX_CONNS;
     d.max_conns_per_addr = DEFAULT_MAX_CONNS_ADDR;
+    d.min_wait_usec = DEFAULT_MIN_WAIT_S * INT64_C(1000000);
+    d.admit = tyd_admit_new();
     if (parse_args(&d, argc, argv, &e) < 0) {
         fprintf(stderr, "trainyardd: %s\n", ty_error_msg(&e));
         release(&d);

@@ -37,8 +37,9 @@ submit() {
   "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; json.dump(d, open(sys.argv[3],"w"))' "$1.ti" "$1" "$1.body" &&
   test "$(api POST /v1/projects/p1/jobs "$1.body")" = 200
 }
-# The pid of the one supervisor running (the tests run one job at a time), other than $1.
-sup_pid() { pgrep -f "supervise-job $SVC " | grep -v -x -e "${1:-none}" | head -1; }
+# The pid of the one supervisor running (the tests run one job at a time), other than $1; its
+# options (--grant=JSON for a study) come before the state directory.
+sup_pid() { pgrep -f "supervise-job (--[^ ]+ )*$SVC " | grep -v -x -e "${1:-none}" | head -1; }
 new_sup() { test -n "$(sup_pid "$1")"; }
 # entries JOB PYTHON_COND: the messages of JOB's log entries e for which COND holds
 entries() {
@@ -59,7 +60,7 @@ test_expect_success 'a killed job supervisor: the job is retried as attempt 2, w
   test "$(json_get killed.json "d[\"attemptStatus\"][\"replicaRestarts\"]")" = "{'"'"'master-replica-0'"'"': 0}" &&
   json_get killed.json "\"errorMessage\" not in d" | grep -q True &&
   no_procs "sleep 913.$M" &&
-  ! pgrep -f "supervise-job $SVC " >/dev/null
+  ! pgrep -f "supervise-job (--[^ ]+ )*$SVC " >/dev/null
 '
 
 test_expect_success 'its log: the service line names the internal retry; entries carry their attempt' '
@@ -114,7 +115,7 @@ test_expect_success 'a supervisor killed three times: the job FAILS with the int
   grep -q "Retrying the job as attempt 3 (internal retry 2 of 2)." svc.txt &&
   grep -q "Not retrying the job: its 2 internal retries were made." svc.txt &&
   grep -q "^Job failed: Internal error occurred for the current attempt.\$" svc.txt &&
-  ! pgrep -f "supervise-job $SVC " >/dev/null
+  ! pgrep -f "supervise-job (--[^ ]+ )*$SVC " >/dev/null
 '
 
 cat >"$TEST_DIR/restart-$M.sh" <<EOF
@@ -169,7 +170,7 @@ test_expect_success 'a supervisor killed after it recorded the outcome: not retr
   json_get outcome.json "\"internalRetries\" not in d[\"attemptStatus\"]" | grep -q True &&
   test "$(json_get outcome.json "d[\"attemptStatus\"][\"attempt\"]")" = 1 &&
   wait_for 10 no_procs "outcome-$M.sh" &&
-  sleep 1 && ! pgrep -f "supervise-job $SVC " >/dev/null &&
+  sleep 1 && ! pgrep -f "supervise-job (--[^ ]+ )*$SVC " >/dev/null &&
   logs outcome &&
   entries outcome "e[\"taskName\"]==\"service\"" >svc.txt && cat svc.txt &&
   grep -q "^After the job.s outcome was recorded, the job.s supervisor (process $spid) was killed by signal 9" svc.txt &&
@@ -200,7 +201,7 @@ test_expect_success 'a tuning job whose supervisor is killed runs its study agai
   entries tune "e[\"taskName\"]==\"service\"" >svc.txt &&
   grep -q "Retrying the job (internal retry 1 of 2): its trials run anew.\$" svc.txt &&
   test "$(grep -c "^Trial 2 SUCCEEDED" svc.txt)" -eq 1 &&
-  ! pgrep -f "supervise-job $SVC " >/dev/null
+  ! pgrep -f "supervise-job (--[^ ]+ )*$SVC " >/dev/null
 '
 
 # A supervisor that dies while trainyardd is down is found by the next trainyardd.
@@ -254,6 +255,6 @@ test_expect_success "Google's API client reads jobs with attemptStatus" '
 
 kill -TERM "$DPID"; wait "$DPID"
 # After a failure, jobs may still run: their supervisors outlive the daemon. Stop them.
-for p in $(pgrep -f "supervise-job $SVC "); do kill -TERM "$p"; done
-for p in $(pgrep -f "supervise-job $SVC "); do kill -TERM "$p"; done # a second one kills at once
+for p in $(pgrep -f "supervise-job (--[^ ]+ )*$SVC "); do kill -TERM "$p"; done
+for p in $(pgrep -f "supervise-job (--[^ ]+ )*$SVC "); do kill -TERM "$p"; done # a second one kills at once
 test_done

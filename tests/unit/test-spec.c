@@ -883,6 +883,34 @@ static void test_env_size(void)
     free(doc);
 }
 
+/* The smallest maxWaitTime is the accepting side's setting (ty_job_accept_wait); the job
+ * model only wants it positive, so a stored job with a short one is never refused. */
+static void test_wait_floor(void)
+{
+    _cleanup_json_ json_t *doc = NULL;
+    _cleanup_free_ char *t =
+        dq("{'jobId':'w','trainingInput':{" IMG ",'scheduling':{'maxWaitTime':'2s'}}}");
+    struct ty_job *job = NULL;
+
+    ok(ty_spec_parse(t, strlen(t), TY_SPEC_JSON, &doc, &err) == 0, "wait: document parses");
+    is_int(ty_job_from_json(doc, &job, &err), 0, "wait: the model takes maxWaitTime 2s");
+    ty_job_free(job);
+    job = NULL;
+    is_int(ty_job_accept_wait(doc, 1000000, &job, &err), 0, "wait: a 1 s floor takes 2s");
+    ty_job_free(job);
+    job = NULL;
+    is_int(ty_job_accept_wait(doc, 3000000, &job, &err), -EINVAL, "wait: a 3 s floor refuses 2s");
+    is_str(err.msg,
+           "trainingInput.scheduling.maxWaitTime: must be at least 3s (got 2s)",
+           "wait: the message names the floor and the value");
+    ok(job == NULL, "wait: nothing returned on refusal");
+    is_int(ty_job_accept(doc, &job, &err), -EINVAL, "wait: ty_job_accept keeps 1800 s");
+    like(err.msg, "must be at least 1800s (got 2s)", "wait: ty_job_accept's message");
+    bad("{" IMG ",'scheduling':{'maxWaitTime':'0s'}}",
+        "trainingInput.scheduling.maxWaitTime: must be positive",
+        "maxWaitTime 0s");
+}
+
 int main(void)
 {
     is_str(ty_role_name(TY_ROLE_PS), "ps", "role name");
@@ -896,5 +924,6 @@ int main(void)
     test_schema();
     test_text_formats();
     test_env_size();
+    test_wait_floor();
     return done_testing();
 }

@@ -216,7 +216,6 @@ static void test_retries(void)
     ok(waits_for_supervisor(s, j) && !waits_for_supervisor(s, other),
        "retry 1: waits for a new supervisor");
     ok(!queued(s, j) && queued(s, other), "retry 1: not in the queue of new jobs");
-    is_int(ty_store_queue_position(s, other), 0, "retry 1: takes no place in the queue");
     is_int(lost(s, j, 100, 450).action, TY_LOST_RETRY, "the same loss again: counted once more");
     is_int(by_seq(s, j)->internal_retries, 2, "(that is what a second loss looks like)");
 

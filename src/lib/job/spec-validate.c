@@ -279,12 +279,11 @@ static int validate_scheduling(const json_t *ti, struct ty_error *err)
     }
     if (ty_json_str(s, "maxWaitTime")) {
         (void)ty_duration_parse(ty_json_str(s, "maxWaitTime"), &usec, NULL);
-        if (usec < 1800 * INT64_C(1000000))
-            return ty_error_set(err,
-                                EINVAL,
-                                "trainingInput.scheduling.maxWaitTime: must be at least 1800s "
-                                "(got %s)",
-                                ty_json_str(s, "maxWaitTime"));
+        /* The smallest wait a user may ask for is the service's setting (plan/accept.h):
+         * a stored job is never refused here. */
+        if (usec <= 0)
+            return ty_error_set(
+                err, EINVAL, "trainingInput.scheduling.maxWaitTime: must be positive");
     }
     if (prio && (json_integer_value(prio) < 0 || json_integer_value(prio) > 1000))
         return ty_error_set(err,

@@ -27,7 +27,6 @@ enum store_stmt {
     ST_SCAN,
     ST_UNFINISHED,
     ST_QUEUED,
-    ST_QUEUE_POSITION,
     ST_CLAIM,
     ST_UNCLAIM,
     ST_JOB_EXISTS,

@@ -222,21 +222,6 @@ int ty_store_queued_jobs(
     return store_collect(c, st, ret, n, err);
 }
 
-int64_t ty_store_queue_position(struct ty_store *s, int64_t seq)
-{
-    _cleanup_(store_releasep) struct store_conn *c = NULL;
-    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
-    int r;
-
-    if ((r = store_acquire(s, &c, NULL)) < 0 ||
-        (r = store_stmt(c, ST_QUEUE_POSITION, &st, NULL)) < 0)
-        return r;
-    sqlite3_bind_int64(st, 1, seq);
-    if (sqlite3_step(st) != SQLITE_ROW)
-        return -EIO;
-    return sqlite3_column_int64(st, 0);
-}
-
 int ty_store_claim_job(struct ty_store *s,
                        int64_t seq,
                        int64_t pid,

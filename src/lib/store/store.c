@@ -63,8 +63,6 @@ static const char *const stmt_sql[ST__MAX] = {
                       "'CANCELLING') ORDER BY seq",
     [ST_QUEUED] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE state = 'QUEUED' AND shim_pid = 0 "
                   "AND internal_retries = 0 ORDER BY seq LIMIT ?1",
-    [ST_QUEUE_POSITION] = "SELECT count(*) FROM jobs WHERE state = 'QUEUED' AND shim_pid = 0 "
-                          "AND internal_retries = 0 AND seq < ?1",
     [ST_CLAIM] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, grant = ?4 WHERE seq = ?1 AND "
                  "shim_pid = 0 "
                  "AND (state = 'QUEUED' OR (internal_retries > 0 AND state IN ('PREPARING', "

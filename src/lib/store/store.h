@@ -155,9 +155,6 @@ int ty_store_unfinished_jobs(struct ty_store *s,
  * new supervisor after an internal error: ty_store_retry_jobs). */
 int ty_store_queued_jobs(
     struct ty_store *s, size_t limit, struct ty_job_row ***ret, size_t *n, struct ty_error *err);
-/* How many jobs of ty_store_queued_jobs are older than job @seq (its jobPosition); -errno
- * on error. Exposed for tests. */
-int64_t ty_store_queue_position(struct ty_store *s, int64_t seq);
 /* Free an array of rows from the functions above. */
 void ty_job_rows_free(struct ty_job_row **rows, size_t n);
 

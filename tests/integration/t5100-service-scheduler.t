@@ -1,0 +1,188 @@
+#!/bin/sh
+# t5100-service-scheduler: trainyardd's scheduler end to end with stand-in GPUs and process
+# jobs that wait for a file (nothing depends on timing): a GPU job waits while another holds
+# the GPUs, with its stateReason and jobPosition, and starts when they are free (its replica
+# sees CUDA_VISIBLE_DEVICES); priority overtakes creation order; a project at its limit waits
+# while another project's job runs; a job that can never fit is refused with 400; maxWaitTime
+# cancels a queued job; a restart of trainyardd keeps what running jobs hold.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
+if [ ! -x "$TRAINYARDD" ]; then
+  echo "1..0 # SKIP trainyardd is not built ($TRAINYARDD)"
+  rm -rf "$TEST_DIR"
+  exit 0
+fi
+
+GO="$TEST_DIR/go"
+SVC="$TEST_DIR/svc"
+mkdir -p "$GO"
+unset TRAINYARD_CONFIG TRAINYARD_PROJECT TRAINYARD_ACCESS_TOKEN TRAINYARD_API_ENDPOINT
+export XDG_CONFIG_HOME="$TEST_DIR/xdg"
+
+# 16 vCPUs (memory not counted) and two stand-in T4s; project plim may hold one running job
+# and one GPU; maxWaitTime may be as short as 1 s.
+start_daemon() {
+  trainyardd_start "$1" --state-dir "$SVC" --capacity cpus=16,gpus=NVIDIA_TESLA_T4:2 \
+    --gpu-devices=stand-in --shortest-max-wait-time=1 \
+    --project-limit=plim:jobs=1,gpus=NVIDIA_TESLA_T4:1 && BASE=$TYD_URL && DPID=$TYD_PID
+}
+# api METHOD PATH [BODY_FILE]: body to out.json, prints the HTTP status
+api() {
+  if [ -n "${3:-}" ]; then
+    curl -s -o out.json -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' --data-binary "@$3" "$BASE$2"
+  else
+    curl -s -o out.json -w '%{http_code}' -X "$1" "$BASE$2"
+  fi
+}
+# create PROJECT JOB [GPUS] [MACHINE] [SCHEDULING_JSON]: a process job whose master writes its
+# environment to $GO/JOB.env, then waits until $GO/JOB exists; prints the HTTP status.
+create() {
+  "$PYTHON" - "$2" "$GO" "${3:-0}" "${4:-n1-standard-4}" "${5:-}" >"$2.json" <<'PY'
+import json, sys
+job, go, gpus, machine, sched = sys.argv[1:]
+script = "env > %s/%s.env; while [ ! -e %s/%s ]; do sleep 0.1; done" % (go, job, go, job)
+master = {"imageUri": "example.com/test:1", "containerCommand": ["sh", "-c", script]}
+if int(gpus):
+    master["acceleratorConfig"] = {"count": gpus, "type": "NVIDIA_TESLA_T4"}
+ti = {"scaleTier": "CUSTOM", "masterType": machine, "masterConfig": master}
+if sched:
+    ti["scheduling"] = json.loads(sched)
+json.dump({"jobId": job, "trainingInput": ti}, sys.stdout)
+PY
+  api POST "/v1/projects/$1/jobs" "$2.json"
+}
+# field PROJECT JOB EXPR: EXPR of the job's resource (d)
+field() {
+  curl -s "$BASE/v1/projects/$1/jobs/$2" >"f-$2.json" && json_get "f-$2.json" "$3"
+}
+state_is() { [ "$(field "$1" "$2" 'd["state"]')" = "$3" ]; }
+position() { field "$1" "$2" 'd.get("jobPosition")'; }
+reason() { field "$1" "$2" 'd.get("stateReason", "")'; }
+position_is() { [ "$(position "$1" "$2")" = "$3" ]; }
+reason_has() { reason "$1" "$2" | grep -q "$3"; }
+# A replica's CUDA_VISIBLE_DEVICES, once it wrote its environment.
+cuda_of() { sed -n 's/^CUDA_VISIBLE_DEVICES=//p' "$GO/$1.env"; }
+
+test_expect_success 'bad scheduling settings stop the start, naming the setting' '
+  bad() { ! "$TRAINYARDD" --state-dir "$TEST_DIR/bad" --listen 127.0.0.1:0 "$@" >bad.out 2>&1; } &&
+  bad --capacity gpus=NVIDIA_TESLA_X1:2 && grep -q "^trainyardd: --capacity: gpus: unknown GPU type .NVIDIA_TESLA_X1." bad.out &&
+  bad --capacity jobs=2 && grep -q "^trainyardd: --capacity: jobs: not a key of this setting" bad.out &&
+  bad --project-limit=vision && grep -q "^trainyardd: --project-limit: expected PROJECT:KEY=VALUE" bad.out &&
+  bad "--project-limit=a b:jobs=1" && grep -q "^trainyardd: --project-limit: invalid project id .a b." bad.out &&
+  bad --gpu-devices=amd && grep -q "^trainyardd: --gpu-devices: expected .nvidia. or .stand-in." bad.out &&
+  bad --shortest-max-wait-time=0 && grep -q "^trainyardd: --shortest-max-wait-time: expected seconds from 1" bad.out &&
+  printf "# limits\nproject-limit = census:cpus=x\n" >bad.conf &&
+  bad --config bad.conf && grep -q "^trainyardd: bad.conf:2: project-limit: cpus: expected a number" bad.out &&
+  bad --gpu-devices=stand-in && grep -q "gpu-devices=stand-in: no GPUs declared" bad.out &&
+  "$TRAINYARDD" --help | grep -q -- "--shortest-max-wait-time=SECONDS" &&
+  if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+    bad --capacity gpus=NVIDIA_TESLA_T4:1 &&
+    grep -q -- "--capacity: gpus=NVIDIA_TESLA_T4:1 declares 1 GPU device, and this host has 0" bad.out
+  fi
+'
+
+start_daemon sched || { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/sched.log"; exit 1; }
+
+test_expect_success 'the capacity is logged at start-up' '
+  grep -q "capacity: cpus=16,gpus=NVIDIA_TESLA_T4:2 (stand-in GPUs); not counted: running jobs, memory" sched.log &&
+  grep -q "project limit: plim: jobs=1,gpus=NVIDIA_TESLA_T4:1" sched.log
+'
+
+test_expect_success 'a job that can never fit is refused with 400 naming the resource' '
+  test "$(create p1 toobig 4)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" >msg &&
+  grep -q "needs 4 × NVIDIA_TESLA_T4 at once, and this service has 2 (--capacity cpus=16,gpus=NVIDIA_TESLA_T4:2)" msg &&
+  test "$(create p1 toomanycpus 0 n1-standard-32)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "32 vCPUs" &&
+  test "$(create plim overlimit 2)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" >msg2 &&
+  grep -q "project plim has 1 (--project-limit plim:jobs=1,gpus=NVIDIA_TESLA_T4:1)" msg2 &&
+  test "$(create p1 shortwait 0 n1-standard-4 "{\"maxWaitTime\": \"0.5s\"}")" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "maxWaitTime: must be at least 1s (got 0.5s)" &&
+  test "$(api GET /v1/projects/p1/jobs)" = 200 && test "$(cat out.json)" = "{}"
+'
+
+test_expect_success 'a GPU job waits while another holds the GPUs, saying why' '
+  test "$(create p1 g1 2)" = 200 &&
+  wait_for 10 state_is p1 g1 RUNNING &&
+  wait_for 10 test -s "$GO/g1.env" &&
+  test "$(create p1 g2 2)" = 200 &&
+  test "$(json_get out.json "d[\"state\"]")" = QUEUED &&
+  wait_for 10 reason_has p1 g2 "Waiting for 2 × NVIDIA_TESLA_T4: 0 of 2 free" &&
+  test "$(position p1 g2)" = 1 &&
+  state_is p1 g2 QUEUED
+'
+
+test_expect_success 'priority overtakes creation order' '
+  test "$(create p1 g3 2 n1-standard-4 "{\"priority\": 500}")" = 200 &&
+  wait_for 10 position_is p1 g2 2 &&
+  test "$(position p1 g3)" = 1 &&
+  reason p1 g2 | grep -q "1 job ahead of it" &&
+  touch "$GO/g1" &&
+  wait_for 10 state_is p1 g1 SUCCEEDED &&
+  wait_for 10 state_is p1 g3 RUNNING &&
+  state_is p1 g2 QUEUED && test "$(position p1 g2)" = 1
+'
+
+test_expect_success 'maxWaitTime cancels a job still queued, saying so' '
+  test "$(create p1 w1 2 n1-standard-4 "{\"maxWaitTime\": \"2s\"}")" = 200 &&
+  wait_for 10 state_is p1 w1 CANCELLED &&
+  test "$(field p1 w1 "d[\"errorMessage\"]")" = "Job cancelled: it did not start within its scheduling.maxWaitTime (2s)." &&
+  test ! -e "$GO/w1.env" &&
+  api GET /v1/projects/p1/jobs/w1/logs >/dev/null &&
+  json_get out.json "[e for e in d[\"entries\"] if e[\"taskName\"]==\"service\" and \"maxWaitTime (2s)\" in e[\"message\"]][0]"
+'
+
+test_expect_success 'a project at its limit waits while another project runs' '
+  test "$(create plim l1)" = 200 &&
+  wait_for 10 state_is plim l1 RUNNING &&
+  test "$(create plim l2)" = 200 &&
+  test "$(create p2 o1)" = 200 &&
+  wait_for 10 state_is p2 o1 RUNNING &&
+  state_is plim l2 QUEUED &&
+  wait_for 10 reason_has plim l2 "Project plim is at its limit" &&
+  TRAINYARD_API_ENDPOINT=$BASE TRAINYARD_PROJECT=plim "$TRAINYARD" jobs list \
+    --format "table(jobId,state,jobPosition,stateReason)" >list.out &&
+  grep -q "^JOB_ID  *STATE  *JOB_POSITION  *STATE_REASON" list.out &&
+  grep -q "^l2  *QUEUED  *[0-9]  *Project plim is at its limit" list.out &&
+  TRAINYARD_API_ENDPOINT=$BASE TRAINYARD_PROJECT=plim "$TRAINYARD" jobs list \
+    --format "value(jobId,state)" >value.out &&
+  grep -q "^l2$(printf "\t")QUEUED\$" value.out && grep -q "^l1$(printf "\t")RUNNING\$" value.out &&
+  TRAINYARD_API_ENDPOINT=$BASE TRAINYARD_PROJECT=plim "$TRAINYARD" jobs describe l2 --summarize >desc.out &&
+  grep -q "STATE_REASON" desc.out && grep -q "Project plim is at its limit" desc.out &&
+  touch "$GO/l1" "$GO/o1" &&
+  wait_for 10 state_is plim l2 RUNNING &&
+  touch "$GO/l2" && wait_for 10 state_is plim l2 SUCCEEDED
+'
+
+test_expect_success 'a job started when the GPUs are free sees its devices' '
+  touch "$GO/g3" &&
+  wait_for 10 state_is p1 g2 RUNNING &&
+  wait_for 10 test -s "$GO/g2.env" &&
+  test "$(cuda_of g2)" = "0,1" &&
+  test "$(cuda_of o1)" = ""
+'
+
+# A restart while g2 runs: what it holds (2 GPUs, 4 of the 16 vCPUs) stays counted, so a job
+# that needs all 16 vCPUs waits for it.
+kill -TERM "$DPID"; wait "$DPID"; rc1=$?
+start_daemon sched2 || { echo "Bail out! trainyardd did not restart"; cat "$TEST_DIR/sched2.log"; exit 1; }
+
+test_expect_success 'a restart keeps what running jobs hold' '
+  state_is p1 g2 RUNNING &&
+  test "$(create p1 big 0 n1-standard-16)" = 200 &&
+  test "$(create p1 g4 1)" = 200 &&
+  wait_for 10 reason_has p1 big "Waiting for 16 vCPUs: 12 of 16 free" &&
+  reason p1 g4 | grep -q "NVIDIA_TESLA_T4" &&
+  state_is p1 big QUEUED && state_is p1 g4 QUEUED &&
+  ! grep -q "held by another process" sched2.log &&
+  touch "$GO/g2" &&
+  wait_for 10 state_is p1 big RUNNING &&
+  touch "$GO/big" "$GO/g4" &&
+  wait_for 10 state_is p1 g4 SUCCEEDED && wait_for 10 state_is p1 big SUCCEEDED
+'
+
+kill -TERM "$DPID"; wait "$DPID"; rc2=$?
+test_expect_success 'SIGTERM stops both daemons with status 0' "test $rc1 -eq 0 && test $rc2 -eq 0"
+test_done
