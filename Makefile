@@ -53,6 +53,7 @@ bench: build
 	@bench/api/run.sh $(BUILD)
 	@bench/jobfilter/run.sh $(BUILD)
 	@bench/sched/run.sh $(BUILD)
+	@python3 bench/sched/service.py $(BUILD)
 	@bench/restart/run.sh $(BUILD)
 	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
 	    bench/restart-containers/run.sh $(BUILD); \

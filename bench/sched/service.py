@@ -10,10 +10,10 @@ Runs trainyardd (process runtime) twice, interleaved ROUNDS times, on the same l
   baseline  --max-running-jobs=4 and jobs without GPUs: the same 4 at once, counted as
             running-job slots only (no device, no lock, no grant to pass).
 
-Each round queues DEEP jobs that cannot start (a project at its limit of 0 jobs, so every
-pass walks past them), then JOBS jobs whose program is `true`, created while the service
-holds them back (--max-running-jobs is not changed: the jobs are created faster than they
-end). The admission rate is the number of jobs started divided by the time between the
+Each round queues DEEP jobs of a project limited to 4 vCPUs, the first of which runs (it
+sleeps) while the others wait behind the limit, so every pass walks past them; then JOBS
+jobs whose program is `true` (the baseline's --max-running-jobs is 5: the 4, and the deep
+queue's running job; the jobs are created faster than they end). The admission rate is the number of jobs started divided by the time between the
 first and the last job's startTime. Prints both rates and their ratio per round and the
 medians; nothing passes or fails on time (machines are noisy: the project's rule).
 Usage: service.py BUILD_DIR [--jobs N] [--deep N] [--rounds N].
@@ -56,8 +56,8 @@ def call(port, method, path, body=None):
         c.close()
 
 
-def job(job_id, gpu):
-    master = {"containerCommand": ["true"]}
+def job(job_id, gpu, command=("true",)):
+    master = {"imageUri": "example.com/bench:1", "containerCommand": list(command)}
     if gpu:
         master["acceleratorConfig"] = {"type": "NVIDIA_TESLA_T4", "count": "1"}
     return {
@@ -82,12 +82,12 @@ def one_run(build, scratch, kind, njobs, deep):
         os.path.join(build, "bin", "trainyardd"),
         "--listen=127.0.0.1:%d" % port,
         "--state-dir=" + state,
-        "--project-limit=deep:jobs=0",
+        "--project-limit=deep:cpus=4",
     ]
     if kind == "gpus":
         args += ["--capacity=gpus=NVIDIA_TESLA_T4:4", "--gpu-devices=stand-in"]
     else:
-        args += ["--max-running-jobs=4"]
+        args += ["--max-running-jobs=5"]  # 4, and the deep queue's holder
     if os.geteuid() == 0:
         args.append("--allow-root-jobs")
     log = open(os.path.join(scratch, kind + ".log"), "w")
@@ -99,9 +99,11 @@ def one_run(build, scratch, kind, njobs, deep):
                     break
             except OSError:
                 time.sleep(0.05)
-        # The deep queue: never admitted (its project may run no job), walked by every pass.
+        # The deep queue: its first job holds its project's room (4 vCPUs) while the others
+        # wait behind the project's limit, walked by every pass.
         for i in range(deep):
-            st, b = call(port, "POST", "/v1/projects/deep/jobs", job("deep_%d" % i, False))
+            cmd = ("sleep", "600") if i == 0 else ("true",)
+            st, b = call(port, "POST", "/v1/projects/deep/jobs", job("deep_%d" % i, False, cmd))
             if st != 200:
                 raise RuntimeError("create deep_%d: %d %s" % (i, st, b))
         for i in range(njobs):
@@ -111,8 +113,13 @@ def one_run(build, scratch, kind, njobs, deep):
         deadline = time.time() + 600
         starts = []
         while time.time() < deadline:
-            st, b = call(port, "GET", "/v1/projects/%s/jobs?pageSize=1000" % PROJECT)
-            jobs = b.get("jobs", [])
+            jobs, token = [], ""
+            while True:
+                st, b = call(port, "GET", "/v1/projects/%s/jobs?pageSize=100%s" % (PROJECT, token))
+                jobs += b.get("jobs", [])
+                if not b.get("nextPageToken"):
+                    break
+                token = "&pageToken=" + b["nextPageToken"]
             done = [j for j in jobs if j["state"] in ("SUCCEEDED", "FAILED", "CANCELLED")]
             if len(done) == njobs:
                 bad = [j["jobId"] for j in done if j["state"] != "SUCCEEDED"]
@@ -126,6 +133,14 @@ def one_run(build, scratch, kind, njobs, deep):
         span = starts[-1] - starts[0]
         return (len(starts) - 1) / span if span > 0 else float("inf")
     finally:
+        try:
+            call(port, "POST", "/v1/projects/deep/jobs/deep_0:cancel", {})
+            for _ in range(300):
+                if call(port, "GET", "/v1/projects/deep/jobs/deep_0")[1].get("state") == "CANCELLED":
+                    break
+                time.sleep(0.1)
+        except OSError:
+            pass
         d.send_signal(signal.SIGTERM)
         d.wait()
         log.close()
