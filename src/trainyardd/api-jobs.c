@@ -202,6 +202,49 @@ check_resume(const struct tyd_request *rq, const struct ty_job *job, struct tyd_
     return 0;
 }
 
+/* The checks of a valid job against this service before it is stored: who would run it, where
+ * it would write, whether it can ever fit, what the tuner accepts. Returns 0, or -1 with @rep
+ * filled (400). */
+static int check_runnable(const struct tyd_request *rq,
+                          const char *runtime,
+                          const struct ty_job *job,
+                          const struct ty_demand *demand,
+                          struct tyd_reply *rep)
+{
+    struct tyd *d = rq->d;
+    struct ty_error e = {0};
+    char why[700];
+
+    /* Who would run it (runas.c): a process job that would run as root without
+     * --allow-root-jobs is refused now, before anything is stored or queued. */
+    if (tyd_runas_supervisor_arg(d, rq->project, runtime, why, sizeof(why)) < 0) {
+        tyd_error(rep, 400, NULL, "%s", why);
+        return -1;
+    }
+    /* Where it would write on this machine (jobdir.c). */
+    if (tyd_jobdir_check(d->job_dir_roots, job->job_dir, why, sizeof(why)) < 0) {
+        tyd_error(rep, 400, NULL, "%s", why);
+        return -1;
+    }
+    /* Whether it can ever run here: a job that needs more than the capacity or its
+     * project's limit would wait forever. */
+    if (tyd_admit_check(d, rq->project, demand, why, sizeof(why)) < 0) {
+        tyd_error(rep, 400, NULL, "%s", why);
+        return -1;
+    }
+    if (job->hp) { /* what the tuner refuses (e.g. GRID_SEARCH over a DOUBLE) is a bad spec */
+        struct ty_tuner *t = NULL;
+        if (ty_tuner_new(job->hp, 0, &t, &e) < 0) {
+            tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+            return -1;
+        }
+        ty_tuner_free(t);
+        if (job->hp->resume_job_id && check_resume(rq, job, rep) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
 {
     struct tyd *d = rq->d;
@@ -240,36 +283,8 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     }
     tyd_admit_demand(runtime, job, &demand);
-    {
-        /* Who would run it (runas.c): a process job that would run as root without
-         * --allow-root-jobs is refused now, before anything is stored or queued. */
-        char why[700];
-        if (tyd_runas_supervisor_arg(d, rq->project, runtime, why, sizeof(why)) < 0) {
-            tyd_error(rep, 400, NULL, "%s", why);
-            return;
-        }
-        /* Where it would write on this machine (jobdir.c). */
-        if (tyd_jobdir_check(d->job_dir_roots, job->job_dir, why, sizeof(why)) < 0) {
-            tyd_error(rep, 400, NULL, "%s", why);
-            return;
-        }
-        /* Whether it can ever run here: a job that needs more than the capacity or its
-         * project's limit would wait forever. */
-        if (tyd_admit_check(d, rq->project, &demand, why, sizeof(why)) < 0) {
-            tyd_error(rep, 400, NULL, "%s", why);
-            return;
-        }
-    }
-    if (job->hp) { /* what the tuner refuses (e.g. GRID_SEARCH over a DOUBLE) is a bad spec */
-        struct ty_tuner *t = NULL;
-        if (ty_tuner_new(job->hp, 0, &t, &e) < 0) {
-            tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
-            return;
-        }
-        ty_tuner_free(t);
-        if (job->hp->resume_job_id && check_resume(rq, job, rep) < 0)
-            return;
-    }
+    if (check_runnable(rq, runtime, job, &demand, rep) < 0)
+        return;
     pt = ty_json_str(job->labels, LABEL_PYTORCH);
     key = random_key();
     row.project = (char *)rq->project;

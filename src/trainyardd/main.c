@@ -264,6 +264,46 @@ static int set_hosts(struct tyd *d, const char *v, const char *where, struct ty_
     return 0;
 }
 
+/* The options the runtimes read from the environment the supervisors inherit (the container
+ * runtime's registries and memory cap, the slurm runtime's settings). */
+static int apply_runtime_env(int id, const char *v, const char *where, struct ty_error *err)
+{
+    int64_t n;
+
+    switch (id) {
+    case O_INSECURE:
+        return setenv("TRAINYARD_INSECURE_REGISTRIES", v, 1) < 0 ? -errno : 0;
+    case O_MAX_MEMORY:
+        if (ty_parse_int64(v, 4 * 1024 * 1024, INT64_MAX, &n) < 0)
+            return ty_error_set(err,
+                                EINVAL,
+                                "%s: expected a number of bytes of at least 4194304 (got '%s')",
+                                where,
+                                v);
+        return setenv("TRAINYARD_CONTAINER_MAX_MEMORY", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_PARTITION:
+        return setenv("TRAINYARD_SLURM_PARTITION", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_ACCOUNT:
+        return setenv("TRAINYARD_SLURM_ACCOUNT", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_QOS:
+        return setenv("TRAINYARD_SLURM_QOS", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_SBATCH_ARGS:
+        return setenv("TRAINYARD_SLURM_SBATCH_ARGS", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_MEMORY:
+        if (strcmp(v, "machine") != 0 && strcmp(v, "none") != 0)
+            return ty_error_set(
+                err, EINVAL, "%s: expected 'machine' or 'none' (got '%s')", where, v);
+        return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
+    case O_SLURM_REPLICAS:
+        if (strcmp(v, "auto") != 0 && strcmp(v, "process") != 0 && strcmp(v, "container") != 0)
+            return ty_error_set(
+                err, EINVAL, "%s: expected 'auto', 'process' or 'container' (got '%s')", where, v);
+        return setenv("TRAINYARD_SLURM_REPLICAS", v, 1) < 0 ? -errno : 0;
+    default:
+        return ty_error_set(err, EINVAL, "%s: not a setting", where);
+    }
+}
+
 /* Apply one option (from the command line or the config file; @where names it in errors). */
 static int apply(struct tyd *d, int id, const char *v, const char *where, struct ty_error *err)
 {
@@ -299,34 +339,14 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
         d->grace_usec = secs > 0 ? (int64_t)(secs * 1e6) : 1;
         return 0;
     case O_INSECURE:
-        return setenv("TRAINYARD_INSECURE_REGISTRIES", v, 1) < 0 ? -errno : 0;
     case O_MAX_MEMORY:
-        if (ty_parse_int64(v, 4 * 1024 * 1024, INT64_MAX, &n) < 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s: expected a number of bytes of at least 4194304 (got '%s')",
-                                where,
-                                v);
-        return setenv("TRAINYARD_CONTAINER_MAX_MEMORY", v, 1) < 0 ? -errno : 0;
-    /* The slurm runtime reads its settings from the environment the supervisors inherit. */
     case O_SLURM_PARTITION:
-        return setenv("TRAINYARD_SLURM_PARTITION", v, 1) < 0 ? -errno : 0;
     case O_SLURM_ACCOUNT:
-        return setenv("TRAINYARD_SLURM_ACCOUNT", v, 1) < 0 ? -errno : 0;
     case O_SLURM_QOS:
-        return setenv("TRAINYARD_SLURM_QOS", v, 1) < 0 ? -errno : 0;
     case O_SLURM_SBATCH_ARGS:
-        return setenv("TRAINYARD_SLURM_SBATCH_ARGS", v, 1) < 0 ? -errno : 0;
     case O_SLURM_MEMORY:
-        if (strcmp(v, "machine") != 0 && strcmp(v, "none") != 0)
-            return ty_error_set(
-                err, EINVAL, "%s: expected 'machine' or 'none' (got '%s')", where, v);
-        return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
     case O_SLURM_REPLICAS:
-        if (strcmp(v, "auto") != 0 && strcmp(v, "process") != 0 && strcmp(v, "container") != 0)
-            return ty_error_set(
-                err, EINVAL, "%s: expected 'auto', 'process' or 'container' (got '%s')", where, v);
-        return setenv("TRAINYARD_SLURM_REPLICAS", v, 1) < 0 ? -errno : 0;
+        return apply_runtime_env(id, v, where, err);
     case O_PROJECT_USER:
         return tyd_runas_add(&d->runas, v, where, err);
     case O_ALLOW_ROOT:
