@@ -83,7 +83,9 @@ static void check_route(const char *method, const char *path)
         check(r.detail[0] != '\0');
         break;
     case TYD_HEALTH:
+    case TYD_METRICS:
         check(strcmp(method, "GET") == 0);
+        check(r.project[0] == '\0' && r.job[0] == '\0');
         break;
     case TYD_JOBS_CREATE:
     case TYD_JOBS_LIST:

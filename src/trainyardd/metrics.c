@@ -294,8 +294,8 @@ static void render_resources(struct ty_buf *b, const struct ty_sched_stats *st)
     static const char *const names[] = {
         "trainyard_resource_capacity", "trainyard_resource_used", "trainyard_resource_free"};
     static const char *const helps[] = {
-        "What the service has of each resource it counts (--capacity; GPUs: the devices); a "
-        "resource that is not counted is left out.",
+        ("What the service has of each resource it counts (--capacity; GPUs: the devices); a "
+         "resource that is not counted is left out."),
         "What the jobs admitted by the scheduler hold of each resource.",
         "Capacity less what the jobs hold, for the resources that are counted.",
     };
