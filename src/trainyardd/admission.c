@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "json.h"
 #include "loop.h"
 #include "macro.h"
@@ -418,36 +419,33 @@ static const char *duration_text(int64_t usec, char *buf, size_t len)
 static void log_admitted(struct tyd *d, const struct ty_job_row *row, const struct tyd_hold *h)
 {
     const struct tyd_admit *a = d->admit;
-    char what[1024] = "", amount[96], waited[32];
-    size_t off = 0;
+    struct ty_buf what = TY_BUF_INIT;
+    char amount[96], waited[32];
 
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int k_ = snprintf(what + off, off < sizeof(what) ? sizeof(what) - off : 0, __VA_ARGS__);   \
-        off += k_ > 0 ? (size_t)k_ : 0;                                                            \
-    } while (0)
     if (h->grant.trials > 1)
-        PUT(", %d trials at once", h->grant.trials);
+        ty_buf_printf(&what, ", %d trials at once", h->grant.trials);
     for (int dim = TY_RES_GPU0; dim < TY_RES_NDIMS; dim++)
         if (h->held.v[dim] > 0)
-            PUT(", %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
+            ty_buf_printf(
+                &what, ", %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
     if (h->grant.ngpus) {
-        PUT(" (GPU device%s", h->grant.ngpus > 1 ? "s" : "");
+        ty_buf_printf(&what, " (GPU device%s", h->grant.ngpus > 1 ? "s" : "");
         for (size_t i = 0; i < h->grant.ngpus; i++)
-            PUT("%s %d", i ? "," : "", h->grant.gpus[i]);
-        PUT("%s)", h->grant.stand_in ? ", stand-ins" : "");
+            ty_buf_printf(&what, "%s %d", i ? "," : "", h->grant.gpus[i]);
+        ty_buf_printf(&what, "%s)", h->grant.stand_in ? ", stand-ins" : "");
     }
     for (int dim = TY_RES_CPUS; dim <= TY_RES_MEMORY; dim++)
         if (a->capacity.v[dim] != TY_RES_UNLIMITED && h->held.v[dim] > 0)
-            PUT(", %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
-#undef PUT
+            ty_buf_printf(
+                &what, ", %s", ty_res_amount(dim, h->held.v[dim], amount, sizeof(amount)));
     duration_text(ty_now_usec() - row->create_usec, waited, sizeof(waited));
     tyd_log("job %s/%s: admitted after %s in the queue%s%s",
             row->project,
             row->job_id,
             waited,
-            what[0] ? ": " : "",
-            what[0] ? what + 2 : "");
+            what.len ? ": " : "",
+            what.len ? ty_buf_str(&what) + 2 : "");
+    ty_buf_release(&what);
 }
 
 /* Start the supervisor of admitted job @seq. Returns 0, or -1 when the store could not be
