@@ -23,6 +23,7 @@ enum tyd_method {
     TYD_JOBS_CANCEL,
     TYD_JOBS_LOGS,
     TYD_METRICS,
+    TYD_PROJECTS_LIST,
 };
 
 /* Where a row's handler runs (http.c). INLINE: on the libmicrohttpd event thread that read
@@ -34,14 +35,17 @@ enum tyd_runs_on { TYD_INLINE, TYD_WORKER };
 
 /* Who may call a row. NONE: anyone (liveness probes carry no token). PROJECT: with
  * --auth-tokens, a bearer token that grants the project named in the path. ALL: with
- * --auth-tokens, a token that grants every project ('*'), for answers that name them all. */
-enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT, TYD_AUTH_ALL };
+ * --auth-tokens, a token that grants every project ('*'), for answers that name them all.
+ * TOKEN: with --auth-tokens, any valid token; the handler answers with what that token
+ * grants (the projects list). */
+enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT, TYD_AUTH_ALL, TYD_AUTH_TOKEN };
 
 /* The whole API, one row per method. Columns:
  *   HTTP method ("*": any); path pattern (TYD_JOBS is "/v1/projects/{project}/jobs");
- *   what it is (enum tyd_method without TYD_); handler (api-jobs.c, api-logs.c, metrics.c;
+ *   what it is (enum tyd_method without TYD_); handler (api-jobs.c, api-logs.c,
+ *   api-projects.c, metrics.c;
  *   NULL: answered 501); where it runs (TYD_INLINE or TYD_WORKER, see enum tyd_runs_on);
- *   who may call it (TYD_AUTH_NONE, TYD_AUTH_PROJECT or TYD_AUTH_ALL, see enum tyd_auth_need).
+ *   who may call it (TYD_AUTH_NONE, _PROJECT, _ALL or _TOKEN, see enum tyd_auth_need).
  * Patterns: literal text, {project} (up to the next '/'), {job} (up to the next '/' or ':',
  * as a custom verb such as :cancel follows it); a final "/?" allows one trailing slash. An
  * id is checked (400 naming the rule) once the path matches the pattern up to it and the
@@ -55,6 +59,7 @@ enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT, TYD_AUTH_ALL };
 #define TYD_API(X)                                                                            \
     X("GET",   "/healthz",                       HEALTH,        tyd_health,      INLINE, NONE)    \
     X("GET",   "/metrics",                       METRICS,       tyd_metrics,     WORKER, ALL)     \
+    X("GET",   "/v1/projects/?",                 PROJECTS_LIST, tyd_projects_list, WORKER, TOKEN) \
     X("GET",   TYD_JOBS "/?",                    JOBS_LIST,     tyd_jobs_list,   WORKER, PROJECT) \
     X("POST",  TYD_JOBS "/?",                    JOBS_CREATE,   tyd_jobs_create, WORKER, PROJECT) \
     X("GET",   TYD_JOBS "/{job}",                JOBS_GET,      tyd_jobs_get,    INLINE, PROJECT) \

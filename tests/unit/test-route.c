@@ -33,6 +33,10 @@ static void test_routes(void)
         {"GET", "/metrics", TYD_METRICS, "", ""},
         {"POST", "/metrics", TYD_BAD_METHOD, "", ""},
         {"GET", "/metrics/", TYD_NOT_FOUND, "", ""},
+        {"GET", "/v1/projects", TYD_PROJECTS_LIST, "", ""},
+        {"GET", "/v1/projects/", TYD_PROJECTS_LIST, "", ""},
+        {"POST", "/v1/projects", TYD_BAD_METHOD, "", ""},
+        {"GET", "/v1/projects/p", TYD_NOT_FOUND, "", ""},
         {"GET", "/v1/projects/p/jobs/j:getIamPolicy", TYD_UNIMPLEMENTED, "p", "j"},
         {"POST", "/v1/projects/p/jobs/j:setIamPolicy", TYD_UNIMPLEMENTED, "p", "j"},
         {"POST", "/v1/projects/p/jobs/j:explode", TYD_NOT_FOUND, "", ""},
@@ -80,6 +84,7 @@ static void test_table(void)
     } c[] = {
         {"GET", "/healthz", TYD_HEALTH, TYD_INLINE, TYD_AUTH_NONE},
         {"GET", "/metrics", TYD_METRICS, TYD_WORKER, TYD_AUTH_ALL},
+        {"GET", "/v1/projects", TYD_PROJECTS_LIST, TYD_WORKER, TYD_AUTH_TOKEN},
         {"POST", "/v1/projects/p/jobs", TYD_JOBS_CREATE, TYD_WORKER, TYD_AUTH_PROJECT},
         {"GET", "/v1/projects/p/jobs", TYD_JOBS_LIST, TYD_WORKER, TYD_AUTH_PROJECT},
         {"GET", "/v1/projects/p/jobs/j", TYD_JOBS_GET, TYD_INLINE, TYD_AUTH_PROJECT},
