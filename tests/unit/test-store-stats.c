@@ -5,8 +5,8 @@
  * an empty store; the counts change with the jobs. And the projects that have jobs
  * (ty_store_projects). */
 #include <errno.h>
-#include <stdbool.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
