@@ -136,7 +136,8 @@ struct tyd_request {
     size_t nargs;
     const char *project;
     const char *job;
-    const char *body; /* NUL-terminated, may be empty */
+    const char *asset; /* the dashboard's file named in the path */
+    const char *body;  /* NUL-terminated, may be empty */
     size_t body_len;
 };
 /* What a handler answers: a status and a JSON body (taken), or a streaming response. */
@@ -175,6 +176,10 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_store_failure(struct tyd_reply *rep, int r, const struct ty_error *e);
 /* GET /v1/projects (api-projects.c): the projects the caller may see. */
 void tyd_projects_list(const struct tyd_request *rq, struct tyd_reply *rep);
+/* GET / and GET /static/NAME (dashboard.c): the dashboard's page and its files, built into
+ * the daemon; compressed when the client accepts gzip, 304 when its ETag is current. */
+void tyd_dashboard_page(const struct tyd_request *rq, struct tyd_reply *rep);
+void tyd_dashboard_asset(const struct tyd_request *rq, struct tyd_reply *rep);
 
 /* Check the query parameters against the method's own and the standard ones (alt, fields,
  * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one. Returns 0 or -1

@@ -623,6 +623,7 @@ static enum MHD_Result on_request(void *cls,
         .conn = c,
         .project = rc->rt.project,
         .job = rc->rt.job,
+        .asset = rc->rt.asset,
         .body = rc->body.len ? ty_buf_str(&rc->body) : "",
         .body_len = rc->body.len,
     };

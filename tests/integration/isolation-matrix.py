@@ -36,8 +36,8 @@ def api_rows():
     rows = []
     for m in re.finditer(r'X\("([A-Z*]+)",\s*(TYD_JOBS\s*)?"([^"]*)",\s*(\w+)', text):
         method, prefix, rest, what = m.group(1), m.group(2), m.group(3), m.group(4)
-        if what == "HEALTH":
-            continue
+        if what in ("HEALTH", "DASHBOARD", "DASHBOARD_ASSET"):
+            continue  # public, and checked apart (3.) to hold nothing of a project
         pattern = (jobs if prefix else "") + rest
         pattern = pattern.replace("/?", "")
         for meth in (["GET", "POST"] if method == "*" else [method]):
@@ -213,11 +213,17 @@ for own in PROJECTS:
         st, resp = request("GET", raw, tok)
         check("raw bytes, own token", "GET", raw, granted, st, resp)
 
-# 3. The health check answers anyone, and with nothing of a project.
-st, resp = request("GET", "/healthz")
-count += 1
-if st != 200 or any(m.encode() in resp for p in PROJECTS for m in MARK[p] + JOBS[p]):
-    failures.append("healthz: %d %r" % (st, resp[:200]))
+# 3. The health check and the dashboard's files answer anyone, and with nothing of a project.
+public = ["/healthz", "/"]
+st, page = request("GET", "/")
+public += [m.decode() for m in re.findall(rb'/static/[A-Za-z0-9._-]+', page)]
+if len(public) < 4:
+    failures.append("the dashboard's page names fewer than 2 files: %r" % page[:300])
+for path in public:
+    st, resp = request("GET", path)
+    count += 1
+    if st != 200 or any(m.encode() in resp for p in PROJECTS for m in MARK[p] + JOBS[p]):
+        failures.append("%s: %d %r" % (path, st, resp[:200]))
 
 # 4. The projects list: each token sees its own project with its number of jobs, and nothing
 # of the other's; a request without a valid token gets 401.
