@@ -88,7 +88,7 @@ export function showJobs(root, ctx) {
       updated),
     listErr,
     count,
-    h('div', { class: 'table-wrap' }, h('table', { class: 'jobs' }, thead, tbody)),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'jobs cards' }, thead, tbody)),
     h('nav', { class: 'pager', 'aria-label': 'Pages' }, prevBtn, pageNo, nextBtn));
 
   function keepParams() {
@@ -157,18 +157,20 @@ export function showJobs(root, ctx) {
 
   function row(j) {
     const queue = j.state === 'QUEUED'
-      ? [h('span', { class: 'pos' }, Number(j.jobPosition) > 0 ? `#${j.jobPosition}` : 'starting'),
-        j.stateReason ? h('span', { class: 'reason' }, ` ${j.stateReason}`) : null]
+      ? h('span', {}, h('span', { class: 'pos' }, Number(j.jobPosition) > 0 ? `#${j.jobPosition}` : 'starting'),
+        j.stateReason ? h('span', { class: 'reason' }, ` ${j.stateReason}`) : null)
       : '';
     const started = j.startTime ? between(j.startTime, j.endTime) : '';
+    // data-label: the column's title, shown beside the value where rows become cards (narrow).
     return h('tr', { dataset: { job: j.jobId } },
-      h('td', { class: 'id' }, h('a', { href: links.job(st.project, j.jobId) }, j.jobId)),
-      h('td', { title: j.errorMessage || null }, badge(j.state)),
-      h('td', { class: 'nowrap' }, timeEl(j.createTime)),
-      h('td', { class: 'nowrap' }, timeEl(j.startTime)),
-      h('td', { class: 'nowrap' }, started),
-      h('td', { class: 'queue' }, queue),
-      h('td', { class: 'labels' }, Object.entries(j.labels || {}).map(([k, v]) => h('span', { class: 'chip' }, `${k}=${v}`))));
+      h('td', { class: 'id', dataset: { label: 'Job ID' } }, h('a', { href: links.job(st.project, j.jobId) }, j.jobId)),
+      h('td', { title: j.errorMessage || null, dataset: { label: 'State' } }, badge(j.state)),
+      h('td', { class: 'nowrap', dataset: { label: 'Created' } }, timeEl(j.createTime)),
+      h('td', { class: 'nowrap', dataset: { label: 'Started' } }, timeEl(j.startTime)),
+      h('td', { class: 'nowrap', dataset: { label: 'Duration' } }, started),
+      h('td', { class: 'queue', dataset: { label: 'Queue' } }, queue),
+      h('td', { class: 'labels', dataset: { label: 'Labels' } }, j.labels && Object.keys(j.labels).length
+        ? h('span', {}, Object.entries(j.labels).map(([k, v]) => h('span', { class: 'chip' }, `${k}=${v}`))) : ''));
   }
 
   /** Redraw the rows; keeps the focused link focused (a refresh must not move the user). */
