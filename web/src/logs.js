@@ -11,6 +11,7 @@ import { jobHeader } from './job.js';
 
 const MAX_LINES = 20000;
 const PAGE = 1000;
+const CHUNK = 200;
 const SEVERITIES = ['DEFAULT', 'DEBUG', 'INFO', 'NOTICE', 'WARNING', 'ERROR', 'CRITICAL', 'ALERT', 'EMERGENCY'];
 const sevRank = (s) => Math.max(0, SEVERITIES.indexOf(s || 'DEFAULT'));
 const entryKey = (e) => `${e.timestamp}\u0000${e.taskName}\u0000${e.trialId || ''}\u0000${e.message}`;
@@ -29,6 +30,7 @@ export function showLogs(root, ctx) {
     tasks: new Set(),
     trials: new Set(),
     job: null,
+    loading: false, // reading the first pages
   };
   let stopped = false;
   let ctl = null;        // aborts the loading of the current task's log
@@ -106,51 +108,95 @@ export function showLogs(root, ctx) {
     (!st.trial || String(e.trialId || '') === st.trial) &&
     (!st.search || (e.message || '').toLowerCase().includes(st.search.toLowerCase()));
 
-  /** The message with each match of the search marked. */
+  // Lines are drawn as HTML text (escaped) in blocks of CHUNK lines; the browser lays out
+  // only the blocks in view (content-visibility), so 20,000 lines cost little.
+  const esc = (t) => t.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
+
+  /** The message, escaped, with each match of the search marked. */
   function highlighted(text) {
     if (!st.search)
-      return text;
+      return esc(text);
     const low = text.toLowerCase();
     const needle = st.search.toLowerCase();
-    const out = [];
+    let out = '';
     let at = 0;
     for (let i = low.indexOf(needle); i >= 0; i = low.indexOf(needle, at)) {
-      out.push(text.slice(at, i), h('mark', {}, text.slice(i, i + needle.length)));
+      out += `${esc(text.slice(at, i))}<mark>${esc(text.slice(i, i + needle.length))}</mark>`;
       at = i + needle.length;
     }
-    out.push(text.slice(at));
-    return out;
+    return out + esc(text.slice(at));
   }
 
-  function line(e) {
-    const sev = e.severity || 'DEFAULT';
-    return h('div', { class: `ln sev-${sev.toLowerCase()}` },
-      h('span', { class: 't' }, fmtTimeMs(e.timestamp)), ' ',
-      h('span', { class: 'sev' }, sev), ' ',
-      h('span', { class: 'task' }, e.taskName || ''),
-      e.trialId ? h('span', { class: 'trial' }, ` trial ${e.trialId}`) : null,
-      e.labels && e.labels.attempt ? h('span', { class: 'attempt' }, ` [attempt ${e.labels.attempt}]`) : null, ' ',
-      h('span', { class: 'msg' }, highlighted(e.message || '')));
+  function lineHtml(e) {
+    const sev = SEVERITIES.includes(e.severity) ? e.severity : 'DEFAULT';
+    return `<div class="ln sev-${sev.toLowerCase()}"><span class="t">${esc(fmtTimeMs(e.timestamp))}</span> ` +
+      `<span class="sev">${sev}</span> <span class="task">${esc(e.taskName || '')}</span>` +
+      (e.trialId ? `<span class="trial"> trial ${esc(String(e.trialId))}</span>` : '') +
+      (e.labels && e.labels.attempt ? `<span class="attempt"> [attempt ${esc(String(e.labels.attempt))}]</span>` : '') +
+      ` <span class="msg">${highlighted(e.message || '')}</span></div>`;
   }
+
+  let shown = 0; // lines in the box
 
   function drawCounts() {
-    const shown = box.childElementCount;
     counts.textContent = `${st.entries.length} lines${shown !== st.entries.length ? `, ${shown} shown` : ''}` +
       (st.dropped ? ` (the ${st.dropped} earlier lines are not kept: only the last ${MAX_LINES} are)` : '') + '.';
   }
 
   function toEnd() {
     box.scrollTop = box.scrollHeight;
+    // Blocks laid out only now may change the height: once more after the next frame.
+    requestAnimationFrame(() => { if (st.stick) box.scrollTop = box.scrollHeight; });
+  }
+
+  /** Append the visible ones of @list to the box, filling its last block first. */
+  function appendLines(list) {
+    let last = box.lastElementChild && box.lastElementChild.classList.contains('chunk') ? box.lastElementChild : null;
+    let room = last ? CHUNK - Number(last.dataset.n) : 0;
+    let html = [];
+    const flush = () => {
+      if (html.length) {
+        last.insertAdjacentHTML('beforeend', html.join(''));
+        last.dataset.n = String(Number(last.dataset.n) + html.length);
+        shown += html.length;
+        html = [];
+      }
+    };
+    for (const e of list) {
+      if (!visible(e))
+        continue;
+      if (room === 0) {
+        flush();
+        last = h('div', { class: 'chunk', dataset: { n: '0' } });
+        box.append(last);
+        room = CHUNK;
+      }
+      html.push(lineHtml(e));
+      room--;
+    }
+    flush();
+    // Bounded: the oldest lines go first.
+    while (shown > MAX_LINES) {
+      const first = box.firstElementChild;
+      const n = Number(first.dataset.n);
+      if (n <= shown - MAX_LINES) {
+        first.remove();
+        shown -= n;
+      } else {
+        for (let k = shown - MAX_LINES; k > 0; k--)
+          first.firstElementChild.remove();
+        first.dataset.n = String(n - (shown - MAX_LINES));
+        shown = MAX_LINES;
+      }
+    }
   }
 
   function redraw() {
     pending = [];
-    const frag = document.createDocumentFragment();
-    for (const e of st.entries)
-      if (visible(e))
-        frag.append(line(e));
-    box.replaceChildren(frag);
-    if (!box.childElementCount && st.entries.length)
+    box.replaceChildren();
+    shown = 0;
+    appendLines(st.entries);
+    if (!shown && st.entries.length)
       box.append(h('p', { class: 'muted empty' }, 'No line matches these filters.'));
     drawCounts();
     if (st.stick)
@@ -184,6 +230,11 @@ export function showLogs(root, ctx) {
       drawTasks();
     if (newTrial)
       drawTrials();
+    if (st.loading) {
+      // The first pages are drawn once, at the end: no drawing of lines that are then cut.
+      live.textContent = `Loading… ${st.entries.length + st.dropped} lines`;
+      return;
+    }
     pending.push(...list);
     if (!drawTimer)
       drawTimer = setTimeout(drawPending, 60);
@@ -193,14 +244,8 @@ export function showLogs(root, ctx) {
     drawTimer = null;
     const stick = st.stick;
     box.querySelector('.empty')?.remove();
-    const frag = document.createDocumentFragment();
-    for (const e of pending)
-      if (visible(e))
-        frag.append(line(e));
+    appendLines(pending);
     pending = [];
-    box.append(frag);
-    for (let extra = box.childElementCount - MAX_LINES; extra > 0; extra--)
-      box.firstElementChild.remove();
     drawCounts();
     if (stick)
       toEnd();
@@ -293,8 +338,10 @@ export function showLogs(root, ctx) {
     const signal = ctl.signal;
     st.entries = [];
     st.dropped = 0;
+    st.loading = false;
     pending = [];
     box.replaceChildren();
+    shown = 0;
     fill(note);
     live.textContent = 'Loading…';
     live.className = 'live';
@@ -305,7 +352,10 @@ export function showLogs(root, ctx) {
       first = false;
       drawTasks();
       drawTrials();
+      st.loading = true;
       const token = await readPages('', null, signal);
+      st.loading = false;
+      redraw();
       if (!FINAL_STATES.has(state))
         await follow(token, signal);
       if (signal.aborted)
