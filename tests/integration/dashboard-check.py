@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import urllib.request
@@ -236,6 +237,20 @@ def logs_stream():
     browser.shot('logs')
 
 
+def logs_after_restart():
+    """The service restarts while the page follows the running job's log: the page picks the
+    stream up again, without a gap or a repeated line."""
+    browser.open(f'#/projects/p1/jobs/{J["run"]}/logs')
+    browser.wait_text('.live', 'Live')
+    browser.wait('the first lines', lambda: ticks())
+    subprocess.run([cfg['restart']], check=True, timeout=40)
+    restarted = max(ticks())
+    browser.wait('lines written after the restart', lambda: max(ticks()) >= restarted + 4, timeout=20)
+    browser.wait_text('.live', 'Live')
+    seen = ticks()
+    expect(seen == list(range(1, seen[-1] + 1)), f'lines missing or repeated: {seen[:3]}...{seen[-3:]}')
+
+
 # --- narrow screens and size ---------------------------------------------------------------
 
 def narrow():
@@ -292,6 +307,8 @@ def main():
         check('labels are saved with the etag; a stale etag is reported', labels_edit_and_stale,
               allow=[r' 409 '])
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
+        check('the logs page follows again after the service restarts, no line lost or repeated',
+              logs_after_restart, allow=[r'net::ERR_'])
         check('Cancel cancels a QUEUED job', lambda: cancel(J['queue']))
         check('Cancel cancels a RUNNING job', lambda: cancel(J['run']))
         check('pages are readable at 390 px (no sideways scrolling)', narrow)
