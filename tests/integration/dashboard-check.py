@@ -34,7 +34,11 @@ def keys():
 def check(name, fn, allow=()):
     """Run check @name, then require a console without unexpected errors."""
     def body():
-        fn()
+        try:
+            fn()
+        except Exception:
+            browser.console_errors()  # what it left is this check's, not the next one's
+            raise
         errs = browser.console_errors(allow)
         expect(not errs, f'console errors: {errs}')
     checks.run(name, body)
