@@ -89,11 +89,11 @@ function failing(job, reps) {
   return new Set(m ? reps.filter((r) => r.role === m[1] && Number(r.index) === Number(m[2])) : []);
 }
 
-function replicas(job) {
-  const as = job.attemptStatus || {};
+/** The replicas of an attemptStatus (a job's, or a trial's); from a service without
+ *  attemptStatus.replicas, the task names of replicaRestarts. */
+function replicasOf(as) {
   if (Array.isArray(as.replicas))
     return as.replicas;
-  // A service without attemptStatus.replicas: the task names of replicaRestarts.
   return Object.entries(as.replicaRestarts || {}).map(([taskName, restarts]) => {
     const m = /^(.*)-replica-(\d+)$/.exec(taskName);
     return { taskName, role: m ? m[1] : '', index: m ? Number(m[2]) : '', restarts };
@@ -110,29 +110,71 @@ function exitText(r) {
   return '';
 }
 
-function drawReplicas(ctx, job) {
-  const reps = replicas(job);
-  if (!reps.length)
-    return h('p', { class: 'muted' }, job.state === 'QUEUED' ? 'No replica yet: the job is queued.' : 'No replica recorded.');
-  const bad = failing(job, reps);
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'replicas cards' },
-    h('thead', {}, h('tr', {}, ['Role', 'Index', 'Task', 'Address', 'State', 'Exit', 'Restarts', 'Logs']
-      .map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', {}, reps.map((r) => h('tr', { class: bad.has(r) ? 'failing' : null, dataset: { task: r.taskName } },
-      h('td', { dataset: { label: 'Role' } }, r.role), h('td', { class: 'num', dataset: { label: 'Index' } }, String(r.index ?? '')),
-      h('td', { class: 'mono', dataset: { label: 'Task' } }, r.taskName),
-      h('td', { class: 'mono', dataset: { label: 'Address' } }, r.address || ''),
-      h('td', { dataset: { label: 'State' } }, r.state ? badge(r.state) : '', bad.has(r) ? h('span', { class: 'failmark' }, ' failed the job') : null),
-      h('td', { class: 'exit', dataset: { label: 'Exit' } }, exitText(r) ? h('span', {}, exitText(r)) : ''),
-      h('td', { class: 'num', dataset: { label: 'Restarts' } }, String(r.restarts ?? '')),
-      h('td', { class: 'nowrap' }, h('a', { href: links.logs(ctx.project, ctx.jobId, { task: r.taskName, end: '1' }), dataset: { focus: `logs-${r.taskName}` } },
-        'last lines')))))));
+/** A tuning job's replicas belong to its trials: those of the trials that did not succeed
+ *  (running, failed), each with its trialId, at most TRIAL_REPLICAS; {reps, bad}: bad, the
+ *  replicas that failed their trial. */
+const TRIAL_REPLICAS = 50;
+function trialReplicas(job) {
+  const reps = [];
+  const bad = new Set();
+  for (const t of (job.trainingOutput && job.trainingOutput.trials) || []) {
+    if (t.state === 'SUCCEEDED' || t.state === 'CANCELLED' || reps.length >= TRIAL_REPLICAS)
+      continue;
+    const mine = replicasOf(t.attemptStatus || {}).map((r) => ({ ...r, trialId: String(t.trialId) }));
+    for (const r of failing(t, mine))
+      bad.add(r);
+    reps.push(...mine);
+  }
+  return { reps: reps.slice(0, TRIAL_REPLICAS), bad };
 }
 
-/** trainingInput as rows of "a.b[0].c" → value (arrays of plain values on one line each). */
+function replicaRow(ctx, r, bad, trials) {
+  const key = `${r.trialId || ''}/${r.taskName}`;
+  const logs = { task: r.taskName, ...(r.trialId ? { trial: r.trialId } : {}), end: '1' };
+  return h('tr', { class: bad ? 'failing' : null, dataset: { task: r.taskName, trial: r.trialId || null } },
+    trials ? h('td', { class: 'num', dataset: { label: 'Trial' } }, r.trialId) : null,
+    h('td', { dataset: { label: 'Role' } }, r.role), h('td', { class: 'num', dataset: { label: 'Index' } }, String(r.index ?? '')),
+    h('td', { class: 'mono', dataset: { label: 'Task' } }, r.taskName),
+    h('td', { class: 'mono', dataset: { label: 'Address' } }, r.address || ''),
+    h('td', { dataset: { label: 'State' } }, r.state ? badge(r.state) : '',
+      bad ? h('span', { class: 'failmark' }, r.trialId ? ' failed the trial' : ' failed the job') : null),
+    h('td', { class: 'exit', dataset: { label: 'Exit' } }, exitText(r) ? h('span', {}, exitText(r)) : ''),
+    h('td', { class: 'num', dataset: { label: 'Restarts' } }, String(r.restarts ?? '')),
+    h('td', { class: 'nowrap' }, h('a', { href: links.logs(ctx.project, ctx.jobId, logs), dataset: { focus: `logs-${key}` } },
+      'last lines')));
+}
+
+function drawReplicas(ctx, job) {
+  const trials = isTuning(job);
+  const { reps, bad } = trials ? trialReplicas(job) : { reps: replicasOf(job.attemptStatus || {}) };
+  if (!reps.length) {
+    if (trials)
+      return h('p', { class: 'muted' }, 'A tuning job\'s replicas belong to its trials, and no trial is running or has failed: ',
+        'every trial\'s replicas are on the ', h('a', { href: links.tuning(ctx.project, ctx.jobId) }, 'Tuning'), ' tab.');
+    return h('p', { class: 'muted' }, job.state === 'QUEUED' ? 'No replica yet: the job is queued.' : 'No replica recorded.');
+  }
+  const failed = trials ? bad : failing(job, reps);
+  const titles = [...(trials ? ['Trial'] : []), 'Role', 'Index', 'Task', 'Address', 'State', 'Exit', 'Restarts', 'Logs'];
+  return [
+    trials ? h('p', { class: 'muted' }, 'The replicas of the trials running or failed (all trials: the ',
+      h('a', { href: links.tuning(ctx.project, ctx.jobId) }, 'Tuning'), ' tab).') : null,
+    h('div', { class: 'table-wrap' }, h('table', { class: 'replicas cards' },
+      h('thead', {}, h('tr', {}, titles.map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, reps.map((r) => replicaRow(ctx, r, failed.has(r), trials))))),
+  ];
+}
+
+/** @v as a shell word: as it is when plain, else in single quotes. */
+function shellWord(v) {
+  const s = String(v);
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+/** trainingInput as rows of "a.b[0].c" → value; an array of plain values is one value, its
+ *  items as shell words (a command and its arguments read as on a command line). */
 function flatten(obj, prefix, out) {
-  if (Array.isArray(obj) && obj.every((v) => v === null || typeof v !== 'object')) {
-    out.push([prefix, obj.map((v) => String(v)).join('\n')]);
+  if (Array.isArray(obj) && obj.length && obj.every((v) => v === null || typeof v !== 'object')) {
+    out.push([prefix, obj.map(shellWord).join(' ')]);
   } else if (obj && typeof obj === 'object') {
     const entries = Array.isArray(obj) ? obj.map((v, i) => [`[${i}]`, v]) : Object.entries(obj);
     if (!entries.length)
@@ -319,7 +361,8 @@ export function showJob(root, ctx) {
       h('h2', { id: 'h-err' }, 'Error'), h('pre', { class: 'errmsg' }, job.errorMessage)) : null));
     fill(summary, drawSummary(job));
     fill(tl, drawTimeline(job));
-    update(reps, JSON.stringify([job.state, job.errorMessage, job.attemptStatus]), () => drawReplicas(ctx, job));
+    update(reps, JSON.stringify([job.state, job.errorMessage, job.attemptStatus, isTuning(job) && trialReplicas(job).reps]),
+      () => drawReplicas(ctx, job));
     update(spec, JSON.stringify(job), () => drawSpec(job));
     editor.load(job);
   }
