@@ -36,8 +36,11 @@ def check(name, fn, allow=()):
     def body():
         try:
             fn()
-        except Exception:
-            browser.console_errors()  # what it left is this check's, not the next one's
+        except Exception as e:
+            # What it left in the console is this check's (shown), not the next one's.
+            errs = browser.console_errors()
+            if errs:
+                raise AssertionError(f'{e} (console: {errs})') from e
             raise
         errs = browser.console_errors(allow)
         expect(not errs, f'console errors: {errs}')
