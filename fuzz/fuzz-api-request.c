@@ -66,6 +66,7 @@ static void check_route(const char *method, const char *path)
     tyd_route(method, path, &r);
     check(strnlen(r.project, sizeof(r.project)) < sizeof(r.project));
     check(strnlen(r.job, sizeof(r.job)) < sizeof(r.job));
+    check(strnlen(r.asset, sizeof(r.asset)) < sizeof(r.asset));
     check(strnlen(r.detail, sizeof(r.detail)) < sizeof(r.detail));
     check(strnlen(r.allow, sizeof(r.allow)) < sizeof(r.allow));
     /* A row is named exactly when the request names an API method (or a known, unoffered one),
@@ -84,8 +85,15 @@ static void check_route(const char *method, const char *path)
         break;
     case TYD_HEALTH:
     case TYD_METRICS:
+    case TYD_PROJECTS_LIST:
+    case TYD_DASHBOARD:
+        check(strcmp(method, "GET") == 0);
+        check(r.project[0] == '\0' && r.job[0] == '\0' && r.asset[0] == '\0');
+        break;
+    case TYD_DASHBOARD_ASSET:
         check(strcmp(method, "GET") == 0);
         check(r.project[0] == '\0' && r.job[0] == '\0');
+        check(tyd_valid_asset_name(r.asset, strlen(r.asset)));
         break;
     case TYD_JOBS_CREATE:
     case TYD_JOBS_LIST:

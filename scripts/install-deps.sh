@@ -16,6 +16,10 @@ set -euo pipefail
 # Slurm test clusters (tests/lib/slurm-cluster.sh): slurmctld, slurmd, slurm-client (srun,
 # sbatch, sinfo, scontrol...) and munge (its postinst creates /etc/munge/munge.key); util-linux
 # provides nsenter/unshare. Their services are never started on install; the tests start them.
+# Dashboard tests (t5120, t5130): headless Chromium driven through chromedriver by Selenium's
+# Python client (chromium, chromium-driver, python3-selenium). The dashboard's build needs
+# node and npm: Debian's nodejs and npm when no npm is on the PATH (a machine may have its own
+# node); scripts/install-web-deps.sh then installs web/'s packages from the npm registry.
 PACKAGES=(
   gcc clang clang-format make meson ninja-build pkg-config
   libjansson-dev libyaml-dev zlib1g-dev
@@ -27,7 +31,12 @@ PACKAGES=(
   busybox-static libcurl4-openssl-dev docker-registry
   libmicrohttpd-dev libsqlite3-dev python3-googleapi python3-httplib2 wrk curl
   slurmctld slurmd slurm-client munge util-linux
+  chromium chromium-driver python3-selenium
 )
+if ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
+WEB_DEPS="$(dirname "${BASH_SOURCE[0]}")/install-web-deps.sh"
 
 # One dpkg-query for all of them (one per package costs ~40 ms each).
 installed=" $(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null |
@@ -37,7 +46,7 @@ for p in "${PACKAGES[@]}"; do
   [[ $installed == *" $p "* ]] || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+  exec "$WEB_DEPS"
 fi
 
 SUDO=
@@ -64,3 +73,4 @@ wait_for_dpkg
 $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q >&2 || true
 wait_for_dpkg
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >&2
+"$WEB_DEPS"

@@ -70,7 +70,7 @@ static json_t *job_json(struct tyd *d, const struct ty_job_row *row)
  *  - anything else (SQLite refused a statement, a corrupt database) is INTERNAL, 500.
  * The answer says what happened in the service's words; the path and SQLite's own message go
  * to the daemon's log only (a client needs neither). */
-static void store_failure(struct tyd_reply *rep, int r, const struct ty_error *e)
+void tyd_store_failure(struct tyd_reply *rep, int r, const struct ty_error *e)
 {
     int code = e && e->code ? e->code : -r;
 
@@ -116,7 +116,7 @@ store_ok(const struct tyd_request *rq, struct tyd_reply *rep, int r, const struc
     if (r == -ENOENT)
         not_found(rep, rq);
     else if (r < 0)
-        store_failure(rep, r, e);
+        tyd_store_failure(rep, r, e);
     return r >= 0;
 }
 
@@ -191,7 +191,7 @@ check_resume(const struct tyd_request *rq, const struct ty_job *job, struct tyd_
         return -1;
     }
     if (r < 0) {
-        store_failure(rep, r, &e);
+        tyd_store_failure(rep, r, &e);
         return -1;
     }
     pj = ty_job_row_to_json(prev);
@@ -310,7 +310,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     }
     if (r < 0) {
-        store_failure(rep, r, &e);
+        tyd_store_failure(rep, r, &e);
         return;
     }
     tyd_admit_enqueue(d, &row, job, &demand);
@@ -319,6 +319,34 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     /* The job as created (the insert set its seq and etag): no need to read it back. */
     rep->status = 200;
     rep->json = job_json(d, &row);
+}
+
+/* jobs.get's `transitions` (trainyard's field): every recorded state change of job @seq,
+ * oldest first, as [{"state", "time"}]. A store failure here fails the answer as any other. */
+static void add_transitions(const struct tyd_request *rq, struct tyd_reply *rep, int64_t seq)
+{
+    _cleanup_free_ struct ty_transition *tr = NULL;
+    struct ty_error e = {0};
+    size_t n = 0;
+    json_t *list;
+    char ts[40];
+    int r = ty_store_transitions(rq->d->store, seq, &tr, &n, &e);
+
+    if (r < 0) {
+        json_decref(rep->json);
+        rep->json = NULL;
+        tyd_store_failure(rep, r, &e);
+        return;
+    }
+    list = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s}",
+                                        "state",
+                                        ty_job_state_name(tr[i].state),
+                                        "time",
+                                        ty_rfc3339(tr[i].usec, 6, ts, sizeof(ts))));
+    json_object_set_new(rep->json, "transitions", list);
 }
 
 void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
@@ -331,6 +359,8 @@ void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
     reply_row(rq, rep, r, row, &e);
+    if (r >= 0 && rep->json)
+        add_transitions(rq, rep, row->seq);
 }
 
 /* --- list ---------------------------------------------------------------------------- */
@@ -419,7 +449,7 @@ void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep)
     if (r < 0) {
         json_decref(lc.jobs);
         {
-            store_failure(rep, r, &e);
+            tyd_store_failure(rep, r, &e);
             return;
         }
     }

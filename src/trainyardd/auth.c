@@ -230,6 +230,24 @@ enum tyd_auth_result tyd_auth_check(struct tyd_auth *a, const char *header, cons
     return r;
 }
 
+char **tyd_auth_projects(struct tyd_auth *a, const char *header)
+{
+    const char *tok;
+    char **ret = NULL;
+
+    if (!header || strncasecmp(header, "Bearer ", 7) != 0)
+        return NULL;
+    tok = header + 7;
+    while (*tok == ' ')
+        tok++;
+    pthread_rwlock_rdlock(&a->lock);
+    for (size_t i = 0; i < a->t->n && !ret; i++)
+        if (same_token(a->t->tokens[i].token, tok))
+            ret = ty_strv_copy(a->t->tokens[i].projects);
+    pthread_rwlock_unlock(&a->lock);
+    return ret;
+}
+
 static struct failing *find_failing(struct tyd_auth *a, const char *addr)
 {
     for (size_t i = 0; i < a->nfailing; i++)

@@ -94,6 +94,9 @@ enum tyd_auth_result { TYD_AUTH_OK, TYD_AUTH_MISSING, TYD_AUTH_BAD_TOKEN, TYD_AU
 /* Check the Authorization header value @header (may be NULL) for @project (NULL: any
  * project is enough, e.g. for /healthz). Thread-safe. */
 enum tyd_auth_result tyd_auth_check(struct tyd_auth *a, const char *header, const char *project);
+/* The projects the token of Authorization header value @header grants (a new NULL-terminated
+ * list; "*" for every project), or NULL when it is no valid token. Thread-safe. */
+char **tyd_auth_projects(struct tyd_auth *a, const char *header);
 /* Record a wrong token from client address @addr (text) at monotonic time @now (usec);
  * returns how long to hold back its 401 (guard.h: tyd_backoff_usec). Thread-safe. */
 int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now);
@@ -133,7 +136,8 @@ struct tyd_request {
     size_t nargs;
     const char *project;
     const char *job;
-    const char *body; /* NUL-terminated, may be empty */
+    const char *asset; /* the dashboard's file named in the path */
+    const char *body;  /* NUL-terminated, may be empty */
     size_t body_len;
 };
 /* What a handler answers: a status and a JSON body (taken), or a streaming response. */
@@ -166,6 +170,16 @@ void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep);
+/* Answer a store call that failed with @r and @e: 429 RESOURCE_EXHAUSTED for a full
+ * filesystem, 503 UNAVAILABLE for a read-only or failing one or a busy store, else 500; the
+ * details go to the daemon's log (api-jobs.c). */
+void tyd_store_failure(struct tyd_reply *rep, int r, const struct ty_error *e);
+/* GET /v1/projects (api-projects.c): the projects the caller may see. */
+void tyd_projects_list(const struct tyd_request *rq, struct tyd_reply *rep);
+/* GET / and GET /static/NAME (dashboard.c): the dashboard's page and its files, built into
+ * the daemon; compressed when the client accepts gzip, 304 when its ETag is current. */
+void tyd_dashboard_page(const struct tyd_request *rq, struct tyd_reply *rep);
+void tyd_dashboard_asset(const struct tyd_request *rq, struct tyd_reply *rep);
 
 /* Check the query parameters against the method's own and the standard ones (alt, fields,
  * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one. Returns 0 or -1

@@ -347,8 +347,11 @@ static bool pre_checks(struct tyd *d,
     }
     if (d->auth && rt->api && rt->api->auth != TYD_AUTH_NONE) {
         const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-        /* TYD_AUTH_ALL: '*' is no project id, so only a token for '*' grants it */
-        const char *project = rt->api->auth == TYD_AUTH_ALL ? "*" : rt->project;
+        /* TYD_AUTH_ALL: '*' is no project id, so only a token for '*' grants it; TYD_AUTH_TOKEN:
+         * any valid token (NULL) */
+        const char *project = rt->api->auth == TYD_AUTH_ALL     ? "*"
+                              : rt->api->auth == TYD_AUTH_TOKEN ? NULL
+                                                                : rt->project;
         char addr[INET6_ADDRSTRLEN];
         client_addr(c, addr, sizeof(addr));
         switch (tyd_auth_check(d->auth, h, project)) {
@@ -620,6 +623,7 @@ static enum MHD_Result on_request(void *cls,
         .conn = c,
         .project = rc->rt.project,
         .job = rc->rt.job,
+        .asset = rc->rt.asset,
         .body = rc->body.len ? ty_buf_str(&rc->body) : "",
         .body_len = rc->body.len,
     };

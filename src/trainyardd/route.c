@@ -41,6 +41,19 @@ int tyd_valid_project_id(const char *id, size_t len)
     return 1;
 }
 
+int tyd_valid_asset_name(const char *name, size_t len)
+{
+    if (len == 0 || len > TYD_ASSET_MAX || name[0] == '.' || name[0] == '-' || name[0] == '_')
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
 /* The rows of TYD_API as the router sees them (the handlers are http.c's business). */
 #define ROW(http, pattern, what, handler, runs_on, auth)                                           \
     {http, pattern, TYD_##what, TYD_##runs_on, TYD_AUTH_##auth},
@@ -66,6 +79,12 @@ static const struct id_kind id_kinds[] = {
      "/:",
      tyd_valid_job_id,
      "use only letters, numbers and underscores, start with a letter, at most 128 characters"},
+    {"{asset}",
+     "dashboard file name",
+     "/",
+     tyd_valid_asset_name,
+     "use only letters, numbers and - _ ., start with a letter or number, at most 64 "
+     "characters"},
 };
 
 /* Copy at most @max bytes of @text (length @len) into @out (size @n) as printable ASCII: other
@@ -99,8 +118,8 @@ static void bad_name(struct tyd_route *r, const struct id_kind *k, const char *t
 
 /* The ids a path gave while it was matched against a pattern. */
 struct ids {
-    const char *project, *job;
-    size_t project_len, job_len;
+    const char *project, *job, *asset;
+    size_t project_len, job_len, asset_len;
     const struct id_kind *bad; /* the first id found invalid */
     const char *bad_text;
     size_t bad_len;
@@ -146,9 +165,12 @@ static bool take_id(const char **p, const char **s, struct ids *ids)
     if (k == &id_kinds[0]) {
         ids->project = *s;
         ids->project_len = n;
-    } else {
+    } else if (k == &id_kinds[1]) {
         ids->job = *s;
         ids->job_len = n;
+    } else {
+        ids->asset = *s;
+        ids->asset_len = n;
     }
     *s += n;
     return true;
@@ -198,6 +220,7 @@ static void take_row(struct tyd_route *r, size_t i, const struct ids *ids)
     r->allow[0] = '\0'; /* rows before it may have matched with other HTTP methods */
     copy_id(r->project, ids->project, ids->project_len);
     copy_id(r->job, ids->job, ids->job_len);
+    copy_id(r->asset, ids->asset, ids->asset_len);
     if (r->method == TYD_UNIMPLEMENTED) /* the IAM methods: "...:getIamPolicy" */
         (void)snprintf(r->detail,
                        sizeof(r->detail),

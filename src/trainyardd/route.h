@@ -23,6 +23,9 @@ enum tyd_method {
     TYD_JOBS_CANCEL,
     TYD_JOBS_LOGS,
     TYD_METRICS,
+    TYD_PROJECTS_LIST,
+    TYD_DASHBOARD,       /* the dashboard's page (dashboard.c) */
+    TYD_DASHBOARD_ASSET, /* one of its scripts or style sheets */
 };
 
 /* Where a row's handler runs (http.c). INLINE: on the libmicrohttpd event thread that read
@@ -34,16 +37,20 @@ enum tyd_runs_on { TYD_INLINE, TYD_WORKER };
 
 /* Who may call a row. NONE: anyone (liveness probes carry no token). PROJECT: with
  * --auth-tokens, a bearer token that grants the project named in the path. ALL: with
- * --auth-tokens, a token that grants every project ('*'), for answers that name them all. */
-enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT, TYD_AUTH_ALL };
+ * --auth-tokens, a token that grants every project ('*'), for answers that name them all.
+ * TOKEN: with --auth-tokens, any valid token; the handler answers with what that token
+ * grants (the projects list). */
+enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT, TYD_AUTH_ALL, TYD_AUTH_TOKEN };
 
 /* The whole API, one row per method. Columns:
  *   HTTP method ("*": any); path pattern (TYD_JOBS is "/v1/projects/{project}/jobs");
- *   what it is (enum tyd_method without TYD_); handler (api-jobs.c, api-logs.c, metrics.c;
+ *   what it is (enum tyd_method without TYD_); handler (api-jobs.c, api-logs.c,
+ *   api-projects.c, metrics.c;
  *   NULL: answered 501); where it runs (TYD_INLINE or TYD_WORKER, see enum tyd_runs_on);
- *   who may call it (TYD_AUTH_NONE, TYD_AUTH_PROJECT or TYD_AUTH_ALL, see enum tyd_auth_need).
+ *   who may call it (TYD_AUTH_NONE, _PROJECT, _ALL or _TOKEN, see enum tyd_auth_need).
  * Patterns: literal text, {project} (up to the next '/'), {job} (up to the next '/' or ':',
- * as a custom verb such as :cancel follows it); a final "/?" allows one trailing slash. An
+ * as a custom verb such as :cancel follows it), {asset} (a file name of the dashboard, up to
+ * the next '/'); a final "/?" allows one trailing slash. An
  * id is checked (400 naming the rule) once the path matches the pattern up to it and the
  * literal text after it, to a '/' or the end of the path. A path that matches rows but none
  * of their HTTP methods gets 405 and an Allow header listing theirs, in this order.
@@ -55,6 +62,9 @@ enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT, TYD_AUTH_ALL };
 #define TYD_API(X)                                                                            \
     X("GET",   "/healthz",                       HEALTH,        tyd_health,      INLINE, NONE)    \
     X("GET",   "/metrics",                       METRICS,       tyd_metrics,     WORKER, ALL)     \
+    X("GET",   "/v1/projects/?",                 PROJECTS_LIST, tyd_projects_list, WORKER, TOKEN) \
+    X("GET",   "/",                              DASHBOARD,     tyd_dashboard_page, INLINE, NONE) \
+    X("GET",   "/static/{asset}",                DASHBOARD_ASSET, tyd_dashboard_asset, INLINE, NONE) \
     X("GET",   TYD_JOBS "/?",                    JOBS_LIST,     tyd_jobs_list,   WORKER, PROJECT) \
     X("POST",  TYD_JOBS "/?",                    JOBS_CREATE,   tyd_jobs_create, WORKER, PROJECT) \
     X("GET",   TYD_JOBS "/{job}",                JOBS_GET,      tyd_jobs_get,    INLINE, PROJECT) \
@@ -79,6 +89,8 @@ struct tyd_api_row {
 #define TYD_PROJECT_MAX 128
 /* Longest job id (the service's rule). */
 #define TYD_JOB_ID_MAX 128
+/* The longest name of a dashboard asset ("tuning-AB12CD34.js"). */
+#define TYD_ASSET_MAX 64
 
 struct tyd_route {
     enum tyd_method method;
@@ -86,6 +98,7 @@ struct tyd_route {
     const struct tyd_api_row *api; /* that row, or NULL */
     char project[TYD_PROJECT_MAX + 1];
     char job[TYD_JOB_ID_MAX + 1];
+    char asset[TYD_ASSET_MAX + 1];
     char allow[64];   /* for TYD_BAD_METHOD: the methods the resource has ("GET, POST") */
     char detail[160]; /* for TYD_BAD_NAME, TYD_NOT_FOUND, TYD_UNIMPLEMENTED: why */
 };
@@ -101,6 +114,9 @@ void tyd_route(const char *http_method, const char *path, struct tyd_route *r);
 int tyd_valid_job_id(const char *id, size_t len);
 /* Does @id look like a project id (1-128 of letters, digits, and - . _ : ~)? */
 int tyd_valid_project_id(const char *id, size_t len);
+/* Could @name be a dashboard asset's name (1-64 of letters, digits, and - _ ., starting with
+ * a letter or digit)? */
+int tyd_valid_asset_name(const char *name, size_t len);
 
 /* Percent-decode @s in place (the URL's path, a query parameter's name or value) and return
  * its new length; "%00" and malformed escapes are kept as written, so a decoded string never

@@ -36,8 +36,8 @@ def api_rows():
     rows = []
     for m in re.finditer(r'X\("([A-Z*]+)",\s*(TYD_JOBS\s*)?"([^"]*)",\s*(\w+)', text):
         method, prefix, rest, what = m.group(1), m.group(2), m.group(3), m.group(4)
-        if what == "HEALTH":
-            continue
+        if what in ("HEALTH", "DASHBOARD", "DASHBOARD_ASSET"):
+            continue  # public, and checked apart (3.) to hold nothing of a project
         pattern = (jobs if prefix else "") + rest
         pattern = pattern.replace("/?", "")
         for meth in (["GET", "POST"] if method == "*" else [method]):
@@ -93,6 +93,13 @@ def check(what, method, path, granted, status, body, sent=b""):
     """granted: the projects the caller's token grants (their data may appear)."""
     global count
     count += 1
+    if status == 200 and granted and method == "GET" and path == "/v1/projects":
+        # the projects list answers every valid token, with what that token grants
+        seen = sorted(p["projectId"] for p in json.loads(body).get("projects", []))
+        if seen != sorted(granted):
+            failures.append("%s: GET /v1/projects -> %r, want exactly %r"
+                            % (what, seen, sorted(granted)))
+        return
     if status not in ALLOWED:
         failures.append("%s: %s %r -> %d (want 400, 401, 403 or 404): %r"
                         % (what, method, path, status, body[:300]))
@@ -206,13 +213,34 @@ for own in PROJECTS:
         st, resp = request("GET", raw, tok)
         check("raw bytes, own token", "GET", raw, granted, st, resp)
 
-# 3. The health check answers anyone, and with nothing of a project.
-st, resp = request("GET", "/healthz")
-count += 1
-if st != 200 or any(m.encode() in resp for p in PROJECTS for m in MARK[p] + JOBS[p]):
-    failures.append("healthz: %d %r" % (st, resp[:200]))
+# 3. The health check and the dashboard's files answer anyone, and with nothing of a project.
+public = ["/healthz", "/"]
+st, page = request("GET", "/")
+public += [m.decode() for m in re.findall(rb'/static/[A-Za-z0-9._-]+', page)]
+if len(public) < 4:
+    failures.append("the dashboard's page names fewer than 2 files: %r" % page[:300])
+for path in public:
+    st, resp = request("GET", path)
+    count += 1
+    if st != 200 or any(m.encode() in resp for p in PROJECTS for m in MARK[p] + JOBS[p]):
+        failures.append("%s: %d %r" % (path, st, resp[:200]))
 
-# 4. Nothing crossed: each project's jobs are as they were (not cancelled, not relabelled),
+# 4. The projects list: each token sees its own project with its number of jobs, and nothing
+# of the other's; a request without a valid token gets 401.
+for p in PROJECTS:
+    st, resp = request("GET", "/v1/projects", TOKENS[p])
+    count += 1
+    want = {"projects": [{"projectId": p, "jobCount": str(len(JOBS[p]))}]}
+    if st != 200 or json.loads(resp) != want:
+        failures.append("GET /v1/projects with %s's token: %d %r, want %r" % (p, st, resp[:300], want))
+for what, tok, auth in (("no token", None, None), ("wrong token", "y" * 24, None),
+                        ("malformed header", None, "Basic " + TOKENS[PROJECTS[0]])):
+    st, resp = request("GET", "/v1/projects", tok, auth)
+    count += 1
+    if st != 401:
+        failures.append("GET /v1/projects with %s: %d %r, want 401" % (what, st, resp[:200]))
+
+# 5. Nothing crossed: each project's jobs are as they were (not cancelled, not relabelled),
 # and no job was created by a refused request.
 for p in PROJECTS:
     for j in JOBS[p]:

@@ -50,7 +50,20 @@ test_expect_success 'create runs the job to SUCCEEDED; get shows its times' '
   wait_for 30 state_is ok_job SUCCEEDED &&
   test "$(api GET /v1/projects/p1/jobs/ok_job)" = 200 &&
   json_get out.json "d[\"startTime\"] <= d[\"endTime\"]" | grep -q True &&
-  test "$(json_get out.json "d[\"trainingInput\"][\"workerCount\"]")" = 1
+  test "$(json_get out.json "d[\"trainingInput\"][\"workerCount\"]")" = 1 &&
+  json_get out.json "[t[\"state\"] for t in d[\"transitions\"]] == [\"QUEUED\", \"PREPARING\", \"RUNNING\", \"SUCCEEDED\"]" | grep -q True &&
+  json_get out.json "d[\"transitions\"][0][\"time\"] == d[\"createTime\"] and d[\"transitions\"][-1][\"time\"] == d[\"endTime\"]" | grep -q True
+'
+
+test_expect_success 'replicas in attemptStatus: role, index, address, state, exit, restarts' '
+  json_get out.json "[(r[\"taskName\"], r[\"role\"], r[\"index\"], r[\"state\"], r.get(\"exitCode\"), r[\"restarts\"]) for r in d[\"attemptStatus\"][\"replicas\"]][0] == (\"master-replica-0\", \"master\", 0, \"SUCCEEDED\", 0, 0)" | grep -q True &&
+  json_get out.json "[(r[\"role\"], r[\"index\"], r[\"state\"] in (\"SUCCEEDED\", \"STOPPED\")) for r in d[\"attemptStatus\"][\"replicas\"]][1] == (\"worker\", 0, True)" | grep -q True &&
+  json_get out.json "all(r[\"address\"].startswith(\"127.0.0.1:\") for r in d[\"attemptStatus\"][\"replicas\"])" | grep -q True
+'
+
+test_expect_success 'projects: every project with jobs, and its count (no tokens file)' '
+  test "$(api GET /v1/projects)" = 200 &&
+  test "$(json_get out.json "[(p[\"projectId\"], p[\"jobCount\"]) for p in d[\"projects\"]]")" = "[('"'"'p1'"'"', '"'"'1'"'"')]"
 '
 
 test_expect_success 'logs: stdout INFO, stderr ERROR, service messages, taskName filter' '
@@ -80,7 +93,8 @@ test_expect_success 'a failing master fails the job with the service wording' '
   test "$(api POST /v1/projects/p1/jobs fail.json)" = 200 &&
   wait_for 30 state_is fail_job FAILED &&
   api GET /v1/projects/p1/jobs/fail_job >/dev/null &&
-  json_get out.json "d[\"errorMessage\"]" | grep -q "The replica master 0 exited with a non-zero status of 7."
+  json_get out.json "d[\"errorMessage\"]" | grep -q "The replica master 0 exited with a non-zero status of 7." &&
+  json_get out.json "d[\"attemptStatus\"][\"replicas\"][0]" | grep -q "'"'"'state'"'"': '"'"'FAILED'"'"', '"'"'exitCode'"'"': 7, '"'"'exit'"'"': '"'"'The replica master 0 exited with a non-zero status of 7.'"'"'"
 '
 
 test_expect_success 'duplicate job id: 409 ALREADY_EXISTS, the first job untouched' '

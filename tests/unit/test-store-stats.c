@@ -2,9 +2,11 @@
  * test-store-stats.c: the counts the store gives /metrics (ty_store_job_stats, store-stats.c):
  * jobs per project and state, attempts beyond the first (recorded, or started by a replacing
  * supervisor), internal retries, replica restarts, and the same of a tuning job's trials;
- * an empty store; the counts change with the jobs. */
+ * an empty store; the counts change with the jobs. And the projects that have jobs
+ * (ty_store_projects). */
 #include <errno.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +164,32 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
+/* The projects list: none in an empty store; each project once, in byte order, with its
+ * number of jobs. */
+static void test_projects(struct ty_store *s, bool empty)
+{
+    struct ty_store_project *rows = (void *)1;
+    size_t n = 99;
+
+    is_int(ty_store_projects(s, &rows, &n, &err), 0, "projects: listed");
+    if (empty) {
+        is_int(n, 0, "projects of an empty store: none");
+        ok(rows == NULL, "projects of an empty store: NULL");
+    } else {
+        add(s, "A-upper", "a1");
+        ty_store_projects_free(rows, n);
+        is_int(ty_store_projects(s, &rows, &n, &err), 0, "projects: listed again");
+        is_int(n, 3, "projects: three (p, q, A-upper)");
+        if (n == 3) {
+            ok(strcmp(rows[0].project, "A-upper") == 0 && rows[0].jobs == 1,
+               "projects: A-upper first (byte order), 1 job");
+            ok(strcmp(rows[1].project, "p") == 0 && rows[1].jobs == 4, "projects: p, 4 jobs");
+            ok(strcmp(rows[2].project, "q") == 0 && rows[2].jobs == 2, "projects: q, 2 jobs");
+        }
+    }
+    ty_store_projects_free(rows, n);
+}
+
 int main(void)
 {
     _cleanup_free_ char *path = NULL;
@@ -173,7 +201,9 @@ int main(void)
     if (ty_store_open(path, &s, &err) < 0)
         BAIL_OUT("open %s: %s", path, err.msg);
     test_empty(s);
+    test_projects(s, true);
     test_counts(s);
+    test_projects(s, false);
     ty_store_close(s);
     (void)nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();

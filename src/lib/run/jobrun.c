@@ -119,7 +119,7 @@ json_t *ty_jobrun_training_output(const struct ty_jobrun *jr)
 
 json_t *ty_jobrun_attempt_status(const struct ty_jobrun *jr)
 {
-    return jr->sup ? ty_supervisor_attempt_status(jr->sup) : NULL;
+    return jr->sup ? ty_supervisor_attempt_status(jr->sup, true) : NULL;
 }
 
 void ty_jobrun_free(struct ty_jobrun *jr)

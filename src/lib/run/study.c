@@ -167,7 +167,7 @@ static void trial_on_progress(void *ctx)
     if (!tr->sup)
         return;
     json_decref(tr->t.attempt_status);
-    tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup);
+    tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup, false);
     notify_trial(tr);
 }
 
@@ -401,6 +401,7 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     o.on_state = trial_on_state;
     o.on_queued = trial_on_queued;
     o.on_progress = trial_on_progress;
+    o.on_replica = NULL;      /* a trial's replicas are not shown (only its attempts) */
     o.running_since_usec = 0; /* maxRunningTime counts for each trial from its start */
     o.wait_deadline_usec = 0; /* maxWaitTime is the job's (the study's own timer) */
     o.admitted = NULL;        /* said once, by the study */

@@ -21,45 +21,8 @@
 #include "runtime.h"
 #include "schema.h"
 #include "strv.h"
+#include "supervise-int.h"
 #include "timeutil.h"
-
-struct rep_state {
-    bool launched;        /* launched in this attempt */
-    bool exited;          /* its last launch has ended */
-    bool started;         /* its program started in this attempt (counted once) */
-    bool restart_pending; /* to be launched again by the restart timer */
-    unsigned restarts;    /* restarts in place in this attempt */
-    char **env;           /* its rendered environment, the same for every restart */
-};
-
-struct ty_supervisor {
-    struct ty_loop *loop;
-    const struct ty_job *job;
-    const struct ty_runtime_ops *ops;
-    struct ty_supervisor_options opts;
-    struct ty_retry_policy policy;
-    struct ty_cluster_plan *plan;
-    struct ty_runtime *rt;
-    struct ty_clusterenv *env;
-    struct rep_state *reps;
-    struct ty_replica_gpus *gpus; /* each replica's GPUs (ty_run_gpus_for_plan), or NULL */
-    size_t running;               /* launched and not yet exited */
-    size_t started;               /* replicas whose program has started in this attempt */
-    unsigned attempt;             /* the attempt now (numbered from opts.first_attempt) */
-    unsigned first_attempt;       /* opts.first_attempt, at least 1 */
-    enum ty_job_state state;
-    enum ty_job_state outcome; /* final state decided while stopping */
-    bool stopping;             /* tearing down: for the end of the run, or for a retry */
-    bool retrying;             /* the teardown in progress is for a new attempt */
-    bool killed;               /* SIGKILL already sent */
-    bool stopped_early;        /* ty_supervisor_stop_early */
-    bool cleaning;             /* the runtime's cleanup goes on on the loop (`cleaned` follows) */
-    bool ever_running;         /* the run reached RUNNING (the deadline is armed from then) */
-    bool done;
-    uint64_t grace_timer, deadline_timer, restart_timer, attempt_timer;
-    uint64_t wait_timer; /* scheduling.maxWaitTime, until the run is RUNNING */
-    char error[2048];
-};
 
 static const char *trial_of(const struct ty_supervisor *sup)
 {
@@ -97,7 +60,13 @@ static void progress(struct ty_supervisor *sup)
         sup->opts.on_progress(sup->opts.ctx);
 }
 
-static unsigned last_attempt(const struct ty_supervisor *sup)
+static void replica_changed(struct ty_supervisor *sup)
+{
+    if (sup->opts.on_replica)
+        sup->opts.on_replica(sup->opts.ctx);
+}
+
+unsigned ty_supervisor_last_attempt(const struct ty_supervisor *sup)
 {
     return sup->first_attempt + sup->policy.max_attempts - 1;
 }
@@ -263,6 +232,7 @@ static void on_started(void *ctx, struct ty_replica *r)
     struct ty_supervisor *sup = ctx;
     struct rep_state *rs = &sup->reps[r - sup->plan->replicas];
 
+    replica_changed(sup);
     if (rs->started)
         return; /* a restart in place */
     rs->started = true;
@@ -312,6 +282,7 @@ static bool launch_one(struct ty_supervisor *sup, size_t i)
         (void)snprintf(st.detail, sizeof(st.detail), "%s", ty_error_msg(&e));
         ty_describe_exit(rep, &st, msg, sizeof(msg));
         rs->exited = true;
+        rs->last = st;
         stop(sup, TY_STATE_FAILED, msg);
         return false;
     }
@@ -344,7 +315,7 @@ static void retry(struct ty_supervisor *sup, const char *why, const struct rep_s
             TY_SEV_WARNING,
             "Retrying the job (attempt %u of %u): %s%s",
             sup->attempt + 1,
-            last_attempt(sup),
+            ty_supervisor_last_attempt(sup),
             why,
             rs && rs->restarts >= sup->policy.max_restarts
                 ? " It failed again after its last restart of this attempt."
@@ -400,7 +371,7 @@ static void replica_ended(struct ty_supervisor *sup,
                     TY_SEV_WARNING,
                     "Not retrying the job: attempt %u of %u was the last.",
                     sup->attempt,
-                    last_attempt(sup));
+                    ty_supervisor_last_attempt(sup));
         stop(sup, TY_STATE_FAILED, msg);
         break;
     }
@@ -417,6 +388,9 @@ static void on_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
     rs->exited = true;
     sup->running--;
     ty_exit_normalize(&st);
+    rs->last = st;
+    rs->stopped = sup->stopping;
+    replica_changed(sup);
     if (!sup->stopping)
         replica_ended(sup, r, rs, &st);
     if (sup->stopping && sup->running == 0)
@@ -578,7 +552,11 @@ static void begin_attempt(struct ty_supervisor *sup)
     sup->running = sup->started = 0;
     sup->stopping = sup->retrying = sup->killed = false;
     sup->attempt++;
-    service(sup, TY_SEV_INFO, "Starting attempt %u of %u.", sup->attempt, last_attempt(sup));
+    service(sup,
+            TY_SEV_INFO,
+            "Starting attempt %u of %u.",
+            sup->attempt,
+            ty_supervisor_last_attempt(sup));
     progress(sup);
     if (new_runtime(sup, &e) < 0) {
         /* Without a runtime there is nothing to tear down: the run ends here. */
@@ -759,19 +737,6 @@ const char *ty_supervisor_error(const struct ty_supervisor *sup)
 unsigned ty_supervisor_attempt(const struct ty_supervisor *sup)
 {
     return sup->attempt;
-}
-
-json_t *ty_supervisor_attempt_status(const struct ty_supervisor *sup)
-{
-    json_t *o = json_object(), *restarts = json_object();
-
-    json_object_set_new(o, "attempt", json_integer(sup->attempt));
-    json_object_set_new(o, "maxAttempts", json_integer(last_attempt(sup)));
-    for (size_t i = 0; i < sup->plan->n_replicas; i++)
-        json_object_set_new(
-            restarts, sup->plan->replicas[i].task_name, json_integer(sup->reps[i].restarts));
-    json_object_set_new(o, "replicaRestarts", restarts);
-    return o;
 }
 
 void ty_supervisor_free(struct ty_supervisor *sup)

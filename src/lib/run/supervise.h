@@ -60,6 +60,10 @@ struct ty_supervisor_options {
     /* The attempt number or a replica's restart count changed (ty_supervisor_attempt_status).
      * Optional. */
     void (*on_progress)(void *ctx);
+    /* A replica's program started or ended (the `replicas` of ty_supervisor_attempt_status
+     * changed). Called twice per replica launch, so a caller that records it should gather
+     * the calls (the service writes at most one per quarter second). Optional. */
+    void (*on_replica)(void *ctx);
     /* The run's outcome is decided (@state SUCCEEDED, FAILED or CANCELLED; @error its
      * errorMessage, "" for SUCCEEDED): the replicas are being stopped and the final state
      * follows once the runtime is clean. Called once, when the outcome is decided (before the
@@ -144,11 +148,16 @@ const char *ty_supervisor_error(const struct ty_supervisor *sup);
 /* The attempt the run is in (first_attempt, first_attempt + 1, ...). */
 unsigned ty_supervisor_attempt(const struct ty_supervisor *sup);
 
-/* The run's attempts and restarts for the job resource (docs/lifecycle.md): a new object
+/* The run's attempts and restarts for the job resource (docs/lifecycle.md), a new object
  *     {"attempt": 2, "maxAttempts": 4,
- *      "replicaRestarts": {"master-replica-0": 0, "worker-replica-0": 1}}
- * with every replica's restarts in the current attempt. */
-json_t *ty_supervisor_attempt_status(const struct ty_supervisor *sup);
+ *      "replicaRestarts": {"master-replica-0": 0, "worker-replica-0": 1},
+ *      "replicas": [{"taskName": "worker-replica-0", "role": "worker", "index": 0,
+ *                    "address": "127.0.0.1:40211", "state": "FAILED", "exitCode": 3,
+ *                    "exit": "The replica worker 0 exited with a non-zero status of 3.",
+ *                    "restarts": 1}, ...]}
+ * with every replica's restarts in the current attempt; `replicas` only when @with_replicas
+ * (supervise-status.c: each replica's state in the current attempt, docs/service.md). */
+json_t *ty_supervisor_attempt_status(const struct ty_supervisor *sup, bool with_replicas);
 
 /* Records of a run, shared by the supervisor and the study (study.h), which logs its own
  * service messages with the same options. */

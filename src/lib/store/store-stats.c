@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * store-stats.c: counts over every stored job for the service's /metrics: how many jobs each
  * project has in each state, and the attempts, internal retries and replica restarts they
- * recorded (docs/lifecycle.md, "Restarts and retries"), in one aggregate query. */
+ * recorded (docs/lifecycle.md, "Restarts and retries"), in one aggregate query; and the
+ * projects that have jobs (the service's projects list). */
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -103,4 +104,56 @@ int ty_store_job_stats(struct ty_store *s,
     r = collect(c, st, ret, n, err);
     sqlite3_finalize(st);
     return r;
+}
+
+void ty_store_projects_free(struct ty_store_project *rows, size_t n)
+{
+    if (!rows)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].project);
+    free(rows);
+}
+
+int ty_store_projects(struct ty_store *s,
+                      struct ty_store_project **ret,
+                      size_t *n,
+                      struct ty_error *err)
+{
+    _cleanup_(store_releasep) struct store_conn *c = NULL;
+    struct ty_store_project *rows = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t len = 0, cap = 0;
+    int r, rc;
+
+    *ret = NULL;
+    *n = 0;
+    if ((r = store_acquire(s, &c, err)) < 0)
+        return r;
+    /* Prepared per call, as the stats: a page load now and then does not need it cached. */
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT project, count(*) FROM jobs GROUP BY project ORDER BY project",
+                           -1,
+                           &st,
+                           NULL) != SQLITE_OK)
+        return store_sql_error(c, err, "listing projects");
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *project = (const char *)sqlite3_column_text(st, 0);
+        if (len == cap) {
+            cap = cap ? cap * 2 : 16;
+            rows = xreallocarray(rows, cap, sizeof(*rows));
+        }
+        rows[len++] = (struct ty_store_project){.project = xstrdup(project ? project : ""),
+                                                .jobs = sqlite3_column_int64(st, 1)};
+    }
+    if (rc != SQLITE_DONE) {
+        r = store_sql_error(c, err, "listing projects");
+        sqlite3_finalize(st);
+        ty_store_projects_free(rows, len);
+        return r;
+    }
+    sqlite3_finalize(st);
+    *ret = rows;
+    *n = len;
+    return 0;
 }

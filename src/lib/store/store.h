@@ -345,4 +345,19 @@ int ty_store_job_stats(struct ty_store *s,
 /* NULL-safe. */
 void ty_store_job_stats_free(struct ty_store_job_stats *rows, size_t n);
 
+/* A project that has stored jobs, and how many. */
+struct ty_store_project {
+    char *project;
+    int64_t jobs;
+};
+/* Every project with at least one stored job, ordered by id (byte order), from one snapshot
+ * (the (project, seq) index is read, not the rows). Returns 0, *ret (free with
+ * ty_store_projects_free; NULL when there are no jobs) and *n. */
+int ty_store_projects(struct ty_store *s,
+                      struct ty_store_project **ret,
+                      size_t *n,
+                      struct ty_error *err);
+/* NULL-safe. */
+void ty_store_projects_free(struct ty_store_project *rows, size_t n);
+
 #endif

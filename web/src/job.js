@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: Apache-2.0
+// job.js: the Job page (#/projects/P/jobs/J): the state and a timeline of the job's
+// transitions, its errorMessage in full, every replica of the current attempt (the failing
+// one marked, with a link to its last log lines), the labels (edited and saved with
+// jobs.patch and the job's etag), the spec (trainingInput) readable and as raw JSON, and a
+// Cancel button while the job can be cancelled. It reloads the job every 2 s until the job
+// has ended. Also the header (title, state, tabs) shared by the job's Logs and Tuning pages.
+import { jobPath } from './api.js';
+import {
+  badge, between, CANCELLABLE, FINAL_STATES, fill, fmtDuration, h, isTuning, links, message, timeEl,
+} from './format.js';
+
+const REFRESH_MS = 2000;
+
+/** The title, state and tabs of job @job's pages (@current: 'job', 'logs' or 'tuning');
+ *  also sets the breadcrumbs. */
+export function jobHeader(ctx, job, current) {
+  const p = ctx.project;
+  const j = ctx.jobId;
+  const names = { job: 'Overview', logs: 'Logs', tuning: 'Tuning' };
+  ctx.setCrumbs([
+    { text: 'Jobs', href: links.jobs(p) }, { text: p, href: links.jobs(p) },
+    current === 'job' ? { text: j } : { text: j, href: links.job(p, j) },
+    ...(current === 'job' ? [] : [{ text: names[current] }]),
+  ]);
+  const tabs = [['job', links.job(p, j)], ['logs', links.logs(p, j)]];
+  if (isTuning(job))
+    tabs.push(['tuning', links.tuning(p, j)]);
+  return h('div', { class: 'jobhead' },
+    h('h1', {}, h('span', { class: 'jobid' }, j), ' ', job ? badge(job.state) : null),
+    h('nav', { class: 'tabs', 'aria-label': 'Job pages' }, tabs.map(([id, href]) =>
+      h('a', { href, 'aria-current': id === current ? 'page' : null }, names[id]))));
+}
+
+/** The job's events oldest first: created, each recorded state change, started, ended. */
+function timeline(job) {
+  const ev = [];
+  if (job.createTime)
+    ev.push({ what: 'Created', time: job.createTime });
+  for (const t of job.transitions || [])
+    ev.push({ what: t.state, time: t.time, state: t.state });
+  if (job.startTime)
+    ev.push({ what: 'Started', time: job.startTime });
+  if (job.endTime)
+    ev.push({ what: 'Ended', time: job.endTime });
+  ev.sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+  return ev;
+}
+
+function drawTimeline(job) {
+  const ev = timeline(job);
+  if (!ev.length)
+    return h('p', { class: 'muted' }, 'No times recorded yet.');
+  const items = ev.map((e, i) => h('li', { class: e.state ? 'st' : 'mark' },
+    h('span', { class: 'what' }, e.state ? badge(e.state) : e.what),
+    h('span', { class: 'when' }, timeEl(e.time)),
+    i ? h('span', { class: 'gap' }, `+${fmtDuration(Date.parse(e.time) - Date.parse(ev[i - 1].time))}`) : null));
+  const total = job.createTime
+    ? h('p', { class: 'muted' }, FINAL_STATES.has(job.state)
+      ? `From creation to the end: ${between(job.createTime, job.endTime || ev[ev.length - 1].time)}` +
+        (job.startTime ? `; running ${between(job.startTime, job.endTime)}.` : '.')
+      : `${job.state} for ${between(ev[ev.length - 1].time)} so far; created ${between(job.createTime)} ago.`)
+    : null;
+  return [h('ol', { class: 'timeline' }, items), total];
+}
+
+/** The failing replicas: those that FAILED, else (a failed job) those whose exit the
+ *  errorMessage quotes or that ended with a non-zero status. */
+function failing(job, reps) {
+  const failed = reps.filter((r) => r.state === 'FAILED');
+  if (failed.length || job.state !== 'FAILED')
+    return new Set(failed);
+  const msg = job.errorMessage || '';
+  return new Set(reps.filter((r) => (r.exit && msg.includes(r.exit)) ||
+    (r.exitCode !== undefined && Number(r.exitCode) !== 0) || r.signal !== undefined));
+}
+
+function replicas(job) {
+  const as = job.attemptStatus || {};
+  if (Array.isArray(as.replicas))
+    return as.replicas;
+  // A service without attemptStatus.replicas: the task names of replicaRestarts.
+  return Object.entries(as.replicaRestarts || {}).map(([taskName, restarts]) => {
+    const m = /^(.*)-replica-(\d+)$/.exec(taskName);
+    return { taskName, role: m ? m[1] : '', index: m ? Number(m[2]) : '', restarts };
+  });
+}
+
+function exitText(r) {
+  if (r.exit)
+    return r.exit;
+  if (r.signal !== undefined)
+    return `signal ${r.signal}`;
+  if (r.exitCode !== undefined)
+    return `exit status ${r.exitCode}`;
+  return '';
+}
+
+function drawReplicas(ctx, job) {
+  const reps = replicas(job);
+  if (!reps.length)
+    return h('p', { class: 'muted' }, job.state === 'QUEUED' ? 'No replica yet: the job is queued.' : 'No replica recorded.');
+  const bad = failing(job, reps);
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'replicas' },
+    h('thead', {}, h('tr', {}, ['Role', 'Index', 'Task', 'Address', 'State', 'Exit', 'Restarts', 'Logs']
+      .map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, reps.map((r) => h('tr', { class: bad.has(r) ? 'failing' : null, dataset: { task: r.taskName } },
+      h('td', {}, r.role), h('td', { class: 'num' }, String(r.index ?? '')),
+      h('td', { class: 'mono' }, r.taskName),
+      h('td', { class: 'mono' }, r.address || ''),
+      h('td', {}, r.state ? badge(r.state) : '', bad.has(r) ? h('span', { class: 'failmark' }, ' failed the job') : null),
+      h('td', { class: 'exit' }, exitText(r)),
+      h('td', { class: 'num' }, String(r.restarts ?? '')),
+      h('td', {}, h('a', { href: links.logs(ctx.project, ctx.jobId, { task: r.taskName, end: '1' }), dataset: { focus: `logs-${r.taskName}` } },
+        'last lines')))))));
+}
+
+/** trainingInput as rows of "a.b[0].c" → value (arrays of plain values on one line each). */
+function flatten(obj, prefix, out) {
+  if (Array.isArray(obj) && obj.every((v) => v === null || typeof v !== 'object')) {
+    out.push([prefix, obj.map((v) => String(v)).join('\n')]);
+  } else if (obj && typeof obj === 'object') {
+    const entries = Array.isArray(obj) ? obj.map((v, i) => [`[${i}]`, v]) : Object.entries(obj);
+    if (!entries.length)
+      out.push([prefix, Array.isArray(obj) ? '[]' : '{}']);
+    for (const [k, v] of entries)
+      flatten(v, prefix ? (k.startsWith('[') ? prefix + k : `${prefix}.${k}`) : k, out);
+  } else {
+    out.push([prefix, String(obj)]);
+  }
+  return out;
+}
+
+function drawSpec(job) {
+  const ti = job.trainingInput || {};
+  const rows = flatten(ti, '', []);
+  return [
+    h('div', { class: 'table-wrap' }, h('table', { class: 'kv' },
+      h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, h('span', { class: 'val' }, v))))))),
+    h('details', { class: 'raw' }, h('summary', {}, 'Raw JSON of the job'),
+      h('pre', { tabindex: '0' }, JSON.stringify(job, null, 2))),
+  ];
+}
+
+function drawSummary(job) {
+  const as = job.attemptStatus || {};
+  const items = [
+    ['Created', timeEl(job.createTime)],
+    ['Started', job.startTime ? timeEl(job.startTime) : '—'],
+    ['Ended', job.endTime ? timeEl(job.endTime) : '—'],
+    ['Running for', job.startTime ? between(job.startTime, job.endTime) : '—'],
+  ];
+  if (job.state === 'QUEUED')
+    items.push(['Queue position', Number(job.jobPosition) > 0 ? String(job.jobPosition) : 'starting'],
+      ['Why it waits', job.stateReason || '—']);
+  if (as.attempt)
+    items.push(['Attempt', `${as.attempt} of at most ${as.maxAttempts || '?'}` +
+      (as.internalRetries ? ` (${as.internalRetries} internal retries)` : '')]);
+  const out = job.trainingOutput || {};
+  if (out.isHyperparameterTuningJob)
+    items.push(['Trials', `${out.completedTrialCount || 0} completed`]);
+  return h('dl', { class: 'summary' }, items.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
+}
+
+/** The labels editor: rows of key/value inputs, Add, Save (jobs.patch with the etag read
+ *  with these labels). Returns {el, dirty(), load(job)}. */
+function labelsEditor(ctx, reload) {
+  const rowsEl = h('div', { class: 'label-rows' });
+  const status = h('div', { 'aria-live': 'polite' });
+  const saveBtn = h('button', { type: 'submit', class: 'primary' }, 'Save labels');
+  let etag = '';
+  let dirty = false;
+  let n = 0;
+
+  const addRow = (k, v) => {
+    const i = n++;
+    rowsEl.querySelector('.none')?.remove();
+    const key = h('input', { type: 'text', value: k, id: `lk${i}`, 'aria-label': 'Label key', class: 'lkey', spellcheck: 'false', oninput: touch });
+    const val = h('input', { type: 'text', value: v, id: `lv${i}`, 'aria-label': 'Label value', class: 'lval', spellcheck: 'false', oninput: touch });
+    const row = h('div', { class: 'label-row' }, key, h('span', { 'aria-hidden': 'true' }, '='), val,
+      h('button', { type: 'button', class: 'quiet', 'aria-label': `Remove label ${k}`, onclick: () => { row.remove(); touch(); } }, 'Remove'));
+    rowsEl.append(row);
+    return key;
+  };
+  function touch() {
+    dirty = true;
+  }
+  const form = h('form', { class: 'labels', onsubmit: save },
+    rowsEl,
+    h('div', { class: 'inline' },
+      h('button', { type: 'button', onclick: () => { addRow('', '').focus(); touch(); } }, 'Add label'), saveBtn),
+    status);
+
+  async function save(ev) {
+    ev.preventDefault();
+    const labels = {};
+    for (const row of rowsEl.querySelectorAll('.label-row')) {
+      const k = row.querySelector('.lkey').value.trim();
+      const v = row.querySelector('.lval').value.trim();
+      if (k)
+        labels[k] = v;
+    }
+    saveBtn.disabled = true;
+    fill(status, message('note', 'Saving…'));
+    try {
+      const job = await ctx.api.patch(`${jobPath(ctx.project, ctx.jobId)}?updateMask=labels`, { labels, etag });
+      dirty = false;
+      load(job, true);
+      fill(status, message('ok', 'Labels saved.'));
+      reload();
+    } catch (e) {
+      if (e.httpStatus === 409) {
+        dirty = false;
+        fill(status, message('error', `The labels were changed since you loaded them: now showing the current ones; make your change again. (${e.message})`));
+        try {
+          load(await ctx.api.get(jobPath(ctx.project, ctx.jobId)), true);
+        } catch (e2) {
+          fill(status, message('error', e2.message));
+        }
+        reload();
+      } else {
+        fill(status, message('error', e.message));
+      }
+    } finally {
+      saveBtn.disabled = false;
+    }
+  }
+
+  let shown = null;
+  function load(job, force) {
+    // Not while the user edits (typed, or is in the form): what they see is what they change,
+    // and the etag stays the one read with it.
+    const key = JSON.stringify([job.labels || {}, job.etag || '']);
+    if (!force && (dirty || key === shown || form.contains(document.activeElement)))
+      return;
+    shown = key;
+    etag = job.etag || '';
+    rowsEl.replaceChildren();
+    for (const [k, v] of Object.entries(job.labels || {}))
+      addRow(k, v);
+    if (!rowsEl.children.length)
+      rowsEl.append(h('p', { class: 'muted none' }, 'No labels.'));
+  }
+  return { el: form, load, dirty: () => dirty };
+}
+
+/** Draw the Job page into @root; returns the function that stops its refresh. */
+export function showJob(root, ctx) {
+  const head = h('div');
+  const actions = h('div', { class: 'actions' });
+  const note = h('div', { 'aria-live': 'polite' });
+  const errBox = h('div');
+  const summary = h('div');
+  const tl = h('div');
+  const reps = h('div');
+  const spec = h('div');
+  let timer = null;
+  let stopped = false;
+  let job = null;
+  const editor = labelsEditor(ctx, () => refresh());
+
+  fill(root, head, actions, note, errBox,
+    h('div', { class: 'cols' },
+      h('section', { 'aria-labelledby': 'h-sum' }, h('h2', { id: 'h-sum' }, 'Summary'), summary),
+      h('section', { 'aria-labelledby': 'h-tl' }, h('h2', { id: 'h-tl' }, 'Timeline'), tl)),
+    h('section', { 'aria-labelledby': 'h-rep' }, h('h2', { id: 'h-rep' }, 'Replicas'), reps),
+    h('section', { 'aria-labelledby': 'h-lab' }, h('h2', { id: 'h-lab' }, 'Labels'), editor.el),
+    h('section', { 'aria-labelledby': 'h-spec' }, h('h2', { id: 'h-spec' }, 'Training input'), spec));
+
+  async function cancel(btn) {
+    if (!window.confirm(`Cancel job ${ctx.jobId}? Its replicas are stopped.`))
+      return;
+    btn.disabled = true;
+    try {
+      await ctx.api.post(jobPath(ctx.project, ctx.jobId, ':cancel'), {});
+      fill(note, message('ok', 'Cancel requested.'));
+    } catch (e) {
+      fill(note, message('error', e.message));
+    }
+    refresh();
+  }
+
+  /** Redraw @el with @make() only when @key changed: a refresh must not close what the
+   *  user opened nor move the keyboard focus. */
+  function update(el, key, make) {
+    if (el.dataset.key === key)
+      return;
+    const open = el.querySelector('details[open]') !== null;
+    const focusKey = el.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
+    el.dataset.key = key;
+    fill(el, make());
+    if (open)
+      el.querySelector('details')?.setAttribute('open', '');
+    if (focusKey)
+      el.querySelector(`[data-focus="${CSS.escape(focusKey)}"]`)?.focus();
+  }
+
+  function draw() {
+    const canCancel = CANCELLABLE.has(job.state);
+    update(head, `${job.state} ${isTuning(job)}`, () => jobHeader(ctx, job, 'job'));
+    update(actions, `${canCancel} ${isTuning(job)}`, () => [
+      canCancel ? h('button', { type: 'button', class: 'danger', dataset: { focus: 'cancel' }, onclick: (ev) => cancel(ev.currentTarget) }, 'Cancel job') : null,
+      h('a', { class: 'button', dataset: { focus: 'logs' }, href: links.logs(ctx.project, ctx.jobId, { end: '1' }) }, 'Logs'),
+      isTuning(job) ? h('a', { class: 'button', dataset: { focus: 'tuning' }, href: links.tuning(ctx.project, ctx.jobId) }, 'Tuning: trials and plots') : null]);
+    update(errBox, job.errorMessage || '', () => (job.errorMessage ? h('section', { class: 'error-box', 'aria-labelledby': 'h-err' },
+      h('h2', { id: 'h-err' }, 'Error'), h('pre', { class: 'errmsg' }, job.errorMessage)) : null));
+    fill(summary, drawSummary(job));
+    fill(tl, drawTimeline(job));
+    update(reps, JSON.stringify([job.state, job.errorMessage, job.attemptStatus]), () => drawReplicas(ctx, job));
+    update(spec, JSON.stringify(job), () => drawSpec(job));
+    editor.load(job);
+  }
+
+  async function refresh() {
+    clearTimeout(timer);
+    try {
+      const j = await ctx.api.get(jobPath(ctx.project, ctx.jobId));
+      if (stopped)
+        return;
+      job = j;
+      draw();
+    } catch (e) {
+      if (stopped)
+        return;
+      if (!job)
+        fill(head, jobHeader(ctx, null, 'job'));
+      fill(note, message('error', e.message));
+      if (e.httpStatus === 404 || e.httpStatus === 403 || e.httpStatus === 401)
+        return;
+    }
+    if (!job || !FINAL_STATES.has(job.state))
+      timer = setTimeout(refresh, REFRESH_MS);
+  }
+
+  refresh();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
