@@ -71,8 +71,13 @@ function failing(job, reps) {
   if (failed.length || job.state !== 'FAILED')
     return new Set(failed);
   const msg = job.errorMessage || '';
-  return new Set(reps.filter((r) => (r.exit && msg.includes(r.exit)) ||
-    (r.exitCode !== undefined && Number(r.exitCode) !== 0) || r.signal !== undefined));
+  const quoted = reps.filter((r) => (r.exit && msg.includes(r.exit)) ||
+    (r.exitCode !== undefined && Number(r.exitCode) !== 0) || r.signal !== undefined);
+  if (quoted.length)
+    return new Set(quoted);
+  // The service's wording names the replica: "The replica worker 0 exited with ...".
+  const m = /\bThe replica (\w+) (\d+)\b/.exec(msg);
+  return new Set(m ? reps.filter((r) => r.role === m[1] && Number(r.index) === Number(m[2])) : []);
 }
 
 function replicas(job) {
@@ -300,7 +305,6 @@ export function showJob(root, ctx) {
     update(head, `${job.state} ${isTuning(job)}`, () => jobHeader(ctx, job, 'job'));
     update(actions, `${canCancel} ${isTuning(job)}`, () => [
       canCancel ? h('button', { type: 'button', class: 'danger', dataset: { focus: 'cancel' }, onclick: (ev) => cancel(ev.currentTarget) }, 'Cancel job') : null,
-      h('a', { class: 'button', dataset: { focus: 'logs' }, href: links.logs(ctx.project, ctx.jobId, { end: '1' }) }, 'Logs'),
       isTuning(job) ? h('a', { class: 'button', dataset: { focus: 'tuning' }, href: links.tuning(ctx.project, ctx.jobId) }, 'Tuning: trials and plots') : null]);
     update(errBox, job.errorMessage || '', () => (job.errorMessage ? h('section', { class: 'error-box', 'aria-labelledby': 'h-err' },
       h('h2', { id: 'h-err' }, 'Error'), h('pre', { class: 'errmsg' }, job.errorMessage)) : null));

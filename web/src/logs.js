@@ -34,6 +34,7 @@ export function showLogs(root, ctx) {
   let ctl = null;        // aborts the loading of the current task's log
   let pending = [];      // entries received, not yet drawn
   let drawTimer = null;
+  let first = true;      // the first load of the page (not a change of task)
 
   const head = h('div');
   const taskSel = h('select', { id: 'task', onchange: () => { st.task = taskSel.value; save(); reload(); } });
@@ -299,6 +300,9 @@ export function showLogs(root, ctx) {
     live.className = 'live';
     try {
       const state = await jobState(signal);
+      if (first && !FINAL_STATES.has(state))
+        st.stick = true; // a running job: show its newest lines as they come
+      first = false;
       drawTasks();
       drawTrials();
       const token = await readPages('', null, signal);

@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: Apache-2.0
+"""dashboard-check.py CONFIG.json: the checks of t5120 in headless Chromium against a running
+trainyardd. CONFIG names the service (base), the tokens (t1 grants p1, t2 grants p2), the jobs
+the test made (ok, fail, run, queue in p1; other in p2) and the artifact directory.
+
+Prints one line per check, "ok - NAME" or "not ok - NAME: why" (t5120 turns them into TAP),
+then "# checks done"; exits 1 when a check failed. Every check also asserts that the browser's
+console shows no error other than the answers it provokes on purpose (a 401, a 400, a 409).
+"""
+import gzip
+import json
+import os
+import re
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dashboard_lib import NARROW, WIDE, Browser, Checks, ServiceApi, expect  # noqa: E402
+
+cfg = json.load(open(sys.argv[1]))
+BASE, T1, T2, ART = cfg['base'], cfg['t1'], cfg['t2'], cfg['artifacts']
+J = cfg['jobs']
+api1 = ServiceApi(BASE, T1)
+browser = None
+
+
+def keys():
+    from selenium.webdriver.common.keys import Keys
+    return Keys
+
+
+def check(name, fn, allow=()):
+    """Run check @name, then require a console without unexpected errors."""
+    def body():
+        fn()
+        errs = browser.console_errors(allow)
+        expect(not errs, f'console errors: {errs}')
+    checks.run(name, body)
+
+
+def job_ids_shown():
+    return [a.text for a in browser.css('table.jobs td.id a')]
+
+
+# --- sign-in -----------------------------------------------------------------------------
+
+def wrong_token():
+    status, body = ServiceApi(BASE, 'wrong-token-0123456789abcdef').call('GET', '/v1/projects')
+    expect(status == 401, f'GET /v1/projects with a wrong token: {status}, not 401')
+    msg = body['error']['message']
+    browser.open('#/jobs')
+    browser.sign_in('wrong-token-0123456789abcdef')
+    browser.wait_text('.signin-status .msg-error', msg)
+    expect(not browser.css('table.jobs'), 'the jobs table is shown after a wrong token')
+    expect(browser.js("return sessionStorage.getItem('trainyard.token')") is None,
+           'the refused token was kept in sessionStorage')
+    browser.shot('signin-refused')
+
+
+def sign_in():
+    browser.sign_in(T1)
+    browser.wait_css('table.jobs td.id a')
+    expect(browser.js("return sessionStorage.getItem('trainyard.token')") == T1,
+           'the token is not in sessionStorage')
+
+
+def jobs_of_p1_only():
+    browser.wait(f'the jobs of p1 ({J["ok"]}, {J["fail"]}, {J["run"]}, {J["queue"]})',
+                 lambda: {J['ok'], J['fail'], J['run'], J['queue']} <= set(job_ids_shown()))
+    expect(J['other'] not in job_ids_shown(), f'p2\'s job {J["other"]} is listed with p1\'s token')
+    opts = [o.get_attribute('value') for o in browser.css('#project option')]
+    expect(opts == ['p1'], f'project selector offers {opts}, expected only p1')
+    expect('project=p1' in browser.driver.current_url, 'the project is not in the URL')
+    # Newest first, as the API lists them.
+    listed = [j['jobId'] for j in api1.get('/v1/projects/p1/jobs')['jobs']]
+    expect(job_ids_shown() == listed, f'order {job_ids_shown()} is not the API\'s {listed}')
+    time.sleep(0.3)
+    browser.shot('jobs')
+
+
+def queued_position():
+    job = api1.job('p1', J['queue'])
+    expect(job['state'] == 'QUEUED', f'{J["queue"]} is {job["state"]}, not QUEUED')
+    row = browser.wait_css(f'tr[data-job="{J["queue"]}"] td.queue')
+    browser.wait_text(f'tr[data-job="{J["queue"]}"] td.queue', f'#{job["jobPosition"]}')
+    expect(job['stateReason'] in row.text, f'queue cell "{row.text}" lacks "{job["stateReason"]}"')
+
+
+def filter_and_bad_filter():
+    box = browser.wait_css('#filter')
+    box.clear()
+    box.send_keys('state:FAILED', keys().ENTER)
+    browser.wait('only the failed job', lambda: job_ids_shown() == [J['fail']])
+    expect('filter=state%3AFAILED' in browser.driver.current_url, 'the filter is not in the URL')
+    status, body = api1.call('GET', '/v1/projects/p1/jobs?filter=state%3A')
+    expect(status == 400, f'a bad filter is answered {status}')
+    box.clear()
+    box.send_keys('state:', keys().ENTER)
+    browser.wait_text('#filter-error .msg-error', body['error']['message'])
+    box.clear()
+    box.send_keys(keys().ENTER)
+    browser.wait('every job again', lambda: len(job_ids_shown()) >= 4)
+    expect(not browser.css('#filter-error .msg-error'), 'the filter error stays after a good filter')
+
+
+def sort_by_keyboard():
+    btn = browser.wait_css('button.sort[data-col="jobId"]')
+    btn.click()
+    ids = job_ids_shown()
+    expect(ids == sorted(ids), f'not sorted by id ascending: {ids}')
+    # The same button with the keyboard (it keeps the focus): descending.
+    focused = browser.driver.switch_to.active_element
+    expect(focused.get_attribute('data-col') == 'jobId', 'the sort button lost the focus')
+    focused.send_keys(keys().ENTER)
+    browser.wait('descending order', lambda: job_ids_shown() == sorted(job_ids_shown(), reverse=True))
+    expect(browser.css('th[aria-sort="descending"] button[data-col="jobId"]'), 'aria-sort not set')
+    focused = browser.driver.switch_to.active_element
+    focused.send_keys(keys().ENTER)  # third press: the service's order again
+    browser.wait('the API order', lambda: not browser.css('th[aria-sort="descending"]'))
+
+
+def keyboard_to_a_job():
+    browser.open('#/jobs?project=p1')
+    browser.wait_css('table.jobs td.id a')
+    browser.js("document.querySelector('.brand').focus()")
+    for _ in range(60):
+        el = browser.driver.switch_to.active_element
+        if el.tag_name == 'a' and el.text == J['fail']:
+            break
+        el.send_keys(keys().TAB)
+    else:
+        raise AssertionError(f'Tab never reached the link of {J["fail"]}')
+    outline = browser.js('return getComputedStyle(document.activeElement).outlineStyle')
+    expect(outline not in ('none', ''), f'the focused link has no visible outline ({outline})')
+    browser.driver.switch_to.active_element.send_keys(keys().ENTER)
+    browser.wait_css('pre.errmsg')
+
+
+# --- the job page ------------------------------------------------------------------------
+
+def failed_job_page():
+    job = api1.job('p1', J['fail'])
+    browser.open(f'#/projects/p1/jobs/{J["fail"]}')
+    err = browser.wait_css('pre.errmsg')
+    expect(err.text == job['errorMessage'], f'errorMessage shown "{err.text}" != "{job["errorMessage"]}"')
+    row = browser.wait_css('table.replicas tr.failing')
+    expect(row.get_attribute('data-task') == 'worker-replica-0',
+           f'the failing replica marked is {row.get_attribute("data-task")}')
+    expect('non-zero status of 3' in row.text, f'the failing row does not show the exit: "{row.text}"')
+    expect(len(browser.css('table.replicas tbody tr')) == 2, 'not two replicas')
+    expect(browser.css('ol.timeline li'), 'no timeline')
+    time.sleep(0.3)
+    browser.shot_full('job-failed')
+
+
+def last_lines_link():
+    link = browser.wait_css('table.replicas tr.failing a')
+    link.click()
+    browser.wait_text('.logbox', 'worker-dies')
+    expect('task=worker-replica-0' in browser.driver.current_url, 'the logs page is not filtered to the task')
+    tasks = {e.text for e in browser.css('.logbox .ln .task')}
+    expect(tasks == {'worker-replica-0'}, f'lines of other tasks shown: {tasks}')
+    box = browser.css('.logbox')[0]
+    at_end = browser.js('const b = arguments[0]; return b.scrollTop + b.clientHeight >= b.scrollHeight - 8', box)
+    expect(at_end, 'the logs are not scrolled to the end')
+
+
+def labels_edit_and_stale():
+    browser.open(f'#/projects/p1/jobs/{J["ok"]}')
+    browser.wait_css('form.labels .label-row')
+    val = browser.css('form.labels .lval')[0]
+    val.clear()
+    val.send_keys('speech')
+    browser.css('form.labels button')[-2].click()  # Add label
+    browser.driver.switch_to.active_element.send_keys('owner')
+    browser.css('form.labels .lval')[-1].send_keys('ci')
+    browser.css('form.labels button[type=submit]')[0].click()
+    browser.wait_text('form.labels .msg-ok', 'Labels saved')
+    job = api1.job('p1', J['ok'])
+    expect(job.get('labels') == {'team': 'speech', 'owner': 'ci'}, f'labels in the API: {job.get("labels")}')
+    # Someone else changes them; the page still holds the old etag.
+    status, _ = api1.call('PATCH', f'/v1/projects/p1/jobs/{J["ok"]}?updateMask=labels',
+                          {'labels': {'team': 'other'}, 'etag': job['etag']})
+    expect(status == 200, f'PATCH from the test: {status}')
+    val = browser.css('form.labels .lval')[0]
+    val.clear()
+    val.send_keys('mine')
+    browser.css('form.labels button[type=submit]')[0].click()
+    browser.wait_text('form.labels .msg-error', 'changed since you loaded')
+    browser.wait('the current labels shown',
+                 lambda: [e.get_attribute('value') for e in browser.css('form.labels .lval')] == ['other'])
+    expect(api1.job('p1', J['ok'])['labels'] == {'team': 'other'}, 'the stale save changed the labels')
+    browser.shot_full('job-labels')
+
+
+def cancel(job_id):
+    browser.open(f'#/projects/p1/jobs/{job_id}')
+    browser.wait_css('button.danger').click()
+    alert = browser.wait('the confirmation', lambda: browser.driver.switch_to.alert)
+    alert.accept()
+    browser.wait(f'{job_id} to be CANCELLING or CANCELLED in the API',
+                 lambda: api1.job('p1', job_id)['state'] in ('CANCELLING', 'CANCELLED'))
+    browser.wait('the page to show CANCELLED', lambda: 'CANCELLED' in browser.text('.jobhead .badge'), timeout=15)
+    expect(api1.job('p1', job_id)['state'] == 'CANCELLED', 'the API does not say CANCELLED')
+    expect(not browser.css('button.danger'), 'the Cancel button is still there')
+
+
+# --- logs ----------------------------------------------------------------------------------
+
+def ticks():
+    return [int(m.group(1)) for m in re.finditer(r'tick-(\d+)', browser.text('.logbox'))]
+
+
+def logs_stream():
+    browser.open(f'#/projects/p1/jobs/{J["run"]}/logs')
+    browser.wait_text('.live', 'Live')
+    browser.wait('the first lines', lambda: ticks())
+    opened = max(ticks())
+    # The job prints a line every 0.3 s: new ones must appear without reloading.
+    browser.wait('lines written after the page opened', lambda: max(ticks()) >= opened + 4, timeout=8)
+    seen = ticks()
+    expect(seen == sorted(seen) and len(seen) == len(set(seen)), 'lines repeated or out of order')
+    expect(seen[0] == 1 and seen[-1] - seen[0] + 1 == len(seen), f'lines missing: {seen[:3]}...{seen[-3:]}')
+    box = browser.wait_css('#search')
+    box.send_keys(f'tick-{opened}')
+    browser.wait('the search to filter', lambda: browser.css('.logbox mark') and
+                 all(f'tick-{opened}' in e.text for e in browser.css('.logbox .ln')))
+    box.clear()
+    box.send_keys(' ', keys().BACKSPACE)
+    browser.wait('every line again', lambda: len(browser.css('.logbox .ln')) > 3)
+    time.sleep(0.5)
+    browser.shot('logs')
+
+
+# --- narrow screens and size ---------------------------------------------------------------
+
+def narrow():
+    browser.resize(*NARROW)
+    for name, page, ready in (('jobs', '#/jobs?project=p1', 'table.jobs td.id a'),
+                              ('job-failed', f'#/projects/p1/jobs/{J["fail"]}', 'pre.errmsg'),
+                              ('logs', f'#/projects/p1/jobs/{J["ok"]}/logs', '.logbox .ln')):
+        browser.open(page)
+        browser.wait_css(ready)
+        time.sleep(0.3)
+        over = browser.body_overflow()
+        expect(over <= 0, f'{name}: the page scrolls sideways by {over} px at {NARROW[0]} px')
+        if name == 'job-failed':
+            browser.shot_full(name)
+        else:
+            browser.shot(name)
+    browser.resize(*WIDE)
+
+
+def first_load_size():
+    def get(path):
+        req = urllib.request.Request(BASE + path, headers={'Accept-Encoding': 'gzip'})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read(), r.headers.get('Content-Encoding')
+    html, enc = get('/')
+    total = len(html)
+    text = gzip.decompress(html).decode() if enc == 'gzip' else html.decode()
+    names = re.findall(r'"/static/([^"]+)"', text)
+    expect(any(n.endswith('.js') for n in names) and any(n.endswith('.css') for n in names),
+           f'index.html names no script and style sheet: {names}')
+    for n in names:
+        body, _ = get('/static/' + n)
+        total += len(body)
+    print(f'# first load: {total} bytes as served ({len(names) + 1} files)', flush=True)
+    expect(total < 300 * 1024, f'first load is {total} bytes, over 300 KB')
+
+
+def main():
+    global browser, checks
+    checks = Checks(lambda: browser)
+    print(f'# screenshots in {ART}', flush=True)
+    browser = Browser(BASE, ART, WIDE)
+    try:
+        check('a wrong token is refused with the service\'s message', wrong_token, allow=[r' 401 '])
+        check('sign in with the token', sign_in)
+        check('the jobs page lists p1\'s jobs, newest first, and not p2\'s', jobs_of_p1_only)
+        check('a QUEUED job shows its position and reason', queued_position)
+        check('the filter narrows the list; a bad one shows the service\'s 400', filter_and_bad_filter,
+              allow=[r' 400 '])
+        check('columns sort by click and keyboard', sort_by_keyboard)
+        check('Tab reaches a job link with a visible focus; Enter opens it', keyboard_to_a_job)
+        check('a failed job\'s page shows its errorMessage and the failing replica', failed_job_page)
+        check('"last lines" opens the failing replica\'s logs at the end', last_lines_link)
+        check('labels are saved with the etag; a stale etag is reported', labels_edit_and_stale,
+              allow=[r' 409 '])
+        check('the logs page streams a running job\'s new lines; search filters', logs_stream)
+        check('Cancel cancels a QUEUED job', lambda: cancel(J['queue']))
+        check('Cancel cancels a RUNNING job', lambda: cancel(J['run']))
+        check('pages are readable at 390 px (no sideways scrolling)', narrow)
+        check('the first load is under 300 KB as served', first_load_size)
+    finally:
+        browser.quit()
+    print('# checks done', flush=True)
+    return 1 if checks.failed() else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

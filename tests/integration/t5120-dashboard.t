@@ -1,0 +1,90 @@
+#!/bin/sh
+# t5120-dashboard: trainyardd's web dashboard in a real browser (headless Chromium driven
+# through chromedriver by Selenium, dashboard-check.py). A service with a tokens file of two
+# projects; p1 has a job that succeeded, one whose worker exited 3, one that prints a line
+# every 0.3 s and one QUEUED behind it (p1 may run one job at once); p2 has its own job. The
+# checks: sign-in (a wrong token refused with the service's message), p1's jobs and not p2's,
+# the queue position, filter (and its 400), sorting by click and keyboard, a failed job's
+# errorMessage and failing replica, its "last lines", labels saved with the etag (a stale one
+# reported), the running job's logs streaming in, Cancel, 390 px wide pages, the first load's
+# size, and no console errors. Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+LIBDIR="$TY_SOURCE_DIR/tests/integration"
+why=$("$PYTHON" "$LIBDIR/dashboard_lib.py" --missing 2>&1)
+if [ -n "$why" ]; then
+  test_skip 'the dashboard in Chromium' "missing: $why (scripts/install-deps.sh installs chromium chromium-driver python3-selenium)"
+  test_done
+fi
+
+M=$$
+T1=tok-p1-$M-aaaaaaaaaaaaaaaa
+T2=tok-p2-$M-bbbbbbbbbbbbbbbb
+printf '%s p1\n%s p2\n' "$T1" "$T2" >"$TEST_DIR/tokens" && chmod 600 "$TEST_DIR/tokens"
+trainyardd_start svc --auth-tokens "$TEST_DIR/tokens" --project-limit=p1:jobs=1 && BASE=$TYD_URL ||
+  { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/svc.log"; exit 1; }
+
+# api PROJECT METHOD PATH [BODY_FILE]: with PROJECT's token; body to out.json, prints status
+api() {
+  tok=$T1; [ "$1" = p2 ] && tok=$T2
+  curl -s -o out.json -w '%{http_code}' -X "$2" -H "Authorization: Bearer $tok" \
+    -H 'Content-Type: application/json' ${4:+--data-binary "@$4"} "$BASE$3"
+}
+# make_job PROJECT JOB_ID MASTER_SH [WORKERS [LABELS_JSON]]
+make_job() {
+  labels=${5:-}; [ -n "$labels" ] || labels="{}"
+  write_job "$2.ti" "$3" "${4:-0}" &&
+  "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]
+d["labels"]=json.loads(sys.argv[3]); json.dump(d, open(sys.argv[4],"w"))' \
+    "$2.ti" "$2" "$labels" "$2.json" &&
+  test "$(api "$1" POST "/v1/projects/$1/jobs" "$2.json")" = 200
+}
+state_is() {
+  api "$1" GET "/v1/projects/$1/jobs/$2" >/dev/null && grep -q "\"state\": \"$3\"" out.json
+}
+logs_have() {
+  api "$1" GET "/v1/projects/$1/jobs/$2/logs" >/dev/null && grep -q "$3" out.json
+}
+
+test_expect_success 'jobs of p1 (ended, failed, running, queued) and of p2' '
+  make_job p1 ok_job "echo hello-$M; echo warning-line >&2" 0 "{\"team\": \"vision\"}" &&
+  make_job p1 fail_job "if echo \$CLUSTER_SPEC | grep -q \"type\\\":\\\"worker\\\"\"; then echo worker-dies >&2; exit 3; fi; exec sleep 60" 1 &&
+  wait_for 20 state_is p1 ok_job SUCCEEDED && wait_for 20 state_is p1 fail_job FAILED &&
+  make_job p1 run_job "i=0; while [ \$i -lt 400 ]; do i=\$((i+1)); echo tick-\$i; sleep 0.3; done" &&
+  wait_for 20 logs_have p1 run_job tick-1 &&
+  make_job p1 queue_job "echo queued-$M" &&
+  state_is p1 queue_job QUEUED &&
+  make_job p2 other_job "echo other-$M" &&
+  wait_for 20 state_is p2 other_job SUCCEEDED
+'
+
+cat >"$TEST_DIR/config.json" <<EOF2
+{"base": "$BASE", "t1": "$T1", "t2": "$T2",
+ "artifacts": "${TY_ARTIFACT_DIR:-$TEST_DIR/artifacts}",
+ "jobs": {"ok": "ok_job", "fail": "fail_job", "run": "run_job", "queue": "queue_job",
+          "other": "other_job"}}
+EOF2
+mkdir -p "${TY_ARTIFACT_DIR:-$TEST_DIR/artifacts}"
+"$PYTHON" "$LIBDIR/dashboard-check.py" "$TEST_DIR/config.json" >"$TEST_DIR/checks.out" 2>"$TEST_DIR/checks.err"
+
+# One TAP line per check of dashboard-check.py, its reason shown when it failed.
+i=0
+while IFS= read -r line; do
+  case $line in
+    "ok - "* | "not ok - "*)
+      i=$((i + 1)); printf '%s\n' "$line" >"$TEST_DIR/check-$i"
+      name=${line#ok - }; name=${name#not ok - }; name=${name%%: *}; name=${name% (*s)}
+      test_expect_success "dashboard: $name" "grep -q '^ok - ' check-$i || { cat check-$i; false; }" ;;
+    "#"*) printf '%s\n' "$line" ;;
+  esac
+done <"$TEST_DIR/checks.out"
+test_expect_success 'dashboard-check.py ran every check' '
+  grep -q "^# checks done" checks.out || { tail -20 checks.err; false; }
+'
+
+# The UI cancelled both; whatever is left must not outlive the test.
+api p1 POST /v1/projects/p1/jobs/run_job:cancel >/dev/null
+api p1 POST /v1/projects/p1/jobs/queue_job:cancel >/dev/null
+wait_for 10 state_is p1 run_job CANCELLED
+trainyardd_stop svc
+test_done
