@@ -5,7 +5,9 @@
 // the page is left). With `?test-hooks` in the page's URL it exposes window.__trainyardTuning
 // for the browser test: ECharts itself, and bench(root, job), which draws a job given whole
 // through this same code and reports the time taken.
-import './tuning.css';
+// The page's styles, as text (esbuild's text loader), put in a <style> when the page is first
+// shown: the page is a lazily loaded chunk, and index.html links only the app's own CSS.
+import TUNING_CSS from './tuning.css' with { type: 'text' };
 import {
   createChart,
   curvesOption,
@@ -147,14 +149,9 @@ function curveExtent(trials) {
   return { x: [x0, x1 > x0 ? x1 : x0 + 1], y: [y0 - pad, y1 + pad] };
 }
 
-function skeleton(ctx) {
-  const job = esc(`#/projects/${encodeURIComponent(ctx.project)}/jobs/${encodeURIComponent(ctx.jobId)}`);
+function skeleton() {
   return `
 <div class="tn">
-  <div class="tn-head">
-    <h2>Tuning: ${esc(ctx.jobId)}</h2>
-    <a href="${job}">Job details</a>
-  </div>
   <p class="tn-summary" data-role="summary"></p>
   <p class="tn-error" data-role="error" role="alert" hidden></p>
   <div class="tn-plots">
@@ -199,7 +196,7 @@ class TuningPage {
     this.timer = 0;
     this.stopped = false;
     this.sig = '';
-    root.innerHTML = skeleton(ctx);
+    root.innerHTML = skeleton();
     this.q = (role) => root.querySelector(`[data-role="${role}"]`);
     this.observer = new ResizeObserver((entries) => this.resized(entries));
     this.q('table').addEventListener('click', (e) => this.tableClick(e));
@@ -443,6 +440,12 @@ export async function showTuning(root, ctx) {
   if (!job || !job.trainingInput || !job.trainingInput.hyperparameters) {
     root.innerHTML = '<p class="tn-note">This job is not a hyperparameter tuning job.</p>';
     return () => {};
+  }
+  if (!document.getElementById('tn-style')) {
+    const style = document.createElement('style');
+    style.id = 'tn-style';
+    style.textContent = TUNING_CSS;
+    document.head.appendChild(style);
   }
   const page = new TuningPage(root, ctx);
   page.sig = signature(job);
