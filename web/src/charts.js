@@ -27,21 +27,58 @@ echarts.use([
 
 export { echarts };
 
-// Objective colours, worst to best (viridis without its palest end: readable on white and
-// for colour-blind readers).
-export const RAMP = ['#b5de2b', '#5ec962', '#21918c', '#3b528b', '#440154'];
-const ACCENT = '#d9480f'; // the best trial, the best-so-far line, the selected trial's ring
-const MUTED = '#868e96';
-const TEXT = { color: '#343a40', fontSize: 11 };
+// The colours of the plots. useTheme() fits them to the page's (light or dark) background.
+const LIGHT = {
+  fg: '#1d232b',
+  muted: '#5b6672',
+  line: '#e3e7eb',
+  point: '#3b528b',
+  early: '#7950f2',
+  // Objective colours, worst to best: viridis without its palest end, readable on white and
+  // for colour-blind readers; on a dark page the same scale runs the other way (best bright).
+  ramp: ['#b5de2b', '#5ec962', '#21918c', '#3b528b', '#440154'],
+  order: ['#a5d8ff', '#4dabf7', '#1c7ed6', '#1b2a6b'], // quarters of the trials, first to last
+};
+const DARK = {
+  ...LIGHT,
+  fg: '#e3e7ec',
+  muted: '#9aa6b2',
+  line: '#2f3842',
+  point: '#7fb6f5',
+  early: '#b197fc',
+  ramp: ['#3b528b', '#21918c', '#5ec962', '#b5de2b', '#fde725'],
+  order: ['#1c4f80', '#1c7ed6', '#4dabf7', '#a5d8ff'],
+};
+const ACCENT = '#e8590c'; // the best trial, the best-so-far line, the selected trial's ring
+const GREY = '#868e96'; // curves of trials that have no objective
+let theme = LIGHT;
 
-// rampColor(q): the colour at q in [0, 1] (0 worst, 1 best) along RAMP.
+// useTheme(el): the plots' colours follow el's: dark ones when its CSS variable --bg (the
+// app's background) is dark, with its --fg, --muted and --line for text and axes.
+export function useTheme(el) {
+  const css = getComputedStyle(el);
+  const v = (name) => css.getPropertyValue(name).trim();
+  const bg = /^#[0-9a-f]{6}$/i.test(v('--bg')) ? hexRgb(v('--bg')) : [255, 255, 255];
+  const base = bg[0] * 0.299 + bg[1] * 0.587 + bg[2] * 0.114 < 128 ? DARK : LIGHT;
+  theme = { ...base, fg: v('--fg') || base.fg, muted: v('--muted') || base.muted, line: v('--line') || base.line };
+}
+
+const text = () => ({ color: theme.fg, fontSize: 11 });
+const axisColours = () => ({
+  axisLine: { lineStyle: { color: theme.muted } },
+  axisTick: { lineStyle: { color: theme.muted } },
+  axisLabel: { color: theme.muted, fontSize: 11, hideOverlap: true },
+});
+
+// rampColor(q): the colour at q in [0, 1] (0 worst, 1 best) along the objective scale.
 export function rampColor(q) {
-  const x = Math.min(1, Math.max(0, Number.isFinite(q) ? q : 0)) * (RAMP.length - 1);
-  const i = Math.min(RAMP.length - 2, Math.floor(x));
-  const a = hexRgb(RAMP[i]);
-  const b = hexRgb(RAMP[i + 1]);
+  const ramp = theme.ramp;
+  const x = Math.min(1, Math.max(0, Number.isFinite(q) ? q : 0)) * (ramp.length - 1);
+  const i = Math.min(ramp.length - 2, Math.floor(x));
+  const a = hexRgb(ramp[i]);
+  const b = hexRgb(ramp[i + 1]);
   const f = x - i;
-  const c = a.map((v, k) => Math.round(v + (b[k] - v) * f));
+  const c = a.map((n, k) => Math.round(n + (b[k] - n) * f));
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
@@ -127,10 +164,10 @@ function valueAxis(name, extra) {
     name,
     nameLocation: 'middle',
     nameGap: 26,
-    nameTextStyle: TEXT,
+    nameTextStyle: text(),
     scale: true,
-    axisLabel: { fontSize: 11, hideOverlap: true },
-    splitLine: { lineStyle: { color: '#eceff1' } },
+    ...axisColours(),
+    splitLine: { lineStyle: { color: theme.line } },
     ...extra,
   };
 }
@@ -205,8 +242,8 @@ export function historyOption(study, sel) {
       xAxis: valueAxis('trial', { minInterval: 1, min: 0, max: last + 1, scale: false }),
       yAxis: valueAxis(study.metric, { nameGap: 44 }),
       series: [
-        dot('finished', groups[0], 'circle', '#3b528b'),
-        dot('stopped early', groups[1], 'triangle', '#7950f2'),
+        dot('finished', groups[0], 'circle', theme.point),
+        dot('stopped early', groups[1], 'triangle', theme.early),
         dot('best', groups[2], 'circle', ACCENT),
         {
           id: 'best-so-far',
@@ -235,7 +272,7 @@ function paramAxis(p, study) {
 // trial, coloured by its objective; the selected trial drawn thick on top.
 export function parallelOption(study, sel) {
   const dims = study.params.length;
-  const name = { nameTextStyle: TEXT, axisLabel: { fontSize: 10, hideOverlap: true } };
+  const name = { nameTextStyle: text(), ...axisColours() };
   const axes = study.params.map((p, i) => ({ dim: i, name: p.name, ...name, ...paramAxis(p, study) }));
   axes.push({ dim: dims, name: study.metric, type: 'value', scale: true, ...name });
   const [lo, hi] = study.range;
@@ -243,7 +280,7 @@ export function parallelOption(study, sel) {
     study,
     {
       ...BASE,
-      parallel: { left: 40, right: 56, top: 36, bottom: 28, parallelAxisDefault: { nameGap: 12 } },
+      parallel: { left: 40, right: 96, top: 36, bottom: 28, parallelAxisDefault: { nameGap: 12 } },
       parallelAxis: axes,
       visualMap: {
         type: 'continuous',
@@ -251,8 +288,13 @@ export function parallelOption(study, sel) {
         dimension: dims,
         min: lo,
         max: hi === lo ? lo + 1 : hi,
-        inRange: { color: study.goal === 'MINIMIZE' ? [...RAMP].reverse() : RAMP },
-        show: false,
+        inRange: { color: study.goal === 'MINIMIZE' ? [...theme.ramp].reverse() : theme.ramp },
+        text: study.goal === 'MINIMIZE' ? ['worst', 'best'] : ['best', 'worst'],
+        textStyle: { color: theme.muted, fontSize: 11 },
+        right: 4,
+        top: 'middle',
+        itemWidth: 10,
+        itemHeight: 120,
       },
       series: [
         {
@@ -275,7 +317,7 @@ export function parallelOption(study, sel) {
   );
 }
 
-const SHADES = 6; // the curves' colours: this many steps of RAMP
+const SHADES = 6; // the curves' colours: this many steps of the objective scale
 
 // curvesOption(study, sel): each trial's reported objective by training step (allMetrics),
 // coloured by its final objective (grey: none); trials stopped early dashed, ended by a cross.
@@ -298,7 +340,7 @@ export function curvesOption(study, sel) {
       polyline: true,
       data: g.map((t) => ({ coords: t.curve })),
       lineStyle: {
-        color: shade < 0 ? MUTED : rampColor(shade / (SHADES - 1)),
+        color: shade < 0 ? GREY : rampColor(shade / (SHADES - 1)),
         width: 1.2,
         opacity: 0.75,
         type: key.endsWith('true') ? 'dashed' : 'solid',
@@ -344,24 +386,22 @@ export function curvesOption(study, sel) {
   );
 }
 
-const ORDER_SHADES = ['#a5d8ff', '#4dabf7', '#1c7ed6', '#1b2a6b']; // quarters of the trials
-
 // sliceOption(study, p, sel): the objective against parameter p's value, one point per finished
-// trial, coloured by when it ran (each quarter of the trials darker than the one before).
+// trial, coloured by when it ran (each quarter of the trials stronger than the one before).
 export function sliceOption(study, p, sel) {
   const n = study.finished.length;
   const byNum = [...study.finished].sort((a, b) => a.num - b.num);
-  const quarters = ORDER_SHADES.map((_, i) => byNum.slice(Math.floor((i * n) / 4), Math.floor(((i + 1) * n) / 4)));
+  const quarters = theme.order.map((_, i) => byNum.slice(Math.floor((i * n) / 4), Math.floor(((i + 1) * n) / 4)));
   const axis = paramAxis(p, study);
   const xAxis =
     p.kind === 'cat'
-      ? { ...axis, axisLabel: { fontSize: 11, hideOverlap: true } }
+      ? { ...axis, ...axisColours() }
       : valueAxis('', axis);
   const series = quarters.map((q, i) => ({
     type: 'scatter',
     data: q.map((t) => [t.values[p.name], t.objective]),
     symbolSize: 7,
-    itemStyle: { color: ORDER_SHADES[i], opacity: 0.9 },
+    itemStyle: { color: theme.order[i], opacity: 0.9 },
     ...LARGE,
   }));
   series.push(ringSeries(selectedData('slice', study, study.byId.get(sel), p)));

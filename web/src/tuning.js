@@ -11,6 +11,7 @@ import TUNING_CSS from './tuning.css' with { type: 'text' };
 import {
   createChart,
   curvesOption,
+  useTheme,
   drawn,
   echarts,
   esc,
@@ -162,10 +163,10 @@ function skeleton() {
       <p class="tn-note">Each trial's reported objective by step; dashed and crossed: stopped early.</p>
       <div class="tn-chart" data-chart="curves"></div></section>
     <section class="tn-card tn-wide"><h3>Parallel coordinates</h3>
-      <p class="tn-note">One line per finished trial, coloured by its objective (dark is best). Drag along an axis to filter.</p>
+      <p class="tn-note">One line per finished trial, coloured by its objective (the scale on the right). Drag along an axis to filter.</p>
       <div class="tn-chart tn-tall" data-chart="parallel"></div></section>
     <section class="tn-card tn-wide"><h3>Slices</h3>
-      <p class="tn-note">The objective against each parameter, one point per finished trial (darker: later trials).</p>
+      <p class="tn-note">The objective against each parameter, one point per finished trial; later trials in stronger colours.</p>
       <div class="tn-slices" data-role="slices"></div></section>
   </div>
   <div class="tn-lower">
@@ -232,6 +233,7 @@ class TuningPage {
     this.job = job;
     const study = makeStudy(job);
     this.study = study;
+    useTheme(this.root);
     if (this.sel !== null && !study.byId.has(this.sel)) this.sel = null;
     this.q('summary').textContent = summaryText(job, study);
     const s = this.q('slices');
