@@ -77,12 +77,14 @@ def open_page():
 
 
 def follows_running_job():
-    job = api.job(P, J)
-    expect(job['state'] not in FINAL, f'the job is already {job["state"]}: too late to see it run')
-    open_page()
-    shown = int(browser.js('return document.querySelector(".tn").parentElement.dataset.finished'))
-    print(f'# opened while {job["state"]} with {shown} finished trials shown', flush=True)
-    open(cfg['release'], 'w').close()  # the last trial may end now
+    try:
+        job = api.job(P, J)
+        expect(job['state'] not in FINAL, f'the job is already {job["state"]}: too late to see it run')
+        open_page()
+        shown = int(browser.js('return document.querySelector(".tn").parentElement.dataset.finished'))
+        print(f'# opened while {job["state"]} with {shown} finished trials shown', flush=True)
+    finally:
+        open(cfg['release'], 'w').close()  # the last trial may end now
     end = browser.wait('the job to end', lambda: (lambda j: j if j['state'] in FINAL else None)(
         api.job(P, J)), 40, 0.5)
     state['job'] = end
@@ -212,6 +214,8 @@ def detail_from_plot():
     browser.wait_text('.tn-detail h3', f'Trial {best["trialId"]}', 5)
     ring = next(s for s in chart_option('history')['series'] if s.get('id') == 'selected')['data']
     expect(ring and int(ring[0][0]) == x, f'the selected ring is at {ring}')
+    where = browser.js('return location.hash')
+    expect(where.endswith(f'/tuning?trial={x}'), f'the address does not name the trial: {where}')
 
 
 def narrow():

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // charts.js: the Tuning page's plots. Sets up the part of Apache ECharts they use (canvas
 // renderer; only the chart types and components below are bundled) and builds the option of
 // each plot from a study (the model tuning.js makes from a job): optimization history,
@@ -71,7 +72,7 @@ const axisColours = () => ({
 });
 
 // rampColor(q): the colour at q in [0, 1] (0 worst, 1 best) along the objective scale.
-export function rampColor(q) {
+function rampColor(q) {
   const ramp = theme.ramp;
   const x = Math.min(1, Math.max(0, Number.isFinite(q) ? q : 0)) * (ramp.length - 1);
   const i = Math.min(ramp.length - 2, Math.floor(x));
@@ -187,7 +188,7 @@ function ringSeries(data) {
 
 // niceBounds(lo, hi): [lo, hi] widened to multiples of a round step (1, 2 or 5 times a power
 // of ten, about a fifth of the span), as ECharts picks its own axis bounds.
-export function niceBounds(lo, hi) {
+function niceBounds(lo, hi) {
   if (!(hi > lo)) return [lo - 1, hi + 1];
   const raw = (hi - lo) / 5;
   const p = 10 ** Math.floor(Math.log10(raw));

@@ -1,17 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
 // tuning.js: the Tuning page of a hyperparameter-tuning job (#/projects/P/jobs/J/tuning): a
-// summary, the plots of charts.js, the trials table (best first, sortable) and the selected
-// trial's details (parameters, curve, link to its logs). While the job runs it re-reads the
-// job every 5 s. showTuning() returns the function that stops it (the router calls it when
-// the page is left). With `?test-hooks` in the page's URL it exposes window.__trainyardTuning
-// for the browser test: ECharts itself, and bench(root, job), which draws a job given whole
-// through this same code and reports the time taken.
+// summary, the plots of charts.js, the trials table (best first, sortable, the best marked)
+// and the selected trial's details (parameters, curve, link to its logs); `?trial=N` in the
+// page's hash selects trial N. While the job runs the page re-reads it every 5 s;
+// showTuning() resolves to the function that stops that (the router calls it when the page
+// is left). With `?test-hooks` in the page's URL (before the hash) it exposes
+// window.__trainyardTuning for the browser test (t5130): ECharts itself, and bench(root,
+// job), which draws a whole job given to it through this same code and reports the time.
 // The page's styles, as text (esbuild's text loader), put in a <style> when the page is first
 // shown: the page is a lazily loaded chunk, and index.html links only the app's own CSS.
 import TUNING_CSS from './tuning.css' with { type: 'text' };
 import {
   createChart,
   curvesOption,
-  useTheme,
   drawn,
   echarts,
   esc,
@@ -21,8 +22,8 @@ import {
   selectedData,
   sliceOption,
   trialCurveOption,
+  useTheme,
 } from './charts.js';
-import { durationOf, fmtDuration, rowsHtml, sortTrials, tableHtml } from './tuning-table.js';
 
 const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 const REFRESH_MS = 5000;
@@ -32,7 +33,7 @@ const DEFAULT_TAG = 'training/hptuning/metric';
 // makeStudy(job): the page's model of a tuning job: goal, metric, parameters (from
 // trainingInput.hyperparameters.params), trials (trainingOutput.trials, values parsed),
 // the finished ones (with an objective), the best, and helpers to rank objectives.
-export function makeStudy(job) {
+function makeStudy(job) {
   const hp = (job.trainingInput && job.trainingInput.hyperparameters) || {};
   const out = job.trainingOutput || {};
   const goal = hp.goal === 'MINIMIZE' ? 'MINIMIZE' : 'MAXIMIZE';
@@ -148,6 +149,118 @@ function curveExtent(trials) {
   if (x0 > x1) return { x: [0, 1], y: [0, 1] };
   const pad = (y1 - y0) * 0.05 || Math.abs(y0) * 0.05 || 1;
   return { x: [x0, x1 > x0 ? x1 : x0 + 1], y: [y0 - pad, y1 + pad] };
+}
+
+// The trials table: the order of the trials and its HTML. Column headers are buttons
+// (keyboard sorting, aria-sort); each row's trial id is a button that selects the trial.
+
+// fmtDuration(ms): "4.2 s", "3 min 05 s", "2 h 07 min" ("" when unknown).
+function fmtDuration(ms) {
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  const s = ms / 1000;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(Math.floor(s % 60)).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
+
+// durationOf(t, now): how long trial t ran (or has run so far, while it runs), in ms.
+function durationOf(t, now) {
+  if (!Number.isFinite(t.start)) return NaN;
+  if (Number.isFinite(t.end)) return t.end - t.start;
+  return t.state === 'RUNNING' ? now - t.start : NaN;
+}
+
+function missing(v) {
+  return v === undefined || v === null || (typeof v === 'number' && Number.isNaN(v));
+}
+
+function cmpValues(a, b) {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return String(a).localeCompare(String(b), undefined, { numeric: true });
+}
+
+// sortTrials(trials, key, dir, study): a sorted copy. key 'objective' with dir 1 is best first
+// by study.goal (dir -1 worst first), trials without an objective last either way; other keys:
+// 'trial', 'state', 'early', 'duration', 'p:NAME' (a parameter), ascending for dir 1. Ties go
+// by trial number.
+function sortTrials(trials, key, dir, study) {
+  const now = Date.now();
+  let get;
+  let sign = dir;
+  if (key === 'objective') {
+    get = (t) => t.objective;
+    sign = study.goal === 'MINIMIZE' ? dir : -dir;
+  } else if (key === 'trial') get = (t) => t.num;
+  else if (key === 'state') get = (t) => t.state;
+  else if (key === 'early') get = (t) => (t.early ? 1 : 0);
+  else if (key === 'duration') get = (t) => durationOf(t, now);
+  else get = (t) => t.values[key.slice(2)];
+  const keyed = trials.map((t) => [get(t), t]);
+  keyed.sort((x, y) => {
+    const mx = missing(x[0]);
+    const my = missing(y[0]);
+    if (mx || my) return mx === my ? x[1].num - y[1].num : mx ? 1 : -1; // missing last
+    return sign * cmpValues(x[0], y[0]) || x[1].num - y[1].num;
+  });
+  return keyed.map((k) => k[1]);
+}
+
+function columns(study) {
+  return [
+    { key: 'trial', label: 'Trial', num: true },
+    ...study.params.map((p) => ({ key: `p:${p.name}`, label: p.name, num: p.kind !== 'cat' })),
+    { key: 'objective', label: study.metric, num: true },
+    { key: 'state', label: 'State' },
+    { key: 'early', label: 'Stopped early' },
+    { key: 'duration', label: 'Duration', num: true },
+  ];
+}
+
+// tableHtml(study, sort, body): the table, its headers showing the current sort, around the
+// rows' HTML body (rowsHtml).
+function tableHtml(study, sort, body) {
+  const heads = columns(study).map((c) => {
+    let aria = 'none';
+    let mark = '';
+    if (c.key === sort.key) {
+      // Best first is descending when maximizing, ascending when minimizing.
+      const asc = c.key === 'objective' ? (study.goal === 'MINIMIZE') === sort.dir > 0 : sort.dir > 0;
+      aria = asc ? 'ascending' : 'descending';
+      mark = asc ? ' ▲' : ' ▼';
+    }
+    const cls = c.num ? ' class="tn-num"' : '';
+    return `<th scope="col" aria-sort="${aria}"${cls}><button type="button" data-sort="${esc(c.key)}">` +
+      `${esc(c.label)}<span aria-hidden="true">${mark}</span></button></th>`;
+  });
+  const n = study.trials.length;
+  return `<table class="tn-table"><caption class="tn-sr">${n} trials; sort by a column with its header</caption>` +
+    `<thead><tr>${heads.join('')}</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+// rowsHtml(rows, study, sel, now): one <tr> per trial, the best marked, sel selected.
+function rowsHtml(rows, study, sel, now) {
+  const out = [];
+  for (const t of rows) {
+    const cls = [t === study.best ? 'tn-best' : '', t.id === sel ? 'tn-selected' : ''].filter(Boolean);
+    const best = t === study.best ? ' <span class="tn-badge">best</span>' : '';
+    const params = study.params
+      .map((p) => {
+        const v = t.values[p.name];
+        const text = typeof v === 'number' ? fmtNum(v) : (v ?? '');
+        return `<td${p.kind !== 'cat' ? ' class="tn-num"' : ''}>${esc(text)}</td>`;
+      })
+      .join('');
+    const state = `<span class="tn-state tn-${esc(t.state.toLowerCase())}">${esc(t.state)}</span>`;
+    out.push(
+      `<tr data-tid="${esc(t.id)}"${cls.length ? ` class="${cls.join(' ')}"` : ''}>` +
+        `<td class="tn-num"><button type="button" class="tn-trial" aria-label="Show trial ${esc(t.id)}">${esc(t.id)}</button>${best}</td>` +
+        `${params}<td class="tn-num">${t.objective === null ? '' : fmtNum(t.objective)}</td>` +
+        `<td>${state}</td><td>${t.early ? 'yes' : ''}</td>` +
+        `<td class="tn-num">${esc(fmtDuration(durationOf(t, now)))}</td></tr>`,
+    );
+  }
+  return out.join('');
 }
 
 function skeleton() {
@@ -316,6 +429,13 @@ class TuningPage {
     if (!study || !study.byId.has(tid)) return;
     this.sel = tid;
     const t = study.byId.get(tid);
+    // The address names the trial (a reload or a shared link shows it again); no navigation.
+    const [path, query] = location.hash.split('?');
+    if (path.endsWith('/tuning')) {
+      const q = new URLSearchParams(query || '');
+      q.set('trial', tid);
+      history.replaceState(history.state, '', `${path}?${q}`);
+    }
     const at = this.rows ? this.rows.indexOf(t) : -1;
     if (at >= this.shown) {
       this.shown = Math.ceil((at + 1) / PAGE_ROWS) * PAGE_ROWS;
