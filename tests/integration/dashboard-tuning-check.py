@@ -139,7 +139,6 @@ def one_point_per_trial():
     shown = browser.js('return [...document.querySelectorAll(".tn [data-chart]")]'
                        '.map((e) => [e.dataset.chart, e.dataset.points])')
     expect(all(n == str(len(fin)) for _, n in shown), f'data-points {shown}')
-    browser.shot_full('tuning')
 
 
 def best_first():
@@ -192,7 +191,6 @@ def detail_from_row():
     link = browser.css('.tn-detail a[href*="/logs?trial="]')[0]
     href = link.get_attribute('href')
     expect(href.endswith(f'#/projects/{P}/jobs/{J}/logs?trial={tid}'), f'logs link {href}')
-    browser.shot_full('tuning-trial')
     link.click()
     browser.wait_text('body', f'trial {tid} step 5', 10)
     expect(f'trial {tid} step' in browser.text('body'), 'the logs page shows the trial')
@@ -200,7 +198,8 @@ def detail_from_row():
 
 def detail_from_plot():
     from selenium.webdriver.common.action_chains import ActionChains
-    open_page()
+    open_page()  # from the logs page: the app draws the tuning page again, its header too
+    browser.shot_full('tuning')
     job = state['job']
     best = best_of(job)
     x, y = int(best['trialId']), best['finalMetric']['objectiveValue']
@@ -216,6 +215,7 @@ def detail_from_plot():
     expect(ring and int(ring[0][0]) == x, f'the selected ring is at {ring}')
     where = browser.js('return location.hash')
     expect(where.endswith(f'/tuning?trial={x}'), f'the address does not name the trial: {where}')
+    browser.shot_full('tuning-trial')
 
 
 def narrow():

@@ -4,9 +4,10 @@
 // and the selected trial's details (parameters, curve, link to its logs); `?trial=N` in the
 // page's hash selects trial N. While the job runs the page re-reads it every 5 s;
 // showTuning() resolves to the function that stops that (the router calls it when the page
-// is left). With `?test-hooks` in the page's URL (before the hash) it exposes
-// window.__trainyardTuning for the browser test (t5130): ECharts itself, and bench(root,
-// job), which draws a whole job given to it through this same code and reports the time.
+// is left); ctx.onJob(job), when the router gives one, is told of each job read. With
+// `?test-hooks` in the page's URL (before the hash) it exposes window.__trainyardTuning for
+// the browser test (t5130): ECharts itself, and bench(root, job), which draws a whole job
+// given to it through this same code and reports the time.
 // The page's styles, as text (esbuild's text loader), put in a <style> when the page is first
 // shown: the page is a lazily loaded chunk, and index.html links only the app's own CSS.
 import TUNING_CSS from './tuning.css' with { type: 'text' };
@@ -499,6 +500,7 @@ class TuningPage {
         err.hidden = true;
         if (this.stopped) return;
         const sig = signature(job);
+        if (typeof this.ctx.onJob === 'function') this.ctx.onJob(job); // e.g. the app's header
         if (sig !== this.sig) {
           this.sig = sig;
           await this.render(job);
