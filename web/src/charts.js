@@ -277,6 +277,8 @@ export function parallelOption(study, sel) {
   const axes = study.params.map((p, i) => ({ dim: i, name: p.name, ...name, ...paramAxis(p, study) }));
   axes.push({ dim: dims, name: study.metric, type: 'value', scale: true, ...name });
   const [lo, hi] = study.range;
+  // One value (or all the same): it is the best, as in the other plots.
+  const [vmin, vmax] = hi > lo ? [lo, hi] : study.goal === 'MINIMIZE' ? [lo, lo + 1] : [lo - 1, lo];
   return plot(
     study,
     {
@@ -287,8 +289,8 @@ export function parallelOption(study, sel) {
         type: 'continuous',
         seriesIndex: 0,
         dimension: dims,
-        min: lo,
-        max: hi === lo ? lo + 1 : hi,
+        min: vmin,
+        max: vmax,
         inRange: { color: study.goal === 'MINIMIZE' ? [...theme.ramp].reverse() : theme.ramp },
         text: study.goal === 'MINIMIZE' ? ['worst', 'best'] : ['best', 'worst'],
         textStyle: { color: theme.muted, fontSize: 11 },

@@ -235,7 +235,7 @@ function tableHtml(study, sort, body) {
       `${esc(c.label)}<span aria-hidden="true">${mark}</span></button></th>`;
   });
   const n = study.trials.length;
-  return `<table class="tn-table"><caption class="tn-sr">${n} trials; sort by a column with its header</caption>` +
+  return `<table class="tn-table"><caption class="tn-sr">${n} ${n === 1 ? 'trial' : 'trials'}; sort by a column with its header</caption>` +
     `<thead><tr>${heads.join('')}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
@@ -269,6 +269,7 @@ function skeleton() {
 <div class="tn">
   <p class="tn-summary" data-role="summary"></p>
   <p class="tn-error" data-role="error" role="alert" hidden></p>
+  <p class="tn-note" data-role="empty" hidden>No trial has reported its metric yet: the plots fill in as trials end.</p>
   <div class="tn-plots">
     <section class="tn-card"><h3>Optimization history</h3>
       <p class="tn-note">Objective of each finished trial; the line is the best so far.</p>
@@ -294,7 +295,8 @@ function skeleton() {
 function summaryText(job, study) {
   const parts = [job.state || ''];
   const max = study.maxTrials ? ` of up to ${study.maxTrials}` : '';
-  parts.push(`${study.trials.length} trials${max}, ${study.finished.length} finished`);
+  const n = study.trials.length;
+  parts.push(`${n} ${n === 1 ? 'trial' : 'trials'}${max}, ${study.finished.length} finished`);
   parts.push(`${study.goal === 'MINIMIZE' ? 'minimizing' : 'maximizing'} ${study.metric}`);
   if (study.best) parts.push(`best: trial ${study.best.id} (${fmtNum(study.best.objective)})`);
   return parts.filter(Boolean).join(' · ');
@@ -350,6 +352,7 @@ class TuningPage {
     useTheme(this.root);
     if (this.sel !== null && !study.byId.has(this.sel)) this.sel = null;
     this.q('summary').textContent = summaryText(job, study);
+    this.q('empty').hidden = study.finished.length > 0;
     const s = this.q('slices');
     if (s.childElementCount !== study.params.length) {
       s.innerHTML = study.params
