@@ -374,6 +374,7 @@ class TuningPage {
     for (const p of plots) p.el.dataset.points = String(p.plot.count);
     this.drawTable();
     await Promise.all(drawing);
+    if (this.stopped) return; // the page was left meanwhile
     await this.drawDetail();
     this.root.getBoundingClientRect(); // the layout of the table and details, counted too
     const ms = performance.now() - t0;
@@ -479,7 +480,7 @@ class TuningPage {
       return;
     }
     detail.innerHTML = detailHtml(t, this.study, this.ctx);
-    if (t.curve.length) {
+    if (t.curve.length && !this.stopped) {
       const el = detail.querySelector('[data-chart="trial"]');
       const size = { width: el.clientWidth, height: el.clientHeight };
       await drawn(this.chart('trial', el, size), trialCurveOption(t, this.study));
