@@ -7,6 +7,8 @@
 #   make demo    build, then run examples/digits as a distributed job through `local train`
 #   make demo-tuning  build, then tune examples/digits (8 trials, 2 at a time) through
 #                `local train`; ends with the table of trials, best first
+#   make demo-dashboard  build, then start trainyardd with a few finished jobs of the digits
+#                example and a tuning study, and print the web dashboard's address (Ctrl-C stops it)
 #   make bench   run the benchmarks in bench/ (ratios against a baseline, not pass/fail)
 #   make fuzz-long  every libFuzzer target for FUZZ_LONG_SECONDS (600) under ASan + UBSan, one
 #                after the other; fails on any crash; merges coverage-adding inputs into
@@ -18,7 +20,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 10
 FUZZ_LONG_SECONDS ?= 600
 
-.PHONY: all deps build test demo demo-tuning bench fuzz-long clean format
+.PHONY: all deps build test demo demo-tuning demo-dashboard bench fuzz-long clean format
 
 all: build
 
@@ -43,6 +45,9 @@ demo: build
 
 demo-tuning: build
 	@examples/digits/demo-tuning.sh $(BUILD)
+
+demo-dashboard: build
+	@examples/digits/demo-dashboard.sh $(BUILD)
 
 bench: build
 	@bench/launch/run.sh $(BUILD)

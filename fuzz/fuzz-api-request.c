@@ -5,11 +5,12 @@
  * PATH goes through tyd_route() (route.h); the pageToken and filter of QUERY (KEY=VALUE
  * pairs joined by '&', taken as already decoded) through tyd_list_token_parse() and
  * ty_filter_parse(); BODY the way api-jobs.c takes a job: ty_json_parse ->
- * ty_spec_normalize_job -> ty_job_accept, plus the etag of jobs.patch. An accepted job is
- * turned into the REST Job resource (ty_job_row_to_json) and matched against the filter.
- * Besides memory errors it checks the promises of route.h: a resolved method has a valid
- * project (and job) id and the row of the API table (TYD_API) that has it, a 405 names the
- * allowed methods, a page token survives a round trip, and every failure carries a message.
+ * ty_spec_normalize_job -> ty_job_accept, plus the etag of jobs.patch; METHOD and PATH are
+ * also read as the Accept-Encoding and If-None-Match of a dashboard file's request. An accepted job
+ * is turned into the REST Job resource (ty_job_row_to_json) and matched against the filter. Besides
+ * memory errors it checks the promises of route.h: a resolved method has a valid project (and job)
+ * id and the row of the API table (TYD_API) that has it, a 405 names the allowed methods, a page
+ * token survives a round trip, and every failure carries a message.
  *
  * Build: as fuzz-job-spec (see fuzz/meson.build); run:
  *        BUILD/fuzz/fuzz-api-request -max_total_time=60 -dict=fuzz/api-request.dict NEW_DIR \
@@ -215,6 +216,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!body)
         abort();
     memcpy(body, nl2 + 1, blen);
+
+    /* The header values the dashboard's files are answered by (dashboard.c), any text. */
+    (void)tyd_accepts_gzip(method);
+    (void)tyd_etag_matches(target, "\"0123abcd\"");
 
     query = strchr(target, '?');
     if (query)

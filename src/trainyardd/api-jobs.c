@@ -28,7 +28,7 @@
 #include "trials.h"
 #include "tuner.h"
 
-/* Labels the service reads (docs/api.md). */
+/* Labels the service reads (docs/service.md#labels-the-service-reads). */
 #define LABEL_RUNTIME "trainyard-runtime"
 #define LABEL_PYTORCH "trainyard-pytorch-env"
 

@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "daemon.h"
 #include "dashboard-assets.h"
+#include "route.h"
 
 /* ECharts sets inline styles on the elements it creates, hence 'unsafe-inline' for styles
  * (which cannot run code); charts are drawn on canvases, exported as data: URLs. */
@@ -36,71 +36,15 @@ static const struct tyd_asset *find_asset(const char *name)
     return bsearch(name, tyd_assets, tyd_n_assets, sizeof(tyd_assets[0]), by_name);
 }
 
-/* The weight of one element of Accept-Encoding ("gzip;q=0.5" at @el, @len bytes): its q
- * parameter, 1 when it has none. */
-static double weight(const char *el, size_t len)
-{
-    const char *semi = memchr(el, ';', len);
-    char q[16];
-    size_t n;
-
-    if (!semi)
-        return 1;
-    semi += 1 + strspn(semi + 1, " \t");
-    if (semi >= el + len || (semi[0] != 'q' && semi[0] != 'Q') || semi[1] != '=')
-        return 1;
-    n = (size_t)(el + len - (semi + 2));
-    if (n >= sizeof(q))
-        n = sizeof(q) - 1;
-    memcpy(q, semi + 2, n);
-    q[n] = '\0';
-    return strtod(q, NULL);
-}
-
-/* Does the request's Accept-Encoding take gzip ("gzip", "x-gzip" or "*" with a weight above
- * 0; RFC 9110 12.5.3)? */
-static bool accepts_gzip(struct MHD_Connection *c)
-{
-    const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding");
-
-    while (ae && *ae) {
-        size_t len, tok;
-        ae += strspn(ae, ", \t");
-        len = strcspn(ae, ",");
-        tok = strcspn(ae, "; \t,");
-        if (((tok == 4 && strncasecmp(ae, "gzip", 4) == 0) ||
-             (tok == 6 && strncasecmp(ae, "x-gzip", 6) == 0) || (tok == 1 && ae[0] == '*')) &&
-            weight(ae, len) > 0)
-            return true;
-        ae += len;
-    }
-    return false;
-}
-
-/* Is @etag among the If-None-Match of the request ("*", or a list of ETags)? */
-static bool not_modified(struct MHD_Connection *c, const char *etag)
-{
-    const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
-    size_t n = strlen(etag);
-
-    if (!inm)
-        return false;
-    if (strcmp(inm, "*") == 0)
-        return true;
-    for (const char *p = strstr(inm, etag); p; p = strstr(p + 1, etag))
-        if ((p == inm || p[-1] == ' ' || p[-1] == ',' || p[-1] == '/') &&
-            (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
-            return true;
-    return false;
-}
-
 static void answer(const struct tyd_request *rq,
                    struct tyd_reply *rep,
                    const struct tyd_asset *a,
                    const char *cache)
 {
-    bool gz = accepts_gzip(rq->conn);
-    bool fresh = not_modified(rq->conn, a->etag);
+    bool gz =
+        tyd_accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept-Encoding"));
+    bool fresh = tyd_etag_matches(
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "If-None-Match"), a->etag);
     struct MHD_Response *r =
         fresh ? MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT)
         : gz  ? MHD_create_response_from_buffer(a->gz_len, (void *)a->gz, MHD_RESPMEM_PERSISTENT)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base64.h"
 #include "macro.h"
@@ -330,4 +331,62 @@ int tyd_list_token_parse(const char *tok, const char *filter, int64_t *seq)
         return -ESTALE;
     *seq = s;
     return 0;
+}
+
+/* The weight of one element of Accept-Encoding ("gzip;q=0.5" at @el, @len bytes): its q
+ * parameter, 1 when it has none or it cannot be read. */
+static double weight(const char *el, size_t len)
+{
+    const char *semi = memchr(el, ';', len), *end = el + len;
+    char q[16];
+    size_t n;
+
+    if (!semi)
+        return 1;
+    semi += 1 + strspn(semi + 1, " \t");
+    if (semi + 2 > end || (semi[0] != 'q' && semi[0] != 'Q') || semi[1] != '=')
+        return 1;
+    n = (size_t)(end - (semi + 2));
+    if (n >= sizeof(q))
+        n = sizeof(q) - 1;
+    memcpy(q, semi + 2, n);
+    q[n] = '\0';
+    return strtod(q, NULL);
+}
+
+bool tyd_accepts_gzip(const char *ae)
+{
+    while (ae && *ae) {
+        size_t len, tok;
+        ae += strspn(ae, ", \t");
+        len = strcspn(ae, ",");
+        tok = strcspn(ae, "; \t,");
+        if (((tok == 4 && strncasecmp(ae, "gzip", 4) == 0) ||
+             (tok == 6 && strncasecmp(ae, "x-gzip", 6) == 0) || (tok == 1 && ae[0] == '*')) &&
+            weight(ae, len) > 0)
+            return true;
+        ae += len;
+    }
+    return false;
+}
+
+bool tyd_etag_matches(const char *inm, const char *etag)
+{
+    size_t n = strlen(etag);
+
+    if (!inm)
+        return false;
+    while (*inm) {
+        size_t len;
+        inm += strspn(inm, ", \t");
+        if (inm[0] == '*' && (inm[1] == '\0' || inm[1] == ',' || inm[1] == ' '))
+            return true;
+        if (inm[0] == 'W' && inm[1] == '/')
+            inm += 2;
+        len = strcspn(inm, ", \t");
+        if (len == n && strncmp(inm, etag, n) == 0)
+            return true;
+        inm += len;
+    }
+    return false;
 }

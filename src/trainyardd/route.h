@@ -6,6 +6,7 @@
 #ifndef TYD_ROUTE_H
 #define TYD_ROUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -117,6 +118,14 @@ int tyd_valid_project_id(const char *id, size_t len);
 /* Could @name be a dashboard asset's name (1-64 of letters, digits, and - _ ., starting with
  * a letter or digit)? */
 int tyd_valid_asset_name(const char *name, size_t len);
+
+/* Does the Accept-Encoding header value @ae (NULL: none) take gzip: "gzip", "x-gzip" or "*"
+ * with a weight above 0 (RFC 9110 12.5.3; "gzip;q=0" refuses it)? */
+bool tyd_accepts_gzip(const char *ae);
+/* Is @etag (quoted, as sent in ETag) among the If-None-Match header value @inm (NULL: none):
+ * "*", or a comma-separated list of ETags, weak ones (W/"...") compared weakly as RFC 9110
+ * 13.1.2 says for GET? */
+bool tyd_etag_matches(const char *inm, const char *etag);
 
 /* Percent-decode @s in place (the URL's path, a query parameter's name or value) and return
  * its new length; "%00" and malformed escapes are kept as written, so a decoded string never

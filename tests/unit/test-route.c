@@ -2,10 +2,12 @@
  * test-route.c: trainyardd's routing (which API method a method + path names, ids checked)
  * and its list page tokens. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
 #include "route.h"
 #include "tap.h"
 
@@ -227,6 +229,57 @@ static void test_unescape(void)
            "are quoted as '?'");
 }
 
+/* The headers of the dashboard's answers: gzip when accepted, 304 when the ETag is current. */
+static void test_dashboard_headers(void)
+{
+    static const struct {
+        const char *ae;
+        bool gzip;
+    } ae[] = {
+        {NULL, false},
+        {"", false},
+        {"gzip", true},
+        {"gzip, deflate, br, zstd", true},
+        {"deflate, br", false},
+        {"br;q=1.0, GZIP;q=0.5", true},
+        {"gzip;q=0", false},
+        {"gzip; q=0.000", false},
+        {"gzip;q=0.001", true},
+        {"x-gzip", true},
+        {"*", true},
+        {"*;q=0", false},
+        {"gzipx, xgzip", false},
+        {" , ,gzip", true},
+        {"identity", false},
+    };
+    static const struct {
+        const char *inm;
+        bool match;
+    } inm[] = {
+        {NULL, false},
+        {"", false},
+        {"\"abc\"", true},
+        {"*", true},
+        {"\"x\", \"abc\"", true},
+        {"W/\"abc\"", true},
+        {"\"abcd\"", false},
+        {"\"ab\"", false},
+        {"abc", false},
+        {"\"x\",\"y\"", false},
+    };
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(ae); i++)
+        ok(tyd_accepts_gzip(ae[i].ae) == ae[i].gzip,
+           "Accept-Encoding '%s': gzip %s",
+           ae[i].ae ? ae[i].ae : "(none)",
+           ae[i].gzip ? "yes" : "no");
+    for (size_t i = 0; i < TY_ARRAY_SIZE(inm); i++)
+        ok(tyd_etag_matches(inm[i].inm, "\"abc\"") == inm[i].match,
+           "If-None-Match '%s': %s",
+           inm[i].inm ? inm[i].inm : "(none)",
+           inm[i].match ? "current" : "not current");
+}
+
 int main(void)
 {
     test_unescape();
@@ -234,5 +287,6 @@ int main(void)
     test_table();
     test_ids();
     test_tokens();
+    test_dashboard_headers();
     return done_testing();
 }
