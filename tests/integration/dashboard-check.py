@@ -121,19 +121,22 @@ def sort_by_keyboard():
 
 
 def keyboard_to_a_job():
+    from selenium.webdriver.common.action_chains import ActionChains
     browser.open('#/jobs?project=p1')
     browser.wait_css('table.jobs td.id a')
     browser.js("document.querySelector('.brand').focus()")
+    # Read the focused element in the page (the table may be redrawn by its refresh meanwhile:
+    # the focus then stays on the same job's link, a new element).
+    focused = 'const a = document.activeElement; return [a.tagName, a.textContent, getComputedStyle(a).outlineStyle]'
     for _ in range(60):
-        el = browser.driver.switch_to.active_element
-        if el.tag_name == 'a' and el.text == J['fail']:
+        tag, text, outline = browser.js(focused)
+        if tag == 'A' and text == J['fail']:
             break
-        el.send_keys(keys().TAB)
+        ActionChains(browser.driver).send_keys(keys().TAB).perform()
     else:
         raise AssertionError(f'Tab never reached the link of {J["fail"]}')
-    outline = browser.js('return getComputedStyle(document.activeElement).outlineStyle')
     expect(outline not in ('none', ''), f'the focused link has no visible outline ({outline})')
-    browser.driver.switch_to.active_element.send_keys(keys().ENTER)
+    ActionChains(browser.driver).send_keys(keys().ENTER).perform()
     browser.wait_css('pre.errmsg')
 
 

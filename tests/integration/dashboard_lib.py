@@ -56,6 +56,7 @@ class Browser:
 
         self.base = base_url.rstrip('/')
         self.artifacts = artifacts
+        os.makedirs(artifacts, exist_ok=True)
         self.width = size[0]
         self.profile = tempfile.mkdtemp(prefix='ty-chromium-')
         opts = webdriver.ChromeOptions()
@@ -138,7 +139,8 @@ class Browser:
     def shot(self, name):
         """Save a screenshot of the viewport as ARTIFACTS/NAME-WIDTH.png; returns its path."""
         path = os.path.join(self.artifacts, f'{name}-{self.width}.png')
-        self.driver.save_screenshot(path)
+        if not self.driver.save_screenshot(path):
+            raise AssertionError(f'cannot save the screenshot {path}')
         return path
 
     def shot_full(self, name, max_height=2400):

@@ -74,7 +74,7 @@ function setQuery(params) {
     if (v !== '' && v !== null && v !== undefined && v !== false)
       q.set(k, String(v));
   const s = q.toString();
-  const path = '#/' + segs.map(encodeURIComponent).join('/');
+  const path = '#/' + (segs.length ? segs : ['jobs']).map(encodeURIComponent).join('/');
   history.replaceState(null, '', path + (s ? `?${s}` : ''));
 }
 
@@ -95,7 +95,7 @@ async function route() {
   const root = h('div', { class: 'page' });
   fill(main, root);
   const ctx = { api, go, setQuery, query, projects, setCrumbs, refreshProjects };
-  if (segs[0] === 'jobs' && segs.length === 1) {
+  if (!segs.length || (segs[0] === 'jobs' && segs.length === 1)) {
     ctx.project = query.get('project') || '';
     stopPage = showJobs(root, ctx);
   } else if (segs[0] === 'projects' && segs.length >= 2 && segs.length <= 3) {

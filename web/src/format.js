@@ -28,7 +28,7 @@ export function h(tag, props, ...children) {
 
 function append(el, children) {
   for (const c of children) {
-    if (c === null || c === undefined || c === false)
+    if (c === null || c === undefined || c === false || c === '')
       continue;
     if (Array.isArray(c))
       append(el, c);

@@ -32,17 +32,24 @@ export function jobHeader(ctx, job, current) {
       h('a', { href, 'aria-current': id === current ? 'page' : null }, names[id]))));
 }
 
-/** The job's events oldest first: created, each recorded state change, started, ended. */
+/** The job's events oldest first: each recorded state change (transitions), with the
+ *  creation, start and end times noted on the change they came with (QUEUED, RUNNING, the
+ *  final state), or as events of their own when no change matches. */
 function timeline(job) {
-  const ev = [];
-  if (job.createTime)
-    ev.push({ what: 'Created', time: job.createTime });
-  for (const t of job.transitions || [])
-    ev.push({ what: t.state, time: t.time, state: t.state });
-  if (job.startTime)
-    ev.push({ what: 'Started', time: job.startTime });
-  if (job.endTime)
-    ev.push({ what: 'Ended', time: job.endTime });
+  const ev = (job.transitions || []).map((t) => ({ state: t.state, time: t.time, notes: [] }));
+  const near = (a, b) => Math.abs(Date.parse(a) - Date.parse(b)) < 1000;
+  const note = (what, time, fits) => {
+    if (!time)
+      return;
+    const e = ev.find((x) => x.state && fits(x.state) && near(x.time, time) && !x.notes.includes(what));
+    if (e)
+      e.notes.push(what);
+    else
+      ev.push({ what: what[0].toUpperCase() + what.slice(1), time, notes: [] });
+  };
+  note('created', job.createTime, (s) => s === 'QUEUED');
+  note('started', job.startTime, (s) => s === 'RUNNING');
+  note('ended', job.endTime, (s) => FINAL_STATES.has(s));
   ev.sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
   return ev;
 }
@@ -51,15 +58,17 @@ function drawTimeline(job) {
   const ev = timeline(job);
   if (!ev.length)
     return h('p', { class: 'muted' }, 'No times recorded yet.');
-  const items = ev.map((e, i) => h('li', { class: e.state ? 'st' : 'mark' },
-    h('span', { class: 'what' }, e.state ? badge(e.state) : e.what),
+  const items = ev.map((e, i) => h('li', {},
+    h('span', { class: 'what' }, e.state ? badge(e.state) : e.what,
+      e.notes.length ? h('span', { class: 'note' }, ` ${e.notes.join(', ')}`) : null),
     h('span', { class: 'when' }, timeEl(e.time)),
     i ? h('span', { class: 'gap' }, `+${fmtDuration(Date.parse(e.time) - Date.parse(ev[i - 1].time))}`) : null));
+  const last = ev[ev.length - 1].time;
   const total = job.createTime
     ? h('p', { class: 'muted' }, FINAL_STATES.has(job.state)
-      ? `From creation to the end: ${between(job.createTime, job.endTime || ev[ev.length - 1].time)}` +
+      ? `From creation to the end: ${between(job.createTime, job.endTime || last)}` +
         (job.startTime ? `; running ${between(job.startTime, job.endTime)}.` : '.')
-      : `${job.state} for ${between(ev[ev.length - 1].time)} so far; created ${between(job.createTime)} ago.`)
+      : `${job.state} for ${between(last)} so far; created ${between(job.createTime)} ago.`)
     : null;
   return [h('ol', { class: 'timeline' }, items), total];
 }
@@ -106,17 +115,17 @@ function drawReplicas(ctx, job) {
   if (!reps.length)
     return h('p', { class: 'muted' }, job.state === 'QUEUED' ? 'No replica yet: the job is queued.' : 'No replica recorded.');
   const bad = failing(job, reps);
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'replicas' },
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'replicas cards' },
     h('thead', {}, h('tr', {}, ['Role', 'Index', 'Task', 'Address', 'State', 'Exit', 'Restarts', 'Logs']
       .map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, reps.map((r) => h('tr', { class: bad.has(r) ? 'failing' : null, dataset: { task: r.taskName } },
-      h('td', {}, r.role), h('td', { class: 'num' }, String(r.index ?? '')),
-      h('td', { class: 'mono' }, r.taskName),
-      h('td', { class: 'mono' }, r.address || ''),
-      h('td', {}, r.state ? badge(r.state) : '', bad.has(r) ? h('span', { class: 'failmark' }, ' failed the job') : null),
-      h('td', { class: 'exit' }, exitText(r)),
-      h('td', { class: 'num' }, String(r.restarts ?? '')),
-      h('td', {}, h('a', { href: links.logs(ctx.project, ctx.jobId, { task: r.taskName, end: '1' }), dataset: { focus: `logs-${r.taskName}` } },
+      h('td', { dataset: { label: 'Role' } }, r.role), h('td', { class: 'num', dataset: { label: 'Index' } }, String(r.index ?? '')),
+      h('td', { class: 'mono', dataset: { label: 'Task' } }, r.taskName),
+      h('td', { class: 'mono', dataset: { label: 'Address' } }, r.address || ''),
+      h('td', { dataset: { label: 'State' } }, r.state ? badge(r.state) : '', bad.has(r) ? h('span', { class: 'failmark' }, ' failed the job') : null),
+      h('td', { class: 'exit', dataset: { label: 'Exit' } }, exitText(r) ? h('span', {}, exitText(r)) : ''),
+      h('td', { class: 'num', dataset: { label: 'Restarts' } }, String(r.restarts ?? '')),
+      h('td', { class: 'nowrap' }, h('a', { href: links.logs(ctx.project, ctx.jobId, { task: r.taskName, end: '1' }), dataset: { focus: `logs-${r.taskName}` } },
         'last lines')))))));
 }
 

@@ -32,256 +32,292 @@ function labelText(j) {
   return Object.entries(j.labels || {}).map(([k, v]) => `${k}=${v}`).join(' ');
 }
 
-/** Draw the Jobs page into @root; returns the function that stops its refresh. */
-export function showJobs(root, ctx) {
-  const q = ctx.query;
-  const st = {
-    project: ctx.project,
-    filter: q.get('filter') || '',
-    pageSize: PAGE_SIZES.includes(Number(q.get('pageSize'))) ? Number(q.get('pageSize')) : 20,
-    sort: COLUMNS.some((c) => c.id === q.get('sort')) ? q.get('sort') : '',
-    dir: q.get('dir') === 'desc' ? 'desc' : 'asc',
-    auto: q.get('auto') !== 'off',
-    tokens: [''],          // the page token of each page visited; the last is the current one
-    next: '',
-    jobs: [],
-    lastJson: '',
-    loading: false,
-  };
-  let timer = null;
-  let stopped = false;
-  let ctl = null;
-
-  const projectSel = h('select', { id: 'project', onchange: () => ctx.go(links.jobs(projectSel.value, keepParams())) });
-  const filterIn = h('input', {
-    id: 'filter', type: 'search', value: st.filter, spellcheck: 'false', autocomplete: 'off',
-    placeholder: 'state:FAILED AND labels.team=vision', 'aria-describedby': 'filter-help filter-error',
+/** @jobs sorted by the column @sort (an id of COLUMNS; '' keeps the service's order). */
+function sortJobs(jobs, sort, dir) {
+  const col = COLUMNS.find((c) => c.id === sort);
+  if (!col)
+    return jobs;
+  const sign = dir === 'asc' ? 1 : -1;
+  return [...jobs].sort((a, b) => {
+    const x = col.key(a);
+    const y = col.key(b);
+    const c = typeof x === 'number' ? (x === y ? 0 : x < y ? -1 : 1) : String(x).localeCompare(String(y));
+    return c * sign;
   });
-  const filterErr = h('div', { id: 'filter-error', 'aria-live': 'polite' });
-  const sizeSel = h('select', { id: 'page-size', onchange: () => { st.pageSize = Number(sizeSel.value); restart(); } },
-    PAGE_SIZES.map((n) => h('option', { value: n, selected: n === st.pageSize }, String(n))));
-  const autoBox = h('input', { type: 'checkbox', id: 'auto', checked: st.auto, onchange: () => { st.auto = autoBox.checked; saveQuery(); } });
-  const updated = h('span', { class: 'muted', 'aria-live': 'off' });
-  const listErr = h('div', { 'aria-live': 'polite' });
-  const thead = h('thead');
-  const tbody = h('tbody');
-  const prevBtn = h('button', { type: 'button', onclick: () => { st.tokens.pop(); load(false); } }, '← Previous');
-  const nextBtn = h('button', { type: 'button', onclick: () => { st.tokens.push(st.next); load(false); } }, 'Next →');
-  const pageNo = h('span', { class: 'muted' });
-  const count = h('p', { class: 'muted count' });
+}
 
-  const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (ev) => { ev.preventDefault(); st.filter = filterIn.value.trim(); restart(); } },
-    h('div', { class: 'field' }, h('label', { for: 'project' }, 'Project'), projectSel),
-    h('div', { class: 'field grow' }, h('label', { for: 'filter' }, 'Filter'),
-      h('div', { class: 'inline' }, filterIn, h('button', { type: 'submit' }, 'Apply'))),
-  );
-  fill(root,
-    h('h1', {}, 'Jobs'),
-    form,
-    h('p', { id: 'filter-help', class: 'help' }, 'As ', h('code', {}, 'trainyard jobs list --filter'), ': ',
-      h('code', {}, 'state:RUNNING'), ', ', h('code', {}, 'jobId:census*'), ', ', h('code', {}, 'labels.team=vision'),
-      ', ', h('code', {}, 'NOT state:SUCCEEDED'), ', joined with AND / OR.'),
-    filterErr,
-    h('div', { class: 'toolbar small' },
-      h('div', { class: 'field' }, h('label', { for: 'page-size' }, 'Per page'), sizeSel),
-      h('div', { class: 'field check' }, autoBox, h('label', { for: 'auto' }, 'Refresh every 5 s')),
-      updated),
-    listErr,
-    count,
-    h('div', { class: 'table-wrap' }, h('table', { class: 'jobs' }, thead, tbody)),
-    h('nav', { class: 'pager', 'aria-label': 'Pages' }, prevBtn, pageNo, nextBtn));
+/** The table row of job @j of @project. */
+function jobRow(project, j) {
+  const queue = j.state === 'QUEUED'
+    ? h('span', {}, h('span', { class: 'pos' }, Number(j.jobPosition) > 0 ? `#${j.jobPosition}` : 'starting'),
+      j.stateReason ? h('span', { class: 'reason' }, ` ${j.stateReason}`) : null)
+    : '';
+  const labels = Object.entries(j.labels || {});
+  // data-label: the column's title, shown beside the value where rows become cards (narrow).
+  return h('tr', { dataset: { job: j.jobId } },
+    h('td', { class: 'id', dataset: { label: 'Job ID' } }, h('a', { href: links.job(project, j.jobId) }, j.jobId)),
+    h('td', { title: j.errorMessage || null, dataset: { label: 'State' } }, badge(j.state)),
+    h('td', { class: 'nowrap', dataset: { label: 'Created' } }, timeEl(j.createTime)),
+    h('td', { class: 'nowrap', dataset: { label: 'Started' } }, timeEl(j.startTime)),
+    h('td', { class: 'nowrap', dataset: { label: 'Duration' } }, j.startTime ? between(j.startTime, j.endTime) : ''),
+    h('td', { class: 'queue', dataset: { label: 'Queue' } }, queue),
+    h('td', { class: 'labels', dataset: { label: 'Labels' } },
+      labels.length ? h('span', {}, labels.map(([k, v]) => h('span', { class: 'chip' }, `${k}=${v}`))) : ''));
+}
 
-  function keepParams() {
+/** The Jobs page: its state, its elements, and what it does. */
+class JobsPage {
+  constructor(root, ctx) {
+    const q = ctx.query;
+    this.root = root;
+    this.ctx = ctx;
+    this.project = ctx.project;
+    this.filter = q.get('filter') || '';
+    this.pageSize = PAGE_SIZES.includes(Number(q.get('pageSize'))) ? Number(q.get('pageSize')) : 20;
+    this.sort = COLUMNS.some((c) => c.id === q.get('sort')) ? q.get('sort') : '';
+    this.dir = q.get('dir') === 'desc' ? 'desc' : 'asc';
+    this.auto = q.get('auto') !== 'off';
+    this.tokens = ['']; // the page token of each page visited; the last is the current one
+    this.next = '';
+    this.jobs = [];
+    this.lastJson = '';
+    this.timer = null;
+    this.stopped = false;
+    this.ctl = null;
+    this.onVisible = () => this.tick();
+    this.layout();
+  }
+
+  layout() {
+    const e = (this.el = {});
+    e.project = h('select', { id: 'project', onchange: () => this.ctx.go(links.jobs(e.project.value, this.keepParams())) });
+    e.filter = h('input', {
+      id: 'filter', type: 'search', value: this.filter, spellcheck: 'false', autocomplete: 'off',
+      placeholder: 'state:FAILED AND labels.team=vision', 'aria-describedby': 'filter-help filter-error',
+    });
+    e.filterErr = h('div', { id: 'filter-error', 'aria-live': 'polite' });
+    e.size = h('select', { id: 'page-size', onchange: () => { this.pageSize = Number(e.size.value); this.restart(); } },
+      PAGE_SIZES.map((n) => h('option', { value: n, selected: n === this.pageSize }, String(n))));
+    e.auto = h('input', { type: 'checkbox', id: 'auto', checked: this.auto, onchange: () => { this.auto = e.auto.checked; this.saveQuery(); } });
+    e.updated = h('span', { class: 'muted', 'aria-live': 'off' });
+    e.listErr = h('div', { 'aria-live': 'polite' });
+    e.thead = h('thead');
+    e.tbody = h('tbody');
+    e.prev = h('button', { type: 'button', onclick: () => { this.tokens.pop(); this.load(false); } }, '← Previous');
+    e.next = h('button', { type: 'button', onclick: () => { this.tokens.push(this.next); this.load(false); } }, 'Next →');
+    e.pageNo = h('span', { class: 'muted' });
+    e.count = h('p', { class: 'muted count' });
+    const submit = (ev) => {
+      ev.preventDefault();
+      this.filter = e.filter.value.trim();
+      this.restart();
+    };
+    const code = (t) => h('code', {}, t);
+    fill(this.root,
+      h('h1', {}, 'Jobs'),
+      h('form', { class: 'toolbar', role: 'search', onsubmit: submit },
+        h('div', { class: 'field' }, h('label', { for: 'project' }, 'Project'), e.project),
+        h('div', { class: 'field grow' }, h('label', { for: 'filter' }, 'Filter'),
+          h('div', { class: 'inline' }, e.filter, h('button', { type: 'submit' }, 'Apply')))),
+      h('p', { id: 'filter-help', class: 'help' }, 'As ', code('trainyard jobs list --filter'), ': ',
+        code('state:RUNNING'), ', ', code('jobId:census*'), ', ', code('labels.team=vision'), ', ',
+        code('NOT state:SUCCEEDED'), ', joined with AND / OR.'),
+      e.filterErr,
+      h('div', { class: 'toolbar small' },
+        h('div', { class: 'field' }, h('label', { for: 'page-size' }, 'Per page'), e.size),
+        h('div', { class: 'field check' }, e.auto, h('label', { for: 'auto' }, 'Refresh every 5 s')),
+        e.updated),
+      e.listErr,
+      e.count,
+      h('div', { class: 'table-wrap' }, h('table', { class: 'jobs cards' }, e.thead, e.tbody)),
+      h('nav', { class: 'pager', 'aria-label': 'Pages' }, e.prev, e.pageNo, e.next));
+  }
+
+  /** The settings that survive a change of project. */
+  keepParams() {
     const p = {};
-    if (st.pageSize !== 20)
-      p.pageSize = st.pageSize;
-    if (!st.auto)
+    if (this.pageSize !== 20)
+      p.pageSize = this.pageSize;
+    if (!this.auto)
       p.auto = 'off';
     return p;
   }
 
-  function saveQuery() {
-    ctx.setQuery({ project: st.project, filter: st.filter, ...keepParams(), sort: st.sort, dir: st.sort ? st.dir : '' });
-  }
-
-  function restart() {
-    st.tokens = [''];
-    saveQuery();
-    load(false);
-  }
-
-  function drawProjects(list) {
-    const ids = list.map((p) => p.projectId);
-    if (st.project && !ids.includes(st.project))
-      list = [...list, { projectId: st.project, jobCount: '' }];
-    fill(projectSel, list.map((p) => h('option', { value: p.projectId, selected: p.projectId === st.project },
-      p.jobCount === '' ? p.projectId : `${p.projectId} (${p.jobCount})`)));
-  }
-
-  function drawHead() {
-    fill(thead, h('tr', {}, COLUMNS.map((c) => {
-      const active = st.sort === c.id;
-      const sortState = active ? (st.dir === 'asc' ? 'ascending' : 'descending') : 'none';
-      return h('th', { scope: 'col', 'aria-sort': sortState },
-        h('button', {
-          type: 'button', class: 'sort', dataset: { col: c.id },
-          title: `Sort this page by ${c.title.toLowerCase()}`,
-          onclick: () => {
-            if (st.sort === c.id && st.dir === 'desc') {
-              st.sort = ''; // third click: back to the service's order
-            } else {
-              st.dir = st.sort === c.id ? 'desc' : 'asc';
-              st.sort = c.id;
-            }
-            saveQuery();
-            drawHead();
-            drawRows(true);
-            thead.querySelector(`button[data-col="${c.id}"]`).focus();
-          },
-        }, c.title, h('span', { class: 'arrow', 'aria-hidden': 'true' }, active ? (st.dir === 'asc' ? ' ▲' : ' ▼') : '')));
-    })));
-  }
-
-  function sorted() {
-    if (!st.sort)
-      return st.jobs;
-    const col = COLUMNS.find((c) => c.id === st.sort);
-    const sign = st.dir === 'asc' ? 1 : -1;
-    return [...st.jobs].sort((a, b) => {
-      const x = col.key(a);
-      const y = col.key(b);
-      const c = typeof x === 'number' ? (x === y ? 0 : x < y ? -1 : 1) : String(x).localeCompare(String(y));
-      return c * sign;
+  saveQuery() {
+    this.ctx.setQuery({
+      project: this.project, filter: this.filter, ...this.keepParams(), sort: this.sort, dir: this.sort ? this.dir : '',
     });
   }
 
-  function row(j) {
-    const queue = j.state === 'QUEUED'
-      ? [h('span', { class: 'pos' }, Number(j.jobPosition) > 0 ? `#${j.jobPosition}` : 'starting'),
-        j.stateReason ? h('span', { class: 'reason' }, ` ${j.stateReason}`) : null]
-      : '';
-    const started = j.startTime ? between(j.startTime, j.endTime) : '';
-    return h('tr', { dataset: { job: j.jobId } },
-      h('td', { class: 'id' }, h('a', { href: links.job(st.project, j.jobId) }, j.jobId)),
-      h('td', { title: j.errorMessage || null }, badge(j.state)),
-      h('td', { class: 'nowrap' }, timeEl(j.createTime)),
-      h('td', { class: 'nowrap' }, timeEl(j.startTime)),
-      h('td', { class: 'nowrap' }, started),
-      h('td', { class: 'queue' }, queue),
-      h('td', { class: 'labels' }, Object.entries(j.labels || {}).map(([k, v]) => h('span', { class: 'chip' }, `${k}=${v}`))));
+  restart() {
+    this.tokens = [''];
+    this.saveQuery();
+    this.load(false);
+  }
+
+  drawProjects(list) {
+    if (this.project && !list.some((p) => p.projectId === this.project))
+      list = [...list, { projectId: this.project, jobCount: '' }];
+    fill(this.el.project, list.map((p) => h('option', { value: p.projectId, selected: p.projectId === this.project },
+      p.jobCount === '' ? p.projectId : `${p.projectId} (${p.jobCount})`)));
+  }
+
+  /** Sort by column @id: ascending, then descending, then the service's order again. */
+  sortBy(id) {
+    if (this.sort === id && this.dir === 'desc') {
+      this.sort = '';
+    } else {
+      this.dir = this.sort === id ? 'desc' : 'asc';
+      this.sort = id;
+    }
+    this.saveQuery();
+    this.drawHead();
+    this.drawRows();
+    this.el.thead.querySelector(`button[data-col="${id}"]`).focus();
+  }
+
+  drawHead() {
+    fill(this.el.thead, h('tr', {}, COLUMNS.map((c) => {
+      const active = this.sort === c.id;
+      const arrow = active ? (this.dir === 'asc' ? ' ▲' : ' ▼') : '';
+      return h('th', { scope: 'col', 'aria-sort': active ? (this.dir === 'asc' ? 'ascending' : 'descending') : 'none' },
+        h('button', {
+          type: 'button', class: 'sort', dataset: { col: c.id },
+          title: `Sort this page by ${c.title.toLowerCase()}`, onclick: () => this.sortBy(c.id),
+        }, c.title, h('span', { class: 'arrow', 'aria-hidden': 'true' }, arrow)));
+    })));
   }
 
   /** Redraw the rows; keeps the focused link focused (a refresh must not move the user). */
-  function drawRows() {
-    const focused = document.activeElement && tbody.contains(document.activeElement)
-      ? document.activeElement.closest('tr')?.dataset.job : null;
-    const rows = sorted().map(row);
+  drawRows() {
+    const { tbody, prev, next, pageNo, count } = this.el;
+    const active = document.activeElement;
+    const focused = active && tbody.contains(active) ? active.closest('tr')?.dataset.job : null;
+    const rows = sortJobs(this.jobs, this.sort, this.dir).map((j) => jobRow(this.project, j));
     if (!rows.length)
       rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'empty' },
-        st.filter ? 'No job matches this filter.' : 'No jobs in this project yet.')));
+        this.filter ? 'No job matches this filter.' : 'No jobs in this project yet.')));
     fill(tbody, rows);
     if (focused)
       tbody.querySelector(`tr[data-job="${CSS.escape(focused)}"] a`)?.focus();
-    prevBtn.disabled = st.tokens.length <= 1;
-    nextBtn.disabled = !st.next;
-    pageNo.textContent = `Page ${st.tokens.length}`;
-    const first = (st.tokens.length - 1) * st.pageSize;
-    count.textContent = st.jobs.length
-      ? `Jobs ${first + 1}–${first + st.jobs.length}${st.next ? '' : ' (the last page)'}, newest first${st.sort ? '; this page sorted by ' + COLUMNS.find((c) => c.id === st.sort).title.toLowerCase() : ''}.`
+    prev.disabled = this.tokens.length <= 1;
+    next.disabled = !this.next;
+    pageNo.textContent = `Page ${this.tokens.length}`;
+    const first = (this.tokens.length - 1) * this.pageSize;
+    const sorted = this.sort ? `; this page sorted by ${COLUMNS.find((c) => c.id === this.sort).title.toLowerCase()}` : '';
+    count.textContent = this.jobs.length
+      ? `Jobs ${first + 1}–${first + this.jobs.length}${this.next ? '' : ' (the last page)'}, newest first${sorted}.`
       : '';
   }
 
-  async function load(quiet) {
-    if (!st.project || stopped)
+  /** Read the current page of jobs; @quiet: a refresh, which redraws only what changed. */
+  async load(quiet) {
+    if (!this.project || this.stopped)
       return;
-    if (ctl)
-      ctl.abort();
-    ctl = new AbortController();
-    const my = ctl;
-    const params = new URLSearchParams({ pageSize: String(st.pageSize) });
-    if (st.filter)
-      params.set('filter', st.filter);
-    const tok = st.tokens[st.tokens.length - 1];
+    if (this.ctl)
+      this.ctl.abort();
+    const my = (this.ctl = new AbortController());
+    const params = new URLSearchParams({ pageSize: String(this.pageSize) });
+    if (this.filter)
+      params.set('filter', this.filter);
+    const tok = this.tokens[this.tokens.length - 1];
     if (tok)
       params.set('pageToken', tok);
     if (!quiet)
-      root.classList.add('busy');
+      this.root.classList.add('busy');
     try {
-      const r = await ctx.api.get(`${jobsPath(st.project)}?${params}`, { signal: my.signal });
-      if (my !== ctl || stopped)
-        return;
-      fill(filterErr);
-      fill(listErr);
-      const text = JSON.stringify(r);
-      st.next = r.nextPageToken || '';
-      // Running jobs' durations grow: their rows are redrawn even when nothing else changed.
-      const running = (r.jobs || []).some((j) => j.startTime && !j.endTime);
-      if (text !== st.lastJson || !quiet || running) {
-        st.lastJson = text;
-        st.jobs = r.jobs || [];
-        drawRows();
-      }
-      updated.textContent = `Updated ${fmtTime(new Date().toISOString())}`;
+      const r = await this.ctx.api.get(`${jobsPath(this.project)}?${params}`, { signal: my.signal });
+      if (my === this.ctl && !this.stopped)
+        this.loaded(r, quiet);
     } catch (e) {
-      if (e.name === 'AbortError' || my !== ctl || stopped)
-        return;
-      if (e.httpStatus === 400 && st.filter) {
-        fill(filterErr, message('error', e.message));
-        st.jobs = [];
-        st.next = '';
-        st.lastJson = '';
-        drawRows();
-      } else {
-        fill(listErr, message('error', e.message));
-      }
+      if (e.name !== 'AbortError' && my === this.ctl && !this.stopped)
+        this.failed(e);
     } finally {
-      if (my === ctl)
-        root.classList.remove('busy');
+      if (my === this.ctl)
+        this.root.classList.remove('busy');
     }
   }
 
-  function tick() {
-    if (st.auto && document.visibilityState === 'visible')
-      load(true);
+  loaded(r, quiet) {
+    fill(this.el.filterErr);
+    fill(this.el.listErr);
+    const text = JSON.stringify(r);
+    this.next = r.nextPageToken || '';
+    // Running jobs' durations grow: their rows are redrawn even when nothing else changed.
+    const running = (r.jobs || []).some((j) => j.startTime && !j.endTime);
+    if (text !== this.lastJson || !quiet || running) {
+      this.lastJson = text;
+      this.jobs = r.jobs || [];
+      this.drawRows();
+    }
+    this.el.updated.textContent = `Updated ${fmtTime(new Date().toISOString())}`;
   }
 
-  async function startPage() {
-    ctx.setCrumbs([{ text: 'Jobs', href: links.jobs(st.project) }, ...(st.project ? [{ text: st.project }] : [])]);
-    drawHead();
-    drawProjects(ctx.projects);
+  failed(e) {
+    if (e.httpStatus === 400 && this.filter) {
+      fill(this.el.filterErr, message('error', e.message));
+      this.jobs = [];
+      this.next = '';
+      this.lastJson = '';
+      this.drawRows();
+    } else {
+      fill(this.el.listErr, message('error', e.message));
+    }
+  }
+
+  tick() {
+    if (this.auto && document.visibilityState === 'visible')
+      this.load(true);
+  }
+
+  setCrumbs() {
+    this.ctx.setCrumbs([{ text: 'Jobs', href: links.jobs(this.project) }, ...(this.project ? [{ text: this.project }] : [])]);
+  }
+
+  async start() {
+    const ctx = this.ctx;
+    this.setCrumbs();
+    this.drawHead();
+    this.drawProjects(ctx.projects);
     try {
       ctx.projects = await ctx.refreshProjects();
-      drawProjects(ctx.projects);
+      this.drawProjects(ctx.projects);
     } catch (e) {
-      if (!stopped)
-        fill(listErr, message('error', e.message));
+      if (!this.stopped)
+        fill(this.el.listErr, message('error', e.message));
     }
-    if (stopped)
+    if (this.stopped)
       return;
-    if (!st.project) {
+    if (!this.project) {
       if (!ctx.projects.length) {
-        fill(listErr, message('note', 'No project has jobs yet, or this token grants none. Jobs created with `trainyard jobs submit training` (or the API) appear here.'));
-        fill(tbody);
-        prevBtn.disabled = nextBtn.disabled = true;
+        fill(this.el.listErr, message('note', 'No project has jobs yet, or this token grants none. Jobs created with `trainyard jobs submit training` (or the API) appear here.'));
+        this.el.prev.disabled = this.el.next.disabled = true;
         return;
       }
-      st.project = ctx.projects[0].projectId;
-      drawProjects(ctx.projects);
-      ctx.setCrumbs([{ text: 'Jobs', href: links.jobs(st.project) }, { text: st.project }]);
+      this.project = ctx.projects[0].projectId;
+      this.drawProjects(ctx.projects);
+      this.setCrumbs();
     }
-    saveQuery();
-    await load(false);
-    timer = setInterval(tick, REFRESH_MS);
+    this.saveQuery();
+    await this.load(false);
+    if (this.stopped)
+      return;
+    this.timer = setInterval(() => this.tick(), REFRESH_MS);
+    document.addEventListener('visibilitychange', this.onVisible);
   }
 
-  const onVisible = () => tick();
-  document.addEventListener('visibilitychange', onVisible);
-  startPage();
-  return () => {
-    stopped = true;
-    clearInterval(timer);
-    document.removeEventListener('visibilitychange', onVisible);
-    if (ctl)
-      ctl.abort();
-  };
+  stop() {
+    this.stopped = true;
+    clearInterval(this.timer);
+    document.removeEventListener('visibilitychange', this.onVisible);
+    if (this.ctl)
+      this.ctl.abort();
+  }
+}
+
+/** Draw the Jobs page into @root; returns the function that stops its refresh. */
+export function showJobs(root, ctx) {
+  const page = new JobsPage(root, ctx);
+  page.start();
+  return () => page.stop();
 }

@@ -11,266 +11,347 @@ import { jobHeader } from './job.js';
 
 const MAX_LINES = 20000;
 const PAGE = 1000;
+const CHUNK = 200;
 const SEVERITIES = ['DEFAULT', 'DEBUG', 'INFO', 'NOTICE', 'WARNING', 'ERROR', 'CRITICAL', 'ALERT', 'EMERGENCY'];
 const sevRank = (s) => Math.max(0, SEVERITIES.indexOf(s || 'DEFAULT'));
 const entryKey = (e) => `${e.timestamp}\u0000${e.taskName}\u0000${e.trialId || ''}\u0000${e.message}`;
+const esc = (t) => t.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
 
-/** Draw the Logs page into @root; returns the function that stops its stream. */
-export function showLogs(root, ctx) {
-  const q = ctx.query;
-  const st = {
-    task: q.get('task') || '',
-    severity: SEVERITIES.includes(q.get('severity')) ? q.get('severity') : '',
-    search: q.get('q') || '',
-    trial: q.get('trial') || '',
-    stick: q.get('end') === '1',   // keep the view at the end as lines arrive
-    entries: [],
-    dropped: 0,
-    tasks: new Set(),
-    trials: new Set(),
-    job: null,
-  };
-  let stopped = false;
-  let ctl = null;        // aborts the loading of the current task's log
-  let pending = [];      // entries received, not yet drawn
-  let drawTimer = null;
-  let first = true;      // the first load of the page (not a change of task)
+/** @text escaped, with each match of @search (case-insensitive) marked. */
+function highlighted(text, search) {
+  if (!search)
+    return esc(text);
+  const low = text.toLowerCase();
+  const needle = search.toLowerCase();
+  let out = '';
+  let at = 0;
+  for (let i = low.indexOf(needle); i >= 0; i = low.indexOf(needle, at)) {
+    out += `${esc(text.slice(at, i))}<mark>${esc(text.slice(i, i + needle.length))}</mark>`;
+    at = i + needle.length;
+  }
+  return out + esc(text.slice(at));
+}
 
-  const head = h('div');
-  const taskSel = h('select', { id: 'task', onchange: () => { st.task = taskSel.value; save(); reload(); } });
-  const sevSel = h('select', { id: 'severity', onchange: () => { st.severity = sevSel.value; save(); redraw(); } },
-    h('option', { value: '' }, 'All'),
-    ['INFO', 'WARNING', 'ERROR'].map((s) => h('option', { value: s, selected: s === st.severity }, s === 'ERROR' ? 'ERROR and worse' : `${s} and worse`)));
-  const searchIn = h('input', { id: 'search', type: 'search', value: st.search, placeholder: 'text in the message', spellcheck: 'false', autocomplete: 'off' });
-  let searchTimer = null;
-  searchIn.addEventListener('input', () => {
-    clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => { st.search = searchIn.value; save(); redraw(); }, 150);
-  });
-  const trialSel = h('select', { id: 'trial', onchange: () => { st.trial = trialSel.value; save(); redraw(); } });
-  const trialField = h('div', { class: 'field', hidden: true }, h('label', { for: 'trial' }, 'Trial'), trialSel);
-  const live = h('span', { class: 'live', 'aria-live': 'polite' });
-  const endBtn = h('button', { type: 'button', onclick: () => { st.stick = true; toEnd(); box.focus({ preventScroll: true }); } }, 'Jump to end');
-  const counts = h('p', { class: 'muted count', 'aria-live': 'off' });
-  const note = h('div', { 'aria-live': 'polite' });
-  const box = h('div', { class: 'logbox', role: 'log', tabindex: '0', 'aria-label': 'Log lines' });
-  box.addEventListener('scroll', () => {
-    st.stick = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
-  });
+/** One log entry as the HTML of its line (everything from the service escaped). */
+function lineHtml(e, search) {
+  const sev = SEVERITIES.includes(e.severity) ? e.severity : 'DEFAULT';
+  return `<div class="ln sev-${sev.toLowerCase()}"><span class="t">${esc(fmtTimeMs(e.timestamp))}</span> ` +
+    `<span class="sev">${sev}</span> <span class="task">${esc(e.taskName || '')}</span>` +
+    (e.trialId ? `<span class="trial"> trial ${esc(String(e.trialId))}</span>` : '') +
+    (e.labels && e.labels.attempt ? `<span class="attempt"> [attempt ${esc(String(e.labels.attempt))}]</span>` : '') +
+    ` <span class="msg">${highlighted(e.message || '', search)}</span></div>`;
+}
 
-  fill(root, head,
-    h('form', { class: 'toolbar', role: 'search', onsubmit: (ev) => ev.preventDefault() },
-      h('div', { class: 'field' }, h('label', { for: 'task' }, 'Task'), taskSel),
-      h('div', { class: 'field' }, h('label', { for: 'severity' }, 'Severity'), sevSel),
-      trialField,
-      h('div', { class: 'field grow' }, h('label', { for: 'search' }, 'Search'), searchIn),
-      h('div', { class: 'field end' }, endBtn, live)),
-    note, counts, box);
+const sleep = (ms, signal) => new Promise((resolve) => {
+  const t = setTimeout(resolve, ms);
+  signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+});
 
-  function save() {
-    ctx.setQuery({ task: st.task, severity: st.severity, q: st.search, trial: st.trial });
+/** The lines kept (the last MAX_LINES) and the box that shows those the filters let through.
+ *  Lines are drawn as HTML text in blocks of CHUNK; the browser lays out only the blocks in
+ *  view (content-visibility in app.css), so 20,000 lines cost little. */
+class LogView {
+  constructor(onCounts) {
+    this.box = h('div', { class: 'logbox', role: 'log', tabindex: '0', 'aria-label': 'Log lines' });
+    this.entries = [];
+    this.dropped = 0;  // entries let go to keep MAX_LINES
+    this.shown = 0;    // lines in the box
+    this.pending = []; // entries kept, not yet drawn
+    this.timer = null;
+    this.filters = { severity: '', trial: '', search: '' };
+    this.stick = false; // keep the view at the end as lines arrive
+    this.onCounts = onCounts;
+    this.box.addEventListener('scroll', () => {
+      const b = this.box;
+      this.stick = b.scrollTop + b.clientHeight >= b.scrollHeight - 8;
+    });
   }
 
-  function drawTasks() {
-    const names = [...st.tasks].sort();
-    if (st.task && !st.tasks.has(st.task))
-      names.unshift(st.task);
-    fill(taskSel, h('option', { value: '' }, 'All tasks'),
-      names.map((n) => h('option', { value: n, selected: n === st.task }, n)));
+  visible(e) {
+    const f = this.filters;
+    return (!f.severity || sevRank(e.severity) >= sevRank(f.severity)) &&
+      (!f.trial || String(e.trialId || '') === f.trial) &&
+      (!f.search || (e.message || '').toLowerCase().includes(f.search.toLowerCase()));
   }
 
-  function drawTrials() {
-    trialField.hidden = !(isTuning(st.job) || st.trials.size || st.trial);
-    const ids = [...st.trials].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
-    if (st.trial && !st.trials.has(st.trial))
-      ids.unshift(st.trial);
-    fill(trialSel, h('option', { value: '' }, 'All trials'),
-      ids.map((t) => h('option', { value: t, selected: t === st.trial }, `Trial ${t}`)));
+  clear() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.entries = [];
+    this.pending = [];
+    this.dropped = 0;
+    this.shown = 0;
+    this.box.replaceChildren();
   }
 
-  /** Note the task names and trials of @job's replicas (the selectors list them). */
-  function learnJob(job) {
-    const reps = (job.attemptStatus && job.attemptStatus.replicas) || [];
-    for (const r of reps)
-      st.tasks.add(r.taskName);
-    for (const name of Object.keys((job.attemptStatus && job.attemptStatus.replicaRestarts) || {}))
-      st.tasks.add(name);
-    for (const t of (job.trainingOutput && job.trainingOutput.trials) || []) {
-      st.trials.add(String(t.trialId));
-      for (const r of (t.attemptStatus && t.attemptStatus.replicas) || [])
-        st.tasks.add(r.taskName);
+  /** Keep @list (entries in order); draw them soon unless @later (then redraw() does). */
+  add(list, later) {
+    this.entries.push(...list);
+    if (this.entries.length > MAX_LINES) {
+      const cut = this.entries.length - MAX_LINES;
+      this.dropped += cut;
+      this.entries.splice(0, cut);
     }
-  }
-
-  const visible = (e) => (!st.severity || sevRank(e.severity) >= sevRank(st.severity)) &&
-    (!st.trial || String(e.trialId || '') === st.trial) &&
-    (!st.search || (e.message || '').toLowerCase().includes(st.search.toLowerCase()));
-
-  /** The message with each match of the search marked. */
-  function highlighted(text) {
-    if (!st.search)
-      return text;
-    const low = text.toLowerCase();
-    const needle = st.search.toLowerCase();
-    const out = [];
-    let at = 0;
-    for (let i = low.indexOf(needle); i >= 0; i = low.indexOf(needle, at)) {
-      out.push(text.slice(at, i), h('mark', {}, text.slice(i, i + needle.length)));
-      at = i + needle.length;
-    }
-    out.push(text.slice(at));
-    return out;
-  }
-
-  function line(e) {
-    const sev = e.severity || 'DEFAULT';
-    return h('div', { class: `ln sev-${sev.toLowerCase()}` },
-      h('span', { class: 't' }, fmtTimeMs(e.timestamp)), ' ',
-      h('span', { class: 'sev' }, sev), ' ',
-      h('span', { class: 'task' }, e.taskName || ''),
-      e.trialId ? h('span', { class: 'trial' }, ` trial ${e.trialId}`) : null,
-      e.labels && e.labels.attempt ? h('span', { class: 'attempt' }, ` [attempt ${e.labels.attempt}]`) : null, ' ',
-      h('span', { class: 'msg' }, highlighted(e.message || '')));
-  }
-
-  function drawCounts() {
-    const shown = box.childElementCount;
-    counts.textContent = `${st.entries.length} lines${shown !== st.entries.length ? `, ${shown} shown` : ''}` +
-      (st.dropped ? ` (the ${st.dropped} earlier lines are not kept: only the last ${MAX_LINES} are)` : '') + '.';
-  }
-
-  function toEnd() {
-    box.scrollTop = box.scrollHeight;
-  }
-
-  function redraw() {
-    pending = [];
-    const frag = document.createDocumentFragment();
-    for (const e of st.entries)
-      if (visible(e))
-        frag.append(line(e));
-    box.replaceChildren(frag);
-    if (!box.childElementCount && st.entries.length)
-      box.append(h('p', { class: 'muted empty' }, 'No line matches these filters.'));
-    drawCounts();
-    if (st.stick)
-      toEnd();
-  }
-
-  /** Keep @list (new entries, in order) and draw them soon (several pieces of a stream are
-   *  drawn at once). */
-  function add(list) {
-    if (stopped)
+    if (later)
       return;
-    let newTask = false;
-    let newTrial = false;
-    for (const e of list) {
-      if (e.taskName && !st.tasks.has(e.taskName)) {
-        st.tasks.add(e.taskName);
-        newTask = true;
-      }
-      if (e.trialId && !st.trials.has(String(e.trialId))) {
-        st.trials.add(String(e.trialId));
-        newTrial = true;
-      }
-    }
-    st.entries.push(...list);
-    if (st.entries.length > MAX_LINES) {
-      const cut = st.entries.length - MAX_LINES;
-      st.dropped += cut;
-      st.entries.splice(0, cut);
-    }
-    if (newTask)
-      drawTasks();
-    if (newTrial)
-      drawTrials();
-    pending.push(...list);
-    if (!drawTimer)
-      drawTimer = setTimeout(drawPending, 60);
+    this.pending.push(...list);
+    if (!this.timer)
+      this.timer = setTimeout(() => this.drawPending(), 60); // pieces of a stream drawn together
   }
 
-  function drawPending() {
-    drawTimer = null;
-    const stick = st.stick;
-    box.querySelector('.empty')?.remove();
-    const frag = document.createDocumentFragment();
-    for (const e of pending)
-      if (visible(e))
-        frag.append(line(e));
-    pending = [];
-    box.append(frag);
-    for (let extra = box.childElementCount - MAX_LINES; extra > 0; extra--)
-      box.firstElementChild.remove();
-    drawCounts();
+  drawPending() {
+    this.timer = null;
+    const stick = this.stick;
+    this.box.querySelector('.empty')?.remove();
+    this.append(this.pending);
+    this.pending = [];
+    this.onCounts();
     if (stick)
-      toEnd();
+      this.toEnd();
   }
 
-  function logsUrl(params) {
+  /** Append the visible ones of @list, filling the last block first; then drop the oldest
+   *  lines over MAX_LINES. */
+  append(list) {
+    const box = this.box;
+    let last = box.lastElementChild && box.lastElementChild.classList.contains('chunk') ? box.lastElementChild : null;
+    let room = last ? CHUNK - Number(last.dataset.n) : 0;
+    let html = [];
+    const flush = () => {
+      if (html.length) {
+        last.insertAdjacentHTML('beforeend', html.join(''));
+        last.dataset.n = String(Number(last.dataset.n) + html.length);
+        this.shown += html.length;
+        html = [];
+      }
+    };
+    for (const e of list) {
+      if (!this.visible(e))
+        continue;
+      if (room === 0) {
+        flush();
+        last = box.appendChild(h('div', { class: 'chunk', dataset: { n: '0' } }));
+        room = CHUNK;
+      }
+      html.push(lineHtml(e, this.filters.search));
+      room--;
+    }
+    flush();
+    while (this.shown > MAX_LINES) {
+      const first = box.firstElementChild;
+      const n = Number(first.dataset.n);
+      const over = this.shown - MAX_LINES;
+      if (n <= over) {
+        first.remove();
+        this.shown -= n;
+      } else {
+        for (let k = over; k > 0; k--)
+          first.firstElementChild.remove();
+        first.dataset.n = String(n - over);
+        this.shown = MAX_LINES;
+      }
+    }
+  }
+
+  /** Draw every kept line again (the filters changed, or the first pages were read). */
+  redraw() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = [];
+    this.box.replaceChildren();
+    this.shown = 0;
+    this.append(this.entries);
+    if (!this.shown && this.entries.length)
+      this.box.append(h('p', { class: 'muted empty' }, 'No line matches these filters.'));
+    this.onCounts();
+    if (this.stick)
+      this.toEnd();
+  }
+
+  toEnd() {
+    const b = this.box;
+    b.scrollTop = b.scrollHeight;
+    // Blocks laid out only now may change the height: once more after the next frame.
+    requestAnimationFrame(() => { if (this.stick) b.scrollTop = b.scrollHeight; });
+  }
+
+  countText() {
+    const n = this.entries.length;
+    return `${n} lines${this.shown !== n ? `, ${this.shown} shown` : ''}` +
+      (this.dropped ? ` (the ${this.dropped} earlier lines are not kept: only the last ${MAX_LINES} are)` : '') + '.';
+  }
+}
+
+/** The Logs page: the controls, the reading and following of the log. */
+class LogsPage {
+  constructor(root, ctx) {
+    const q = ctx.query;
+    this.ctx = ctx;
+    this.task = q.get('task') || '';
+    this.tasks = new Set();
+    this.trials = new Set();
+    this.job = null;
+    this.loading = false; // reading the first pages
+    this.first = true;    // the first load of the page (not a change of task)
+    this.stopped = false;
+    this.ctl = null;      // aborts the reading of the current task's log
+    this.view = new LogView(() => { this.el.counts.textContent = this.view.countText(); });
+    Object.assign(this.view.filters, {
+      severity: SEVERITIES.includes(q.get('severity')) ? q.get('severity') : '',
+      search: q.get('q') || '',
+      trial: q.get('trial') || '',
+    });
+    this.view.stick = q.get('end') === '1';
+    this.layout(root);
+  }
+
+  layout(root) {
+    const e = (this.el = {});
+    const f = this.view.filters;
+    const refilter = () => { this.save(); this.view.redraw(); };
+    e.head = h('div');
+    e.task = h('select', { id: 'task', onchange: () => { this.task = e.task.value; this.save(); this.reload(); } });
+    e.sev = h('select', { id: 'severity', onchange: () => { f.severity = e.sev.value; refilter(); } },
+      h('option', { value: '' }, 'All'),
+      ['INFO', 'WARNING', 'ERROR'].map((s) => h('option', { value: s, selected: s === f.severity }, `${s} and worse`)));
+    e.search = h('input', { id: 'search', type: 'search', value: f.search, placeholder: 'text in the message', spellcheck: 'false', autocomplete: 'off' });
+    e.search.addEventListener('input', () => {
+      clearTimeout(this.searchTimer);
+      this.searchTimer = setTimeout(() => { f.search = e.search.value; refilter(); }, 150);
+    });
+    e.trial = h('select', { id: 'trial', onchange: () => { f.trial = e.trial.value; refilter(); } });
+    e.trialField = h('div', { class: 'field', hidden: true }, h('label', { for: 'trial' }, 'Trial'), e.trial);
+    e.live = h('span', { class: 'live', 'aria-live': 'polite' });
+    const toEnd = () => { this.view.stick = true; this.view.toEnd(); this.view.box.focus({ preventScroll: true }); };
+    e.counts = h('p', { class: 'muted count', 'aria-live': 'off' });
+    e.note = h('div', { 'aria-live': 'polite' });
+    fill(root, e.head,
+      h('form', { class: 'toolbar', role: 'search', onsubmit: (ev) => ev.preventDefault() },
+        h('div', { class: 'field' }, h('label', { for: 'task' }, 'Task'), e.task),
+        h('div', { class: 'field' }, h('label', { for: 'severity' }, 'Severity'), e.sev),
+        e.trialField,
+        h('div', { class: 'field grow' }, h('label', { for: 'search' }, 'Search'), e.search),
+        h('div', { class: 'field end' }, h('button', { type: 'button', onclick: toEnd }, 'Jump to end'), e.live)),
+      e.note, e.counts, this.view.box);
+  }
+
+  save() {
+    const f = this.view.filters;
+    this.ctx.setQuery({ task: this.task, severity: f.severity, q: f.search, trial: f.trial });
+  }
+
+  setLive(text, cls) {
+    this.el.live.textContent = text;
+    this.el.live.className = `live ${cls || ''}`.trim();
+  }
+
+  drawTasks() {
+    const names = [...this.tasks].sort();
+    if (this.task && !this.tasks.has(this.task))
+      names.unshift(this.task);
+    fill(this.el.task, h('option', { value: '' }, 'All tasks'),
+      names.map((n) => h('option', { value: n, selected: n === this.task }, n)));
+  }
+
+  drawTrials() {
+    const trial = this.view.filters.trial;
+    this.el.trialField.hidden = !(isTuning(this.job) || this.trials.size || trial);
+    const ids = [...this.trials].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
+    if (trial && !this.trials.has(trial))
+      ids.unshift(trial);
+    fill(this.el.trial, h('option', { value: '' }, 'All trials'),
+      ids.map((t) => h('option', { value: t, selected: t === trial }, `Trial ${t}`)));
+  }
+
+  /** Note the task names and trials of the job's replicas (the selectors list them). */
+  learnJob(job) {
+    const as = job.attemptStatus || {};
+    for (const r of as.replicas || [])
+      this.tasks.add(r.taskName);
+    for (const name of Object.keys(as.replicaRestarts || {}))
+      this.tasks.add(name);
+    for (const t of (job.trainingOutput && job.trainingOutput.trials) || []) {
+      this.trials.add(String(t.trialId));
+      for (const r of (t.attemptStatus && t.attemptStatus.replicas) || [])
+        this.tasks.add(r.taskName);
+    }
+  }
+
+  /** Keep entries read or streamed; new task names and trials join the selectors. */
+  add(list) {
+    if (this.stopped)
+      return;
+    const tasks = this.tasks.size;
+    const trials = this.trials.size;
+    for (const e of list) {
+      if (e.taskName)
+        this.tasks.add(e.taskName);
+      if (e.trialId)
+        this.trials.add(String(e.trialId));
+    }
+    if (this.tasks.size !== tasks)
+      this.drawTasks();
+    if (this.trials.size !== trials)
+      this.drawTrials();
+    // The first pages are drawn once, at the end: no drawing of lines that are then cut.
+    this.view.add(list, this.loading);
+    if (this.loading)
+      this.setLive(`Loading… ${this.view.entries.length + this.view.dropped} lines`);
+  }
+
+  logsUrl(params) {
     const p = new URLSearchParams(params);
-    if (st.task)
-      p.set('taskName', st.task);
-    return `${jobPath(ctx.project, ctx.jobId, '/logs')}?${p}`;
+    if (this.task)
+      p.set('taskName', this.task);
+    return `${jobPath(this.ctx.project, this.ctx.jobId, '/logs')}?${p}`;
   }
 
   /** Read the pages after @token, skipping the entries counted in @skip (already shown);
    *  returns the token after the last page. */
-  async function readPages(token, skip, signal) {
+  async readPages(token, skip, signal) {
     for (;;) {
-      const r = await ctx.api.get(logsUrl({ pageSize: PAGE, ...(token ? { pageToken: token } : {}) }), { signal });
-      let ents = r.entries || [];
-      if (skip) {
-        ents = ents.filter((e) => {
-          const k = entryKey(e);
-          const n = skip.get(k) || 0;
-          if (!n)
-            return true;
-          skip.set(k, n - 1);
-          return false;
-        });
-      }
+      const r = await this.ctx.api.get(this.logsUrl({ pageSize: PAGE, ...(token ? { pageToken: token } : {}) }), { signal });
+      const ents = (r.entries || []).filter((e) => {
+        const n = skip ? skip.get(entryKey(e)) || 0 : 0;
+        if (n)
+          skip.set(entryKey(e), n - 1);
+        return !n;
+      });
       if (ents.length)
-        add(ents);
+        this.add(ents);
       token = r.nextPageToken || token;
       if ((r.entries || []).length < PAGE)
         return token;
     }
   }
 
-  const sleep = (ms, signal) => new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-  });
-
-  async function jobState(signal) {
-    st.job = await ctx.api.get(jobPath(ctx.project, ctx.jobId), { signal });
-    learnJob(st.job);
-    fill(head, jobHeader(ctx, st.job, 'logs'));
-    return st.job.state;
+  async jobState(signal) {
+    this.job = await this.ctx.api.get(jobPath(this.ctx.project, this.ctx.jobId), { signal });
+    this.learnJob(this.job);
+    fill(this.el.head, jobHeader(this.ctx, this.job, 'logs'));
+    return this.job.state;
   }
 
   /** Follow the log from @token until the job has ended; reconnects after a broken stream. */
-  async function follow(token, signal) {
+  async follow(token, signal) {
     let wait = 500;
     for (;;) {
       const seen = new Map(); // entries got from the stream since @token
-      live.textContent = '● Live';
-      live.className = 'live on';
+      this.setLive('● Live', 'on');
       try {
-        await readStream(logsUrl({ follow: 'true', ...(token ? { pageToken: token } : {}) }), (list) => {
+        await readStream(this.logsUrl({ follow: 'true', ...(token ? { pageToken: token } : {}) }), (list) => {
           for (const e of list)
             seen.set(entryKey(e), (seen.get(entryKey(e)) || 0) + 1);
-          add(list);
+          this.add(list);
           wait = 500;
         }, signal);
         // The service ends the stream when the job has ended and everything was sent.
-        if (FINAL_STATES.has(await jobState(signal)))
+        if (FINAL_STATES.has(await this.jobState(signal)))
           return;
       } catch (e) {
-        if (signal.aborted || (e.httpStatus && e.httpStatus !== 503 && e.httpStatus !== 0))
+        if (signal.aborted || (e.httpStatus && e.httpStatus !== 503))
           throw e;
-        live.textContent = 'Reconnecting…';
-        live.className = 'live warn';
+        this.setLive('Reconnecting…', 'warn');
       }
       await sleep(wait, signal);
       wait = Math.min(wait * 2, 10000);
@@ -278,7 +359,7 @@ export function showLogs(root, ctx) {
         return;
       // Catch up from the same token without repeating what the stream already gave.
       try {
-        token = await readPages(token, seen, signal);
+        token = await this.readPages(token, seen, signal);
       } catch (e) {
         if (signal.aborted || (e.httpStatus && e.httpStatus !== 503))
           throw e;
@@ -286,52 +367,63 @@ export function showLogs(root, ctx) {
     }
   }
 
-  async function reload() {
-    if (ctl)
-      ctl.abort();
-    ctl = new AbortController();
-    const signal = ctl.signal;
-    st.entries = [];
-    st.dropped = 0;
-    pending = [];
-    box.replaceChildren();
-    fill(note);
-    live.textContent = 'Loading…';
-    live.className = 'live';
+  /** Read the log of the task chosen from its start, then follow it while the job runs. */
+  async reload() {
+    if (this.ctl)
+      this.ctl.abort();
+    this.ctl = new AbortController();
+    const signal = this.ctl.signal;
+    this.loading = false;
+    this.view.clear();
+    fill(this.el.note);
+    this.setLive('Loading…');
     try {
-      const state = await jobState(signal);
-      if (first && !FINAL_STATES.has(state))
-        st.stick = true; // a running job: show its newest lines as they come
-      first = false;
-      drawTasks();
-      drawTrials();
-      const token = await readPages('', null, signal);
+      const state = await this.jobState(signal);
+      if (this.first && !FINAL_STATES.has(state))
+        this.view.stick = true; // a running job: show its newest lines as they come
+      this.first = false;
+      this.drawTasks();
+      this.drawTrials();
+      this.loading = true;
+      const token = await this.readPages('', null, signal);
+      this.loading = false;
+      this.view.redraw();
       if (!FINAL_STATES.has(state))
-        await follow(token, signal);
+        await this.follow(token, signal);
       if (signal.aborted)
         return;
-      live.textContent = `Ended: the job is ${st.job.state}`;
-      live.className = 'live';
-      if (!st.entries.length)
-        box.replaceChildren(h('p', { class: 'muted empty' }, 'No log lines.'));
+      this.setLive(`Ended: the job is ${this.job.state}`);
+      if (!this.view.entries.length)
+        this.view.box.replaceChildren(h('p', { class: 'muted empty' }, 'No log lines.'));
     } catch (e) {
       if (signal.aborted || e.name === 'AbortError')
         return;
-      live.textContent = '';
-      fill(note, message('error', e.message));
+      this.setLive('');
+      fill(this.el.note, message('error', e.message));
     }
   }
 
-  ctx.setCrumbs([{ text: 'Jobs', href: links.jobs(ctx.project) }, { text: ctx.project, href: links.jobs(ctx.project) },
-    { text: ctx.jobId, href: links.job(ctx.project, ctx.jobId) }, { text: 'Logs' }]);
-  drawTasks();
-  drawTrials();
-  reload();
-  return () => {
-    stopped = true;
-    clearTimeout(drawTimer);
-    clearTimeout(searchTimer);
-    if (ctl)
-      ctl.abort();
-  };
+  start() {
+    const { project, jobId } = this.ctx;
+    this.ctx.setCrumbs([{ text: 'Jobs', href: links.jobs(project) }, { text: project, href: links.jobs(project) },
+      { text: jobId, href: links.job(project, jobId) }, { text: 'Logs' }]);
+    this.drawTasks();
+    this.drawTrials();
+    this.reload();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.searchTimer);
+    this.view.clear();
+    if (this.ctl)
+      this.ctl.abort();
+  }
+}
+
+/** Draw the Logs page into @root; returns the function that stops its stream. */
+export function showLogs(root, ctx) {
+  const page = new LogsPage(root, ctx);
+  page.start();
+  return () => page.stop();
 }
