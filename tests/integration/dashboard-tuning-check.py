@@ -17,7 +17,6 @@ import math
 import os
 import random
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_lib import NARROW, WIDE, Browser, Checks, ServiceApi, expect  # noqa: E402
