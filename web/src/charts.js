@@ -187,9 +187,10 @@ function ringSeries(data) {
 }
 
 // niceBounds(lo, hi): [lo, hi] widened to multiples of a round step (1, 2 or 5 times a power
-// of ten, about a fifth of the span), as ECharts picks its own axis bounds.
+// of ten, about a fifth of the span), as ECharts picks its own axis bounds; a little around
+// lo when hi is no more.
 function niceBounds(lo, hi) {
-  if (!(hi > lo)) return [lo - 1, hi + 1];
+  if (!(hi > lo)) return [lo - (Math.abs(lo) * 0.1 || 1), hi + (Math.abs(hi) * 0.1 || 1)];
   const raw = (hi - lo) / 5;
   const p = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * p).find((x) => x >= raw);
@@ -262,11 +263,18 @@ export function historyOption(study, sel) {
   );
 }
 
+// paramAxis(p, study): the axis of parameter p: categories; or values from the spec's bounds
+// (widened to the trials' values, should one fall outside), log-scaled for UNIT_LOG_SCALE.
 function paramAxis(p, study) {
   if (p.kind === 'cat') return { type: 'category', data: p.values.map(String) };
-  const logOk = p.log && !(p.min <= 0) && study.finished.every((t) => t.values[p.name] > 0);
-  const range = Number.isFinite(p.min) && Number.isFinite(p.max) ? { min: p.min, max: p.max } : {};
-  return { type: logOk ? 'log' : 'value', scale: true, minInterval: p.int ? 1 : 0, ...range };
+  const vals = study.finished.map((t) => t.values[p.name]).filter((v) => typeof v === 'number');
+  const lo = Math.min(...vals, ...(Number.isFinite(p.min) ? [p.min] : []));
+  const hi = Math.max(...vals, ...(Number.isFinite(p.max) ? [p.max] : []));
+  const base = { scale: true, minInterval: p.int ? 1 : 0 };
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return { type: 'value', ...base };
+  if (p.log && lo > 0) return { type: 'log', min: lo, max: hi, ...base };
+  const [min, max] = niceBounds(lo, hi);
+  return { type: 'value', min, max, ...base };
 }
 
 // parallelOption(study, sel): one axis per parameter plus the objective; one line per finished

@@ -148,8 +148,7 @@ function curveExtent(trials) {
     }
   }
   if (x0 > x1) return { x: [0, 1], y: [0, 1] };
-  const pad = (y1 - y0) * 0.05 || Math.abs(y0) * 0.05 || 1;
-  return { x: [x0, x1 > x0 ? x1 : x0 + 1], y: [y0 - pad, y1 + pad] };
+  return { x: [x0, x1 > x0 ? x1 : x0 + 1], y: [y0, y1] };
 }
 
 // The trials table: the order of the trials and its HTML. Column headers are buttons
