@@ -15,12 +15,12 @@ console shows no error.
 import json
 import math
 import os
-import random
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_lib import NARROW, WIDE, Browser, Checks, ServiceApi, expect  # noqa: E402
+from dashboard_study import draw_study, load_study, synthetic_job  # noqa: E402
 
 cfg = json.load(open(sys.argv[1]))
 BASE, P, J, ART = cfg['base'], cfg['project'], cfg['job'], cfg['artifacts']
@@ -210,7 +210,7 @@ def detail_from_plot():
     size = el.size
     ActionChains(browser.driver).move_to_element_with_offset(
         el, int(px[0] - size['width'] / 2), int(px[1] - size['height'] / 2)).click().perform()
-    browser.wait_text('.tn-detail h3', f'Trial {best["trialId"]}', 5)
+    browser.wait_text('.tn-detail h3', f'Trial {best["trialId"]}', 20)
     ring = next(s for s in chart_option('history')['series'] if s.get('id') == 'selected')['data']
     expect(ring and int(ring[0][0]) == x, f'the selected ring is at {ring}')
     where = browser.js('return location.hash')
@@ -222,82 +222,28 @@ def narrow():
     # The window narrows under the page: the charts follow their boxes (ResizeObserver).
     browser.resize(*NARROW)
     right = 'return Math.max(...[...document.querySelectorAll(".tn canvas")].map((c) => c.getBoundingClientRect().right))'
-    browser.wait('the charts to fit 390 px', lambda: browser.js(right) <= NARROW[0], 5)
+    browser.wait('the charts to fit 390 px', lambda: browser.js(right) <= NARROW[0], 20)
     over = browser.body_overflow()
     expect(over == 0, f'the page is {over} px wider than 390 px')
     browser.shot_full('tuning', 4000)
     browser.resize(*WIDE)
 
 
-def synthetic_job(n):
-    """A SUCCEEDED tuning job of @n trials (4 parameters, 10 steps each; every 50th fails,
-    every 9th is stopped early), as jobs.get returns it."""
-    rnd = random.Random(15)
-    trials = []
-    for i in range(1, n + 1):
-        lr, layers = 10 ** rnd.uniform(-4, -1), rnd.randint(1, 4)
-        opt, drop = rnd.choice(['adam', 'sgd', 'rmsprop']), rnd.uniform(0, 0.5)
-        f = 0.95 - (math.log10(lr) + 2.5) ** 2 / 8 - 0.03 * (layers - 2) ** 2 - 0.1 * drop
-        t = {'trialId': str(i), 'startTime': '2026-01-01T00:00:00Z', 'endTime': '2026-01-01T00:10:00Z',
-             'hyperparameters': {'lr': repr(lr), 'layers': str(layers), 'opt': opt, 'dropout': repr(drop)}}
-        if i % 50 == 7:
-            t.update(state='FAILED', errorMessage='The replica master 0 exited with a non-zero status of 1.')
-        else:
-            steps = 5 if i % 9 == 4 else 10
-            pts = [{'trainingStep': str(100 * s), 'objectiveValue': f * (1 - 0.6 ** s) + rnd.gauss(0, 0.005)}
-                   for s in range(1, steps + 1)]
-            t.update(state='SUCCEEDED', isTrialStoppedEarly=steps == 5, allMetrics=pts, finalMetric=pts[-1])
-        trials.append(t)
-    hp = {'goal': 'MAXIMIZE', 'maxTrials': n, 'maxParallelTrials': 10, 'hyperparameterMetricTag': 'accuracy',
-          'params': [{'parameterName': 'lr', 'type': 'DOUBLE', 'minValue': 0.0001, 'maxValue': 0.1,
-                      'scaleType': 'UNIT_LOG_SCALE'},
-                     {'parameterName': 'layers', 'type': 'INTEGER', 'minValue': 1, 'maxValue': 4},
-                     {'parameterName': 'opt', 'type': 'CATEGORICAL', 'categoricalValues': ['adam', 'sgd', 'rmsprop']},
-                     {'parameterName': 'dropout', 'type': 'DOUBLE', 'minValue': 0, 'maxValue': 0.5}]}
-    return {'jobId': f'study_{n}', 'state': 'SUCCEEDED',
-            'trainingInput': {'scaleTier': 'BASIC', 'hyperparameters': hp},
-            'trainingOutput': {'isHyperparameterTuningJob': True, 'hyperparameterMetricTag': 'accuracy',
-                               'trials': trials}}
-
-
 def thousand_trials():
     if not browser.js('return !!window.__trainyardTuning'):
         open_page()
     job = synthetic_job(1000)
-    fin = len(finished(job))
-    # bench() runs showTuning on a fresh element of the page's size, with an api that answers
-    # this job: the same code as the page, timed from the job's arrival to the last chart drawn.
-    run = '''
-        const done = arguments[0];
-        if (window.__benchStop) window.__benchStop();
-        const old = document.getElementById('bench');
-        if (old) old.remove();
-        const root = document.createElement('div');
-        root.id = 'bench';
-        root.style.cssText = 'background: #fff; padding: 8px';
-        document.body.prepend(root);
-        window.__trainyardTuning.bench(root, window.__benchJob).then((r) => (window.__benchStop = r.stop,
-          done({ms: r.ms,
-          finished: root.dataset.finished,
-          history: document.querySelector('#bench [data-chart="history"]').dataset.points})),
-          (e) => done({error: String(e)}));'''
-    browser.js('window.__benchJob = arguments[0]', job)  # sent once: 1 MB through WebDriver
-    browser.driver.set_script_timeout(60)
-    # Three runs; two more when none was under a second (the test machine may be busy with
-    # other tests): the fastest run is the page's own cost.
-    runs = []
-    while len(runs) < 3 or (len(runs) < 5 and min(runs) >= 1000):
-        r = browser.driver.execute_async_script(run)
-        expect('error' not in r, f'bench: {r.get("error")}')
-        expect(r['finished'] == str(fin) and r['history'] == str(fin),
-               f'bench drew {r["history"]} history points for {fin} finished trials')
-        runs.append(r['ms'])
-    best = min(runs)
-    print(f'# 1000-trial study drawn in {best:.0f} ms (runs: {", ".join(f"{m:.0f}" for m in runs)} ms;'
-          ' the first also compiles the code it runs for the first time)', flush=True)
+    fin = sum(1 for t in job['trainingOutput']['trials'] if 'finalMetric' in t)
+    load_study(browser, job)
+    r = draw_study(browser)
+    expect('error' not in r, f'drawing: {r.get("error")}')
+    expect(r['finished'] == str(fin) and r['history'] == str(fin),
+           f'drew {r["history"]} history points for {fin} finished trials')
+    # Timed by bench/dashboard (make bench), not here: this machine runs other tests meanwhile.
+    print(f'# 1000-trial study drawn in {r["ms"]:.0f} ms (the first draw in a page, which also '
+          'compiles the code it runs; bench/dashboard times it)', flush=True)
     browser.js('window.scrollTo(0, 0)')
     browser.shot_full('tuning-1000', 2600)
-    expect(best < 1000, f'drawing 1000 trials took {best:.0f} ms, over 1 s')
 
 
 checks = Checks(lambda: browser)
@@ -315,7 +261,7 @@ try:
         check('a trial row shows its parameters, curve and logs link', detail_from_row)
         check('a point in a plot selects its trial', detail_from_plot)
         check('readable at 390 px', narrow)
-    check('a study of 1,000 trials is drawn in under a second', thousand_trials)
+    check('a study of 1,000 trials is drawn, one point per finished trial', thousand_trials)
 finally:
     if browser:
         browser.quit()
