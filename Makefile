@@ -65,6 +65,7 @@ bench: build
 	else echo "bench/restart-containers: skipped (no usable container engine)"; fi
 	@bench/faults/run.sh $(BUILD)
 	@bench/load/run.sh $(BUILD)
+	@bench/dashboard/run.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')

@@ -98,7 +98,7 @@ class Browser:
         """Navigate inside the loaded app (a hash change, as a link does)."""
         self.driver.execute_script('location.hash = arguments[0]', hash_path)
 
-    def wait(self, what, cond, timeout=10.0, every=0.1):
+    def wait(self, what, cond, timeout=20.0, every=0.1):
         """Call @cond() until it returns something true (returned); AssertionError naming
         @what when @timeout seconds pass. Exceptions inside count as not yet."""
         end = time.monotonic() + timeout
@@ -119,12 +119,12 @@ class Browser:
         from selenium.webdriver.common.by import By
         return self.driver.find_elements(By.CSS_SELECTOR, sel)
 
-    def wait_css(self, sel, timeout=10.0):
+    def wait_css(self, sel, timeout=20.0):
         """The first element that @sel matches and is displayed, once there is one."""
         return self.wait(f'"{sel}"', lambda: next((e for e in self.css(sel) if e.is_displayed()), None),
                          timeout)
 
-    def wait_text(self, sel, text, timeout=10.0):
+    def wait_text(self, sel, text, timeout=20.0):
         """Wait until an element matching @sel contains @text (or matches the regex @text)."""
         rx = text if isinstance(text, re.Pattern) else re.compile(re.escape(text))
         return self.wait(f'"{sel}" to show {rx.pattern!r}',
