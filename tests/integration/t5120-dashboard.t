@@ -101,10 +101,9 @@ test_expect_success 'dashboard-check.py ran every check' '
 '
 
 # The UI cancelled both; whatever is left must not outlive the test.
-cd "$TEST_DIR" &&
+(cd "$TEST_DIR" &&
   api p1 POST /v1/projects/p1/jobs/run_job:cancel >/dev/null &&
   api p1 POST /v1/projects/p1/jobs/queue_job:cancel >/dev/null &&
-  wait_for 10 state_is p1 run_job CANCELLED
-cd "$TY_SOURCE_DIR"
+  wait_for 10 state_is p1 run_job CANCELLED)
 trainyardd_stop svc
 test_done
