@@ -137,7 +137,15 @@ async function showTuningPage(root, ctx, seq) {
     const m = await import('./tuning.js');
     if (seq !== routeSeq)
       return;
-    const stopTuning = await m.showTuning(body, { api, project: ctx.project, jobId: ctx.jobId, job, go });
+    // The header (state, Cancel) follows the job as the page reads it again while it runs.
+    let shown = job.state;
+    const onJob = (j) => {
+      if (seq !== routeSeq || j.state === shown)
+        return;
+      shown = j.state;
+      fill(head, jobHeader(ctx, j, 'tuning'));
+    };
+    const stopTuning = await m.showTuning(body, { api, project: ctx.project, jobId: ctx.jobId, job, go, onJob });
     if (seq !== routeSeq) {
       if (typeof stopTuning === 'function')
         stopTuning();
