@@ -10,12 +10,8 @@
 # Cancel, 390 px wide pages, the first load's size, and no console errors. Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-LIBDIR="$TY_SOURCE_DIR/tests/integration"
-why=$("$PYTHON" "$LIBDIR/dashboard_lib.py" --missing 2>&1)
-if [ -n "$why" ]; then
-  test_skip 'the dashboard in Chromium' "missing: $why (scripts/install-deps.sh installs chromium chromium-driver python3-selenium)"
-  test_done
-fi
+. "$TY_SOURCE_DIR/tests/lib/dashboard.sh"
+dashboard_require 'the dashboard in Chromium'
 
 M=$$
 T1=tok-p1-$M-aaaaaaaaaaaaaaaa
@@ -78,27 +74,11 @@ chmod +x "$TEST_DIR/restart.sh"
 
 cat >"$TEST_DIR/config.json" <<EOF2
 {"base": "$BASE", "t1": "$T1", "t2": "$T2", "restart": "$TEST_DIR/restart.sh",
- "artifacts": "${TY_ARTIFACT_DIR:-$TEST_DIR/artifacts}",
+ "artifacts": "$DASHBOARD_ART",
  "jobs": {"ok": "ok_job", "fail": "fail_job", "run": "run_job", "queue": "queue_job",
           "other": "other_job"}}
 EOF2
-mkdir -p "${TY_ARTIFACT_DIR:-$TEST_DIR/artifacts}"
-"$PYTHON" "$LIBDIR/dashboard-check.py" "$TEST_DIR/config.json" >"$TEST_DIR/checks.out" 2>"$TEST_DIR/checks.err"
-
-# One TAP line per check of dashboard-check.py, its reason shown when it failed.
-i=0
-while IFS= read -r line; do
-  case $line in
-    "ok - "* | "not ok - "*)
-      i=$((i + 1)); printf '%s\n' "$line" >"$TEST_DIR/check-$i"
-      name=${line#ok - }; name=${name#not ok - }; name=${name%%: *}
-      test_expect_success "dashboard: $name" "grep -q '^ok - ' check-$i || { cat check-$i; false; }" ;;
-    "#"*) printf '%s\n' "$line" ;;
-  esac
-done <"$TEST_DIR/checks.out"
-test_expect_success 'dashboard-check.py ran every check' '
-  grep -q "^# checks done" checks.out || { tail -20 checks.err; false; }
-'
+dashboard_checks 'dashboard' dashboard-check.py "$TEST_DIR/config.json"
 
 # The UI cancelled both; whatever is left must not outlive the test.
 (cd "$TEST_DIR" &&

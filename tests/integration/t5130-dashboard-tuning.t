@@ -6,16 +6,12 @@
 # end; then one point per finished trial in the history and slice plots (read from ECharts
 # itself), the best trial first and highlighted in the table, sorting, a trial's details
 # (parameters, curve, logs link) from a table row and from a point in a plot, a study of
-# 1,000 trials drawn in under a second, 1280 and 390 px wide, no console errors.
+# 1,000 trials drawn (bench/dashboard times it), 1280 and 390 px wide, no console errors.
 # Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-LIBDIR="$TY_SOURCE_DIR/tests/integration"
-why=$("$PYTHON" "$LIBDIR/dashboard_lib.py" --missing 2>&1)
-if [ -n "$why" ]; then
-  test_skip 'the Tuning page in Chromium' "missing: $why (scripts/install-deps.sh installs chromium chromium-driver python3-selenium)"
-  test_done
-fi
+. "$TY_SOURCE_DIR/tests/lib/dashboard.sh"
+dashboard_require 'the Tuning page in Chromium'
 
 # No tokens file: on loopback the dashboard needs no sign-in (t5120 tests signing in).
 trainyardd_start svc && BASE=$TYD_URL ||
@@ -69,28 +65,11 @@ test_expect_success 'a tuning job of 6 trials runs; its first trial ends' '
   wait_for 30 trials_ended 1
 '
 
-ART=${TY_ARTIFACT_DIR:-$TEST_DIR/artifacts}
-mkdir -p "$ART"
 cat >"$TEST_DIR/config.json" <<EOF2
-{"base": "$BASE", "project": "p1", "job": "study_job", "artifacts": "$ART",
+{"base": "$BASE", "project": "p1", "job": "study_job", "artifacts": "$DASHBOARD_ART",
  "release": "$TEST_DIR/release"}
 EOF2
-"$PYTHON" "$LIBDIR/dashboard-tuning-check.py" "$TEST_DIR/config.json" >"$TEST_DIR/checks.out" 2>"$TEST_DIR/checks.err"
-
-# One TAP line per check of dashboard-tuning-check.py, its reason shown when it failed.
-i=0
-while IFS= read -r line; do
-  case $line in
-    "ok - "* | "not ok - "*)
-      i=$((i + 1)); printf '%s\n' "$line" >"$TEST_DIR/check-$i"
-      name=${line#ok - }; name=${name#not ok - }; name=${name%%: *}; name=${name% (*s)}
-      test_expect_success "tuning page: $name" "grep -q '^ok - ' check-$i || { cat check-$i; false; }" ;;
-    "#"*) printf '%s\n' "$line" ;;
-  esac
-done <"$TEST_DIR/checks.out"
-test_expect_success 'dashboard-tuning-check.py ran every check' '
-  grep -q "^# checks done" checks.out || { tail -20 checks.err; false; }
-'
+dashboard_checks 'tuning page' dashboard-tuning-check.py "$TEST_DIR/config.json"
 
 curl -s -X POST -H 'Content-Type: application/json' --data-binary '{}' \
   "$BASE/v1/projects/p1/jobs/study_job:cancel" >/dev/null
