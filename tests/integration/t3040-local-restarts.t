@@ -6,7 +6,7 @@
 # can count runs and check that a restarted replica got the same environment byte for byte.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-M=$$ # a marker unique to this test run, put into long-running replicas' command lines
+M=$RUN_ID # a marker unique to this test run, put into long-running replicas' command lines
 
 cat >"$TEST_DIR/replica.sh" <<'SH'
 #!/bin/sh

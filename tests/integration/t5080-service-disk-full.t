@@ -17,7 +17,7 @@ if [ "$(id -u)" != 0 ] || ! command -v mount >/dev/null; then
   test_done
 fi
 
-M=$$
+M=$RUN_ID
 SVC="$TEST_DIR/svc"
 EXT="$TEST_DIR/ext"
 mkdir -p "$SVC" "$EXT"

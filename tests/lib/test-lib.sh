@@ -17,6 +17,11 @@ export TRAINYARD_HOME="$TEST_DIR/state"
 export PATH="$TY_BUILD_DIR/bin:$TY_BUILD_DIR/examples/digits:$PATH"
 # Debian's interpreter first: a version-manager shim on PATH can cost a second per start.
 if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
+# RUN_ID: this script's PID in 7 digits, a marker unique to the run (M=$RUN_ID in the scripts,
+# put into replicas' command lines). Scripts run concurrently (scripts/run-tests.sh): a bare
+# PID could be the start of another run's (123 of 1234), so that `no_procs "sleep 900.$M"`
+# would count the other run's processes; PIDs of 7 digits cannot.
+RUN_ID=$(printf '%07d' $$)
 test_count=0
 test_failed=0
 
