@@ -89,7 +89,9 @@ add_job() {
 }
 
 # add_suite SECTION BUILD LABEL ASAN GATE: the unit tests of BUILD, then every integration
-# script. Locked scripts first; then scripts before unit tests (longer); canonical order else.
+# script. What starts first: the Podman scripts (one after the other, the longest chain: it
+# decides when the run ends), then the Slurm ones, then the other scripts, then unit tests
+# (short: they fill the gaps at the end); the report's order among equals.
 add_suite() {
   local sec=$1 build=$2 label=$3 asan=$4 gate=$5 t b locks prio
   for t in "$build"/tests/test-*; do
@@ -103,7 +105,8 @@ add_suite() {
       asan:*" $b "*) add_job "$sec" "$label $b (see ASAN_SKIP)" skip "" "" 0 "" "" 0; continue ;;
     esac
     locks=$(locks_of "$b") prio=10
-    case "$locks" in *podman* | *slurm*) prio=20 ;; esac
+    case "$locks" in *slurm*) prio=20 ;; esac
+    case "$locks" in *podman*) prio=30 ;; esac
     add_job "$sec" "$label $b" tap "sh $t" "$build" "$asan" "$gate" "$locks" "$prio"
   done
 }
@@ -119,7 +122,9 @@ add_fuzz() {
 
 # ---- running one job (in a background subshell) ------------------------------------------
 
-# build_tree NAME: configure (on first use) and build the ASan or fuzz tree.
+# build_tree NAME: configure (on first use) and build the ASan or fuzz tree. The ASan build
+# gates half of the Podman chain: it runs at full priority. The fuzz build (its programs are
+# short) is niced, to take the time the tests leave free.
 build_tree() {
   case "$1" in
     asan)
@@ -127,7 +132,7 @@ build_tree() {
         meson setup "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false \
           -Dbuildtype=debug || return 1
       fi
-      nice -n 10 ninja -C "$ASAN_BUILD"
+      ninja -C "$ASAN_BUILD"
       ;;
     fuzz)
       if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
@@ -167,7 +172,8 @@ run_job() {
     build) build_tree "${J_CMD[id]}" </dev/null ;;
   esac >"$logdir/$id.log" 2>&1
   rc=$?
-  echo "$rc $start $(date +%s.%N)" >"$logdir/res/$id"
+  # the CPU seconds of the job's processes (those it waited for), for times.txt
+  echo "$rc $start $(date +%s.%N) $(times | tail -1 | awk '{ gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }')" >"$logdir/res/$id"
 }
 
 # ---- scheduling -------------------------------------------------------------------------
@@ -234,10 +240,14 @@ finish() {
 
 # report ID: the job's line(s), counted.
 report() {
-  local id=$1 log="$logdir/$1.log" rc=1 t0 t1 secs p f s
-  if [ -f "$logdir/res/$id" ]; then read -r rc t0 t1 <"$logdir/res/$id"; fi
+  local id=$1 log="$logdir/$1.log" rc=1 t0 t1 cpu secs p f s
+  if [ -f "$logdir/res/$id" ]; then read -r rc t0 t1 cpu <"$logdir/res/$id"; fi
   secs=$(awk -v a="${t0:-0}" -v b="${t1:-0}" 'BEGIN { printf "%.1f", b - a }')
-  [ "${J_KIND[id]}" = skip ] || busy_total=$(awk -v a="$busy_total" -v b="$secs" 'BEGIN { print a + b }')
+  if [ "${J_KIND[id]}" != skip ]; then
+    busy_total=$(awk -v a="$busy_total" -v b="$secs" 'BEGIN { print a + b }')
+    awk -v a="${t0:-0}" -v b="${t1:-0}" -v s="$t_start" -v c="${cpu:-0}" -v n="${J_NAME[id]}" \
+      'BEGIN { printf "%7.1f %7.1f %6.1f %7.1f  %s\n", a - s, b - s, b - a, c, n }' >>"$logdir/times.txt"
+  fi
   case "${J_KIND[id]}" in
     skip) echo "skip  ${J_NAME[id]}" ;;
     build)
@@ -341,7 +351,7 @@ if [ ${#failures[@]} -gt 0 ]; then
 fi
 awk -v a="$t_start" -v b="$(date +%s.%N)" -v busy="$busy_total" -v j="$JOBS" \
   'BEGIN { printf "wall: %.0fs (%d at a time; the programs and builds ran %.0fs in all)\n", b - a, j, busy }'
-echo "logs: $logdir"
+echo "logs: $logdir (times.txt: start, end, seconds and CPU seconds of each program)"
 if [ "$skipped" -gt 0 ]; then
   echo "$passed passed, $failed failed, $skipped skipped"
 else
