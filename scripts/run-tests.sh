@@ -172,8 +172,10 @@ run_job() {
     build) build_tree "${J_CMD[id]}" </dev/null ;;
   esac >"$logdir/$id.log" 2>&1
   rc=$?
-  # the CPU seconds of the job's processes (those it waited for), for times.txt
-  echo "$rc $start $(date +%s.%N) $(times | tail -1 | awk '{ gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }')" >"$logdir/res/$id"
+  # the CPU seconds of the job's processes (those it waited for), for times.txt: `times` in
+  # this shell (in a pipe or $(...) it would be a child's, with no children)
+  times >"$logdir/res/$id.cpu"
+  echo "$rc $start $(date +%s.%N) $(tail -1 "$logdir/res/$id.cpu" | awk '{ gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }')" >"$logdir/res/$id"
 }
 
 # ---- scheduling -------------------------------------------------------------------------

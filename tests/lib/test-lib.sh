@@ -25,10 +25,12 @@ RUN_ID=$(printf '%07d' $$)
 test_count=0
 test_failed=0
 
-# Usage: test_expect_success DESCRIPTION BODY
+# Usage: test_expect_success DESCRIPTION BODY   (after its result line, a comment with the
+# seconds it took: what to look at when a script is slow)
 test_expect_success() {
   test_count=$((test_count + 1))
-  local out="$TEST_DIR/test-$test_count.out"
+  local out="$TEST_DIR/test-$test_count.out" t0 ms
+  t0=$(date +%s%N)
   if (cd "$TEST_DIR" && set -e && eval "$2") >"$out" 2>&1; then
     echo "ok $test_count - $1"
   else
@@ -36,6 +38,8 @@ test_expect_success() {
     echo "not ok $test_count - $1"
     sed 's/^/#   /' "$out"
   fi
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  printf '# %d.%03d s\n' $((ms / 1000)) $((ms % 1000))
 }
 
 # Usage: test_skip DESCRIPTION REASON
