@@ -8,10 +8,18 @@
 # Each test program speaks TAP; every "ok"/"not ok" line counts as one test. A program that
 # exits non-zero without a failing TAP line counts as one failure. Output of failing programs
 # is shown in full; passing ones print one line.
+#
+# The programs run JOBS at a time (--jobs, default 2), each with its output in its own log;
+# the report is printed in a fixed order (the order above), whatever order they ran in. The
+# ASan and fuzz builds run in the background (niced) while the normal build's tests run; their
+# programs start once their build is done. Programs that share something machine-wide never
+# overlap (docs/internals/testing.md, "Running concurrently"): each script holds the locks
+# that locks_of() gives it. Chains of locked scripts are started first (they are the longest).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=build ASAN_BUILD=build-asan FUZZ_BUILD=build-fuzz FUZZ_SECONDS=10
+JOBS=${TY_TEST_JOBS:-2}
 abspath() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,38 +27,11 @@ while [ $# -gt 0 ]; do
     --asan-build) ASAN_BUILD=$2; shift 2 ;;
     --fuzz-build) FUZZ_BUILD=$2; shift 2 ;;
     --fuzz-seconds) FUZZ_SECONDS=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
     *) echo "run-tests: unknown option $1" >&2; exit 2 ;;
   esac
 done
-
-passed=0 failed=0 skipped=0
-failures=()
-logdir=$(mktemp -d /tmp/trainyard-tests.XXXXXX)
-
-# run_tap NAME CMD...: run one TAP program, count its results.
-run_tap() {
-  local name=$1; shift
-  local log="$logdir/$(echo "$name" | tr '/ ' '__').log"
-  local start end rc p f s
-  start=$(date +%s.%N)
-  "$@" >"$log" 2>&1 </dev/null
-  rc=$?
-  end=$(date +%s.%N)
-  p=$(grep -cE '^ok [0-9]+' "$log" | head -1)
-  s=$(grep -cE '^ok [0-9]+.*# *(SKIP|skip)' "$log" | head -1)
-  f=$(grep -cE '^not ok [0-9]+' "$log" | head -1)
-  p=$((p - s))
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$rc" -ne 77 ]; then f=1; fi
-  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
-  if [ "$f" -gt 0 ]; then
-    failures+=("$name")
-    echo "FAIL  $name ($p passed, $f failed, exit $rc)"
-    sed 's/^/    /' "$log"
-  else
-    printf 'ok    %-48s %4d passed%s (%.1fs)\n' "$name" "$p" \
-      "$([ "$s" -gt 0 ] && echo ", $s skipped")" "$(awk -v a="$start" -v b="$end" 'BEGIN{print b-a}')"
-  fi
-}
+case "$JOBS" in '' | *[!0-9]* | 0) echo "run-tests: --jobs: expected a number from 1 (got '$JOBS')" >&2; exit 2 ;; esac
 
 # Integration scripts not run again under the sanitizers: their time goes to the examples'
 # own training (PyTorch) or to network namespaces, while the C code they drive is the same
@@ -67,78 +48,312 @@ run_tap() {
 ASAN_SKIP=" t3030-pytorch.t t4020-container-pytorch.t t4040-container-restarts.t t4050-container-init.t"
 ASAN_SKIP="$ASAN_SKIP t7020-slurm-netns.t t3050-local-no-escape.t t5080-service-disk-full.t t5090-service-kill-loop.t "
 
-run_suite() {
-  local build=$1 label=$2
+# locks_of SCRIPT: what the integration script shares machine-wide, one lock each. Podman's
+# containers, networks, images and service (t4*, t5020, t7010's replicas in images); the
+# simulated Slurm clusters' checks that no launcher, slurmstepd or Slurm job is left (t7*,
+# t5040); and the script itself, never run in both builds at once (its fixed names: markers,
+# job ids, /tmp files).
+locks_of() {
+  local t=$1 l="script:$1"
+  case "$t" in t4*.t | t5020-*.t | t7010-*.t) l="$l podman" ;; esac
+  case "$t" in t7*.t | t5040-*.t) l="$l slurm" ;; esac
+  echo "$l"
+}
+
+passed=0 failed=0 skipped=0
+failures=()
+logdir=$(mktemp -d /tmp/trainyard-tests.XXXXXX)
+mkdir -p "$logdir/res"
+t_start=$(date +%s.%N)
+busy_total=0 # seconds the programs ran, summed
+
+# ---- the jobs ---------------------------------------------------------------------------
+# A job is one program (or a build), id 0, 1, ... J_KIND: tap (a TAP executable or script),
+# fuzz, style, build, skip (only a line in the report). J_GATE: the build it waits for ("" or
+# the section's build name). J_PRIO: higher starts first.
+J_NAME=() J_KIND=() J_CMD=() J_BUILD=() J_ASAN=() J_LOCKS=() J_STATE=() J_GATE=() J_PRIO=()
+# Sections of the report, printed in order; a section's jobs are known once its build is done.
+S_TITLE=() S_JOBS=() S_OPEN=()
+declare -A GATE=()     # build name -> pending, ok, failed
+declare -A HELD=()     # lock -> job id holding it
+declare -A PID_JOB=()  # pid -> job id
+running=0
+
+# add_job SECTION NAME KIND CMD BUILD ASAN GATE LOCKS PRIO
+add_job() {
+  local id=${#J_NAME[@]}
+  J_NAME[id]=$2 J_KIND[id]=$3 J_CMD[id]=$4 J_BUILD[id]=$5 J_ASAN[id]=$6 J_GATE[id]=$7
+  J_LOCKS[id]=$8 J_PRIO[id]=$9 J_STATE[id]=wait
+  [ "$3" = skip ] && J_STATE[id]=done
+  S_JOBS[$1]="${S_JOBS[$1]:-} $id"
+}
+
+# add_suite SECTION BUILD LABEL ASAN GATE: the unit tests of BUILD, then every integration
+# script. What starts first: the Podman scripts (one after the other, the longest chain: it
+# decides when the run ends), then the Slurm ones, then the other scripts, then unit tests
+# (short: they fill the gaps at the end); the report's order among equals.
+add_suite() {
+  local sec=$1 build=$2 label=$3 asan=$4 gate=$5 t b locks prio
   for t in "$build"/tests/test-*; do
     [ -x "$t" ] && [ -f "$t" ] || continue
-    run_tap "$label unit/$(basename "$t")" "$t"
+    add_job "$sec" "$label unit/$(basename "$t")" tap "$t" "$build" "$asan" "$gate" "" 0
   done
   for t in tests/integration/t*.t; do
     [ -f "$t" ] || continue
+    b=$(basename "$t")
     case "$label:$ASAN_SKIP" in
-      asan:*" $(basename "$t") "*) echo "skip  $label $(basename "$t") (see ASAN_SKIP)"; continue ;;
+      asan:*" $b "*) add_job "$sec" "$label $b (see ASAN_SKIP)" skip "" "" 0 "" "" 0; continue ;;
     esac
-    TY_BUILD_DIR="$(abspath "$build")" TY_SOURCE_DIR="$PWD" run_tap "$label $(basename "$t")" sh "$t"
+    locks=$(locks_of "$b") prio=10
+    case "$locks" in *slurm*) prio=20 ;; esac
+    case "$locks" in *podman*) prio=30 ;; esac
+    add_job "$sec" "$label $b" tap "sh $t" "$build" "$asan" "$gate" "$locks" "$prio"
   done
 }
 
-echo "== normal build ($BUILD)"
-run_suite "$BUILD" "build"
-
-echo "== AddressSanitizer + UBSan build ($ASAN_BUILD)"
-if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
-  meson setup "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dbuildtype=debug >/dev/null || { echo "FAIL  asan setup"; failed=$((failed + 1)); }
-fi
-if ninja -C "$ASAN_BUILD" >"$logdir/asan-build.log" 2>&1; then
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
-  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_suite "$ASAN_BUILD" "asan"
-  unset ASAN_OPTIONS UBSAN_OPTIONS
-else
-  echo "FAIL  asan build"; cat "$logdir/asan-build.log"; failed=$((failed + 1))
-fi
-
-echo "== fuzz ($FUZZ_BUILD, ${FUZZ_SECONDS}s per target)"
-if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
-  # fuzzer-no-link instruments the library too, so coverage guides the search through it.
-  CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_lundef=false \
-    -Db_sanitize=address,undefined -Dc_args=-fsanitize=fuzzer-no-link >/dev/null \
-    || { echo "FAIL  fuzz setup"; failed=$((failed + 1)); }
-fi
-if ninja -C "$FUZZ_BUILD" >"$logdir/fuzz-build.log" 2>&1; then
+# add_fuzz SECTION: one job per fuzz target of FUZZ_BUILD.
+add_fuzz() {
+  local f
   for f in "$FUZZ_BUILD"/fuzz/fuzz-*; do
     [ -x "$f" ] && [ -f "$f" ] || continue
-    name=$(basename "$f"); corpus="fuzz/corpus/${name#fuzz-}"
-    dict=()
-    if [ -f "fuzz/${name#fuzz-}.dict" ]; then dict=(-dict="fuzz/${name#fuzz-}.dict"); fi
-    work=$(mktemp -d "$logdir/corpus.XXXXXX")
-    if "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
-         -artifact_prefix="$logdir/" "$work" "$corpus" >"$logdir/$name.log" 2>&1; then
-      echo "ok    fuzz/$name ($(grep -oE 'stat::number_of_executed_units: [0-9]+' "$logdir/$name.log" | awk '{print $2}') execs)"
-      passed=$((passed + 1))
-    else
-      echo "FAIL  fuzz/$name"; tail -40 "$logdir/$name.log"; failed=$((failed + 1))
-      failures+=("fuzz/$name")
-    fi
+    add_job "$1" "fuzz/$(basename "$f")" fuzz "$f" "" 0 "" "" 5
   done
-else
-  echo "FAIL  fuzz build"; cat "$logdir/fuzz-build.log"; failed=$((failed + 1))
-fi
+}
 
-echo "== style (scripts/check-style.sh)"
-if scripts/check-style.sh >"$logdir/style.log" 2>&1; then
-  echo "ok    style: formatting, banned functions, no sleep in src/lib"
-  passed=$((passed + 1))
-else
-  echo "FAIL  style"; sed 's/^/    /' "$logdir/style.log"; failed=$((failed + 1))
-  failures+=("style")
-fi
+# ---- running one job (in a background subshell) ------------------------------------------
+
+# build_tree NAME: configure (on first use) and build the ASan or fuzz tree. The ASan build
+# gates half of the Podman chain: it runs at full priority. The fuzz build (its programs are
+# short) is niced, to take the time the tests leave free.
+build_tree() {
+  case "$1" in
+    asan)
+      if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
+        meson setup "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false \
+          -Dbuildtype=debug || return 1
+      fi
+      ninja -C "$ASAN_BUILD"
+      ;;
+    fuzz)
+      if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
+        # fuzzer-no-link instruments the library too, so coverage guides the search through it.
+        CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_lundef=false \
+          -Db_sanitize=address,undefined -Dc_args=-fsanitize=fuzzer-no-link || return 1
+      fi
+      nice -n 10 ninja -C "$FUZZ_BUILD"
+      ;;
+  esac
+}
+
+# fuzz_one TARGET: run TARGET for FUZZ_SECONDS on its corpus (new inputs to a scratch dir).
+fuzz_one() {
+  local f=$1 name corpus work dict=()
+  name=$(basename "$f") corpus="fuzz/corpus/${name#fuzz-}"
+  if [ -f "fuzz/${name#fuzz-}.dict" ]; then dict=(-dict="fuzz/${name#fuzz-}.dict"); fi
+  work=$(mktemp -d "$logdir/corpus.XXXXXX")
+  "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "${dict[@]}" -artifact_prefix="$logdir/$name-" "$work" "$corpus"
+}
+
+run_job() {
+  local id=$1 start rc
+  start=$(date +%s.%N)
+  case "${J_KIND[id]}" in
+    tap)
+      if [ "${J_ASAN[id]}" = 1 ]; then
+        export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+        export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+      fi
+      # shellcheck disable=SC2086 # "sh SCRIPT" or a path
+      TY_BUILD_DIR="$(abspath "${J_BUILD[id]}")" TY_SOURCE_DIR="$PWD" ${J_CMD[id]} </dev/null
+      ;;
+    fuzz) fuzz_one "${J_CMD[id]}" </dev/null ;;
+    style) scripts/check-style.sh </dev/null ;;
+    build) build_tree "${J_CMD[id]}" </dev/null ;;
+  esac >"$logdir/$id.log" 2>&1
+  rc=$?
+  # the CPU seconds of the job's processes (those it waited for), for times.txt: `times` in
+  # this shell (in a pipe or $(...) it would be a child's, with no children)
+  times >"$logdir/res/$id.cpu"
+  echo "$rc $start $(date +%s.%N) $(tail -1 "$logdir/res/$id.cpu" | awk '{ gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }')" >"$logdir/res/$id"
+}
+
+# ---- scheduling -------------------------------------------------------------------------
+
+# ready ID: the job may start now (its build done, its locks free).
+ready() {
+  local id=$1 l
+  [ "${J_STATE[id]}" = wait ] || return 1
+  if [ -n "${J_GATE[id]}" ] && [ "${GATE[${J_GATE[id]}]}" != ok ]; then return 1; fi
+  for l in ${J_LOCKS[id]}; do [ -z "${HELD[$l]:-}" ] || return 1; done
+}
+
+start_job() {
+  local id=$1 l
+  for l in ${J_LOCKS[id]}; do HELD[$l]=$id; done
+  J_STATE[id]=run
+  run_job "$id" &
+  PID_JOB[$!]=$id
+  # builds run beside the tests (niced): they do not take a place of JOBS
+  [ "${J_KIND[id]}" = build ] || running=$((running + 1))
+}
+
+# schedule: start the ready jobs of highest priority (the first of equals) while places are free.
+schedule() {
+  local id best
+  while [ "$running" -lt "$JOBS" ]; do
+    best=
+    for ((id = 0; id < ${#J_NAME[@]}; id++)); do
+      [ "${J_KIND[id]}" = build ] && continue
+      ready "$id" || continue
+      if [ -z "$best" ] || [ "${J_PRIO[id]}" -gt "${J_PRIO[best]}" ]; then best=$id; fi
+    done
+    [ -n "$best" ] || return 0
+    start_job "$best"
+  done
+}
+
+# finish PID: the job of PID ended: free its locks; a build opens its section's programs.
+finish() {
+  local id=${PID_JOB[$1]} l rc
+  unset "PID_JOB[$1]"
+  J_STATE[id]=done
+  for l in ${J_LOCKS[id]}; do unset "HELD[$l]"; done
+  if [ "${J_KIND[id]}" != build ]; then
+    running=$((running - 1))
+    return
+  fi
+  rc=1
+  [ -f "$logdir/res/$id" ] && read -r rc _ <"$logdir/res/$id"
+  case "${J_CMD[id]}" in
+    asan)
+      if [ "$rc" = 0 ]; then GATE[asan]=ok; add_suite 1 "$ASAN_BUILD" asan 1 asan; else GATE[asan]=failed; fi
+      S_OPEN[1]=0
+      start_job "$FUZZ_JOB" # one build at a time: they compete for the same cores
+      ;;
+    fuzz)
+      if [ "$rc" = 0 ]; then GATE[fuzz]=ok; add_fuzz 2; else GATE[fuzz]=failed; fi
+      S_OPEN[2]=0
+      ;;
+  esac
+}
+
+# ---- the report -------------------------------------------------------------------------
+
+# report ID: the job's line(s), counted.
+report() {
+  local id=$1 log="$logdir/$1.log" rc=1 t0 t1 cpu secs p f s
+  if [ -f "$logdir/res/$id" ]; then read -r rc t0 t1 cpu <"$logdir/res/$id"; fi
+  secs=$(awk -v a="${t0:-0}" -v b="${t1:-0}" 'BEGIN { printf "%.1f", b - a }')
+  if [ "${J_KIND[id]}" != skip ]; then
+    busy_total=$(awk -v a="$busy_total" -v b="$secs" 'BEGIN { print a + b }')
+    awk -v a="${t0:-0}" -v b="${t1:-0}" -v s="$t_start" -v c="${cpu:-0}" -v n="${J_NAME[id]}" \
+      'BEGIN { printf "%7.1f %7.1f %6.1f %7.1f  %s\n", a - s, b - s, b - a, c, n }' >>"$logdir/times.txt"
+  fi
+  case "${J_KIND[id]}" in
+    skip) echo "skip  ${J_NAME[id]}" ;;
+    build)
+      if [ "$rc" = 0 ]; then
+        printf 'ok    %-48s      built (%ss)\n' "${J_NAME[id]}" "$secs"
+      else
+        echo "FAIL  ${J_NAME[id]}"; cat "$log"; failed=$((failed + 1)); failures+=("${J_NAME[id]}")
+      fi
+      ;;
+    tap)
+      p=$(grep -cE '^ok [0-9]+' "$log" | head -1)
+      s=$(grep -cE '^ok [0-9]+.*# *(SKIP|skip)' "$log" | head -1)
+      f=$(grep -cE '^not ok [0-9]+' "$log" | head -1)
+      p=$((p - s))
+      if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$rc" -ne 77 ]; then f=1; fi
+      passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+      if [ "$f" -gt 0 ]; then
+        failures+=("${J_NAME[id]}")
+        echo "FAIL  ${J_NAME[id]} ($p passed, $f failed, exit $rc, ${secs}s)"
+        sed 's/^/    /' "$log"
+      else
+        printf 'ok    %-48s %4d passed%s (%ss)\n' "${J_NAME[id]}" "$p" \
+          "$([ "$s" -gt 0 ] && echo ", $s skipped")" "$secs"
+      fi
+      ;;
+    fuzz)
+      if [ "$rc" = 0 ]; then
+        echo "ok    ${J_NAME[id]} ($(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | awk '{print $2}') execs)"
+        passed=$((passed + 1))
+      else
+        echo "FAIL  ${J_NAME[id]}"; tail -40 "$log"; failed=$((failed + 1)); failures+=("${J_NAME[id]}")
+      fi
+      ;;
+    style)
+      if [ "$rc" = 0 ]; then
+        echo "ok    style: formatting, banned functions, no sleep in src/lib"
+        passed=$((passed + 1))
+      else
+        echo "FAIL  style"; sed 's/^/    /' "$log"; failed=$((failed + 1)); failures+=("style")
+      fi
+      ;;
+  esac
+}
+
+# print_ready: report every ended job not reported yet whose predecessors in the report
+# order are reported (the report's order does not depend on the order jobs ended in).
+P_SEC=0 P_POS=0 P_HEAD=0
+print_ready() {
+  local ids id
+  while [ "$P_SEC" -lt "${#S_TITLE[@]}" ]; do
+    if [ "$P_HEAD" = 0 ]; then echo "${S_TITLE[P_SEC]}"; P_HEAD=1; fi
+    read -ra ids <<<"${S_JOBS[P_SEC]:-}"
+    while [ "$P_POS" -lt "${#ids[@]}" ]; do
+      id=${ids[P_POS]}
+      [ "${J_STATE[id]}" = done ] || return 0
+      report "$id"
+      P_POS=$((P_POS + 1))
+    done
+    [ "${S_OPEN[P_SEC]}" = 0 ] || return 0
+    P_SEC=$((P_SEC + 1)) P_POS=0 P_HEAD=0
+  done
+}
+
+# ---- main -------------------------------------------------------------------------------
+
+# Each job in a process group of its own, so that an interrupted run stops whole test trees.
+set -m
+stop_all() {
+  local pid
+  for pid in "${!PID_JOB[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+  echo "run-tests: interrupted; logs: $logdir" >&2
+  exit 130
+}
+trap stop_all INT TERM
+
+S_TITLE[0]="== normal build ($BUILD)" S_OPEN[0]=0
+S_TITLE[1]="== AddressSanitizer + UBSan build ($ASAN_BUILD)" S_OPEN[1]=1
+S_TITLE[2]="== fuzz ($FUZZ_BUILD, ${FUZZ_SECONDS}s per target)" S_OPEN[2]=1
+S_TITLE[3]="== style (scripts/check-style.sh)" S_OPEN[3]=0
+GATE[asan]=pending GATE[fuzz]=pending
+add_suite 0 "$BUILD" build 0 ""
+add_job 1 "asan build" build asan "" 0 "" "" 0
+ASAN_JOB=$((${#J_NAME[@]} - 1))
+add_job 2 "fuzz build" build fuzz "" 0 "" "" 0
+FUZZ_JOB=$((${#J_NAME[@]} - 1))
+add_job 3 style style "" "" 0 "" "" 1
+
+start_job "$ASAN_JOB"
+while :; do
+  schedule
+  print_ready
+  [ "${#PID_JOB[@]}" -gt 0 ] || break
+  pid=
+  wait -n -p pid
+  if [ -n "$pid" ] && [ -n "${PID_JOB[$pid]:-}" ]; then finish "$pid"; fi
+done
+print_ready
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "failed: ${failures[*]}"
 fi
-echo "logs: $logdir"
+awk -v a="$t_start" -v b="$(date +%s.%N)" -v busy="$busy_total" -v j="$JOBS" \
+  'BEGIN { printf "wall: %.0fs (%d at a time; the programs and builds ran %.0fs in all)\n", b - a, j, busy }'
+echo "logs: $logdir (times.txt: start, end, seconds and CPU seconds of each program)"
 if [ "$skipped" -gt 0 ]; then
   echo "$passed passed, $failed failed, $skipped skipped"
 else

@@ -3,7 +3,7 @@
 # `local train` jobs. Every test also checks that no process of the job survives.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-M=$$ # a marker unique to this test run, put into every replica's command line
+M=$RUN_ID # a marker unique to this test run, put into every replica's command line
 
 test_expect_success 'a ps that never exits is torn down after the master succeeds' '
   write_job job.json "if [ \$(echo \$CLUSTER_SPEC | grep -c \"type\\\":\\\"ps\") = 1 ]; then exec sleep 900.$M; fi; sleep 0.3" 1 2 &&

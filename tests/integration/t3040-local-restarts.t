@@ -6,26 +6,39 @@
 # can count runs and check that a restarted replica got the same environment byte for byte.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-M=$$ # a marker unique to this test run, put into long-running replicas' command lines
+M=$RUN_ID # a marker unique to this test run, put into long-running replicas' command lines
 
 cat >"$TEST_DIR/replica.sh" <<'SH'
 #!/bin/sh
-# replica.sh MODE DIR MARKER: record this run, then behave as MODE says.
+# replica.sh MODE DIR MARKER: record this run, then behave as MODE says. A replica whose end
+# the test counts on its peers having run first waits for their records (not for a time: a
+# loaded machine starts them late).
 mode=$1 dir=$2 m=$3
 t=$(printf '%s' "$TF_CONFIG" | sed -n 's/.*"task":{"type":"\([a-z]*\)","index":\([0-9]*\)}.*/\1\2/p')
 n=$(($(cat "$dir/$t.runs" 2>/dev/null | wc -l) + 1)) # this run's number
 printf '%s\n' "$CLUSTER_SPEC $TF_CONFIG" | md5sum | cut -c1-32 >>"$dir/$t.runs"
+# wait_lines N FILE...: until every FILE in DIR has N lines (30 s at most)
+wait_lines() {
+  want=$1 i=0
+  shift
+  for f in "$@"; do
+    while [ "$(cat "$dir/$f" 2>/dev/null | wc -l)" -lt "$want" ] && [ $i -lt 600 ]; do
+      sleep 0.05
+      i=$((i + 1))
+    done
+  done
+}
 case $mode.$t in
   kill-once.worker0) [ "$n" = 1 ] && kill -9 $$; exec sleep "900.$m" ;;
-  kill-once.master0) sleep 1.5; exit 0 ;;
+  kill-once.master0) wait_lines 2 worker0.runs; exit 0 ;;
   exit3.worker0) exit 3 ;;
-  crash-once.master0) if [ "$n" = 1 ]; then sleep 0.3; exit 139; fi; sleep 1; exit 0 ;;
-  always-killed.worker0) [ $(((n - 1) % 6)) = 0 ] && sleep 0.3; kill -9 $$ ;; # its peers ran
-  killed-each-attempt.worker0) sleep 0.3; kill -9 $$ ;;
+  crash-once.master0) wait_lines "$n" worker0.runs worker1.runs ps0.runs; [ "$n" = 1 ] && exit 139; exit 0 ;;
+  always-killed.worker0) [ $(((n - 1) % 6)) = 0 ] && wait_lines $(((n - 1) / 6 + 1)) master0.runs; kill -9 $$ ;;
+  killed-each-attempt.worker0) wait_lines "$n" master0.runs ps0.runs; kill -9 $$ ;;
   slowly-killed.worker0) sleep 0.5; kill -9 $$ ;;
-  stubborn.ps0|crash-stubborn.ps0) trap "" TERM; sleep "900.$m" & wait; wait ;;
-  crash-stubborn.master0) sleep 0.3; exit 139 ;;
-  stubborn.master0) sleep 0.5; exit 0 ;;
+  stubborn.ps0|crash-stubborn.ps0) trap "" TERM; echo armed >>"$dir/$t.armed"; sleep "900.$m" & wait; wait ;;
+  crash-stubborn.master0) wait_lines 1 ps0.armed; exit 139 ;;
+  stubborn.master0) wait_lines 1 worker0.runs worker1.runs ps0.armed; exit 0 ;;
 esac
 exec sleep "900.$m"
 SH

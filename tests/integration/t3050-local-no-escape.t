@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib/test-lib.sh"
 cd "$TEST_DIR" || exit 1 # the set-up below writes job files here, not where the test was started
 
-M=$$
+M=$RUN_ID
 SUP="$TY_BUILD_DIR/bin/trainyard-supervisor"
 FREEZER=/sys/fs/cgroup/freezer
 MEMCG=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory:\(.*\)/\1/p' /proc/self/cgroup)

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
-M=$$
+M=$RUN_ID
 SVC="$TEST_DIR/svc"
 
 # start_daemon LOG_NAME [ARGS...]: a daemon on the shared state directory $SVC.

@@ -13,7 +13,7 @@ if [ ! -x "$TRAINYARDD" ]; then
   exit 0
 fi
 
-M=$$
+M=$RUN_ID
 TAB=$(printf "\t")
 # A stable, known environment for the CLI: UTC times, no user config, no inherited settings.
 export TZ=UTC

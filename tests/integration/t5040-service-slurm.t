@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/slurm-cluster.sh"
 
-M=$$
+M=$RUN_ID
 if ! slurm_cluster_check; then
   test_skip "service on slurm" "$TY_SLURM_SKIP_REASON"
   test_done

@@ -9,7 +9,7 @@
 # `jobs describe` and `jobs stream-logs`.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-M=$$
+M=$RUN_ID
 SVC="$TEST_DIR/svc"
 # A long grace period: a supervisor is killed while it waits for a replica to stop (test 4).
 trainyardd_start svc --grace-period 30 || { echo "Bail out! trainyardd did not start"; exit 1; }

@@ -11,7 +11,7 @@
 
 TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
 SUPERVISOR="$TY_BUILD_DIR/bin/trainyard-supervisor"
-M=$$
+M=$RUN_ID
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "1..0 # SKIP needs root: the user mapping only applies to a trainyardd running as root"
@@ -40,11 +40,11 @@ refused_well() {
   json_get out.json 'd["error"]["message"]' | grep -q -- "--allow-root-jobs"
 }
 
-cat >tokens <<EOF
+cat >"$TEST_DIR/tokens" <<EOF
 tok-aaaaaaaaaaaaaaaa pa
 tok-bbbbbbbbbbbbbbbb pb
 EOF
-mv tokens "$TEST_DIR/tokens" && chmod 600 "$TEST_DIR/tokens"
+chmod 600 "$TEST_DIR/tokens"
 
 # --- a root daemon without a mapping ----------------------------------------------------
 trainyardd_start plain --max-running-jobs 0 && PLAIN=$TYD_URL || PLAIN=

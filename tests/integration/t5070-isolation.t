@@ -7,7 +7,7 @@
 # the other project is changed.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-M=$$
+M=$RUN_ID
 TA=tok-a-$M-aaaaaaaaaaaaaaaa
 TB=tok-b-$M-bbbbbbbbbbbbbbbb
 printf '%s pa\n%s pb\n' "$TA" "$TB" >"$TEST_DIR/tokens" && chmod 600 "$TEST_DIR/tokens"

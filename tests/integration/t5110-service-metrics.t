@@ -9,7 +9,7 @@
 # --auth-tokens only a token for every project ('*') may read it.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-M=$$
+M=$RUN_ID
 CHECK="$PYTHON $TY_SOURCE_DIR/tests/integration/metrics-check.py"
 # The scheduler's metrics come with the scheduler (and its --shortest-max-wait-time).
 SCHED=no

@@ -5,7 +5,7 @@
 # trials, maxFailedTrials, grid search, and cancellation.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-M=$$ # a marker unique to this test run, put into sleeping replicas' command lines
+M=$RUN_ID # a marker unique to this test run, put into sleeping replicas' command lines
 export SEEN="$TEST_DIR/seen"
 
 # The training program: records what it got in $SEEN/<trial>.json, then reports

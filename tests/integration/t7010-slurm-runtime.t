@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib/slurm-cluster.sh"
 
 PROBE="$TY_SOURCE_DIR/tests/integration/replica-probe.py"
-M=$$
+M=$RUN_ID
 if ! slurm_cluster_check; then
   test_skip "slurm runtime" "$TY_SLURM_SKIP_REASON"
   test_done

@@ -17,13 +17,20 @@ export TRAINYARD_HOME="$TEST_DIR/state"
 export PATH="$TY_BUILD_DIR/bin:$TY_BUILD_DIR/examples/digits:$PATH"
 # Debian's interpreter first: a version-manager shim on PATH can cost a second per start.
 if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
+# RUN_ID: this script's PID in 7 digits, a marker unique to the run (M=$RUN_ID in the scripts,
+# put into replicas' command lines). Scripts run concurrently (scripts/run-tests.sh): a bare
+# PID could be the start of another run's (123 of 1234), so that `no_procs "sleep 900.$M"`
+# would count the other run's processes; PIDs of 7 digits cannot.
+RUN_ID=$(printf '%07d' $$)
 test_count=0
 test_failed=0
 
-# Usage: test_expect_success DESCRIPTION BODY
+# Usage: test_expect_success DESCRIPTION BODY   (after its result line, a comment with the
+# seconds it took: what to look at when a script is slow)
 test_expect_success() {
   test_count=$((test_count + 1))
-  local out="$TEST_DIR/test-$test_count.out"
+  local out="$TEST_DIR/test-$test_count.out" t0 ms
+  t0=$(date +%s%N)
   if (cd "$TEST_DIR" && set -e && eval "$2") >"$out" 2>&1; then
     echo "ok $test_count - $1"
   else
@@ -31,6 +38,8 @@ test_expect_success() {
     echo "not ok $test_count - $1"
     sed 's/^/#   /' "$out"
   fi
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  printf '# %d.%03d s\n' $((ms / 1000)) $((ms % 1000))
 }
 
 # Usage: test_skip DESCRIPTION REASON
