@@ -45,17 +45,23 @@ case "$JOBS" in '' | *[!0-9]* | 0) echo "run-tests: --jobs: expected a number fr
 # t5000's and t5050's).
 # t4050's init (HostConfig.Init) is in every create body of t4000, and its fallback in
 # test-container-engine; its time goes to Podman.
+# t5120's and t5130's time goes to Chromium drawing the dashboard; the daemon's code they
+# drive (its files, /v1/projects, transitions, replicas) runs under the sanitizers in t5000,
+# t5070 and test-route.
 ASAN_SKIP=" t3030-pytorch.t t4020-container-pytorch.t t4040-container-restarts.t t4050-container-init.t"
-ASAN_SKIP="$ASAN_SKIP t7020-slurm-netns.t t3050-local-no-escape.t t5080-service-disk-full.t t5090-service-kill-loop.t "
+ASAN_SKIP="$ASAN_SKIP t7020-slurm-netns.t t3050-local-no-escape.t t5080-service-disk-full.t t5090-service-kill-loop.t"
+ASAN_SKIP="$ASAN_SKIP t5120-dashboard.t t5130-dashboard-tuning.t "
 
 # locks_of SCRIPT: what the integration script shares machine-wide, one lock each. Podman's
 # containers, networks, images and service (t4*, t5020, t7010's replicas in images); the
 # simulated Slurm clusters' checks that no launcher, slurmstepd or Slurm job is left (t7*,
 # t5040); and the script itself, never run in both builds at once (its fixed names: markers,
-# job ids, /tmp files).
+# job ids, /tmp files). The browser tests (t5120, t5130) one at a time: a Chromium each is
+# most of the machine's CPU.
 locks_of() {
   local t=$1 l="script:$1"
   case "$t" in t4*.t | t5020-*.t | t7010-*.t) l="$l podman" ;; esac
+  case "$t" in t5120-*.t | t5130-*.t) l="$l browser" ;; esac
   case "$t" in t7*.t | t5040-*.t) l="$l slurm" ;; esac
   echo "$l"
 }
@@ -105,6 +111,7 @@ add_suite() {
       asan:*" $b "*) add_job "$sec" "$label $b (see ASAN_SKIP)" skip "" "" 0 "" "" 0; continue ;;
     esac
     locks=$(locks_of "$b") prio=10
+    case "$locks" in *browser*) prio=15 ;; esac
     case "$locks" in *slurm*) prio=20 ;; esac
     case "$locks" in *podman*) prio=30 ;; esac
     add_job "$sec" "$label $b" tap "sh $t" "$build" "$asan" "$gate" "$locks" "$prio"
@@ -165,7 +172,9 @@ run_job() {
         export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
       fi
       # shellcheck disable=SC2086 # "sh SCRIPT" or a path
-      TY_BUILD_DIR="$(abspath "${J_BUILD[id]}")" TY_SOURCE_DIR="$PWD" ${J_CMD[id]} </dev/null
+      # TY_ARTIFACT_DIR: what a test keeps (the browser tests' screenshots), in the log dir
+      TY_BUILD_DIR="$(abspath "${J_BUILD[id]}")" TY_SOURCE_DIR="$PWD" \
+        TY_ARTIFACT_DIR="$logdir/artifacts/$id" ${J_CMD[id]} </dev/null
       ;;
     fuzz) fuzz_one "${J_CMD[id]}" </dev/null ;;
     style) scripts/check-style.sh </dev/null ;;
@@ -353,7 +362,8 @@ if [ ${#failures[@]} -gt 0 ]; then
 fi
 awk -v a="$t_start" -v b="$(date +%s.%N)" -v busy="$busy_total" -v j="$JOBS" \
   'BEGIN { printf "wall: %.0fs (%d at a time; the programs and builds ran %.0fs in all)\n", b - a, j, busy }'
-echo "logs: $logdir (times.txt: start, end, seconds and CPU seconds of each program)"
+echo "logs: $logdir (times.txt: start, end, seconds and CPU seconds of each program;"
+echo "  artifacts/: what tests kept, such as the dashboard's screenshots)"
 if [ "$skipped" -gt 0 ]; then
   echo "$passed passed, $failed failed, $skipped skipped"
 else

@@ -11,8 +11,8 @@
  * bare word or a "double-quoted string". ':' (has) compares case-insensitively and a '*' at
  * the end of its value matches any suffix; `labels:KEY` is true when the label exists.
  * Fields ending in "Time" compare as times, int64 fields numerically. A bare VALUE matches a
- * job whose id, state or any label value contains it (case-insensitive). docs/service.md#the-api has the
- * full description. */
+ * job whose id, state or any label value contains it (case-insensitive). docs/service.md#the-api
+ * has the full description. */
 #ifndef TY_JOBFILTER_H
 #define TY_JOBFILTER_H
 
