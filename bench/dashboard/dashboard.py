@@ -74,7 +74,7 @@ def first_load(port):
     """Bytes as served of the page and of what it loads at once; the tuning chunk's."""
     st, page = call(port, 'GET', '/', gz=True)
     html = gzip.decompress(page) if page[:2] == b'\x1f\x8b' else page
-    names = re.findall(rb'/static/([A-Za-z0-9._-]+)', html)
+    names = re.findall(rb'(?:src|href)="/static/([A-Za-z0-9._-]+)"', html)
     total, rows = len(page), [('index.html', len(page))]
     for n in dict.fromkeys(names):
         st, data = call(port, 'GET', '/static/' + n.decode(), gz=True)

@@ -216,7 +216,7 @@ for own in PROJECTS:
 # 3. The health check and the dashboard's files answer anyone, and with nothing of a project.
 public = ["/healthz", "/"]
 st, page = request("GET", "/")
-public += [m.decode() for m in re.findall(rb'/static/[A-Za-z0-9._-]+', page)]
+public += [m.decode() for m in re.findall(rb'(?:src|href)="(/static/[A-Za-z0-9._-]+)"', page)]
 if len(public) < 4:
     failures.append("the dashboard's page names fewer than 2 files: %r" % page[:300])
 for path in public:
