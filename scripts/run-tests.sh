@@ -202,10 +202,13 @@ ready() {
 # take_machine ID: take the machine-wide locks of the job without waiting; false (holding none
 # of them) when another run holds one.
 take_machine() {
-  local id=$1 l fd taken=
+  local id=$1 l fd f taken=
   for l in ${J_LOCKS[id]}; do
     case "$MACHINE_LOCKS" in *" $l "*) ;; *) continue ;; esac
-    exec {fd}>>"$LOCKDIR/trainyard-tests-$l.lock"
+    f="$LOCKDIR/trainyard-tests-$l.lock"
+    [ -e "$f" ] || (umask 0 && : >>"$f") 2>/dev/null # every user's runs lock it
+    # a lock file this user cannot read: this run's own lock only
+    { exec {fd}<"$f"; } 2>/dev/null || continue
     if ! flock -n "$fd"; then
       exec {fd}>&-
       for l in $taken; do drop_machine "$l"; done
@@ -228,7 +231,7 @@ start_job() {
   J_STATE[id]=run
   run_job "$id" &
   PID_JOB[$!]=$id
-  # builds run beside the tests (niced): they do not take a place of JOBS
+  # builds run beside the tests: they do not take a place of JOBS
   [ "${J_KIND[id]}" = build ] || running=$((running + 1))
 }
 
