@@ -11,10 +11,11 @@
 #
 # The programs run JOBS at a time (--jobs, default 2), each with its output in its own log;
 # the report is printed in a fixed order (the order above), whatever order they ran in. The
-# ASan and fuzz builds run in the background (niced) while the normal build's tests run; their
-# programs start once their build is done. Programs that share something machine-wide never
-# overlap (docs/internals/testing.md, "Running concurrently"): each script holds the locks
-# that locks_of() gives it. Chains of locked scripts are started first (they are the longest).
+# ASan build, then the (niced) fuzz build, run in the background while the normal build's
+# tests run; their programs start once their build is done. Programs that share something
+# machine-wide never overlap (docs/internals/testing.md, "Running concurrently"): each script
+# holds the locks that locks_of() gives it, Podman's and Slurm's also against other runs of
+# this script on the machine (flock). The Podman chain starts first (it is the longest).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,6 +85,14 @@ declare -A GATE=()     # build name -> pending, ok, failed
 declare -A HELD=()     # lock -> job id holding it
 declare -A PID_JOB=()  # pid -> job id
 running=0
+# The locks another run of this script on the same machine (another checkout, another user of
+# it) must respect too: held with flock on a file in LOCKDIR, by this script's own process.
+MACHINE_LOCKS=" podman slurm "
+LOCKDIR=/run/lock
+[ -d "$LOCKDIR" ] && [ -w "$LOCKDIR" ] || LOCKDIR=${TMPDIR:-/tmp}
+declare -A LOCK_FD=()  # machine-wide lock held -> its file descriptor
+declare -A TOLD=()     # machine-wide lock another run held, said once
+ext_wait=0 timer=      # a job waits for another run's lock: wake up every 2 s (timer: sleep's pid)
 
 # add_job SECTION NAME KIND CMD BUILD ASAN GATE LOCKS PRIO
 add_job() {
@@ -163,7 +172,9 @@ fuzz_one() {
 }
 
 run_job() {
-  local id=$1 start rc
+  local id=$1 start rc fd
+  # the locks stay with this script's process, not with the tests' daemons
+  for fd in "${LOCK_FD[@]}"; do exec {fd}>&-; done
   start=$(date +%s.%N)
   case "${J_KIND[id]}" in
     tap)
@@ -197,28 +208,68 @@ ready() {
   for l in ${J_LOCKS[id]}; do [ -z "${HELD[$l]:-}" ] || return 1; done
 }
 
+# take_machine ID: take the machine-wide locks of the job without waiting; false (holding none
+# of them) when another run holds one.
+take_machine() {
+  local id=$1 l fd f taken=
+  for l in ${J_LOCKS[id]}; do
+    case "$MACHINE_LOCKS" in *" $l "*) ;; *) continue ;; esac
+    f="$LOCKDIR/trainyard-tests-$l.lock"
+    [ -e "$f" ] || (umask 0 && : >>"$f") 2>/dev/null # every user's runs lock it
+    # a lock file this user cannot read: this run's own lock only
+    { exec {fd}<"$f"; } 2>/dev/null || continue
+    if ! flock -n "$fd"; then
+      exec {fd}>&-
+      for l in $taken; do drop_machine "$l"; done
+      return 1
+    fi
+    LOCK_FD[$l]=$fd taken="$taken $l"
+  done
+}
+
+drop_machine() {
+  local fd=${LOCK_FD[$1]:-}
+  [ -n "$fd" ] || return 0
+  exec {fd}>&-
+  unset "LOCK_FD[$1]"
+}
+
 start_job() {
   local id=$1 l
   for l in ${J_LOCKS[id]}; do HELD[$l]=$id; done
   J_STATE[id]=run
   run_job "$id" &
   PID_JOB[$!]=$id
-  # builds run beside the tests (niced): they do not take a place of JOBS
+  # builds run beside the tests: they do not take a place of JOBS
   [ "${J_KIND[id]}" = build ] || running=$((running + 1))
 }
 
-# schedule: start the ready jobs of highest priority (the first of equals) while places are free.
+# schedule: start the ready jobs of highest priority (the first of equals) while places are
+# free; a job whose machine-wide lock another run holds is passed over (ext_wait=1) this time.
 schedule() {
-  local id best
+  local id best l
+  local -A passed=()
+  ext_wait=0
   while [ "$running" -lt "$JOBS" ]; do
     best=
     for ((id = 0; id < ${#J_NAME[@]}; id++)); do
       [ "${J_KIND[id]}" = build ] && continue
-      ready "$id" || continue
+      [ -z "${passed[$id]:-}" ] && ready "$id" || continue
       if [ -z "$best" ] || [ "${J_PRIO[id]}" -gt "${J_PRIO[best]}" ]; then best=$id; fi
     done
     [ -n "$best" ] || return 0
-    start_job "$best"
+    if take_machine "$best"; then
+      start_job "$best"
+      continue
+    fi
+    passed[$best]=1 ext_wait=1
+    for l in ${J_LOCKS[best]}; do
+      case "$MACHINE_LOCKS" in *" $l "*) ;; *) continue ;; esac
+      if [ -z "${TOLD[$l]:-}" ] && [ -z "${LOCK_FD[$l]:-}" ]; then
+        echo "run-tests: another run holds $LOCKDIR/trainyard-tests-$l.lock: its $l scripts wait" >&2
+        TOLD[$l]=1
+      fi
+    done
   done
 }
 
@@ -227,7 +278,7 @@ finish() {
   local id=${PID_JOB[$1]} l rc
   unset "PID_JOB[$1]"
   J_STATE[id]=done
-  for l in ${J_LOCKS[id]}; do unset "HELD[$l]"; done
+  for l in ${J_LOCKS[id]}; do unset "HELD[$l]"; drop_machine "$l"; done
   if [ "${J_KIND[id]}" != build ]; then
     running=$((running - 1))
     return
@@ -350,11 +401,17 @@ start_job "$ASAN_JOB"
 while :; do
   schedule
   print_ready
-  [ "${#PID_JOB[@]}" -gt 0 ] || break
+  if [ "$ext_wait" = 1 ] && [ -z "$timer" ]; then
+    (for fd in "${LOCK_FD[@]}"; do exec {fd}>&-; done; exec sleep 2) &
+    timer=$!
+  fi
+  [ "${#PID_JOB[@]}" -gt 0 ] || [ "$ext_wait" = 1 ] || break
   pid=
   wait -n -p pid
+  if [ -n "$pid" ] && [ "$pid" = "$timer" ]; then timer=; fi
   if [ -n "$pid" ] && [ -n "${PID_JOB[$pid]:-}" ]; then finish "$pid"; fi
 done
+[ -z "$timer" ] || kill "$timer" 2>/dev/null
 print_ready
 
 if [ ${#failures[@]} -gt 0 ]; then

@@ -183,20 +183,17 @@ test_expect_success 'queued-not-forgotten: a job that cannot start waits at its 
   body first "true" && test "$(api POST /v1/projects/p1/jobs first.body)" = 200 &&
   wait_for 20 state_is first SUCCEEDED &&
   mkdir "$EXT/fill" && i=0 && while touch "$EXT/fill/$i" 2>/dev/null; do i=$((i + 1)); done && echo "$i inodes used up" &&
-  for j in k1 k2 k3; do body $j "echo out-$j-$M" && test "$(api POST /v1/projects/p1/jobs $j.body)" = 200; done &&
+  for j in k1 k2 k3; do body $j "echo out-$j-$M" && test "$(api POST /v1/projects/p1/jobs $j.body)" = 200 || exit 1; done &&
   wait_for 10 grep -q "its supervisor could not start it" ro.log &&
   # Every 2 s the daemon admits them again (jobPosition 0 while a supervisor tries, longer
-  # on a loaded machine) and puts them back: they are seen waiting at their places between.
-  in_place() {
-    for j in k1 k2 k3; do
-      state_is $j QUEUED && test "$(json_get $j.json "int(d[\"jobPosition\"])")" -ge 1 || return 1
-    done
-    test "$(json_get k1.json "int(d[\"jobPosition\"])")" = 1
-  } &&
-  sleep 1 && wait_for 10 in_place &&
+  # on a loaded machine) and puts them back: each is seen waiting at its place between.
+  at_place() { state_is $1 QUEUED && test "$(json_get $1.json "int(d[\"jobPosition\"])")" -ge "$2"; } &&
+  sleep 1 &&
+  for j in k1 k2 k3; do wait_for 10 at_place $j 1 || exit 1; done &&
+  wait_for 10 at_place k1 1 && test "$(json_get k1.json "int(d[\"jobPosition\"])")" = 1 &&
   test ! -e "$EXT/s/jobs/p1/k1" &&
   rm -rf "$EXT/fill" &&
-  for j in k1 k2 k3; do wait_for 20 state_is $j SUCCEEDED; done &&
+  for j in k1 k2 k3; do wait_for 20 state_is $j SUCCEEDED || exit 1; done &&
   curl -s "$URL/v1/projects/p1/jobs/k3/logs" | grep -q "out-k3-$M" &&
   test "$(json_get k1.json "d.get(\"attemptStatus\", {}).get(\"internalRetries\", 0)")" = 0
 '
