@@ -94,7 +94,7 @@ add_job() {
   local id=${#J_NAME[@]}
   J_NAME[id]=$2 J_KIND[id]=$3 J_CMD[id]=$4 J_BUILD[id]=$5 J_ASAN[id]=$6 J_GATE[id]=$7
   J_LOCKS[id]=$8 J_PRIO[id]=$9 J_STATE[id]=wait
-  [ "$3" = skip ] && J_STATE[id]=done
+  [ "$3" = skip ] && J_STATE[id]=ended
   S_JOBS[$1]="${S_JOBS[$1]:-} $id"
 }
 
@@ -210,7 +210,7 @@ ready() {
 # take_machine ID: take the machine-wide locks of the job without waiting; false (holding none
 # of them) when another run holds one.
 take_machine() {
-  local id=$1 l fd f taken=
+  local id=$1 l t fd f taken=
   for l in ${J_LOCKS[id]}; do
     case "$MACHINE_LOCKS" in *" $l "*) ;; *) continue ;; esac
     f="$LOCKDIR/trainyard-tests-$l.lock"
@@ -219,7 +219,7 @@ take_machine() {
     { exec {fd}<"$f"; } 2>/dev/null || continue
     if ! flock -n "$fd"; then
       exec {fd}>&-
-      for l in $taken; do drop_machine "$l"; done
+      for t in $taken; do drop_machine "$t"; done
       return 1
     fi
     LOCK_FD[$l]=$fd taken="$taken $l"
@@ -247,13 +247,13 @@ start_job() {
 # free; a job whose machine-wide lock another run holds is passed over (ext_wait=1) this time.
 schedule() {
   local id best l
-  local -A passed=()
+  local -A over=() # passed over this time
   ext_wait=0
   while [ "$running" -lt "$JOBS" ]; do
     best=
     for ((id = 0; id < ${#J_NAME[@]}; id++)); do
       [ "${J_KIND[id]}" = build ] && continue
-      [ -z "${passed[$id]:-}" ] && ready "$id" || continue
+      [ -z "${over[$id]:-}" ] && ready "$id" || continue
       if [ -z "$best" ] || [ "${J_PRIO[id]}" -gt "${J_PRIO[best]}" ]; then best=$id; fi
     done
     [ -n "$best" ] || return 0
@@ -261,7 +261,7 @@ schedule() {
       start_job "$best"
       continue
     fi
-    passed[$best]=1 ext_wait=1
+    over[$best]=1 ext_wait=1
     for l in ${J_LOCKS[best]}; do
       case "$MACHINE_LOCKS" in *" $l "*) ;; *) continue ;; esac
       if [ -z "${TOLD[$l]:-}" ] && [ -z "${LOCK_FD[$l]:-}" ]; then
@@ -276,7 +276,7 @@ schedule() {
 finish() {
   local id=${PID_JOB[$1]} l rc
   unset "PID_JOB[$1]"
-  J_STATE[id]=done
+  J_STATE[id]=ended
   for l in ${J_LOCKS[id]}; do unset "HELD[$l]"; drop_machine "$l"; done
   if [ "${J_KIND[id]}" != build ]; then
     running=$((running - 1))
@@ -365,7 +365,7 @@ print_ready() {
     read -ra ids <<<"${S_JOBS[P_SEC]:-}"
     while [ "$P_POS" -lt "${#ids[@]}" ]; do
       id=${ids[P_POS]}
-      [ "${J_STATE[id]}" = done ] || return 0
+      [ "${J_STATE[id]}" = ended ] || return 0
       report "$id"
       P_POS=$((P_POS + 1))
     done
