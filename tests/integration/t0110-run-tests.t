@@ -42,10 +42,14 @@ for s in t1000-plain t3030-pytorch t4000-pod1 t4010-pod2 t7000-slurm; do
 done
 stand_in "$T/tests/integration/t5000-fails.t" t5000-fails fail
 
-# The run, while "another run" holds the machine-wide Podman lock for its first 1.5 s.
+# The run, while "another run" holds the machine-wide Podman lock until t1000-plain (which
+# needs none) has run.
 : >"$EV"
-(flock 9 && echo "held $(date +%s%N)" >>"$EV" && sleep 1.5 && echo "released $(date +%s%N)" >>"$EV") \
-  9>"$TEST_DIR/locks/trainyard-tests-podman.lock" &
+(
+  flock 9 && echo "held $(date +%s%N)" >>"$EV" && i=0 &&
+    while ! grep -q "^end t1000-plain normal" "$EV" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done &&
+    echo "released $(date +%s%N)" >>"$EV"
+) 9>"$TEST_DIR/locks/trainyard-tests-podman.lock" &
 wait_for 10 grep -q held "$EV"
 (cd "$T" && TY_TEST_LOCKDIR="$TEST_DIR/locks" TY_TEST_JOBS=2 scripts/run-tests.sh) \
   >"$TEST_DIR/out" 2>"$TEST_DIR/err"
