@@ -45,11 +45,11 @@ case "$JOBS" in '' | *[!0-9]* | 0) echo "run-tests: --jobs: expected a number fr
 # test-logs-full); t5090's to the kill loop's store locks and restarts (the daemon's paths are
 # t5000's and t5050's).
 # t4050's init (HostConfig.Init) is in every create body of t4000, and its fallback in
-# test-container-engine; its time goes to Podman.
+# test-container-engine; its time goes to Podman. t0110 tests this script (no C code).
 # t5120's and t5130's time goes to Chromium drawing the dashboard; the daemon's code they
 # drive (its files, /v1/projects, transitions, replicas) runs under the sanitizers in t5000,
 # t5070 and test-route.
-ASAN_SKIP=" t3030-pytorch.t t4020-container-pytorch.t t4040-container-restarts.t t4050-container-init.t"
+ASAN_SKIP=" t0110-run-tests.t t3030-pytorch.t t4020-container-pytorch.t t4040-container-restarts.t t4050-container-init.t"
 ASAN_SKIP="$ASAN_SKIP t7020-slurm-netns.t t3050-local-no-escape.t t5080-service-disk-full.t t5090-service-kill-loop.t"
 ASAN_SKIP="$ASAN_SKIP t5120-dashboard.t t5130-dashboard-tuning.t "
 
@@ -71,8 +71,8 @@ passed=0 failed=0 skipped=0
 failures=()
 logdir=$(mktemp -d /tmp/trainyard-tests.XXXXXX)
 mkdir -p "$logdir/res"
-t_start=$(date +%s.%N)
-busy_total=0 # seconds the programs ran, summed
+t_start=$(date +%s%N)
+busy_total=0 # milliseconds the programs ran, summed
 
 # ---- the jobs ---------------------------------------------------------------------------
 # A job is one program (or a build), id 0, 1, ... J_KIND: tap (a TAP executable or script),
@@ -86,9 +86,10 @@ declare -A HELD=()     # lock -> job id holding it
 declare -A PID_JOB=()  # pid -> job id
 running=0
 # The locks another run of this script on the same machine (another checkout, another user of
-# it) must respect too: held with flock on a file in LOCKDIR, by this script's own process.
+# it) must respect too: held with flock on a file in LOCKDIR (TY_TEST_LOCKDIR: for the test of
+# this script), by this script's own process.
 MACHINE_LOCKS=" podman slurm "
-LOCKDIR=/run/lock
+LOCKDIR=${TY_TEST_LOCKDIR:-/run/lock}
 [ -d "$LOCKDIR" ] && [ -w "$LOCKDIR" ] || LOCKDIR=${TMPDIR:-/tmp}
 declare -A LOCK_FD=()  # machine-wide lock held -> its file descriptor
 declare -A TOLD=()     # machine-wide lock another run held, said once
@@ -99,7 +100,7 @@ add_job() {
   local id=${#J_NAME[@]}
   J_NAME[id]=$2 J_KIND[id]=$3 J_CMD[id]=$4 J_BUILD[id]=$5 J_ASAN[id]=$6 J_GATE[id]=$7
   J_LOCKS[id]=$8 J_PRIO[id]=$9 J_STATE[id]=wait
-  [ "$3" = skip ] && J_STATE[id]=done
+  [ "$3" = skip ] && J_STATE[id]=ended
   S_JOBS[$1]="${S_JOBS[$1]:-} $id"
 }
 
@@ -171,11 +172,14 @@ fuzz_one() {
     "${dict[@]}" -artifact_prefix="$logdir/$name-" "$work" "$corpus"
 }
 
+# run_job ID (in the background): run the job, then write what the report needs (here, in
+# parallel, not in the loop that starts the next jobs) to res/ID: exit status, start and end
+# (ns), CPU seconds, its TAP counts (passed, skipped, failed) and a fuzzer's executions.
 run_job() {
-  local id=$1 start rc fd
+  local id=$1 start rc fd log="$logdir/$1.log"
   # the locks stay with this script's process, not with the tests' daemons
   for fd in "${LOCK_FD[@]}"; do exec {fd}>&-; done
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   case "${J_KIND[id]}" in
     tap)
       if [ "${J_ASAN[id]}" = 1 ]; then
@@ -190,12 +194,16 @@ run_job() {
     fuzz) fuzz_one "${J_CMD[id]}" </dev/null ;;
     style) scripts/check-style.sh </dev/null ;;
     build) build_tree "${J_CMD[id]}" </dev/null ;;
-  esac >"$logdir/$id.log" 2>&1
+  esac >"$log" 2>&1
   rc=$?
   # the CPU seconds of the job's processes (those it waited for), for times.txt: `times` in
   # this shell (in a pipe or $(...) it would be a child's, with no children)
   times >"$logdir/res/$id.cpu"
-  echo "$rc $start $(date +%s.%N) $(tail -1 "$logdir/res/$id.cpu" | awk '{ gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }')" >"$logdir/res/$id"
+  echo "$rc $start $(date +%s%N) $(tail -1 "$logdir/res/$id.cpu" | awk '{ gsub(/[ms]/, " "); printf "%.1f", $1 * 60 + $2 + $3 * 60 + $4 }') $(
+    awk '/^ok [0-9]+/ { p++; if (/# *(SKIP|skip)/) s++ } /^not ok [0-9]+/ { f++ }
+         /stat::number_of_executed_units: [0-9]+/ { x = $NF }
+         END { print p - s, s + 0, f + 0, x + 0 }' "$log")" >"$logdir/res/$id.tmp"
+  mv "$logdir/res/$id.tmp" "$logdir/res/$id"
 }
 
 # ---- scheduling -------------------------------------------------------------------------
@@ -211,7 +219,7 @@ ready() {
 # take_machine ID: take the machine-wide locks of the job without waiting; false (holding none
 # of them) when another run holds one.
 take_machine() {
-  local id=$1 l fd f taken=
+  local id=$1 l t fd f taken=
   for l in ${J_LOCKS[id]}; do
     case "$MACHINE_LOCKS" in *" $l "*) ;; *) continue ;; esac
     f="$LOCKDIR/trainyard-tests-$l.lock"
@@ -220,7 +228,7 @@ take_machine() {
     { exec {fd}<"$f"; } 2>/dev/null || continue
     if ! flock -n "$fd"; then
       exec {fd}>&-
-      for l in $taken; do drop_machine "$l"; done
+      for t in $taken; do drop_machine "$t"; done
       return 1
     fi
     LOCK_FD[$l]=$fd taken="$taken $l"
@@ -248,13 +256,13 @@ start_job() {
 # free; a job whose machine-wide lock another run holds is passed over (ext_wait=1) this time.
 schedule() {
   local id best l
-  local -A passed=()
+  local -A over=() # passed over this time
   ext_wait=0
   while [ "$running" -lt "$JOBS" ]; do
     best=
     for ((id = 0; id < ${#J_NAME[@]}; id++)); do
       [ "${J_KIND[id]}" = build ] && continue
-      [ -z "${passed[$id]:-}" ] && ready "$id" || continue
+      [ -z "${over[$id]:-}" ] && ready "$id" || continue
       if [ -z "$best" ] || [ "${J_PRIO[id]}" -gt "${J_PRIO[best]}" ]; then best=$id; fi
     done
     [ -n "$best" ] || return 0
@@ -262,7 +270,7 @@ schedule() {
       start_job "$best"
       continue
     fi
-    passed[$best]=1 ext_wait=1
+    over[$best]=1 ext_wait=1
     for l in ${J_LOCKS[best]}; do
       case "$MACHINE_LOCKS" in *" $l "*) ;; *) continue ;; esac
       if [ -z "${TOLD[$l]:-}" ] && [ -z "${LOCK_FD[$l]:-}" ]; then
@@ -277,7 +285,7 @@ schedule() {
 finish() {
   local id=${PID_JOB[$1]} l rc
   unset "PID_JOB[$1]"
-  J_STATE[id]=done
+  J_STATE[id]=ended
   for l in ${J_LOCKS[id]}; do unset "HELD[$l]"; drop_machine "$l"; done
   if [ "${J_KIND[id]}" != build ]; then
     running=$((running - 1))
@@ -300,15 +308,21 @@ finish() {
 
 # ---- the report -------------------------------------------------------------------------
 
+# tenths VAR MS: VAR = MS milliseconds as seconds with one decimal (no fork: the report is
+# printed by the loop that starts the jobs).
+tenths() { printf -v "$1" '%d.%d' $(($2 / 1000)) $(($2 % 1000 / 100)); }
+
 # report ID: the job's line(s), counted.
 report() {
-  local id=$1 log="$logdir/$1.log" rc=1 t0 t1 cpu secs p f s
-  if [ -f "$logdir/res/$id" ]; then read -r rc t0 t1 cpu <"$logdir/res/$id"; fi
-  secs=$(awk -v a="${t0:-0}" -v b="${t1:-0}" 'BEGIN { printf "%.1f", b - a }')
+  local id=$1 log="$logdir/$1.log" rc=1 t0=$t_start t1=$t_start cpu=0 p=0 s=0 f=0 x=0
+  local secs from to skips=
+  if [ -f "$logdir/res/$id" ]; then read -r rc t0 t1 cpu p s f x <"$logdir/res/$id"; fi
+  tenths secs $(((t1 - t0) / 1000000))
   if [ "${J_KIND[id]}" != skip ]; then
-    busy_total=$(awk -v a="$busy_total" -v b="$secs" 'BEGIN { print a + b }')
-    awk -v a="${t0:-0}" -v b="${t1:-0}" -v s="$t_start" -v c="${cpu:-0}" -v n="${J_NAME[id]}" \
-      'BEGIN { printf "%7.1f %7.1f %6.1f %7.1f  %s\n", a - s, b - s, b - a, c, n }' >>"$logdir/times.txt"
+    busy_total=$((busy_total + (t1 - t0) / 1000000))
+    tenths from $(((t0 - t_start) / 1000000))
+    tenths to $(((t1 - t_start) / 1000000))
+    printf '%7s %7s %6s %7s  %s\n' "$from" "$to" "$secs" "$cpu" "${J_NAME[id]}" >>"$logdir/times.txt"
   fi
   case "${J_KIND[id]}" in
     skip) echo "skip  ${J_NAME[id]}" ;;
@@ -320,10 +334,6 @@ report() {
       fi
       ;;
     tap)
-      p=$(grep -cE '^ok [0-9]+' "$log" | head -1)
-      s=$(grep -cE '^ok [0-9]+.*# *(SKIP|skip)' "$log" | head -1)
-      f=$(grep -cE '^not ok [0-9]+' "$log" | head -1)
-      p=$((p - s))
       if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$rc" -ne 77 ]; then f=1; fi
       passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
       if [ "$f" -gt 0 ]; then
@@ -331,13 +341,13 @@ report() {
         echo "FAIL  ${J_NAME[id]} ($p passed, $f failed, exit $rc, ${secs}s)"
         sed 's/^/    /' "$log"
       else
-        printf 'ok    %-48s %4d passed%s (%ss)\n' "${J_NAME[id]}" "$p" \
-          "$([ "$s" -gt 0 ] && echo ", $s skipped")" "$secs"
+        [ "$s" -gt 0 ] && skips=", $s skipped"
+        printf 'ok    %-48s %4d passed%s (%ss)\n' "${J_NAME[id]}" "$p" "$skips" "$secs"
       fi
       ;;
     fuzz)
       if [ "$rc" = 0 ]; then
-        echo "ok    ${J_NAME[id]} ($(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | awk '{print $2}') execs)"
+        echo "ok    ${J_NAME[id]} ($x execs)"
         passed=$((passed + 1))
       else
         echo "FAIL  ${J_NAME[id]}"; tail -40 "$log"; failed=$((failed + 1)); failures+=("${J_NAME[id]}")
@@ -364,7 +374,7 @@ print_ready() {
     read -ra ids <<<"${S_JOBS[P_SEC]:-}"
     while [ "$P_POS" -lt "${#ids[@]}" ]; do
       id=${ids[P_POS]}
-      [ "${J_STATE[id]}" = done ] || return 0
+      [ "${J_STATE[id]}" = ended ] || return 0
       report "$id"
       P_POS=$((P_POS + 1))
     done
@@ -417,8 +427,8 @@ print_ready
 if [ ${#failures[@]} -gt 0 ]; then
   echo "failed: ${failures[*]}"
 fi
-awk -v a="$t_start" -v b="$(date +%s.%N)" -v busy="$busy_total" -v j="$JOBS" \
-  'BEGIN { printf "wall: %.0fs (%d at a time; the programs and builds ran %.0fs in all)\n", b - a, j, busy }'
+awk -v a="$t_start" -v b="$(date +%s%N)" -v busy="$busy_total" -v j="$JOBS" \
+  'BEGIN { printf "wall: %.0fs (%d at a time; the programs and builds ran %.0fs in all)\n", (b - a) / 1e9, j, busy / 1000 }'
 echo "logs: $logdir (times.txt: start, end, seconds and CPU seconds of each program;"
 echo "  artifacts/: what tests kept, such as the dashboard's screenshots)"
 if [ "$skipped" -gt 0 ]; then

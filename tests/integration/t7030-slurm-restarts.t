@@ -164,15 +164,21 @@ test_expect_success 'an allocation lost before placement (scancel while queued):
 '
 
 # (b) Three replicas, one a node (n1-standard-8: 8 vCPUs); the slurmd of worker 0's node is
-# killed. Attempt 2's master lists the queue, then succeeds.
+# killed. Attempt 2's master waits until both workers are up (they say so in DIR/up.JOB),
+# lists the queue, then succeeds.
 cat >"$TEST_DIR/node-master.sh" <<EOF
 echo "up on \$SLURMD_NODENAME in \$SLURM_JOB_ID"
 if [ ! -s "\$1/first" ]; then echo "\$SLURM_JOB_ID" >"\$1/first"; fi
 if [ "\$(cat "\$1/first")" = "\$SLURM_JOB_ID" ]; then exec sleep 933.$M; fi
+i=0
+while [ "\$(cat "\$1/up.\$SLURM_JOB_ID" 2>/dev/null | wc -l)" -lt 2 ] && [ \$i -lt 600 ]; do
+  sleep 0.1; i=\$((i + 1))
+done
 echo "queue: \$(squeue -h -o %i | tr '\\n' ' ')"
 EOF
 cat >"$TEST_DIR/node-worker.sh" <<EOF
 echo "up on \$SLURMD_NODENAME in \$SLURM_JOB_ID"
+echo "\$SLURMD_NODENAME" >>"\$1/up.\$SLURM_JOB_ID"
 exec sleep 933.$M
 EOF
 test_expect_success 'a node that dies under a running job: the job is retried on the nodes left and succeeds' '
