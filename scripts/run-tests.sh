@@ -17,7 +17,7 @@
 # holds the locks that locks_of() gives it, Podman's and Slurm's also against other runs of
 # this script on the machine (flock). The Podman chain starts first (it is the longest).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 BUILD=build ASAN_BUILD=build-asan FUZZ_BUILD=build-fuzz FUZZ_SECONDS=10
 JOBS=${TY_TEST_JOBS:-2}
