@@ -413,14 +413,15 @@ def run_example(rel, n, cmd, want_rc, out, env, cwd, daemon):
 
 def check_examples(docs, src, build, verbose):
     top = tempfile.mkdtemp(prefix="trainyard-docs.")
-    daemon = Daemon(build, top)
     skipped = []
+    daemon = None
     try:
         for path in docs:
             rel = relname(path, src)
             _, blocks = read_doc(path)
             cwd = os.path.join(top, re.sub(r"[^\w.-]", "_", rel))
             os.makedirs(os.path.join(cwd, "home"))
+            daemon = Daemon(build, cwd)  # each document its own service, started when needed
             os.symlink(build, os.path.join(cwd, "build"))
             os.symlink(os.path.join(src, "examples"), os.path.join(cwd, "examples"))
             env = {k: v for k, v in os.environ.items()
@@ -442,8 +443,10 @@ def check_examples(docs, src, build, verbose):
                     continue
                 for n, cmd, rc, out in commands_of(b):
                     run_example(rel, n, cmd, rc, out, env, cwd, daemon)
+            daemon.stop()
     finally:
-        daemon.stop()
+        if daemon:
+            daemon.stop()
         if not problems:
             shutil.rmtree(top, ignore_errors=True)
         else:
@@ -464,7 +467,7 @@ def main():
     src, build = os.path.abspath(a.source_dir), os.path.abspath(a.build_dir)
     docs = [os.path.abspath(d) for d in a.docs]
     if not docs:
-        docs = [os.path.join(src, "README.md")]
+        docs = [os.path.join(src, "README.md")] if os.path.exists(os.path.join(src, "README.md")) else []
         for root, _, files in sorted(os.walk(os.path.join(src, "docs"))):
             docs += [os.path.join(root, f) for f in sorted(files) if f.endswith(".md")]
     progs = Programs(os.path.join(build, "bin"))
