@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numfmt.h"
+
 void tyd_prom_value(struct ty_buf *b, double v)
 {
     char text[40];
@@ -28,12 +30,7 @@ void tyd_prom_value(struct ty_buf *b, double v)
         ty_buf_puts(b, text);
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        (void)snprintf(text, sizeof(text), "%.*g", prec, v);
-        if (strtod(text, NULL) == v)
-            break;
-    }
-    ty_buf_puts(b, text);
+    ty_buf_puts(b, ty_fmt_double(v, text));
 }
 
 /* Append @s with a backslash and a line feed escaped, and a double quote too when @quote. */

@@ -3,9 +3,11 @@
 #include "json.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "numfmt.h"
 
 int ty_json_parse(const char *text, size_t len, json_t **ret, struct ty_error *err)
 {
@@ -25,10 +27,20 @@ int ty_json_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
 
 static char *dump(const json_t *j, size_t flags)
 {
+    return ty_json_dumps(j, flags);
+}
+
+char *ty_json_dumps(const json_t *j, size_t flags)
+{
     char *s = json_dumps(j, flags | JSON_ENCODE_ANY);
+    char *shortest;
+
     if (!s)
         return xstrdup("null");
-    return s;
+    /* jansson writes reals with %.17g (0.091966570255907404): written shortest instead. */
+    shortest = ty_json_shortest_reals(s);
+    free(s);
+    return shortest;
 }
 
 char *ty_json_compact(const json_t *j)

@@ -26,6 +26,10 @@ char *ty_json_compact(const json_t *j);
 char *ty_json_compact_short(const json_t *j);
 /* Indented serialisation for humans. Caller frees. */
 char *ty_json_pretty(const json_t *j);
+/* json_dumps(@j, @flags | JSON_ENCODE_ANY) with every real written shortest
+ * (ty_json_shortest_reals, numfmt.h): how every serialisation here writes numbers. "null"
+ * when jansson fails. Caller frees. */
+char *ty_json_dumps(const json_t *j, size_t flags);
 
 /* Borrowed string member or NULL when absent or not a string. */
 const char *ty_json_str(const json_t *obj, const char *key);

@@ -586,7 +586,7 @@ static void test_schema(void)
         "workerCount 9.3e18 (a real beyond int64)");
     bad("{" IMG ",'workerCount':9223372036854775808.0}",
         "'trainingInput.workerCount' "
-        "(TYPE_INT64), 9.2233720368547758e18: out of range",
+        "(TYPE_INT64), 9.223372036854776e18: out of range",
         "workerCount 2^63 as a real");
     bad("{" IMG ",'scheduling':{'priority':2147483648.0}}",
         "'trainingInput.scheduling.priority'"

@@ -10,27 +10,21 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "numfmt.h"
 #include "strv.h"
 #include "timeutil.h"
 #include "trials.h"
 
 char *ty_study_value_string(const json_t *v)
 {
-    char buf[64];
+    char buf[TY_DOUBLE_TEXT_MAX];
 
     if (json_is_string(v))
         return xstrdup(json_string_value(v));
     if (json_is_integer(v))
         return xasprintf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        for (int prec = 1; prec <= 17; prec++) {
-            (void)snprintf(buf, sizeof(buf), "%.*g", prec, d);
-            if (strtod(buf, NULL) == d)
-                break;
-        }
-        return xstrdup(buf);
-    }
+    if (json_is_real(v))
+        return xstrdup(ty_fmt_double(json_real_value(v), buf));
     if (json_is_true(v))
         return xstrdup("true");
     if (json_is_false(v))

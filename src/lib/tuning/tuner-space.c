@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "numfmt.h"
 #include "parse.h"
 #include "tuner-internal.h"
 
@@ -208,6 +209,7 @@ int ty_hp_value_from_json(const struct ty_hp_param *p,
                           struct ty_error *err)
 {
     double v;
+    char tv[TY_DOUBLE_TEXT_MAX], tmin[TY_DOUBLE_TEXT_MAX], tmax[TY_DOUBLE_TEXT_MAX];
 
     if (p->type == TY_HP_CATEGORICAL) {
         const char *s = json_string_value(j);
@@ -230,13 +232,20 @@ int ty_hp_value_from_json(const struct ty_hp_param *p,
                 *ret = v;
                 return 0;
             }
-        return ty_error_set(err, EINVAL, "%s: %.17g is not one of the discreteValues", p->name, v);
+        return ty_error_set(
+            err, EINVAL, "%s: %s is not one of the discreteValues", p->name, ty_fmt_double(v, tv));
     }
     if (v < p->min || v > p->max)
-        return ty_error_set(
-            err, EINVAL, "%s: %.17g is outside [%.17g, %.17g]", p->name, v, p->min, p->max);
+        return ty_error_set(err,
+                            EINVAL,
+                            "%s: %s is outside [%s, %s]",
+                            p->name,
+                            ty_fmt_double(v, tv),
+                            ty_fmt_double(p->min, tmin),
+                            ty_fmt_double(p->max, tmax));
     if (p->type == TY_HP_INTEGER && v != floor(v))
-        return ty_error_set(err, EINVAL, "%s: INTEGER value %.17g is not whole", p->name, v);
+        return ty_error_set(
+            err, EINVAL, "%s: INTEGER value %s is not whole", p->name, ty_fmt_double(v, tv));
     *ret = v;
     return 0;
 }
