@@ -76,6 +76,17 @@ test_expect_success 'a random-search tuning job runs 4 trials and succeeds' '
   grep -q "^TRIAL  *STATE  *OBJECTIVE  *x  *c" out &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/rand_job/job.json" "d[\"state\"]")" = SUCCEEDED
 '
+test_expect_success 'the job is said to be queued once, not again by each trial' '
+  test "$(grep -c "Job rand_job is queued\." out)" -eq 1 &&
+  test "$(grep -c "Job creation request has been successfully validated" out)" -eq 1
+'
+test_expect_success 'a parameter reads the same in its trial log line and in the table' '
+  for t in 1 2 3 4; do
+    x=$(sed -n "s/.*Trial $t started with {\"x\":\([^,]*\),.*/\1/p" out) &&
+    echo "trial $t: x=$x" && test -n "$x" &&
+    grep "^ *$t  *SUCCEEDED " out | grep -q -F " $x " || exit 1
+  done
+'
 J="$TRAINYARD_HOME/jobs/local/rand_job/job.json"
 test_expect_success 'each trial sees its id in CLUSTER_SPEC, TF_CONFIG and CLOUD_ML_TRIAL_ID' '
   for t in 1 2 3 4; do

@@ -73,14 +73,18 @@ void ty_run_announce(const struct ty_supervisor_options *o,
                      unsigned attempt,
                      const char *job_id)
 {
-    run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Validating job requirements...");
-    run_service(o,
-                ctx,
-                trial,
-                attempt,
-                TY_SEV_INFO,
-                "Job creation request has been successfully validated.");
-    run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Job %s is queued.", job_id);
+    /* Once per job: the study said so before its first trial, so a trial does not repeat
+     * that the job was validated and queued. */
+    if (!trial) {
+        run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Validating job requirements...");
+        run_service(o,
+                    ctx,
+                    trial,
+                    attempt,
+                    TY_SEV_INFO,
+                    "Job creation request has been successfully validated.");
+        run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Job %s is queued.", job_id);
+    }
     if (o->admitted)
         run_service(o, ctx, trial, attempt, TY_SEV_INFO, "%s", o->admitted);
 }

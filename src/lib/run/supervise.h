@@ -182,8 +182,8 @@ void ty_run_vservice(const struct ty_supervisor_options *o,
                      const char *fmt,
                      va_list ap) __attribute__((format(printf, 6, 0)));
 
-/* The service messages every run starts with (the job was validated and queued), then
- * @o->admitted when set. */
+/* The service messages every run starts with (the job was validated and queued; not for a
+ * trial, @trial non-NULL: its study said so once for the job), then @o->admitted when set. */
 void ty_run_announce(const struct ty_supervisor_options *o,
                      void *ctx,
                      const char *trial,
