@@ -128,8 +128,20 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
     }
 }
 
-static int syntax_error(const yaml_parser_t *parser, struct ty_error *err)
+static int
+syntax_error(const yaml_parser_t *parser, const char *text, size_t len, struct ty_error *err)
 {
+    size_t at = parser->problem_mark.index;
+
+    /* libyaml says "found character that cannot start any token" for a tab, which people
+     * type into YAML more than anything else it refuses: say what it is. */
+    if (at < len && text[at] == '\t')
+        return ty_error_set(err,
+                            EINVAL,
+                            "invalid YAML: a tab character at line %zu column %zu: YAML "
+                            "indents with spaces",
+                            parser->problem_mark.line + 1,
+                            parser->problem_mark.column + 1);
     return ty_error_set(err,
                         EINVAL,
                         "invalid YAML at line %zu column %zu: %s",
@@ -153,14 +165,19 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
         return ty_error_set(err, ENOMEM, "YAML: cannot initialise parser");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        r = syntax_error(&parser, err);
+        r = syntax_error(&parser, text, len, err);
         yaml_parser_delete(&parser);
         return r;
     }
     root = yaml_document_get_root_node(&doc);
     if (!root) {
-        *ret = json_object();
-        r = 0;
+        /* Nothing but blank lines and comments: an empty file is a mistake (a wrong file, a
+         * truncated copy), not a document with every field unset. */
+        size_t i = 0;
+        while (i < len && strchr(" \t\r\n", text[i]) && text[i])
+            i++;
+        r = ty_error_set(
+            err, ENODATA, "the document is empty%s", i < len ? " (only comments)" : "");
     } else {
         r = convert(&c, root, 0, ret);
     }
@@ -169,7 +186,7 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
      * word. Empty documents (a trailing "---") are fine. */
     while (r >= 0 && root) {
         if (!yaml_parser_load(&parser, &doc)) {
-            r = syntax_error(&parser, err);
+            r = syntax_error(&parser, text, len, err);
         } else {
             root = yaml_document_get_root_node(&doc);
             if (root && !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&

@@ -15,8 +15,10 @@
 
 #include "error.h"
 
-/* Parse @len bytes of YAML (a single document; an empty document yields an empty object).
- * Returns 0 and *ret (new reference), or -EINVAL/-E2BIG with err naming line and column. */
+/* Parse @len bytes of YAML (a single document). Returns 0 and *ret (new reference), or
+ * -EINVAL/-E2BIG with err naming line and column (a tab where YAML wants an indent is named
+ * as such), or -ENODATA for a text without a document (blank lines and comments only: "the
+ * document is empty"). */
 int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *err);
 
 #endif
