@@ -112,8 +112,10 @@ int tyd_listen_open(struct tyd *d, struct ty_error *err);
 /* Read d->tls_cert and d->tls_key (PEM): *cert and *key (caller frees; wipe the key), both
  * NULL when TLS is not asked for. Returns 0, or -errno with err naming the option and file. */
 int tyd_tls_load(const struct tyd *d, char **cert, char **key, struct ty_error *err);
-/* libmicrohttpd's logger: its messages as "http: ..." lines, the same one at most once a
- * second (then with the count of repeats left out). Thread-safe. */
+/* libmicrohttpd's logger (@cls: the struct tyd): its messages as "http: ..." lines, the same
+ * one at most once a second (then with the count of repeats left out). A response that could
+ * not be sent because the client had gone (a log follower leaving) is normal: logged only
+ * with --verbose. Thread-safe. */
 void tyd_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* --- http.c ---------------------------------------------------------------------------- */

@@ -727,7 +727,7 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                               d,
                               MHD_OPTION_EXTERNAL_LOGGER,
                               tyd_mhd_log,
-                              NULL,
+                              d,
                               MHD_OPTION_LISTEN_SOCKET,
                               (MHD_socket)fd,
                               MHD_OPTION_THREAD_POOL_SIZE,

@@ -198,13 +198,38 @@ static char last_msg[512];
 static int64_t last_time;
 static unsigned long repeats;
 
+/* Whether @msg is libmicrohttpd saying that a response could not be sent because the client
+ * had gone: a log follower (stream-logs, the dashboard) that was closed or interrupted, a
+ * client that timed out. Normal, so not an error. */
+static bool client_left(const char *msg)
+{
+    static const char *const gone[] = {
+        "The socket is no longer available for sending",
+        "The connection was forcibly closed by remote peer",
+        "The socket is not connected",
+    };
+    if (strncmp(msg, "Failed to send ", strlen("Failed to send ")) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+        if (strstr(msg, gone[i]))
+            return true;
+    return false;
+}
+
 void tyd_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    const struct tyd *d = cls;
     char msg[512];
     int64_t now = ty_mono_usec();
 
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     msg[strcspn(msg, "\n")] = '\0';
+    if (client_left(msg)) {
+        /* A detail for --verbose only, like the request lines. */
+        if (d && d->verbose)
+            tyd_log("http: the client left before its response was sent (%s)", msg);
+        return;
+    }
     pthread_mutex_lock(&log_lock);
     if (strcmp(msg, last_msg) == 0 && now - last_time < 1000000) {
         repeats++;
