@@ -279,6 +279,33 @@ def check_help_texts(progs):
                             f"'{line.strip()}'")
 
 
+PATH_IN_HELP = re.compile(r"(?<![\w$/.:~-])((?:\.\.?/)*[\w-]+(?:/[\w.-]+)+\.(?:md|sh|py|ya?ml|json|c|h))\b")
+
+
+def check_paths(docs, src, progs):
+    """Files a --help names and relative links of the docs must exist in the source tree."""
+    helps = [(f"trainyard {v} --help", t) for v, t in progs.helps.items()]
+    helps.append(("trainyardd --help", progs.daemon_help))
+    for where, text in helps:
+        for path in PATH_IN_HELP.findall(text):
+            full = os.path.normpath(os.path.join(src, path))
+            if not full.startswith(src + os.sep) or not os.path.exists(full):
+                problem(where, f"names {path}, which is not a file of the source tree")
+    for path in docs:
+        rel = relname(path, src)
+        lines, blocks = read_doc(path)
+        fenced = {n for b in blocks for n, _ in b.lines}
+        for n, text in enumerate(lines, 1):
+            if n in fenced:
+                continue
+            for target in re.findall(r"\]\(([^)\s]+)\)", text):
+                target = target.split("#")[0]
+                if not target or re.match(r"^[a-z]+:", target):
+                    continue
+                if not os.path.exists(os.path.join(os.path.dirname(path), target)):
+                    problem(f"{rel}:{n}", f"links to {target}, which does not exist")
+
+
 # ---------------------------------------------------------------- console examples
 
 TIME_RE = [
@@ -397,7 +424,8 @@ def run_example(rel, n, cmd, want_rc, out, env, cwd, daemon):
     actual = got.split("\n")
     if actual and actual[-1] == "":
         actual.pop()
-    shown = "\n".join("    | " + a for a in actual[:30]) + ("\n    | ..." if len(actual) > 30 else "")
+    cut = actual if len(actual) <= 30 else actual[:10] + ["..."] + actual[-20:]
+    shown = "\n".join("    | " + a for a in cut)
     first = cmd.split("\n")[0]
     if rc != want_rc:
         problem(f"{rel}:{n}", f"'$ {first}' exited {rc}, the doc says {want_rc}; its output:\n{shown}")
@@ -474,6 +502,7 @@ def main():
     if a.only != "examples":
         check_flags(docs, src, progs)
         check_help_texts(progs)
+        check_paths(docs, src, progs)
     if a.only != "flags":
         check_examples(docs, src, build, a.verbose)
     for p in problems:

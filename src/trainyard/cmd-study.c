@@ -28,7 +28,7 @@ static const char usage[] =
     "Usage: trainyard study --jsonl\n"
     "\n"
     "Run one hyperparameter-tuning study as an ask/tell process speaking the hpo-jsonl/1\n"
-    "protocol (../shared/bench/hpo/README.md): one JSON object per line on stdin, exactly one\n"
+    "protocol (docs/cli.md, trainyard study --jsonl): one JSON object per line on stdin, one\n"
     "compact JSON reply line per message on stdout, logs on stderr.\n"
     "\n"
     "  {\"type\":\"study\",\"protocol\":\"hpo-jsonl/1\",\"seed\":S,\"spec\":{HyperparameterSpec}}\n"

@@ -13,6 +13,23 @@ test_expect_success 'README.md and docs/: every example runs as shown, every fla
     { cat out; false; }
 '
 
+test_expect_success 'local train --help: all three runtimes; a dry run shows a trial with its arguments' '
+  "$TRAINYARD" local train --help >help &&
+  tr -s " \n" " " <help | grep -q -- "--runtime=NAME where replicas run: process (.*), container (.*) or slurm (" &&
+  ! grep -q "without trial arguments" help &&
+  grep -q "a tuning job: its first trial.s, with its arguments" help &&
+  printf "%s\n" "trainingInput:" "  masterConfig: {imageUri: x/y:1, containerCommand: [true]}" \
+    "  hyperparameters:" "    maxTrials: 2" \
+    "    params: [{parameterName: lr, type: DOUBLE, minValue: 0.01, maxValue: 0.1}]" >hp.yaml &&
+  "$TRAINYARD" local train hp1 --config hp.yaml --dry-run >dry.json 2>dry.err &&
+  grep -q "^Dry run of trial 1 of up to 2, with {\"lr\":" dry.err &&
+  json_get dry.json "d[0][\"args\"][0]" | grep -q "^--lr=0\.0"
+'
+test_expect_success 'no doc says that something done is not done yet' '
+  ! grep -rn -i -E "not implemented|(does not|do not|cannot) [a-z]+ yet|(are|is|still) to come|in a future version" \
+      "$TY_SOURCE_DIR/README.md" "$TY_SOURCE_DIR/docs"
+'
+
 cat >"$TEST_DIR/bad.md" <<'DOC'
 # A doc with mistakes
 
