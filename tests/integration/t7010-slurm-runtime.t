@@ -104,12 +104,28 @@ test_expect_success 'TRAINYARD_SLURM_RENDEZVOUS: a name is resolved (on the loop
   TRAINYARD_SLURM_RENDEZVOUS=127.0.0.1 "$TRAINYARD" local train rv_addr --runtime slurm --config rv.json >log 2>&1 &&
   test "$(rec rv_addr "d[\"state\"]")" = SUCCEEDED
 '
-test_expect_success 'a job that cannot fit is refused by sbatch, with its reason' '
-  write_job big.json "true" &&
+test_expect_success 'a job that cannot fit is refused by sbatch: Slurm'"'"'s reason, what was asked, the fix' '
+  write_job big.json "true" 1 &&
   set +e; TRAINYARD_SLURM_MEMORY=machine "$TRAINYARD" local train big_job --runtime slurm --config big.json >log 2>&1; rc=$?; set -e
   test $rc -eq 1 &&
-  rec big_job "d[\"errorMessage\"]" >msg &&
-  grep -q "^Preparing the slurm runtime failed: sbatch failed (status 1): .*Requested node configuration is not available" msg
+  rec big_job "d[\"errorMessage\"]" >msg && cat msg &&
+  grep -q "^Preparing the slurm runtime failed: Slurm refused the job: Requested node configuration is not available; trainyard asked for 2 tasks (on any nodes), each 4 CPUs (master n1-standard-4), 15.0 GiB of memory (master n1-standard-4; --mem-per-cpu=3840M), in the cluster.s default partition\. " msg &&
+  grep -q "leave memory to the cluster (TRAINYARD_SLURM_MEMORY=none; the service: slurm-memory = none)" msg &&
+  grep -q "Slurm refused the job: Requested node configuration" log
+'
+test_expect_success 'refusals of CPUs, GPUs and a partition name what was asked and the setting' '
+  write_job cpus.json "true" 0 0 0 "{\"masterType\": \"n1-standard-16\"}" &&
+  set +e; "$TRAINYARD" local train cpu_job --runtime slurm --config cpus.json >log 2>&1; rc=$?; set -e
+  test $rc -eq 1 && rec cpu_job "d[\"errorMessage\"]" >msg && cat msg &&
+  grep -q "Slurm refused the job: .*; trainyard asked for 1 task (on any nodes), each 16 CPUs (master n1-standard-16), the cluster.s default memory, in the cluster.s default partition\. .*smaller machine types" msg &&
+  ! grep -q TRAINYARD_SLURM_MEMORY msg &&
+  write_job gpus.json "true" 1 0 0 "{\"workerConfig\": {\"acceleratorConfig\": {\"count\": \"4\", \"type\": \"NVIDIA_TESLA_T4\"}}}" &&
+  set +e; "$TRAINYARD" local train gpu4_job --runtime slurm --config gpus.json >log 2>&1; rc=$?; set -e
+  test $rc -eq 1 && rec gpu4_job "d[\"errorMessage\"]" >msg && cat msg &&
+  grep -q "Slurm refused the job: .*; trainyard asked for 2 tasks .* and 4 GPUs (worker 0 acceleratorConfig; --gpus-per-task)" msg &&
+  set +e; TRAINYARD_SLURM_PARTITION=nope "$TRAINYARD" local train part_job --runtime slurm --config rv.json >log 2>&1; rc=$?; set -e
+  test $rc -eq 1 && rec part_job "d[\"errorMessage\"]" >msg && cat msg &&
+  grep -q "Slurm refused the job: invalid partition specified: nope; .*in the partition .nope.\. The partition is TRAINYARD_SLURM_PARTITION (the service: slurm-partition)" msg
 '
 test_expect_success 'a job waiting for resources is QUEUED with Slurm'"'"'s reason; Ctrl-C cancels it' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&

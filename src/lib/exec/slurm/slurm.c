@@ -30,6 +30,7 @@
 #include "machine.h"
 #include "macro.h"
 #include "slurm-internal.h"
+#include "slurm-refusal.h"
 #include "strv.h"
 #include "subproc.h"
 #include "timeutil.h"
@@ -149,28 +150,15 @@ static char *sh_quote(const char *s)
  * heterogeneous jobs cannot share a node). */
 static void add_resources(struct slurm_rt *s, char ***argv)
 {
-    int cpus = 1;
-    int64_t mem_mb = 0, gpus = 0;
-    bool mem = strcmp(env_or("TRAINYARD_SLURM_MEMORY", "machine"), "none") != 0;
+    struct slurm_shape sh;
 
-    for (size_t i = 0; i < s->n; i++) {
-        const struct ty_replica *r = s->reps[i].r;
-        const struct ty_machine_type *mt =
-            r->machine_type ? ty_machine_lookup(r->machine_type) : NULL;
-        int64_t g = r->accel && r->accel->count ? r->accel->count : mt ? mt->gpus : 0;
-        if (mt && mt->vcpus > cpus)
-            cpus = mt->vcpus;
-        if (mt && mt->memory_mb > mem_mb)
-            mem_mb = mt->memory_mb;
-        if (g > gpus)
-            gpus = g;
-    }
-    ty_strv_push_take(argv, xasprintf("--cpus-per-task=%d", cpus));
-    if (mem && mem_mb > 0)
-        ty_strv_push_take(argv,
-                          xasprintf("--mem-per-cpu=%" PRId64 "M", (mem_mb + cpus - 1) / cpus));
-    if (gpus > 0)
-        ty_strv_push_take(argv, xasprintf("--gpus-per-task=%" PRId64, gpus));
+    slurm_shape_of(s, &sh);
+    ty_strv_push_take(argv, xasprintf("--cpus-per-task=%d", sh.cpus));
+    if (sh.mem_asked)
+        ty_strv_push_take(
+            argv, xasprintf("--mem-per-cpu=%" PRId64 "M", (sh.mem_mb + sh.cpus - 1) / sh.cpus));
+    if (sh.gpus > 0)
+        ty_strv_push_take(argv, xasprintf("--gpus-per-task=%" PRId64, sh.gpus));
 }
 
 /* scheduling.maxRunningTime -> --time; scheduling.priority (0..1000, higher first) ->
@@ -251,7 +239,12 @@ static void on_sbatch(struct ty_loop *loop, struct ty_subproc_result *res, void 
 
     s->prep_cmd = NULL;
     if (slurm_cmd_check(res, "sbatch", &e) < 0) {
-        slurm_prepared(s, -EIO, "%s", ty_error_msg(&e));
+        /* A refusal of what trainyard chose says what that was and how to change it. */
+        struct slurm_shape sh;
+        _cleanup_free_ char *why = NULL;
+        slurm_shape_of(s, &sh);
+        why = res->timed_out ? NULL : slurm_refusal_explain(res->err, &sh);
+        slurm_prepared(s, -EIO, "%s", why ? why : ty_error_msg(&e));
         return;
     }
     s->submitting = false;
