@@ -23,6 +23,7 @@
 enum {
     O_RUNTIME = 1,
     O_PYTORCH_ENV,
+    O_MXNET_ENV,
     O_STREAM_LOGS,
     O_ASYNC,
     O_FORMAT,
@@ -31,6 +32,7 @@ enum {
 static const struct option own_options[] = {
     {"runtime", required_argument, NULL, O_RUNTIME},
     {"pytorch-env", no_argument, NULL, O_PYTORCH_ENV},
+    {"mxnet-env", no_argument, NULL, O_MXNET_ENV},
     {"stream-logs", no_argument, NULL, O_STREAM_LOGS},
     {"async", no_argument, NULL, O_ASYNC},
     {"format", required_argument, NULL, O_FORMAT},
@@ -54,6 +56,9 @@ static const char usage[] =
     "                            daemon's)\n"
     "  --pytorch-env             also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (sets\n"
     "                            the label trainyard-pytorch-env=true)\n"
+    "  --mxnet-env               also set DMLC_ROLE, DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT,\n"
+    "                            DMLC_NUM_WORKER, DMLC_NUM_SERVER (sets the label\n"
+    "                            trainyard-mxnet-env=true)\n"
     "  --stream-logs             stream the logs until the job ends; exit 1 unless it\n"
     "                            SUCCEEDED\n"
     "  --async                   return once the job is created (the default; not with\n"
@@ -65,6 +70,7 @@ struct submit_args {
     struct train_flags tf;
     const char *runtime;
     bool pytorch;
+    bool mxnet;
     bool stream_logs;
     bool async;
     bool format_set;
@@ -86,6 +92,9 @@ static int on_opt(void *ctx, int id, const char *arg)
         return 0;
     case O_PYTORCH_ENV:
         a->pytorch = true;
+        return 0;
+    case O_MXNET_ENV:
+        a->mxnet = true;
         return 0;
     case O_STREAM_LOGS:
         a->stream_logs = true;
@@ -135,7 +144,7 @@ static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
     int r;
 
     r = train_flags_build_job(&a->tf, job_id, &doc, &e);
-    if (r >= 0 && (a->runtime || a->pytorch)) {
+    if (r >= 0 && (a->runtime || a->pytorch || a->mxnet)) {
         labels = json_object_get(doc, "labels");
         if (!json_is_object(labels)) {
             labels = json_object();
@@ -145,6 +154,8 @@ static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
             json_object_set_new(labels, "trainyard-runtime", json_string(a->runtime));
         if (a->pytorch)
             json_object_set_new(labels, "trainyard-pytorch-env", json_string("true"));
+        if (a->mxnet)
+            json_object_set_new(labels, "trainyard-mxnet-env", json_string("true"));
     }
     /* The shortest scheduling.maxWaitTime is the service's setting
      * (--shortest-max-wait-time): it decides, not the CLI. */
