@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "accept.h"
 #include "alloc.h"
@@ -64,6 +65,8 @@ static const char usage[] =
     "  --async                   return once the job is created (the default; not with\n"
     "                            --stream-logs)\n"
     "  --format=FORMAT           print the whole created Job as json or yaml\n"
+    "A relative --job-dir (or jobDir in --config; not a URI such as gs://...) is made\n"
+    "absolute here, against this command's working directory, before the job is sent.\n"
     "\n";
 
 struct submit_args {
@@ -133,6 +136,33 @@ static void print_brief(const json_t *job)
     jobs_print_resource(out, JOBS_FORMAT_YAML);
 }
 
+/* A relative local jobDir (no "://", not absolute) means this directory's, not the daemon's:
+ * made absolute against the working directory. Returns 0, or -errno with err. */
+static int absolute_job_dir(json_t *doc, struct ty_error *err)
+{
+    json_t *ti = json_object_get(doc, "trainingInput");
+    const char *dir = ty_json_str(ti, "jobDir");
+    _cleanup_free_ char *cwd = NULL;
+
+    if (!dir || !*dir || dir[0] == '/' || strstr(dir, "://"))
+        return 0;
+    cwd = getcwd(NULL, 0);
+    if (!cwd)
+        return ty_error_set(err,
+                            errno,
+                            "--job-dir: '%s' is relative and the working directory is unknown "
+                            "(%s): give an absolute path",
+                            dir,
+                            strerror(errno));
+    json_object_set_new(ti,
+                        "jobDir",
+                        json_sprintf("%s%s%s",
+                                     cwd,
+                                     strcmp(cwd, "/") == 0 ? "" : "/",
+                                     strncmp(dir, "./", 2) == 0 ? dir + 2 : dir));
+    return 0;
+}
+
 /* Build the request body: the job checked locally, in its canonical form. Returns 0, or -1
  * after printing the error. */
 static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
@@ -144,6 +174,8 @@ static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
     int r;
 
     r = train_flags_build_job(&a->tf, job_id, &doc, &e);
+    if (r >= 0)
+        r = absolute_job_dir(doc, &e);
     if (r >= 0 && (a->runtime || a->pytorch || a->mxnet)) {
         labels = json_object_get(doc, "labels");
         if (!json_is_object(labels)) {

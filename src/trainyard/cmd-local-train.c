@@ -321,6 +321,10 @@ static int run_job(const struct ty_job *job,
     struct ty_supervisor_options opts = *base;
     struct run_ctx rc = {.job = job, .create_usec = ty_now_usec()};
     _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *moved = NULL;
+    /* Held (a record lock on run.lock) until this process ends: `jobs list --local` tells a
+     * run that is going on from one killed before it recorded its end (statedir.h). */
+    _cleanup_close_ int lock_fd = -EBADF;
     _cleanup_free_ char *logdir = NULL;
     struct ty_joblog *log = NULL;
     struct ty_loop *loop = NULL;
@@ -330,11 +334,14 @@ static int run_job(const struct ty_job *job,
     int sig_fd;
     int r;
 
-    r = ty_statedir_claim_job(state_dir, "local", job->job_id, &dir, &e);
+    r = ty_statedir_claim_run(state_dir, job->job_id, &dir, &lock_fd, &moved, &e);
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return TY_EXIT_USAGE;
     }
+    if (moved)
+        fprintf(
+            stderr, "The earlier run of job %s did not succeed: kept as %s\n", job->job_id, moved);
     logdir = xasprintf("%s/logs", dir);
     rc.job_record = xasprintf("%s/job.json", dir);
     r = ty_joblog_open(logdir, &log, &e);
