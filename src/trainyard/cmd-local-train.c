@@ -466,9 +466,6 @@ static int local_opt(struct local_args *a, int c, const char *arg, char **argv)
         fputs(usage, stdout);
         fputs(train_flags_help, stdout);
         return TY_EXIT_OK;
-    case ':':
-    case '?':
-        return cli_flag_error(PATH, c, argv);
     default:
         if (train_flags_apply(&a->tf, c, arg, &e) < 0) {
             cli_error(PATH, "%s", ty_error_msg(&e));
@@ -488,6 +485,8 @@ static int parse_local(int argc, char **argv, struct local_args *a)
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(split, argv, ":", longopts, NULL)) != -1) {
+        if (c == ':' || c == '?')
+            return cli_flag_error(PATH, c, argv, longopts);
         rc = local_opt(a, c, optarg, argv);
         if (rc >= 0)
             return rc;
