@@ -77,10 +77,8 @@ static int fixture_new(struct fixture *f, const char *text, const char *master_i
 }
 
 /* Render replica (@role, @index) of @f with @opts into a fresh vector. */
-static char **render(const struct fixture *f,
-                     enum ty_role role,
-                     int index,
-                     const struct ty_env_options *opts)
+static char **
+render(const struct fixture *f, enum ty_role role, int index, const struct ty_env_options *opts)
 {
     char **env = NULL;
     struct ty_replica *r = ty_plan_find(f->plan, role, index);
