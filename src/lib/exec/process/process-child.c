@@ -164,14 +164,15 @@ fail_errno:
     _exit(127);
 }
 
-/* The environment of @pr's program: trainyard's own, the metric file of a tuning trial, the
- * contract variables @env and the run token. Caller frees. */
+/* The environment of @pr's program: the runtime's base (ty_runtime.base_env: the service's
+ * defined one), else trainyard's own; the metric file of a tuning trial, the contract
+ * variables @env and the run token. Caller frees. */
 char **pc_replica_env(struct proc_replica *pr, char *const env[])
 {
     struct process_rt *p = pr->rt;
     const struct ty_replica_gpus *g =
         p->base.gpus ? &p->base.gpus[ty_runtime_replica_index(&p->base, pr->r)] : NULL;
-    char **envp = ty_strv_copy(environ);
+    char **envp = ty_strv_copy(p->base.base_env ? p->base.base_env : environ);
 
     /* A tuning trial's metric file is in its own host directory (plan.h); the run's
      * variables below may still name another. */
