@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
- * jobenv.h: the environment a service job's replicas start from (docs/service.md#the-replicas-
- * environment), instead of the daemon's: a fixed, documented set under the contract's
- * variables, with PATH from the service's --job-path setting (job-path in its config file). `local train` keeps
- * the user's own environment. */
+ * jobenv.h: the environment a service job's replicas start from (docs/service.md, "The
+ * replicas' environment"), instead of the daemon's: a fixed, documented set under the contract's
+ * variables, with PATH from the service's --job-path setting (job-path in its config file). `local
+ * train` keeps the user's own environment. */
 #ifndef TY_JOBENV_H
 #define TY_JOBENV_H
 
