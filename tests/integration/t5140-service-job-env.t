@@ -38,10 +38,12 @@ test_expect_success 'a replica gets the defined environment, not the daemon'"'"'
     esac
   done
 '
-test_expect_success 'a command not on the PATH: the error names the PATH and the setting' '
+test_expect_success 'a command not on the PATH (even on the daemon'"'"'s): the error names the PATH and the setting' '
   set +e; "$TRAINYARD" jobs submit training nf_1 "$IMG" --master-command=nosuch_$M --stream-logs >/dev/null 2>err; rc=$?; set -e
   test $rc -eq 1 &&
-  grep -q "cannot run .nosuch_$M.: not found on the replica.s PATH (set by trainyardd.s --job-path setting): $JOBPATH" err
+  grep -q "cannot run .nosuch_$M.: not found on the replica.s PATH (set by trainyardd.s --job-path setting): $JOBPATH" err &&
+  set +e; "$TRAINYARD" jobs submit training nf_2 "$IMG" --master-command=trainyard,--version --stream-logs >/dev/null 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "cannot run .trainyard.: not found on the replica.s PATH" err
 '
 test_expect_success 'examples/digits runs as the README shows; a relative --job-dir is made absolute' '
   cd "$TEST_DIR" &&
