@@ -16,6 +16,7 @@
 #include "fdutil.h"
 #include "json.h"
 #include "macro.h"
+#include "parse.h"
 
 char *ty_statedir_default(void)
 {
@@ -87,16 +88,23 @@ int ty_statedir_run_active(const char *dir, pid_t *ret_pid)
     _cleanup_free_ char *path = xasprintf("%s/%s", dir, TY_STATEDIR_RUN_LOCK);
     _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+    char text[24] = "";
+    ssize_t n;
+    int64_t pid;
 
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
-    /* F_GETLK tests without taking a lock: a reader never stands in a run's way. */
-    if (fcntl(fd, F_GETLK, &fl) < 0)
+    /* F_OFD_GETLK tests without taking a lock: a reader never stands in a run's way. */
+    if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
         return -errno;
     if (fl.l_type == F_UNLCK)
         return 0;
+    /* An open file description's lock names no process: the holder wrote its pid. */
+    n = pread(fd, text, sizeof(text) - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    text[strcspn(text, "\n")] = '\0';
     if (ret_pid)
-        *ret_pid = fl.l_pid;
+        *ret_pid = ty_parse_int64(text, 1, INT32_MAX, &pid) == 0 ? (pid_t)pid : 0;
     return 1;
 }
 
@@ -122,7 +130,9 @@ static int lock_run(const char *dir, struct ty_error *err)
 
     if (fd < 0)
         return ty_error_set(err, errno, "cannot open '%s': %s", path, strerror(errno));
-    if (fcntl(fd, F_SETLK, &fl) < 0) {
+    /* An open file description lock: held by this descriptor (close-on-exec: never by a
+     * replica), released when it is closed or the process ends, however it ends. */
+    if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
         int e = errno;
         close(fd);
         if (e == EAGAIN || e == EACCES)

@@ -38,8 +38,10 @@ int ty_statedir_reopen_job(const char *state,
 #define TY_STATEDIR_RUN_LOCK "run.lock"
 
 /* Claim <state>/jobs/local/<job_id> for a `local train` run: created with its logs/ (as
- * ty_statedir_claim_job) and its run.lock locked by this process (a POSIX record lock: not
- * held by children, released when this process ends however it ends). When the directory
+ * ty_statedir_claim_job) and its run.lock locked through the returned descriptor (an open file
+ * description lock, with this process's pid in the file: released when the descriptor is
+ * closed or this process ends, however it ends; never held by replicas, the descriptor being
+ * close-on-exec). When the directory
  * exists, the earlier run keeps the id if it is still running (its lock is held) or its
  * job.json says SUCCEEDED or cannot be read: -EEXIST naming why; otherwise (FAILED,
  * CANCELLED, or a run that ended without recording its end) it is moved aside to
@@ -53,8 +55,8 @@ int ty_statedir_claim_run(const char *state,
                           char **ret_moved,
                           struct ty_error *err);
 
-/* Whether the local run in @dir is still going: 1 when a process holds its run.lock (and
- * *ret_pid, when not NULL, is that process), 0 when none does or there is no run.lock, or
+/* Whether the local run in @dir is still going: 1 when its run.lock is locked (and *ret_pid,
+ * when not NULL, is the pid written in it, 0 if none), 0 when it is not or there is no run.lock, or
  * -errno when the file cannot be opened. Takes no lock itself. */
 int ty_statedir_run_active(const char *dir, pid_t *ret_pid);
 
