@@ -1,5 +1,5 @@
 #!/bin/sh
-# t3070-local-jobs: `local train` from flags alone (--master-command; gcloud's python-package
+# t3080-local-jobs: `local train` from flags alone (--master-command; gcloud's python-package
 # flags refused with the reason), past local runs read back with `jobs list|describe|stream-logs
 # --local`, a killed run shown as FAILED, and a failed run's id free for a retry (the earlier
 # run kept as <id>.1) while a SUCCEEDED or running one still holds it.
