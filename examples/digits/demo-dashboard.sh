@@ -8,6 +8,7 @@
 #   digits_cancelled    cancelled while it runs: CANCELLED
 #   digits_tuning       examples/digits/tuning.yaml, 8 trials, 2 at a time: SUCCEEDED
 # The service listens on 127.0.0.1 only, with no tokens file: the dashboard needs no sign-in.
+# The replicas find `digits` on the service's --job-path (they do not get the daemon's PATH).
 # DASHBOARD_PORT picks the port (default 8470; 0: any free one). The state directory is
 # BUILD_DIR/dashboard-demo (made again at each run).
 set -euo pipefail
@@ -25,7 +26,9 @@ mkdir -p "$state/jobs"
 root_jobs=()
 if [ "$(id -u)" -eq 0 ]; then root_jobs=(--allow-root-jobs); fi
 "$build/bin/trainyardd" --listen "127.0.0.1:$port" --state-dir "$state/service" \
-  --runtime process --grace-period 2 --job-dir-root "$state/jobs" "${root_jobs[@]}" >"$state/trainyardd.log" 2>&1 &
+  --runtime process --grace-period 2 --job-dir-root "$state/jobs" \
+  --job-path "$root/$build/examples/digits:/usr/local/bin:/usr/bin:/bin" \
+  "${root_jobs[@]}" >"$state/trainyardd.log" 2>&1 &
 daemon=$!
 stop() {
   kill -TERM "$daemon" 2>/dev/null || true

@@ -31,6 +31,7 @@
 #include "alloc.h"
 #include "container.h"
 #include "gpudev.h"
+#include "jobenv.h"
 #include "jobrun.h"
 #include "json.h"
 #include "loop.h"
@@ -45,6 +46,7 @@
 #include "spec.h"
 #include "statedir.h"
 #include "store.h"
+#include "strv.h"
 #include "study.h"
 #include "supervise.h"
 #include "timeutil.h"
@@ -520,6 +522,11 @@ static int run_job(struct run *run,
     _cleanup_json_ json_t *previous = NULL; /* the job resumePreviousJobId names */
     _cleanup_free_ char *dir = NULL;
     struct ty_supervisor_options opts = {.grace_usec = grace, .run_as = run_as};
+    /* The replicas' environment is the service's defined one, not this process's (which is
+     * the daemon's): PATH from its job_path setting (docs/service.md). */
+    const char *job_path = getenv(TY_JOB_PATH_ENV);
+    _cleanup_strv_free_ char **base_env =
+        ty_job_base_env(job_path && *job_path ? job_path : TY_JOB_PATH_DEFAULT);
     const struct ty_runtime_ops *runtime = NULL;
     struct ty_joblog *log = NULL;
     struct ty_loop *loop = NULL;
@@ -543,6 +550,9 @@ static int run_job(struct run *run,
         opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);
     ty_joblog_on_new_file(log, on_new_file, run);
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
+    opts.env.mxnet = json_is_true(json_object_get(row->options, "mxnetEnv"));
+    opts.base_env = base_env;
+    opts.path_setting = TY_JOB_PATH_SETTING;
     opts.log = log;
     opts.on_queued = on_queued;
     opts.on_progress = on_progress;

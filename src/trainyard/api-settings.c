@@ -14,10 +14,13 @@
 
 #include "alloc.h"
 #include "api-client-int.h"
+#include "buf.h"
+#include "cli.h"
 #include "fdutil.h"
 #include "kvconf.h"
 #include "local-gpus.h"
 #include "macro.h"
+#include "suggest.h"
 
 /* A token file holds one token: anything larger is not one. */
 #define TOKEN_MAX_BYTES (64u * 1024)
@@ -37,8 +40,16 @@ static char *home_dir(void)
     return pw && pw->pw_dir ? xstrdup(pw->pw_dir) : NULL;
 }
 
-/* The config file to read, and whether it must exist. NULL when there is no home. */
-static char *config_path(bool *must_exist)
+const char *const cli_config_keys[] = {"api_endpoint",
+                                       "project",
+                                       "access_token",
+                                       "access_token_file",
+                                       "custom_ca_certs_file",
+                                       "gpus",
+                                       "gpu_devices",
+                                       NULL};
+
+char *cli_config_path(bool *must_exist)
 {
     const char *p = env_nonempty("TRAINYARD_CONFIG");
     _cleanup_free_ char *home = NULL;
@@ -76,17 +87,10 @@ static const struct ty_kv *config_get(const struct config *cfg, const char *key)
 
 static int config_load(struct config *cfg, struct ty_error *err)
 {
-    static const char *const known[] = {"api_endpoint",
-                                        "project",
-                                        "access_token",
-                                        "access_token_file",
-                                        "custom_ca_certs_file",
-                                        "gpus",
-                                        "gpu_devices"};
     bool must_exist;
     int r;
 
-    cfg->path = config_path(&must_exist);
+    cfg->path = cli_config_path(&must_exist);
     if (!cfg->path)
         return 0;
     r = ty_kvconf_load(cfg->path, &cfg->kv, &cfg->n, err);
@@ -98,20 +102,32 @@ static int config_load(struct config *cfg, struct ty_error *err)
     if (r < 0)
         return r == -EINVAL ? r : ty_error_prefix(err, r, "config file");
     for (size_t i = 0; i < cfg->n; i++) {
-        bool ok = false;
-        for (size_t k = 0; k < TY_ARRAY_SIZE(known); k++)
-            ok |= strcmp(cfg->kv[i].key, known[k]) == 0;
-        if (!ok)
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s:%d: unknown key '%s' (known keys: api_endpoint, project, "
-                                "access_token, access_token_file, custom_ca_certs_file, gpus, "
-                                "gpu_devices)",
-                                cfg->path,
-                                cfg->kv[i].line,
-                                cfg->kv[i].key);
+        _cleanup_free_ char *why = cli_config_unknown_key(cfg->kv[i].key);
+        if (why)
+            return ty_error_set(err, EINVAL, "%s:%d: %s", cfg->path, cfg->kv[i].line, why);
     }
     return 0;
+}
+
+char *cli_config_unknown_key(const char *key)
+{
+    struct ty_buf known = TY_BUF_INIT;
+    const char *near;
+    char *why;
+
+    for (size_t k = 0; cli_config_keys[k]; k++)
+        if (strcmp(key, cli_config_keys[k]) == 0)
+            return NULL;
+    near = ty_suggest_among(key, cli_config_keys);
+    for (size_t k = 0; cli_config_keys[k]; k++)
+        ty_buf_printf(&known, "%s%s", k ? ", " : "", cli_config_keys[k]);
+    if (near)
+        why = xasprintf(
+            "unknown key '%s' (did you mean '%s'? known keys: %s)", key, near, ty_buf_str(&known));
+    else
+        why = xasprintf("unknown key '%s' (known keys: %s)", key, ty_buf_str(&known));
+    ty_buf_release(&known);
+    return why;
 }
 
 int cli_config_value(const char *key, char **value, char **source, struct ty_error *err)
@@ -184,10 +200,11 @@ static char *config_relative(const char *cfg_path, const char *p)
     return xasprintf("%.*s/%s", (int)(slash - cfg_path), cfg_path, p);
 }
 
-static int
-set_endpoint(struct api_client *c, const char *url, const char *source, struct ty_error *err)
+/* Check the endpoint @url (named @source in errors). Returns 0 and *@len, its length without
+ * trailing slashes, or -EINVAL with err. */
+static int check_endpoint(const char *url, const char *source, size_t *len, struct ty_error *err)
 {
-    size_t len = strlen(url);
+    size_t n = strlen(url);
     if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
         return ty_error_set(err,
                             EINVAL,
@@ -202,12 +219,23 @@ set_endpoint(struct api_client *c, const char *url, const char *source, struct t
                                 "%s: '%s' must be a base URL (no blanks, query or fragment)",
                                 source,
                                 url);
-    while (len > 0 && url[len - 1] == '/')
-        len--;
-    if (len <= strlen("https://") && strncmp(url, "https://", 8) == 0)
+    while (n > 0 && url[n - 1] == '/')
+        n--;
+    if (n <= strlen("https://") && strncmp(url, "https://", 8) == 0)
         return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
-    if (len <= strlen("http://"))
+    if (n <= strlen("http://"))
         return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
+    *len = n;
+    return 0;
+}
+
+static int
+set_endpoint(struct api_client *c, const char *url, const char *source, struct ty_error *err)
+{
+    size_t len = 0;
+    int r = check_endpoint(url, source, &len, err);
+    if (r < 0)
+        return r;
     c->endpoint = xstrndup(url, len);
     c->endpoint_source = xstrdup(source);
     return 0;
@@ -307,4 +335,67 @@ int api_resolve_settings(struct api_client *c, const struct api_settings *f, str
 out:
     config_release(&cfg);
     return r < 0 ? r : 0;
+}
+
+/* A path given to `config set`: relative to the working directory, made absolute (the file
+ * reads relative paths relative to its own directory). */
+static char *absolute_path(const char *p)
+{
+    _cleanup_free_ char *cwd = NULL;
+    if (p[0] == '/' || (p[0] == '~' && p[1] == '/'))
+        return xstrdup(p);
+    cwd = getcwd(NULL, 0);
+    return cwd ? xasprintf("%s/%s", cwd, p) : xstrdup(p);
+}
+
+int cli_config_check(const char *key, const char *value, char **ret, struct ty_error *err)
+{
+    _cleanup_free_ char *why = cli_config_unknown_key(key);
+    _cleanup_free_ char *path = NULL;
+    _cleanup_free_ char *token = NULL;
+    size_t len;
+    int r = 0;
+
+    *ret = NULL;
+    if (why)
+        return ty_error_set(err, EINVAL, "%s", why);
+    if (strcmp(key, "api_endpoint") == 0) {
+        r = check_endpoint(value, key, &len, err);
+    } else if (strcmp(key, "project") == 0) {
+        if (!*value)
+            r = ty_error_set(err, EINVAL, "project: the project name is empty");
+    } else if (strcmp(key, "access_token") == 0) {
+        r = check_token(value, key, err);
+    } else if (strcmp(key, "access_token_file") == 0 || strcmp(key, "custom_ca_certs_file") == 0) {
+        if (!*value)
+            return ty_error_set(err, EINVAL, "%s: the file name is empty", key);
+        path = absolute_path(value);
+        _cleanup_free_ char *real = config_relative("/", path); /* expands ~/ */
+        if (key[0] == 'a')
+            r = read_token_file(real, key, &token, err);
+        else if (access(real, R_OK) < 0)
+            r = ty_error_set(err,
+                             errno,
+                             "%s: cannot read the CA certificates file '%s': %s",
+                             key,
+                             real,
+                             strerror(errno));
+    } else if (strcmp(key, "gpus") == 0) {
+        _cleanup_free_ char *text = xasprintf("gpus=%s", value);
+        struct ty_resources decl;
+        ty_resources_unlimited(&decl);
+        r = ty_resources_parse(text, false, "config file", &decl, err);
+    } else if (strcmp(key, "gpu_devices") == 0) {
+        if (strcmp(value, "nvidia") != 0 && strcmp(value, "stand-in") != 0)
+            r = ty_error_set(err,
+                             EINVAL,
+                             "gpu_devices: expected nvidia (the host's NVIDIA devices) or "
+                             "stand-in (declared devices without a device file, for tests) "
+                             "(got '%s')",
+                             value);
+    }
+    if (r < 0)
+        return r;
+    *ret = path ? TAKE_PTR(path) : xstrdup(value);
+    return 0;
 }

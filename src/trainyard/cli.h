@@ -28,13 +28,39 @@ extern const struct cli_command cmd_jobs_cancel;
 extern const struct cli_command cmd_jobs_stream_logs;
 extern const struct cli_command cmd_jobs_update;
 extern const struct cli_command cmd_study;
+extern const struct cli_command cmd_config_set;
+extern const struct cli_command cmd_config_get;
+extern const struct cli_command cmd_config_unset;
+extern const struct cli_command cmd_config_list;
 
 /* Print "ERROR: (trainyard.<path>) <msg>" to stderr. */
 void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Report getopt_long's ':' (a flag without its value) or '?' (an unknown flag) for @c, the
- * flag being argv[optind - 1]. Returns TY_EXIT_USAGE. */
-int cli_flag_error(const char *path, int c, char **argv);
+/* Report getopt_long's ':' (a flag without its value) or '?' (an unknown or ambiguous flag,
+ * or a value given to a flag that takes none) for @c, the flag being argv[optind - 1], with
+ * "did you mean" the nearest flag of @opts (the verb's getopt table, terminated; NULL: no
+ * suggestion), or the flags an ambiguous prefix matches. Returns TY_EXIT_USAGE. */
+int cli_flag_error(const char *path, int c, char **argv, const struct option *opts);
+
+/* api-settings.c: the keys of the CLI's config file (NULL-terminated), in the order
+ * `config list` prints them. */
+extern const char *const cli_config_keys[];
+
+/* api-settings.c: the CLI's config file, TRAINYARD_CONFIG (then *@must_exist is true), else
+ * $XDG_CONFIG_HOME/trainyard/config, else ~/.config/trainyard/config; NULL when there is no
+ * home directory. Caller frees. */
+char *cli_config_path(bool *must_exist);
+
+/* api-settings.c: NULL when @key is a key of the config file, else why not ("unknown key 'x'
+ * (did you mean 'y'? known keys: ...)"). Caller frees. */
+char *cli_config_unknown_key(const char *key);
+
+/* api-settings.c: check @value for the config key @key as the CLI checks it when it reads
+ * the file (a URL for api_endpoint, a non-empty project, a token's characters, a readable token
+ * or CA file, a GPU list, nvidia or stand-in). Returns 0 and *@ret, the value to write (a
+ * relative file name made absolute: the file reads it relative to its own directory), or
+ * -errno with err naming the key and the rule (an unknown key: with "did you mean"). */
+int cli_config_check(const char *key, const char *value, char **ret, struct ty_error *err);
 
 /* Options parsed from the training flags. */
 struct train_flags {

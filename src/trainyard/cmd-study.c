@@ -343,8 +343,7 @@ static int study(int argc, char **argv)
             fputs(usage, stdout);
             return TY_EXIT_OK;
         default:
-            cli_error(PATH, "unknown flag '%s'; see 'trainyard study --help'", argv[optind - 1]);
-            return TY_EXIT_USAGE;
+            return cli_flag_error(PATH, c, argv, options);
         }
     }
     if (optind < argc) {

@@ -59,7 +59,7 @@ int jobs_parse_args(const char *path,
             return TY_EXIT_OK;
         case ':':
         case '?':
-            return cli_flag_error(path, c, argv);
+            return cli_flag_error(path, c, argv, opts);
         default:
             if (!fn || fn(ctx, c, optarg) < 0) {
                 if (!fn)

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0
  * main.c: `trainyard`: dispatches `trainyard GROUP VERB ...` (or GROUP SUBGROUP VERB, as in
  * `jobs submit training`) to the verb table. Only `local train` uses the library directly;
- * the `jobs` verbs talk to trainyardd over its REST API. */
+ * the `jobs` verbs talk to trainyardd over its REST API. Also here: `-h` for `--help` on
+ * every verb, `trainyard help [GROUP...] VERB`, and "did you mean" for a mistyped command. The
+ * flags' "did you mean" (cli_flag_error) is in cli-flags.c. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cli.h"
 #include "macro.h"
+#include "suggest.h"
 #include "ty-config.h"
 
 static const struct cli_command *const commands[] = {
@@ -20,6 +25,10 @@ static const struct cli_command *const commands[] = {
     &cmd_jobs_stream_logs,
     &cmd_jobs_update,
     &cmd_study,
+    &cmd_config_set,
+    &cmd_config_get,
+    &cmd_config_unset,
+    &cmd_config_list,
 };
 
 /* Number of words of a command path ("jobs submit training": 3). */
@@ -57,15 +66,6 @@ void cli_error(const char *path, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-int cli_flag_error(const char *path, int c, char **argv)
-{
-    if (c == ':')
-        cli_error(path, "%s needs a value", argv[optind - 1]);
-    else
-        cli_error(path, "unknown flag '%s' (see --help)", argv[optind - 1]);
-    return TY_EXIT_USAGE;
-}
-
 /* Print the commands whose path starts with the @n words @prefix (all when @n is 0). */
 static void list_commands(FILE *f, char **prefix, int n)
 {
@@ -83,7 +83,9 @@ static void help(FILE *f)
           "Commands:\n",
           f);
     list_commands(f, NULL, 0);
-    fputs("\nRun 'trainyard GROUP VERB --help' for a command's flags.\n", f);
+    fputs("\nRun 'trainyard help GROUP VERB' (or 'trainyard GROUP VERB --help', -h) for a\n"
+          "command's flags, 'trainyard --version' for the version. See trainyard(1).\n",
+          f);
 }
 
 /* `trainyard jobs` or `trainyard jobs submit --help`: the commands of that group. */
@@ -94,17 +96,140 @@ static void group_help(FILE *f, char **words, int n)
         fprintf(f, " %s", words[i]);
     fputs(" VERB [flags]\n\nCommands:\n", f);
     list_commands(f, words, n);
-    fputs("\nRun 'trainyard GROUP VERB --help' for a command's flags.\n", f);
+    fputs("\nRun 'trainyard help GROUP VERB' (or 'trainyard GROUP VERB --help') for a "
+          "command's flags.\n",
+          f);
+}
+
+/* The @k-th word (0-based) of @path into @buf (@n bytes); false when @path is shorter. */
+static bool nth_word(const char *path, int k, char *buf, size_t n)
+{
+    for (; k > 0; k--) {
+        path = strchr(path, ' ');
+        if (!path)
+            return false;
+        path++;
+    }
+    snprintf(buf, n, "%.*s", (int)strcspn(path, " "), path);
+    return true;
+}
+
+/* Correct the command words @w (@n of them) word by word against the verb table: each word
+ * that is not a next word of the commands so far is replaced by the nearest one. Returns the
+ * corrected words ("jobs submit training") when a word was corrected and they make a command
+ * or a group, else NULL. Caller frees. */
+static char *suggest_command(char **w, int n)
+{
+    char fixed[8][64];
+    char *words[8];
+    bool changed = false;
+    int k = 0;
+
+    for (; k < n && k < 8 && w[k][0] != '-'; k++) {
+        struct ty_suggest s;
+        bool exact = false, full = false;
+        char cand[TY_ARRAY_SIZE(commands)][64];
+
+        ty_suggest_init(&s, w[k]);
+        for (size_t i = 0; i < TY_ARRAY_SIZE(commands); i++) {
+            cand[i][0] = '\0';
+            if (match_words(commands[i]->path, words, k) < k ||
+                !nth_word(commands[i]->path, k, cand[i], sizeof(cand[i])))
+                continue;
+            exact |= strcmp(cand[i], w[k]) == 0;
+            ty_suggest_add(&s, cand[i]);
+        }
+        if (!exact && !ty_suggest_best(&s))
+            break;
+        snprintf(fixed[k], sizeof(fixed[k]), "%s", exact ? w[k] : ty_suggest_best(&s));
+        words[k] = fixed[k];
+        changed |= !exact;
+        for (size_t i = 0; i < TY_ARRAY_SIZE(commands); i++)
+            full |= path_words(commands[i]->path) == k + 1 &&
+                    match_words(commands[i]->path, words, k + 1) == k + 1;
+        if (full) {
+            k++;
+            break;
+        }
+    }
+    if (!changed || k == 0)
+        return NULL;
+    {
+        struct ty_buf b = TY_BUF_INIT;
+        for (int i = 0; i < k; i++)
+            ty_buf_printf(&b, "%s%s", i ? " " : "", words[i]);
+        return ty_buf_take(&b);
+    }
+}
+
+/* The error for the command words argv[1..] that name no command (@best words matched a
+ * group), with a suggestion when one is near, then the commands of that group. Returns 2. */
+static int unknown_command(int argc, char **argv, int best)
+{
+    int shown = best > 0 ? best + 1 : 2;
+    char *fix = suggest_command(argv + 1, argc - 1);
+
+    fputs("ERROR: (trainyard) unknown command '", stderr);
+    for (int i = 1; i <= shown && i < argc; i++)
+        fprintf(stderr, "%s%s", i > 1 ? " " : "", argv[i]);
+    fputs("'", stderr);
+    if (fix)
+        fprintf(stderr, " (did you mean 'trainyard %s'?)", fix);
+    fputs("\n\n", stderr);
+    free(fix);
+    if (best > 0)
+        group_help(stderr, argv + 1, best);
+    else
+        help(stderr);
+    return TY_EXIT_USAGE;
+}
+
+/* `trainyard help [WORDS...]`: the help of the command (the verb's own --help), the group or
+ * everything that @words (@n) name. */
+static int help_command(char **words, int n)
+{
+    int best = 0;
+
+    if (n == 0) {
+        help(stdout);
+        return TY_EXIT_OK;
+    }
+    for (size_t i = 0; i < TY_ARRAY_SIZE(commands); i++) {
+        int m = match_words(commands[i]->path, words, n);
+        if (m == n && m == path_words(commands[i]->path)) {
+            char *av[] = {words[n - 1], (char *)"--help", NULL};
+            return commands[i]->run(2, av);
+        }
+        if (m > best)
+            best = m;
+    }
+    if (best == n) {
+        group_help(stdout, words, n);
+        return TY_EXIT_OK;
+    }
+    {
+        char *av[10] = {(char *)"trainyard"};
+        int k = 0;
+        for (; k < n && k < 8; k++)
+            av[k + 1] = words[k];
+        return unknown_command(k + 1, av, best);
+    }
 }
 
 int main(int argc, char **argv)
 {
     int best = 0;
 
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+    /* -h is --help everywhere (before "--": what follows is the program's). */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-h") == 0)
+            argv[i] = (char *)"--help";
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
         help(argc < 2 ? stderr : stdout);
         return argc < 2 ? TY_EXIT_USAGE : TY_EXIT_OK;
     }
+    if (strcmp(argv[1], "help") == 0)
+        return help_command(argv + 2, argc - 2);
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("trainyard %s\n", TY_VERSION);
         return TY_EXIT_OK;
@@ -124,13 +249,5 @@ int main(int argc, char **argv)
         group_help(asked ? stdout : stderr, argv + 1, best);
         return asked ? TY_EXIT_OK : TY_EXIT_USAGE;
     }
-    {
-        int shown = best > 0 ? best + 1 : 2;
-        fputs("ERROR: (trainyard) unknown command '", stderr);
-        for (int i = 1; i <= shown && i < argc; i++)
-            fprintf(stderr, "%s%s", i > 1 ? " " : "", argv[i]);
-        fputs("'\n\n", stderr);
-    }
-    help(stderr);
-    return TY_EXIT_USAGE;
+    return unknown_command(argc, argv, best);
 }

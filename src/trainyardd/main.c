@@ -21,6 +21,7 @@
 #include "alloc.h"
 #include "daemon.h"
 #include "fdutil.h"
+#include "jobenv.h"
 #include "kvconf.h"
 #include "loop.h"
 #include "macro.h"
@@ -111,6 +112,9 @@ static const char usage_more[] =
     "                            runs them as trainyardd's user), as root (refused otherwise)\n"
     "  --job-dir-root=DIR        a local jobDir must lie inside DIR (repeatable; without\n"
     "                            one, only URIs such as gs://... are taken as jobDir)\n"
+    "  --job-path=DIRS           PATH of the replicas of process-runtime jobs, which start\n"
+    "                            from a defined environment, not this one (default\n"
+    "                            " TY_JOB_PATH_DEFAULT ")\n"
     "  --log-file=FILE           diagnostics of job supervisors (default\n"
     "                            STATE_DIR/trainyardd.log)\n"
     "  --config=FILE             config file (default " DEFAULT_CONFIG " when it exists)\n"
@@ -151,6 +155,7 @@ enum {
     O_GPU_DEVICES,
     O_PROJECT_LIMIT,
     O_SHORTEST_WAIT,
+    O_JOB_PATH,
 };
 
 static const struct option options[] = {
@@ -187,6 +192,7 @@ static const struct option options[] = {
     {"gpu-devices", required_argument, NULL, O_GPU_DEVICES},
     {"project-limit", required_argument, NULL, O_PROJECT_LIMIT},
     {"shortest-max-wait-time", required_argument, NULL, O_SHORTEST_WAIT},
+    {"job-path", required_argument, NULL, O_JOB_PATH},
     {NULL, 0, NULL, 0},
 };
 
@@ -294,6 +300,11 @@ static int apply_runtime_env(int id, const char *v, const char *where, struct ty
             return ty_error_set(
                 err, EINVAL, "%s: expected 'machine' or 'none' (got '%s')", where, v);
         return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
+    case O_JOB_PATH: {
+        /* The supervisors build the replicas' environment with it (jobenv.h). */
+        int r = ty_job_path_check(v, where, err);
+        return r < 0 ? r : setenv(TY_JOB_PATH_ENV, v, 1) < 0 ? -errno : 0;
+    }
     case O_SLURM_REPLICAS:
         if (strcmp(v, "auto") != 0 && strcmp(v, "process") != 0 && strcmp(v, "container") != 0)
             return ty_error_set(
@@ -346,6 +357,7 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
     case O_SLURM_SBATCH_ARGS:
     case O_SLURM_MEMORY:
     case O_SLURM_REPLICAS:
+    case O_JOB_PATH:
         return apply_runtime_env(id, v, where, err);
     case O_PROJECT_USER:
         return tyd_runas_add(&d->runas, v, where, err);
@@ -582,6 +594,8 @@ int main(int argc, char **argv)
     d.max_conns_per_addr = DEFAULT_MAX_CONNS_ADDR;
     d.min_wait_usec = DEFAULT_MIN_WAIT_S * INT64_C(1000000);
     d.admit = tyd_admit_new();
+    /* The default, never a value inherited from whoever started the daemon. */
+    (void)setenv(TY_JOB_PATH_ENV, TY_JOB_PATH_DEFAULT, 1);
     if (parse_args(&d, argc, argv, &e) < 0) {
         fprintf(stderr, "trainyardd: %s\n", ty_error_msg(&e));
         release(&d);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "suggest.h"
 
 #define GB(x) ((int64_t)((x)*1024))
 #define N1(kind, n, per)                                                                           \
@@ -63,4 +64,14 @@ const struct ty_machine_type *ty_machine_lookup(const char *name)
         if (strcmp(catalog[i].name, name) == 0)
             return &catalog[i];
     return NULL;
+}
+
+const char *ty_machine_suggest(const char *name)
+{
+    struct ty_suggest s;
+
+    ty_suggest_init(&s, name);
+    for (size_t i = 0; name && i < TY_ARRAY_SIZE(catalog); i++)
+        ty_suggest_add(&s, catalog[i].name);
+    return ty_suggest_best(&s);
 }

@@ -28,4 +28,8 @@ struct ty_machine_type {
 /* Look a machine type up by name. Returns NULL for unknown names. */
 const struct ty_machine_type *ty_machine_lookup(const char *name);
 
+/* The catalog's name nearest to the unknown @name ("n1-standrd-4" -> "n1-standard-4",
+ * "STANDARD_GPU" -> "standard_gpu"), or NULL when none is near (suggest.h). */
+const char *ty_machine_suggest(const char *name);
+
 #endif

@@ -14,6 +14,7 @@
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
+#include "suggest.h"
 #include "timeutil.h"
 
 #define MSG(n, f)                                                                                  \
@@ -193,6 +194,27 @@ static const struct ty_field *find_field(const struct ty_message *msg, const cha
     return NULL;
 }
 
+/* The field of @msg nearest to the unknown @key (by its camel or snake spelling), or NULL:
+ * the "did you mean" of an unknown name ("masterconfig" -> masterConfig). */
+static const struct ty_field *near_field(const struct ty_message *msg, const char *key)
+{
+    const struct ty_field *best = NULL;
+    size_t best_d = ty_suggest_threshold(key) + 1;
+    char snake[128];
+
+    for (size_t i = 0; i < msg->n_fields; i++) {
+        size_t d = ty_edit_distance(key, msg->fields[i].name);
+        camel_to_snake(msg->fields[i].name, snake, sizeof(snake));
+        if (ty_edit_distance(key, snake) < d)
+            d = ty_edit_distance(key, snake);
+        if (d < best_d && d < strlen(msg->fields[i].name)) {
+            best = &msg->fields[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 bool ty_schema_has_field(const struct ty_message *msg, const char *key)
 {
     return find_field(msg, key) != NULL;
@@ -319,7 +341,11 @@ static int norm_enum(
     }
     for (size_t i = 0; f->enum_values[i]; i++)
         ty_buf_printf(&allowed, "%s%s", i ? ", " : "", f->enum_values[i]);
-    _cleanup_free_ char *why = xasprintf("expected one of %s", ty_buf_str(&allowed));
+    const char *near =
+        json_is_string(v) ? ty_suggest_among(json_string_value(v), f->enum_values) : NULL;
+    _cleanup_free_ char *why =
+        near ? xasprintf("expected one of %s (did you mean %s?)", ty_buf_str(&allowed), near)
+             : xasprintf("expected one of %s", ty_buf_str(&allowed));
     r = bad_value(err, path, "TYPE_ENUM", v, why);
     ty_buf_release(&allowed);
     return r;
@@ -469,13 +495,18 @@ int ty_schema_normalize(const struct ty_message *msg,
     json_object_foreach((json_t *)in, key, v)
     {
         const struct ty_field *f = find_field(msg, key);
-        if (!f)
+        if (!f) {
+            const struct ty_field *near = near_field(msg, key);
             return ty_error_set(err,
                                 EINVAL,
                                 "Invalid JSON payload received. Unknown name \"%s\" at '%s': "
-                                "Cannot find field.",
+                                "Cannot find field.%s%s%s",
                                 key,
-                                *path ? path : msg->name);
+                                *path ? path : msg->name,
+                                near ? " Did you mean \"" : "",
+                                near ? near->name : "",
+                                near ? "\"?" : "");
+        }
         const char *k2;
         json_t *v2;
         json_object_foreach((json_t *)in, k2, v2)

@@ -194,13 +194,18 @@ static int validate_role_machine(const struct ty_job *job,
     if (!rs->machine_type)
         return 0;
     *mt = ty_machine_lookup(rs->machine_type);
-    if (!*mt)
+    if (!*mt) {
+        const char *near = ty_machine_suggest(rs->machine_type);
         return ty_error_set(err,
                             EINVAL,
-                            "trainingInput.%sType: unknown machine type '%s' (see "
+                            "trainingInput.%sType: unknown machine type '%s' (%s%s%ssee "
                             "docs/machine-types.md for the list)",
                             f,
-                            rs->machine_type);
+                            rs->machine_type,
+                            near ? "did you mean '" : "",
+                            near ? near : "",
+                            near ? "'? " : "");
+    }
     if ((*mt)->tpu)
         return ty_error_set(err,
                             EINVAL,

@@ -162,6 +162,13 @@ struct ty_runtime {
      * container runtime runs what the engine runs (the image's USER) and the slurm runtime
      * what Slurm runs (the submitting user), and both ignore it. */
     const char *run_as;
+    /* The environment the replicas start from, under the contract's variables (NAME=VALUE,
+     * NULL-terminated; borrowed; NULL: this process's own); set before launch(). Only the
+     * process runtime uses it: a container starts from its image's environment, a Slurm
+     * task from what Slurm gives it. @path_setting names what set its PATH, in the error
+     * of a command not found on it (NULL: "PATH"). */
+    char *const *base_env;
+    const char *path_setting;
     /* The GPUs of each replica of the attached plan, indexed by ty_runtime_replica_index;
      * NULL: none given. Borrowed; set before prepare(). The caller holds the devices (their
      * locks) for the whole run. The process runtime sets CUDA_VISIBLE_DEVICES and

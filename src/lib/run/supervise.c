@@ -427,6 +427,8 @@ static int new_runtime(struct ty_supervisor *sup, struct ty_error *err)
     if (r >= 0) {
         ty_runtime_attach(sup->rt, sup->plan);
         sup->rt->run_as = sup->opts.run_as;
+        sup->rt->base_env = sup->opts.base_env;
+        sup->rt->path_setting = sup->opts.path_setting;
         sup->rt->gpus = sup->gpus;
         sup->rt->gpu_stand_in = sup->opts.gpus && sup->opts.gpus->stand_in;
     }

@@ -50,6 +50,12 @@ struct ty_supervisor_options {
     /* The user the replicas run as (a name; borrowed; NULL: as this process): handed to the
      * runtime (ty_runtime.run_as), which only the process runtime uses. */
     const char *run_as;
+    /* The environment the replicas start from (NAME=VALUE, NULL-terminated; borrowed; NULL:
+     * this process's own, as `local train` does) and what set its PATH, for errors (NULL:
+     * "PATH"): handed to the runtime (ty_runtime.base_env), which only the process runtime
+     * uses. The service gives jobenv.h's. */
+    char *const *base_env;
+    const char *path_setting;
     /* Called for every record (replica lines and service messages), and on each state
      * change. Both optional. */
     void (*on_log)(void *ctx, const struct ty_log_record *rec);

@@ -87,17 +87,18 @@ const int pc_reset_signals[PC_N_RESET_SIGNALS] = {SIGPIPE,
                                                   SIGUSR2,
                                                   SIGALRM};
 
-/* Resolve @prog along the PATH of @envp (as execvp would) so the child makes one execve
- * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
+/* Resolve @prog along the PATH of @envp (as execvp would, with its default search path
+ * when @envp has no PATH), so the child makes one execve. Returns a malloc'd path, or NULL
+ * when @prog names a path (it has a '/') or is on none of the directories. */
 char *pc_resolve_program(const char *prog, char *const *envp)
 {
     const char *path = ty_strv_getenv(envp, "PATH");
     _cleanup_free_ char *copy = NULL;
     char *save = NULL;
 
-    if (strchr(prog, '/') || !path)
+    if (strchr(prog, '/'))
         return NULL;
-    copy = xstrdup(path);
+    copy = xstrdup(path ? path : "/bin:/usr/bin");
     for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
         char *cand = xasprintf("%s/%s", *dir ? dir : ".", prog);
         if (access(cand, X_OK) == 0)
@@ -153,10 +154,12 @@ static void child(const struct child_setup *cs)
     if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
         dup2(cs->err_w, STDERR_FILENO) < 0)
         goto fail;
+    /* A program not found on the PATH of the replica's environment is not looked for again
+     * here: execvpe would search this process's PATH (the daemon's, under the service). */
     if (strchr(cs->path, '/'))
         execve(cs->path, cs->argv, cs->envp);
     else
-        execvpe(cs->path, cs->argv, cs->envp);
+        errno = ENOENT;
 fail:
     f.err = errno;
 fail_errno:
@@ -164,14 +167,15 @@ fail_errno:
     _exit(127);
 }
 
-/* The environment of @pr's program: trainyard's own, the metric file of a tuning trial, the
- * contract variables @env and the run token. Caller frees. */
+/* The environment of @pr's program: the runtime's base (ty_runtime.base_env: the service's
+ * defined one), else trainyard's own; the metric file of a tuning trial, the contract
+ * variables @env and the run token. Caller frees. */
 char **pc_replica_env(struct proc_replica *pr, char *const env[])
 {
     struct process_rt *p = pr->rt;
     const struct ty_replica_gpus *g =
         p->base.gpus ? &p->base.gpus[ty_runtime_replica_index(&p->base, pr->r)] : NULL;
-    char **envp = ty_strv_copy(environ);
+    char **envp = ty_strv_copy(p->base.base_env ? p->base.base_env : environ);
 
     /* A tuning trial's metric file is in its own host directory (plan.h); the run's
      * variables below may still name another. */

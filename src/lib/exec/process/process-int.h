@@ -82,15 +82,16 @@ struct child_setup {
     int cg_fds[TY_CGROUP_MAX_DIRS]; /* cgroup.procs of the replica's cgroup */
     size_t n_cg;
     const struct pj_user *user; /* NULL: as this process */
-    const char *path;           /* resolved program, or argv[0] for a PATH search in the child */
+    const char *path;           /* resolved program, or argv[0] when not found (ENOENT) */
     char **argv, **envp;
     pid_t parent;
     int ignored[PC_N_RESET_SIGNALS];
     size_t n_ignored;
 };
 
-/* Resolve @prog along the PATH of @envp (as execvp would) so the child makes one execve
- * instead of one per PATH entry. Returns a malloc'd path, or NULL to leave it to the child. */
+/* Resolve @prog along the PATH of @envp (as execvp would; its default search path when
+ * @envp has none), so the child makes one execve and never searches trainyard's own PATH.
+ * Returns a malloc'd path, or NULL when @prog has a '/' (run as it is) or is not found. */
 char *pc_resolve_program(const char *prog, char *const *envp);
 
 /* The environment of replica @pr: trainyard's own, the metric file of a tuning trial, the

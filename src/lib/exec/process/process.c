@@ -216,6 +216,21 @@ static void on_status(struct ty_loop *loop, int fd, short revents, void *data)
     read_status(data);
 }
 
+/* A command without '/' that is on no directory of the replicas' PATH: say which PATH was
+ * searched and what set it (the service's job_path setting, or trainyard's own PATH). */
+static void not_on_path(const struct proc_replica *pr, char *buf, size_t len)
+{
+    const struct process_rt *p = pr->rt;
+    const char *path = ty_strv_getenv(p->base.base_env ? p->base.base_env : environ, "PATH");
+
+    (void)snprintf(buf,
+                   len,
+                   "cannot run '%s': not found on the replica's PATH (set by %s): %s",
+                   pr->program,
+                   p->base.path_setting ? p->base.path_setting : "trainyard's environment",
+                   path ? path : "(unset)");
+}
+
 static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
 {
     struct proc_replica *pr = data;
@@ -251,6 +266,8 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
                            pr->fail_stage > PJ_CGROUP ? " " : "",
                            pr->fail_stage > PJ_CGROUP ? pr->rt->user.name : "",
                            strerror(pr->exec_errno));
+        else if (pr->exec_errno == ENOENT && !strchr(pr->program, '/'))
+            not_on_path(pr, st.detail, sizeof(st.detail));
         else
             (void)snprintf(st.detail,
                            sizeof(st.detail),

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * cmd-config.c: `trainyard config set|get|unset|list`, as `gcloud config`, on the file the
+ * CLI already reads (cli_config_path: TRAINYARD_CONFIG, else $XDG_CONFIG_HOME/trainyard/config,
+ * else ~/.config/trainyard/config) and only for its keys (cli_config_keys). A value is checked
+ * as the reader checks it; the file is rewritten atomically with mode 0600 (it can hold a
+ * token), its comments and other lines kept (kvconf-edit.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cli.h"
+#include "fdutil.h"
+#include "kvconf-edit.h"
+#include "kvconf.h"
+#include "macro.h"
+
+/* The variables that override each key (api-settings.c, local-gpus.c), for the notes. */
+static const struct {
+    const char *key, *env;
+} overrides[] = {
+    {"api_endpoint", "TRAINYARD_API_ENDPOINT"},
+    {"project", "TRAINYARD_PROJECT"},
+    {"access_token", "TRAINYARD_ACCESS_TOKEN"},
+    {"access_token_file", "TRAINYARD_ACCESS_TOKEN"},
+    {"custom_ca_certs_file", "TRAINYARD_CUSTOM_CA_CERTS_FILE"},
+    {"custom_ca_certs_file", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"},
+    {"gpus", "TRAINYARD_GPUS"},
+    {"gpu_devices", "TRAINYARD_GPU_DEVICES"},
+};
+
+static const char help_text[] =
+    "Usage: trainyard config set KEY VALUE\n"
+    "       trainyard config get KEY\n"
+    "       trainyard config unset KEY\n"
+    "       trainyard config list [--all]\n\n"
+    "Read and write the settings of the CLI's config file ($TRAINYARD_CONFIG, else\n"
+    "$XDG_CONFIG_HOME/trainyard/config, else ~/.config/trainyard/config), as gcloud config.\n"
+    "set checks VALUE as the settings are checked when they are read and rewrites the file\n"
+    "atomically (mode 0600), keeping its comments and other lines; a relative file name is\n"
+    "made absolute. get prints the value (exit 1 and '(unset)' on stderr when it is not set);\n"
+    "list prints what is set, 'key = value', an access token masked. Flags, then the\n"
+    "environment (TRAINYARD_PROJECT, ...) override the file.\n\n"
+    "Keys:\n"
+    "  api_endpoint          trainyardd's address (http://HOST:PORT or https://...)\n"
+    "  project               the project of the jobs\n"
+    "  access_token          the token sent as 'Authorization: Bearer' (before _file)\n"
+    "  access_token_file     a file holding the token\n"
+    "  custom_ca_certs_file  the CA certificates to verify https:// with\n"
+    "  gpus                  local train's GPUs, TYPE:N[+TYPE:N...]\n"
+    "  gpu_devices           nvidia or stand-in\n\n"
+    "Flags:\n"
+    "  --all                 (list) every key, '(unset)' for those not set\n"
+    "  -h, --help            this text\n";
+
+struct config_file {
+    char *path;
+    char *text; /* the content ("" when the file does not exist) */
+    struct ty_kv *kv;
+    size_t n;
+};
+
+static void config_file_release(struct config_file *f)
+{
+    free(f->path);
+    free(f->text);
+    ty_kvconf_free(f->kv, f->n);
+}
+
+/* Read the config file (a missing one is empty, even if TRAINYARD_CONFIG names it: `set`
+ * creates it). Returns 0, or -1 after printing the error. */
+static int config_file_read(const char *cmd, struct config_file *f)
+{
+    struct ty_error e = {0};
+    bool must_exist;
+    size_t len;
+    int r;
+
+    f->path = cli_config_path(&must_exist);
+    if (!f->path) {
+        cli_error(cmd, "no home directory for the config file: set TRAINYARD_CONFIG");
+        return -1;
+    }
+    r = ty_kvconf_load(f->path, &f->kv, &f->n, &e);
+    if (r == -ENOENT) {
+        f->text = xstrdup("");
+        return 0;
+    }
+    if (r >= 0)
+        r = ty_read_file(f->path, TY_KVCONF_MAX_BYTES, &f->text, &len, &e);
+    if (r < 0) {
+        cli_error(cmd, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    return 0;
+}
+
+/* The last value of @key in @f, or NULL. */
+static const struct ty_kv *config_file_get(const struct config_file *f, const char *key)
+{
+    for (size_t i = f->n; i > 0; i--)
+        if (strcmp(f->kv[i - 1].key, key) == 0)
+            return &f->kv[i - 1];
+    return NULL;
+}
+
+/* Say on stderr which variables of the environment override @key. */
+static void note_overrides(const char *key)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(overrides); i++) {
+        const char *v = getenv(overrides[i].env);
+        if (strcmp(overrides[i].key, key) == 0 && v && *v)
+            fprintf(stderr,
+                    "WARNING: %s is set in the environment and overrides %s of the config "
+                    "file.\n",
+                    overrides[i].env,
+                    key);
+    }
+}
+
+/* Parse the flags of @cmd (--help, and --all when @all is given: list's) and check that @nargs
+ * KEY/VALUE arguments follow. Returns -1 to go on, else the exit status. */
+static int parse(const char *cmd, int argc, char **argv, int nargs, bool *all)
+{
+    static const struct option list_opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"all", no_argument, NULL, 'a'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const names[] = {"KEY", "VALUE"};
+    /* Only list has --all: the others' table ends before it. */
+    static const struct option other_opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const struct option *opts = all ? list_opts : other_opts;
+    int c;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help_text, stdout);
+            return TY_EXIT_OK;
+        }
+        if (c == 'a') {
+            *all = true;
+            continue;
+        }
+        return cli_flag_error(cmd, c, argv, opts);
+    }
+    if (argc - optind < nargs) {
+        cli_error(cmd, "%s is required (see --help)", names[argc - optind]);
+        return TY_EXIT_USAGE;
+    }
+    if (argc - optind > nargs) {
+        cli_error(cmd, "unexpected argument '%s'", argv[optind + nargs]);
+        return TY_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Check that @key is a key of the file. Returns 0, or -1 after printing the error. */
+static int known_key(const char *cmd, const char *key)
+{
+    _cleanup_free_ char *why = cli_config_unknown_key(key);
+    if (!why)
+        return 0;
+    cli_error(cmd, "%s", why);
+    return -1;
+}
+
+/* Write @text to the file of @f. Returns 0, or -1 after printing the error. */
+static int config_file_write(const char *cmd, const struct config_file *f, const char *text)
+{
+    struct ty_error e = {0};
+    if (ty_write_file_atomic(f->path, text, 0600, &e) < 0) {
+        cli_error(cmd, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    return 0;
+}
+
+static int config_set(int argc, char **argv)
+{
+    static const char cmd[] = "config.set";
+    struct config_file f = {0};
+    _cleanup_free_ char *value = NULL;
+    _cleanup_free_ char *text = NULL;
+    struct ty_error e = {0};
+    int rc = parse(cmd, argc, argv, 2, NULL);
+
+    if (rc >= 0)
+        return rc;
+    if (known_key(cmd, argv[optind]) < 0)
+        return TY_EXIT_USAGE;
+    if (cli_config_check(argv[optind], argv[optind + 1], &value, &e) < 0) {
+        cli_error(cmd, "%s", ty_error_msg(&e));
+        return TY_EXIT_USAGE;
+    }
+    rc = TY_EXIT_FAILED;
+    if (config_file_read(cmd, &f) < 0)
+        goto out;
+    if (ty_kvconf_set(f.text, argv[optind], value, &text, &e) < 0) {
+        cli_error(cmd, "%s", ty_error_msg(&e));
+        rc = TY_EXIT_USAGE;
+        goto out;
+    }
+    if (config_file_write(cmd, &f, text) < 0)
+        goto out;
+    fprintf(stderr, "Updated property [%s] in %s.\n", argv[optind], f.path);
+    note_overrides(argv[optind]);
+    if (strcmp(argv[optind], "access_token_file") == 0 && config_file_get(&f, "access_token"))
+        fprintf(stderr, "WARNING: access_token is also set in the file and is used first.\n");
+    rc = TY_EXIT_OK;
+out:
+    config_file_release(&f);
+    return rc;
+}
+
+static int config_get(int argc, char **argv)
+{
+    static const char cmd[] = "config.get";
+    struct config_file f = {0};
+    const struct ty_kv *kv;
+    int rc = parse(cmd, argc, argv, 1, NULL);
+
+    if (rc >= 0)
+        return rc;
+    if (known_key(cmd, argv[optind]) < 0)
+        return TY_EXIT_USAGE;
+    if (config_file_read(cmd, &f) < 0)
+        return TY_EXIT_FAILED;
+    kv = config_file_get(&f, argv[optind]);
+    if (kv)
+        printf("%s\n", kv->value);
+    else
+        fputs("(unset)\n", stderr);
+    note_overrides(argv[optind]);
+    config_file_release(&f);
+    return kv ? TY_EXIT_OK : TY_EXIT_FAILED;
+}
+
+static int config_unset(int argc, char **argv)
+{
+    static const char cmd[] = "config.unset";
+    struct config_file f = {0};
+    _cleanup_free_ char *text = NULL;
+    bool removed = false;
+    int rc = parse(cmd, argc, argv, 1, NULL);
+
+    if (rc >= 0)
+        return rc;
+    if (known_key(cmd, argv[optind]) < 0)
+        return TY_EXIT_USAGE;
+    rc = TY_EXIT_FAILED;
+    if (config_file_read(cmd, &f) < 0)
+        goto out;
+    text = ty_kvconf_unset(f.text, argv[optind], &removed);
+    if (removed && config_file_write(cmd, &f, text) < 0)
+        goto out;
+    fprintf(stderr,
+            "Unset property [%s]%s in %s.\n",
+            argv[optind],
+            removed ? "" : " (it was not set)",
+            f.path);
+    rc = TY_EXIT_OK;
+out:
+    config_file_release(&f);
+    return rc;
+}
+
+/* A token as `config list` shows it: its first 4 characters (only of a token of 16 or more),
+ * then "********" and its length. */
+static void print_masked(const char *token)
+{
+    size_t n = strlen(token);
+    size_t shown = n >= 16 ? 4 : 0;
+    printf("%.*s%s (%zu characters)\n", (int)shown, token, "********", n);
+}
+
+static int config_list(int argc, char **argv)
+{
+    static const char cmd[] = "config.list";
+    struct config_file f = {0};
+    bool all = false;
+    int rc = parse(cmd, argc, argv, 0, &all);
+
+    if (rc >= 0)
+        return rc;
+    if (config_file_read(cmd, &f) < 0)
+        return TY_EXIT_FAILED;
+    for (size_t i = 0; i < f.n; i++) {
+        _cleanup_free_ char *why = cli_config_unknown_key(f.kv[i].key);
+        if (why) {
+            cli_error(cmd, "%s:%d: %s", f.path, f.kv[i].line, why);
+            config_file_release(&f);
+            return TY_EXIT_FAILED;
+        }
+    }
+    for (size_t k = 0; cli_config_keys[k]; k++) {
+        const struct ty_kv *kv = config_file_get(&f, cli_config_keys[k]);
+        if (!kv && !all)
+            continue;
+        printf("%s = ", cli_config_keys[k]);
+        if (!kv)
+            puts("(unset)");
+        else if (strcmp(kv->key, "access_token") == 0)
+            print_masked(kv->value);
+        else
+            printf("%s\n", kv->value);
+    }
+    config_file_release(&f);
+    return TY_EXIT_OK;
+}
+
+const struct cli_command cmd_config_set = {
+    .path = "config set",
+    .summary = "set a key of the config file (project, api_endpoint, ...)",
+    .run = config_set,
+};
+const struct cli_command cmd_config_get = {
+    .path = "config get",
+    .summary = "print a key of the config file (exit 1 when unset)",
+    .run = config_get,
+};
+const struct cli_command cmd_config_unset = {
+    .path = "config unset",
+    .summary = "remove a key from the config file",
+    .run = config_unset,
+};
+const struct cli_command cmd_config_list = {
+    .path = "config list",
+    .summary = "print the keys set in the config file (a token masked)",
+    .run = config_list,
+};

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * kvconf-edit.c: one setting of a "key = value" file changed, added or removed with the
+ * other lines kept as they are, and the atomic replacement of the file (kvconf-edit.h). */
+#include "kvconf-edit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "fdutil.h"
+#include "macro.h"
+
+/* Whether the line @p (@len bytes, no newline) sets @key: blanks, the key, blanks, '='. */
+static bool line_sets(const char *p, size_t len, const char *key)
+{
+    const char *end = p + len;
+    size_t klen = strlen(key);
+
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if ((size_t)(end - p) <= klen || strncmp(p, key, klen) != 0)
+        return false;
+    p += klen;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    return p < end && *p == '=';
+}
+
+/* One line of a text: where it starts, its length without and with its line ending. */
+struct line {
+    const char *p;
+    size_t len;  /* without the newline */
+    size_t full; /* with it */
+};
+
+/* The line at *@text into @l, *@text moved past it; false at the end. */
+static bool next_line(const char **text, struct line *l)
+{
+    const char *nl;
+
+    if (!**text)
+        return false;
+    l->p = *text;
+    nl = strchr(l->p, '\n');
+    l->len = nl ? (size_t)(nl - l->p) : strlen(l->p);
+    l->full = l->len + (nl ? 1 : 0);
+    if (l->len > 0 && l->p[l->len - 1] == '\r')
+        l->len--;
+    *text += l->full;
+    return true;
+}
+
+static void put_setting(struct ty_buf *b, const char *key, const char *value)
+{
+    size_t n = strlen(value);
+    bool quote = n == 0 || value[0] == '"' || value[0] == ' ' || value[0] == '\t' ||
+                 value[n - 1] == ' ' || value[n - 1] == '\t';
+
+    ty_buf_printf(b, "%s = ", key);
+    if (!quote) {
+        ty_buf_puts(b, value);
+        return;
+    }
+    ty_buf_putc(b, '"');
+    for (const char *p = value; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            ty_buf_putc(b, '\\');
+        ty_buf_putc(b, *p);
+    }
+    ty_buf_putc(b, '"');
+}
+
+int ty_kvconf_set(
+    const char *text, const char *key, const char *value, char **ret, struct ty_error *err)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    const char *p = text;
+    const char *last = NULL;
+    struct line l;
+
+    for (const unsigned char *c = (const unsigned char *)value; *c; c++)
+        if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+            return ty_error_set(
+                err, EINVAL, "the value of '%s' contains a line break or control character", key);
+    while (next_line(&p, &l))
+        if (line_sets(l.p, l.len, key))
+            last = l.p;
+    p = text;
+    while (next_line(&p, &l)) {
+        if (l.p == last) {
+            put_setting(&b, key, value);
+            ty_buf_append(&b, l.p + l.len, l.full - l.len); /* its own line ending */
+        } else if (!line_sets(l.p, l.len, key)) {
+            ty_buf_append(&b, l.p, l.full);
+        }
+    }
+    if (!last) {
+        if (b.len > 0 && ty_buf_str(&b)[b.len - 1] != '\n')
+            ty_buf_putc(&b, '\n');
+        put_setting(&b, key, value);
+        ty_buf_putc(&b, '\n');
+    }
+    *ret = ty_buf_take(&b);
+    return 0;
+}
+
+char *ty_kvconf_unset(const char *text, const char *key, bool *removed)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    const char *p = text;
+    struct line l;
+
+    *removed = false;
+    while (next_line(&p, &l)) {
+        if (line_sets(l.p, l.len, key))
+            *removed = true;
+        else
+            ty_buf_append(&b, l.p, l.full);
+    }
+    return ty_buf_take(&b);
+}
+
+/* @path, or the target of the symbolic link at @path (relative to the link's directory). */
+static char *follow_link(const char *path)
+{
+    char target[PATH_MAX];
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+    const char *slash;
+
+    if (n <= 0)
+        return xstrdup(path);
+    target[n] = '\0';
+    slash = strrchr(path, '/');
+    if (target[0] == '/' || !slash)
+        return xstrdup(target);
+    return xasprintf("%.*s/%s", (int)(slash - path), path, target);
+}
+
+int ty_write_file_atomic(const char *path, const char *text, mode_t mode, struct ty_error *err)
+{
+    _cleanup_free_ char *real = follow_link(path);
+    _cleanup_free_ char *tmp = xasprintf("%s.XXXXXX", real);
+    _cleanup_free_ char *dir = xstrdup(real);
+    char *slash = strrchr(dir, '/');
+    int fd, r;
+
+    if (slash && slash != dir) {
+        *slash = '\0';
+        r = ty_mkdir_p(dir, 0700, err);
+        if (r < 0)
+            return r;
+    }
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return ty_error_set(
+            err, errno, "cannot create a file beside %s: %s", real, strerror(errno));
+    r = fchmod(fd, mode) < 0 ? -errno : 0;
+    if (r >= 0)
+        r = ty_write_all(fd, text, strlen(text));
+    if (r >= 0 && fsync(fd) < 0)
+        r = -errno;
+    if (close(fd) < 0 && r >= 0)
+        r = -errno;
+    if (r >= 0 && rename(tmp, real) < 0)
+        r = -errno;
+    if (r < 0) {
+        (void)unlink(tmp);
+        return ty_error_set(err, -r, "cannot write %s: %s", real, strerror(-r));
+    }
+    return 0;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * suggest.c: the edit distance behind every "did you mean" (suggest.h): optimal string
+ * alignment over three rows of the dynamic programme, ASCII case folded. */
+#include "suggest.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static unsigned char fold(char c)
+{
+    return (unsigned char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+}
+
+static size_t min3(size_t a, size_t b, size_t c)
+{
+    size_t m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+size_t ty_edit_distance(const char *a, const char *b)
+{
+    size_t rows[3][TY_SUGGEST_MAX_LEN + 1];
+    size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+    size_t n = strlen(a), m = strlen(b);
+
+    if (n > TY_SUGGEST_MAX_LEN || m > TY_SUGGEST_MAX_LEN)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= m; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t cost = fold(a[i - 1]) != fold(b[j - 1]);
+            cur[j] = min3(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
+            if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) &&
+                fold(a[i - 2]) == fold(b[j - 1]) && prev2[j - 2] + 1 < cur[j])
+                cur[j] = prev2[j - 2] + 1;
+        }
+        size_t *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[m];
+}
+
+size_t ty_suggest_threshold(const char *word)
+{
+    size_t t = strlen(word) / 3;
+    return t ? t : 1;
+}
+
+void ty_suggest_init(struct ty_suggest *s, const char *word)
+{
+    s->word = word;
+    s->best = NULL;
+    s->best_dist = SIZE_MAX;
+}
+
+void ty_suggest_add(struct ty_suggest *s, const char *cand)
+{
+    size_t d;
+
+    if (!cand || !s->word || strcmp(cand, s->word) == 0)
+        return;
+    d = ty_edit_distance(s->word, cand);
+    /* Every character replaced is not a near miss ("ab" -> "xy"). */
+    if (d > ty_suggest_threshold(s->word) || d >= strlen(cand) || d >= s->best_dist)
+        return;
+    s->best = cand;
+    s->best_dist = d;
+}
+
+const char *ty_suggest_best(const struct ty_suggest *s)
+{
+    return s->best;
+}
+
+const char *ty_suggest_among(const char *word, const char *const *cands)
+{
+    struct ty_suggest s;
+
+    ty_suggest_init(&s, word);
+    for (size_t i = 0; cands && cands[i]; i++)
+        ty_suggest_add(&s, cands[i]);
+    return ty_suggest_best(&s);
+}

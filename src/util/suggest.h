@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * suggest.h: "did you mean" for every name a user types (verbs, flags, config keys, job
+ * fields, machine types, enum values): the candidate nearest to a mistyped word by optimal
+ * string alignment distance (Levenshtein plus transposition of two neighbours), ignoring
+ * ASCII case, if it is near enough for its length. */
+#ifndef TY_SUGGEST_H
+#define TY_SUGGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Longest word compared; a longer one (or candidate) gets no suggestion. */
+#define TY_SUGGEST_MAX_LEN 256
+
+/* The optimal string alignment distance between @a and @b, ASCII letters compared without
+ * case: the fewest insertions, deletions, substitutions and swaps of two adjacent characters
+ * (no substring edited twice) that turn one into the other. SIZE_MAX when either is longer
+ * than TY_SUGGEST_MAX_LEN. */
+size_t ty_edit_distance(const char *a, const char *b);
+
+/* The largest distance at which a candidate is suggested for a typed @word: a third of its
+ * length, at least 1 ("sumbit" -> 2, "pj" -> 1). */
+size_t ty_suggest_threshold(const char *word);
+
+/* A search for the nearest candidate, fed one candidate at a time (for tables that are not
+ * string arrays). The first of equally near candidates wins. */
+struct ty_suggest {
+    const char *word;
+    const char *best; /* NULL until a candidate is near enough */
+    size_t best_dist;
+};
+
+/* Start a search for @word (kept by reference: it must outlive the search). */
+void ty_suggest_init(struct ty_suggest *s, const char *word);
+
+/* Consider @cand (kept by reference when it becomes the best). A candidate equal to the word
+ * (same case) is not a suggestion and is skipped, as is NULL. */
+void ty_suggest_add(struct ty_suggest *s, const char *cand);
+
+/* The nearest candidate within ty_suggest_threshold(word), or NULL. */
+const char *ty_suggest_best(const struct ty_suggest *s);
+
+/* ty_suggest over the NULL-terminated array @cands: the nearest one, or NULL. */
+const char *ty_suggest_among(const char *word, const char *const *cands);
+
+#endif

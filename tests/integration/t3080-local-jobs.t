@@ -1,0 +1,99 @@
+#!/bin/sh
+# t3080-local-jobs: `local train` from flags alone (--master-command; gcloud's python-package
+# flags refused with the reason), past local runs read back with `jobs list|describe|stream-logs
+# --local`, a killed run shown as FAILED, and a failed run's id free for a retry (the earlier
+# run kept as <id>.1) while a SUCCEEDED or running one still holds it.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+M=$RUN_ID
+export TZ=UTC
+IMG=--master-image-uri=example.com/none:1
+
+test_expect_success 'local train runs a process job given by flags alone' '
+  "$TRAINYARD" local train flags_1 "$IMG" --master-command=sh,-c,"echo hello \$0 \$*",zero \
+    --python-version=3.7 -- a b >log 2>&1 &&
+  grep -q "master-replica-0 *hello zero a b" log &&
+  rec="$TRAINYARD_HOME/jobs/local/flags_1/job.json" &&
+  test "$(json_get "$rec" "json.dumps(d[\"trainingInput\"][\"masterConfig\"][\"containerCommand\"])")" = "[\"sh\", \"-c\", \"echo hello \$0 \$*\", \"zero\"]" &&
+  test "$(json_get "$rec" "d[\"trainingInput\"][\"pythonVersion\"]")" = 3.7
+'
+test_expect_success '--worker-command and the ^DELIM^ escape' '
+  "$TRAINYARD" local train flags_2 "$IMG" --master-command="^:^sh:-c:echo m,1" \
+    --worker-count=1 --master-machine-type=n1-standard-4 --worker-machine-type=n1-standard-4 \
+    --worker-command=sh,-c,"echo w" >log 2>&1 &&
+  grep -q "master-replica-0 *m,1" log && grep -q "worker-replica-0 *w" log &&
+  set +e; "$TRAINYARD" local train "$IMG" --master-command= 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--master-command: the command is empty" err
+'
+test_expect_success 'the python-package flags are refused with the reason, not as unknown' '
+  for f in --module-name=trainer.task --package-path=trainer/ --packages=a.tar.gz --runtime-version=2.11; do
+    set +e; "$TRAINYARD" local train "$IMG" "$f" 2>err; rc=$?; set -e
+    test $rc -eq 2 && grep -q "custom-container jobs only" err &&
+      grep -q -- "--master-command" err && ! grep -q "unknown flag" err || exit 1
+  done &&
+  "$TRAINYARD" local train --help >out && grep -q -- "--master-command=PROGRAM" out &&
+  grep -q -- "--module-name" out
+'
+test_expect_success 'jobs list|describe --local show past runs, newest first, filtered' '
+  set +e; "$TRAINYARD" local train failed_1 "$IMG" --master-command=sh,-c,"exit 3" >/dev/null 2>&1; set -e
+  "$TRAINYARD" jobs list --local >out &&
+  head -1 out | grep -q "^JOB_ID  *STATUS  *CREATED" &&
+  sed -n 2p out | grep -q "^failed_1  *FAILED" &&
+  grep -q "^flags_1  *SUCCEEDED" out &&
+  "$TRAINYARD" jobs list --local --filter state:FAILED --format json >f.json &&
+  test "$(json_get f.json "\" \".join(j[\"jobId\"] for j in d)")" = failed_1 &&
+  "$TRAINYARD" jobs describe failed_1 --local --format json >d.json 2>err &&
+  test "$(json_get d.json "d[\"errorMessage\"]")" = "The replica master 0 exited with a non-zero status of 3." &&
+  grep -q "stream-logs failed_1 --local" err &&
+  "$TRAINYARD" jobs list --local --state-dir "$TRAINYARD_HOME" --limit 1 --format "value(jobId)" >v &&
+  test "$(cat v)" = failed_1 &&
+  set +e; "$TRAINYARD" jobs describe nosuch --local 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "no local run .nosuch." err &&
+  set +e; "$TRAINYARD" jobs list --state-dir "$TRAINYARD_HOME" 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--state-dir: only with --local" err
+'
+test_expect_success 'jobs stream-logs --local follows a running run to its end' '
+  "$TRAINYARD" local train stream_1 "$IMG" --master-command=sh,-c,"for i in 1 2 3; do echo l\$i; sleep 0.3; done; echo err >&2" >/dev/null 2>&1 &
+  pid=$!
+  wait_for 10 test -e "$TRAINYARD_HOME/jobs/local/stream_1/job.json" &&
+  "$TRAINYARD" jobs stream-logs stream_1 --local >out &&
+  wait $pid &&
+  grep -q "^INFO${TAB:-	}.*master-replica-0	*l3$" out &&
+  grep -q "^ERROR	.*master-replica-0		err$" out &&
+  tail -1 out | grep -q "Job completed successfully." &&
+  "$TRAINYARD" jobs stream-logs stream_1 --local --task-name master-replica-0 >m &&
+  test "$(wc -l <m)" -eq 4
+'
+test_expect_success 'a killed run shows FAILED, and its id is free for a retry; the old run is kept' '
+  "$TRAINYARD" local train killed_1 "$IMG" --master-command=sh,-c,"echo first; exec sleep 905.$M" >/dev/null 2>&1 &
+  pid=$!
+  { wait_for 20 procs_at_least "sleep 905.$M" 1 || { kill -KILL $pid; false; }; } &&
+  "$TRAINYARD" jobs describe killed_1 --local --format json >d.json 2>/dev/null &&
+  test "$(json_get d.json "d[\"state\"]")" = RUNNING &&
+  set +e; "$TRAINYARD" local train killed_1 "$IMG" --master-command=true 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "job .killed_1. is running (process $pid" err &&
+  kill -KILL $pid && { wait $pid || true; } &&
+  wait_for 10 no_procs "sleep 905.$M" &&
+  "$TRAINYARD" jobs describe killed_1 --local --format json >d.json 2>/dev/null &&
+  test "$(json_get d.json "d[\"state\"]")" = FAILED &&
+  json_get d.json "d[\"errorMessage\"]" | grep -q "ended without recording its end" &&
+  json_get d.json "d[\"endTime\"]" | grep -q Z &&
+  "$TRAINYARD" local train killed_1 "$IMG" --master-command=sh,-c,"echo second" >log 2>err &&
+  grep -q "kept as .*/jobs/local/killed_1.1" err &&
+  grep -q first "$TRAINYARD_HOME/jobs/local/killed_1.1/logs/master-replica-0.log" &&
+  grep -q second "$TRAINYARD_HOME/jobs/local/killed_1/logs/master-replica-0.log" &&
+  ! grep -q first "$TRAINYARD_HOME/jobs/local/killed_1/logs/master-replica-0.log" &&
+  "$TRAINYARD" jobs list --local --format "value(jobId,state)" | grep -q "^killed_1	SUCCEEDED$" &&
+  ! "$TRAINYARD" jobs list --local | grep -q "killed_1\."
+'
+test_expect_success 'a failed run is retried as the same id; a SUCCEEDED one keeps it' '
+  set +e; "$TRAINYARD" local train failed_1 "$IMG" --master-command=sh,-c,"exit 4" >/dev/null 2>&1; rc=$?; set -e
+  test $rc -eq 1 &&
+  test -d "$TRAINYARD_HOME/jobs/local/failed_1.1" &&
+  "$TRAINYARD" local train failed_1 "$IMG" --master-command=true >/dev/null 2>err &&
+  grep -q "kept as .*failed_1.2" err &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/failed_1.1/job.json" "d[\"errorMessage\"]")" = "The replica master 0 exited with a non-zero status of 3." &&
+  set +e; "$TRAINYARD" local train failed_1 "$IMG" --master-command=true 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "already exists and SUCCEEDED" err
+'
+test_done

@@ -1,0 +1,70 @@
+#!/bin/sh
+# t5140-service-job-env: the replicas of a service job start from the service's defined
+# environment (PATH from --job-path, HOME/USER of the user they run as, LANG, TZ; nothing
+# else of the daemon's), a command not on that PATH is reported with the PATH and the setting,
+# examples/digits runs submitted as the README shows, and `jobs submit training` makes a
+# relative --job-dir absolute.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+M=$RUN_ID
+JOBPATH="$TY_BUILD_DIR/examples/digits:/usr/bin:/bin"
+export TZ=UTC
+export XDG_CONFIG_HOME="$TEST_DIR/xdg"
+unset TRAINYARD_CONFIG TRAINYARD_PROJECT TRAINYARD_ACCESS_TOKEN TRAINYARD_API_ENDPOINT
+mkdir -p "$TEST_DIR/jobs"
+# Something of the daemon's own that no replica may see.
+export TY_DAEMON_ONLY_$M=leak
+trainyardd_start svc --job-dir-root "$TEST_DIR/jobs" --job-path "$JOBPATH" ||
+  { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/svc.log"; exit 1; }
+unset TY_DAEMON_ONLY_$M
+export TRAINYARD_API_ENDPOINT="$TYD_URL"
+IMG=--master-image-uri=example.com/none:1
+
+test_expect_success 'a replica gets the defined environment, not the daemon'"'"'s' '
+  "$TRAINYARD" jobs submit training env_1 "$IMG" --master-command=sh,-c,"env >$TEST_DIR/env.txt" \
+    --stream-logs >/dev/null 2>&1 &&
+  grep -qx "PATH=$JOBPATH" env.txt &&
+  home=$(getent passwd "$(id -un)" | cut -d: -f6) &&
+  grep -qx "HOME=$home" env.txt && grep -qx "USER=$(id -un)" env.txt &&
+  grep -q "^LANG=." env.txt && grep -qx "TZ=UTC" env.txt &&
+  grep -q "^CLUSTER_SPEC=" env.txt && grep -qx "CLOUD_ML_JOB_ID=env_1" env.txt &&
+  ! grep -q "TY_DAEMON_ONLY" env.txt && ! grep -q "^TRAINYARD_HOME=" env.txt &&
+  ! grep -q "^XDG_CONFIG_HOME=" env.txt &&
+  sed "s/=.*//" env.txt | sort -u >names &&
+  for n in $(cat names); do
+    case $n in
+      PATH|HOME|USER|LOGNAME|LANG|TZ|CLUSTER_SPEC|TF_CONFIG|CLOUD_ML_JOB_ID|TRAINYARD_RUN_ID|TRAINYARD_SUPERVISOR_KEY|PWD|OLDPWD|SHLVL|_) ;;
+      *) echo "unexpected variable $n"; exit 1 ;;
+    esac
+  done
+'
+test_expect_success 'a command not on the PATH (even on the daemon'"'"'s): the error names the PATH and the setting' '
+  set +e; "$TRAINYARD" jobs submit training nf_1 "$IMG" --master-command=nosuch_$M --stream-logs >/dev/null 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "cannot run .nosuch_$M.: not found on the replica.s PATH (set by trainyardd.s --job-path setting): $JOBPATH" err &&
+  set +e; "$TRAINYARD" jobs submit training nf_2 "$IMG" --master-command=trainyard,--version --stream-logs >/dev/null 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "cannot run .trainyard.: not found on the replica.s PATH" err
+'
+test_expect_success 'examples/digits runs as the README shows; a relative --job-dir is made absolute' '
+  cd "$TEST_DIR" &&
+  "$TRAINYARD" jobs submit training digits_svc --config "$TY_SOURCE_DIR/examples/digits/config.yaml" \
+    --job-dir jobs/digits_svc --stream-logs >out 2>log &&
+  grep -q "final test accuracy" log &&
+  "$TRAINYARD" jobs describe digits_svc --format json >d.json 2>/dev/null &&
+  test "$(json_get d.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/digits_svc" &&
+  test -e "$TEST_DIR/jobs/digits_svc/checkpoints/ckpt-final.bin" &&
+  "$TRAINYARD" jobs submit training --help | grep -q "relative --job-dir"
+'
+test_expect_success 'a relative ./DIR too; URIs and absolute paths are sent as they are' '
+  cd "$TEST_DIR/jobs" &&
+  "$TRAINYARD" jobs submit training rel_2 "$IMG" --master-command=true --job-dir ./r2 --format json >r.json 2>/dev/null &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/r2" &&
+  "$TRAINYARD" jobs submit training rel_3 "$IMG" --master-command=true --job-dir gs://b/x --format json >r.json 2>/dev/null &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = gs://b/x
+'
+test_expect_success 'trainyardd refuses a --job-path with a relative directory' '
+  set +e; "$TY_BUILD_DIR/bin/trainyardd" --state-dir "$TEST_DIR/x" --job-path "bin:/usr/bin" 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--job-path: .bin. is not an absolute directory" err
+'
+trainyardd_stop svc
+test_done

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-statedir.c: a local run's claim on its id (ty_statedir_claim_run, statedir.c): a new id,
+ * its run.lock seen held from another process while the run holds it and free once it is gone
+ * (ty_statedir_run_active), a running run keeps its id, a SUCCEEDED one keeps it, one whose
+ * record cannot be read keeps it, and a FAILED one, or one that ended without a record, is
+ * moved aside to <id>.1, <id>.2 with its files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "fdutil.h"
+#include "macro.h"
+#include "statedir.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/ty-statedir-XXXXXX";
+
+static void write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ty_write_all(fd, text, strlen(text)) < 0 || close(fd) < 0)
+        BAIL_OUT("cannot write %s", path);
+}
+
+/* The run.lock state of @dir as another process sees it: 1 held, 0 free, -1 error. */
+static int active_from_child(const char *dir)
+{
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        pid_t holder = 0;
+        int r = ty_statedir_run_active(dir, &holder);
+        _exit(r == 1 && holder == getppid() ? 1 : r == 0 ? 0 : 2);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status) == 2 ? -1 : WEXITSTATUS(status);
+}
+
+/* Claim @id; returns the lock fd (or -1), with *moved set. */
+static int claim(const char *id, char **moved, struct ty_error *e)
+{
+    _cleanup_free_ char *dir = NULL;
+    int fd = -1;
+
+    *moved = NULL;
+    *e = (struct ty_error){0};
+    if (ty_statedir_claim_run(tmpdir, id, &dir, &fd, moved, e) < 0)
+        return -1;
+    return fd;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st, (void)flag, (void)f;
+    return remove(p);
+}
+
+int main(void)
+{
+    struct ty_error e = {0};
+    char *moved = NULL;
+    char path[1024], dir[256];
+    int fd, fd2;
+
+    if (!mkdtemp(tmpdir))
+        BAIL_OUT("mkdtemp");
+    (void)snprintf(dir, sizeof(dir), "%s/jobs/local/a", tmpdir);
+
+    fd = claim("a", &moved, &e);
+    ok(fd >= 0 && !moved, "a new id is claimed (%s)", e.msg);
+    ok(access(dir, F_OK) == 0, "its directory exists");
+    is_int(active_from_child(dir), 1, "another process sees the run.lock held, by us");
+    fd2 = claim("a", &moved, &e);
+    ok(fd2 < 0 && e.code == EEXIST, "a running run keeps its id");
+    like(e.msg, "is running (process", "and says it runs");
+
+    (void)snprintf(path, sizeof(path), "%s/job.json", dir);
+    write_text(path, "{\"jobId\": \"a\", \"state\": \"SUCCEEDED\"}\n");
+    close(fd); /* the run ends */
+    is_int(active_from_child(dir), 0, "once the run ended, the lock is free");
+    fd2 = claim("a", &moved, &e);
+    ok(fd2 < 0 && e.code == EEXIST, "a SUCCEEDED run keeps its id");
+    like(e.msg, "already exists and SUCCEEDED", "and says so");
+
+    write_text(path, "{not json");
+    fd2 = claim("a", &moved, &e);
+    ok(fd2 < 0 && e.code == EEXIST, "a run whose record cannot be read keeps its id");
+
+    write_text(path, "{\"jobId\": \"a\", \"state\": \"FAILED\"}\n");
+    (void)snprintf(path, sizeof(path), "%s/logs/master-replica-0.log", dir);
+    write_text(path, "first run\n");
+    fd = claim("a", &moved, &e);
+    ok(fd >= 0, "a FAILED run's id is claimed again (%s)", e.msg);
+    (void)snprintf(path, sizeof(path), "%s.1", dir);
+    is_str(moved, path, "the earlier run is moved aside to a.1");
+    (void)snprintf(path, sizeof(path), "%s.1/logs/master-replica-0.log", dir);
+    ok(access(path, F_OK) == 0, "with its logs");
+    (void)snprintf(path, sizeof(path), "%s/logs/master-replica-0.log", dir);
+    ok(access(path, F_OK) != 0, "the new run starts with none");
+    free(moved);
+    close(fd);
+
+    /* No job.json and nobody holding the lock: a run killed before its first record. */
+    fd = claim("a", &moved, &e);
+    (void)snprintf(path, sizeof(path), "%s.2", dir);
+    ok(fd >= 0, "a run that ended before any record frees its id (%s)", e.msg);
+    is_str(moved, path, "and is kept as a.2");
+    free(moved);
+    close(fd);
+
+    is_int(ty_statedir_run_active("/nonexistent/dir", NULL), 0, "no run.lock: not running");
+    (void)nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return done_testing();
+}
