@@ -17,14 +17,17 @@
      directory, for the examples after it.
    - The scratch directory holds `build` and `examples` (links to the build and source
      trees); PATH starts with build/bin and build/examples/digits; TRAINYARD_HOME and HOME are
-     private. A throwaway trainyardd started for the first example that needs one is the
-     service: TRAINYARD_API_ENDPOINT names it, `localhost:8080` and `127.0.0.1:8080` in commands
-     are replaced by its address, and a command that starts `trainyardd ... &` is not run.
+     private; /tmp/ in commands and output is the scratch directory's tmp/. The service is the
+     doc's own `trainyardd ... &` line (on a free port), else a throwaway trainyardd started
+     for the first example that needs one: TRAINYARD_API_ENDPOINT names it, and
+     `localhost:8080` and `127.0.0.1:8080` in commands are replaced by its address.
 2. Flags. Every `trainyard VERB ... --flag` (and `trainyardd --flag`) named in the docs, in
    code spans and code blocks, and in any verb's --help, must be a flag of that verb (its
    --help); a flag table row in a section of docs/cli.md whose heading names a verb must be
-   that verb's. Every flag in a verb's --help must appear in docs/cli.md, and every flag of
-   `trainyardd --help` in docs/service.md.
+   that verb's (a flag its --help does not list is the verb's when the verb does not call it
+   unknown). Every flag in a verb's --help must appear in docs/cli.md, and every flag of
+   `trainyardd --help` in docs/service.md. Files a --help names and the docs' relative links
+   must exist.
 
 Each problem is printed as FILE:LINE: MESSAGE (the doc line that is wrong); exit 1 if any.
 Usage: check-docs.py --build-dir BUILD [--source-dir SRC] [--only examples|flags] [-v] [FILE.md...]
@@ -115,7 +118,7 @@ def help_flags(text):
     """Flags a --help text defines: the --name tokens leading its flag-column lines."""
     flags = set()
     for line in text.split("\n"):
-        m = re.match(r"^ {2,4}(--\S.*)$", line)
+        m = re.match(r"^ {2,4}(?:-[a-zA-Z], )?(--\S.*)$", line)
         if not m:
             continue
         for tok in m.group(1).split():
@@ -143,11 +146,12 @@ class Programs:
         self.groups = {" ".join(v.split()[:i]) for v in self.verbs for i in range(1, len(v.split()))}
         self.daemon_help = run_help([self.tyd, "--help"])
         self.daemon_flags = help_flags(self.daemon_help)
+        self.probed = {}  # (verb, flag) -> whether the verb takes the flag (has_flag)
 
 
 # ---------------------------------------------------------------- flag mentions
 
-MENTION = re.compile(r"(?:^|(?<=[\s/]))(trainyardd?)(?=\s|$)")
+MENTION = re.compile(r"(?:^|(?<=[\s/'\"(`]))(trainyardd?)(?=\s|$)")
 FLAG = re.compile(r"^\[?(--[a-z][a-z0-9-]*)")
 
 
@@ -157,37 +161,51 @@ def split_words(text):
         lex.whitespace_split = True
         lex.commenters = "#"
         return list(lex)
-    except ValueError:  # an unbalanced quote in prose: plain words
-        return text.split()
+    except ValueError:  # an unbalanced quote (a quoted command in prose): without quotes
+        return split_words(re.sub(r"['\"]", " ", text))
+
+
+def resolve(words, progs):
+    """The verbs that @words (after `trainyard`) name, and the words after them: ["jobs list"]
+    for `jobs list ...`, three for `jobs list|describe|stream-logs ...`, [""] for `--help`,
+    a group for `jobs --help`; None when they name no command."""
+    for verb in sorted(progs.verbs, key=lambda v: -len(v.split())):
+        k = len(verb.split())
+        if words[:k] != verb.split():
+            continue
+        owners, rest, group = [verb], words[k:], verb.rsplit(" ", 1)[0] if k > 1 else ""
+        while len(rest) > 1 and rest[0] == "|" and f"{group} {rest[1]}".strip() in progs.verbs:
+            owners.append(f"{group} {rest[1]}".strip())  # VERB|VERB|VERB: each of them
+            rest = rest[2:]
+        return owners, rest
+    k = 0
+    while k < len(words) and " ".join(words[: k + 1]) in progs.groups:
+        k += 1
+    if k == 0 and words[:1] and words[0].startswith("-"):
+        return [""], words  # trainyard --help / --version
+    if k > 0:
+        return [" ".join(words[:k])], words[k:]
+    return None  # not a command we know (GROUP VERB, an unknown verb)
 
 
 def mentions(text, progs):
-    """(program or verb, flag) for each flag named with trainyard VERB / trainyardd in text."""
-    out = []
+    """[(owners, flag)] for each flag named with trainyard VERB / trainyardd in @text, and the
+    spans (start, end) of @text the mentions cover."""
+    out, spans = [], []
     for m in MENTION.finditer(text):
-        words = split_words(text[m.end():])
+        eol = text.find("\n", m.end())
+        words = split_words(text[m.end():eol if eol >= 0 else len(text)])
         if m.group(1) == "trainyardd":
-            owner, rest = "trainyardd", words
+            owners, rest = ["trainyardd"], words
         else:
-            owner, rest = None, words
-            for verb in sorted(progs.verbs, key=lambda v: -len(v.split())):
-                k = len(verb.split())
-                if words[:k] == verb.split():
-                    owner, rest = verb, words[k:]
-                    break
-            if owner is None:
-                k = 0
-                while k < len(words) and " ".join(words[: k + 1]) in progs.groups:
-                    k += 1
-                if k == 0 and words[:1] and words[0].startswith("-"):
-                    owner, rest = "", words  # trainyard --help / --version
-                elif k > 0:
-                    owner, rest = " ".join(words[:k]), words[k:]
-                else:
-                    continue  # not a command we know (GROUP VERB, an unknown verb)
+            got = resolve(words, progs)
+            if got is None:
+                continue
+            owners, rest = got
         depth = 0  # inside [...] of a synopsis, | separates alternatives
+        end = m.end()
         for i, w in enumerate(rest):
-            if w == "--" or w in (";", "&&", "||", "&") or w.startswith("#"):
+            if w in ("--", "[--", ";", "&&", "||", "&") or w.startswith("#"):
                 break
             if w == "|" and depth <= 0 and not (i + 1 < len(rest) and FLAG.match(rest[i + 1])):
                 break
@@ -196,8 +214,11 @@ def mentions(text, progs):
                 break  # the next mention starts here
             fm = FLAG.match(w)
             if fm:
-                out.append((owner, fm.group(1)))
-    return out
+                out.append((owners, fm.group(1)))
+                at = text.find(fm.group(1), end)
+                end = at + len(fm.group(1)) if at >= 0 else end
+        spans.append((m.start(), end))
+    return out, spans
 
 
 def flags_of(owner, progs):
@@ -210,16 +231,37 @@ def flags_of(owner, progs):
     return {"--help"}  # a group
 
 
+def has_flag(owner, flag, progs):
+    """Whether @owner has @flag: its --help lists it, or (a flag it takes without listing it,
+    such as gcloud's python-package flags, refused with a reason) it does not call it unknown
+    when given with --help, which makes the verb print its help instead of acting."""
+    if flag in flags_of(owner, progs):
+        return True
+    if owner not in progs.verbs and owner != "trainyardd":
+        return False
+    key = (owner, flag)
+    if key not in progs.probed:
+        argv = [progs.tyd] if owner == "trainyardd" else [progs.ty] + owner.split()
+        env = dict(os.environ, TRAINYARD_API_ENDPOINT="http://127.0.0.1:9",
+                   TRAINYARD_HOME=tempfile.gettempdir() + "/trainyard-docs-probe-none")
+        p = subprocess.run(argv + [flag + "=probe", "--help"], capture_output=True, text=True,
+                           timeout=10, env=env, stdin=subprocess.DEVNULL)
+        progs.probed[key] = not re.search(r"unknown (flag|option)|unrecognized option",
+                                          p.stdout + p.stderr)
+    return progs.probed[key]
+
+
 def owner_name(owner):
     return "trainyard" + (" " + owner if owner and owner != "trainyardd" else "") if owner != "trainyardd" else "trainyardd"
 
 
 def check_mentions(where, text, progs):
     text = text.split("ERROR: (")[0]  # a message quoted from a program is its own text
-    for owner, flag in mentions(text, progs):
-        if flag not in flags_of(owner, progs):
-            problem(where, f"'{owner_name(owner)} {flag}': {owner_name(owner)} has no flag {flag} "
-                    f"(see {owner_name(owner)} --help)")
+    for owners, flag in mentions(text, progs)[0]:
+        for owner in owners:
+            if not has_flag(owner, flag, progs):
+                problem(where, f"'{owner_name(owner)} {flag}': {owner_name(owner)} has no flag "
+                        f"{flag} (see {owner_name(owner)} --help)")
 
 
 def heading_verb(heading, progs):
@@ -250,9 +292,6 @@ def check_flags(docs, src, progs):
                     if flag not in progs.verbs[verb]:
                         problem(f"{rel}:{n}", f"'{flag}' is in the flags of 'trainyard {verb}' "
                                 "(the section's heading), which has no such flag")
-    for verb, text in progs.helps.items():
-        for line in text.split("\n"):
-            check_mentions(f"trainyard {verb} --help", line, progs)
     cli = os.path.join(src, "docs", "cli.md")
     service = os.path.join(src, "docs", "service.md")
     documented = {p: set(re.findall(r"--[a-z][a-z0-9-]*", open(p, encoding="utf-8").read()))
@@ -269,14 +308,24 @@ def check_flags(docs, src, progs):
 
 
 def check_help_texts(progs):
-    """A flag a verb's --help names, outside a `trainyard OTHER ...` mention, is its own."""
+    """A flag a verb's --help names, outside a `trainyard OTHER ...` mention, is its own; a
+    mention's flags are the named verb's (a mention may be wrapped onto the next line)."""
     for verb, text in progs.helps.items():
-        for line in text.split("\n"):
-            bare = MENTION.split(line)[0]  # the text before any trainyard mention
-            for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", bare):
-                if flag not in progs.verbs[verb]:
-                    problem(f"trainyard {verb} --help", f"names {flag}, not a flag of this verb: "
-                            f"'{line.strip()}'")
+        # One line at a time, but a quoted command wrapped onto the next line is one.
+        joined = re.sub(r"(?m)^([^'\n]*'[^'\n]*)\n\s*", r"\1 ", text)
+        found, spans = mentions(joined, progs)
+        for owners, flag in found:
+            for owner in owners:
+                if not has_flag(owner, flag, progs):
+                    problem(f"trainyard {verb} --help", f"names '{owner_name(owner)} {flag}', "
+                            f"which {owner_name(owner)} does not have")
+        for a, b in reversed(spans):
+            joined = joined[:a] + " " + joined[b:]
+        for m in re.finditer(r"(?<![\w-])--[a-z][a-z0-9-]*", joined):
+            if not has_flag(verb, m.group(0), progs):
+                context = joined[max(0, m.start() - 40):m.end() + 20]
+                problem(f"trainyard {verb} --help", f"names {m.group(0)}, not a flag of this "
+                        f"verb: '...{context}...'")
 
 
 PATH_IN_HELP = re.compile(r"(?<![\w$/.:~-])((?:\.\.?/)*[\w-]+(?:/[\w.-]+)+\.(?:md|sh|py|ya?ml|json|c|h))\b")
@@ -309,8 +358,7 @@ def check_paths(docs, src, progs):
 # ---------------------------------------------------------------- console examples
 
 TIME_RE = [
-    re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"),
-    re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}"),
+    re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z| [+-]\d{4})?"),
 ]
 PORT_RE = re.compile(r"127\.0\.0\.1:\d+")
 
@@ -354,16 +402,25 @@ class Daemon:
     def __init__(self, build, scratch):
         self.build, self.scratch, self.proc, self.url = build, scratch, None, None
 
-    def start(self, env):
-        if self.proc:
+    def start(self, env, cmd=None):
+        """The service's URL: the running one, else a new one, the doc's own @cmd (a
+        `trainyardd ...` command line) when given, else one with a state of its own."""
+        if self.proc and not cmd:
             return self.url
+        self.stop()
         log = os.path.join(self.scratch, "trainyardd.log")
-        argv = [os.path.join(self.build, "bin", "trainyardd"), "--listen", "127.0.0.1:0",
-                "--state-dir", os.path.join(self.scratch, "service"), "--grace-period", "1"]
-        if os.geteuid() == 0:
-            argv.append("--allow-root-jobs")
+        if cmd:
+            extra = " --allow-root-jobs" if os.geteuid() == 0 and not re.search(
+                r"--allow-root-jobs|--project-user", cmd) else ""
+            argv = ["bash", "-c", f"exec {cmd} --listen 127.0.0.1:0{extra}"]
+        else:
+            argv = [os.path.join(self.build, "bin", "trainyardd"), "--listen", "127.0.0.1:0",
+                    "--state-dir", os.path.join(self.scratch, "service"), "--grace-period", "1"]
+            if os.geteuid() == 0:
+                argv.append("--allow-root-jobs")
         self.logf = open(log, "w")
-        self.proc = subprocess.Popen(argv, stdout=self.logf, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(argv, stdout=self.logf, stderr=subprocess.STDOUT, env=env,
+                                     cwd=self.scratch, stdin=subprocess.DEVNULL)
         for _ in range(200):
             m = re.search(r"listening on .*?127\.0\.0\.1:(\d+)", open(log).read())
             if m:
@@ -382,6 +439,7 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.proc = None
 
 
 def commands_of(block):
@@ -407,12 +465,24 @@ def commands_of(block):
     return cmds
 
 
+def in_scratch(text, cwd):
+    """@text with the paths under /tmp/ moved under the scratch directory @cwd."""
+    return re.sub(r"(?<![\w.~/-])/tmp/", cwd + "/tmp/", text)
+
+
 def run_example(rel, n, cmd, want_rc, out, env, cwd, daemon):
-    if re.match(r"^\s*(\S*/)?trainyardd\b.*&\s*(#.*)?$", cmd):
-        daemon.start(env)  # the checker's own daemon stands in for the doc's
+    cmd = in_scratch(cmd, cwd)
+    out = [(k, in_scratch(t, cwd)) for k, t in out]
+    m = re.match(r"^\s*((?:\S*/)?trainyardd\b.*?)\s*&\s*(#.*)?$", cmd, re.S)
+    try:
+        if m:
+            daemon.start(env, m.group(1).replace("\\\n", " "))  # the doc's own, on a free port
+            return
+        url = daemon.start(env) if re.search(r"\btrainyard\s+jobs\b|\bcurl\b", cmd) else None
+    except RuntimeError as e:
+        problem(f"{rel}:{n}", f"'$ {cmd.split(chr(10))[0]}': {e}")
         return
-    if re.search(r"\btrainyard\s+jobs\b|\bcurl\b", cmd):
-        url = daemon.start(env)
+    if url:
         env = dict(env, TRAINYARD_API_ENDPOINT=url)
         cmd = re.sub(r"(?:localhost|127\.0\.0\.1):8080", url[len("http://"):], cmd)
     try:
@@ -449,6 +519,7 @@ def check_examples(docs, src, build, verbose):
             _, blocks = read_doc(path)
             cwd = os.path.join(top, re.sub(r"[^\w.-]", "_", rel))
             os.makedirs(os.path.join(cwd, "home"))
+            os.makedirs(os.path.join(cwd, "tmp"))
             daemon = Daemon(build, cwd)  # each document its own service, started when needed
             os.symlink(build, os.path.join(cwd, "build"))
             os.symlink(os.path.join(src, "examples"), os.path.join(cwd, "examples"))
