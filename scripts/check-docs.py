@@ -252,7 +252,7 @@ def has_flag(owner, flag, progs):
 
 
 def owner_name(owner):
-    return "trainyard" + (" " + owner if owner and owner != "trainyardd" else "") if owner != "trainyardd" else "trainyardd"
+    return owner if owner == "trainyardd" else " ".join(["trainyard"] + ([owner] if owner else []))
 
 
 def check_mentions(where, text, progs):
@@ -556,6 +556,7 @@ def check_examples(docs, src, build, verbose):
 
 
 def main():
+    sys.setrecursionlimit(20000)  # first_mismatch recurses once per output line
     ap = argparse.ArgumentParser(description="check the docs against the built programs")
     ap.add_argument("--build-dir", required=True)
     ap.add_argument("--source-dir", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
