@@ -55,7 +55,7 @@ struct parser {
 static int fail(struct parser *p, const char *fmt, ...) TY_PRINTF(2, 3);
 static int fail(struct parser *p, const char *fmt, ...)
 {
-    char msg[TY_ERROR_MSG_MAX];
+    char msg[TY_ERROR_MSG_MAX - 40]; /* room for " at position N" */
     size_t chars = 1;
     va_list ap;
 
@@ -191,7 +191,7 @@ static int parse_attr(struct parser *p, struct ty_format *f)
 
 static int parse_transform(struct parser *p, const char *name, struct ty_fmt_key *k)
 {
-    struct ty_fmt_transform t = {0};
+    struct ty_fmt_transform *t;
     size_t nargs = 0, i;
     int r;
 
@@ -203,35 +203,35 @@ static int parse_transform(struct parser *p, const char *name, struct ty_fmt_key
                     "unknown transform '%s()' (valid: basename(), date([FORMAT][,tz=LOCAL|UTC]), "
                     "yesno([YES][,NO]), len(), join([SEPARATOR]), lower(), upper())",
                     name);
-    t.kind = (enum ty_fmt_tr)i;
+    /* in the key at once: freed with it on an error */
+    k->tr = xreallocarray(k->tr, k->ntr + 1, sizeof(*k->tr));
+    t = &k->tr[k->ntr++];
+    *t = (struct ty_fmt_transform){.kind = (enum ty_fmt_tr)i};
     p->pos++; /* '(' */
     skip_ws(p);
     while (p->s[p->pos] != ')') {
-        _cleanup_free_ char *v = NULL;
-        size_t slot = nargs;
+        size_t slot = nargs, nl;
         if (nargs == 2)
             return fail(p, "too many arguments to %s()", name);
         if (nargs > 0 && (r = expect(p, ',', "between arguments")) < 0)
             return r;
         skip_ws(p);
         /* name=value: format= tz= yes= no= separator= */
-        size_t nl = strspn(p->s + p->pos, "abcdefghijklmnopqrstuvwxyz");
+        nl = strspn(p->s + p->pos, "abcdefghijklmnopqrstuvwxyz");
         if (nl > 0 && p->s[p->pos + nl] == '=') {
-            slot = (nl == 2 && (strncmp(p->s + p->pos, "tz", 2) == 0 ||
-                                strncmp(p->s + p->pos, "no", 2) == 0));
+            slot = (nl == 2 &&
+                    (strncmp(p->s + p->pos, "tz", 2) == 0 || strncmp(p->s + p->pos, "no", 2) == 0));
             p->pos += nl + 1;
         }
-        r = take_value(p, ",)", &v);
+        free(t->arg[slot]);
+        t->arg[slot] = NULL;
+        r = take_value(p, ",)", &t->arg[slot]);
         if (r < 0)
             return r;
-        free(t.arg[slot]);
-        t.arg[slot] = TAKE_PTR(v);
         nargs++;
         skip_ws(p);
     }
     p->pos++;
-    k->tr = xreallocarray(k->tr, k->ntr + 1, sizeof(*k->tr));
-    k->tr[k->ntr++] = t;
     return 0;
 }
 
