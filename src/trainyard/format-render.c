@@ -158,9 +158,9 @@ static void put_number(struct ty_buf *b, const json_t *v)
         if (strtod(buf, NULL) == d)
             break;
     }
-    if (isfinite(d) && !strpbrk(buf, ".eEn"))
-        strcat(buf, ".0");
     ty_buf_puts(b, buf);
+    if (isfinite(d) && !strpbrk(buf, ".eEn")) /* 2.0, not 2: a double, as Python prints it */
+        ty_buf_puts(b, ".0");
 }
 
 static void put_cell(struct ty_buf *b, const json_t *v, const char *delim, int depth)
