@@ -193,6 +193,8 @@ static int help_command(char **words, int n)
 {
     int best = 0;
 
+    if (n > 0 && strcmp(words[n - 1], "--help") == 0)
+        n--; /* trainyard help jobs -h */
     if (n == 0) {
         help(stdout);
         return TY_EXIT_OK;
