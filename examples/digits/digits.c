@@ -1,7 +1,8 @@
 /* digits.c - digits example entry point: flags, CLUSTER_SPEC parsing and the
  * master, worker and evaluator roles of a data-parallel parameter-server
  * trainer for the sklearn 8x8 digits data (the ps role lives in ps.c, the
- * wire protocol is documented in net.c). */
+ * wire protocol is documented in net.c, the wiring from MXNet's DMLC_*
+ * variables in dmlc.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -18,6 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "dmlc.h"
 
 #define DEFAULT_DATA "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 #define EVAL_POLL_MS 200
@@ -44,7 +47,8 @@ static void usage(FILE *f)
             "usage: digits [--steps N] [--learning-rate X] [--optimizer sgd|momentum]\n"
             "              [--batch-size N] [--hidden N] [--seed N] [--checkpoint-every N]\n"
             "              [--job-dir DIR] [--data PATH]\n"
-            "Role and peers come from the CLUSTER_SPEC environment variable; see README.md.\n");
+            "Role and peers come from the CLUSTER_SPEC environment variable, or from the\n"
+            "DMLC_* ones (MXNet's ps-lite) when DMLC_ROLE is set; see README.md.\n");
 }
 
 /* Flag names match with '-' and '_' treated alike (--learning_rate works). */
@@ -665,6 +669,45 @@ static void set_signals(int catch_term)
     sigaction(SIGINT, &sa, NULL);
 }
 
+/* DMLC_ROLE is set: role, rank and peers come from the rendezvous at the
+ * scheduler (dmlc.c), which is the master; CLUSTER_SPEC and TF_CONFIG are not
+ * read. Training then runs as with CLUSTER_SPEC. */
+static int run_dmlc(const struct options *o)
+{
+    static const enum role roles[] = {
+        [DMLC_SCHEDULER] = R_MASTER, [DMLC_WORKER] = R_WORKER, [DMLC_SERVER] = R_PS};
+    struct cluster cl;
+    struct dmlc d;
+    int rc = 1;
+
+    memset(&cl, 0, sizeof cl);
+    fprintf(stderr,
+            "digits: DMLC_ROLE is set: wiring from the DMLC_* variables "
+            "(CLUSTER_SPEC and TF_CONFIG are not read)\n");
+    /* SIGTERM's default (exit) until the rendezvous is over: a server waiting
+     * for its rank must not outlive a cancelled job. */
+    set_signals(0);
+    if (dmlc_setup(&d) == 0) {
+        cl.role = roles[d.role];
+        cl.index = d.rank;
+        cl.n[R_MASTER] = 1;
+        cl.n[R_WORKER] = d.nworkers;
+        cl.n[R_PS] = d.nservers;
+        cl.addr[R_PS] = (const char **)d.servers;
+        set_signals(cl.role == R_PS);
+        if (cl.role == R_MASTER) {
+            rc = run_master(o, &cl);
+        } else if (cl.role == R_WORKER) {
+            rc = run_worker(o, &cl);
+        } else {
+            rc = run_ps_on(o, d.listen_fd, d.self, d.rank, d.nservers, d.nworkers);
+            d.listen_fd = -1; /* run_ps_on closed it */
+        }
+    }
+    dmlc_free(&d);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -691,6 +734,8 @@ int main(int argc, char **argv)
                 o.job_dir);
         o.job_dir = NULL;
     }
+    if (dmlc_wanted())
+        return run_dmlc(&o);
     struct cluster cl;
     if (parse_cluster(&cl) != 0) {
         cluster_free(&cl);

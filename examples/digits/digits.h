@@ -133,7 +133,9 @@ int psc_fetch(struct ps_client *c, unsigned op, uint32_t v, float *params, uint3
 int psc_push(struct ps_client *c, uint32_t step, const float *grad);
 void psc_close(struct ps_client *c);
 
-/* parameter server (ps.c) */
+/* parameter server (ps.c): run_ps listens on addr's port; run_ps_on serves on
+ * the listening socket lfd (non-blocking; closed at the end), addr only names it */
 int run_ps(const struct options *o, const char *addr, int index, int nps, int nworkers);
+int run_ps_on(const struct options *o, int lfd, const char *addr, int index, int nps, int nworkers);
 
 #endif

@@ -356,6 +356,11 @@ int run_ps(const struct options *o, const char *addr, int index, int nps, int nw
     int lfd = net_listen(addr);
     if (lfd < 0)
         return 1;
+    return run_ps_on(o, lfd, addr, index, nps, nworkers);
+}
+
+int run_ps_on(const struct options *o, int lfd, const char *addr, int index, int nps, int nworkers)
+{
     struct ps s;
     memset(&s, 0, sizeof s);
     s.index = index;

@@ -543,6 +543,7 @@ static int run_job(struct run *run,
         opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);
     ty_joblog_on_new_file(log, on_new_file, run);
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
+    opts.env.mxnet = json_is_true(json_object_get(row->options, "mxnetEnv"));
     opts.log = log;
     opts.on_queued = on_queued;
     opts.on_progress = on_progress;

@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "buf.h"
 #include "cli.h"
+#include "jobs-local.h"
 #include "jobs.h"
 #include "json.h"
 #include "macro.h"
@@ -23,6 +24,7 @@ enum { O_SUMMARIZE = 1, O_FORMAT };
 static const struct option describe_options[] = {
     {"summarize", no_argument, NULL, O_SUMMARIZE},
     {"format", required_argument, NULL, O_FORMAT},
+    JOBS_LOCAL_OPTIONS,
     JOBS_GLOBAL_OPTIONS,
     {NULL, 0, NULL, 0},
 };
@@ -41,6 +43,7 @@ static const char describe_usage[] =
     "\n";
 
 struct describe_args {
+    struct jobs_local local; /* --local: a `local train` run (jobs-local.h) */
     bool summarize;
     bool format_set;
     enum jobs_format format;
@@ -49,6 +52,8 @@ struct describe_args {
 static int describe_opt(void *ctx, int id, const char *arg)
 {
     struct describe_args *a = ctx;
+    if (jobs_local_opt(&a->local, id, arg))
+        return 0;
     if (id == O_SUMMARIZE) {
         a->summarize = true;
         return 0;
@@ -240,7 +245,7 @@ static void print_summary(json_t *job)
 
 static int describe(int argc, char **argv)
 {
-    static const char *const help[] = {describe_usage, jobs_global_help, NULL};
+    static const char *const help[] = {describe_usage, jobs_local_help, jobs_global_help, NULL};
     struct describe_args a = {.format = JOBS_FORMAT_YAML};
     struct api_settings settings = {0};
     _cleanup_json_ json_t *job = NULL;
@@ -256,9 +261,12 @@ static int describe(int argc, char **argv)
         return TY_EXIT_USAGE;
     }
     job_id = jobs_job_arg(PATH, argc, argv, first);
-    if (!job_id)
+    if (!job_id || jobs_local_check(PATH, &a.local) < 0)
         return TY_EXIT_USAGE;
-    rc = jobs_job_call(PATH, &settings, "GET", job_id, NULL, NULL, &job);
+    if (a.local.on)
+        rc = jobs_local_job(PATH, &a.local, job_id, &job);
+    else
+        rc = jobs_job_call(PATH, &settings, "GET", job_id, NULL, NULL, &job);
     if (rc >= 0)
         return rc;
     if (a.summarize)
@@ -266,7 +274,10 @@ static int describe(int argc, char **argv)
     else
         jobs_print_resource(job, a.format);
     fflush(stdout);
-    fprintf(stderr, "\nView logs with:\n  $ trainyard jobs stream-logs %s\n", job_id);
+    fprintf(stderr,
+            "\nView logs with:\n  $ trainyard jobs stream-logs %s%s\n",
+            job_id,
+            a.local.on ? " --local" : "");
     return TY_EXIT_OK;
 }
 

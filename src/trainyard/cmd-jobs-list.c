@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "buf.h"
 #include "cli.h"
+#include "jobs-local.h"
 #include "jobs.h"
 #include "json.h"
 #include "macro.h"
@@ -28,6 +29,7 @@ static const struct option list_options[] = {
     {"limit", required_argument, NULL, O_LIMIT},
     {"page-size", required_argument, NULL, O_PAGE_SIZE},
     {"format", required_argument, NULL, O_FORMAT},
+    JOBS_LOCAL_OPTIONS,
     JOBS_GLOBAL_OPTIONS,
     {NULL, 0, NULL, 0},
 };
@@ -60,6 +62,7 @@ struct projection {
 };
 
 struct list_args {
+    struct jobs_local local; /* --local: `local train` runs (jobs-local.h) */
     const char *filter;
     int64_t limit; /* 0: unlimited */
     int64_t page_size;
@@ -171,6 +174,8 @@ static int list_opt(void *ctx, int id, const char *arg)
 {
     struct list_args *a = ctx;
 
+    if (jobs_local_opt(&a->local, id, arg))
+        return 0;
     switch (id) {
     case O_FILTER:
         a->filter = arg;
@@ -241,7 +246,7 @@ static void print_list(json_t *jobs, enum jobs_format fmt)
 
 static int list(int argc, char **argv)
 {
-    static const char *const help[] = {list_usage, jobs_global_help, NULL};
+    static const char *const help[] = {list_usage, jobs_local_help, jobs_global_help, NULL};
     struct list_args a = {.format = JOBS_FORMAT_DEFAULT};
     struct api_settings settings = {0};
     _cleanup_json_ json_t *all = json_array();
@@ -257,6 +262,12 @@ static int list(int argc, char **argv)
     if (argc > first) {
         cli_error(PATH, "unexpected argument '%s'", argv[first]);
         return TY_EXIT_USAGE;
+    }
+    if (jobs_local_check(PATH, &a.local) < 0)
+        return TY_EXIT_USAGE;
+    if (a.local.on) {
+        r = jobs_local_list(&a.local, a.filter, a.limit, all, &e);
+        goto listed;
     }
     c = jobs_client(PATH, &settings);
     if (!c)
@@ -300,6 +311,7 @@ static int list(int argc, char **argv)
         ty_replace_str(&token, next);
     }
     api_client_free(c);
+listed:
     if (r < 0)
         return jobs_fail(PATH, &e);
     if (a.proj.fields)

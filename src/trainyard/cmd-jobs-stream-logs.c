@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  * cmd-jobs-stream-logs.c: `trainyard jobs stream-logs JOB`: the verb's flags and the call of
- * jobs_stream_logs (jobs-logs.c, shared with `jobs submit training --stream-logs`). */
+ * jobs_stream_logs (jobs-logs.c, shared with `jobs submit training --stream-logs`), or with
+ * --local of jobs_local_stream_logs (a `local train` run's files). */
 #include <stdio.h>
 
 #include "cli.h"
+#include "jobs-local.h"
 #include "jobs.h"
 #include "parse.h"
 
@@ -15,6 +17,7 @@ static const struct option options[] = {
     {"task-name", required_argument, NULL, O_TASK_NAME},
     {"polling-interval", required_argument, NULL, O_POLLING_INTERVAL},
     {"allow-multiline-logs", no_argument, NULL, O_ALLOW_MULTILINE},
+    JOBS_LOCAL_OPTIONS,
     JOBS_GLOBAL_OPTIONS,
     {NULL, 0, NULL, 0},
 };
@@ -34,12 +37,22 @@ static const char usage[] =
     "                            instead of following the daemon's log stream\n"
     "  --allow-multiline-logs    print a multi-line message as it is (default: one output\n"
     "                            line per message line)\n"
+    "With --local: the logs of a 'trainyard local train' run (polled every\n"
+    "--polling-interval, default 0.5 s, until the run has ended).\n"
     "\n";
+
+struct stream_args {
+    struct jobs_logs_opts o;
+    struct jobs_local local;
+};
 
 static int on_opt(void *ctx, int id, const char *arg)
 {
-    struct jobs_logs_opts *o = ctx;
+    struct stream_args *a = ctx;
+    struct jobs_logs_opts *o = &a->o;
 
+    if (jobs_local_opt(&a->local, id, arg))
+        return 0;
     switch (id) {
     case O_TASK_NAME:
         if (!*arg) {
@@ -66,25 +79,33 @@ static int on_opt(void *ctx, int id, const char *arg)
 
 static int stream_logs(int argc, char **argv)
 {
-    static const char *const help[] = {usage, jobs_global_help, NULL};
-    struct jobs_logs_opts o = {.out = stdout};
+    static const char *const help[] = {usage, jobs_local_help, jobs_global_help, NULL};
+    struct stream_args a = {.o = {.out = stdout}};
     struct api_settings settings = {0};
     struct api_client *c;
     struct ty_error e = {0};
     const char *job;
     int first, rc, r;
 
-    rc = jobs_parse_args(PATH, argc, argv, options, help, &settings, on_opt, &o, &first);
+    rc = jobs_parse_args(PATH, argc, argv, options, help, &settings, on_opt, &a, &first);
     if (rc >= 0)
         return rc;
+    if (jobs_local_check(PATH, &a.local) < 0)
+        return TY_EXIT_USAGE;
     job = jobs_job_arg(PATH, argc, argv, first);
     if (!job)
         return TY_EXIT_USAGE;
+    if (a.local.on) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        if (jobs_local_stream_logs(&a.local, job, &a.o, &e) < 0)
+            return jobs_fail(PATH, &e);
+        return TY_EXIT_OK;
+    }
     c = jobs_client(PATH, &settings);
     if (!c)
         return TY_EXIT_USAGE;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    r = jobs_stream_logs(c, job, &o, &e);
+    r = jobs_stream_logs(c, job, &a.o, &e);
     api_client_free(c);
     if (r < 0)
         return jobs_fail(PATH, &e);

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "accept.h"
 #include "alloc.h"
@@ -23,6 +24,7 @@
 enum {
     O_RUNTIME = 1,
     O_PYTORCH_ENV,
+    O_MXNET_ENV,
     O_STREAM_LOGS,
     O_ASYNC,
     O_FORMAT,
@@ -31,6 +33,7 @@ enum {
 static const struct option own_options[] = {
     {"runtime", required_argument, NULL, O_RUNTIME},
     {"pytorch-env", no_argument, NULL, O_PYTORCH_ENV},
+    {"mxnet-env", no_argument, NULL, O_MXNET_ENV},
     {"stream-logs", no_argument, NULL, O_STREAM_LOGS},
     {"async", no_argument, NULL, O_ASYNC},
     {"format", required_argument, NULL, O_FORMAT},
@@ -54,17 +57,23 @@ static const char usage[] =
     "                            daemon's)\n"
     "  --pytorch-env             also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (sets\n"
     "                            the label trainyard-pytorch-env=true)\n"
+    "  --mxnet-env               also set DMLC_ROLE, DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT,\n"
+    "                            DMLC_NUM_WORKER, DMLC_NUM_SERVER (sets the label\n"
+    "                            trainyard-mxnet-env=true)\n"
     "  --stream-logs             stream the logs until the job ends; exit 1 unless it\n"
     "                            SUCCEEDED\n"
     "  --async                   return once the job is created (the default; not with\n"
     "                            --stream-logs)\n"
     "  --format=FORMAT           print the whole created Job as json or yaml\n"
+    "A relative --job-dir (or jobDir in --config; not a URI such as gs://...) is made\n"
+    "absolute here, against this command's working directory, before the job is sent.\n"
     "\n";
 
 struct submit_args {
     struct train_flags tf;
     const char *runtime;
     bool pytorch;
+    bool mxnet;
     bool stream_logs;
     bool async;
     bool format_set;
@@ -86,6 +95,9 @@ static int on_opt(void *ctx, int id, const char *arg)
         return 0;
     case O_PYTORCH_ENV:
         a->pytorch = true;
+        return 0;
+    case O_MXNET_ENV:
+        a->mxnet = true;
         return 0;
     case O_STREAM_LOGS:
         a->stream_logs = true;
@@ -124,6 +136,33 @@ static void print_brief(const json_t *job)
     jobs_print_resource(out, JOBS_FORMAT_YAML);
 }
 
+/* A relative local jobDir (no "://", not absolute) means this directory's, not the daemon's:
+ * made absolute against the working directory. Returns 0, or -errno with err. */
+static int absolute_job_dir(json_t *doc, struct ty_error *err)
+{
+    json_t *ti = json_object_get(doc, "trainingInput");
+    const char *dir = ty_json_str(ti, "jobDir");
+    _cleanup_free_ char *cwd = NULL;
+
+    if (!dir || !*dir || dir[0] == '/' || strstr(dir, "://"))
+        return 0;
+    cwd = getcwd(NULL, 0);
+    if (!cwd)
+        return ty_error_set(err,
+                            errno,
+                            "--job-dir: '%s' is relative and the working directory is unknown "
+                            "(%s): give an absolute path",
+                            dir,
+                            strerror(errno));
+    json_object_set_new(ti,
+                        "jobDir",
+                        json_sprintf("%s%s%s",
+                                     cwd,
+                                     strcmp(cwd, "/") == 0 ? "" : "/",
+                                     strncmp(dir, "./", 2) == 0 ? dir + 2 : dir));
+    return 0;
+}
+
 /* Build the request body: the job checked locally, in its canonical form. Returns 0, or -1
  * after printing the error. */
 static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
@@ -135,7 +174,9 @@ static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
     int r;
 
     r = train_flags_build_job(&a->tf, job_id, &doc, &e);
-    if (r >= 0 && (a->runtime || a->pytorch)) {
+    if (r >= 0)
+        r = absolute_job_dir(doc, &e);
+    if (r >= 0 && (a->runtime || a->pytorch || a->mxnet)) {
         labels = json_object_get(doc, "labels");
         if (!json_is_object(labels)) {
             labels = json_object();
@@ -145,6 +186,8 @@ static int build_job(struct submit_args *a, const char *job_id, json_t **ret)
             json_object_set_new(labels, "trainyard-runtime", json_string(a->runtime));
         if (a->pytorch)
             json_object_set_new(labels, "trainyard-pytorch-env", json_string("true"));
+        if (a->mxnet)
+            json_object_set_new(labels, "trainyard-mxnet-env", json_string("true"));
     }
     /* The shortest scheduling.maxWaitTime is the service's setting
      * (--shortest-max-wait-time): it decides, not the CLI. */

@@ -40,6 +40,7 @@
 enum {
     O_RUNTIME = 1,
     O_PYTORCH_ENV,
+    O_MXNET_ENV,
     O_DRY_RUN,
     O_GRACE,
     O_STATE_DIR,
@@ -49,6 +50,7 @@ enum {
 static const struct option own_options[] = {
     {"runtime", required_argument, NULL, O_RUNTIME},
     {"pytorch-env", no_argument, NULL, O_PYTORCH_ENV},
+    {"mxnet-env", no_argument, NULL, O_MXNET_ENV},
     {"dry-run", no_argument, NULL, O_DRY_RUN},
     {"grace-period", required_argument, NULL, O_GRACE},
     {"state-dir", required_argument, NULL, O_STATE_DIR},
@@ -71,6 +73,9 @@ static const char usage[] =
     "                          Engine API: Docker or Podman); default from $TRAINYARD_RUNTIME\n"
     "  --pytorch-env           also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (or label\n"
     "                          the job trainyard-pytorch-env=true)\n"
+    "  --mxnet-env             also set DMLC_ROLE, DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT,\n"
+    "                          DMLC_NUM_WORKER, DMLC_NUM_SERVER (or label the job\n"
+    "                          trainyard-mxnet-env=true)\n"
     "  --grace-period=SECONDS  SIGTERM-to-SIGKILL time when replicas are stopped (default 10)\n"
     "  --state-dir=DIR         where logs are kept (default $TRAINYARD_HOME, else\n"
     "                          $XDG_STATE_HOME/trainyard, else ~/.local/state/trainyard)\n"
@@ -316,6 +321,10 @@ static int run_job(const struct ty_job *job,
     struct ty_supervisor_options opts = *base;
     struct run_ctx rc = {.job = job, .create_usec = ty_now_usec()};
     _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *moved = NULL;
+    /* Held (a record lock on run.lock) until this process ends: `jobs list --local` tells a
+     * run that is going on from one killed before it recorded its end (statedir.h). */
+    _cleanup_close_ int lock_fd = -EBADF;
     _cleanup_free_ char *logdir = NULL;
     struct ty_joblog *log = NULL;
     struct ty_loop *loop = NULL;
@@ -325,11 +334,14 @@ static int run_job(const struct ty_job *job,
     int sig_fd;
     int r;
 
-    r = ty_statedir_claim_job(state_dir, "local", job->job_id, &dir, &e);
+    r = ty_statedir_claim_run(state_dir, job->job_id, &dir, &lock_fd, &moved, &e);
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return TY_EXIT_USAGE;
     }
+    if (moved)
+        fprintf(
+            stderr, "The earlier run of job %s did not succeed: kept as %s\n", job->job_id, moved);
     logdir = xasprintf("%s/logs", dir);
     rc.job_record = xasprintf("%s/job.json", dir);
     r = ty_joblog_open(logdir, &log, &e);
@@ -432,6 +444,9 @@ static int local_opt(struct local_args *a, int c, const char *arg, char **argv)
     case O_PYTORCH_ENV:
         a->opts.env.pytorch = true;
         return -1;
+    case O_MXNET_ENV:
+        a->opts.env.mxnet = true;
+        return -1;
     case O_DRY_RUN:
         a->dry_run = true;
         return -1;
@@ -509,6 +524,8 @@ static int build_local_job(struct local_args *a, struct ty_job **ret)
     }
     if (label_true(*ret, "trainyard-pytorch-env"))
         a->opts.env.pytorch = true;
+    if (label_true(*ret, "trainyard-mxnet-env"))
+        a->opts.env.mxnet = true;
     r = ty_runtime_validate(a->runtime, *ret, &e);
     if (r < 0) {
         cli_error(

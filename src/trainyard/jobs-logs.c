@@ -2,7 +2,9 @@
  * jobs-logs.c: log streaming shared by `jobs stream-logs` and `jobs submit training
  * --stream-logs`: a job's log entries in gcloud's tab-separated form until the job has ended,
  * read from the daemon's `logs?follow=true` stream (reconnecting where it left off if the
- * stream ends early) or, with a polling interval, by polling `logs` with its page token. */
+ * stream ends early) or, with a polling interval, by polling `logs` with its page token; and
+ * with --local the same lines from the files of a `local train` run (jobs-local.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,10 @@
 #include "alloc.h"
 #include "buf.h"
 #include "cli.h"
+#include "jobs-local.h"
 #include "jobs.h"
 #include "json.h"
+#include "logread.h"
 #include "macro.h"
 #include "parse.h"
 #include "strv.h"
@@ -274,4 +278,117 @@ int jobs_stream_logs(struct api_client *c,
                      struct ty_error *err)
 {
     return o->poll_secs > 0 ? poll_logs(c, job_id, o, err) : follow_logs(c, job_id, o, err);
+}
+
+/* ---- local runs (--local) ------------------------------------------------------------------- */
+
+/* A record read from a file as the service's logs API returns it (api-logs.c). */
+static json_t *local_entry_json(const struct ty_log_entry *e)
+{
+    char ts[40];
+    json_t *j = json_object();
+
+    json_object_set_new(j, "timestamp", json_string(ty_rfc3339(e->time_usec, 6, ts, sizeof(ts))));
+    json_object_set_new(j, "severity", json_string(ty_severity_name(e->severity)));
+    json_object_set_new(j, "taskName", json_string(e->task));
+    if (e->trial)
+        json_object_set_new(j, "trialId", json_string(e->trial));
+    if (e->attempt >= 2) {
+        char n[16];
+        (void)snprintf(n, sizeof(n), "%u", e->attempt);
+        json_object_set_new(j, "labels", json_pack("{s:s}", "attempt", n));
+    }
+    json_object_set_new(j, "message", json_string(e->message));
+    return j;
+}
+
+static int compare_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names (task[.trial]) of the log files in @logdir, sorted: a run's files as they are now
+ * (a tuning job's trials add files as they start). */
+static char **local_log_keys(const char *logdir)
+{
+    char **keys = xcalloc(1, sizeof(char *));
+    struct dirent *de;
+    DIR *d = opendir(logdir);
+
+    while (d && (de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] != '.' && len > 4 && strcmp(de->d_name + len - 4, ".log") == 0)
+            ty_strv_push_take(&keys, xstrndup(de->d_name, len - 4));
+    }
+    if (d)
+        closedir(d);
+    qsort(keys, ty_strv_len(keys), sizeof(char *), compare_str);
+    return keys;
+}
+
+/* Print everything after @cur in the files of @logdir. Returns 0 or -errno with err. */
+static int local_read_all(const char *logdir,
+                          struct ty_log_cursor *cur,
+                          const struct jobs_logs_opts *o,
+                          struct ty_error *err)
+{
+    _cleanup_strv_free_ char **keys = local_log_keys(logdir);
+    size_t n = ty_strv_len(keys);
+    struct ty_log_source *src = xcalloc(n ? n : 1, sizeof(*src));
+    char **paths = xcalloc(n + 1, sizeof(char *));
+    struct ty_log_query q = {.task_name = o->task_name, .max_entries = POLL_PAGE_SIZE};
+    bool more = true;
+    int r = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        char *dot = strchr(keys[i], '.');
+        paths[i] = xasprintf("%s/%s.log", logdir, keys[i]);
+        if (dot)
+            *dot = '\0';
+        src[i] = (struct ty_log_source){keys[i], dot ? dot + 1 : NULL, paths[i]};
+    }
+    while (more && r >= 0) {
+        struct ty_log_entry *e = NULL;
+        size_t ne = 0;
+        r = ty_log_read(src, n, &q, cur, &e, &ne, &more, err);
+        for (size_t i = 0; r >= 0 && i < ne; i++) {
+            _cleanup_json_ json_t *j = local_entry_json(&e[i]);
+            print_log_entry(o->out, j, o->allow_multiline);
+        }
+        ty_log_entries_free(e, ne);
+        fflush(o->out);
+    }
+    ty_strv_free(paths);
+    free(src);
+    return r;
+}
+
+int jobs_local_stream_logs(const struct jobs_local *l,
+                           const char *job_id,
+                           const struct jobs_logs_opts *o,
+                           struct ty_error *err)
+{
+    _cleanup_free_ char *state = jobs_local_state(l, err);
+    _cleanup_free_ char *logdir = NULL;
+    struct ty_log_cursor *cur = NULL;
+    int r;
+
+    if (!state)
+        return -ENOENT;
+    logdir = xasprintf("%s/jobs/local/%s/logs", state, job_id);
+    r = ty_log_cursor_parse(NULL, &cur, err);
+    while (r >= 0) {
+        _cleanup_json_ json_t *job = NULL;
+        /* Whether the run had ended before this read: then the read has everything. */
+        r = jobs_local_read(state, job_id, &job, err);
+        if (r < 0)
+            break;
+        bool ended = ty_json_str(job, "endTime") != NULL;
+        r = local_read_all(logdir, cur, o, err);
+        if (r < 0 || ended)
+            break;
+        sleep_secs(o->poll_secs > 0 ? o->poll_secs : 0.5);
+    }
+    ty_log_cursor_free(cur);
+    return r < 0 ? r : 0;
 }

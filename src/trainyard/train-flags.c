@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * train-flags.c: the training flags of `gcloud ai-platform jobs submit training` (container
- * jobs), plus the evaluator flags gcloud never had, mapped onto TrainingInput fields. The
+ * jobs), plus the evaluator flags gcloud never had and --<role>-command (containerCommand, so
+ * that flags alone make a process-runtime job), mapped onto TrainingInput fields; gcloud's
+ * python-package flags are refused with the reason. The
  * flags only *write* fields; all checking happens in the library's validation, so a flag and
  * the same field in --config are held to the same rules. */
 #include <errno.h>
@@ -24,12 +26,19 @@ enum {
     O_JOB_DIR,
     O_LABELS,
     O_USE_CHIEF,
-    /* per role: machine type, image, accelerator, count (master has no count) */
+    /* gcloud's python-package (runtime-version) flags: refused with the reason, but
+     * --python-version, recorded as pythonVersion is in a config file */
+    O_MODULE_NAME,
+    O_PACKAGE_PATH,
+    O_PACKAGES,
+    O_RUNTIME_VERSION,
+    O_PYTHON_VERSION,
+    /* per role: machine type, image, accelerator, count (master has no count), command */
     O_ROLE_FIRST,
 };
 
-#define ROLE_OPT(role, what) (O_ROLE_FIRST + (role)*4 + (what))
-enum { W_TYPE, W_IMAGE, W_ACCEL, W_COUNT };
+#define ROLE_OPT(role, what) (O_ROLE_FIRST + (role)*W_N + (what))
+enum { W_TYPE, W_IMAGE, W_ACCEL, W_COUNT, W_COMMAND, W_N };
 
 const struct option train_options[] = {
     {"config", required_argument, NULL, O_CONFIG},
@@ -38,20 +47,29 @@ const struct option train_options[] = {
     {"job-dir", required_argument, NULL, O_JOB_DIR},
     {"labels", required_argument, NULL, O_LABELS},
     {"use-chief-in-tf-config", required_argument, NULL, O_USE_CHIEF},
+    {"module-name", required_argument, NULL, O_MODULE_NAME},
+    {"package-path", required_argument, NULL, O_PACKAGE_PATH},
+    {"packages", required_argument, NULL, O_PACKAGES},
+    {"runtime-version", required_argument, NULL, O_RUNTIME_VERSION},
+    {"python-version", required_argument, NULL, O_PYTHON_VERSION},
     {"master-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_TYPE)},
     {"master-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_IMAGE)},
     {"master-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_ACCEL)},
+    {"master-command", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_COMMAND)},
     {"worker-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_TYPE)},
     {"worker-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_IMAGE)},
     {"worker-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_ACCEL)},
+    {"worker-command", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_COMMAND)},
     {"worker-count", required_argument, NULL, ROLE_OPT(TY_ROLE_WORKER, W_COUNT)},
     {"parameter-server-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_TYPE)},
     {"parameter-server-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_IMAGE)},
     {"parameter-server-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_ACCEL)},
+    {"parameter-server-command", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_COMMAND)},
     {"parameter-server-count", required_argument, NULL, ROLE_OPT(TY_ROLE_PS, W_COUNT)},
     {"evaluator-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_TYPE)},
     {"evaluator-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_IMAGE)},
     {"evaluator-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_ACCEL)},
+    {"evaluator-command", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_COMMAND)},
     {"evaluator-count", required_argument, NULL, ROLE_OPT(TY_ROLE_EVALUATOR, W_COUNT)},
     {NULL, 0, NULL, 0},
 };
@@ -63,17 +81,27 @@ const char train_flags_help[] =
     "  --master-machine-type=TYPE        e.g. n1-standard-4 (with no scale tier: custom)\n"
     "  --master-image-uri=IMAGE          the master's image; default for every role\n"
     "  --master-accelerator=count=N,type=T   e.g. count=1,type=nvidia-tesla-t4\n"
+    "  --master-command=PROGRAM[,ARG...]  the master's containerCommand, the default for\n"
+    "                                    every role: the program the process runtime runs\n"
+    "                                    (e.g. --master-command=python3,-m,trainer.task;\n"
+    "                                    '^:^a,b:c' splits at ':' instead of ',')\n"
     "  --worker-count=N  --worker-machine-type=TYPE  --worker-image-uri=IMAGE\n"
-    "  --worker-accelerator=count=N,type=T\n"
+    "  --worker-accelerator=count=N,type=T  --worker-command=PROGRAM[,ARG...]\n"
     "  --parameter-server-count=N  --parameter-server-machine-type=TYPE\n"
     "  --parameter-server-image-uri=IMAGE  --parameter-server-accelerator=count=N,type=T\n"
+    "  --parameter-server-command=PROGRAM[,ARG...]\n"
     "  --evaluator-count=N  --evaluator-machine-type=TYPE  --evaluator-image-uri=IMAGE\n"
-    "  --evaluator-accelerator=count=N,type=T\n"
+    "  --evaluator-accelerator=count=N,type=T  --evaluator-command=PROGRAM[,ARG...]\n"
     "  --use-chief-in-tf-config=BOOL     true: call the master \"chief\" in TF_CONFIG\n"
     "  --labels=KEY=VALUE[,...]          labels (lowercase letters, digits, - and _)\n"
     "  --region=REGION                   recorded in the job\n"
     "  --job-dir=DIR                     passed to the program as --job-dir=DIR\n"
-    "  -- USER_ARGS...                   replace trainingInput.args\n";
+    "  -- USER_ARGS...                   replace trainingInput.args (containerArgs of the\n"
+    "                                    roles that have a command)\n"
+    "  --python-version=VERSION          recorded in the job (pythonVersion), no effect\n"
+    "gcloud's python-package flags (--module-name, --package-path, --packages,\n"
+    "--runtime-version) are refused: trainyard runs custom-container jobs only; give the\n"
+    "program with --master-command and the image with --master-image-uri.\n";
 
 static const char *const flag_role[TY_ROLE_MAX] = {
     "master", "worker", "parameter-server", "evaluator"};
@@ -159,6 +187,72 @@ static int parse_labels(struct train_flags *tf, const char *arg, struct ty_error
     return 0;
 }
 
+/* gcloud's python-package flags: the job they describe (a trainer package run on a runtime
+ * version's image) does not exist here. The same explanation as trainingInput.runtimeVersion,
+ * pythonModule or packageUris in a config file (the job validation's), in the flags' words. */
+static int python_package_flag(int id, struct ty_error *err)
+{
+    static const struct {
+        int id;
+        const char *flag, *field;
+    } flags[] = {
+        {O_MODULE_NAME, "module-name", "trainingInput.pythonModule"},
+        {O_PACKAGE_PATH, "package-path", "trainingInput.packageUris"},
+        {O_PACKAGES, "packages", "trainingInput.packageUris"},
+        {O_RUNTIME_VERSION, "runtime-version", "trainingInput.runtimeVersion"},
+    };
+    size_t i = 0;
+
+    while (i + 1 < TY_ARRAY_SIZE(flags) && flags[i].id != id)
+        i++;
+    return ty_error_set(err,
+                        EINVAL,
+                        "--%s (%s): trainyard runs custom-container jobs only; runtime-version "
+                        "jobs (--module-name, --package-path, --packages, --runtime-version; "
+                        "runtimeVersion, pythonModule, packageUris in a "
+                        "config file) are not supported: give the image with --master-image-uri "
+                        "and the program with --master-command (e.g. "
+                        "--master-command=python3,-m,trainer.task)",
+                        flags[i].flag,
+                        flags[i].field);
+}
+
+/* A role's --*-command: PROGRAM[,ARG...] split at commas, or at DELIM with gcloud's escape
+ * '^DELIM^PROGRAM DELIM ARG...' (gcloud topic escaping), into a JSON array of strings. The
+ * job validation checks the list (a program that is not empty). */
+static int parse_command(const char *flag, const char *arg, json_t **ret, struct ty_error *err)
+{
+    _cleanup_free_ char *delim = xstrdup(",");
+    const char *p = arg, *end;
+
+    if (arg[0] == '^') {
+        const char *close = strchr(arg + 1, '^');
+        if (!close || close == arg + 1)
+            return ty_error_set(err,
+                                EINVAL,
+                                "--%s: '%s' starts with '^' but is not ^DELIM^PROGRAM[DELIM"
+                                "ARG...] (gcloud's escape for another delimiter)",
+                                flag,
+                                arg);
+        free(delim);
+        delim = xstrndup(arg + 1, (size_t)(close - arg - 1));
+        p = close + 1;
+    }
+    if (!*p)
+        return ty_error_set(
+            err, EINVAL, "--%s: the command is empty (give PROGRAM[,ARG...])", flag);
+    *ret = json_array();
+    for (;;) {
+        end = strstr(p, delim);
+        if (!end) {
+            json_array_append_new(*ret, json_string(p));
+            return 0;
+        }
+        json_array_append_new(*ret, json_stringn(p, (size_t)(end - p)));
+        p = end + strlen(delim);
+    }
+}
+
 int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty_error *err)
 {
     if (!tf->ti_patch)
@@ -180,6 +274,14 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         return 0;
     case O_LABELS:
         return parse_labels(tf, arg, err);
+    case O_MODULE_NAME:
+    case O_PACKAGE_PATH:
+    case O_PACKAGES:
+    case O_RUNTIME_VERSION:
+        return python_package_flag(id, err);
+    case O_PYTHON_VERSION: /* as pythonVersion in a config file: recorded, no effect */
+        json_object_set_new(tf->ti_patch, "pythonVersion", json_string(arg));
+        return 0;
     case O_USE_CHIEF:
         if (strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0)
             return ty_error_set(
@@ -191,8 +293,8 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         break;
     }
     if (id >= O_ROLE_FIRST && id < ROLE_OPT(TY_ROLE_MAX, 0)) {
-        enum ty_role role = (enum ty_role)((id - O_ROLE_FIRST) / 4);
-        int what = (id - O_ROLE_FIRST) % 4;
+        enum ty_role role = (enum ty_role)((id - O_ROLE_FIRST) / W_N);
+        int what = (id - O_ROLE_FIRST) % W_N;
         _cleanup_free_ char *flag = NULL;
         json_t *acc = NULL;
         int r;
@@ -205,6 +307,13 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         }
         case W_IMAGE:
             json_object_set_new(role_config(tf, role), "imageUri", json_string(arg));
+            return 0;
+        case W_COMMAND:
+            flag = xasprintf("%s-command", flag_role[role]);
+            r = parse_command(flag, arg, &acc, err);
+            if (r < 0)
+                return r;
+            json_object_set_new(role_config(tf, role), "containerCommand", acc);
             return 0;
         case W_ACCEL:
             flag = xasprintf("%s-accelerator", flag_role[role]);

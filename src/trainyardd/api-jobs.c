@@ -31,6 +31,7 @@
 /* Labels the service reads (docs/service.md#labels-the-service-reads). */
 #define LABEL_RUNTIME "trainyard-runtime"
 #define LABEL_PYTORCH "trainyard-pytorch-env"
+#define LABEL_MXNET   "trainyard-mxnet-env"
 
 /* jobs.list pageSize: ml v1's documented default (20) and maximum (100). */
 #define LIST_PAGE_DEFAULT 20
@@ -255,7 +256,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     struct ty_job_row row = {0};
     struct ty_demand demand;
     struct ty_error e = {0};
-    const char *runtime, *pt;
+    const char *runtime, *pt, *mx;
     int r;
 
     if (tyd_check_params(rq, no_params, rep) < 0 || parse_body(rq, false, &body, rep) < 0)
@@ -294,7 +295,12 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     row.labels = job->labels;
     row.training_input = job->training_input;
     row.runtime = (char *)runtime;
-    row.options = json_pack("{s:b}", "pytorchEnv", pt && strcmp(pt, "true") == 0);
+    mx = ty_json_str(job->labels, LABEL_MXNET);
+    row.options = json_pack("{s:b, s:b}",
+                            "pytorchEnv",
+                            pt && strcmp(pt, "true") == 0,
+                            "mxnetEnv",
+                            mx && strcmp(mx, "true") == 0);
     row.sweep_key = key;
     r = ty_store_insert_job(d->store, &row, &e);
     json_decref(row.options);

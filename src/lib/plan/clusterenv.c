@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
- * clusterenv.c: rendering of CLUSTER_SPEC, TF_CONFIG and the other contract variables. */
+ * clusterenv.c: rendering of CLUSTER_SPEC, TF_CONFIG and the other contract variables
+ * (the opt-in PyTorch and MXNet ones too). */
 #include "clusterenv.h"
 
 #include <errno.h>
@@ -192,6 +193,45 @@ void ty_clusterenv_free(struct ty_clusterenv *ce)
     free(ce);
 }
 
+const char *ty_clusterenv_dmlc_role(enum ty_role role)
+{
+    switch (role) {
+    case TY_ROLE_MASTER:
+        return "scheduler";
+    case TY_ROLE_WORKER:
+        return "worker";
+    case TY_ROLE_PS:
+        return "server";
+    default:
+        return NULL;
+    }
+}
+
+static void set_int(char ***env, const char *name, long long v)
+{
+    char num[32];
+
+    (void)snprintf(num, sizeof(num), "%lld", v);
+    ty_strv_setenv(env, name, num);
+}
+
+/* MXNet's ps-lite: ps-lite's scheduler is not one of its DMLC_NUM_WORKER workers, so the
+ * master is not counted. The root URI is an address, never a name: ps-lite binds and
+ * connects to it as given. */
+static void render_dmlc(const struct ty_clusterenv *ce, const struct ty_replica *r, char ***env)
+{
+    const char *role = ty_clusterenv_dmlc_role(r->role);
+    const struct ty_replica *m = ce->master;
+
+    if (!role || !m)
+        return;
+    ty_strv_setenv(env, "DMLC_ROLE", role);
+    ty_strv_setenv(env, "DMLC_PS_ROOT_URI", m->ip ? m->ip : m->host);
+    set_int(env, "DMLC_PS_ROOT_PORT", m->port);
+    set_int(env, "DMLC_NUM_WORKER", ce->plan->job->roles[TY_ROLE_WORKER].count);
+    set_int(env, "DMLC_NUM_SERVER", ce->plan->job->roles[TY_ROLE_PS].count);
+}
+
 int ty_clusterenv_render(const struct ty_clusterenv *ce,
                          const struct ty_replica *r,
                          const struct ty_env_options *opts,
@@ -200,8 +240,6 @@ int ty_clusterenv_render(const struct ty_clusterenv *ce,
 {
     _cleanup_free_ char *cs = render(ce, r, false);
     _cleanup_free_ char *tf = render(ce, r, true);
-    char num[32];
-
     if (strlen(cs) + strlen("CLUSTER_SPEC=") + 1 > TY_ENV_STRING_MAX)
         return too_big(ce->plan, "CLUSTER_SPEC", strlen(cs), err);
     if (strlen(tf) + strlen("TF_CONFIG=") + 1 > TY_ENV_STRING_MAX)
@@ -214,13 +252,12 @@ int ty_clusterenv_render(const struct ty_clusterenv *ce,
     if (opts && opts->pytorch && (r->role == TY_ROLE_MASTER || r->role == TY_ROLE_WORKER) &&
         ce->master) {
         ty_strv_setenv(env, "MASTER_ADDR", ce->master->host);
-        (void)snprintf(num, sizeof(num), "%d", ce->master->port);
-        ty_strv_setenv(env, "MASTER_PORT", num);
-        (void)snprintf(num, sizeof(num), "%d", ce->world_size);
-        ty_strv_setenv(env, "WORLD_SIZE", num);
-        (void)snprintf(num, sizeof(num), "%d", r->role == TY_ROLE_MASTER ? 0 : r->index + 1);
-        ty_strv_setenv(env, "RANK", num);
+        set_int(env, "MASTER_PORT", ce->master->port);
+        set_int(env, "WORLD_SIZE", ce->world_size);
+        set_int(env, "RANK", r->role == TY_ROLE_MASTER ? 0 : r->index + 1);
     }
+    if (opts && opts->mxnet)
+        render_dmlc(ce, r, env);
     return 0;
 }
 

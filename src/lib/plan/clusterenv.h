@@ -4,7 +4,9 @@
  *   TF_CONFIG      the same, with "chief" for "master" when useChiefInTfConfig is true or the
  *                  job has evaluators, and never listing evaluators in "cluster"
  *   CLOUD_ML_JOB_ID, CLOUD_ML_TRIAL_ID (trials only),
- *   MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (opt-in, master and workers only).
+ *   MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (opt-in, master and workers only),
+ *   DMLC_ROLE, DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT, DMLC_NUM_WORKER, DMLC_NUM_SERVER
+ *                  (opt-in, MXNet's ps-lite: master, workers and ps; never evaluators).
  * Both JSON variables are compact with keys in the order cluster, environment, task, job;
  * `job` is the canonical TrainingInput object; `task.trial` exists only in trials.
  *
@@ -30,6 +32,10 @@ struct ty_clusterenv;
 
 struct ty_env_options {
     bool pytorch; /* also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK */
+    /* Also set the DMLC_* variables of MXNet's ps-lite: the master is the scheduler, the
+     * workers its workers, the ps its servers; evaluators get none. Independent of pytorch
+     * (the names do not overlap: a job may have both). */
+    bool mxnet;
 };
 
 /* Precompute the cluster objects for @plan, whose replicas must all be placed (host and
@@ -56,6 +62,10 @@ int ty_clusterenv_render(const struct ty_clusterenv *ce,
 /* Check, before placement, that @job's variables fit for every replica when each address is
  * at most @addr_len bytes. Returns 0 or -E2BIG with a message naming the replica count. */
 int ty_clusterenv_check_size(const struct ty_job *job, size_t addr_len, struct ty_error *err);
+
+/* DMLC_ROLE of @role: "scheduler" (master), "worker", "server" (ps), or NULL (evaluator,
+ * which gets no DMLC_* variable). Exposed for tests. */
+const char *ty_clusterenv_dmlc_role(enum ty_role role);
 
 /* The TF_CONFIG name of @role ("chief" or "master" for the master). Exposed for tests. */
 const char *ty_clusterenv_tf_role(const struct ty_job *job, enum ty_role role);

@@ -69,6 +69,7 @@ struct ty_cluster_plan *ty_plan_free(struct ty_cluster_plan *plan)
         ty_strv_free(plan->replicas[i].command);
         ty_strv_free(plan->replicas[i].args);
         free(plan->replicas[i].host);
+        free(plan->replicas[i].ip);
     }
     free(plan->replicas);
     free(plan->trial_id);

@@ -27,6 +27,9 @@ struct ty_replica {
     char **args;    /* NULL: the image's CMD */
     char *host;     /* set by the runtime's place() */
     int port;       /* set by the runtime's place() */
+    /* The replica's numeric IP address where host is a name (the container runtime's
+     * network); NULL where host is itself an address. Set by place(); DMLC_PS_ROOT_URI. */
+    char *ip;
 };
 
 struct ty_cluster_plan {

@@ -44,6 +44,11 @@ struct ty_filter {
     const char *id_prefix; /* points into the tree */
 };
 
+/* An enum-valued key's @value (a prefix when @prefix): upper-cased in place when it names one
+ * of @enums ignoring case (as gcloud's '=' and ':' match), else -EINVAL with @msg saying so
+ * and listing the values (jobfilter-keys.c). */
+int jf_enum_value(const char *const *enums, char *value, bool prefix, char *msg, size_t len);
+
 /* Does the (sub)tree @n match @job? */
 bool jf_match_node(const struct jf_node *n, const json_t *job);
 

@@ -26,6 +26,7 @@
 
 #include "alloc.h"
 #include "jobfilter-internal.h"
+#include "jobkeys.h"
 #include "jobstate.h"
 #include "macro.h"
 #include "parse.h"
@@ -360,12 +361,24 @@ static int finish_value(struct parser *p, struct jf_restr *r, size_t voff, const
     return 0;
 }
 
+/* The restriction's field must be a key of the Job (jobkeys.h): sets *info. */
+static int
+check_key(struct parser *p, size_t foff, const struct jf_restr *r, struct ty_jobkey_info *info)
+{
+    struct ty_error e = {0};
+
+    if (ty_jobkey_check((const char *const *)r->segs, r->nsegs, info, &e) == 0)
+        return 0;
+    return fail(p, foff, "%s", ty_error_msg(&e));
+}
+
 static int parse_expr(struct parser *p, struct jf_node **ret);
 
 /* FIELD OP VALUE, with p->pos at OP. */
 static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct jf_node **ret)
 {
     struct jf_node *n = node_new(N_RESTR);
+    struct ty_jobkey_info key;
     char field[ECHO_WORD + 1];
     size_t oplen, voff;
     int r;
@@ -373,6 +386,9 @@ static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct 
     (void)snprintf(
         field, sizeof(field), "%.*s", (int)(flen > ECHO_WORD ? ECHO_WORD : flen), p->s + foff);
     r = parse_field(p, foff, flen, &n->r);
+    if (r < 0)
+        goto out;
+    r = check_key(p, foff, &n->r, &key);
     if (r < 0)
         goto out;
     r = op_at(p, p->pos, &n->r.op, &oplen);
@@ -406,6 +422,13 @@ static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct 
     r = finish_value(p, &n->r, voff, field);
     if (r < 0)
         goto out;
+    if (key.enums && n->r.op <= OP_NE && !n->r.present) {
+        char msg[TY_ERROR_MSG_MAX - 64];
+        if (jf_enum_value(key.enums, n->r.value, n->r.prefix, msg, sizeof(msg)) < 0) {
+            r = fail(p, voff, "%s: %s", field, msg);
+            goto out;
+        }
+    }
     *ret = TAKE_PTR(n);
 out:
     node_free(n);

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0
- * statedir.c: the state directory's location and per-job directories. */
+ * statedir.c: the state directory's location and per-job directories; a local run's lock and
+ * the move aside of an earlier run that did not succeed. */
 #include "statedir.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "fdutil.h"
+#include "json.h"
 #include "macro.h"
 
 char *ty_statedir_default(void)
@@ -74,5 +79,191 @@ int ty_statedir_reopen_job(const char *state,
     if (r < 0)
         return r;
     *ret_dir = TAKE_PTR(dir);
+    return 0;
+}
+
+int ty_statedir_run_active(const char *dir, pid_t *ret_pid)
+{
+    _cleanup_free_ char *path = xasprintf("%s/%s", dir, TY_STATEDIR_RUN_LOCK);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    /* F_GETLK tests without taking a lock: a reader never stands in a run's way. */
+    if (fcntl(fd, F_GETLK, &fl) < 0)
+        return -errno;
+    if (fl.l_type == F_UNLCK)
+        return 0;
+    if (ret_pid)
+        *ret_pid = fl.l_pid;
+    return 1;
+}
+
+/* Undo a claim whose lock could not be taken: the empty logs/, the lock file, the directory
+ * (a half-made run directory is none). */
+static int rmdir_logs(const char *dir)
+{
+    _cleanup_free_ char *logs = xasprintf("%s/logs", dir);
+    _cleanup_free_ char *lock = xasprintf("%s/%s", dir, TY_STATEDIR_RUN_LOCK);
+    (void)rmdir(logs);
+    (void)unlink(lock);
+    return rmdir(dir);
+}
+
+/* Open and lock @dir/run.lock for this process, writing its pid. Returns the fd, or -EBUSY
+ * when another process holds it, or -errno. */
+static int lock_run(const char *dir, struct ty_error *err)
+{
+    _cleanup_free_ char *path = xasprintf("%s/%s", dir, TY_STATEDIR_RUN_LOCK);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    char pid[24];
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+
+    if (fd < 0)
+        return ty_error_set(err, errno, "cannot open '%s': %s", path, strerror(errno));
+    if (fcntl(fd, F_SETLK, &fl) < 0) {
+        int e = errno;
+        close(fd);
+        if (e == EAGAIN || e == EACCES)
+            return -EBUSY;
+        return ty_error_set(err, e, "cannot lock '%s': %s", path, strerror(e));
+    }
+    (void)snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) < 0 || ty_write_all(fd, pid, strlen(pid)) < 0) {
+        int e = errno;
+        close(fd);
+        return ty_error_set(err, e, "cannot write '%s': %s", path, strerror(e));
+    }
+    return fd;
+}
+
+/* The state recorded in @dir/job.json ("" when there is no file), or NULL when it cannot be
+ * read. Caller frees. */
+static char *recorded_state(const char *dir)
+{
+    _cleanup_free_ char *path = xasprintf("%s/job.json", dir);
+    _cleanup_free_ char *text = NULL;
+    _cleanup_json_ json_t *j = NULL;
+    size_t len = 0;
+    int r = ty_read_file(path, 64 * 1024 * 1024, &text, &len, NULL);
+
+    if (r == -ENOENT)
+        return xstrdup("");
+    if (r < 0 || ty_json_parse(text, len, &j, NULL) < 0 || !ty_json_str(j, "state"))
+        return NULL;
+    return xstrdup(ty_json_str(j, "state"));
+}
+
+/* The earlier run in @dir (locked by us through @lock_fd): moved aside to <dir>.<N> unless it
+ * SUCCEEDED or its record cannot be read. Returns 0 with *ret_moved, or -errno with err. */
+static int move_aside(const char *dir, const char *job_id, char **ret_moved, struct ty_error *err)
+{
+    _cleanup_free_ char *state = recorded_state(dir);
+
+    if (!state)
+        return ty_error_set(err,
+                            EEXIST,
+                            "job '%s' already exists (%s) and its job.json cannot be read; "
+                            "choose another job id, or omit it to get a generated one",
+                            job_id,
+                            dir);
+    if (strcmp(state, "SUCCEEDED") == 0)
+        return ty_error_set(err,
+                            EEXIST,
+                            "job '%s' already exists and SUCCEEDED (%s); choose another job "
+                            "id, or omit it to get a generated one",
+                            job_id,
+                            dir);
+    for (int n = 1; n < 100000; n++) {
+        _cleanup_free_ char *to = xasprintf("%s.%d", dir, n);
+        /* rename() would replace an empty directory: look first (claims take turns). */
+        if (access(to, F_OK) == 0)
+            continue;
+        if (rename(dir, to) < 0)
+            return ty_error_set(err,
+                                errno,
+                                "cannot move the earlier run of job '%s' aside to '%s': %s",
+                                job_id,
+                                to,
+                                strerror(errno));
+        *ret_moved = TAKE_PTR(to);
+        return 0;
+    }
+    return ty_error_set(err, EEXIST, "job '%s': too many earlier runs kept", job_id);
+}
+
+/* Under the claim lock: claim @dir (the earlier run moved aside when it may be). */
+static int claim_locked(
+    const char *state, const char *job_id, const char *dir, char **ret_moved, struct ty_error *err)
+{
+    _cleanup_free_ char *made = NULL;
+    int fd, r;
+
+    r = ty_statedir_claim_job(state, "local", job_id, &made, err);
+    if (r != -EEXIST)
+        return r;
+    fd = lock_run(dir, err);
+    if (fd == -EBUSY) {
+        pid_t pid = 0;
+        (void)ty_statedir_run_active(dir, &pid);
+        return ty_error_set(err,
+                            EEXIST,
+                            "job '%s' is running (process %ld, %s); choose another job id, or "
+                            "omit it to get a generated one",
+                            job_id,
+                            (long)pid,
+                            dir);
+    }
+    if (fd < 0)
+        return fd;
+    r = move_aside(dir, job_id, ret_moved, err);
+    close(fd);
+    if (r < 0)
+        return r;
+    r = ty_statedir_claim_job(state, "local", job_id, &made, err);
+    if (r < 0) {
+        free(*ret_moved);
+        *ret_moved = NULL;
+    }
+    return r;
+}
+
+int ty_statedir_claim_run(const char *state,
+                          const char *job_id,
+                          char **ret_dir,
+                          int *ret_lock_fd,
+                          char **ret_moved,
+                          struct ty_error *err)
+{
+    _cleanup_free_ char *parent = xasprintf("%s/jobs/local", state);
+    _cleanup_free_ char *dir = xasprintf("%s/%s", parent, job_id);
+    _cleanup_free_ char *moved = NULL;
+    _cleanup_close_ int pfd = -EBADF;
+    int fd, r;
+
+    r = ty_mkdir_p(parent, 0755, err);
+    if (r < 0)
+        return r;
+    /* Claims take turns (a few system calls each): two runs of one id never both see the
+     * earlier run as free, nor one a directory the other has made and not locked yet.
+     * Readers take no lock (ty_statedir_run_active). */
+    pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0)
+        return ty_error_set(err, errno, "cannot open '%s': %s", parent, strerror(errno));
+    while (flock(pfd, LOCK_EX) < 0)
+        if (errno != EINTR)
+            return ty_error_set(err, errno, "cannot lock '%s': %s", parent, strerror(errno));
+    r = claim_locked(state, job_id, dir, &moved, err);
+    if (r < 0)
+        return r;
+    fd = lock_run(dir, err);
+    if (fd < 0) {
+        (void)rmdir_logs(dir);
+        return fd == -EBUSY ? ty_error_set(err, EBUSY, "cannot lock '%s'", dir) : fd;
+    }
+    *ret_dir = TAKE_PTR(dir);
+    *ret_lock_fd = fd;
+    *ret_moved = TAKE_PTR(moved);
     return 0;
 }

@@ -2,9 +2,14 @@
  * statedir.h: where trainyard keeps its state (docs/lifecycle.md):
  *   $TRAINYARD_HOME, else $XDG_STATE_HOME/trainyard, else $HOME/.local/state/trainyard.
  * Layout: jobs/<project>/<jobId>/{job.json,logs/<task>[.<trial>].log}; `local train` runs
- * use the project "local". */
+ * use the project "local", and each holds a lock on its run.lock for as long as it runs (so
+ * that a run killed before it recorded its end is told apart from one still running); an
+ * earlier local run of the same id that did not succeed is kept as jobs/local/<jobId>.<N>
+ * (N = 1, 2, ...; never a job id, which has no '.'). */
 #ifndef TY_STATEDIR_H
 #define TY_STATEDIR_H
+
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -28,5 +33,29 @@ int ty_statedir_reopen_job(const char *state,
                            const char *job_id,
                            char **ret_dir,
                            struct ty_error *err);
+
+/* The file a local run holds locked while it runs: <dir>/run.lock, with its pid in it. */
+#define TY_STATEDIR_RUN_LOCK "run.lock"
+
+/* Claim <state>/jobs/local/<job_id> for a `local train` run: created with its logs/ (as
+ * ty_statedir_claim_job) and its run.lock locked by this process (a POSIX record lock: not
+ * held by children, released when this process ends however it ends). When the directory
+ * exists, the earlier run keeps the id if it is still running (its lock is held) or its
+ * job.json says SUCCEEDED or cannot be read: -EEXIST naming why; otherwise (FAILED,
+ * CANCELLED, or a run that ended without recording its end) it is moved aside to
+ * <job_id>.<N>, the first N from 1 that is free, and *ret_moved is that path (else NULL).
+ * Returns 0 with *ret_dir and *ret_lock_fd (close-on-exec; the caller keeps it open for the
+ * run), or -errno with err. */
+int ty_statedir_claim_run(const char *state,
+                          const char *job_id,
+                          char **ret_dir,
+                          int *ret_lock_fd,
+                          char **ret_moved,
+                          struct ty_error *err);
+
+/* Whether the local run in @dir is still going: 1 when a process holds its run.lock (and
+ * *ret_pid, when not NULL, is that process), 0 when none does or there is no run.lock, or
+ * -errno when the file cannot be opened. Takes no lock itself. */
+int ty_statedir_run_active(const char *dir, pid_t *ret_pid);
 
 #endif

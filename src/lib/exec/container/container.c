@@ -77,6 +77,8 @@ static int place_on_host(struct container_rt *c, struct ty_error *err)
         free(cr->r->host);
         cr->r->host = xstrdup("127.0.0.1");
         cr->r->port = port;
+        free(cr->r->ip);
+        cr->r->ip = NULL;
     }
     return 0;
 }
@@ -97,8 +99,11 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
     if (rt->dry_run)
         return 0;
     /* The network exists since prepare (container-prepare.c). */
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->n; i++) {
         (void)snprintf(c->reps[i].ip, sizeof(c->reps[i].ip), "%s%zu", c->prefix, i + 2);
+        free(c->reps[i].r->ip);
+        c->reps[i].r->ip = xstrdup(c->reps[i].ip); /* DMLC_PS_ROOT_URI wants an address */
+    }
     return 0;
 }
 
