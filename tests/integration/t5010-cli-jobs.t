@@ -245,6 +245,13 @@ test_expect_success 'stream-logs --task-name and --polling-interval' '
   "$TRAINYARD" jobs stream-logs cli_ok1 --polling-interval 0.2 >poll &&
   "$TRAINYARD" jobs stream-logs cli_ok1 >follow && cmp poll follow
 '
+test_expect_success 'stream-logs --task-name of a task the job has not: exit 1, its tasks listed' '
+  set +e; "$TRAINYARD" jobs stream-logs cli_ok1 --task-name master >out 2>err; rc=$?; set -e
+  test $rc -eq 1 && test ! -s out &&
+  grep -q "taskName: job .cli_ok1. has no task .master. (its tasks: service, master-replica-0)" err &&
+  set +e; "$TRAINYARD" jobs stream-logs cli_ok1 --task-name worker-replica-0 --polling-interval 0.2 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "has no task .worker-replica-0." err
+'
 test_expect_success 'stream-logs follows a running job until it ends (stream and polling)' '
   write_job slow.json "echo first-$M; sleep 2; echo second-$M" &&
   "$TRAINYARD" jobs submit training cli_slow --config slow.json >/dev/null 2>&1 &&
