@@ -31,17 +31,21 @@ static const struct {
     {"gpu_devices", "TRAINYARD_GPU_DEVICES"},
 };
 
+/* The usage lines of each verb, then what they share. */
+static const char *const usages[] = {
+    "Usage: trainyard config set KEY VALUE\n\nSet KEY in the CLI's config file.",
+    "Usage: trainyard config get KEY\n\nPrint KEY's value in the CLI's config file (exit 1 and "
+    "'(unset)' on stderr\nwhen it is not set).",
+    "Usage: trainyard config unset KEY\n\nRemove KEY from the CLI's config file.",
+    "Usage: trainyard config list [--all]\n\nPrint the keys set in the CLI's config file, 'key = "
+    "value', an access token\nmasked.",
+};
+
 static const char help_text[] =
-    "Usage: trainyard config set KEY VALUE\n"
-    "       trainyard config get KEY\n"
-    "       trainyard config unset KEY\n"
-    "       trainyard config list [--all]\n\n"
-    "Read and write the settings of the CLI's config file ($TRAINYARD_CONFIG, else\n"
-    "$XDG_CONFIG_HOME/trainyard/config, else ~/.config/trainyard/config), as gcloud config.\n"
-    "set checks VALUE as the settings are checked when they are read and rewrites the file\n"
-    "atomically (mode 0600), keeping its comments and other lines; a relative file name is\n"
-    "made absolute. get prints the value (exit 1 and '(unset)' on stderr when it is not set);\n"
-    "list prints what is set, 'key = value', an access token masked. Flags, then the\n"
+    "\n\nThe file is $TRAINYARD_CONFIG, else $XDG_CONFIG_HOME/trainyard/config, else\n"
+    "~/.config/trainyard/config, as gcloud config. set checks VALUE as the settings are\n"
+    "checked when they are read and rewrites the file atomically (mode 0600), keeping its\n"
+    "comments and other lines; a relative file name is made absolute. Flags, then the\n"
     "environment (TRAINYARD_PROJECT, ...) override the file.\n\n"
     "Keys:\n"
     "  api_endpoint          trainyardd's address (http://HOST:PORT or https://...)\n"
@@ -51,9 +55,9 @@ static const char help_text[] =
     "  custom_ca_certs_file  the CA certificates to verify https:// with\n"
     "  gpus                  local train's GPUs, TYPE:N[+TYPE:N...]\n"
     "  gpu_devices           nvidia or stand-in\n\n"
-    "Flags:\n"
-    "  --all                 (list) every key, '(unset)' for those not set\n"
-    "  -h, --help            this text\n";
+    "Flags:\n";
+
+enum { CFG_SET, CFG_GET, CFG_UNSET, CFG_LIST };
 
 struct config_file {
     char *path;
@@ -120,43 +124,49 @@ static void note_overrides(const char *key)
     }
 }
 
-/* Parse the flags of @cmd (--help, and --all when @all is given: list's) and check that @nargs
+/* Parse the flags of the verb @verb (CFG_*: --help, and --all for list) and check that its
  * KEY/VALUE arguments follow. Returns -1 to go on, else the exit status. */
-static int parse(const char *cmd, int argc, char **argv, int nargs, bool *all)
+static int parse(int verb, int argc, char **argv, bool *all)
 {
-    static const struct option list_opts[] = {
+    static const char *const cmds[] = {"config.set", "config.get", "config.unset", "config.list"};
+    static const int nargs[] = {2, 1, 1, 0};
+    static const char *const names[] = {"KEY", "VALUE"};
+    static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},
         {"all", no_argument, NULL, 'a'},
         {NULL, 0, NULL, 0},
     };
-    static const char *const names[] = {"KEY", "VALUE"};
     /* Only list has --all: the others' table ends before it. */
-    static const struct option other_opts[] = {
+    static const struct option help_only[] = {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const struct option *opts = all ? list_opts : other_opts;
+    const struct option *table = verb == CFG_LIST ? opts : help_only;
     int c;
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":", table, NULL)) != -1) {
         if (c == 'h') {
+            fputs(usages[verb], stdout);
             fputs(help_text, stdout);
+            if (verb == CFG_LIST)
+                fputs("  --all                 every key, '(unset)' for those not set\n", stdout);
+            fputs("  --help                this text (also -h)\n", stdout);
             return TY_EXIT_OK;
         }
         if (c == 'a') {
             *all = true;
             continue;
         }
-        return cli_flag_error(cmd, c, argv, opts);
+        return cli_flag_error(cmds[verb], c, argv, table);
     }
-    if (argc - optind < nargs) {
-        cli_error(cmd, "%s is required (see --help)", names[argc - optind]);
+    if (argc - optind < nargs[verb]) {
+        cli_error(cmds[verb], "%s is required (see --help)", names[argc - optind]);
         return TY_EXIT_USAGE;
     }
-    if (argc - optind > nargs) {
-        cli_error(cmd, "unexpected argument '%s'", argv[optind + nargs]);
+    if (argc - optind > nargs[verb]) {
+        cli_error(cmds[verb], "unexpected argument '%s'", argv[optind + nargs[verb]]);
         return TY_EXIT_USAGE;
     }
     return -1;
@@ -190,7 +200,7 @@ static int config_set(int argc, char **argv)
     _cleanup_free_ char *value = NULL;
     _cleanup_free_ char *text = NULL;
     struct ty_error e = {0};
-    int rc = parse(cmd, argc, argv, 2, NULL);
+    int rc = parse(CFG_SET, argc, argv, NULL);
 
     if (rc >= 0)
         return rc;
@@ -225,7 +235,7 @@ static int config_get(int argc, char **argv)
     static const char cmd[] = "config.get";
     struct config_file f = {0};
     const struct ty_kv *kv;
-    int rc = parse(cmd, argc, argv, 1, NULL);
+    int rc = parse(CFG_GET, argc, argv, NULL);
 
     if (rc >= 0)
         return rc;
@@ -249,7 +259,7 @@ static int config_unset(int argc, char **argv)
     struct config_file f = {0};
     _cleanup_free_ char *text = NULL;
     bool removed = false;
-    int rc = parse(cmd, argc, argv, 1, NULL);
+    int rc = parse(CFG_UNSET, argc, argv, NULL);
 
     if (rc >= 0)
         return rc;
@@ -286,7 +296,7 @@ static int config_list(int argc, char **argv)
     static const char cmd[] = "config.list";
     struct config_file f = {0};
     bool all = false;
-    int rc = parse(cmd, argc, argv, 0, &all);
+    int rc = parse(CFG_LIST, argc, argv, &all);
 
     if (rc >= 0)
         return rc;

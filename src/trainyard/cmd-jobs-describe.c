@@ -39,14 +39,15 @@ static const char describe_usage[] =
     "\n"
     "Flags:\n"
     "  --summarize               boxed tables instead of the resource\n"
-    "  --format=FORMAT           yaml (the default) or json\n"
+    "  --format=FORMAT           gcloud's NAME[ATTRIBUTES](KEYS): yaml (the default), json,\n"
+    "                            value(KEY,...) (e.g. 'value(state)' for scripts), csv(...),\n"
+    "                            table(...), list, text, flattened, none (docs/cli.md)\n"
     "\n";
 
 struct describe_args {
     struct jobs_local local; /* --local: a `local train` run (jobs-local.h) */
     bool summarize;
-    bool format_set;
-    enum jobs_format format;
+    struct ty_format *format;
 };
 
 static int describe_opt(void *ctx, int id, const char *arg)
@@ -58,8 +59,7 @@ static int describe_opt(void *ctx, int id, const char *arg)
         a->summarize = true;
         return 0;
     }
-    a->format_set = true;
-    return jobs_parse_format(PATH, arg, &a->format);
+    return jobs_format_opt(PATH, arg, &a->format);
 }
 
 /* A table cell for a JSON value: strings as they are, numbers as YAML prints them. */
@@ -120,12 +120,13 @@ static char *pairs_text(const json_t *obj)
     return ty_buf_take(&b);
 }
 
-/* One boxed table of @cols over @rows (each a JSON object). */
+/* One boxed table of @cols over @rows (each a JSON object), fitted to the terminal. */
 static void summary_table(const char *title, const struct column *cols, size_t ncols, json_t *rows)
 {
+    struct ty_table_style st = {.box = true, .title = title, .max_width = jobs_term_width()};
     const char **cells = xcalloc(ncols, sizeof(*cells));
     bool *optional = xcalloc(ncols, sizeof(*optional));
-    struct jobs_table *t;
+    struct ty_table *t;
     size_t i;
     json_t *row;
 
@@ -133,21 +134,21 @@ static void summary_table(const char *title, const struct column *cols, size_t n
         cells[c] = cols[c].label;
         optional[c] = cols[c].optional;
     }
-    t = jobs_table_new(ncols, cells);
+    t = ty_table_new(ncols, cells);
     json_array_foreach(rows, i, row)
     {
         char **owned = xcalloc(ncols, sizeof(*owned));
         for (size_t c = 0; c < ncols; c++)
             owned[c] = cols[c].pairs ? pairs_text(dig(row, cols[c].field))
                                      : cell_text(dig(row, cols[c].field));
-        jobs_table_add(t, (const char *const *)owned);
+        ty_table_add(t, (const char *const *)owned);
         for (size_t c = 0; c < ncols; c++)
             free(owned[c]);
         free(owned);
     }
-    jobs_table_drop_empty(t, optional);
-    jobs_table_print(t, stdout, true, title);
-    jobs_table_free(t);
+    ty_table_drop_empty(t, optional);
+    ty_table_print(t, stdout, &st);
+    ty_table_free(t);
     free(cells);
     free(optional);
 }
@@ -246,7 +247,7 @@ static void print_summary(json_t *job)
 static int describe(int argc, char **argv)
 {
     static const char *const help[] = {describe_usage, jobs_local_help, jobs_global_help, NULL};
-    struct describe_args a = {.format = JOBS_FORMAT_YAML};
+    struct describe_args a = {0};
     struct api_settings settings = {0};
     _cleanup_json_ json_t *job = NULL;
     const char *job_id;
@@ -255,30 +256,35 @@ static int describe(int argc, char **argv)
     rc = jobs_parse_args(
         PATH, argc, argv, describe_options, help, &settings, describe_opt, &a, &first);
     if (rc >= 0)
-        return rc;
-    if (a.summarize && a.format_set) {
+        goto out;
+    rc = TY_EXIT_USAGE;
+    if (a.summarize && a.format) {
         cli_error(PATH, "--summarize and --format cannot be used together");
-        return TY_EXIT_USAGE;
+        goto out;
     }
     job_id = jobs_job_arg(PATH, argc, argv, first);
     if (!job_id || jobs_local_check(PATH, &a.local) < 0)
-        return TY_EXIT_USAGE;
+        goto out;
     if (a.local.on)
         rc = jobs_local_job(PATH, &a.local, job_id, &job);
     else
         rc = jobs_job_call(PATH, &settings, "GET", job_id, NULL, NULL, &job);
     if (rc >= 0)
-        return rc;
+        goto out;
+    rc = TY_EXIT_USAGE;
     if (a.summarize)
         print_summary(job);
-    else
-        jobs_print_resource(job, a.format);
+    else if (jobs_print_job(PATH, job, a.format, NULL) < 0)
+        goto out;
     fflush(stdout);
     fprintf(stderr,
             "\nView logs with:\n  $ trainyard jobs stream-logs %s%s\n",
             job_id,
             a.local.on ? " --local" : "");
-    return TY_EXIT_OK;
+    rc = TY_EXIT_OK;
+out:
+    ty_format_free(a.format);
+    return rc;
 }
 
 const struct cli_command cmd_jobs_describe = {

@@ -64,7 +64,8 @@ static const char usage[] =
     "                            SUCCEEDED\n"
     "  --async                   return once the job is created (the default; not with\n"
     "                            --stream-logs)\n"
-    "  --format=FORMAT           print the whole created Job as json or yaml\n"
+    "  --format=FORMAT           print the created Job in this format (json, yaml,\n"
+    "                            value(KEY,...), ...: docs/cli.md)\n"
     "A relative --job-dir (or jobDir in --config; not a URI such as gs://...) is made\n"
     "absolute here, against this command's working directory, before the job is sent.\n"
     "\n";
@@ -76,8 +77,7 @@ struct submit_args {
     bool mxnet;
     bool stream_logs;
     bool async;
-    bool format_set;
-    enum jobs_format format;
+    struct ty_format *format; /* --format; NULL: gcloud's brief form */
 };
 
 static int on_opt(void *ctx, int id, const char *arg)
@@ -106,8 +106,7 @@ static int on_opt(void *ctx, int id, const char *arg)
         a->async = true;
         return 0;
     case O_FORMAT:
-        a->format_set = true;
-        return jobs_parse_format(PATH, arg, &a->format);
+        return jobs_format_opt(PATH, arg, &a->format);
     default:
         if (train_flags_apply(&a->tf, id, arg, &e) < 0) {
             cli_error(PATH, "%s", ty_error_msg(&e));
@@ -133,7 +132,7 @@ static void print_brief(const json_t *job)
             v = jobs_local_time(v, JOBS_TIME_ISO, buf, sizeof(buf));
         json_object_set_new(out, keys[i], json_string(v));
     }
-    jobs_print_resource(out, JOBS_FORMAT_YAML);
+    jobs_print_job(PATH, out, NULL, NULL);
 }
 
 /* A relative local jobDir (no "://", not absolute) means this directory's, not the daemon's:
@@ -236,8 +235,8 @@ static int parse_submit(int argc,
 /* The job on stdout: the whole resource with --format, else gcloud's brief form. */
 static void print_job(const struct submit_args *a, const json_t *job)
 {
-    if (a->format_set)
-        jobs_print_resource(job, a->format);
+    if (a->format)
+        jobs_print_job(PATH, job, a->format, NULL);
     else
         print_brief(job);
 }
@@ -274,7 +273,7 @@ static int stream_until_end(struct api_client *c, const struct submit_args *a, c
 
 static int submit_training(int argc, char **argv)
 {
-    struct submit_args a = {.format = JOBS_FORMAT_YAML};
+    struct submit_args a = {0};
     struct api_settings settings = {0};
     _cleanup_json_ json_t *body = NULL;
     _cleanup_json_ json_t *job = NULL;
@@ -313,6 +312,7 @@ static int submit_training(int argc, char **argv)
 out:
     api_client_free(c);
     train_flags_release(&a.tf);
+    ty_format_free(a.format);
     return rc;
 }
 

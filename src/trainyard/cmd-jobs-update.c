@@ -43,15 +43,15 @@ static const char update_usage[] =
     "  --update-labels=KEY=VALUE[,...]   add or change labels; repeatable\n"
     "  --remove-labels=KEY[,...]         remove labels (absent ones are ignored); repeatable\n"
     "  --clear-labels                    remove every label (not with --remove-labels)\n"
-    "  --format=FORMAT                   also print the updated job: json or yaml\n"
+    "  --format=FORMAT                   also print the updated job in this format (json,\n"
+    "                                    yaml, value(KEY,...), ...: docs/cli.md)\n"
     "\n";
 
 struct update_args {
     json_t *updates; /* object */
     char **removes;
     bool clear;
-    bool print;
-    enum jobs_format format;
+    struct ty_format *format; /* NULL: print nothing */
 };
 
 static int update_opt(void *ctx, int id, const char *arg)
@@ -95,8 +95,7 @@ static int update_opt(void *ctx, int id, const char *arg)
         a->clear = true;
         return 0;
     case O_FORMAT:
-        a->print = true;
-        return jobs_parse_format(PATH, arg, &a->format);
+        return jobs_format_opt(PATH, arg, &a->format);
     }
     return -1;
 }
@@ -187,8 +186,10 @@ static int update(int argc, char **argv)
         fprintf(stderr, "No update to perform.\n");
         rc = TY_EXIT_OK;
     } else {
-        if (a.print)
-            jobs_print_resource(job, a.format);
+        if (a.format && jobs_print_job(PATH, job, a.format, NULL) < 0) {
+            rc = TY_EXIT_USAGE;
+            goto out;
+        }
         fflush(stdout);
         fprintf(stderr, "Updated job [%s].\n", job_id);
         rc = TY_EXIT_OK;
@@ -197,6 +198,7 @@ out:
     api_client_free(c);
     json_decref(a.updates);
     ty_strv_free(a.removes);
+    ty_format_free(a.format);
     return rc;
 }
 

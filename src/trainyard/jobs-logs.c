@@ -19,6 +19,7 @@
 #include "logread.h"
 #include "macro.h"
 #include "parse.h"
+#include "spec.h"
 #include "strv.h"
 #include "timeutil.h"
 
@@ -363,6 +364,35 @@ static int local_read_all(const char *logdir,
     return r;
 }
 
+/* A --task-name the run cannot have is an error listing its tasks (as trainyardd answers for
+ * a service job), never an empty wait. Returns 0 or -errno with err. */
+static int
+local_check_task(const char *state, const char *job_id, const char *task, struct ty_error *err)
+{
+    _cleanup_json_ json_t *doc = NULL;
+    _cleanup_json_ json_t *spec = NULL;
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_free_ char *tasks = NULL;
+    struct ty_error ignored = {0};
+    int r = jobs_local_read(state, job_id, &doc, err);
+
+    if (r < 0)
+        return r;
+    /* The job as submitted (the record's other fields are no spec fields); a record without
+     * a readable trainingInput has its logs shown unchecked. */
+    spec = json_pack("{s:s, s:O}",
+                     "jobId",
+                     job_id,
+                     "trainingInput",
+                     json_object_get(doc, "trainingInput") ? json_object_get(doc, "trainingInput")
+                                                           : json_null());
+    if (!spec || ty_job_from_json(spec, &job, &ignored) < 0 || ty_job_has_task(job, task))
+        return 0;
+    tasks = ty_job_task_list(job);
+    return ty_error_set(
+        err, EINVAL, "--task-name: run '%s' has no task '%s' (its tasks: %s)", job_id, task, tasks);
+}
+
 int jobs_local_stream_logs(const struct jobs_local *l,
                            const char *job_id,
                            const struct jobs_logs_opts *o,
@@ -377,6 +407,8 @@ int jobs_local_stream_logs(const struct jobs_local *l,
         return -ENOENT;
     logdir = xasprintf("%s/jobs/local/%s/logs", state, job_id);
     r = ty_log_cursor_parse(NULL, &cur, err);
+    if (r >= 0 && o->task_name)
+        r = local_check_task(state, job_id, o->task_name, err);
     while (r >= 0) {
         _cleanup_json_ json_t *job = NULL;
         /* Whether the run had ended before this read: then the read has everything. */

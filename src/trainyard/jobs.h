@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * jobs.h: what the remote `trainyard jobs ...` verbs share: the global flags (endpoint,
- * project, token), argument parsing, output formats, local-time rendering, gcloud-style
- * tables, and log streaming (used by `jobs stream-logs` and `jobs submit --stream-logs`). */
+ * project, token), argument parsing, output formats (format.h: --format, --sort-by, --uri),
+ * local-time rendering, and log streaming (used by `jobs stream-logs` and `jobs submit
+ * --stream-logs`). */
 #ifndef TY_CLI_JOBS_H
 #define TY_CLI_JOBS_H
 
@@ -13,6 +14,7 @@
 
 #include "api-client.h"
 #include "error.h"
+#include "format.h"
 
 /* getopt ids of the global flags; each verb's own ids stay below JOBS_OPT_BASE. */
 #define JOBS_OPT_BASE 3000
@@ -72,13 +74,41 @@ int jobs_job_call(const char *path,
 /* Print the error of a failed API call; returns its exit status (1). */
 int jobs_fail(const char *path, const struct ty_error *err);
 
-enum jobs_format { JOBS_FORMAT_DEFAULT, JOBS_FORMAT_JSON, JOBS_FORMAT_YAML };
+/* Parse a --format text (format.h) into *fmt, replacing one given before. Returns 0, or -1
+ * after printing the error ("trainyard: jobs.list: --format: ..."). */
+int jobs_format_opt(const char *path, const char *arg, struct ty_format **fmt);
 
-/* Parse --format (json or yaml). Returns 0, or -1 after printing the error. */
-int jobs_parse_format(const char *path, const char *arg, enum jobs_format *ret);
+/* Parse a --sort-by text into *keys and *n (replacing them). Returns 0, or -1 after printing. */
+int jobs_sort_opt(const char *path, const char *arg, struct ty_fmt_key **keys, size_t *n);
 
-/* Print one resource to stdout in @fmt (JSON: indented 2, sorted keys). */
-void jobs_print_resource(const json_t *v, enum jobs_format fmt);
+/* How a list of jobs is printed (`jobs list`, and the local listing). */
+struct jobs_list_output {
+    const struct ty_format *format; /* NULL or TY_FMT_DEFAULT: gcloud's table JOB_ID STATUS
+                                     * CREATED; a table/value/csv without keys gets its keys */
+    const struct ty_fmt_key *sort;  /* --sort-by (may be NULL) */
+    size_t nsort;
+    const char *uri_prefix; /* --uri: print only each job's URI, this and the job id */
+};
+
+/* Print the jobs of the array @jobs (sorted in place by --sort-by and :sort=N keys) to
+ * stdout as @o says. Returns 0, or -1 after printing the error for @path (a format that
+ * needs keys without them). */
+int jobs_print_list(const char *path, json_t *jobs, const struct jobs_list_output *o);
+
+/* Print one job to stdout in @fmt; NULL or TY_FMT_DEFAULT: @dflt (NULL: YAML of the whole
+ * job). Returns 0, or -1 after printing the error for @path (value/csv/table without keys). */
+int jobs_print_job(const char *path,
+                   const json_t *job,
+                   const struct ty_format *fmt,
+                   const char *dflt);
+
+/* The "https://HOST/v1/projects/P/jobs/" prefix of the client's endpoint and project (gcloud's
+ * selfLink form, with the endpoint's own scheme), to which a job id is appended. */
+char *jobs_uri_prefix(const struct api_client *c);
+
+/* The width tables must fit: $COLUMNS or the terminal's width when stdout is a terminal,
+ * else 80. */
+size_t jobs_term_width(void);
 
 /* How jobs_local_time writes a time. */
 enum jobs_time_style {
@@ -87,20 +117,6 @@ enum jobs_time_style {
 };
 /* @rfc3339 in local time into @buf; @rfc3339 itself when it does not parse. Returns @buf. */
 const char *jobs_local_time(const char *rfc3339, enum jobs_time_style style, char *buf, size_t n);
-
-/* A text table: gcloud's plain `table` (columns separated by two spaces) or `table[box]`. */
-struct jobs_table;
-/* A table with @ncols columns titled @headers (copied). Free with jobs_table_free. */
-struct jobs_table *jobs_table_new(size_t ncols, const char *const *headers);
-/* Add a row of @ncols cells (NULL: empty). */
-void jobs_table_add(struct jobs_table *t, const char *const *cells);
-/* Drop the columns flagged in @optional whose cells are all empty. */
-void jobs_table_drop_empty(struct jobs_table *t, const bool *optional);
-/* Plain: header and rows, last column unpadded. Boxed: with @title (may be NULL) centred in
- * the top row, Unicode box drawing when the locale is UTF-8, else ASCII. */
-void jobs_table_print(const struct jobs_table *t, FILE *out, bool box, const char *title);
-/* Free a table; NULL-safe. */
-void jobs_table_free(struct jobs_table *t);
 
 /* How to show logs. */
 struct jobs_logs_opts {

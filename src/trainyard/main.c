@@ -163,7 +163,8 @@ static char *suggest_command(char **w, int n)
 }
 
 /* The error for the command words argv[1..] that name no command (@best words matched a
- * group), with a suggestion when one is near, then the commands of that group. Returns 2. */
+ * group): with the suggestion when one is near, else followed by the commands of that group
+ * (or all). Returns 2. */
 static int unknown_command(int argc, char **argv, int best)
 {
     int shown = best > 0 ? best + 1 : 2;
@@ -173,10 +174,12 @@ static int unknown_command(int argc, char **argv, int best)
     for (int i = 1; i <= shown && i < argc; i++)
         fprintf(stderr, "%s%s", i > 1 ? " " : "", argv[i]);
     fputs("'", stderr);
-    if (fix)
-        fprintf(stderr, " (did you mean 'trainyard %s'?)", fix);
+    if (fix) {
+        fprintf(stderr, " (did you mean 'trainyard %s'?)\n", fix);
+        free(fix);
+        return TY_EXIT_USAGE;
+    }
     fputs("\n\n", stderr);
-    free(fix);
     if (best > 0)
         group_help(stderr, argv + 1, best);
     else
@@ -190,6 +193,8 @@ static int help_command(char **words, int n)
 {
     int best = 0;
 
+    if (n > 0 && strcmp(words[n - 1], "--help") == 0)
+        n--; /* trainyard help jobs -h */
     if (n == 0) {
         help(stdout);
         return TY_EXIT_OK;

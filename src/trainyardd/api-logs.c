@@ -21,6 +21,7 @@
 #include "logread.h"
 #include "macro.h"
 #include "parse.h"
+#include "spec.h"
 #include "statedir.h"
 #include "timeutil.h"
 
@@ -300,6 +301,30 @@ static void answer_page(const struct tyd_request *rq,
     ty_log_cursor_free(cur);
 }
 
+/* A taskName the job cannot have gets a 400 listing its tasks, never an empty stream (a
+ * typo such as "master" for master-replica-0 would wait silently). Returns 0 or -1. */
+static int check_task(const struct ty_job_row *row, const char *task, struct tyd_reply *rep)
+{
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_json_ json_t *doc =
+        json_pack("{s:s, s:O}", "jobId", row->job_id, "trainingInput", row->training_input);
+    _cleanup_free_ char *tasks = NULL;
+    struct ty_error e = {0};
+
+    /* A stored job always parses; if one did not, its logs are still served unchecked. */
+    if (!doc || ty_job_from_json(doc, &job, &e) < 0 || ty_job_has_task(job, task))
+        return 0;
+    tasks = ty_job_task_list(job);
+    tyd_error(rep,
+              400,
+              NULL,
+              "taskName: job '%s' has no task '%.64s' (its tasks: %s)",
+              row->job_id,
+              task,
+              tasks);
+    return -1;
+}
+
 void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
 {
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
@@ -320,6 +345,8 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_error(rep, 500, NULL, "the job store failed: %s", ty_error_msg(&e));
         return;
     }
+    if (q.task_name && check_task(row, q.task_name, rep) < 0)
+        return;
     if (ty_log_cursor_parse(tyd_query(rq, "pageToken"), &cur, &e) < 0) {
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "daemon.h"
 #include "fdutil.h"
 #include "guard.h"
@@ -246,6 +247,24 @@ char **tyd_auth_projects(struct tyd_auth *a, const char *header)
             ret = ty_strv_copy(a->t->tokens[i].projects);
     pthread_rwlock_unlock(&a->lock);
     return ret;
+}
+
+void tyd_auth_forbidden_msg(
+    struct tyd_auth *a, const char *header, const char *project, char *buf, size_t len)
+{
+    _cleanup_strv_free_ char **granted = tyd_auth_projects(a, header);
+    struct ty_buf list = TY_BUF_INIT;
+
+    for (size_t i = 0; granted && granted[i]; i++)
+        ty_buf_printf(&list, "%s'%s'", i ? ", " : "", granted[i]);
+    (void)snprintf(buf,
+                   len,
+                   "Permission denied on project '%s': the token does not grant it (it grants "
+                   "project%s %s).",
+                   project,
+                   ty_strv_len(granted) == 1 ? "" : "s",
+                   granted && *granted ? ty_buf_str(&list) : "none");
+    ty_buf_release(&list);
 }
 
 static struct failing *find_failing(struct tyd_auth *a, const char *addr)

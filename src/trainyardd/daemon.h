@@ -97,6 +97,10 @@ enum tyd_auth_result tyd_auth_check(struct tyd_auth *a, const char *header, cons
 /* The projects the token of Authorization header value @header grants (a new NULL-terminated
  * list; "*" for every project), or NULL when it is no valid token. Thread-safe. */
 char **tyd_auth_projects(struct tyd_auth *a, const char *header);
+/* The 403 message for a token (of Authorization header value @header) that does not grant
+ * @project, naming the projects it grants, into @buf. Thread-safe. */
+void tyd_auth_forbidden_msg(
+    struct tyd_auth *a, const char *header, const char *project, char *buf, size_t len);
 /* Record a wrong token from client address @addr (text) at monotonic time @now (usec);
  * returns how long to hold back its 401 (guard.h: tyd_backoff_usec). Thread-safe. */
 int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now);

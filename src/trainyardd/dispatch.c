@@ -40,6 +40,7 @@
 #include "statedir.h"
 #include "strv.h"
 #include "timeutil.h"
+#include "ty-config.h"
 
 /* Dispatch runs when a request kicks the loop, when a supervisor ends and at the next wait
  * deadline; this periodic pass is the safety net for anything else that frees room (a kick
@@ -738,11 +739,15 @@ int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err)
     self[n] = '\0';
     slash = strrchr(self, '/');
     dp->supervisor = xasprintf("%.*s/trainyard-supervisor", (int)(slash ? slash - self : 0), self);
+    /* Next to trainyardd (the build tree, build/bin), else where `meson install` puts it. */
+    if (access(dp->supervisor, X_OK) < 0 &&
+        access(TY_PKGLIBEXECDIR "/trainyard-supervisor", X_OK) == 0)
+        ty_replace_str(&dp->supervisor, TY_PKGLIBEXECDIR "/trainyard-supervisor");
     if (access(dp->supervisor, X_OK) < 0) {
         int r = ty_error_set(err,
                              errno,
-                             "cannot run %s (installed next to trainyardd, it supervises each "
-                             "job): %s",
+                             "cannot run %s (it supervises each job; looked for next to "
+                             "trainyardd, then in " TY_PKGLIBEXECDIR "): %s",
                              dp->supervisor,
                              strerror(errno));
         free(dp->supervisor);

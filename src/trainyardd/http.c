@@ -369,14 +369,13 @@ static bool pre_checks(struct tyd *d,
             *delay = tyd_auth_failed(d->auth, addr, ty_mono_usec());
             tyd_error(rep, 401, NULL, "Request had invalid authentication credentials.");
             return true;
-        case TYD_AUTH_FORBIDDEN:
+        case TYD_AUTH_FORBIDDEN: {
+            char msg[512];
             tyd_auth_succeeded(d->auth, addr);
-            tyd_error(rep,
-                      403,
-                      NULL,
-                      "Permission denied on project '%s': the token does not grant it.",
-                      project);
+            tyd_auth_forbidden_msg(d->auth, h, project, msg, sizeof(msg));
+            tyd_error(rep, 403, NULL, "%s", msg);
             return true;
+        }
         }
     }
     if (rt->method == TYD_UNIMPLEMENTED) {

@@ -114,6 +114,13 @@ def check(what, method, path, granted, status, body, sent=b""):
     if not ok:
         failures.append("%s: %s %r -> %d without Google's error body: %r"
                         % (what, method, path, status, body[:300]))
+    if ok and status == 403 and granted and "Permission denied on project" in e["message"]:
+        # a valid token for another project: the answer names what the token grants, so that a
+        # mistyped --project is told apart from a missing permission
+        named = sorted(set(re.findall(r"'([^']*)'", e["message"].split("grants", 1)[-1])))
+        if "grants" not in e["message"] or named != sorted(granted):
+            failures.append("%s: %s %r -> 403 does not name the token's projects %r: %r"
+                            % (what, method, path, sorted(granted), e["message"]))
     request_text = (path if isinstance(path, bytes) else path.encode()) + sent
     for p in PROJECTS:
         if p in granted:

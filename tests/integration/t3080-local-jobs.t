@@ -62,7 +62,9 @@ test_expect_success 'jobs stream-logs --local follows a running run to its end' 
   grep -q "^ERROR	.*master-replica-0		err$" out &&
   tail -1 out | grep -q "Job completed successfully." &&
   "$TRAINYARD" jobs stream-logs stream_1 --local --task-name master-replica-0 >m &&
-  test "$(wc -l <m)" -eq 4
+  test "$(wc -l <m)" -eq 4 &&
+  set +e; "$TRAINYARD" jobs stream-logs stream_1 --local --task-name master 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "run .stream_1. has no task .master. (its tasks: service, master-replica-0)" err
 '
 test_expect_success 'a killed run shows FAILED, and its id is free for a retry; the old run is kept' '
   "$TRAINYARD" local train killed_1 "$IMG" --master-command=sh,-c,"echo first; exec sleep 905.$M" >/dev/null 2>&1 &

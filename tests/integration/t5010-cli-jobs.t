@@ -64,7 +64,7 @@ test_expect_success 'usage errors exit 2 with the verb in the message' '
   "$TRAINYARD" jobs describe a b 2>err2; r2=$?
   "$TRAINYARD" jobs submit training x --master-image-uri=i --async --stream-logs 2>err3; r3=$?
   "$TRAINYARD" jobs list --page-size 0 2>err4; r4=$?
-  "$TRAINYARD" jobs list --format table 2>err5; r5=$?
+  "$TRAINYARD" jobs list --format tabel 2>err5; r5=$?
   "$TRAINYARD" jobs stream-logs j --polling-interval 0 2>err6; r6=$?
   "$TRAINYARD" jobs update j 2>err7; r7=$?
   "$TRAINYARD" jobs update j --clear-labels --remove-labels a 2>err8; r8=$?
@@ -77,7 +77,7 @@ test_expect_success 'usage errors exit 2 with the verb in the message' '
   grep -q "unexpected argument .b." err2 &&
   grep -q "ERROR: (trainyard.jobs.submit.training) --async and --stream-logs" err3 &&
   grep -q -- "--page-size: expected a number from 1 to 100" err4 &&
-  grep -q -- "--format: expected json or yaml" err5 &&
+  grep -q -- "--format: unknown format .tabel. (did you mean .table.?); valid formats: " err5 &&
   grep -q -- "--polling-interval" err6 &&
   grep -q "nothing to update" err7 &&
   grep -q "cannot be used together" err8 &&
@@ -244,6 +244,13 @@ test_expect_success 'stream-logs --task-name and --polling-interval' '
   test "$(cut -f3 out | sort -u)" = master-replica-0 &&
   "$TRAINYARD" jobs stream-logs cli_ok1 --polling-interval 0.2 >poll &&
   "$TRAINYARD" jobs stream-logs cli_ok1 >follow && cmp poll follow
+'
+test_expect_success 'stream-logs --task-name of a task the job has not: exit 1, its tasks listed' '
+  set +e; "$TRAINYARD" jobs stream-logs cli_ok1 --task-name master >out 2>err; rc=$?; set -e
+  test $rc -eq 1 && test ! -s out &&
+  grep -q "taskName: job .cli_ok1. has no task .master. (its tasks: service, master-replica-0)" err &&
+  set +e; "$TRAINYARD" jobs stream-logs cli_ok1 --task-name worker-replica-0 --polling-interval 0.2 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "has no task .worker-replica-0." err
 '
 test_expect_success 'stream-logs follows a running job until it ends (stream and polling)' '
   write_job slow.json "echo first-$M; sleep 2; echo second-$M" &&

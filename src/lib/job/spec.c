@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "json.h"
 #include "machine.h"
 #include "macro.h"
@@ -280,4 +281,42 @@ int ty_role_gpus(const struct ty_job *job, enum ty_role role, const char **type)
         return mt->gpus;
     }
     return 0;
+}
+
+bool ty_job_has_task(const struct ty_job *job, const char *task)
+{
+    if (strcmp(task, "service") == 0)
+        return true;
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        const char *name = role_names[role];
+        size_t n = strlen(name);
+        int64_t index;
+
+        if (strncmp(task, name, n) != 0 || strncmp(task + n, "-replica-", 9) != 0)
+            continue;
+        /* Canonical numbers only: "worker-replica-01" is no task. */
+        if ((task[n + 9] == '0' && task[n + 10]) ||
+            ty_parse_int64(task + n + 9, 0, INT64_MAX, &index) < 0)
+            return false;
+        return index < job->roles[role].count;
+    }
+    return false;
+}
+
+char *ty_job_task_list(const struct ty_job *job)
+{
+    struct ty_buf b = TY_BUF_INIT;
+
+    ty_buf_puts(&b, "service");
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        int64_t count = job->roles[role].count;
+        for (int64_t i = 0; i < count; i++) {
+            if (count > 3 && i == 1) {
+                ty_buf_puts(&b, ", ...");
+                i = count - 1;
+            }
+            ty_buf_printf(&b, ", %s-replica-%lld", role_names[role], (long long)i);
+        }
+    }
+    return ty_buf_take(&b);
 }

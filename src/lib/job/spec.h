@@ -131,6 +131,15 @@ int ty_job_from_json(const json_t *job_json, struct ty_job **ret, struct ty_erro
 /* Free a job; NULL-safe; returns NULL. */
 struct ty_job *ty_job_free(struct ty_job *job);
 
+/* Whether @task names one of @job's log tasks: "service" (the service's own lines), or
+ * ROLE-replica-INDEX with INDEX below the role's count (after the scale tier's expansion). */
+bool ty_job_has_task(const struct ty_job *job, const char *task);
+
+/* @job's task names for an error message, ", "-separated: "service, master-replica-0,
+ * worker-replica-0, ...", each role's first and last replica when it has more than three.
+ * Caller frees. */
+char *ty_job_task_list(const struct ty_job *job);
+
 /* The GPUs each replica of @role gets: its acceleratorConfig when set (type and count), else
  * the built-in GPUs of its machine type (legacy GPU types, a2-highgpu-*), else 0. *@type (may
  * be NULL) is set to the AcceleratorConfig type name, or NULL when the count is 0. */

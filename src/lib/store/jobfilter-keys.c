@@ -228,7 +228,7 @@ static int unknown(
         for (size_t i = bad + 1; i < n; i++)
             ty_buf_printf(&mean, ".%s", segs[i]);
         ty_buf_release(&names);
-        ty_buf_printf(&names, " (did you mean '%s'?)", ty_buf_str(&mean));
+        ty_buf_printf(&names, " (did you mean '%.160s'?)", ty_buf_str(&mean));
         ty_buf_release(&mean);
         for (size_t i = 0; i < k; i++)
             ty_buf_printf(
@@ -241,14 +241,14 @@ static int unknown(
     if (bad == 0)
         r = ty_error_set(err,
                          EINVAL,
-                         "unknown key '%s': the Job has no key '%s'%s",
+                         "unknown key '%.100s': the Job has no key '%.60s'%s",
                          ty_buf_str(&key),
                          segs[bad],
                          ty_buf_str(&names));
     else
         r = ty_error_set(err,
                          EINVAL,
-                         "unknown key '%s': %s has no key '%s'%s",
+                         "unknown key '%.100s': %.100s has no key '%.60s'%s",
                          ty_buf_str(&key),
                          ty_buf_str(&parent),
                          segs[bad],
@@ -272,7 +272,7 @@ static int below_value(const char *const *segs, size_t n, size_t upto, struct ty
     }
     r = ty_error_set(err,
                      EINVAL,
-                     "unknown key '%s': %s is a value, with no keys under it",
+                     "unknown key '%.100s': %.100s is a value, with no keys under it",
                      ty_buf_str(&key),
                      ty_buf_str(&p));
     ty_buf_release(&p);
@@ -351,6 +351,7 @@ int jf_enum_value(const char *const *enums, char *value, bool prefix, char *msg,
             for (char *c = value; *c; c++)
                 if (*c >= 'a' && *c <= 'z')
                     *c = (char)(*c - 'a' + 'A');
+            ty_buf_release(&names);
             return 0;
         }
         ty_buf_printf(&names, "%s%s", i ? ", " : "", enums[i]);

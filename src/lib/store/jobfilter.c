@@ -197,7 +197,7 @@ static const char *found(const struct parser *p, size_t off, char *buf, size_t n
 static int fail(struct parser *p, size_t off, const char *fmt, ...) TY_PRINTF(3, 4);
 static int fail(struct parser *p, size_t off, const char *fmt, ...)
 {
-    char msg[TY_ERROR_MSG_MAX];
+    char msg[TY_ERROR_MSG_MAX - 40]; /* room for " at position N" */
     va_list ap;
 
     va_start(ap, fmt);
