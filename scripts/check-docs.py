@@ -347,7 +347,8 @@ def check_paths(docs, src, progs):
         for n, text in enumerate(lines, 1):
             if n in fenced:
                 continue
-            for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            prose = re.sub(r"`[^`]*`", "", text)  # `NAME[ATTRIBUTES](KEYS)` is no link
+            for target in re.findall(r"\]\(([^)\s]+)\)", prose):
                 target = target.split("#")[0]
                 if not target or re.match(r"^[a-z]+:", target):
                     continue
