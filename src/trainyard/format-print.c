@@ -253,8 +253,7 @@ static void print_doc(const struct ty_format *f, const json_t *items, bool one, 
     }
     if (f->name == TY_FMT_JSON) {
         const json_t *v = one ? json_array_get(all, 0) : all;
-        _cleanup_free_ char *text =
-            v ? json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+        _cleanup_free_ char *text = v ? ty_json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
         if (text)
             fprintf(out, "%s\n", text);
         return;

@@ -87,6 +87,20 @@ test_expect_success 'a parameter reads the same in its trial log line and in the
     grep "^ *$t  *SUCCEEDED " out | grep -q -F " $x " || exit 1
   done
 '
+test_expect_success 'describe --format json writes each objective value in its shortest form' '
+  "$TRAINYARD" jobs describe rand_job --local --format json >desc.json &&
+  "$PYTHON" - desc.json <<-\PY
+	import re, sys
+	text = open(sys.argv[1]).read()
+	def sig(t):
+	    return len(t.lstrip("-").lower().split("e")[0].replace(".", "").strip("0"))
+	nums = re.findall(r"(?<=: )-?[0-9][0-9.eE+-]*(?=,?\n)", text)
+	reals = [t for t in nums if re.search("[.eE]", t)]
+	assert reals, text
+	for t in reals:
+	    assert sig(t) == sig(repr(float(t))), (t, repr(float(t)))
+	PY
+'
 J="$TRAINYARD_HOME/jobs/local/rand_job/job.json"
 test_expect_success 'each trial sees its id in CLUSTER_SPEC, TF_CONFIG and CLOUD_ML_TRIAL_ID' '
   for t in 1 2 3 4; do
