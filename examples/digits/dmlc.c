@@ -189,7 +189,7 @@ static int join(struct dmlc *d)
 {
     struct buf rx = {0};
     unsigned op;
-    uint32_t arg;
+    uint32_t arg = 0;
     size_t plen;
     int port = 0, rc = -1;
     if (d->role == DMLC_SERVER && (d->listen_fd = listen_any(&port)) < 0)
@@ -227,11 +227,12 @@ static int join(struct dmlc *d)
                 "digits: %s: unexpected reply op 0x%02x from the scheduler\n",
                 role_names[d->role],
                 op);
-    else if (parse_assign(d, rx.p, plen) == 0)
+    else if (parse_assign(d, rx.p, plen) == 0) {
+        d->rank = (int)arg;
         rc = 0;
+    }
     close(fd);
     free(rx.p);
-    d->rank = (int)arg;
     return rc;
 }
 
