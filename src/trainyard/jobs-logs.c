@@ -283,26 +283,6 @@ int jobs_stream_logs(struct api_client *c,
 
 /* ---- local runs (--local) ------------------------------------------------------------------- */
 
-/* A record read from a file as the service's logs API returns it (api-logs.c). */
-static json_t *local_entry_json(const struct ty_log_entry *e)
-{
-    char ts[40];
-    json_t *j = json_object();
-
-    json_object_set_new(j, "timestamp", json_string(ty_rfc3339(e->time_usec, 6, ts, sizeof(ts))));
-    json_object_set_new(j, "severity", json_string(ty_severity_name(e->severity)));
-    json_object_set_new(j, "taskName", json_string(e->task));
-    if (e->trial)
-        json_object_set_new(j, "trialId", json_string(e->trial));
-    if (e->attempt >= 2) {
-        char n[16];
-        (void)snprintf(n, sizeof(n), "%u", e->attempt);
-        json_object_set_new(j, "labels", json_pack("{s:s}", "attempt", n));
-    }
-    json_object_set_new(j, "message", json_string(e->message));
-    return j;
-}
-
 static int compare_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -353,7 +333,7 @@ static int local_read_all(const char *logdir,
         size_t ne = 0;
         r = ty_log_read(src, n, &q, cur, &e, &ne, &more, err);
         for (size_t i = 0; r >= 0 && i < ne; i++) {
-            _cleanup_json_ json_t *j = local_entry_json(&e[i]);
+            _cleanup_json_ json_t *j = ty_log_entry_json(&e[i]);
             print_log_entry(o->out, j, o->allow_multiline);
         }
         ty_log_entries_free(e, ne);

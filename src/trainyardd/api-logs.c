@@ -35,25 +35,6 @@
 /* Bytes libmicrohttpd asks a stream for at once. */
 #define STREAM_BLOCK (16 * 1024)
 
-static json_t *entry_json(const struct ty_log_entry *e)
-{
-    char ts[40];
-    json_t *j = json_object();
-    json_object_set_new(j, "timestamp", json_string(ty_rfc3339(e->time_usec, 6, ts, sizeof(ts))));
-    json_object_set_new(j, "severity", json_string(ty_severity_name(e->severity)));
-    json_object_set_new(j, "taskName", json_string(e->task));
-    if (e->trial)
-        json_object_set_new(j, "trialId", json_string(e->trial));
-    if (e->attempt >= 2) {
-        /* Cloud Logging's form: string labels; attempt 1's entries are as they always were. */
-        char n[16];
-        (void)snprintf(n, sizeof(n), "%u", e->attempt);
-        json_object_set_new(j, "labels", json_pack("{s:s}", "attempt", n));
-    }
-    json_object_set_new(j, "message", json_string(e->message));
-    return j;
-}
-
 /* Read one page of job @seq's logs after @cur. */
 static int read_page(struct tyd *d,
                      int64_t seq,
@@ -121,7 +102,7 @@ static int follow_fill(struct follow *f)
     if (read_page(f->d, f->seq, &f->q, f->cur, &ents, &n, &more, &e) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        json_t *j = entry_json(&ents[i]);
+        json_t *j = ty_log_entry_json(&ents[i]);
         char *text = ty_json_compact(j);
         ty_buf_puts(&f->out, text);
         ty_buf_putc(&f->out, '\n');
@@ -291,7 +272,7 @@ static void answer_page(const struct tyd_request *rq,
     }
     arr = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, entry_json(&ents[i]));
+        json_array_append_new(arr, ty_log_entry_json(&ents[i]));
     next = ty_log_cursor_format(cur);
     rep->status = 200;
     rep->json = json_object();

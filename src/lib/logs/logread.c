@@ -724,3 +724,23 @@ out:
     free(rd);
     return r;
 }
+
+json_t *ty_log_entry_json(const struct ty_log_entry *e)
+{
+    char ts[40];
+    json_t *j = json_object();
+
+    json_object_set_new(j, "timestamp", json_string(ty_rfc3339(e->time_usec, 6, ts, sizeof(ts))));
+    json_object_set_new(j, "severity", json_string(ty_severity_name(e->severity)));
+    json_object_set_new(j, "taskName", json_string(e->task));
+    if (e->trial)
+        json_object_set_new(j, "trialId", json_string(e->trial));
+    if (e->attempt >= 2) {
+        /* Cloud Logging's form: string labels; attempt 1's entries are as they always were. */
+        char n[16];
+        (void)snprintf(n, sizeof(n), "%u", e->attempt);
+        json_object_set_new(j, "labels", json_pack("{s:s}", "attempt", n));
+    }
+    json_object_set_new(j, "message", json_string(e->message));
+    return j;
+}

@@ -6,6 +6,7 @@
 #ifndef TY_LOGREAD_H
 #define TY_LOGREAD_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +30,11 @@ struct ty_log_entry {
     char *message;    /* valid UTF-8: NUL bytes and invalid sequences become U+FFFD */
     unsigned attempt; /* the job's attempt the record belongs to: 1 for a line without one */
 };
+
+/* @e as the logs API returns an entry (docs/service.md): {timestamp (RFC 3339, microseconds),
+ * severity, taskName, trialId (when it has one), labels.attempt (a string, from attempt 2 on,
+ * as Cloud Logging's labels are), message}. Caller owns the result. */
+json_t *ty_log_entry_json(const struct ty_log_entry *e);
 
 struct ty_log_query {
     const char *task_name; /* only this task's records; NULL: all */
