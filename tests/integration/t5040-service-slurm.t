@@ -4,7 +4,8 @@
 # replicas' output reaches the logs endpoint; a job waiting in Slurm is QUEUED and `describe`
 # shows Slurm's reason (stateReason); cancelling it ends the Slurm job; the daemon's
 # --slurm-* settings reach sbatch; a replica's environment is the service's defined one
-# (PATH from --job-path) plus Slurm's SLURM_*, nothing else of the daemon's.
+# (PATH from --job-path) plus Slurm's SLURM_*, nothing else of the daemon's, while `local
+# train --runtime slurm` keeps the user's.
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/slurm-cluster.sh"
 
@@ -86,6 +87,14 @@ test_expect_success 'a command on the daemon'"'"'s PATH only is not found: the e
   "$TRAINYARD" jobs describe svc_nf --format json >d.json &&
   json_get d.json "d[\"errorMessage\"]" >msg &&
   grep -q "cannot run .onlydaemon_$M.: not found on the replica.s PATH (set by trainyardd.s --job-path setting): $JOBPATH" msg
+'
+test_expect_success '`local train --runtime slurm` keeps the user'"'"'s environment' '
+  mkdir -p local &&
+  write_job local.json "env >$TEST_DIR/local/env.\$SLURM_PROCID" &&
+  TY_USER_ONLY=mine PATH="$TEST_DIR/daemonbin:$PATH" TRAINYARD_SLURM_MEMORY=none \
+    "$TRAINYARD" local train local_env --runtime slurm --config local.json >out 2>&1 &&
+  grep -qx "TY_USER_ONLY=mine" local/env.0 && grep -q "^PATH=$TEST_DIR/daemonbin:" local/env.0 &&
+  grep -qx "SLURM_PROCID=0" local/env.0
 '
 test_expect_success 'a job waiting in Slurm is QUEUED and describe shows Slurm'"'"'s reason' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&
