@@ -79,6 +79,8 @@ struct task {
     uint64_t metric_timer;
     struct ty_file_stamp metric_stamp; /* the metric file as last sent */
     int status;                        /* the launcher's own exit status */
+    char **base_env;    /* a program replica's environment before the contract's, or NULL */
+    char *path_setting; /* what set its PATH (ASSIGN.pathSetting), or NULL */
 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -309,6 +311,32 @@ static void slurm_gpus(struct task *t)
         t->rt->gpus = &t->gpus;
 }
 
+/* A program replica's environment: with ASSIGN.baseEnv (the service's defined one), that plus
+ * what Slurm set for this task (ty_taskproto_replica_env), its PATH named by
+ * ASSIGN.pathSetting in the error of a command not found on it; without (`local train`), this
+ * launcher's own environment, as the process runtime does by default. A container replica
+ * starts from its image's environment either way. */
+static int replica_base_env(struct task *t, const json_t *m, struct ty_error *err)
+{
+    _cleanup_strv_free_ char **base = NULL;
+    json_t *jbase = json_object_get(m, "baseEnv");
+    json_t *jset = json_object_get(m, "pathSetting");
+    int r;
+
+    if (!jbase)
+        return 0;
+    if (jset && !json_is_string(jset))
+        return ty_error_set(err, EPROTO, "ASSIGN.pathSetting: a string is required");
+    r = ty_taskproto_env_parse(jbase, "ASSIGN.baseEnv", &base, err);
+    if (r < 0)
+        return r;
+    t->base_env = ty_taskproto_replica_env(base, environ);
+    t->path_setting = jset ? xstrdup(json_string_value(jset)) : NULL;
+    t->rt->base_env = t->base_env;
+    t->rt->path_setting = t->path_setting;
+    return 0;
+}
+
 static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
 {
     struct ty_runtime_events ev = {.started = on_started,
@@ -381,6 +409,8 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
     ty_runtime_attach(t->rt, &t->sub);
     if (strcmp(runtime, "container") == 0)
         slurm_gpus(t);
+    else if ((r = replica_base_env(t, m, err)) < 0)
+        return r;
     r = t->rt->ops->prepare(t->rt, err);
     if (r == TY_RUNTIME_ASYNC)
         return 0; /* the container runtime opens the engine, pulls...: on_prepared goes on */
@@ -391,20 +421,15 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
 
 static int on_start(struct task *t, const json_t *m, struct ty_error *err)
 {
-    _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
-    json_t *v;
-    size_t i;
+    _cleanup_strv_free_ char **env = NULL;
     int r;
 
     /* A second START comes after the replica's EXIT: run it again (a restart in place). */
     if (!t->rt || (t->launched && (!t->exited || t->exit_pending)))
         return ty_error_set(err, EPROTO, "START before ASSIGN, or while the replica runs");
-    json_array_foreach(json_object_get(m, "env"), i, v)
-    {
-        if (!json_is_string(v) || !strchr(json_string_value(v), '='))
-            return ty_error_set(err, EPROTO, "START.env: NAME=VALUE strings are required");
-        ty_strv_push(&env, json_string_value(v));
-    }
+    r = ty_taskproto_env_parse(json_object_get(m, "env"), "START.env", &env, err);
+    if (r < 0)
+        return r;
     t->launched = true;
     t->exited = false;
     t->signal_sent = false;
@@ -631,6 +656,8 @@ int main(int argc, char **argv)
     ty_loop_free(t.loop);
     ty_plan_free(t.plan);
     ty_job_free(t.job);
+    ty_strv_free(t.base_env);
+    free(t.path_setting);
     ty_taskproto_reader_release(&t.rd);
     return t.status;
 }

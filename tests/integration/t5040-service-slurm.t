@@ -3,7 +3,9 @@
 # (tests/lib/slurm-cluster.sh): a job created through the API runs as one Slurm job and its
 # replicas' output reaches the logs endpoint; a job waiting in Slurm is QUEUED and `describe`
 # shows Slurm's reason (stateReason); cancelling it ends the Slurm job; the daemon's
-# --slurm-* settings reach sbatch.
+# --slurm-* settings reach sbatch; a replica's environment is the service's defined one
+# (PATH from --job-path) plus Slurm's SLURM_*, nothing else of the daemon's, while `local
+# train --runtime slurm` keeps the user's.
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/slurm-cluster.sh"
 
@@ -19,17 +21,30 @@ fi
 trap 'trainyardd_stop svc >/dev/null 2>&1; slurm_cluster_stop >/dev/null 2>&1' EXIT INT TERM
 export TZ=UTC XDG_CONFIG_HOME="$TEST_DIR/xdg"
 unset TRAINYARD_CONFIG TRAINYARD_PROJECT TRAINYARD_ACCESS_TOKEN
+# A program on the replicas' PATH (--job-path) only, one on the daemon's PATH only, and a
+# variable of the daemon's that no replica may see.
+JOBPATH="$TEST_DIR/jobbin:/usr/bin:/bin"
+mkdir -p "$TEST_DIR/jobbin" "$TEST_DIR/daemonbin"
+printf '#!/bin/sh\nenv >"%s/env.$SLURM_PROCID"\n' "$TEST_DIR" >"$TEST_DIR/jobbin/dumpenv_$M"
+printf '#!/bin/sh\necho daemon-only\n' >"$TEST_DIR/daemonbin/onlydaemon_$M"
+chmod +x "$TEST_DIR/jobbin/dumpenv_$M" "$TEST_DIR/daemonbin/onlydaemon_$M"
+SAVED_PATH=$PATH
+PATH="$TEST_DIR/daemonbin:$PATH"
+export TY_DAEMON_ONLY_$M=leak
 if ! trainyardd_start svc --runtime slurm --slurm-memory none --slurm-partition debug \
-    --slurm-sbatch-args "--comment=trainyard-test-$M"; then
+    --slurm-sbatch-args "--comment=trainyard-test-$M" --job-path "$JOBPATH"; then
   slurm_cluster_stop
   echo "Bail out! trainyardd did not start"; exit 1
 fi
+PATH=$SAVED_PATH
+unset TY_DAEMON_ONLY_$M
 export TRAINYARD_API_ENDPOINT="$TYD_URL" TRAINYARD_PROJECT=p1
 state_of() {
   "$TRAINYARD" jobs describe "$1" --format json 2>/dev/null |
     "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin).get("state"))'
 }
 state_is() { [ "$(state_of "$1")" = "$2" ]; }
+ended() { case $(state_of "$1") in SUCCEEDED|FAILED|CANCELLED) ;; *) false ;; esac; }
 no_slurm_jobs() { [ -z "$(squeue -h -o %i)" ]; }
 
 test_expect_success 'a job submitted to the service runs on Slurm and its output reaches the logs' '
@@ -44,6 +59,42 @@ test_expect_success 'the daemon'"'"'s --slurm-* settings reach sbatch' '
   id=$(sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" logs | head -1) &&
   scontrol show job "$id" >sj &&
   grep -q "Partition=debug" sj && grep -q "Comment=trainyard-test-$M" sj
+'
+test_expect_success 'a replica gets the service'"'"'s environment and Slurm'"'"'s, not the daemon'"'"'s' '
+  write_job env.json "exec dumpenv_$M" 1 &&
+  "$TRAINYARD" jobs submit training svc_env --config env.json --async >out 2>&1 &&
+  wait_for 60 ended svc_env && state_is svc_env SUCCEEDED &&
+  grep -qx "PATH=$JOBPATH" env.0 && grep -qx "PATH=$JOBPATH" env.1 &&
+  grep -qx "SLURM_PROCID=0" env.0 && grep -q "^SLURMD_NODENAME=n[1-4]$" env.0 &&
+  grep -q "^SLURM_JOB_ID=[0-9]" env.0 &&
+  grep -qx "HOME=$(getent passwd "$(id -un)" | cut -d: -f6)" env.0 &&
+  grep -qx "TZ=UTC" env.0 && grep -q "^TRAINYARD_SUPERVISOR_KEY=." env.0 &&
+  grep -q "^CLUSTER_SPEC=" env.0 && grep -qx "CLOUD_ML_JOB_ID=svc_env" env.0 &&
+  ! grep -q "TY_DAEMON_ONLY" env.0 env.1 && ! grep -q "^XDG_CONFIG_HOME=" env.0 &&
+  ! grep -q "^TRAINYARD_TASK_TOKEN=" env.0 &&
+  sed "s/=.*//" env.0 env.1 | sort -u >names &&
+  for n in $(cat names); do
+    case $n in
+      PATH|HOME|USER|LOGNAME|LANG|TZ|CLUSTER_SPEC|TF_CONFIG|CLOUD_ML_JOB_ID|TRAINYARD_RUN_ID|TRAINYARD_SUPERVISOR_KEY|SLURM_*|SLURMD_*|PWD|OLDPWD|SHLVL|_) ;;
+      *) echo "unexpected variable $n"; exit 1 ;;
+    esac
+  done
+'
+test_expect_success 'a command on the daemon'"'"'s PATH only is not found: the error names the PATH and the setting' '
+  write_job nf.json "" 0 0 0 "{\"masterConfig\": {\"imageUri\": \"example.com/test:1\", \"containerCommand\": [\"onlydaemon_$M\"]}}" &&
+  "$TRAINYARD" jobs submit training svc_nf --config nf.json --async >out 2>&1 &&
+  wait_for 60 ended svc_nf && state_is svc_nf FAILED &&
+  "$TRAINYARD" jobs describe svc_nf --format json >d.json &&
+  json_get d.json "d[\"errorMessage\"]" >msg &&
+  grep -q "cannot run .onlydaemon_$M.: not found on the replica.s PATH (set by trainyardd.s --job-path setting): $JOBPATH" msg
+'
+test_expect_success '`local train --runtime slurm` keeps the user'"'"'s environment' '
+  mkdir -p local &&
+  write_job local.json "env >$TEST_DIR/local/env.\$SLURM_PROCID" &&
+  TY_USER_ONLY=mine PATH="$TEST_DIR/daemonbin:$PATH" TRAINYARD_SLURM_MEMORY=none \
+    "$TRAINYARD" local train local_env --runtime slurm --config local.json >out 2>&1 &&
+  grep -qx "TY_USER_ONLY=mine" local/env.0 && grep -q "^PATH=$TEST_DIR/daemonbin:" local/env.0 &&
+  grep -qx "SLURM_PROCID=0" local/env.0
 '
 test_expect_success 'a job waiting in Slurm is QUEUED and describe shows Slurm'"'"'s reason' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&

@@ -2,7 +2,8 @@
  * test-taskproto.c: framing of the supervisor <-> trainyard-task protocol (taskproto.c):
  * round trips, frames split at every byte, binary payloads, and the refusals (zero or
  * oversized lengths, unknown types, a broken stream); a replica's end (EXIT) with every exit
- * kind, and how a launcher judges a kill (ty_taskproto_exit_judge). */
+ * kind, and how a launcher judges a kill (ty_taskproto_exit_judge); a program replica's
+ * environment from the supervisor's base and what Slurm set (ty_taskproto_replica_env). */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "strv.h"
 #include "tap.h"
 #include "taskproto.h"
 
@@ -229,8 +231,86 @@ static void test_exit_judge(void)
     ok(st.kind == TY_EXIT_SIGNAL && st.code == SIGSEGV, "so does a crash");
 }
 
+/* ASSIGN.baseEnv / START.env: NAME=VALUE strings only. */
+static void test_env_parse(void)
+{
+    struct ty_error err = {0};
+    char **env = NULL;
+    json_t *a = json_pack("[s, s]", "A=1", "B=");
+
+    ok(ty_taskproto_env_parse(a, "ASSIGN.baseEnv", &env, &err) == 0 && ty_strv_len(env) == 2 &&
+           strcmp(env[0], "A=1") == 0 && strcmp(env[1], "B=") == 0,
+       "NAME=VALUE strings, an empty value too");
+    env = ty_strv_free(env);
+    json_decref(a);
+    a = json_array();
+    ok(ty_taskproto_env_parse(a, "START.env", &env, &err) == 0 && env && !env[0], "none");
+    env = ty_strv_free(env);
+    json_decref(a);
+    a = json_pack("[s, i]", "A=1", 2);
+    is_int(ty_taskproto_env_parse(a, "START.env", &env, &err), -EPROTO, "a number is refused");
+    is_str(ty_error_msg(&err), "START.env: NAME=VALUE strings are required", "naming the field");
+    json_decref(a);
+    a = json_pack("[s]", "=x");
+    is_int(ty_taskproto_env_parse(a, "START.env", &env, &err), -EPROTO, "so is an empty name");
+    json_decref(a);
+    a = json_pack("[s]", "NOVALUE");
+    is_int(ty_taskproto_env_parse(a, "START.env", &env, &err), -EPROTO, "and a string without =");
+    json_decref(a);
+    a = json_string("A=1");
+    is_int(ty_taskproto_env_parse(a, "ASSIGN.baseEnv", &env, &err), -EPROTO, "and no array");
+    is_str(ty_error_msg(&err),
+           "ASSIGN.baseEnv: an array of NAME=VALUE strings is required",
+           "saying what is required");
+    json_decref(a);
+    ok(env == NULL, "nothing is returned on a refusal");
+}
+
+/* The base and what Slurm set; nothing else of the launcher's (the daemon's) environment. */
+static void test_replica_env(void)
+{
+    char *base[] = {"PATH=/opt/jobs:/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", NULL};
+    char *task[] = {"PATH=/daemon/bin:/usr/bin",
+                    "DAEMON_SECRET=x",
+                    "SLURM_PROCID=2",
+                    "SLURMD_NODENAME=n3",
+                    "SLURM_CONF=/etc/slurm/slurm.conf",
+                    "HOME=/root",
+                    "CUDA_VISIBLE_DEVICES=5",
+                    "SLURMISH=no",
+                    "BROKEN",
+                    NULL};
+    char *gpu_task[] = {
+        "SLURM_STEP_GPUS=1,3", "CUDA_VISIBLE_DEVICES=0,1", "ZE_AFFINITY_MASK=0,1", "OTHER=1", NULL};
+    char **env = ty_taskproto_replica_env(base, task);
+
+    is_str(ty_strv_getenv(env, "PATH"), "/opt/jobs:/usr/bin", "PATH is the base's");
+    is_str(ty_strv_getenv(env, "HOME"), "/home/u", "so is HOME (the base wins)");
+    is_str(ty_strv_getenv(env, "SLURM_PROCID"), "2", "SLURM_* is kept");
+    is_str(ty_strv_getenv(env, "SLURMD_NODENAME"), "n3", "so is SLURMD_*");
+    ok(ty_strv_getenv(env, "SLURM_CONF") != NULL, "and the Slurm client's configuration");
+    ok(!ty_strv_getenv(env, "DAEMON_SECRET") && !ty_strv_getenv(env, "SLURMISH"),
+       "nothing else of the launcher's");
+    ok(!ty_strv_getenv(env, "CUDA_VISIBLE_DEVICES"),
+       "no CUDA_VISIBLE_DEVICES when Slurm gave no GPUs (it is not Slurm's then)");
+    is_int((int)ty_strv_len(env), 6, "3 of the base, 3 of Slurm's");
+    env = ty_strv_free(env);
+    env = ty_taskproto_replica_env(base, gpu_task);
+    is_str(ty_strv_getenv(env, "CUDA_VISIBLE_DEVICES"),
+           "0,1",
+           "Slurm's GPUs: its CUDA_VISIBLE_DEVICES");
+    is_str(ty_strv_getenv(env, "ZE_AFFINITY_MASK"), "0,1", "and the others' counterparts");
+    ok(!ty_strv_getenv(env, "OTHER"), "still nothing else");
+    env = ty_strv_free(env);
+    env = ty_taskproto_replica_env(NULL, NULL);
+    ok(env && !env[0], "no base, no task: empty");
+    ty_strv_free(env);
+}
+
 int main(void)
 {
+    test_env_parse();
+    test_replica_env();
     test_round_trip();
     test_refusals();
     test_exit_kinds();

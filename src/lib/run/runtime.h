@@ -163,10 +163,11 @@ struct ty_runtime {
      * what Slurm runs (the submitting user), and both ignore it. */
     const char *run_as;
     /* The environment the replicas start from, under the contract's variables (NAME=VALUE,
-     * NULL-terminated; borrowed; NULL: this process's own); set before launch(). Only the
-     * process runtime uses it: a container starts from its image's environment, a Slurm
-     * task from what Slurm gives it. @path_setting names what set its PATH, in the error
-     * of a command not found on it (NULL: "PATH"). */
+     * NULL-terminated; borrowed; NULL: this process's own); set before prepare(). The
+     * process runtime uses it, and the slurm runtime hands it to its launchers for program
+     * replicas (which add what Slurm sets in a task, SLURM_*); a container starts from its
+     * image's environment. @path_setting names what set its PATH, in the error of a command
+     * not found on it (NULL: "PATH"). */
     char *const *base_env;
     const char *path_setting;
     /* The GPUs of each replica of the attached plan, indexed by ty_runtime_replica_index;

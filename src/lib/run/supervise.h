@@ -52,8 +52,8 @@ struct ty_supervisor_options {
     const char *run_as;
     /* The environment the replicas start from (NAME=VALUE, NULL-terminated; borrowed; NULL:
      * this process's own, as `local train` does) and what set its PATH, for errors (NULL:
-     * "PATH"): handed to the runtime (ty_runtime.base_env), which only the process runtime
-     * uses. The service gives jobenv.h's. */
+     * "PATH"): handed to the runtime (ty_runtime.base_env), which the process runtime and
+     * the slurm runtime's program replicas use. The service gives jobenv.h's. */
     char *const *base_env;
     const char *path_setting;
     /* Called for every record (replica lines and service messages), and on each state

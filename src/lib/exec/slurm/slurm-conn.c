@@ -164,6 +164,13 @@ static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
             "previous",
             json_pack(
                 "{s:s, s:i}", "host", s->reps[procid].r->host, "port", s->reps[procid].r->port));
+    /* The service's defined environment for program replicas (not the daemon's, which
+     * sbatch exports to the launchers): the launcher adds only what Slurm set. */
+    if (s->base.base_env) {
+        json_object_set_new(assign, "baseEnv", strv_json(s->base.base_env));
+        if (s->base.path_setting)
+            json_object_set_new(assign, "pathSetting", json_string(s->base.path_setting));
+    }
     if (plan->trial_id) {
         json_object_set_new(assign, "trialId", json_string(plan->trial_id));
         json_object_set_new(assign, "trialArgs", strv_json(plan->trial_args));

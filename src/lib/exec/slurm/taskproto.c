@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "strv.h"
 
 bool ty_task_msg_known(int type)
 {
@@ -206,4 +207,60 @@ void ty_taskproto_exit_judge(struct ty_exit_status *st, bool step_ended, const c
                    "Slurm ended its step on node %s (the replica was killed by %s)",
                    node && *node ? node : "?",
                    sig == SIGKILL ? "SIGKILL" : "SIGTERM");
+}
+
+int ty_taskproto_env_parse(const json_t *arr, const char *where, char ***ret, struct ty_error *err)
+{
+    _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
+    json_t *v;
+    size_t i;
+
+    if (!json_is_array(arr))
+        return ty_error_set(err, EPROTO, "%s: an array of NAME=VALUE strings is required", where);
+    json_array_foreach(arr, i, v)
+    {
+        const char *s = json_string_value(v);
+        if (!s || !strchr(s, '=') || s[0] == '=')
+            return ty_error_set(err, EPROTO, "%s: NAME=VALUE strings are required", where);
+        ty_strv_push(&env, s);
+    }
+    *ret = TAKE_PTR(env);
+    return 0;
+}
+
+/* Whether @entry (NAME=VALUE) is one of the variables Slurm sets in a task that
+ * ty_taskproto_replica_env keeps; @gpus: Slurm gave the task GPUs. */
+static bool slurm_set(const char *entry, bool gpus)
+{
+    static const char *const gpu_vars[] = {
+        "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"};
+    size_t n = strcspn(entry, "=");
+
+    if (strncmp(entry, "SLURM_", 6) == 0 || strncmp(entry, "SLURMD_", 7) == 0)
+        return true;
+    for (size_t i = 0; gpus && i < TY_ARRAY_SIZE(gpu_vars); i++)
+        if (strlen(gpu_vars[i]) == n && strncmp(entry, gpu_vars[i], n) == 0)
+            return true;
+    return false;
+}
+
+char **ty_taskproto_replica_env(char *const base[], char *const task[])
+{
+    char **env = ty_strv_copy(base);
+    const char *step = ty_strv_getenv(task, "SLURM_STEP_GPUS");
+    const char *job = ty_strv_getenv(task, "SLURM_JOB_GPUS");
+    bool gpus = (step && *step) || (job && *job);
+
+    if (!env)
+        env = xcalloc(1, sizeof(char *));
+    for (size_t i = 0; task && task[i]; i++) {
+        size_t n = strcspn(task[i], "=");
+        _cleanup_free_ char *name = NULL;
+        if (!task[i][n] || !slurm_set(task[i], gpus))
+            continue;
+        name = xstrndup(task[i], n);
+        if (!ty_strv_getenv(env, name))
+            ty_strv_setenv(&env, name, task[i] + n + 1);
+    }
+    return env;
 }

@@ -34,9 +34,12 @@
 
 enum ty_task_msg {
     TY_TASK_HELLO = 'H',   /* JSON {token, procid, node, pid} */
-    TY_TASK_ASSIGN = 'A',  /* JSON {job, trialId?, trialArgs?, replica, runtime, previous?}:
-                              previous {host, port}: the replica's address in the attempt
-                              before (a retry), kept when this node is that host */
+    TY_TASK_ASSIGN = 'A',  /* JSON {job, trialId?, trialArgs?, replica, runtime, previous?,
+                              baseEnv?, pathSetting?}: previous {host, port}: the replica's
+                              address in the attempt before (a retry), kept when this node
+                              is that host; baseEnv [NAME=VALUE...]: the environment a program
+                              replica starts from (the service's, ty_runtime.base_env; absent:
+                              the launcher's own), pathSetting what set its PATH */
     TY_TASK_PLACED = 'P',  /* JSON {host, port} */
     TY_TASK_START = 'S',   /* JSON {env[]}; again after an EXIT: run the replica again */
     TY_TASK_STARTED = 'R', /* JSON {pid} */
@@ -87,6 +90,22 @@ void ty_taskproto_reader_release(struct ty_taskproto_reader *rd);
 
 /* Parse a JSON payload into an object. Returns 0 and *ret (caller decrefs), or -EPROTO. */
 int ty_taskproto_json(const char *payload, size_t len, json_t **ret, struct ty_error *err);
+
+/* ---- a replica's environment (ASSIGN.baseEnv, START.env) ------------------------------ */
+
+/* @arr (ASSIGN.baseEnv or START.env, named @where in errors), a JSON array of NAME=VALUE
+ * strings, into *ret (NULL-terminated; caller frees with ty_strv_free). Returns 0, or -EPROTO
+ * when @arr is not an array or an entry is not a string with a non-empty NAME before '='. */
+int ty_taskproto_env_parse(const json_t *arr, const char *where, char ***ret, struct ty_error *err);
+
+/* The environment a launcher's program replica starts from when the supervisor sent a base
+ * (@base, ASSIGN.baseEnv): @base plus what Slurm set for the task in @task (the launcher's own
+ * environment): every SLURM_* and SLURMD_* variable, and, when Slurm gave the task GPUs
+ * (SLURM_STEP_GPUS or SLURM_JOB_GPUS is set), CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
+ * ROCR_VISIBLE_DEVICES and ZE_AFFINITY_MASK. Nothing else of @task: under the service that
+ * is the daemon's environment, which sbatch exports to the launcher. An entry of @base wins
+ * over one of @task of the same name. Caller frees with ty_strv_free. */
+char **ty_taskproto_replica_env(char *const base[], char *const task[]);
 
 /* ---- a replica's end (EXIT) ----------------------------------------------------------- */
 
