@@ -48,7 +48,10 @@ def check(name, fn, allow=()):
 
 
 def job_ids_shown():
-    return [a.text for a in browser.css('table.jobs td.id a')]
+    # One script reads them all: the page redraws its table when it refreshes, and elements
+    # found before a redraw are stale by the time each one's text is read.
+    return browser.js("return Array.from(document.querySelectorAll('table.jobs td.id a'),"
+                      " a => a.textContent.trim())")
 
 
 # --- sign-in -----------------------------------------------------------------------------
