@@ -1,5 +1,5 @@
 #!/bin/sh
-# t5140-service-log-followers: a log follower leaving (`jobs stream-logs` interrupted, a
+# t5150-service-log-followers: a log follower leaving (`jobs stream-logs` interrupted, a
 # dashboard tab closed) is normal: trainyardd does not log libmicrohttpd's "Failed to send the
 # chunked response body" for it (only --verbose says that a client left), and the job and the
 # next follower are unaffected.
