@@ -97,10 +97,28 @@ def skip(bench, reason):
     record({"bench": bench, "skipped": reason})
 
 
+def count_lines(bench):
+    """How many lines of $TY_BENCH_RESULTS are BENCH's (0 without the file)."""
+    try:
+        with open(os.environ.get("TY_BENCH_RESULTS", ""), encoding="utf-8") as f:
+            return sum(1 for t in f if t.strip() and json.loads(t).get("bench") == bench)
+    except (OSError, ValueError):
+        return 0
+
+
 def run(bench, argv):
-    """Run ARGV; a non-zero exit is printed and recorded. Returns 0 when it was recorded (the
-    table fails at the end, after the other benchmarks ran), else ARGV's exit status."""
-    rc = subprocess.call(argv)
+    """Run ARGV; a non-zero exit is printed and recorded, and so is an exit 0 that recorded
+    no figure (a benchmark that skipped itself, saying why in its output). Returns 0 when
+    the failure was recorded (the table fails at the end, after the other benchmarks ran),
+    else ARGV's exit status."""
+    before = count_lines(bench)
+    try:
+        rc = subprocess.call(argv)
+    except OSError as e:
+        print("%s: %s" % (bench, e), flush=True)
+        rc = 127
+    if rc == 0 and os.environ.get("TY_BENCH_RESULTS", "") and count_lines(bench) == before:
+        record({"bench": bench, "skipped": "no figures: see its output"})
     if rc != 0:
         print("%s: exited with status %d" % (bench, rc), flush=True)
         record({"bench": bench, "failed": rc})
