@@ -224,3 +224,17 @@ BEGIN {
 }'
 [ "$errors_total" -eq 0 ] || echo "bench/api: $errors_total requests failed (see above)"
 echo "bench/api: done in $(($(date +%s) - start_time))s"
+
+# make bench's table (bench/report.py): the figures of the table above (jobs.get's goal: issue 17)
+add() { python3 "$root/bench/report.py" add api "$@"; }
+add "jobs.get req/s, 50 connections" "$get_d_rps" req/s --floor "$get_b_rps" --goal ">= 1.0x"
+add "jobs.get p99, 50 connections" "$(awk -v x="$get_d_p99" 'BEGIN { print x / 1000 }')" ms \
+  --floor "$(awk -v x="$get_b_p99" 'BEGIN { print x / 1000 }')" --goal "< 5 ms"
+add "jobs.create/s vs seq. commits/s" "$creates" req/s --floor "$commits" --goal ">= 1.0x"
+for n in list-default:"first page" list-filter:"filter=state:QUEUED" list-token:"pageToken page"; do
+  add "jobs.list p99, ${n#*:}" "$(awk -v x="$(field "${n%%:*}" p99_us)" 'BEGIN { print x / 1000 }')" \
+    ms --goal "< 10 ms"
+done
+add "RSS idle, empty store" "$(awk -v x="$rss_idle" 'BEGIN { print x / 1024 }')" MB --goal "< 8 MB"
+add "RSS after the jobs and all runs" "$(awk -v x="$rss_after" 'BEGIN { print x / 1024 }')" MB \
+  --goal "< 32 MB"

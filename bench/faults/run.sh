@@ -17,7 +17,12 @@ status=0
 "$py" "$root/bench/faults/killloop.py" "$build" "$scratch" --cycles "${CYCLES:-200}" \
   --rate "${RATE:-12}" --slow "${SLOW:-0.1}" --threads "${THREADS:-8}" --lock-every "${LOCK_EVERY:-20}" \
   --lock-seconds "${LOCK_SECONDS:-35}" --max-running "${MAX_RUNNING:-0}" \
-  ${SEED:+--seed "$SEED"} || status=$?
+  ${SEED:+--seed "$SEED"} | tee "$scratch/faults.out" || status=$?
+# make bench's table (bench/report.py): the RESULT line's counts; every one must be 0
+bad=$(sed -n 's/^RESULT //p' "$scratch/faults.out" | tr ' ' '\n' | awk -F= '
+  $1 != "cycles" && $1 != "jobs" && $1 != "seconds" { n += $2; seen = 1 } END { if (seen) print n }')
+python3 "$root/bench/report.py" add faults "kill -9 loop: jobs lost, duplicated, run twice, wrong, not ended, left behind" \
+  "$bad" jobs --goal "= 0"
 if [ "${KEEP:-0}" = 1 ] || [ "$status" -ne 0 ]; then
   echo "bench/faults: scratch kept: $scratch (daemon.log, state/trainyardd.log, markers)"
 else

@@ -7,4 +7,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 bin="$build/bench/jobfilter/bench-jobfilter"
 [ -x "$bin" ] || { echo "bench/jobfilter: $bin is missing; build first (ninja -C $build)" >&2; exit 2; }
-"$bin" "${@:2}"
+out=$("$bin" "${@:2}")
+printf '%s\n' "$out"
+
+# make bench's table (bench/report.py): the medians printed above (no goal stated)
+ns() { printf '%s\n' "$out" | awk -v k="$1" 'index($0, k) == 1 { print $NF }'; }
+python3 "$root/bench/report.py" add jobfilter "one filter match (4 terms)" \
+  "$(ns ty_filter_match)" ns --floor "$(ns "baseline (plain lookups)")"

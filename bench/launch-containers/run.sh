@@ -94,3 +94,10 @@ printf '  %-38s %10s %10s\n' "" "running" "teardown"
 printf '  %-38s %8.0f ms %8.0f ms\n' "baseline (8 parallel podman run/rm)" "$(awk -v x="$bs" 'BEGIN{print x*1000}')" "$(awk -v x="$bt" 'BEGIN{print x*1000}')"
 printf '  %-38s %8.0f ms %8.0f ms\n' "trainyard local train --runtime container" "$(awk -v x="$ts" 'BEGIN{print x*1000}')" "$(awk -v x="$tt" 'BEGIN{print x*1000}')"
 printf '  %-38s %9.2fx %9.2fx   (goal: running <= 1.2x)\n' "ratio" "$(awk -v a="$ts" -v b="$bs" 'BEGIN{print a/b}')" "$(awk -v a="$tt" -v b="$bt" 'BEGIN{print a/b}')"
+
+# make bench's table (bench/report.py): the medians printed above
+ms() { awk -v x="$1" 'BEGIN { print x * 1000 }'; }
+python3 "$root/bench/report.py" add launch-containers "1+7 containers, to all running" \
+  "$(ms "$ts")" ms --floor "$(ms "$bs")" --goal "<= 1.2x"
+python3 "$root/bench/report.py" add launch-containers "1+7 containers, teardown" \
+  "$(ms "$tt")" ms --floor "$(ms "$bt")"

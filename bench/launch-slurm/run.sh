@@ -132,4 +132,13 @@ srun_run w && trainyard_run w && sbatch_run w || exit 1
 for i in $(seq "$runs"); do
   srun_run "$i" && trainyard_run "$i" && sbatch_run "$i" || exit 1
 done
-python3 "$root/bench/launch-slurm/report.py" "$scratch" "$n" "$cpus"
+python3 "$root/bench/launch-slurm/report.py" "$scratch" "$n" "$cpus" | tee "$scratch/report.out"
+[ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
+
+# make bench's table (bench/report.py): the medians printed above, goal of issue 17
+row() { awk -v k="$1" -v c="$2" 'index($0, k) == 3 { print $(NF - c) }' "$scratch/report.out"; }
+for p in "to all started:3" "to the end:1"; do
+  goal=; [ "${p#*:}" = 3 ] && goal="<= 1.5x"
+  python3 "$root/bench/report.py" add launch-slurm "1+7 on Slurm, ${p%:*}" \
+    "$(row "trainyard local train" "${p#*:}")" ms --floor "$(row "srun -n" "${p#*:}")" ${goal:+--goal "$goal"}
+done

@@ -52,13 +52,22 @@ echo "bench/load: trainyardd on $url ($(nproc) cores); scratch $scratch"
 fd_list() { ls -l "/proc/$daemon_pid/fd" 2>/dev/null | awk 'NR > 1 { print $9, $10, $11 }'; }
 fd_list >"$scratch/fds-start.txt"
 status=0
-"$client_bin" load "$url" "$PROJECT" "$STORED" "$DURATION" "$CLIENTS" "$FOLLOWERS" "$daemon_pid" ||
-  status=$?
+"$client_bin" load "$url" "$PROJECT" "$STORED" "$DURATION" "$CLIENTS" "$FOLLOWERS" "$daemon_pid" |
+  tee "$scratch/load.out" || status=$?
 fd_list >"$scratch/fds-end.txt"
 kill -0 "$daemon_pid" 2>/dev/null || { echo "bench/load: trainyardd died" >&2; status=1; }
 if grep -q "AddressSanitizer\|runtime error" "$scratch/daemon.log"; then
   echo "bench/load: the daemon's log reports memory errors" >&2; status=1
 fi
+# make bench's table (bench/report.py): the RESULT line's figures; README.md's verdicts
+res() { sed -n 's/^RESULT //p' "$scratch/load.out" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+add() { python3 "$root/bench/report.py" add load "$@"; }
+add "$CLIENTS clients, ${DURATION} s: requests/s" \
+  "$(awk -v n="$(res requests)" -v d="$DURATION" 'BEGIN { if (n != "") print n / d }')" 1/s
+add "$CLIENTS clients: failed requests" "$(res errors)" requests --goal "= 0"
+add "RSS growth over the second half" \
+  "$(awk -v k="$(res rss_second_half_kb)" 'BEGIN { if (k != "") print k / 1024 }')" MB \
+  --goal "<= 2 MB" --note "flat: <= 2 MiB or 5 %"
 [ "$status" -eq 0 ] || echo "bench/load: FAILED (see above; daemon log: $scratch/daemon.log)"
 [ "$status" -eq 0 ] || KEEP=1
 exit "$status"

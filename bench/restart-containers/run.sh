@@ -223,3 +223,10 @@ line cli "baseline: podman --remote run, rm -f"
 line ty "trainyard local train --runtime container"
 printf '  %-42s %29s\n' "ratio trainyard/API baseline" "$(ratio api)"
 printf '  %-42s %29s\n' "ratio trainyard/CLI baseline" "$(ratio cli)"
+
+# make bench's table (bench/report.py): the medians printed above (no goal stated)
+for side in api:"API (curl)" cli:"podman --remote run"; do
+  python3 "$root/bench/report.py" add restart-containers \
+    "container restart, death to running again; floor: ${side#*:}" "$(col_ms ty 1)" ms \
+    --floor "$(col_ms "${side%%:*}" 1)"
+done
