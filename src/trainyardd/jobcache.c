@@ -19,8 +19,8 @@ struct entry {
     int64_t seq, version;
     unsigned kind;
     bool pretty;
-    char *live;
-    char *body;
+    char *live; /* after the key */
+    char *body; /* after the live text */
     size_t len;
     size_t key_len; /* project '\0' job: key_len bytes at the end of the entry */
     char key[];
@@ -86,9 +86,7 @@ struct tyd_jobcache *tyd_jobcache_new(size_t max_bytes)
 
 static void entry_free(struct entry *e)
 {
-    free(e->live);
-    free(e->body);
-    free(e);
+    free(e); /* one allocation: entry_new */
 }
 
 void tyd_jobcache_free(struct tyd_jobcache *c)
@@ -231,7 +229,8 @@ void tyd_jobcache_hit_clear(struct tyd_jobcache_hit *hit)
     memset(hit, 0, sizeof(*hit));
 }
 
-/* A new entry for @key and @stamp holding a copy of @body; NULL when memory is short. */
+/* A new entry for @key and @stamp holding a copy of @body, in one allocation (the entry, its
+ * key, its live text, its body); NULL when memory is short. */
 static struct entry *entry_new(const struct tyd_jobcache_key *key,
                                uint64_t hash,
                                const struct tyd_jobcache_stamp *stamp,
@@ -240,19 +239,18 @@ static struct entry *entry_new(const struct tyd_jobcache_key *key,
 {
     size_t pl = strlen(key->project), jl = strlen(key->job);
     const char *live = stamp->live ? stamp->live : "";
-    struct entry *e = calloc(1, sizeof(*e) + pl + jl + 2);
+    size_t ll = strlen(live) + 1, cost = sizeof(struct entry) + pl + jl + 2 + ll + len;
+    struct entry *e = malloc(cost);
 
     if (!e)
         return NULL;
-    e->body = malloc(len ? len : 1);
-    e->live = strdup(live);
-    if (!e->body || !e->live) {
-        entry_free(e);
-        return NULL;
-    }
+    memset(e, 0, sizeof(*e));
+    e->key_len = pl + jl + 2;
     memcpy(e->key, key->project, pl + 1);
     memcpy(e->key + pl + 1, key->job, jl + 1);
-    e->key_len = pl + jl + 2;
+    e->live = e->key + e->key_len;
+    memcpy(e->live, live, ll);
+    e->body = e->live + ll;
     memcpy(e->body, body, len);
     e->len = len;
     e->hash = hash;
@@ -260,7 +258,7 @@ static struct entry *entry_new(const struct tyd_jobcache_key *key,
     e->seq = stamp->seq;
     e->version = stamp->version;
     e->kind = stamp->kind;
-    e->cost = sizeof(*e) + e->key_len + len + strlen(live) + 1;
+    e->cost = cost;
     return e;
 }
 

@@ -129,7 +129,8 @@ static void test_upgrade(void)
     ty_store_close(s);
     /* Back to schema 4 as an older trainyard left it: no triggers, no column. */
     raw(path,
-        "DROP TRIGGER jobs_version; DROP TRIGGER transitions_insert_version;"
+        "DROP INDEX jobs_name_version; DROP TRIGGER jobs_version;"
+        "DROP TRIGGER transitions_insert_version;"
         "DROP TRIGGER transitions_update_version; DROP TRIGGER transitions_delete_version;"
         "ALTER TABLE jobs DROP COLUMN version; PRAGMA user_version = 4;");
     ok(ty_store_open(path, &s, &err) == 0, "a schema-4 store opens: %s", err.msg);

@@ -54,7 +54,8 @@ static const char *const stmt_sql[ST__MAX] = {
     [ST_INSERT_TRANSITION] = "INSERT INTO transitions (job_seq, state, usec) VALUES (?1, ?2, ?3)",
     [ST_GET_JOB] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE project = ?1 AND job_id = ?2",
     [ST_GET_JOB_BY_SEQ] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE seq = ?1",
-    [ST_JOB_VERSION] = "SELECT seq, version FROM jobs WHERE project = ?1 AND job_id = ?2",
+    [ST_JOB_VERSION] = "SELECT seq, version FROM jobs INDEXED BY jobs_name_version "
+                       "WHERE project = ?1 AND job_id = ?2",
     [ST_SCAN] =
         "SELECT " STORE_JOB_COLS " FROM jobs "
         "WHERE project = ?1 AND seq < ?2 AND (?3 IS NULL OR state = ?3) "
@@ -144,6 +145,9 @@ static const char *const migrations[] = {
      * daemon's cache of rendered jobs checks (ty_store_job_version). The WHEN stops the bump
      * from bumping again (and lets a write that sets the version itself stand). */
     "ALTER TABLE jobs ADD COLUMN version INTEGER NOT NULL DEFAULT 0;"
+    /* Covering ty_store_job_version's lookup: the index alone answers it (a few small pages
+     * that stay cached), not the job's row (its JSON makes the table's pages many). */
+    "CREATE INDEX jobs_name_version ON jobs (project, job_id, version);"
     "CREATE TRIGGER jobs_version AFTER UPDATE ON jobs FOR EACH ROW"
     " WHEN NEW.version = OLD.version"
     " BEGIN UPDATE jobs SET version = OLD.version + 1 WHERE seq = NEW.seq; END;"
