@@ -5,6 +5,7 @@
  * service's capacity or its project's limit) is refused too; a job accepted with 200 is
  * durable in the store before the reply, and queued for the scheduler (admission.h). */
 #include <errno.h>
+#include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "alloc.h"
 #include "base64.h"
 #include "daemon.h"
+#include "jobcache.h"
 #include "jobfilter.h"
 #include "json.h"
 #include "macro.h"
@@ -39,25 +41,77 @@
 
 static const char *const no_params[] = {NULL};
 
+/* What job_json adds to a row from outside the store (the scheduler's memory), as a kind and a
+ * text: what a cached jobs.get answer is checked against (jobcache.h). */
+enum live_kind {
+    LIVE_NONE,     /* not QUEUED: nothing */
+    LIVE_POSITION, /* QUEUED with its runtime's own reason: jobPosition only */
+    LIVE_SCHED,    /* QUEUED: jobPosition and the scheduler's stateReason (when it has one) */
+};
+struct live {
+    enum live_kind kind;
+    int64_t position;
+    bool sched_reason; /* the scheduler gave a reason (LIVE_SCHED) */
+    char reason[512];
+    char text[560]; /* the above as one text (live_text) */
+};
+
+/* The live values of kind @kind for job @seq, now, into @lv (with their text). */
+static void live_compute(struct tyd *d, enum live_kind kind, int64_t seq, struct live *lv)
+{
+    lv->kind = kind;
+    lv->position = 0;
+    lv->sched_reason = false;
+    lv->reason[0] = '\0';
+    if (kind != LIVE_NONE)
+        lv->position = ty_sched_position(d->sched, seq);
+    if (kind == LIVE_SCHED)
+        lv->sched_reason = ty_sched_reason(d->sched, seq, lv->reason, sizeof(lv->reason));
+    if (kind == LIVE_NONE)
+        lv->text[0] = '\0';
+    else
+        (void)snprintf(lv->text,
+                       sizeof(lv->text),
+                       "%lld %d %s",
+                       (long long)lv->position,
+                       lv->sched_reason,
+                       lv->reason);
+}
+
 /* The Job resource of @row as the API returns it. While QUEUED: jobPosition, its place in the
  * scheduler's order (0 once admitted), and stateReason, why it waits, from the scheduler's
- * memory; a runtime's own reason (Slurm's, recorded by the supervisor that has the job) wins. */
-static json_t *job_json(struct tyd *d, const struct ty_job_row *row)
+ * memory; a runtime's own reason (Slurm's, recorded by the supervisor that has the job) wins.
+ * When @lv, what was taken from the scheduler goes there too. */
+static json_t *job_json_live(struct tyd *d, const struct ty_job_row *row, struct live *lv)
 {
     struct ty_job_row shown;
-    char pos[24], reason[512];
+    struct live mine;
+    char pos[24];
     json_t *j;
 
-    if (row->state != TY_STATE_QUEUED)
+    if (!lv)
+        lv = &mine;
+    if (row->state != TY_STATE_QUEUED) {
+        live_compute(d, LIVE_NONE, row->seq, lv);
         return ty_job_row_to_json(row);
+    }
     shown = *row; /* shallow: only its stateReason may differ */
-    if (!(row->shim_pid > 0 && row->state_reason && row->state_reason[0]) &&
-        ty_sched_reason(d->sched, row->seq, reason, sizeof(reason)))
-        shown.state_reason = reason;
+    if (row->shim_pid > 0 && row->state_reason && row->state_reason[0]) {
+        live_compute(d, LIVE_POSITION, row->seq, lv);
+    } else {
+        live_compute(d, LIVE_SCHED, row->seq, lv);
+        if (lv->sched_reason)
+            shown.state_reason = lv->reason;
+    }
     j = ty_job_row_to_json(&shown);
-    (void)snprintf(pos, sizeof(pos), "%lld", (long long)ty_sched_position(d->sched, row->seq));
+    (void)snprintf(pos, sizeof(pos), "%lld", (long long)lv->position);
     json_object_set_new(j, "jobPosition", json_string(pos));
     return j;
+}
+
+static json_t *job_json(struct tyd *d, const struct ty_job_row *row)
+{
+    return job_json_live(d, row, NULL);
 }
 
 /* Answer a failed store call. The status follows google.rpc.Code (google/rpc/code.proto):
@@ -355,18 +409,101 @@ static void add_transitions(const struct tyd_request *rq, struct tyd_reply *rep,
     json_object_set_new(rep->json, "transitions", list);
 }
 
+/* Whether @rq asks for the indented form (as http.c's send_reply decides). */
+static bool wants_pretty(const struct tyd_request *rq)
+{
+    const char *pp =
+        rq->conn ? MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "prettyPrint")
+                 : tyd_query(rq, "prettyPrint");
+    return !(pp && (strcmp(pp, "false") == 0 || strcmp(pp, "0") == 0));
+}
+
+/* Answer 200 with @body (@len bytes, taken: freed here on failure) as http.c would send the
+ * same JSON. False when the response cannot be made (nothing answered). */
+static bool reply_body(struct tyd_reply *rep, char *body, size_t len)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+
+    if (!resp) {
+        free(body);
+        return false;
+    }
+    (void)MHD_add_response_header(resp, "Content-Type", "application/json; charset=UTF-8");
+    rep->status = 200;
+    rep->stream = resp;
+    return true;
+}
+
+/* jobs.get from the cache of rendered answers: true when answered (from the cache, or 404
+ * for a job that is not there); false when the job must be read and rendered (the cache had no
+ * answer for the row's current version, or the scheduler's values it holds moved on). The
+ * row's version is read from the store on every call: a write by any process is seen. */
+static bool
+get_cached(const struct tyd_request *rq, struct tyd_reply *rep, const struct tyd_jobcache_key *key)
+{
+    struct tyd_jobcache_hit hit;
+    struct ty_error e = {0};
+    int64_t seq = 0, version = 0;
+    struct live lv;
+    int r = ty_store_job_version(rq->d->store, rq->project, rq->job, &seq, &version, &e);
+
+    if (r == -ENOENT) {
+        not_found(rep, rq);
+        return true;
+    }
+    if (r < 0 || !tyd_jobcache_get(rq->d->jobcache, key, seq, version, &hit))
+        return false;
+    live_compute(rq->d, (enum live_kind)hit.kind, seq, &lv);
+    if (strcmp(lv.text, hit.live) != 0) {
+        tyd_jobcache_hit_clear(&hit);
+        return false;
+    }
+    free(hit.live);
+    return reply_body(rep, hit.body, hit.len);
+}
+
+/* Render the answer @rep holds (200, JSON) as send_reply would, keep it in the cache under
+ * @key stamped with @row's seq and version (read with the row: the transitions, read after,
+ * can only be newer, and a newer version then misses) and @lv, and answer with those bytes. */
+static void render_and_keep(const struct tyd_request *rq,
+                            struct tyd_reply *rep,
+                            const struct tyd_jobcache_key *key,
+                            const struct ty_job_row *row,
+                            const struct live *lv)
+{
+    struct tyd_jobcache_stamp stamp = {
+        .seq = row->seq, .version = row->version, .kind = lv->kind, .live = lv->text};
+    char *text = key->pretty ? ty_json_pretty(rep->json) : ty_json_compact(rep->json);
+    size_t n = strlen(text);
+
+    text[n] = '\n'; /* as send_reply: the body ends with a newline (replacing the NUL) */
+    tyd_jobcache_put(rq->d->jobcache, key, &stamp, text, n + 1);
+    if (reply_body(rep, text, n + 1)) {
+        json_decref(rep->json);
+        rep->json = NULL;
+    }
+}
+
 void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
 {
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+    struct tyd_jobcache_key key = {rq->project, rq->job, wants_pretty(rq)};
     struct ty_error e = {0};
+    struct live lv;
     int r;
 
     if (tyd_check_params(rq, no_params, rep) < 0)
         return;
+    if (rq->d->jobcache && get_cached(rq, rep, &key))
+        return;
     r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
-    reply_row(rq, rep, r, row, &e);
-    if (r >= 0 && rep->json)
-        add_transitions(rq, rep, row->seq);
+    if (!store_ok(rq, rep, r, &e))
+        return;
+    rep->status = 200;
+    rep->json = job_json_live(rq->d, row, &lv);
+    add_transitions(rq, rep, row->seq);
+    if (rep->json && rq->d->jobcache)
+        render_and_keep(rq, rep, &key, row, &lv);
 }
 
 /* --- list ---------------------------------------------------------------------------- */

@@ -72,6 +72,8 @@ struct tyd {
     int kick_fd;             /* eventfd: wakes the main loop (new job, cancel) */
     atomic_bool stopping;
     uint16_t port; /* the port actually bound */
+    /* The rendered jobs.get answers (jobcache.h); NULL: none. */
+    struct tyd_jobcache *jobcache;
 };
 
 /* Wake the main loop to dispatch queued jobs. Thread-safe, async-signal-safe. */

@@ -21,6 +21,7 @@
 #include "alloc.h"
 #include "daemon.h"
 #include "fdutil.h"
+#include "jobcache.h"
 #include "jobenv.h"
 #include "kvconf.h"
 #include "loop.h"
@@ -525,6 +526,7 @@ static int serve(struct tyd *d)
     db = xasprintf("%s/%s", d->state_dir, TY_STORE_FILE);
     if (ty_store_open(db, &d->store, &e) < 0)
         goto fail;
+    d->jobcache = tyd_jobcache_new(TYD_JOBCACHE_DEFAULT_BYTES); /* NULL (no memory): no cache */
     d->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     sig_fd = d->kick_fd < 0 ? -errno : ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
     if (sig_fd < 0) {
@@ -555,6 +557,7 @@ fail:
     rc = 1;
 out:
     tyd_http_stop(d);
+    tyd_jobcache_free(d->jobcache);
     tyd_dispatch_free(d->dispatch);
     ty_sched_free(d->sched);
     ty_loop_free(loop);

@@ -142,7 +142,7 @@ static void test_upgrade(void)
         BAIL_OUT("cannot write a schema-2 store: %s", sqlite3_errmsg(db));
     sqlite3_close(db);
     s = open_db("v2");
-    is_int(ty_store_schema_version(), 4, "schema version 4");
+    is_int(ty_store_schema_version(), 5, "schema version 5");
     row = by_seq(s, 1);
     ok(row->state == TY_STATE_RUNNING && row->shim_pid == 4242 && !row->attempt_status &&
            row->first_attempt == 0 && row->internal_retries == 0 &&

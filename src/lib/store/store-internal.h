@@ -24,6 +24,7 @@ enum store_stmt {
     ST_INSERT_TRANSITION,
     ST_GET_JOB,
     ST_GET_JOB_BY_SEQ,
+    ST_JOB_VERSION,
     ST_SCAN,
     ST_UNFINISHED,
     ST_QUEUED,
@@ -87,7 +88,7 @@ struct ty_store {
     "seq, project, job_id, state, create_usec, start_usec, end_usec, error_message, labels, "      \
     "training_input, training_output, etag, runtime, options, shim_pid, shim_start, sweep_key, "   \
     "state_reason, attempt_status, first_attempt, internal_retries, outcome, outcome_message, "    \
-    "grant"
+    "grant, version"
 
 /* State names as stored (the REST enum names) and back (unknown: UNSPECIFIED). */
 const char *store_state_name(enum ty_job_state st);

@@ -96,6 +96,31 @@ int ty_store_get_job_by_seq(struct ty_store *s,
     return r;
 }
 
+int ty_store_job_version(struct ty_store *s,
+                         const char *project,
+                         const char *job_id,
+                         int64_t *seq,
+                         int64_t *version,
+                         struct ty_error *err)
+{
+    _cleanup_(store_releasep) struct store_conn *c = NULL;
+    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
+    int r, rc;
+
+    if ((r = store_acquire(s, &c, err)) < 0 || (r = store_stmt(c, ST_JOB_VERSION, &st, err)) < 0)
+        return r;
+    store_bind_text(st, 1, project);
+    store_bind_text(st, 2, job_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        return ty_error_set(err, ENOENT, "no job %s in project %s", job_id, project);
+    if (rc != SQLITE_ROW)
+        return store_sql_error(c, err, "reading a job's version");
+    *seq = sqlite3_column_int64(st, 0);
+    *version = sqlite3_column_int64(st, 1);
+    return 0;
+}
+
 int ty_store_scan_jobs(struct ty_store *s,
                        const struct ty_store_scan *q,
                        int (*fn)(const struct ty_job_row *row, void *ctx),

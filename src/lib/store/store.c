@@ -54,6 +54,8 @@ static const char *const stmt_sql[ST__MAX] = {
     [ST_INSERT_TRANSITION] = "INSERT INTO transitions (job_seq, state, usec) VALUES (?1, ?2, ?3)",
     [ST_GET_JOB] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE project = ?1 AND job_id = ?2",
     [ST_GET_JOB_BY_SEQ] = "SELECT " STORE_JOB_COLS " FROM jobs WHERE seq = ?1",
+    [ST_JOB_VERSION] = "SELECT seq, version FROM jobs INDEXED BY jobs_name_version "
+                       "WHERE project = ?1 AND job_id = ?2",
     [ST_SCAN] =
         "SELECT " STORE_JOB_COLS " FROM jobs "
         "WHERE project = ?1 AND seq < ?2 AND (?3 IS NULL OR state = ?3) "
@@ -138,6 +140,23 @@ static const char *const migrations[] = {
     /* 4: what the service's scheduler gave the job (trials at once, GPU devices), recorded by
      * the supervisor that claims it. */
     "ALTER TABLE jobs ADD COLUMN grant TEXT",
+    /* 5: the row's version, bumped by SQLite itself on every change of the row or of its
+     * transitions, whoever writes (the daemon, a supervisor, the sqlite3 shell): what the
+     * daemon's cache of rendered jobs checks (ty_store_job_version). The WHEN stops the bump
+     * from bumping again (and lets a write that sets the version itself stand). */
+    "ALTER TABLE jobs ADD COLUMN version INTEGER NOT NULL DEFAULT 0;"
+    /* Covering ty_store_job_version's lookup: the index alone answers it (a few small pages
+     * that stay cached), not the job's row (its JSON makes the table's pages many). */
+    "CREATE INDEX jobs_name_version ON jobs (project, job_id, version);"
+    "CREATE TRIGGER jobs_version AFTER UPDATE ON jobs FOR EACH ROW"
+    " WHEN NEW.version = OLD.version"
+    " BEGIN UPDATE jobs SET version = OLD.version + 1 WHERE seq = NEW.seq; END;"
+    "CREATE TRIGGER transitions_insert_version AFTER INSERT ON transitions FOR EACH ROW"
+    " BEGIN UPDATE jobs SET version = version + 1 WHERE seq = NEW.job_seq; END;"
+    "CREATE TRIGGER transitions_update_version AFTER UPDATE ON transitions FOR EACH ROW"
+    " BEGIN UPDATE jobs SET version = version + 1 WHERE seq IN (OLD.job_seq, NEW.job_seq); END;"
+    "CREATE TRIGGER transitions_delete_version AFTER DELETE ON transitions FOR EACH ROW"
+    " BEGIN UPDATE jobs SET version = version + 1 WHERE seq = OLD.job_seq; END",
 };
 
 int ty_store_schema_version(void)
@@ -243,6 +262,7 @@ int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_err
     row->internal_retries = sqlite3_column_int64(st, 20);
     row->outcome = store_state_parse((const char *)sqlite3_column_text(st, 21));
     row->outcome_message = col_str(st, 22);
+    row->version = sqlite3_column_int64(st, 24);
     if ((r = col_json(st, 8, false, &row->labels, err)) < 0 ||
         (r = col_json(st, 9, false, &row->training_input, err)) < 0 ||
         (r = col_json(st, 10, true, &row->training_output, err)) < 0 ||

@@ -72,6 +72,11 @@ struct ty_job_row {
     /* What the service's scheduler gave the job (admit/gpudev.h, struct ty_grant as JSON),
      * recorded when its supervisor claimed it; NULL when none was recorded. */
     json_t *grant;
+    /* The row's version as read from the database: SQLite bumps it on every change of the
+     * row or of its transitions, by any process (ty_store_job_version). A row a write function
+     * returns (cancel, labels, ...) is the one read before the write, changed in memory: its
+     * version is the one before that write. */
+    int64_t version;
 };
 
 /* The attempt job @row is in, or starts next when it waits for a new supervisor: the last one
@@ -128,6 +133,18 @@ int ty_store_get_job_by_seq(struct ty_store *s,
                             int64_t seq,
                             struct ty_job_row **ret,
                             struct ty_error *err);
+
+/* The seq and version of project/job_id, without reading the row: -ENOENT when absent. The
+ * version changes on every write of the row or of its transitions, whoever makes it (the
+ * service, a supervisor, another program on the database file: SQLite's triggers bump it), so
+ * equal (seq, version) pairs mean an unchanged job and transitions; a job created again under
+ * the same id has another seq. What a cache of rendered jobs checks before each answer. */
+int ty_store_job_version(struct ty_store *s,
+                         const char *project,
+                         const char *job_id,
+                         int64_t *seq,
+                         int64_t *version,
+                         struct ty_error *err);
 
 /* What ty_store_scan_jobs narrows by in SQL before calling back (all optional). */
 struct ty_store_scan {

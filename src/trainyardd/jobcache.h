@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * jobcache.h: the service's cache of rendered jobs.get answers, so that a job that has not
+ * changed is not parsed from the store and rendered again on every request.
+ *
+ * An answer is keyed by (project, job id, pretty or compact form) and stamped with what it was
+ * rendered from: the row's seq and version (store.h: SQLite bumps the version on every write of
+ * the row or of its transitions, from any process) and a "live" text of what the answer adds
+ * from outside the store (a QUEUED job's jobPosition and stateReason, from the scheduler's
+ * memory), with a kind the caller defines saying which of those it holds. A lookup gives the
+ * answer only for the same seq and version; the caller then compares the live text with what it
+ * computes now for that kind. So an answer is never served for a job that changed since it was
+ * rendered, whoever changed it.
+ *
+ * Bounded: at most max_bytes of answers, keys and bookkeeping in all (split evenly among a few
+ * shards, each with its own lock and least-recently-used order); the least recently used go
+ * first, and an answer bigger than a shard's share is not kept. Thread-safe. */
+#ifndef TYD_JOBCACHE_H
+#define TYD_JOBCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The service's bound on the cache (docs/service.md#limits). A QUEUED job's pretty answer is
+ * about 1.5 KB: this keeps the last ~10,000 answers asked for. */
+#define TYD_JOBCACHE_DEFAULT_BYTES (16u * 1024 * 1024)
+
+struct tyd_jobcache;
+
+/* What identifies a cached answer. */
+struct tyd_jobcache_key {
+    const char *project;
+    const char *job;
+    bool pretty; /* the indented form (prettyPrint, the default) or the compact one */
+};
+
+/* What an answer was rendered from. */
+struct tyd_jobcache_stamp {
+    int64_t seq;      /* the row's */
+    int64_t version;  /* the row's (ty_store_job_version) */
+    unsigned kind;    /* the caller's: which live values the answer holds (0: none) */
+    const char *live; /* those values as text ("" when none; NUL-terminated) */
+};
+
+/* A cached answer as looked up: copies, owned by the caller (tyd_jobcache_hit_clear). */
+struct tyd_jobcache_hit {
+    char *body; /* malloc'd; free it or hand it on (e.g. to MHD_RESPMEM_MUST_FREE) */
+    size_t len;
+    unsigned kind;
+    char *live; /* malloc'd */
+};
+
+/* A new, empty cache of at most @max_bytes (0: a cache that keeps nothing). NULL only when
+ * memory is short. */
+struct tyd_jobcache *tyd_jobcache_new(size_t max_bytes);
+/* Free @c and every answer; NULL-safe. No call may be in progress. */
+void tyd_jobcache_free(struct tyd_jobcache *c);
+
+/* The answer for @key rendered from the row (@seq, @version): true and *hit (copies, with the
+ * stamp's kind and live text for the caller to check) when there is one, which becomes the
+ * most recently used; false when there is none for that row version. */
+bool tyd_jobcache_get(struct tyd_jobcache *c,
+                      const struct tyd_jobcache_key *key,
+                      int64_t seq,
+                      int64_t version,
+                      struct tyd_jobcache_hit *hit);
+/* Free what a hit holds (NULL-safe fields) and zero it. */
+void tyd_jobcache_hit_clear(struct tyd_jobcache_hit *hit);
+
+/* Keep @body (@len bytes, copied) as the answer for @key rendered from @stamp, replacing the
+ * key's previous answer, and evicting the least recently used answers past the bound. An
+ * answer bigger than a shard's share of the bound is not kept (the key's previous answer is
+ * dropped all the same). */
+void tyd_jobcache_put(struct tyd_jobcache *c,
+                      const struct tyd_jobcache_key *key,
+                      const struct tyd_jobcache_stamp *stamp,
+                      const char *body,
+                      size_t len);
+
+/* Counters, for tests and the benchmark's notes. */
+struct tyd_jobcache_stats {
+    uint64_t hits, misses, evictions;
+    size_t entries, bytes;
+};
+void tyd_jobcache_stats(struct tyd_jobcache *c, struct tyd_jobcache_stats *ret);
+
+#endif

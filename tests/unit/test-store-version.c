@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-store-version.c: the job row's version (store.h, ty_store_job_version), what the
+ * service's cache of jobs.get answers checks: it is read with the row and alone; it changes on
+ * every write of the row (state, labels, output, reason, attempt status, claim) and on every
+ * new transition, whether the write comes through the store or from another connection (the
+ * sqlite3 shell's raw UPDATE and INSERT, as a program outside trainyard would); it does not
+ * change on a read or on a write to another job; a store of schema 4 (before the column)
+ * opens, gets the column and its triggers, and its jobs keep their contents. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "json.h"
+#include "macro.h"
+#include "store-rows.h"
+#include "store.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/ty-store-version-XXXXXX";
+static struct ty_error err;
+
+static int64_t version_of(struct ty_store *s, const char *job)
+{
+    int64_t seq = 0, v = -1;
+    if (ty_store_job_version(s, "p", job, &seq, &v, &err) < 0)
+        return -1;
+    return v;
+}
+
+/* Run @sql on @path through a connection of its own (not the store's). */
+static void raw(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_busy_timeout(db, 5000) != SQLITE_OK ||
+        sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        BAIL_OUT("raw SQL on %s: %s: %s", path, sql, sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
+/* Whether the version of @job went up since *@last (and remember it). */
+static bool bumped(struct ty_store *s, const char *job, int64_t *last)
+{
+    int64_t v = version_of(s, job);
+    bool up = v > *last;
+    *last = v;
+    return up;
+}
+
+static void test_writes(void)
+{
+    _cleanup_free_ char *path = xasprintf("%s/w.db", tmpdir);
+    struct ty_store *s = NULL;
+    struct ty_job_row *a = test_queued_row("a"), *b = test_queued_row("b"), *row = NULL;
+    _cleanup_json_ json_t *out = json_pack("{s:s}", "x", "y");
+    _cleanup_json_ json_t *st = json_pack("{s:i}", "attempt", 1);
+    _cleanup_json_ json_t *labels = json_pack("{s:s}", "k", "v");
+    int64_t seq = 0, v = 0, vb;
+    char sql[256];
+
+    if (ty_store_open(path, &s, &err) < 0)
+        BAIL_OUT("open: %s", err.msg);
+    ok(ty_store_insert_job(s, a, &err) == 0 && ty_store_insert_job(s, b, &err) == 0, "inserted");
+    ok(ty_store_job_version(s, "p", "a", &seq, &v, &err) == 0 && seq == a->seq && v > 0,
+       "version of a new job read (its first transition bumped it)");
+    is_int(ty_store_job_version(s, "p", "none", &seq, &v, &err), -ENOENT, "-ENOENT when absent");
+    v = version_of(s, "a");
+    ok(ty_store_get_job(s, "p", "a", &row, &err) == 0 && row->version == v,
+       "the row carries the same version");
+    ty_job_row_free(row);
+    row = NULL;
+    ok(!bumped(s, "a", &v), "a read changes nothing");
+    vb = version_of(s, "b");
+
+    ok(ty_store_set_state(s, a->seq, TY_STATE_PREPARING, 200, NULL, &err) == 0 &&
+           bumped(s, "a", &v),
+       "a state change (and its transition) bumps it");
+    ok(ty_store_set_state(s, a->seq, TY_STATE_PREPARING, 210, NULL, &err) == 0 &&
+           !bumped(s, "a", &v),
+       "a change to the same state (nothing written) does not");
+    ok(ty_store_update_labels(s, "p", "a", labels, 0, NULL, &err) == 0 && bumped(s, "a", &v),
+       "labels bump it");
+    ok(ty_store_set_output(s, a->seq, out, &err) == 0 && bumped(s, "a", &v), "the output bumps it");
+    ok(ty_store_set_state_reason(s, a->seq, "Resources", &err) == 0 && bumped(s, "a", &v),
+       "the reason bumps it");
+    ok(ty_store_set_attempt_status(s, a->seq, st, &err) == 0 && bumped(s, "a", &v),
+       "the attempt status bumps it");
+    is_int(version_of(s, "b"), vb, "writes to a leave b's version alone");
+    ok(ty_store_claim_job(s, b->seq, 4242, 7, NULL, &err) == 0 && bumped(s, "b", &vb),
+       "a claim bumps it");
+
+    /* Another connection, as the sqlite3 shell or another program would write. */
+    snprintf(sql,
+             sizeof(sql),
+             "UPDATE jobs SET error_message = 'x' WHERE seq = %lld",
+             (long long)a->seq);
+    raw(path, sql);
+    ok(bumped(s, "a", &v), "a raw UPDATE from another connection bumps it");
+    snprintf(sql,
+             sizeof(sql),
+             "INSERT INTO transitions (job_seq, state, usec) VALUES (%lld, 'RUNNING', 300)",
+             (long long)a->seq);
+    raw(path, sql);
+    ok(bumped(s, "a", &v), "a raw INSERT of a transition bumps it");
+    snprintf(sql,
+             sizeof(sql),
+             "UPDATE transitions SET usec = 301 WHERE job_seq = %lld",
+             (long long)a->seq);
+    raw(path, sql);
+    ok(bumped(s, "a", &v), "a raw UPDATE of its transitions bumps it");
+    raw(path, "UPDATE jobs SET version = version");
+    ok(bumped(s, "a", &v), "even an UPDATE that sets the version to itself bumps it");
+    ty_store_close(s);
+    ty_job_row_free(a);
+    ty_job_row_free(b);
+}
+
+static void test_upgrade(void)
+{
+    _cleanup_free_ char *path = xasprintf("%s/old.db", tmpdir);
+    struct ty_store *s = NULL;
+    struct ty_job_row *a = test_queued_row("a"), *row = NULL;
+    int64_t v;
+
+    if (ty_store_open(path, &s, &err) < 0 || ty_store_insert_job(s, a, &err) < 0)
+        BAIL_OUT("store: %s", err.msg);
+    ty_store_close(s);
+    /* Back to schema 4 as an older trainyard left it: no triggers, no column. */
+    raw(path,
+        "DROP INDEX jobs_name_version; DROP TRIGGER jobs_version;"
+        "DROP TRIGGER transitions_insert_version;"
+        "DROP TRIGGER transitions_update_version; DROP TRIGGER transitions_delete_version;"
+        "ALTER TABLE jobs DROP COLUMN version; PRAGMA user_version = 4;");
+    ok(ty_store_open(path, &s, &err) == 0, "a schema-4 store opens: %s", err.msg);
+    ok(ty_store_get_job(s, "p", "a", &row, &err) == 0 && row->state == TY_STATE_QUEUED &&
+           strcmp(row->runtime, "process") == 0 && row->version == 0,
+       "its job reads as before, at version 0");
+    ty_job_row_free(row);
+    v = version_of(s, "a");
+    ok(ty_store_set_state(s, a->seq, TY_STATE_CANCELLED, 500, "gone", &err) == 0 &&
+           bumped(s, "a", &v),
+       "and its version is bumped from then on");
+    ty_store_close(s);
+    ty_job_row_free(a);
+}
+
+int main(void)
+{
+    char cmd[128];
+
+    if (!mkdtemp(tmpdir))
+        BAIL_OUT("mkdtemp failed");
+    test_writes();
+    test_upgrade();
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        diag("could not remove %s", tmpdir);
+    return done_testing();
+}
