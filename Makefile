@@ -63,6 +63,9 @@ bench: build
 	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
 	    bench/restart-containers/run.sh $(BUILD); \
 	else echo "bench/restart-containers: skipped (no usable container engine)"; fi
+	@if [ "$$(id -u)" -eq 0 ] && scripts/setup-podman.sh >/dev/null 2>&1; then \
+	    bench/container-exit/run.sh $(BUILD); \
+	else echo "bench/container-exit: skipped (no usable container engine)"; fi
 	@bench/faults/run.sh $(BUILD)
 	@bench/load/run.sh $(BUILD)
 	@bench/dashboard/run.sh $(BUILD)

@@ -3,13 +3,20 @@
  *
  *   [relaunch: force-remove the old container] -> create -> start (`started`)
  *   -> logs?follow=1 + wait?condition=not-running + inspect (its process: the OOM watch)
- *   -> the log stream or the wait ends -> inspect: the exit status (`exited`)
+ *   -> the job's events stream tells of its die (container-events.c): the status, and the
+ *      rest of the log read without follow; or else the log stream or the wait ends ->
+ *      inspect: the exit status (`exited`)
  *
- * The end: Podman's compat wait polls and answers 0.5 to 3 s after the exit, its log stream
- * ends within about 0.3 to 0.5 s; so whichever ends first is followed by an inspect of the
- * container, which says whether it has exited, with which status, and whether the engine
- * saw an OOM kill. `exited` is reported once the status is known and the log stream has
- * ended (or LOG_DRAIN_USEC after the status, if it lags). How it ended:
+ * The end: Podman records a container's die event (with its status) tens to a few hundred
+ * ms after the exit; its compat wait polls and answers 0.5 to 3 s after it, its log follow
+ * 0.25 s after the event at the earliest. So the die event ends it when it comes: the status
+ * as it says (137 goes on to the inspect, for OOMKilled), the follow replaced by one read of
+ * the whole log that skips what the follow delivered (LOG_REST_MAX bounds it). Without the
+ * event (the stream broke, or began a moment late) the log stream or the wait, whichever
+ * ends first, is followed by an inspect of the container, which says whether it has exited,
+ * with which status, and whether the engine saw an OOM kill. `exited` is reported once the
+ * status is known and the log has been read to its end (or LOG_DRAIN_USEC after the
+ * status, if it lags). How it ended:
  *  - the exit status as it is (128+N included: the supervisor reads it as signal N);
  *  - 137 is out of memory only when the engine (State.OOMKilled) or the kernel (the
  *    container's memory cgroup's oom_kill count, container-oom.c) recorded an OOM kill;
