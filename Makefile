@@ -71,6 +71,8 @@ bench: build
 	@$(BENCH) restart bench/restart/run.sh $(BUILD)
 	@if $(CONTAINERS_OK); then $(BENCH) restart-containers bench/restart-containers/run.sh $(BUILD); \
 	else bench/report.py skip restart-containers "no usable container engine"; fi
+	@if $(CONTAINERS_OK); then $(BENCH) container-exit bench/container-exit/run.sh $(BUILD); \
+	else bench/report.py skip container-exit "no usable container engine"; fi
 	@$(BENCH) faults bench/faults/run.sh $(BUILD)
 	@$(BENCH) load bench/load/run.sh $(BUILD)
 	@$(BENCH) dashboard bench/dashboard/run.sh $(BUILD)

@@ -161,9 +161,118 @@ static int container_exit(const char *id, bool *oom, bool *gone)
     *gone = strncmp(id, "rt-gone~", 8) == 0;
     if (strncmp(id, "rt-once~", 8) == 0)
         return run == 1 ? 137 : 0;
+    if (strncmp(id, "rt-evt~", 7) == 0)
+        return 7;
     if (strncmp(id, "rt-kill~", 8) == 0 || *oom)
         return 137;
     return 0;
+}
+
+/* Create the scratch file @name (empty). */
+static void touch_file(const char *name)
+{
+    _cleanup_free_ char *file = xasprintf("%s/%s", dts_tmpdir, name);
+    int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* GET /events: every request is appended to events.log. Normally a stream that tells of
+ * other things (a start, another container's end) and, about 20 ms after an rt-evt
+ * container was started (its started-<id> file), its die event with exit status 7. With a
+ * scratch file events-break: a stream that ends after half a line. */
+static void serve_events(int fd, const char *p)
+{
+    _cleanup_free_ char *brk = xasprintf("%s/events-break", dts_tmpdir);
+    char told[16][64];
+    size_t ntold = 0;
+    static const char other[] =
+        "{\"status\":\"start\",\"id\":\"x\",\"Type\":\"container\",\"Action\":\"start\","
+        "\"Actor\":{\"ID\":\"x\",\"Attributes\":{}}}\n"
+        "{\"status\":\"die\",\"id\":\"stranger\",\"Type\":\"container\",\"Action\":"
+        "\"die\",\"Actor\":{\"ID\":\"stranger\",\"Attributes\":{\"exitCode\":\"1\"}}}\n";
+
+    {
+        _cleanup_free_ char *file = xasprintf("%s/events.log", dts_tmpdir);
+        _cleanup_free_ char *line = xasprintf("GET %s\n", p);
+        int lfd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (lfd >= 0) {
+            send_all(lfd, line, strlen(line));
+            close(lfd);
+        }
+    }
+    chunked_head(fd, "application/json");
+    if (access(brk, F_OK) == 0) {
+        chunk(fd, "{\"status\":\"di", 13);
+        send_all(fd, "0\r\n\r\n", 5);
+        return;
+    }
+    chunk(fd, other, sizeof(other) - 1);
+    for (int round = 0; round < 1500; round++) { /* 30 s */
+        DIR *dir = opendir(dts_tmpdir);
+        struct dirent *de;
+        while (dir && (de = readdir(dir))) {
+            const char *id = de->d_name + 8;
+            bool seen = false;
+            if (strncmp(de->d_name, "started-", 8) != 0)
+                continue;
+            for (size_t i = 0; i < ntold; i++)
+                seen = seen || strcmp(told[i], id) == 0;
+            if (seen || ntold >= 16)
+                continue;
+            (void)snprintf(told[ntold++], sizeof(told[0]), "%s", id);
+            msleep(20);
+            _cleanup_free_ char *ev = xasprintf(
+                "{\"status\":\"die\",\"id\":\"%s\",\"Type\":\"container\",\"Action\":\"die\","
+                "\"Actor\":{\"ID\":\"%s\",\"Attributes\":{\"containerExitCode\":\"7\","
+                "\"exitCode\":\"7\",\"name\":\"n\"}},\"time\":1}\n",
+                id,
+                id);
+            chunk(fd, ev, strlen(ev));
+        }
+        if (dir)
+            closedir(dir);
+        msleep(20);
+    }
+    send_all(fd, "0\r\n\r\n", 5);
+}
+
+/* rt-evt: its log stream follows the log for 1.5 s (one line, then the second, then its
+ * end), its wait answers after 3 s: its die event (serve_events) is the first to tell. */
+static void serve_evt(int fd, const char *id, const char *verb, const char *p)
+{
+    char out[512], line[128];
+    size_t len = 0;
+    int n;
+
+    if (strcmp(verb, "start") == 0) {
+        _cleanup_free_ char *name = xasprintf("started-%s", id);
+        touch_file(name);
+        respond(fd, 204, "text/plain", "");
+    } else if (strcmp(verb, "logs") == 0) {
+        bool follow = strstr(p, "follow=1") != NULL;
+        chunked_head(fd, "application/vnd.docker.raw-stream");
+        n = snprintf(line, sizeof(line), "line one of %s\n", id);
+        len = mux_frame(out, 1, line, (size_t)n);
+        n = snprintf(line, sizeof(line), "err two of %s\n", id);
+        len += mux_frame(out + len, 2, line, (size_t)n);
+        chunk(fd, out, len);
+        if (follow)
+            msleep(1500);
+        n = snprintf(line, sizeof(line), "line three of %s\n", id);
+        len = mux_frame(out, 1, line, (size_t)n);
+        chunk(fd, out, len);
+        send_all(fd, "0\r\n\r\n", 5);
+    } else if (strcmp(verb, "wait") == 0) {
+        msleep(3000);
+        respond(fd, 200, "application/json", "{\"StatusCode\":7,\"Error\":null}");
+    } else {
+        respond(fd,
+                200,
+                "application/json",
+                "{\"State\":{\"Status\":\"exited\",\"Running\":false,\"Pid\":0,"
+                "\"ExitCode\":7,\"OOMKilled\":false}}");
+    }
 }
 
 static bool serve_runtime(int fd, const char *method, const char *p, const char *body)
@@ -211,6 +320,10 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
         respond(fd, 204, "text/plain", "");
         return true;
     }
+    if (strncmp(p, "/events?", 8) == 0) {
+        serve_events(fd, p);
+        return true;
+    }
     if (strncmp(p, "/images/rt-", 11) == 0) {
         respond(fd, 200, "application/json", "{\"Id\":\"sha256:3\"}");
         return true;
@@ -218,6 +331,10 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
     if (strncmp(p, "/containers/rt-", 15) != 0 || sscanf(p + 12, "%127[^/]/%31[a-z]", id, verb) < 1)
         return false;
     code = container_exit(id, &oom, &gone);
+    if (strncmp(id, "rt-evt~", 7) == 0) {
+        serve_evt(fd, id, verb, p);
+        return true;
+    }
     if (strcmp(verb, "start") == 0 && strncmp(id, "rt-dinit-i~", 11) == 0) {
         respond(fd,
                 500,

@@ -30,7 +30,11 @@ void dts_teardown(void);
  * is stopped, others 0. An engine without an init: a create of rt-noinit with
  * HostConfig.Init fails (as Podman's), and so does the start of rt-dinit created with it
  * (as Docker's). Every request under
- * /containers and /networks is appended to requests.log ("METHOD PATH"). */
+ * /containers and /networks is appended to requests.log ("METHOD PATH").
+ * GET /events streams the die event (exit status 7) of each rt-evt container about 20 ms
+ * after its start, amid events of other things; rt-evt's log follow takes 1.5 s to end and its
+ * wait 3 s, so the event is the first to tell. A scratch file events-break makes every events
+ * stream end after half a line. Each /events request is appended to events.log. */
 
 /* Fork the server on dts_sock_path; returns once it listens: 0, or -1. */
 int start_server(void);

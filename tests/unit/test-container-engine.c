@@ -271,6 +271,7 @@ struct rtev {
     int started[RT_MAX], exited[RT_MAX];
     struct ty_exit_status st[RT_MAX];
     char out[RT_MAX][128];
+    char all[RT_MAX][512]; /* every line, each followed by '|' */
     bool prepared, cleaned;
     int notices;
     char notice[512];
@@ -293,7 +294,9 @@ static void
 ev_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len)
 {
     struct rtev *e = ctx;
-    (void)snprintf(e->out[rep_index(e, r)], sizeof(e->out[0]), "%.*s", (int)len, line);
+    size_t i = rep_index(e, r), have = strlen(e->all[i]);
+    (void)snprintf(e->out[i], sizeof(e->out[0]), "%.*s", (int)len, line);
+    (void)snprintf(e->all[i] + have, sizeof(e->all[0]) - have, "%.*s|", (int)len, line);
 }
 
 static void ev_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
@@ -661,6 +664,101 @@ static void test_runtime_init(struct ty_loop *loop)
     ty_job_free(job);
 }
 
+/* The die event of the job's events stream ends a replica before its wait or log follow
+ * would: the status from the event, the rest of the log read without follow and nothing
+ * twice; and when every events stream breaks, the wait and the follow still report it. */
+static void test_runtime_events(struct ty_loop *loop, bool broken)
+{
+    const char *what = broken ? "events broken" : "events";
+    struct ty_job *job = rt_job("rt-evt", NULL, NULL);
+    struct ty_cluster_plan *plan = NULL;
+    struct rtev e = {0};
+    struct ty_runtime *rt;
+    struct container_rt *c;
+    _cleanup_free_ char *log = NULL, *evlog = NULL, *evfile = NULL, *reqfile = NULL;
+    int64_t t0;
+    int opened = 0;
+
+    evfile = xasprintf("%s/events.log", dts_tmpdir);
+    reqfile = xasprintf("%s/requests.log", dts_tmpdir);
+    (void)unlink(evfile);
+    (void)unlink(reqfile);
+    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
+        BAIL_OUT("plan");
+    rt = rt_ready(loop, plan, &e);
+    c = (struct container_rt *)rt;
+    t0 = ty_mono_usec();
+    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "%s: launch", what);
+    ok(until_exited(loop, &e, 0, 1), "%s: it exited", what);
+    if (!broken)
+        ok(ty_mono_usec() - t0 < 1200 * INT64_C(1000),
+           "events: reported before its log follow (1.5 s) or its wait (3 s) ended");
+    else
+        ok(ty_mono_usec() - t0 >= 1400 * INT64_C(1000), "events broken: the follow told");
+    is_int(e.st[0].kind, TY_EXIT_CODE, "%s: an exit status", what);
+    is_int(e.st[0].code, 7, "%s: ... 7", what);
+    is_str(e.all[0],
+           "line one of rt-evt~1|err two of rt-evt~1|line three of rt-evt~1|",
+           "%s: every line of its log once, in order",
+           what);
+    ok(run_idle(&c->reps[0]), "%s: nothing of the run left", what);
+    log = scratch("requests.log");
+    ok((strstr(log, "GET /containers/rt-evt~1/logs?stdout=1&stderr=1\n") != NULL) == !broken,
+       broken ? "events broken: no second log request" : "events: the rest read without follow");
+    evlog = scratch("events.log");
+    for (const char *p = evlog; (p = strstr(p, "GET /events?filters=")); p++)
+        opened++;
+    if (!broken)
+        like(evlog, "%22label%22%3A%5B%22trainyard.run%3D", "events: filtered to the run's label");
+    is_int(opened, broken ? 4 : 1, "%s: streams opened (a broken one again, 3 times)", what);
+    ok(broken ? !c->events.req && c->events.off : c->events.req && !c->events.off,
+       "%s: the stream's state",
+       what);
+    rt_end(loop, rt, &e);
+    ok(!c->events.req, "%s: no stream after the cleanup", what);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
+/* ctr_events_parse on @line (its whole length). */
+static bool parse_event(const char *line, char *id, size_t n, long *code)
+{
+    return ctr_events_parse(line, strlen(line), id, n, code);
+}
+
+static void test_events_parse(void)
+{
+    char id[64] = "";
+    long code = -1;
+
+    ok(parse_event("{\"status\":\"die\",\"id\":\"abc\",\"Type\":\"container\","
+                   "\"Action\":\"die\",\"Actor\":{\"ID\":\"abc\",\"Attributes\":"
+                   "{\"containerExitCode\":\"3\",\"exitCode\":\"3\"}}}",
+                   id,
+                   sizeof(id),
+                   &code) &&
+           code == 3 && strcmp(id, "abc") == 0,
+       "events parse: Podman's die event, its id and exitCode");
+    ok(!parse_event("{\"Action\":\"start\",\"Actor\":{\"ID\":\"abc\","
+                    "\"Attributes\":{\"exitCode\":\"0\"}}}",
+                    id,
+                    sizeof(id),
+                    &code),
+       "events parse: another action is not an end");
+    ok(!parse_event("{\"Action\":\"die\",\"Actor\":{\"ID\":\"abc\",\"Attributes\":{}}}",
+                    id,
+                    sizeof(id),
+                    &code),
+       "events parse: no exitCode, no status");
+    ok(!parse_event("{\"Action\":\"die\",\"Actor\":{\"ID\":\"abc\","
+                    "\"Attributes\":{\"exitCode\":\"x1\"}}}",
+                    id,
+                    sizeof(id),
+                    &code),
+       "events parse: a malformed status");
+    ok(!parse_event("{\"status\":\"di", id, sizeof(id), &code), "events parse: half a line");
+}
+
 static void test_runtime(struct ty_loop *loop)
 {
     _cleanup_free_ char *host = xasprintf("unix://%s", dts_sock_path);
@@ -669,6 +767,15 @@ static void test_runtime(struct ty_loop *loop)
     test_runtime_relaunch(loop);
     test_runtime_engine_gone(loop);
     test_runtime_init(loop);
+    test_runtime_events(loop, false);
+    {
+        _cleanup_free_ char *brk = xasprintf("%s/events-break", dts_tmpdir);
+        int fd = open(brk, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            close(fd);
+        test_runtime_events(loop, true);
+        (void)unlink(brk);
+    }
     (void)unsetenv("DOCKER_HOST");
 }
 
@@ -698,6 +805,7 @@ int main(void)
     loop = ty_loop_new();
     test_engine(loop);
     test_oom_parse();
+    test_events_parse();
     test_runtime(loop);
     stop_server();
     ty_loop_free(loop);

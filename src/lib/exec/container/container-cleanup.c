@@ -30,9 +30,11 @@ static bool removed(long status)
     return status == 204 || status == 200 || status == 404;
 }
 
-/* Stop every replica's requests and timers: nothing more is reported for them. */
+/* Stop every replica's requests and timers, and the events stream: nothing more is reported for
+ * them. */
 static void cancel_replicas(struct container_rt *c)
 {
+    ctr_events_stop(c);
     for (size_t i = 0; i < c->n; i++)
         ctr_run_cancel(&c->reps[i]);
 }

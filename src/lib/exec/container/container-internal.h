@@ -20,6 +20,9 @@
 #define REPLICA_PORT 2222 /* as on AI Platform */
 /* 10 minutes: a pull may be gigabytes (CUDA images); a hung registry must not hang us. */
 #define PULL_TIMEOUT_MS 600000
+/* After a container's end, its log is read again without follow when no more than this was
+ * delivered (container-run.c read_log_rest); a longer one is left to the follow. */
+#define LOG_REST_MAX (UINT64_C(8) << 20)
 /* After a container's wait returns, how long its log stream may take to drain. */
 #define LOG_DRAIN_USEC (2 * INT64_C(1000000))
 /* How long force-removing one container may take (a removal kills a running container and
@@ -62,6 +65,15 @@ struct ctr_replica {
     int pending_signal;
     int reserve_fd; /* host networking: the port held until the container starts, or -1 */
     long exit_code, wait_code;
+    /* The engine's die event (container-events.c) came, with this status: maybe before
+     * the start's answer, which then acts on it. */
+    bool died;
+    long died_code;
+    /* Log bytes delivered so far per stream (stdout, stderr), and how many of them the log
+     * request in flight is still to skip: every log request replays from the start, and the
+     * one after the exit (`logs_rest`) reads what the follow had not yet sent. */
+    uint64_t log_seen[2], log_skip[2];
+    bool logs_rest;
     char lost[200]; /* not empty: the engine lost the container, and why */
     uint64_t drain_timer;
     struct ty_engine_call rm_call; /* its removal: before a relaunch, and in cleanup */
@@ -70,8 +82,17 @@ struct ctr_replica {
     bool wait_done, wait_ok, logs_done, exit_known, engine_oom;
 };
 
+/* The run's events stream (container-events.c). */
+struct ctr_events {
+    struct ty_docker_req *req; /* in flight, or NULL */
+    struct ty_linesplit ls;    /* its lines: one JSON event each */
+    int reopens;               /* times it broke and was opened again */
+    bool off;                  /* refused, or broke too often: the waits alone this run */
+};
+
 struct container_rt {
     struct ty_runtime base;
+    struct ctr_events events;
     struct ty_engine eng;
     struct ctr_replica *reps;
     size_t n;
@@ -134,6 +155,24 @@ void ctr_run_start_failed(
     struct ctr_replica *cr, const char *what, long status, const char *body, const char *error);
 /* Report the running replica lost: @why. */
 void ctr_run_lost(struct ctr_replica *cr, const char *why);
+
+/* The engine's die event for the replica's container, with its exit status @code: its end
+ * is known now (for 137 the inspect still says whether it was out of memory); the rest of
+ * its log is read at once instead of waiting for the follow to notice. No-op when its end
+ * is known already or its run was reported. */
+void ctr_run_died(struct ctr_replica *cr, long code);
+
+/* ---- the events stream (container-events.c) ---- */
+
+/* Open the run's events stream when it is not open (no-op without an engine client). Its
+ * die events go to ctr_run_died; a failure to open leaves the waits to report every end. */
+void ctr_events_start(struct container_rt *c);
+/* Close it (no callbacks); idempotent. */
+void ctr_events_stop(struct container_rt *c);
+/* A die event (one line of the stream, @len bytes): the container's id into @id (size @n)
+ * and its exit status (Actor.Attributes.exitCode, 0..255) into *code. Returns false for
+ * anything else (another action, no or a malformed status, not JSON). */
+bool ctr_events_parse(const char *line, size_t len, char *id, size_t n, long *code);
 
 /* ---- the engine going away (container.c) ---- */
 

@@ -3,13 +3,20 @@
  *
  *   [relaunch: force-remove the old container] -> create -> start (`started`)
  *   -> logs?follow=1 + wait?condition=not-running + inspect (its process: the OOM watch)
- *   -> the log stream or the wait ends -> inspect: the exit status (`exited`)
+ *   -> the job's events stream tells of its die (container-events.c): the status, and the
+ *      rest of the log read without follow; or else the log stream or the wait ends ->
+ *      inspect: the exit status (`exited`)
  *
- * The end: Podman's compat wait polls and answers 0.5 to 3 s after the exit, its log stream
- * ends within about 0.3 to 0.5 s; so whichever ends first is followed by an inspect of the
- * container, which says whether it has exited, with which status, and whether the engine
- * saw an OOM kill. `exited` is reported once the status is known and the log stream has
- * ended (or LOG_DRAIN_USEC after the status, if it lags). How it ended:
+ * The end: Podman records a container's die event (with its status) tens to a few hundred
+ * ms after the exit; its compat wait polls and answers 0.5 to 3 s after it, its log follow
+ * 0.25 s after the event at the earliest. So the die event ends it when it comes: the status
+ * as it says (137 goes on to the inspect, for OOMKilled), the follow replaced by one read of
+ * the whole log that skips what the follow delivered (LOG_REST_MAX bounds it). Without the
+ * event (the stream broke, or began a moment late) the log stream or the wait, whichever
+ * ends first, is followed by an inspect of the container, which says whether it has exited,
+ * with which status, and whether the engine saw an OOM kill. `exited` is reported once the
+ * status is known and the log has been read to its end (or LOG_DRAIN_USEC after the
+ * status, if it lags). How it ended:
  *  - the exit status as it is (128+N included: the supervisor reads it as signal N);
  *  - 137 is out of memory only when the engine (State.OOMKilled) or the kernel (the
  *    container's memory cgroup's oom_kill count, container-oom.c) recorded an OOM kill;
@@ -155,7 +162,19 @@ static void line_err(void *ctx, const char *line, size_t len)
 static void on_frame(void *ctx, int stream, const char *p, size_t n)
 {
     struct ctr_replica *cr = ctx;
-    if (stream == 2)
+    int s = stream == 2 ? 1 : 0;
+
+    /* What an earlier log request of this run delivered already. */
+    if (cr->log_skip[s] > 0) {
+        size_t k = cr->log_skip[s] < n ? (size_t)cr->log_skip[s] : n;
+        cr->log_skip[s] -= k;
+        p += k;
+        n -= k;
+        if (n == 0)
+            return;
+    }
+    cr->log_seen[s] += n;
+    if (s == 1)
         ty_linesplit_feed(&cr->err_ls, p, n, line_err, cr);
     else
         ty_linesplit_feed(&cr->out_ls, p, n, line_out, cr);
@@ -274,6 +293,59 @@ static void on_logs_done(void *ctx, long status, const char *body, size_t len, c
     maybe_report(cr, false);
 }
 
+/* The container has ended, so its log is complete: read the rest of it now (a request
+ * without follow, skipping what the follow delivered) instead of waiting for the follow to
+ * notice the end (Podman's checks every 250 ms, after its own die event). The follow goes
+ * on when the rest cannot be asked for, or when the log is so long that reading it again
+ * would cost more than the wait. */
+static void read_log_rest(struct ctr_replica *cr)
+{
+    struct ty_docker_callbacks cb = {.on_data = on_logs_data, .on_done = on_logs_done, .ctx = cr};
+    _cleanup_free_ char *path = NULL;
+    struct ty_docker_req *req = NULL;
+
+    if (!cr->logs_req || cr->logs_done || cr->logs_rest ||
+        cr->log_seen[0] + cr->log_seen[1] > LOG_REST_MAX)
+        return;
+    path = xasprintf("/containers/%s/logs?stdout=1&stderr=1", cr->id);
+    if (ty_docker_request(
+            cr->rt->eng.api, "GET", path, NULL, NULL, TY_DOCKER_NO_TIMEOUT, &cb, &req, NULL) < 0)
+        return;
+    ty_docker_cancel(cr->rt->eng.api, cr->logs_req);
+    cr->logs_req = req;
+    cr->logs_rest = true;
+    cr->dm = (struct ty_docker_demux){0}; /* a new stream: frames start afresh */
+    cr->log_skip[0] = cr->log_seen[0];
+    cr->log_skip[1] = cr->log_seen[1];
+}
+
+/* Act on the die event: the status as it said (137: the inspect says whether it was out of
+ * memory), and the rest of the log. */
+static void act_on_died(struct ctr_replica *cr)
+{
+    if (cr->reported || cr->exit_known || cr->lost[0])
+        return;
+    if (cr->died_code == 137) {
+        check_end(cr);
+    } else {
+        ty_engine_call_cancel(&cr->pid_call); /* too late for the watch to begin */
+        cr->exit_known = true;
+        cr->exit_code = cr->died_code;
+    }
+    read_log_rest(cr);
+    maybe_report(cr, false);
+}
+
+void ctr_run_died(struct ctr_replica *cr, long code)
+{
+    if (cr->reported || cr->exit_known || cr->lost[0] || cr->died)
+        return;
+    cr->died = true;
+    cr->died_code = code;
+    if (cr->started) /* else the start's answer acts on it */
+        act_on_died(cr);
+}
+
 static void on_wait_done(void *ctx, long status, const char *body, size_t len, const char *error)
 {
     struct ctr_replica *cr = ctx;
@@ -390,7 +462,9 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
                                    NULL);
     if (cr->pending_signal)
         send_kill(cr, cr->pending_signal);
-    if (cr->logs_done || cr->wait_done)
+    if (cr->died)
+        act_on_died(cr);
+    else if (cr->logs_done || cr->wait_done)
         check_end(cr);
 }
 
@@ -492,6 +566,9 @@ static void reset_run(struct ctr_replica *cr)
     cr->lost[0] = '\0';
     cr->started = cr->exited = cr->reported = false;
     cr->wait_done = cr->wait_ok = cr->logs_done = cr->exit_known = cr->engine_oom = false;
+    cr->died = cr->logs_rest = false;
+    cr->died_code = 0;
+    cr->log_seen[0] = cr->log_seen[1] = cr->log_skip[0] = cr->log_skip[1] = 0;
 }
 
 int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *err)
@@ -517,6 +594,7 @@ int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *e
         cr->await_engine = true; /* the engine is being reached again: ctr_run_resume */
         return 0;
     }
+    ctr_events_start(c); /* before the container starts, so that its die event comes */
     return first ? create_container(cr, err) : remove_then_create(cr, err);
 }
 

@@ -10,10 +10,12 @@
  * notice); a local jobDir is bind-mounted at the same path.
  *
  * Per replica, asynchronously on the loop (container-run.c): create -> start -> (started)
- * -> logs follow + wait -> inspect -> (exited); a restart in place replaces the container by
- * an identical one. Exit status 137 is out of memory only when the engine or the kernel
- * recorded an OOM kill (container-oom.c). A retry of the job (a new runtime on the same plan)
- * keeps the host names and, when it can, the addresses (container-prepare.c).
+ * -> logs follow + wait -> inspect -> (exited); the job's one events stream (container-
+ * events.c) tells of a container's end as soon as the engine records it, and the wait stays
+ * as the fallback. A restart in place replaces the container by an identical one. Exit status 137
+ * is out of memory only when the engine or the kernel recorded an OOM kill (container-oom.c). A
+ * retry of the job (a new runtime on the same plan) keeps the host names and, when it can, the
+ * addresses (container-prepare.c).
  *
  * Teardown: kill with the requested signals, then force-remove containers in parallel, then
  * the network, asynchronously (container-cleanup.c). Containers and networks carry labels
@@ -135,6 +137,8 @@ static void on_engine_back(void *ctx, int r, const char *error, const char *star
     if (r < 0)
         ty_runtime_notice(
             &c->base, TY_SEV_WARNING, "The container engine could not be reached again: %s", error);
+    if (r >= 0 && !c->cleaning)
+        ctr_events_start(c);
     /* A report below may begin the cleanup, which stops the others (await_engine). */
     for (size_t i = 0; i < c->n; i++) {
         struct ctr_replica *cr = &c->reps[i];
@@ -187,6 +191,7 @@ bool ctr_engine_reopen(struct container_rt *c)
         c->removing = 0;
         c->cleanup_waiting = true;
     }
+    ctr_events_stop(c); /* opened again once the engine is back */
     ty_engine_close(&c->eng);
     c->eng = (struct ty_engine){.service_pidfd = -1};
     r = ty_engine_open(&c->eng, c->base.loop, on_engine_back, c, &e);
@@ -220,6 +225,7 @@ static void destroy(struct ty_runtime *rt)
 {
     struct container_rt *c = cast(rt);
     ctr_cleanup_now(c);
+    ctr_events_stop(c);
     ty_engine_close(&c->eng);
     for (size_t i = 0; i < c->n; i++)
         ctr_run_free(&c->reps[i]);
