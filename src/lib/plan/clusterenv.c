@@ -14,11 +14,17 @@
 #include "macro.h"
 #include "strv.h"
 
+/* Everything replicas share, serialised once: a replica's CLUSTER_SPEC and TF_CONFIG are
+ * these spliced around its own task part. */
 struct ty_clusterenv {
     const struct ty_cluster_plan *plan;
     char *cluster_spec_cluster; /* serialised "cluster" object of CLUSTER_SPEC */
-    char *tf_config_cluster;    /* serialised "cluster" object of TF_CONFIG */
-    char *job;                  /* serialised TrainingInput */
+    size_t cluster_spec_cluster_len;
+    char *tf_config_cluster; /* serialised "cluster" object of TF_CONFIG */
+    size_t tf_config_cluster_len;
+    char *job; /* serialised TrainingInput */
+    size_t job_len;
+    char *trial; /* the trial id as a JSON string, or NULL outside trials */
     const struct ty_replica *master;
     int world_size; /* master + workers */
 };
@@ -87,39 +93,83 @@ static char *cluster_object(const struct ty_cluster_plan *plan, bool tf_config)
     return ty_buf_take(&b);
 }
 
-static char *render(const struct ty_clusterenv *ce, const struct ty_replica *r, bool tf_config)
+/* One contiguous piece of a rendered variable. */
+struct piece {
+    const char *s;
+    size_t n;
+};
+
+#define PIECE(lit) ((struct piece){(lit), sizeof(lit) - 1})
+
+/* The pieces of replica @r's CLUSTER_SPEC or TF_CONFIG, in order: the shared cluster object
+ * and job are spliced in as they are (serialised once, in ty_clusterenv_new); only the task
+ * part is the replica's. @task holds that part's text. Returns the number of pieces. */
+static size_t pieces_of(const struct ty_clusterenv *ce,
+                        const struct ty_replica *r,
+                        bool tf_config,
+                        char task[static 96],
+                        struct piece p[static 8])
 {
-    struct ty_buf b = TY_BUF_INIT;
     const char *type =
         tf_config ? ty_clusterenv_tf_role(ce->plan->job, r->role) : ty_role_name(r->role);
+    const char *cluster = tf_config ? ce->tf_config_cluster : ce->cluster_spec_cluster;
+    int tn = snprintf(task, 96, "{\"type\":\"%s\",\"index\":%d", type, r->index);
+    size_t n = 0;
 
-    ty_buf_printf(&b,
-                  "{\"cluster\":%s,\"environment\":\"cloud\",\"task\":{\"type\":\"%s\","
-                  "\"index\":%d",
-                  tf_config ? ce->tf_config_cluster : ce->cluster_spec_cluster,
-                  type,
-                  r->index);
-    if (ce->plan->trial_id) {
-        json_t *t = json_string(ce->plan->trial_id);
-        char *enc = ty_json_compact(t);
-        ty_buf_printf(&b, ",\"trial\":%s", enc);
-        free(enc);
-        json_decref(t);
+    p[n++] = PIECE("{\"cluster\":");
+    p[n++] = (struct piece){cluster,
+                            tf_config ? ce->tf_config_cluster_len : ce->cluster_spec_cluster_len};
+    p[n++] = PIECE(",\"environment\":\"cloud\",\"task\":");
+    p[n++] = (struct piece){task, tn > 0 ? (size_t)tn : 0};
+    if (ce->trial) {
+        p[n++] = PIECE(",\"trial\":");
+        p[n++] = (struct piece){ce->trial, strlen(ce->trial)};
     }
-    ty_buf_printf(&b, "},\"job\":%s}", ce->job);
-    return ty_buf_take(&b);
+    p[n++] = PIECE("},\"job\":");
+    p[n++] = (struct piece){ce->job, ce->job_len};
+    return n;
+}
+
+/* Replica @r's CLUSTER_SPEC or TF_CONFIG value preceded by @prefix ("" or "NAME="), in one
+ * allocation of the exact size (the cluster object of a large job is tens of KB: copied, not
+ * formatted). Caller frees; *len is the string's length. */
+static char *render(const struct ty_clusterenv *ce,
+                    const struct ty_replica *r,
+                    bool tf_config,
+                    const char *prefix,
+                    size_t *len)
+{
+    char task[96];
+    struct piece p[8];
+    size_t n = pieces_of(ce, r, tf_config, task, p);
+    size_t total = strlen(prefix) + 1; /* the closing brace */
+    char *out, *w;
+
+    for (size_t i = 0; i < n; i++)
+        total += p[i].n;
+    out = xmalloc(total + 1);
+    w = mempcpy(out, prefix, strlen(prefix));
+    for (size_t i = 0; i < n; i++)
+        w = mempcpy(w, p[i].s, p[i].n);
+    *w++ = '}';
+    *w = '\0';
+    *len = total;
+    return out;
 }
 
 char *ty_clusterenv_cluster_spec(const struct ty_clusterenv *ce, const struct ty_replica *r)
 {
-    return render(ce, r, false);
+    size_t len;
+    return render(ce, r, false, "", &len);
 }
 
 char *ty_clusterenv_tf_config(const struct ty_clusterenv *ce, const struct ty_replica *r)
 {
-    return render(ce, r, true);
+    size_t len;
+    return render(ce, r, true, "", &len);
 }
 
+/* @len is the whole environment string's length, "NAME=" included, without its NUL. */
 static int
 too_big(const struct ty_cluster_plan *plan, const char *var, size_t len, struct ty_error *err)
 {
@@ -130,9 +180,48 @@ too_big(const struct ty_cluster_plan *plan, const char *var, size_t len, struct 
                         "replicas (or shorter args in the job, which %s repeats)",
                         plan->n_replicas,
                         var,
-                        len + strlen(var) + 2,
+                        len + 1,
                         TY_ENV_STRING_MAX,
                         var);
+}
+
+/* Set the "NAME=..." string @entry (taken) in *env, replacing an entry of the same name:
+ * ty_strv_setenv without formatting the value again. */
+static void put_entry(char ***env, char *entry)
+{
+    size_t nl = (size_t)(strchr(entry, '=') - entry) + 1;
+
+    for (size_t i = 0; *env && (*env)[i]; i++) {
+        if (strncmp((*env)[i], entry, nl) == 0) {
+            free((*env)[i]);
+            (*env)[i] = entry;
+            return;
+        }
+    }
+    ty_strv_push_take(env, entry);
+}
+
+/* Render CLUSTER_SPEC (or TF_CONFIG) of @r into *env, or, with @env NULL, only check its
+ * size. Returns 0 or -E2BIG. */
+static int set_json_var(const struct ty_clusterenv *ce,
+                        const struct ty_replica *r,
+                        bool tf_config,
+                        char ***env,
+                        struct ty_error *err)
+{
+    const char *name = tf_config ? "TF_CONFIG=" : "CLUSTER_SPEC=";
+    size_t len;
+    char *entry = render(ce, r, tf_config, name, &len);
+
+    if (len + 1 > TY_ENV_STRING_MAX) {
+        free(entry);
+        return too_big(ce->plan, tf_config ? "TF_CONFIG" : "CLUSTER_SPEC", len, err);
+    }
+    if (env)
+        put_entry(env, entry);
+    else
+        free(entry);
+    return 0;
 }
 
 /* Check every distinct shape of variable: one replica per role is enough, since addresses
@@ -142,14 +231,14 @@ static int check_sizes(const struct ty_clusterenv *ce, struct ty_error *err)
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         for (size_t i = 0; i < ce->plan->n_replicas; i++) {
             const struct ty_replica *r = &ce->plan->replicas[i];
+            int rc;
             if ((int)r->role != role)
                 continue;
-            _cleanup_free_ char *cs = render(ce, r, false);
-            _cleanup_free_ char *tf = render(ce, r, true);
-            if (strlen(cs) + strlen("CLUSTER_SPEC=") + 1 > TY_ENV_STRING_MAX)
-                return too_big(ce->plan, "CLUSTER_SPEC", strlen(cs), err);
-            if (strlen(tf) + strlen("TF_CONFIG=") + 1 > TY_ENV_STRING_MAX)
-                return too_big(ce->plan, "TF_CONFIG", strlen(tf), err);
+            rc = set_json_var(ce, r, false, NULL, err);
+            if (rc >= 0)
+                rc = set_json_var(ce, r, true, NULL, err);
+            if (rc < 0)
+                return rc;
             break;
         }
     }
@@ -171,7 +260,15 @@ int ty_clusterenv_new(const struct ty_cluster_plan *plan,
     ce->plan = plan;
     ce->cluster_spec_cluster = cluster_object(plan, false);
     ce->tf_config_cluster = cluster_object(plan, true);
+    ce->cluster_spec_cluster_len = strlen(ce->cluster_spec_cluster);
+    ce->tf_config_cluster_len = strlen(ce->tf_config_cluster);
     ce->job = ty_json_compact(plan->job->training_input);
+    ce->job_len = strlen(ce->job);
+    if (plan->trial_id) {
+        json_t *t = json_string(plan->trial_id);
+        ce->trial = ty_json_compact(t);
+        json_decref(t);
+    }
     ce->master = ty_plan_find((struct ty_cluster_plan *)plan, TY_ROLE_MASTER, 0);
     ce->world_size = (int)(1 + plan->job->roles[TY_ROLE_WORKER].count);
     r = check_sizes(ce, err);
@@ -190,6 +287,7 @@ void ty_clusterenv_free(struct ty_clusterenv *ce)
     free(ce->cluster_spec_cluster);
     free(ce->tf_config_cluster);
     free(ce->job);
+    free(ce->trial);
     free(ce);
 }
 
@@ -238,14 +336,12 @@ int ty_clusterenv_render(const struct ty_clusterenv *ce,
                          char ***env,
                          struct ty_error *err)
 {
-    _cleanup_free_ char *cs = render(ce, r, false);
-    _cleanup_free_ char *tf = render(ce, r, true);
-    if (strlen(cs) + strlen("CLUSTER_SPEC=") + 1 > TY_ENV_STRING_MAX)
-        return too_big(ce->plan, "CLUSTER_SPEC", strlen(cs), err);
-    if (strlen(tf) + strlen("TF_CONFIG=") + 1 > TY_ENV_STRING_MAX)
-        return too_big(ce->plan, "TF_CONFIG", strlen(tf), err);
-    ty_strv_setenv(env, "CLUSTER_SPEC", cs);
-    ty_strv_setenv(env, "TF_CONFIG", tf);
+    int rc = set_json_var(ce, r, false, env, err);
+
+    if (rc >= 0)
+        rc = set_json_var(ce, r, true, env, err);
+    if (rc < 0)
+        return rc;
     ty_strv_setenv(env, "CLOUD_ML_JOB_ID", ce->plan->job->job_id);
     if (ce->plan->trial_id)
         ty_strv_setenv(env, "CLOUD_ML_TRIAL_ID", ce->plan->trial_id);

@@ -20,7 +20,6 @@ struct rep_state {
     bool started;               /* its program started in this attempt (counted once) */
     bool restart_pending;       /* to be launched again by the restart timer */
     unsigned restarts;          /* restarts in place in this attempt */
-    char **env;                 /* its rendered environment, the same for every restart */
 };
 
 struct ty_supervisor {

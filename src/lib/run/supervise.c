@@ -259,24 +259,25 @@ static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
     service(ctx, sev, "%s", msg);
 }
 
-/* Launch replica @i with its environment (rendered once per attempt). A launch that fails is
- * a permanent failure of the run. Returns false then. */
+/* Launch replica @i. Its environment is rendered for this launch and freed after it: a
+ * restart renders it again from the attempt's clusterenv, which gives the same bytes. Kept
+ * for the run instead, 1,000 replicas' CLUSTER_SPEC and TF_CONFIG (each naming every
+ * replica) would be tens of MB that every later fork copies the page tables of. A launch that
+ * fails is a permanent failure of the run. Returns false then. */
 static bool launch_one(struct ty_supervisor *sup, size_t i)
 {
     struct ty_replica *rep = &sup->plan->replicas[i];
     struct rep_state *rs = &sup->reps[i];
     struct ty_error e = {0};
     char msg[TY_ERROR_MSG_MAX + 128];
-    int r = 0;
+    _cleanup_strv_free_ char **env = ty_strv_copy(sup->opts.extra_env);
+    int r;
 
-    if (!rs->env) {
-        rs->env = ty_strv_copy(sup->opts.extra_env);
-        if (!rs->env)
-            rs->env = xcalloc(1, sizeof(char *));
-        r = ty_clusterenv_render(sup->env, rep, &sup->opts.env, &rs->env, &e);
-    }
+    if (!env)
+        env = xcalloc(1, sizeof(char *));
+    r = ty_clusterenv_render(sup->env, rep, &sup->opts.env, &env, &e);
     if (r >= 0)
-        r = sup->rt->ops->launch(sup->rt, rep, rs->env, &e);
+        r = sup->rt->ops->launch(sup->rt, rep, env, &e);
     if (r < 0) {
         struct ty_exit_status st = {.kind = TY_EXIT_START_FAILED};
         (void)snprintf(st.detail, sizeof(st.detail), "%s", ty_error_msg(&e));
@@ -547,10 +548,8 @@ static void begin_attempt(struct ty_supervisor *sup)
     sup->rt = NULL;
     ty_clusterenv_free(sup->env);
     sup->env = NULL;
-    for (size_t i = 0; i < sup->plan->n_replicas; i++) {
-        ty_strv_free(sup->reps[i].env);
+    for (size_t i = 0; i < sup->plan->n_replicas; i++)
         sup->reps[i] = (struct rep_state){0};
-    }
     sup->running = sup->started = 0;
     sup->stopping = sup->retrying = sup->killed = false;
     sup->attempt++;
@@ -754,9 +753,6 @@ void ty_supervisor_free(struct ty_supervisor *sup)
     ty_loop_cancel_timer(sup->loop, sup->attempt_timer);
     ty_loop_cancel_timer(sup->loop, sup->wait_timer);
     ty_clusterenv_free(sup->env);
-    if (sup->reps)
-        for (size_t i = 0; i < sup->plan->n_replicas; i++)
-            ty_strv_free(sup->reps[i].env);
     ty_plan_free(sup->plan);
     free(sup->reps);
     free(sup->gpus);
