@@ -1,16 +1,70 @@
 /* SPDX-License-Identifier: Apache-2.0
- * ports.c: holding free TCP ports for replicas (ports.h). */
+ * ports.c: holding free TCP ports for replicas, and the list of this process's reservations
+ * (ports.h). */
 #include "ports.h"
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "macro.h"
 #include "timeutil.h"
+
+/* This process's reservations, ascending. */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static int *held;
+static size_t n_held, cap_held;
+
+static void held_add(int fd)
+{
+    size_t i;
+
+    pthread_mutex_lock(&held_lock);
+    if (n_held == cap_held) {
+        cap_held = cap_held ? 2 * cap_held : 64;
+        held = xreallocarray(held, cap_held, sizeof(int));
+    }
+    for (i = n_held; i > 0 && held[i - 1] > fd; i--) /* usually appended: fds grow */
+        held[i] = held[i - 1];
+    held[i] = fd;
+    n_held++;
+    pthread_mutex_unlock(&held_lock);
+}
+
+void ty_port_release(int fd)
+{
+    if (fd < 0)
+        return;
+    pthread_mutex_lock(&held_lock);
+    for (size_t i = n_held; i > 0; i--)
+        if (held[i - 1] == fd) {
+            memmove(&held[i - 1], &held[i], (n_held - i) * sizeof(int));
+            n_held--;
+            break;
+        }
+    /* Closed under the lock: its number cannot be reused and listed again meanwhile. */
+    close(fd);
+    pthread_mutex_unlock(&held_lock);
+}
+
+size_t ty_port_held(int **fds)
+{
+    size_t n;
+
+    pthread_mutex_lock(&held_lock);
+    n = n_held;
+    *fds = n ? xreallocarray(NULL, n, sizeof(int)) : NULL;
+    if (n)
+        memcpy(*fds, held, n * sizeof(int));
+    pthread_mutex_unlock(&held_lock);
+    return n;
+}
 
 static int ephemeral_low(void)
 {
@@ -55,6 +109,7 @@ int ty_port_hold(int *cursor, int *fd, const char *what, struct ty_error *err)
             port = TY_PORT_LOW;
         r = bind_port(port);
         if (r >= 0) {
+            held_add(r);
             *fd = r;
             *cursor = port;
             return port;
@@ -68,7 +123,12 @@ int ty_port_hold(int *cursor, int *fd, const char *what, struct ty_error *err)
 
 int ty_port_hold_exact(int port)
 {
+    int fd;
+
     if (port <= 0 || port > 65535)
         return -EINVAL;
-    return bind_port(port);
+    fd = bind_port(port);
+    if (fd >= 0)
+        held_add(fd);
+    return fd;
 }

@@ -3,11 +3,18 @@
  * (the process runtime, and the container runtime when replicas share the host's network).
  *
  * A port is held by a socket bound to 0.0.0.0:<port> (no SO_REUSEADDR, not listening), which
- * keeps every other process off it without accepting connections; the caller closes it right
- * before the replica starts. Ports come from [TY_PORT_LOW, the start of the kernel's
- * ephemeral range), so outgoing connections never take them in the meantime. */
+ * keeps every other process off it without accepting connections; the caller gives it up
+ * (ty_port_release) right before the replica starts. Ports come from [TY_PORT_LOW, the start
+ * of the kernel's ephemeral range), so outgoing connections never take them in the meantime.
+ *
+ * Every reservation of this process is listed (ty_port_held), so that a child about to exec
+ * can close them all first: until its exec, a child holds a copy of every reservation still
+ * open (close-on-exec, but inherited by fork), and a replica started meanwhile could not bind
+ * its port. */
 #ifndef TY_PORTS_H
 #define TY_PORTS_H
+
+#include <stddef.h>
 
 #include "error.h"
 
@@ -24,5 +31,13 @@ int ty_port_hold(int *cursor, int *fd, const char *what, struct ty_error *err);
 /* Hold exactly @port (a retried job keeping its addresses). Returns the socket's fd
  * (close-on-exec), or -errno (-EADDRINUSE when something else has it). */
 int ty_port_hold_exact(int port);
+
+/* Give up the reservation @fd (from ty_port_hold or ty_port_hold_exact): close it and drop it
+ * from the list of this process's reservations. No-op for a negative @fd. */
+void ty_port_release(int fd);
+
+/* The fds of every reservation this process holds now, ascending (any thread's). Returns
+ * their count and sets *@fds (caller frees; NULL when there are none). */
+size_t ty_port_held(int **fds);
 
 #endif

@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "container-internal.h"
 #include "macro.h"
+#include "ports.h"
 
 /* Removals run in parallel, each within CTR_REMOVE_TIMEOUT_MS, and the network's within
  * NETWORK_REMOVE_TIMEOUT_MS (answered at once unless the engine hangs). Teardown must end,
@@ -45,8 +46,7 @@ static void release(struct container_rt *c)
     for (size_t i = 0; i < c->n; i++) {
         ty_linesplit_release(&c->reps[i].out_ls);
         ty_linesplit_release(&c->reps[i].err_ls);
-        if (c->reps[i].reserve_fd >= 0)
-            close(c->reps[i].reserve_fd);
+        ty_port_release(c->reps[i].reserve_fd);
         c->reps[i].reserve_fd = -1;
     }
     c->cleaning = false;

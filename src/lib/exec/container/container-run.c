@@ -46,6 +46,7 @@
 #include "json.h"
 #include "linesplit.h"
 #include "macro.h"
+#include "ports.h"
 #include "timeutil.h"
 
 static void maybe_report(struct ctr_replica *cr, bool drain_expired);
@@ -582,7 +583,7 @@ int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *e
     if (!cr->body)
         cr->body = ctr_create_body(c, cr, env);
     if (cr->reserve_fd >= 0) { /* the program binds the port once its container runs */
-        close(cr->reserve_fd);
+        ty_port_release(cr->reserve_fd);
         cr->reserve_fd = -1;
     }
     first = cr->runs++ == 0;

@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0
- * process-child.c: the process runtime's child between fork and exec: its process group,
- * its cgroup, the user it runs as, its signals and pipes, then the program. Only async-signal-
- * safe calls happen in the child; everything it needs is prepared before the fork, the user
- * it runs as (ty_runtime.run_as) included: resolved here with getpwnam and getgrouplist, so
- * that the child only makes system calls (setgroups, setgid, setuid, in that order). */
+ * process-child.c: the process runtime's child between clone and exec: the port reservations
+ * it must not hold, its process group, its cgroup, the user it runs as, its signals and
+ * pipes, then the program. The child shares the parent's memory until its exec (vfork's way,
+ * the parent suspended), so it only makes system calls; everything it needs is prepared
+ * before the clone, the user it runs as (ty_runtime.run_as) included: resolved here with
+ * getpwnam and getgrouplist, so that the child only changes its credentials (setgroups,
+ * setgid, setuid, in that order). */
 #include <errno.h>
 #include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -108,26 +114,64 @@ char *pc_resolve_program(const char *prog, char *const *envp)
     return NULL;
 }
 
-/* In the child, between fork and exec: only async-signal-safe calls. */
-static void child(const struct child_setup *cs)
+static bool child_needs(const struct child_setup *cs, int fd)
 {
+    if (fd == cs->out_w || fd == cs->err_w || fd == cs->status_w || fd == cs->devnull)
+        return true;
+    for (size_t i = 0; i < cs->n_cg; i++)
+        if (fd == cs->cg_fds[i])
+            return true;
+    return false;
+}
+
+/* Close the port reservations listed in @cs (ascending), a range at a time: place() makes
+ * them one after another, so their numbers mostly follow each other. */
+static void child_close_held(const struct child_setup *cs)
+{
+    size_t i = 0;
+
+    while (i < cs->n_held) {
+        size_t j = i;
+        if (child_needs(cs, cs->held[i])) { /* never, unless the list is stale */
+            i++;
+            continue;
+        }
+        while (j + 1 < cs->n_held && cs->held[j + 1] == cs->held[j] + 1 &&
+               !child_needs(cs, cs->held[j + 1]))
+            j++;
+        if (syscall(SYS_close_range, (unsigned)cs->held[i], (unsigned)cs->held[j], 0U) < 0)
+            for (size_t k = i; k <= j; k++)
+                close(cs->held[k]);
+        i = j + 1;
+    }
+}
+
+/* In the child, between clone and exec: it shares the parent's memory (the parent is
+ * suspended), so only system calls, on its own stack, writing nothing but its locals (errno
+ * aside). The credentials are changed by raw system calls: glibc's wrappers would signal
+ * the parent's threads to change theirs too. Not instrumented: the sanitizers' own state is
+ * the parent's. */
+__attribute__((no_sanitize_address)) static int child(void *arg)
+{
+    const struct child_setup *cs = arg;
     sigset_t none;
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     struct child_fail f = {PJ_CGROUP, 0};
 
+    child_close_held(cs);
     (void)setpgid(0, 0);
     /* Into the cgroup first, while still privileged (the cgroup stays root's). */
     if (cs->n_cg && (f.err = -ty_cgroup_enter(cs->cg_fds, cs->n_cg)) != 0)
         goto fail_errno;
     if (cs->user) {
         f.stage = PJ_SETGROUPS;
-        if (setgroups((size_t)cs->user->n_groups, cs->user->groups) < 0)
+        if (syscall(SYS_setgroups, (size_t)cs->user->n_groups, cs->user->groups) < 0)
             goto fail;
         f.stage = PJ_SETGID;
-        if (setgid(cs->user->gid) < 0)
+        if (syscall(SYS_setgid, cs->user->gid) < 0)
             goto fail;
         f.stage = PJ_SETUID;
-        if (setuid(cs->user->uid) < 0)
+        if (syscall(SYS_setuid, cs->user->uid) < 0)
             goto fail;
         /* The directory trainyard runs in may be closed to that user: its home, else /. */
         if (access(".", X_OK) < 0 && chdir(cs->user->home) < 0)
@@ -138,17 +182,11 @@ static void child(const struct child_setup *cs)
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (getppid() != cs->parent)
         _exit(127);
-    for (size_t i = 0; i < cs->n_ignored; i++)
-        (void)sigaction(cs->ignored[i], &dfl, NULL);
     /* trainyard's own handlers (they write to its signal pipe, shared with us until exec)
      * must not run here: a SIGTERM sent to this replica before its exec would otherwise
-     * look like a cancel of the whole job. Signals are blocked since before the fork. */
-    for (int sig = 1; sig < NSIG; sig++) {
-        struct sigaction cur;
-        if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN &&
-            cur.sa_handler != SIG_DFL)
-            (void)sigaction(sig, &dfl, NULL);
-    }
+     * look like a cancel of the whole job. Signals are blocked since before the clone. */
+    for (size_t i = 0; i < cs->n_reset; i++)
+        (void)sigaction(cs->reset[i], &dfl, NULL);
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
@@ -165,6 +203,22 @@ fail:
 fail_errno:
     (void)!write(cs->status_w, &f, sizeof(f));
     _exit(127);
+}
+
+void pc_signals_to_reset(struct child_setup *cs)
+{
+    cs->n_reset = 0;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction cur;
+        bool listed = false;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &cur) < 0 ||
+            cur.sa_handler == SIG_DFL)
+            continue;
+        for (size_t i = 0; i < PC_N_RESET_SIGNALS; i++)
+            listed = listed || pc_reset_signals[i] == sig;
+        if (cur.sa_handler != SIG_IGN || listed)
+            cs->reset[cs->n_reset++] = sig;
+    }
 }
 
 /* The environment of @pr's program: the runtime's base (ty_runtime.base_env: the service's
@@ -204,20 +258,33 @@ char **pc_replica_env(struct proc_replica *pr, char *const env[])
     return envp;
 }
 
-/* Fork the child of @cs with every signal blocked (so no handler of ours runs in it before
- * it resets them). Returns its pid or -errno. */
+/* The child's stack: child() needs little (its locals and the system calls' wrappers). */
+#define CHILD_STACK_SIZE (64 * 1024)
+
 pid_t pc_fork_child(const struct child_setup *cs)
 {
     sigset_t all, saved_mask;
+    void *stack;
     pid_t pid;
     int e;
 
+    stack = mmap(NULL,
+                 CHILD_STACK_SIZE,
+                 PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                 -1,
+                 0);
+    if (stack == MAP_FAILED)
+        return -errno;
     sigfillset(&all);
     (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
-    pid = fork();
-    if (pid == 0)
-        child(cs);
+    /* The stack grows down (x86_64, aarch64): the child starts at its top. */
+    pid = clone(child,
+                (char *)stack + CHILD_STACK_SIZE,
+                CLONE_VM | CLONE_VFORK | SIGCHLD,
+                (void *)(uintptr_t)cs);
     e = errno;
     (void)pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+    (void)munmap(stack, CHILD_STACK_SIZE);
     return pid < 0 ? -e : pid;
 }

@@ -5,6 +5,7 @@
 #ifndef TY_PROCESS_INT_H
 #define TY_PROCESS_INT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -85,9 +86,14 @@ struct child_setup {
     const char *path;           /* resolved program, or argv[0] when not found (ENOENT) */
     char **argv, **envp;
     pid_t parent;
-    int ignored[PC_N_RESET_SIGNALS];
-    size_t n_ignored;
+    int reset[NSIG]; /* signals to set to SIG_DFL: caught ones, and pc_reset_signals ignored */
+    size_t n_reset;
+    const int *held; /* every port reservation of this process (ty_port_held), ascending */
+    size_t n_held;
 };
+
+/* Fill @cs->reset from this process's signal dispositions. */
+void pc_signals_to_reset(struct child_setup *cs);
 
 /* Resolve @prog along the PATH of @envp (as execvp would; its default search path when
  * @envp has none), so the child makes one execve and never searches trainyard's own PATH.
@@ -101,9 +107,12 @@ char *pc_resolve_program(const char *prog, char *const *envp);
  * as. Caller frees. */
 char **pc_replica_env(struct proc_replica *pr, char *const env[]);
 
-/* Fork the child of @cs with every signal blocked (so no handler of ours runs in it before
- * it resets them); the child enters its cgroup, takes its user's credentials and execs, or
- * writes a struct child_fail to cs->status_w. Returns its pid or -errno. */
+/* Start the child of @cs: a clone sharing this process's memory, this thread suspended until
+ * the child has exec'd or died (vfork's way: no copy of the page tables, and no child that
+ * has not exec'd yet when this returns). Every signal is blocked meanwhile (no handler of ours
+ * runs in the child before it resets them). The child closes every port reservation listed
+ * in @cs (so it holds none of its siblings'), enters its cgroup, takes its user's credentials
+ * and execs, or writes a struct child_fail to cs->status_w. Returns its pid or -errno. */
 pid_t pc_fork_child(const struct child_setup *cs);
 
 /* process-jail.c */

@@ -4,11 +4,14 @@
  *
  * Ports: place() binds one socket per replica to 0.0.0.0:<port> (no SO_REUSEADDR, not
  * listening), which keeps every other process off that port without accepting connections.
- * launch() closes it just before the replica's fork (a child can exec and bind its port
- * before the parent runs again), and waits for each child's exec before the next fork (until
- * then the child holds a copy of every reservation still open, close-on-exec, and a replica
- * already started could not bind its port). Ports come from below the kernel's ephemeral
- * range, so outgoing connections never take them in the meantime.
+ * launch() gives it up just before the replica's clone (a child can exec and bind its port
+ * before the parent runs again). A child would hold a copy of every reservation still open
+ * until its exec (close-on-exec, but inherited), and a replica started meanwhile could not
+ * bind its port: so the child closes every reservation of this process first (ports.h keeps
+ * the list), and the parent is suspended until the child's exec (process-child.c: no page
+ * tables copied, no wait on a pipe; the program's own start runs while the next replica is
+ * launched). Ports come from below the kernel's ephemeral range, so outgoing connections
+ * never take them in the meantime.
  *
  * Processes: each replica gets its own process group, stdin from /dev/null, stdout and
  * stderr on pipes, SIGKILL if trainyard dies (PR_SET_PDEATHSIG), and is watched through a
@@ -46,8 +49,6 @@
 
 extern char **environ;
 
-/* How long launch() waits for a child's exec (see there). */
-#define EXEC_WAIT_MS 2000
 /* cleanup(): how long it goes on killing what is left of a run (a process in uninterruptible
  * sleep dies only when the sleep ends), and how long one round waits for one of them to end
  * before it looks again (new children may appear that no pidfd watched). */
@@ -328,18 +329,9 @@ static int watch_child(struct proc_replica *pr, pid_t pid, struct ty_error *err)
         pr->exited = true;
         return ty_error_set(err, e, "pidfd_open: %s", strerror(e));
     }
-    /* Until its exec the child holds a copy of every port reservation still open in this
-     * process (close-on-exec, but inherited by fork), so a replica already started could
-     * not bind its port: wait (at most EXEC_WAIT_MS) until the child has exec'd or failed
-     * to, i.e. the status pipe is at EOF or has the errno. poll() only; the outcome is read
-     * from the loop (read_status). */
-    {
-        struct pollfd sp = {.fd = pr->status_fd, .events = POLLIN};
-        while (poll(&sp, 1, EXEC_WAIT_MS) < 0 && errno == EINTR)
-            ;
-    }
-    /* Don't wait for the program itself: launching every replica first and collecting the
-     * outcomes from the loop starts a cluster in parallel. */
+    /* The child has exec'd or failed to (pc_fork_child): the outcome is read from the loop
+     * (read_status). Don't wait for the program itself: launching every replica first and
+     * collecting the outcomes from the loop starts a cluster in parallel. */
     (void)ty_fd_nonblock(pr->out_fd);
     (void)ty_fd_nonblock(pr->err_fd);
     (void)ty_fd_nonblock(pr->status_fd);
@@ -383,6 +375,7 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     _cleanup_strv_free_ char **envp = pc_replica_env(pr, env);
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
     _cleanup_free_ char *resolved = NULL;
+    _cleanup_free_ int *held = NULL;
     _cleanup_close_ int devnull = -EBADF;
     struct child_setup cs;
     int cg_fds[TY_CGROUP_MAX_DIRS];
@@ -417,17 +410,13 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         .user = p->user.set ? &p->user : NULL,
     };
     memcpy(cs.cg_fds, cg_fds, sizeof(cg_fds));
-    for (size_t i = 0; i < PC_N_RESET_SIGNALS; i++) {
-        struct sigaction cur;
-        if (sigaction(pc_reset_signals[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
-            cs.ignored[cs.n_ignored++] = pc_reset_signals[i];
-    }
-    /* Give up the port's reservation now, not after the fork: the child may exec and its
-     * program bind the port before this process runs again. */
-    if (pr->reserve_fd >= 0) {
-        close(pr->reserve_fd);
-        pr->reserve_fd = -1;
-    }
+    pc_signals_to_reset(&cs);
+    /* Give up the port's reservation now, not after the clone: the child may exec and its
+     * program bind the port before this process runs again. The child closes the others. */
+    ty_port_release(pr->reserve_fd);
+    pr->reserve_fd = -1;
+    cs.n_held = ty_port_held(&held);
+    cs.held = held;
     pid = pc_fork_child(&cs);
     for (int i = 0; i < n_cg; i++)
         close(cg_fds[i]);
@@ -521,8 +510,7 @@ static void clean_begin(struct process_rt *p)
     p->clean_deadline = ty_mono_usec() + CLEANUP_KILL_USEC;
     for (size_t i = 0; i < p->n; i++) {
         struct proc_replica *pr = &p->reps[i];
-        if (pr->reserve_fd >= 0)
-            close(pr->reserve_fd);
+        ty_port_release(pr->reserve_fd);
         pr->reserve_fd = -1;
         if (pr->pid > 0 && !pr->exited) {
             p->roots[p->n_roots++] = pr->pid;
