@@ -51,6 +51,8 @@ struct ty_study {
     bool done;
     bool started; /* ty_study_start was called */
     uint64_t pump_timer;
+    uint64_t notify_timer;          /* on_trial is due (notify_trial) */
+    struct trial_run *notify_last;  /* the trial that changed last, told by that call */
     struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping, else NULL */
     uint64_t poll_timer;
     uint64_t wait_timer; /* scheduling.maxWaitTime, until a trial is RUNNING */
@@ -154,10 +156,38 @@ static int free_slot(const struct ty_study *st)
     }
 }
 
+/* Tell on_trial now if a change is due. */
+static void flush_notify(struct ty_study *st)
+{
+    struct trial_run *tr = st->notify_last;
+
+    ty_loop_cancel_timer(st->loop, st->notify_timer);
+    st->notify_timer = 0;
+    st->notify_last = NULL;
+    if (tr && st->opts.on_trial)
+        st->opts.on_trial(st->opts.ctx, &tr->t);
+}
+
+static void on_notify_timer(struct ty_loop *loop, void *data)
+{
+    struct ty_study *st = data;
+    (void)loop;
+    st->notify_timer = 0;
+    flush_notify(st);
+}
+
+/* A trial changed: on_trial is told once the loop's turn is over, once for every change made
+ * in that turn (a pump that reaps trials and starts others, each start's first progress).
+ * The callers re-render the whole trainingOutput on each call, so one call per change made
+ * a study's bookkeeping grow with the square of its trials (bench/tuning-overhead). Trials
+ * are freed only with the study, so notify_last stays valid. */
 static void notify_trial(struct trial_run *tr)
 {
-    if (tr->st->opts.on_trial)
-        tr->st->opts.on_trial(tr->st->opts.ctx, &tr->t);
+    struct ty_study *st = tr->st;
+
+    st->notify_last = tr;
+    if (!st->notify_timer && st->opts.on_trial)
+        st->notify_timer = ty_loop_add_timer(st->loop, ty_mono_usec(), on_notify_timer, st);
 }
 
 /* The trial's attempt or a replica's restart count changed: its output follows. */
@@ -463,6 +493,7 @@ static void finish_study(struct ty_study *st)
                       "Hyperparameter tuning completed: %zu of %zu trials succeeded.",
                       st->n_succeeded,
                       st->n_trials);
+    flush_notify(st); /* every trial's last change before the job's final state */
     ty_run_announce_result(&st->opts.sup, st->opts.ctx, NULL, 0, final, st->error);
     set_state(st, final);
 }
@@ -714,6 +745,7 @@ void ty_study_free(struct ty_study *st)
     if (!st)
         return;
     ty_loop_cancel_timer(st->loop, st->pump_timer);
+    ty_loop_cancel_timer(st->loop, st->notify_timer);
     ty_loop_cancel_timer(st->loop, st->poll_timer);
     ty_loop_cancel_timer(st->loop, st->wait_timer);
     ty_stop_rule_free(st->stop_rule);
