@@ -714,8 +714,10 @@ static void test_runtime_events(struct ty_loop *loop, bool broken)
     ok(broken ? !c->events.req && c->events.off : c->events.req && !c->events.off,
        "%s: the stream's state",
        what);
-    rt_end(loop, rt, &e);
+    if (rt->ops->cleanup(rt) == TY_RUNTIME_ASYNC)
+        (void)run_until(loop, &e.cleaned, 10000);
     ok(!c->events.req, "%s: no stream after the cleanup", what);
+    ty_runtime_free(rt);
     ty_plan_free(plan);
     ty_job_free(job);
 }
