@@ -128,6 +128,15 @@ load_secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 echo "bench/api: created $JOBS jobs in ${load_secs}s (16 connections)"
 
 # --- the baseline: the same bodies, read once from the daemon -----------------------------
+# A QUEUED job's stateReason is "Waiting to be scheduled" until a scheduling pass has seen it
+# (one runs at least every 5 s), then says why it waits: copy the bodies only after that, or
+# the daemon's answers would differ from the copies.
+deadline=$(($(date +%s) + 30))
+while curl -sS "$url/v1/projects/$PROJECT/jobs/job_$JOBS?prettyPrint=false" |
+  grep -q '"stateReason":"Waiting to be scheduled'; do
+  [ "$(date +%s)" -lt "$deadline" ] || fail "no scheduling pass saw job_$JOBS within 30 s"
+  sleep 0.2
+done
 "$baseline_bin" fill "$scratch/baseline.db" "$url" "$PROJECT" "$JOBS" 2>"$scratch/fill.log" ||
   fail "baseline fill failed"
 "$baseline_bin" serve "$scratch/baseline.db" 0 2>"$scratch/baseline.log" &
@@ -204,7 +213,7 @@ BEGIN {
   row("metric", "trainyardd", "baseline", "ratio", "goal", "")
   r = gdr / gbr
   row("jobs.get req/s (50 connections)", sprintf("%.0f", gdr), sprintf("%.0f", gbr),
-    sprintf("%.2fx", r), ">= 0.7x", r >= 0.7 ? "met" : "MISSED")
+    sprintf("%.2fx", r), ">= 1.0x", r >= 1.0 ? "met" : "MISSED")
   row("jobs.get p99 (50 connections)", ms(gdp), ms(gbp), sprintf("%.2fx", gdp / gbp), "< 5 ms",
     gdp < 5000 ? "met" : "MISSED")
   r = cr / sc
@@ -219,8 +228,8 @@ BEGIN {
     "< 10 ms", lt < 10000 ? "met" : "MISSED")
   row("RSS idle, empty store", sprintf("%.1f MB", ri / 1024), "", "", "< 8 MB",
     ri < 8192 ? "met" : "MISSED")
-  row("RSS after the jobs and all runs", sprintf("%.1f MB", ra / 1024), "", "", "< 32 MB",
-    ra < 32768 ? "met" : "MISSED")
+  row("RSS after the jobs and all runs", sprintf("%.1f MB", ra / 1024), "", "", "< 48 MB",
+    ra < 49152 ? "met" : "MISSED")
 }'
 [ "$errors_total" -eq 0 ] || echo "bench/api: $errors_total requests failed (see above)"
 echo "bench/api: done in $(($(date +%s) - start_time))s"
