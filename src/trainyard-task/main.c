@@ -633,7 +633,7 @@ int main(int argc, char **argv)
     ty_loop_add_fd(t.loop, sig_fd, POLLIN, on_signal, &t);
     send_json(&t,
               TY_TASK_HELLO,
-              json_pack("{s:s, s:I, s:s, s:i}",
+              json_pack("{s:s, s:I, s:s, s:i, s:s}",
                         "token",
                         token,
                         "procid",
@@ -641,7 +641,9 @@ int main(int argc, char **argv)
                         "node",
                         t.node,
                         "pid",
-                        (int)getpid()));
+                        (int)getpid(),
+                        "slurmJob",
+                        getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : ""));
     (void)ty_loop_run(t.loop);
     ty_loop_cancel_timer(t.loop, t.metric_timer);
     ty_loop_cancel_timer(t.loop, t.settle_timer);

@@ -143,6 +143,9 @@ static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
     c->rep = (long)procid;
     s->reps[procid].conn = c;
     (void)snprintf(s->reps[procid].node, sizeof(s->reps[procid].node), "%s", node ? node : "?");
+    /* srun prints no job id: the first launcher says it (its SLURM_JOB_ID). */
+    if (ty_json_str(m, "slurmJob"))
+        slurm_job_known(s, ty_json_str(m, "slurmJob"));
     job = json_pack("{s:s, s:O, s:O}",
                     "jobId",
                     plan->job->job_id,
