@@ -14,6 +14,7 @@
  * random part, so it names this run's job only. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,18 +128,23 @@ static void set_job_name(struct slurm_rt *s)
                    key ? key : "");
 }
 
-/* srun's command line for the run: `env -u ...` first (srun_unset), then srun with the job's
- * requests and the launcher. */
+/* srun's command line for the run: with `env -u ...` first when one of srun_unset is set
+ * (rarely: no exec of env otherwise), then srun with the job's requests and the launcher. */
 static char **srun_argv(struct slurm_rt *s)
 {
     char **argv = xcalloc(1, sizeof(char *));
     _cleanup_free_ char *task = task_path();
     const char *v;
+    bool unset = false;
 
-    ty_strv_push(&argv, "env");
-    for (size_t i = 0; i < TY_ARRAY_SIZE(srun_unset); i++) {
-        ty_strv_push(&argv, "-u");
-        ty_strv_push(&argv, srun_unset[i]);
+    for (size_t i = 0; i < TY_ARRAY_SIZE(srun_unset) && !unset; i++)
+        unset = getenv(srun_unset[i]) != NULL;
+    if (unset) {
+        ty_strv_push(&argv, "env");
+        for (size_t i = 0; i < TY_ARRAY_SIZE(srun_unset); i++) {
+            ty_strv_push(&argv, "-u");
+            ty_strv_push(&argv, srun_unset[i]);
+        }
     }
     ty_strv_push(&argv, "srun");
     ty_strv_push(&argv, "--quiet");
@@ -229,7 +235,7 @@ int slurm_submit(struct slurm_rt *s, struct ty_error *err)
     _cleanup_strv_free_ char **argv = NULL;
     _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
     struct ty_subproc_options opt = {0};
-    int r = slurm_listen(s, s->rv_addr, err);
+    int r = slurm_listen(s, *s->rv_addr ? s->rv_addr : NULL, err);
 
     if (r < 0)
         return r;

@@ -6,11 +6,12 @@
  * (slurm-cancel.c).
  *
  * Configuration (environment; the service passes its settings the same way):
- *   TRAINYARD_SLURM_PARTITION, TRAINYARD_SLURM_ACCOUNT, TRAINYARD_SLURM_QOS  sbatch's -p/-A/-q
+ *   TRAINYARD_SLURM_PARTITION, TRAINYARD_SLURM_ACCOUNT, TRAINYARD_SLURM_QOS  srun's -p/-A/-q
  *   TRAINYARD_SLURM_SBATCH_ARGS  more options for the job (srun's, which for the allocation
  *                                are sbatch's), split at spaces
  *   TRAINYARD_SLURM_RENDEZVOUS   the host whose route decides the address the launchers
- *                                connect to (default: SlurmctldHost of `scontrol show config`)
+ *                                connect to (default: every address here; each launcher
+ *                                connects to the one srun's launch came from)
  *   TRAINYARD_SLURM_MEMORY       "machine" (default): ask for the machine type's memory;
  *                                "none": leave memory to the cluster's defaults
  *   TRAINYARD_TASK               the launcher's path on the nodes (default: next to this
@@ -78,28 +79,6 @@ static int slurm_cmd(char *const argv[], char *const env[], char **out, struct t
     if (out)
         *out = TAKE_PTR(res.out);
     ty_subproc_result_release(&res);
-    return 0;
-}
-
-/* SlurmctldHost's address (or name) from `scontrol show config` output @out:
- * "SlurmctldHost[0] = h1(198.18.100.1)". */
-static int controller_host(const char *out, char **ret, struct ty_error *err)
-{
-    const char *p, *eq, *end, *paren;
-
-    p = out ? strstr(out, "SlurmctldHost[0]") : NULL;
-    eq = p ? strchr(p, '=') : NULL;
-    if (!eq)
-        return ty_error_set(err, EINVAL, "no SlurmctldHost in `scontrol show config`");
-    eq++;
-    while (*eq == ' ')
-        eq++;
-    end = eq + strcspn(eq, "\n");
-    paren = memchr(eq, '(', (size_t)(end - eq));
-    if (paren && memchr(paren, ')', (size_t)(end - paren)))
-        *ret = xstrndup(paren + 1, strcspn(paren + 1, ")"));
-    else
-        *ret = xstrndup(eq, (size_t)(end - eq));
     return 0;
 }
 
@@ -189,23 +168,6 @@ static void on_lost_timer(struct ty_loop *loop, void *data)
     }
 }
 
-static bool is_loopback(const char *addr)
-{
-    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
-}
-
-/* The first compute node address in sinfo's NodeAddr lines @out that is not loopback, or
- * NULL. */
-static char *node_address(char *out)
-{
-    char *save = NULL;
-
-    for (char *l = out ? strtok_r(out, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
-        if (*l && !is_loopback(l))
-            return xstrdup(l);
-    return NULL;
-}
-
 static bool is_numeric(const char *host)
 {
     unsigned char a[16]; /* an in6_addr */
@@ -255,7 +217,7 @@ static int find_address(struct slurm_rt *s,
     return slurm_cmd_start(s, argv, NULL, on_getent, &s->prep_cmd, err);
 }
 
-/* The rendezvous address is known (or an error ended prepare): go on with sbatch. */
+/* The rendezvous address is known (or an error ended prepare): go on with srun. */
 static void rendezvous_found(struct slurm_rt *s, int r, struct ty_error *e)
 {
     if (r >= 0) { /* for the next runs (a failed lookup is tried again next time) */
@@ -266,83 +228,35 @@ static void rendezvous_found(struct slurm_rt *s, int r, struct ty_error *e)
         slurm_prepared(s, r, "%s", ty_error_msg(e));
 }
 
-static void on_sinfo_nodes(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
-{
-    struct slurm_rt *s = data;
-    struct ty_error e = {0};
-    _cleanup_free_ char *node = NULL;
-    int r = 0;
-
-    s->prep_cmd = NULL;
-    if (slurm_cmd_check(res, "sinfo", NULL) == 0 && (node = node_address(res->out))) {
-        r = find_address(s, node, rendezvous_found, &e);
-        if (r >= 0)
-            return;
-    }
-    rendezvous_found(s, r, &e);
-}
-
-/* This host's address towards the controller is known: when it is loopback, the nodes may be
- * elsewhere, so the address on the way to a node is asked for (on_sinfo_nodes). */
-static void controller_found(struct slurm_rt *s, int r, struct ty_error *e)
-{
-    char *argv[] = {"sinfo", "-h", "-N", "-o", "%o", NULL};
-
-    if (r >= 0 && is_loopback(s->rv_addr) &&
-        slurm_cmd_start(s, argv, NULL, on_sinfo_nodes, &s->prep_cmd, NULL) >= 0)
-        return;
-    rendezvous_found(s, r, e);
-}
-
-/* The controller's host: this host's address on the way to it, unless that is loopback
- * (the controller's name resolves to 127.0.1.1 on a Debian host that runs it) while the
- * nodes are elsewhere: then the address on the way to a node (sinfo's NodeAddr). */
-static void on_scontrol(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
-{
-    struct slurm_rt *s = data;
-    struct ty_error e = {0};
-    _cleanup_free_ char *host = NULL;
-    int r;
-
-    s->prep_cmd = NULL;
-    r = slurm_cmd_check(res, "scontrol", &e);
-    if (r >= 0)
-        r = controller_host(res->out, &host, &e);
-    if (r >= 0) {
-        r = find_address(s, host, controller_found, &e);
-        if (r >= 0)
-            return;
-    }
-    rendezvous_found(s, r, &e);
-}
-
-/* The address the launchers connect back to: this host's address on the way to
- * $TRAINYARD_SLURM_RENDEZVOUS, else to the controller (on_scontrol). Found once per process
- * (s->rendezvous): a tuning job submits a Slurm job per trial, and asking scontrol (and
- * sinfo) each time would only find the same address again. Returns 0 when sbatch is under
- * way (then on_sbatch goes on), or -errno. */
+/* Where the launchers connect back to. By default every address of this host (the listener
+ * takes the wildcard address), and each launcher connects to the address its node's slurmd saw
+ * srun's launch request come from (SLURM_LAUNCH_NODE_IPADDR, `--connect :PORT`): the route
+ * from that node to this host, known without asking Slurm anything first. With
+ * $TRAINYARD_SLURM_RENDEZVOUS: this host's address on the way to that host, listened on
+ * alone, found once per process for a name (s->rendezvous: a tuning job starts a Slurm job
+ * per trial). Returns 0 when srun is under way (or a lookup that goes on to it), or -errno. */
 static int start_submit(struct slurm_rt *s, struct ty_error *err)
 {
     const char *env = getenv("TRAINYARD_SLURM_RENDEZVOUS");
     struct slurm_rendezvous *rv = s->rendezvous;
-    char *argv[] = {"scontrol", "show", "config", NULL};
     int r;
 
+    if (!env || !*env) {
+        s->rv_addr[0] = '\0';
+        return slurm_submit(s, err);
+    }
     if (*rv->addr) {
         memcpy(s->rv_addr, rv->addr, sizeof(s->rv_addr));
         return slurm_submit(s, err);
     }
-    if (env && *env && !is_numeric(env))
+    if (!is_numeric(env))
         return find_address(s, env, rendezvous_found, err); /* goes on on the loop */
-    if (env && *env) {
-        r = slurm_local_address(env, s->rv_addr, sizeof(s->rv_addr), err);
-        if (r >= 0) {
-            memcpy(rv->addr, s->rv_addr, sizeof(s->rv_addr));
-            r = slurm_submit(s, err);
-        }
-        return r;
+    r = slurm_local_address(env, s->rv_addr, sizeof(s->rv_addr), err);
+    if (r >= 0) {
+        memcpy(rv->addr, s->rv_addr, sizeof(s->rv_addr));
+        r = slurm_submit(s, err);
     }
-    return slurm_cmd_start(s, argv, NULL, on_scontrol, &s->prep_cmd, err);
+    return r;
 }
 
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
