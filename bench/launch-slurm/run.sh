@@ -5,12 +5,11 @@
 # munged, clients), like tests/lib/slurm-cluster.sh, whose level-1 cluster it starts.
 #
 #   trainyard: `trainyard local train --runtime slurm`, 1 master + 7 workers (n1-standard-4:
-#              --cpus-per-task=4, two tasks a node on the 4 x 8-CPU nodes): one sbatch whose
+#              --cpus-per-task=4, two tasks a node on the 4 x 8-CPU nodes): one srun whose
 #              tasks are trainyard-task launchers that call back, then start the replicas.
 #   srun:      `srun -n 8 --cpus-per-task=4` of the same program from this shell.
-#   sbatch:    (for reference, where the time goes) `sbatch --wrap "srun ..."` of the same
-#              program, the batch path trainyard uses, without its launcher; its end is seen by
-#              polling squeue every 50 ms.
+#   sbatch:    (for reference) `sbatch --wrap "srun ..."` of the same program, the batch path
+#              trainyard used before its srun; its end is seen by polling squeue every 50 ms.
 # Every replica/task runs the same bash program: append its start time ($EPOCHREALTIME) to a
 # per-run file, wait until the file holds all 8 starts (a barrier, polled every 20 ms), exit 0.
 # Measured from just before the command is invoked: (a) the 8th start, (b) the command's exit.

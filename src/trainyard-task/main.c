@@ -6,8 +6,9 @@
  * runtime (its image, through this node's container engine, on the host's network) and
  * reports its output and exit over the same connection (taskproto.h).
  *
- *   trainyard-task --connect HOST:PORT
- *   environment: TRAINYARD_TASK_TOKEN (the run's secret), SLURM_PROCID, SLURMD_NODENAME
+ *   trainyard-task --connect [HOST]:PORT     (no HOST: the host srun ran on, see dial)
+ *   environment: TRAINYARD_TASK_TOKEN (the run's secret), SLURM_PROCID, SLURMD_NODENAME,
+ *                SLURM_JOB_ID, SLURM_LAUNCH_NODE_IPADDR
  *
  * The connection is the replica's lifeline: when it drops, the replica is stopped (SIGTERM,
  * then SIGKILL after the grace period) and the launcher exits. SIGTERM from Slurm (scancel,
@@ -564,17 +565,26 @@ static void on_signal(struct ty_loop *loop, int fd, short revents, void *data)
     }
 }
 
-/* Connect to HOST:PORT, trying every address. Returns the socket or -errno. */
+/* Connect to HOST:PORT, trying every address; ":PORT" is the host srun ran on, i.e. the
+ * supervisor's, as this node's slurmd saw srun's launch request come from it
+ * (SLURM_LAUNCH_NODE_IPADDR; SLURM_SRUN_COMM_HOST when that is unset). Returns the socket or
+ * -errno. */
 static int dial(const char *spec, struct ty_error *err)
 {
     _cleanup_free_ char *host = NULL;
     const char *colon = strrchr(spec, ':');
+    const char *launch = getenv("SLURM_LAUNCH_NODE_IPADDR");
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
     int fd = -1, r;
 
-    if (!colon || colon == spec)
+    if (!launch || !*launch)
+        launch = getenv("SLURM_SRUN_COMM_HOST");
+    if (!colon || !colon[1])
         return ty_error_set(err, EINVAL, "--connect: HOST:PORT expected, got '%s'", spec);
-    host = xstrndup(spec, (size_t)(colon - spec));
+    if (colon == spec && (!launch || !*launch))
+        return ty_error_set(
+            err, EINVAL, "--connect %s: no host, and Slurm set no SLURM_LAUNCH_NODE_IPADDR", spec);
+    host = colon == spec ? xstrdup(launch) : xstrndup(spec, (size_t)(colon - spec));
     r = getaddrinfo(host, colon + 1, &hints, &res);
     if (r != 0)
         return ty_error_set(err, EINVAL, "--connect: %s: %s", spec, gai_strerror(r));
@@ -608,7 +618,7 @@ int main(int argc, char **argv)
 
     if (argc != 3 || strcmp(argv[1], "--connect") != 0) {
         fprintf(stderr,
-                "usage: trainyard-task --connect HOST:PORT\n"
+                "usage: trainyard-task --connect [HOST]:PORT\n"
                 "The per-task launcher of trainyard's slurm runtime, started by Slurm; not "
                 "for direct use.\n");
         return 2;
@@ -633,7 +643,7 @@ int main(int argc, char **argv)
     ty_loop_add_fd(t.loop, sig_fd, POLLIN, on_signal, &t);
     send_json(&t,
               TY_TASK_HELLO,
-              json_pack("{s:s, s:I, s:s, s:i}",
+              json_pack("{s:s, s:I, s:s, s:i, s:s}",
                         "token",
                         token,
                         "procid",
@@ -641,7 +651,9 @@ int main(int argc, char **argv)
                         "node",
                         t.node,
                         "pid",
-                        (int)getpid()));
+                        (int)getpid(),
+                        "slurmJob",
+                        getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : ""));
     (void)ty_loop_run(t.loop);
     ty_loop_cancel_timer(t.loop, t.metric_timer);
     ty_loop_cancel_timer(t.loop, t.settle_timer);

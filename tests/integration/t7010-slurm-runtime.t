@@ -142,6 +142,19 @@ test_expect_success 'a job waiting for resources is QUEUED with Slurm'"'"'s reas
   test "$(squeue -h -o %i)" = "$blocker" &&
   scancel "$blocker" && wait_for 20 no_slurm_jobs
 '
+test_expect_success 'a supervisor killed with SIGKILL while QUEUED leaves no job once Slurm can run it' '
+  blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&
+  write_job qk.json "echo never-$M" &&
+  { "$TRAINYARD" local train qk_job --runtime slurm --config qk.json >log 2>&1 & pid=$!; } &&
+  queued() { grep -q "Waiting in the slurm queue: Resources." log; } &&
+  wait_for 30 queued &&
+  test "$(squeue -h -t PD -o %j | grep -c "^trainyard-qk_job-")" = 1 &&
+  kill -KILL $pid && { wait $pid || true; } &&
+  scancel "$blocker" &&
+  wait_for 30 no_slurm_jobs && wait_for 10 no_launchers &&
+  wait_for 10 no_procs "srun --quiet --job-name=trainyard-qk_job" &&
+  ! grep -q "never-$M" log
+'
 test_expect_success 'Ctrl-C of a running job ends it and its Slurm job, leaving nothing' '
   write_job run.json "exec sleep 915.$M" 2 &&
   { "$TRAINYARD" local train run_job --runtime slurm --config run.json --grace-period 2 >log 2>&1 & pid=$!; } &&

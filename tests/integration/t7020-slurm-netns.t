@@ -37,7 +37,7 @@ echo "# level 2 started in ${TY_SLURM_NETNS_START_SECONDS}s ($TY_SLURM_NETNS_DIR
 # n1-standard-4 ones share one; memory is left to the cluster's defaults.
 export TRAINYARD_SLURM_MEMORY=none
 export TRAINYARD_TASK="$TY_BUILD_DIR/bin/trainyard-task"
-# Every process of a run (the supervisor, and through sbatch --export=ALL srun, the launchers
+# Every process of a run (the supervisor, and through srun --export=ALL the launchers
 # and the replicas) carries this marker in its environment; the test's own shell does not.
 RUN=t7020-$(cat "$TY_SLURM_NETNS_DIR/id")-$$
 # ty_train ARGS...: `trainyard local train ARGS` on h1, the controller host.
@@ -65,7 +65,8 @@ run_procs() {
 no_run_procs() { [ -z "$(run_procs)" ]; }
 
 # host.py PYTHON PROBE OUTDIR: records where the replica runs (hostname, eth0's address, its
-# launcher's command line, the run marker) in OUTDIR/<task>.host, then execs the probe.
+# launcher's command line and SLURM_LAUNCH_NODE_IPADDR, the run marker) in OUTDIR/<task>.host,
+# then execs the probe.
 cat >"$TEST_DIR/host.py" <<\EOF
 import json, os, shutil, socket, subprocess, sys
 py, probe, out = sys.argv[1:4]
@@ -73,15 +74,17 @@ task = json.loads(os.environ["CLUSTER_SPEC"])["task"]
 ip = shutil.which("ip") or "/usr/sbin/ip"
 eth0 = subprocess.run([ip, "-4", "-o", "addr", "show", "dev", "eth0"],
                       capture_output=True, text=True).stdout.split()
-# the closest ancestor that is the launcher (trainyard-task --connect ADDR)
-pid, parent = os.getppid(), []
+# the closest ancestor that is the launcher (trainyard-task --connect [ADDR]:PORT)
+pid, parent, launch = os.getppid(), [], None
 while pid > 1 and not parent:
     argv = [a.decode() for a in open("/proc/%d/cmdline" % pid, "rb").read().split(b"\0") if a]
     if argv and os.path.basename(argv[0]) == "trainyard-task":
         parent = argv
+        env = open("/proc/%d/environ" % pid, "rb").read().split(b"\0")
+        launch = next((e[25:].decode() for e in env if e.startswith(b"SLURM_LAUNCH_NODE_IPADDR=")), None)
     pid = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
 json.dump({"hostname": socket.gethostname(), "eth0": eth0[3].split("/")[0] if len(eth0) > 3 else None,
-           "launcher": parent, "mark": os.environ.get("TY_T7020_RUN")},
+           "launcher": parent, "launch_ip": launch, "mark": os.environ.get("TY_T7020_RUN")},
           open(os.path.join(out, "%s-%d.host" % (task["type"], task["index"])), "w"))
 os.execv(py, [py, probe, out])
 EOF
@@ -104,7 +107,8 @@ probe_job() {
 
 # check_probe OUTDIR N: the records of N replicas agree with where they ran: one cluster, one
 # Slurm job; each replica's address is its own host's address (hostname = SLURMD_NODENAME =
-# hN, eth0 = 198.18.100.N), its launcher dialled h1's address; MASTER_ADDR is the master's host;
+# hN, eth0 = 198.18.100.N), its launcher dialled h1's address (`--connect :PORT`: the address
+# srun's launch came from, SLURM_LAUNCH_NODE_IPADDR); MASTER_ADDR is the master's host;
 # replicas sharing a host have distinct ports; every replica reached every other one.
 check_probe() {
   "$PYTHON" - "$@" "$TY_SLURM_NETNS_SUBNET" "$RUN" <<-\PY
@@ -133,7 +137,8 @@ check_probe() {
 	    assert ip == h["eth0"], ("advertised %s, but %s runs on %s" % (addr[name], name, h["eth0"]))
 	    assert h["mark"] == mark, h
 	    p = h["launcher"]
-	    assert p[1:2] == ["--connect"] and p[2].startswith(subnet + ".1:"), ("the launcher dialled", p)
+	    assert p[1:2] == ["--connect"] and p[2].startswith(":"), ("the launcher dialled", p)
+	    assert h["launch_ip"] == subnet + ".1", ("the launcher dialled", p, h["launch_ip"])
 	    t = json.loads(r["TF_CONFIG"])["task"]
 	    assert "%s-%d" % (t["type"], t["index"]) == name, (name, t)
 	    if t["type"] in ("master", "worker"):

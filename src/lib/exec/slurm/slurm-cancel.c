@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * slurm-cancel.c: the slurm runtime's cleanup of its Slurm job: scancel (by id, or by name
- * when sbatch was cut short and may have submitted the job without our learning its id), then
+ * when its id is not known yet: srun, which may have made the job, is killed first), then
  * squeue every CANCEL_POLL_USEC until the job has left the queue or reached a final state, at
  * most CANCEL_WAIT_USEC (docs/internals/slurm.md, "Waiting without blocking").
  *
@@ -43,6 +43,9 @@ static void cancel_end(struct slurm_cancel *w)
     struct slurm_rt *s = w->s;
 
     w->done = true;
+    /* The job has ended (or is given up on): srun has nothing left to hold. */
+    ty_subproc_cancel(s->srun_cmd);
+    s->srun_cmd = NULL;
     if (!w->on_rt_loop)
         return;
     s->cancel = NULL;
@@ -65,7 +68,7 @@ static bool cancel_cmd(struct slurm_cancel *w, char *const argv[], ty_subproc_fn
     return true;
 }
 
-/* scancel the job: by id, or by name when sbatch gave none. */
+/* scancel the job: by id, or by name when its id is not known. */
 static bool cancel_scancel(struct slurm_cancel *w)
 {
     struct slurm_rt *s = w->s;
@@ -75,7 +78,7 @@ static bool cancel_scancel(struct slurm_cancel *w)
     return cancel_cmd(w, *s->job_id ? by_id : by_name, on_scancel);
 }
 
-/* squeue for the job's state: by id, or by name when sbatch gave none. */
+/* squeue for the job's state: by id, or by name when its id is not known. */
 static bool cancel_read_state(struct slurm_cancel *w)
 {
     struct slurm_rt *s = w->s;
@@ -141,11 +144,22 @@ static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void
         cancel_end(w);
 }
 
-/* Is there a job to cancel? Without an id, sbatch was cut short: the job may still exist
- * under its name. */
+/* Is there a job to cancel? Without an id, srun may have made it all the same: it exists
+ * under its name then. */
 static bool job_may_exist(const struct slurm_rt *s)
 {
     return *s->job_id || s->submitting;
+}
+
+/* Without an id, srun is stopped before the job is looked for by name: after that no job
+ * appears under it (one srun has asked for already is found, and one whose srun is gone
+ * Slurm would end by itself). */
+static void stop_unknown_srun(struct slurm_rt *s)
+{
+    if (*s->job_id)
+        return;
+    ty_subproc_cancel(s->srun_cmd);
+    s->srun_cmd = NULL;
 }
 
 int slurm_cancel_job(struct slurm_rt *s)
@@ -160,6 +174,7 @@ int slurm_cancel_job(struct slurm_rt *s)
         s->cleaned = true;
         return 0;
     }
+    stop_unknown_srun(s);
     w = xcalloc(1, sizeof(*w));
     *w = (struct slurm_cancel){
         .s = s, .loop = s->base.loop, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
@@ -190,6 +205,7 @@ void slurm_cancel_now(struct slurm_rt *s)
         w->on_rt_loop = false;
         s->cancel = NULL;
     } else if (job_may_exist(s)) {
+        stop_unknown_srun(s);
         w = xcalloc(1, sizeof(*w));
         *w = (struct slurm_cancel){.s = s, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
     } else {

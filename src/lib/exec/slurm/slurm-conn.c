@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -143,6 +144,9 @@ static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
     c->rep = (long)procid;
     s->reps[procid].conn = c;
     (void)snprintf(s->reps[procid].node, sizeof(s->reps[procid].node), "%s", node ? node : "?");
+    /* srun prints no job id: the first launcher says it (its SLURM_JOB_ID). */
+    if (ty_json_str(m, "slurmJob"))
+        slurm_job_known(s, ty_json_str(m, "slurmJob"));
     job = json_pack("{s:s, s:O, s:O}",
                     "jobId",
                     plan->job->job_id,
@@ -384,20 +388,42 @@ static void on_accept(struct ty_loop *loop, int fd, short revents, void *data)
     ty_loop_add_fd(loop, cfd, POLLIN, on_readable, c);
 }
 
+/* A listening socket on @ai's address, port chosen by the kernel; a wildcard IPv6 one takes
+ * IPv4 too. Returns the socket, or -errno. */
+static int listen_on(const struct addrinfo *ai)
+{
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), off = 0, r;
+
+    if (fd < 0)
+        return ty_negerrno();
+    if (ai->ai_family == AF_INET6)
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
+        r = ty_negerrno();
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
 int slurm_listen(struct slurm_rt *s, const char *local_addr, struct ty_error *err)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
+    /* No address: every address of this host, IPv6 and IPv4, or IPv4 alone without IPv6. */
+    const char *const any[] = {"::", "0.0.0.0"};
     char addr[64], port[16];
-    int r, fd;
+    int r = -EINVAL, fd = -1;
 
-    (void)snprintf(addr, sizeof(addr), "%s", local_addr);
-    if (getaddrinfo(addr, "0", &hints, &res) != 0)
-        return ty_error_set(err, EINVAL, "cannot use the address %s", addr);
-    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0 ||
-        getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+    for (size_t k = 0; k < (local_addr ? 1 : TY_ARRAY_SIZE(any)) && fd < 0; k++) {
+        (void)snprintf(addr, sizeof(addr), "%s", local_addr ? local_addr : any[k]);
+        if (getaddrinfo(addr, "0", &hints, &res) != 0)
+            return ty_error_set(err, EINVAL, "cannot use the address %s", addr);
+        fd = r = listen_on(res);
+        freeaddrinfo(res);
+    }
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
         getnameinfo((struct sockaddr *)&ss,
                     len,
                     addr,
@@ -405,20 +431,22 @@ int slurm_listen(struct slurm_rt *s, const char *local_addr, struct ty_error *er
                     port,
                     sizeof(port),
                     NI_NUMERICHOST | NI_NUMERICSERV)) {
-        r = ty_negerrno();
+        r = fd < 0 ? r : -EIO;
         if (fd >= 0)
             close(fd);
-        freeaddrinfo(res);
         return ty_error_set(
             err, -r, "cannot listen for the launchers on %s: %s", addr, strerror(-r));
     }
-    freeaddrinfo(res);
     s->listen_fd = fd;
-    (void)snprintf(s->listen_addr,
-                   sizeof(s->listen_addr),
-                   strchr(addr, ':') ? "[%s]:%s" : "%s:%s",
-                   addr,
-                   port);
+    /* ":PORT": each launcher connects to the host srun ran on (trainyard-task --connect). */
+    if (!local_addr)
+        (void)snprintf(s->listen_addr, sizeof(s->listen_addr), ":%s", port);
+    else
+        (void)snprintf(s->listen_addr,
+                       sizeof(s->listen_addr),
+                       strchr(addr, ':') ? "[%s]:%s" : "%s:%s",
+                       addr,
+                       port);
     ty_loop_add_fd(s->base.loop, fd, POLLIN, on_accept, s);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * slurm-internal.h: the slurm runtime's state, shared by slurm.c (the ops, the rendezvous
- * address, sbatch), slurm-state.c (the Slurm job's state: squeue, sinfo), slurm-cancel.c
- * (scancel at cleanup) and slurm-conn.c (the launchers' connections). Every Slurm command runs as
+ * address), slurm-srun.c (the job: srun's allocation and tasks), slurm-state.c (the Slurm
+ * job's state: squeue, sinfo), slurm-cancel.c (scancel at cleanup) and slurm-conn.c (the
+ * launchers' connections). Every Slurm command runs as
  * an asynchronous subprocess on the runtime's loop (subproc.h); the design is in
  * docs/internals/slurm.md. */
 #ifndef TY_SLURM_INTERNAL_H
@@ -20,7 +21,8 @@
 /* How often the Slurm job's state is read: a PENDING reason or a job ended from outside is
  * noticed within a second, and squeue once a second is no load on slurmctld. */
 #define TY_SLURM_POLL_USEC (INT64_C(1000000))
-/* The deadline of one Slurm command (sbatch, squeue, scancel...): slurmctld answers in
+/* The deadline of one Slurm command (squeue, scancel, sinfo...; not srun, which lasts as long
+ * as the job): slurmctld answers in
  * milliseconds, but its clients retry a busy or restarting controller for a while
  * (MessageTimeout is 10 s by default) before they give up. */
 #define TY_SLURM_CMD_TIMEOUT_USEC (30 * INT64_C(1000000))
@@ -28,7 +30,7 @@
 enum slurm_phase {
     PHASE_NEW,       /* before prepare */
     PHASE_SUBMITTED, /* prepare() went on on the loop: finding the rendezvous address,
-                      * sbatch, pending in Slurm, or launchers connecting */
+                      * srun pending in Slurm, or launchers connecting */
     PHASE_PLACED,    /* every launcher holds its port: prepare() has ended */
     PHASE_ENDED,     /* cleanup began: no more launchers, polls or events of replicas */
 };
@@ -80,20 +82,25 @@ struct slurm_rt {
     size_t n_placed;
     struct slurm_rendezvous *rendezvous; /* not owned */
     char rv_addr[64];                    /* this run's: the cache's, or being found */
-    struct ty_subproc *prep_cmd;         /* scontrol, sinfo, getent or sbatch of prepare() */
+    struct ty_subproc *prep_cmd;         /* scontrol, sinfo or getent of prepare() */
     /* A host name being resolved on the loop (getent) and what comes next (slurm.c). */
     char *resolving;
     void (*resolved)(struct slurm_rt *s, int r, struct ty_error *e);
     /* the Slurm job */
-    bool submitting;    /* sbatch was started: the job may exist even without an id */
-    char job_name[192]; /* its --job-name */
-    char job_id[32];    /* "" before sbatch */
-    char state[32];     /* its last state seen: PENDING, RUNNING, ... */
+    struct ty_subproc *srun_cmd; /* srun, while it runs: it holds the allocation */
+    bool srun_ended;             /* srun has exited */
+    char srun_err[256];          /* the last line of its error output */
+    bool submitting;             /* srun was started: the job may exist even without an id */
+    char nonce[8];               /* random, in the job's name (slurm-srun.c) */
+    char job_name[192];          /* its --job-name */
+    char job_id[32];             /* "" until a launcher's HELLO or squeue says it */
+    char state[32];              /* its last state seen: PENDING, RUNNING, ... */
     char reason[128];
     char nodes[256];
     int64_t running_since; /* mono usec when first seen RUNNING, 0 before */
     uint64_t poll_timer;
     struct ty_subproc *poll_cmd; /* squeue of the periodic poll */
+    bool poll_soon;              /* read the state again as soon as the poll under way ends */
     bool poll_failing;           /* squeue failed at the last poll (said once) */
     /* whether Slurm ended the job, asked after an unexplained SIGTERM/SIGKILL */
     struct ty_subproc *check_cmd;
@@ -124,8 +131,19 @@ void slurm_report_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status
  * the job): report TY_EXIT_NODE_LOST with @detail (not before it was launched). */
 void slurm_lost(struct slurm_rt *s, size_t i, const char *detail);
 
-/* slurm-state.c: start reading the job's state every TY_SLURM_POLL_USEC (sbatch is done). */
+/* slurm-srun.c: listen on s->rv_addr and start srun, which asks for the job's allocation and
+ * runs a launcher per replica in it; the job's state is then read every second. Returns 0, or
+ * -errno with err (nothing started). */
+int slurm_submit(struct slurm_rt *s, struct ty_error *err);
+/* slurm-srun.c: the job's id @id (digits; from HELLO's SLURM_JOB_ID or squeue) is known: keep
+ * it and say so, the first time. */
+void slurm_job_known(struct slurm_rt *s, const char *id);
+
+/* slurm-state.c: start reading the job's state every TY_SLURM_POLL_USEC (srun started). */
 void slurm_start_polling(struct slurm_rt *s);
+/* slurm-state.c: read the job's state now (srun ended: the job has, or is ending), not at the
+ * next poll; after the poll under way, if one is. */
+void slurm_poll_now(struct slurm_rt *s);
 /* slurm-state.c: replica @i's launcher reports exit @st, TY_EXIT_NODE_LOST (Slurm ended its
  * step): hold it while the job's state is read (Slurm kills the tasks as it ends a job, and
  * the state may lag the signal a little). When the job has ended every replica is reported
@@ -133,7 +151,8 @@ void slurm_start_polling(struct slurm_rt *s);
 void slurm_hold_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st);
 /* slurm-state.c: stop every state command and timer (cleanup); held exits are dropped. */
 void slurm_state_stop(struct slurm_rt *s);
-/* slurm-cancel.c: scancel the job (by id, or by name when sbatch was cut short) and wait,
+/* slurm-cancel.c: scancel the job (by id, or by name when its id is not known yet: srun, killed
+ * first then, may have made it) and wait,
  * bounded, until Slurm has let it go, on the runtime's loop. Returns 0 when there is no job
  * (or scancel cannot start: then with a notice), or TY_RUNTIME_ASYNC with `cleaned` to follow
  * (s->cleaned is set then). Idempotent, as cleanup(). */

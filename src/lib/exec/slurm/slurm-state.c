@@ -52,15 +52,19 @@ int slurm_cmd_check(const struct ty_subproc_result *res, const char *name, struc
     return 0;
 }
 
-/* squeue's "%T|%r|%N" line for the job into s->state, s->reason, s->nodes; a job squeue no
- * longer knows has ended ("ENDED"). Returns 0 or -errno with err. */
+/* squeue's "%i|%T|%r|%N" line for the job into s->state, s->reason, s->nodes (and its id
+ * when not known yet); a job squeue no longer knows has ended ("ENDED"). Looked up by name
+ * (its id not known yet), a job squeue does not show has not been made yet while srun runs:
+ * then 1, nothing changed. Returns 0, 1, or -errno with err. */
 static int parse_state(struct slurm_rt *s, struct ty_subproc_result *res, struct ty_error *err)
 {
-    char *bar1, *bar2;
+    char *f[4];
 
     if (res->timed_out || res->status != 0 || !res->out || !*res->out) {
         /* "slurm_load_jobs error: Invalid job id specified": purged, so ended */
         if (!res->timed_out && (!res->out || !*res->out)) {
+            if (!*s->job_id && !s->srun_ended && res->status == 0)
+                return 1;
             (void)snprintf(s->state, sizeof(s->state), "ENDED");
             return 0;
         }
@@ -68,22 +72,28 @@ static int parse_state(struct slurm_rt *s, struct ty_subproc_result *res, struct
                                                        : ty_error_set(err, EIO, "squeue failed");
     }
     res->out[strcspn(res->out, "\n")] = '\0';
-    bar1 = strchr(res->out, '|');
-    bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
-    if (bar2) {
-        *bar1 = *bar2 = '\0';
-        (void)snprintf(s->state, sizeof(s->state), "%s", res->out);
-        (void)snprintf(s->reason, sizeof(s->reason), "%s", bar1 + 1);
-        (void)snprintf(s->nodes, sizeof(s->nodes), "%s", bar2 + 1);
+    f[0] = res->out;
+    for (size_t k = 1; k < TY_ARRAY_SIZE(f); k++) {
+        f[k] = f[k - 1] ? strchr(f[k - 1], '|') : NULL;
+        if (f[k])
+            *f[k]++ = '\0';
+    }
+    if (f[3]) {
+        slurm_job_known(s, f[0]);
+        (void)snprintf(s->state, sizeof(s->state), "%s", f[1]);
+        (void)snprintf(s->reason, sizeof(s->reason), "%s", f[2]);
+        (void)snprintf(s->nodes, sizeof(s->nodes), "%s", f[3]);
     }
     return 0;
 }
 
+/* squeue for the job: by id, or by name until the id is known. */
 static int
 start_squeue(struct slurm_rt *s, ty_subproc_fn fn, struct ty_subproc **ret, struct ty_error *err)
 {
-    char *argv[] = {"squeue", "-h", "-j", s->job_id, "-o", "%T|%r|%N", NULL};
-    return slurm_cmd_start(s, argv, NULL, fn, ret, err);
+    char *by_id[] = {"squeue", "-h", "-j", s->job_id, "-o", "%i|%T|%r|%N", NULL};
+    char *by_name[] = {"squeue", "-h", "-n", s->job_name, "-o", "%i|%T|%r|%N", NULL};
+    return slurm_cmd_start(s, *s->job_id ? by_id : by_name, NULL, fn, ret, err);
 }
 
 /* Whether the Slurm job is over or ending. The launchers stay until the supervisor says
@@ -205,7 +215,7 @@ static void on_check_state(struct ty_loop *loop, struct ty_subproc_result *res, 
     struct slurm_rt *s = data;
 
     s->check_cmd = NULL;
-    if (parse_state(s, res, NULL) < 0) {
+    if (parse_state(s, res, NULL) != 0) {
         release_held(s);
         return;
     }
@@ -248,12 +258,25 @@ static void poll_job(struct ty_loop *loop, void *data);
 
 static void schedule_poll(struct slurm_rt *s)
 {
-    s->poll_timer =
-        ty_loop_add_timer(s->base.loop, ty_mono_usec() + TY_SLURM_POLL_USEC, poll_job, s);
+    int64_t delay = s->poll_soon ? 0 : TY_SLURM_POLL_USEC;
+
+    s->poll_soon = false;
+    s->poll_timer = ty_loop_add_timer(s->base.loop, ty_mono_usec() + delay, poll_job, s);
 }
 
 void slurm_start_polling(struct slurm_rt *s)
 {
+    schedule_poll(s);
+}
+
+void slurm_poll_now(struct slurm_rt *s)
+{
+    if (s->phase == PHASE_ENDED)
+        return;
+    s->poll_soon = true;
+    if (s->poll_cmd) /* its answer may predate srun's end: poll again after it */
+        return;
+    ty_loop_cancel_timer(s->base.loop, s->poll_timer);
     schedule_poll(s);
 }
 
@@ -301,12 +324,14 @@ static void poll_ended(struct slurm_rt *s)
     slurm_prepared(s,
                    -EHOSTDOWN,
                    "the Slurm job %s ended%s before every replica was placed: %zu of %zu "
-                   "launchers (trainyard-task) connected back to %s",
-                   s->job_id,
+                   "launchers (trainyard-task) connected back to %s%s%s",
+                   *s->job_id ? s->job_id : s->job_name,
                    how,
                    s->n_placed,
                    s->n,
-                   s->listen_addr);
+                   s->listen_addr,
+                   *s->srun_err ? "; srun said: " : "",
+                   s->srun_err);
 }
 
 /* The state could not be read: say so once (not every second while slurmctld is away) and
@@ -327,12 +352,18 @@ static void on_poll_state(struct ty_loop *loop, struct ty_subproc_result *res, v
     struct slurm_rt *s = data;
     struct ty_error e = {0};
     char old_state[32], old_reason[128];
+    int r;
 
     s->poll_cmd = NULL;
     memcpy(old_state, s->state, sizeof(old_state));
     memcpy(old_reason, s->reason, sizeof(old_reason));
-    if (parse_state(s, res, &e) < 0) {
+    r = parse_state(s, res, &e);
+    if (r < 0) {
         poll_failed(s, &e);
+        return;
+    }
+    if (r > 0) { /* not made yet */
+        schedule_poll(s);
         return;
     }
     if (s->poll_failing)

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0
  * slurm.c: the `slurm` runtime (docs/internals/slurm.md): one Slurm job per run, holding every
  * replica as one task of `trainyard-task`, which connects back here (slurm-conn.c). This file
- * is the Slurm side: sbatch with the replicas' resources, the job's state from squeue (QUEUED
- * with Slurm's reason, a job that ends under us), scancel, and the runtime's ops.
+ * holds the runtime's ops and finds the address the launchers connect back to; the job itself
+ * is srun's (slurm-srun.c), its state squeue's (slurm-state.c), its end scancel's
+ * (slurm-cancel.c).
  *
  * Configuration (environment; the service passes its settings the same way):
- *   TRAINYARD_SLURM_PARTITION, TRAINYARD_SLURM_ACCOUNT, TRAINYARD_SLURM_QOS  sbatch's -p/-A/-q
- *   TRAINYARD_SLURM_SBATCH_ARGS  more sbatch options, split at spaces
+ *   TRAINYARD_SLURM_PARTITION, TRAINYARD_SLURM_ACCOUNT, TRAINYARD_SLURM_QOS  srun's -p/-A/-q
+ *   TRAINYARD_SLURM_SBATCH_ARGS  more options for the job (srun's, which for the allocation
+ *                                are sbatch's), split at spaces
  *   TRAINYARD_SLURM_RENDEZVOUS   the host whose route decides the address the launchers
- *                                connect to (default: SlurmctldHost of `scontrol show config`)
+ *                                connect to (default: every address here; each launcher
+ *                                connects to the one srun's launch came from)
  *   TRAINYARD_SLURM_MEMORY       "machine" (default): ask for the machine type's memory;
  *                                "none": leave memory to the cluster's defaults
  *   TRAINYARD_TASK               the launcher's path on the nodes (default: next to this
@@ -55,12 +58,6 @@ static int create(struct ty_runtime **ret, struct ty_error *err)
     return 0;
 }
 
-static const char *env_or(const char *name, const char *dflt)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : dflt;
-}
-
 /* Run a Slurm command to its end (ty_slurm_sweep only: it runs outside any loop); on
  * success *out holds its stdout (caller frees). */
 static int slurm_cmd(char *const argv[], char *const env[], char **out, struct ty_error *err)
@@ -83,196 +80,6 @@ static int slurm_cmd(char *const argv[], char *const env[], char **out, struct t
         *out = TAKE_PTR(res.out);
     ty_subproc_result_release(&res);
     return 0;
-}
-
-/* SlurmctldHost's address (or name) from `scontrol show config` output @out:
- * "SlurmctldHost[0] = h1(198.18.100.1)". */
-static int controller_host(const char *out, char **ret, struct ty_error *err)
-{
-    const char *p, *eq, *end, *paren;
-
-    p = out ? strstr(out, "SlurmctldHost[0]") : NULL;
-    eq = p ? strchr(p, '=') : NULL;
-    if (!eq)
-        return ty_error_set(err, EINVAL, "no SlurmctldHost in `scontrol show config`");
-    eq++;
-    while (*eq == ' ')
-        eq++;
-    end = eq + strcspn(eq, "\n");
-    paren = memchr(eq, '(', (size_t)(end - eq));
-    if (paren && memchr(paren, ')', (size_t)(end - paren)))
-        *ret = xstrndup(paren + 1, strcspn(paren + 1, ")"));
-    else
-        *ret = xstrndup(eq, (size_t)(end - eq));
-    return 0;
-}
-
-/* The launcher: $TRAINYARD_TASK, else next to this program (the build puts every program
- * in build/bin, an install in one bin directory), else trainyard-task from PATH. */
-static char *task_path(void)
-{
-    char self[4096];
-    ssize_t n;
-    const char *env = getenv("TRAINYARD_TASK");
-
-    if (env && *env)
-        return xstrdup(env);
-    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) {
-        char *slash;
-        self[n] = '\0';
-        slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            _cleanup_free_ char *here = xasprintf("%s/trainyard-task", self);
-            if (access(here, X_OK) == 0)
-                return TAKE_PTR(here);
-        }
-    }
-    return xstrdup("trainyard-task");
-}
-
-/* Quote @s for sh (single quotes). */
-static char *sh_quote(const char *s)
-{
-    struct ty_buf b = TY_BUF_INIT;
-    ty_buf_putc(&b, '\'');
-    for (; *s; s++)
-        if (*s == '\'')
-            ty_buf_puts(&b, "'\\''");
-        else
-            ty_buf_putc(&b, *s);
-    ty_buf_putc(&b, '\'');
-    return ty_buf_take(&b);
-}
-
-/* Per-task requests: the largest of the replicas' (one component: Slurm 22.05's
- * heterogeneous jobs cannot share a node). */
-static void add_resources(struct slurm_rt *s, char ***argv)
-{
-    struct slurm_shape sh;
-
-    slurm_shape_of(s, &sh);
-    ty_strv_push_take(argv, xasprintf("--cpus-per-task=%d", sh.cpus));
-    if (sh.mem_asked)
-        ty_strv_push_take(
-            argv, xasprintf("--mem-per-cpu=%" PRId64 "M", (sh.mem_mb + sh.cpus - 1) / sh.cpus));
-    if (sh.gpus > 0)
-        ty_strv_push_take(argv, xasprintf("--gpus-per-task=%" PRId64, sh.gpus));
-}
-
-/* scheduling.maxRunningTime -> --time; scheduling.priority (0..1000, higher first) ->
- * --nice=1000-priority when set (a user may only lower a job's priority in Slurm). */
-static void add_scheduling(const struct ty_job *job, char ***argv)
-{
-    json_t *sched = json_object_get(job->training_input, "scheduling");
-    json_t *prio = json_object_get(sched, "priority");
-
-    if (job->max_running_usec > 0) {
-        int64_t secs = (job->max_running_usec + 999999) / 1000000;
-        ty_strv_push_take(argv,
-                          xasprintf("--time=%" PRId64 "-%02d:%02d:%02d",
-                                    secs / 86400,
-                                    (int)(secs % 86400 / 3600),
-                                    (int)(secs % 3600 / 60),
-                                    (int)(secs % 60)));
-    }
-    if (json_is_integer(prio))
-        ty_strv_push_take(argv, xasprintf("--nice=%d", 1000 - (int)json_integer_value(prio)));
-}
-
-/* sbatch's command line for the run. */
-static char **sbatch_argv(struct slurm_rt *s)
-{
-    const struct ty_cluster_plan *plan = s->base.plan;
-    char **argv = xcalloc(1, sizeof(char *));
-    _cleanup_free_ char *task = task_path();
-    _cleanup_free_ char *qtask = sh_quote(task);
-    /* Under the service, the job name ends with the supervisor's sweep key, so the service
-     * can cancel what a supervisor that died left in Slurm's queue (ty_slurm_sweep). */
-    const char *key = env_or(TY_SWEEP_ENV, NULL);
-    const char *v;
-
-    (void)snprintf(s->job_name,
-                   sizeof(s->job_name),
-                   "trainyard-%s%s%s%s%.8s",
-                   plan->job->job_id,
-                   plan->trial_id ? "-" : "",
-                   plan->trial_id ? plan->trial_id : "",
-                   key ? "-" : "",
-                   key ? key : "");
-    ty_strv_push(&argv, "sbatch");
-    ty_strv_push(&argv, "--parsable");
-    ty_strv_push_take(&argv, xasprintf("--job-name=%s", s->job_name));
-    ty_strv_push_take(&argv, xasprintf("--ntasks=%zu", s->n));
-    add_resources(s, &argv);
-    add_scheduling(plan->job, &argv);
-    if ((v = env_or("TRAINYARD_SLURM_PARTITION", NULL)))
-        ty_strv_push_take(&argv, xasprintf("--partition=%s", v));
-    if ((v = env_or("TRAINYARD_SLURM_ACCOUNT", NULL)))
-        ty_strv_push_take(&argv, xasprintf("--account=%s", v));
-    if ((v = env_or("TRAINYARD_SLURM_QOS", NULL)))
-        ty_strv_push_take(&argv, xasprintf("--qos=%s", v));
-    if ((v = env_or("TRAINYARD_SLURM_SBATCH_ARGS", NULL))) {
-        _cleanup_free_ char *copy = xstrdup(v);
-        char *save = NULL;
-        for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
-            ty_strv_push(&argv, t);
-    }
-    ty_strv_push(&argv, "--output=/dev/null");
-    /* A job whose node fails must fail (the supervisor decides what happens next), not be
-     * requeued by Slurm behind our back. */
-    ty_strv_push(&argv, "--no-requeue");
-    ty_strv_push(&argv, "--export=ALL");
-    ty_strv_push_take(&argv,
-                      xasprintf("--wrap=exec srun --kill-on-bad-exit=0 --mpi=none %s --connect %s",
-                                qtask,
-                                s->listen_addr));
-    return argv;
-}
-
-/* sbatch ended: the job's id, then its state every second. */
-static void on_sbatch(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
-{
-    struct slurm_rt *s = data;
-    struct ty_error e = {0};
-
-    s->prep_cmd = NULL;
-    if (slurm_cmd_check(res, "sbatch", &e) < 0) {
-        /* A refusal of what trainyard chose says what that was and how to change it. */
-        struct slurm_shape sh;
-        _cleanup_free_ char *why = NULL;
-        slurm_shape_of(s, &sh);
-        why = res->timed_out ? NULL : slurm_refusal_explain(res->err, &sh);
-        slurm_prepared(s, -EIO, "%s", why ? why : ty_error_msg(&e));
-        return;
-    }
-    s->submitting = false;
-    (void)snprintf(s->job_id, sizeof(s->job_id), "%.*s", (int)strcspn(res->out, ";\n"), res->out);
-    if (!*s->job_id) {
-        slurm_prepared(s, -EIO, "sbatch printed no job id");
-        return;
-    }
-    ty_runtime_notice(&s->base, TY_SEV_INFO, "Submitted as Slurm job %s.", s->job_id);
-    slurm_start_polling(s);
-}
-
-/* Listen on the rendezvous address and start sbatch. */
-static int submit(struct slurm_rt *s, struct ty_error *err)
-{
-    _cleanup_strv_free_ char **argv = NULL;
-    _cleanup_strv_free_ char **env = xcalloc(1, sizeof(char *));
-    int r = slurm_listen(s, s->rv_addr, err);
-
-    if (r < 0)
-        return r;
-    argv = sbatch_argv(s);
-    /* The token reaches the tasks through the job's environment, never a command line. */
-    ty_strv_push_take(&env, xasprintf("TRAINYARD_TASK_TOKEN=%s", s->token));
-    r = slurm_cmd_start(s, argv, env, on_sbatch, &s->prep_cmd, err);
-    if (r >= 0)
-        s->submitting = true;
-    return r;
 }
 
 static void forget_rendezvous(struct slurm_rt *s)
@@ -303,8 +110,11 @@ void slurm_prepared(struct slurm_rt *s, int r, const char *fmt, ...)
             if (!seen)
                 ty_buf_printf(&nodes, "%s%s", nodes.len ? ", " : "", s->reps[i].node);
         }
-        ty_runtime_notice(
-            &s->base, TY_SEV_INFO, "Slurm job %s is running on %s.", s->job_id, ty_buf_str(&nodes));
+        ty_runtime_notice(&s->base,
+                          TY_SEV_INFO,
+                          "Slurm job %s is running on %s.",
+                          *s->job_id ? s->job_id : s->job_name,
+                          ty_buf_str(&nodes));
         ty_buf_release(&nodes);
         if (!s->running_since)
             s->running_since = ty_mono_usec();
@@ -358,23 +168,6 @@ static void on_lost_timer(struct ty_loop *loop, void *data)
     }
 }
 
-static bool is_loopback(const char *addr)
-{
-    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
-}
-
-/* The first compute node address in sinfo's NodeAddr lines @out that is not loopback, or
- * NULL. */
-static char *node_address(char *out)
-{
-    char *save = NULL;
-
-    for (char *l = out ? strtok_r(out, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
-        if (*l && !is_loopback(l))
-            return xstrdup(l);
-    return NULL;
-}
-
 static bool is_numeric(const char *host)
 {
     unsigned char a[16]; /* an in6_addr */
@@ -424,100 +217,52 @@ static int find_address(struct slurm_rt *s,
     return slurm_cmd_start(s, argv, NULL, on_getent, &s->prep_cmd, err);
 }
 
-/* The rendezvous address is known (or an error ended prepare): go on with sbatch. */
+/* The rendezvous address is known (or an error ended prepare): go on with srun. */
 static void rendezvous_found(struct slurm_rt *s, int r, struct ty_error *e)
 {
     if (r >= 0) { /* for the next runs (a failed lookup is tried again next time) */
         memcpy(s->rendezvous->addr, s->rv_addr, sizeof(s->rv_addr));
-        r = submit(s, e);
+        r = slurm_submit(s, e);
     }
     if (r < 0)
         slurm_prepared(s, r, "%s", ty_error_msg(e));
 }
 
-static void on_sinfo_nodes(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
-{
-    struct slurm_rt *s = data;
-    struct ty_error e = {0};
-    _cleanup_free_ char *node = NULL;
-    int r = 0;
-
-    s->prep_cmd = NULL;
-    if (slurm_cmd_check(res, "sinfo", NULL) == 0 && (node = node_address(res->out))) {
-        r = find_address(s, node, rendezvous_found, &e);
-        if (r >= 0)
-            return;
-    }
-    rendezvous_found(s, r, &e);
-}
-
-/* This host's address towards the controller is known: when it is loopback, the nodes may be
- * elsewhere, so the address on the way to a node is asked for (on_sinfo_nodes). */
-static void controller_found(struct slurm_rt *s, int r, struct ty_error *e)
-{
-    char *argv[] = {"sinfo", "-h", "-N", "-o", "%o", NULL};
-
-    if (r >= 0 && is_loopback(s->rv_addr) &&
-        slurm_cmd_start(s, argv, NULL, on_sinfo_nodes, &s->prep_cmd, NULL) >= 0)
-        return;
-    rendezvous_found(s, r, e);
-}
-
-/* The controller's host: this host's address on the way to it, unless that is loopback
- * (the controller's name resolves to 127.0.1.1 on a Debian host that runs it) while the
- * nodes are elsewhere: then the address on the way to a node (sinfo's NodeAddr). */
-static void on_scontrol(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
-{
-    struct slurm_rt *s = data;
-    struct ty_error e = {0};
-    _cleanup_free_ char *host = NULL;
-    int r;
-
-    s->prep_cmd = NULL;
-    r = slurm_cmd_check(res, "scontrol", &e);
-    if (r >= 0)
-        r = controller_host(res->out, &host, &e);
-    if (r >= 0) {
-        r = find_address(s, host, controller_found, &e);
-        if (r >= 0)
-            return;
-    }
-    rendezvous_found(s, r, &e);
-}
-
-/* The address the launchers connect back to: this host's address on the way to
- * $TRAINYARD_SLURM_RENDEZVOUS, else to the controller (on_scontrol). Found once per process
- * (s->rendezvous): a tuning job submits a Slurm job per trial, and asking scontrol (and
- * sinfo) each time would only find the same address again. Returns 0 when sbatch is under
- * way (then on_sbatch goes on), or -errno. */
+/* Where the launchers connect back to. By default every address of this host (the listener
+ * takes the wildcard address), and each launcher connects to the address its node's slurmd saw
+ * srun's launch request come from (SLURM_LAUNCH_NODE_IPADDR, `--connect :PORT`): the route
+ * from that node to this host, known without asking Slurm anything first. With
+ * $TRAINYARD_SLURM_RENDEZVOUS: this host's address on the way to that host, listened on
+ * alone, found once per process for a name (s->rendezvous: a tuning job starts a Slurm job
+ * per trial). Returns 0 when srun is under way (or a lookup that goes on to it), or -errno. */
 static int start_submit(struct slurm_rt *s, struct ty_error *err)
 {
     const char *env = getenv("TRAINYARD_SLURM_RENDEZVOUS");
     struct slurm_rendezvous *rv = s->rendezvous;
-    char *argv[] = {"scontrol", "show", "config", NULL};
     int r;
 
+    if (!env || !*env) {
+        s->rv_addr[0] = '\0';
+        return slurm_submit(s, err);
+    }
     if (*rv->addr) {
         memcpy(s->rv_addr, rv->addr, sizeof(s->rv_addr));
-        return submit(s, err);
+        return slurm_submit(s, err);
     }
-    if (env && *env && !is_numeric(env))
+    if (!is_numeric(env))
         return find_address(s, env, rendezvous_found, err); /* goes on on the loop */
-    if (env && *env) {
-        r = slurm_local_address(env, s->rv_addr, sizeof(s->rv_addr), err);
-        if (r >= 0) {
-            memcpy(rv->addr, s->rv_addr, sizeof(s->rv_addr));
-            r = submit(s, err);
-        }
-        return r;
+    r = slurm_local_address(env, s->rv_addr, sizeof(s->rv_addr), err);
+    if (r >= 0) {
+        memcpy(rv->addr, s->rv_addr, sizeof(s->rv_addr));
+        r = slurm_submit(s, err);
     }
-    return slurm_cmd_start(s, argv, NULL, on_scontrol, &s->prep_cmd, err);
+    return r;
 }
 
 static int prepare(struct ty_runtime *rt, struct ty_error *err)
 {
     struct slurm_rt *s = slurm_cast(rt);
-    unsigned char rnd[16];
+    unsigned char rnd[19]; /* 16 for the token, 3 for the job name's nonce */
     int r = 0;
 
     s->n = rt->plan->n_replicas;
@@ -529,8 +274,9 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         return r;
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
         return ty_error_set(err, EIO, "no random bytes for the run's token");
-    for (size_t i = 0; i < sizeof(rnd); i++)
+    for (size_t i = 0; i < 16; i++)
         (void)snprintf(s->token + 2 * i, 3, "%02x", rnd[i]);
+    (void)snprintf(s->nonce, sizeof(s->nonce), "%02x%02x%02x", rnd[16], rnd[17], rnd[18]);
     r = start_submit(s, err);
     if (r < 0)
         return r;
@@ -596,7 +342,7 @@ static void end_run(struct slurm_rt *s)
     slurm_state_stop(s);
     ty_loop_cancel_timer(s->base.loop, s->lost_timer);
     s->lost_timer = 0;
-    /* sbatch cut short may have submitted the job: slurm_cancel_job finds it by name. */
+    /* srun stays: it holds the allocation, which slurm_cancel_job ends. */
     ty_subproc_cancel(s->prep_cmd);
     s->prep_cmd = NULL;
     slurm_close_all(s);
@@ -615,6 +361,7 @@ static void destroy(struct ty_runtime *rt)
     struct slurm_rt *s = slurm_cast(rt);
     end_run(s);
     slurm_cancel_now(s);
+    ty_subproc_cancel(s->srun_cmd);
     ty_strv_free(s->notices);
     free(s->resolving);
     free(s->reps);

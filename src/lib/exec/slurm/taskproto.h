@@ -33,7 +33,8 @@
 #define TY_TASKPROTO_MAX_FRAME (4u * 1024 * 1024)
 
 enum ty_task_msg {
-    TY_TASK_HELLO = 'H',   /* JSON {token, procid, node, pid} */
+    TY_TASK_HELLO = 'H',   /* JSON {token, procid, node, pid, slurmJob?}: slurmJob its
+                              SLURM_JOB_ID (srun prints none) */
     TY_TASK_ASSIGN = 'A',  /* JSON {job, trialId?, trialArgs?, replica, runtime, previous?,
                               baseEnv?, pathSetting?}: previous {host, port}: the replica's
                               address in the attempt before (a retry), kept when this node
