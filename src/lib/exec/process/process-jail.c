@@ -29,6 +29,7 @@
 #include "alloc.h"
 #include "machine.h"
 #include "macro.h"
+#include "ports.h"
 #include "process-int.h"
 #include "proctree.h"
 #include "timeutil.h"
@@ -77,8 +78,19 @@ static void scrub_environ(void)
         memset((void *)(uintptr_t)start, 0, (size_t)(end - start));
 }
 
-/* The guardian's life, in the forked child: wait for "D" or EOF on @fd. */
-static void __attribute__((noreturn)) guardian(int fd, const struct ty_cgroup *cg)
+/* The port reservations of this process when the guardian is forked (ports.h), and the
+ * write end of the pipe whose EOF tells the parent they are closed (-1: none held). */
+struct guard_start {
+    int *held;
+    size_t n_held;
+    int ready_w;
+};
+
+/* The guardian's life, in the forked child: wait for "D" or EOF on @fd. First of all it
+ * closes the port reservations it was forked with (another run's, placed meanwhile: a
+ * replica could not bind its port while the guardian holds a copy) and says so. */
+static void __attribute__((noreturn))
+guardian(int fd, const struct guard_start *gs, const struct ty_cgroup *cg)
 {
     struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
     int64_t end;
@@ -87,6 +99,10 @@ static void __attribute__((noreturn)) guardian(int fd, const struct ty_cgroup *c
     ssize_t n;
     int nul;
 
+    for (size_t i = 0; i < gs->n_held; i++)
+        close(gs->held[i]);
+    if (gs->ready_w >= 0)
+        close(gs->ready_w);
     (void)setsid();
     for (int sig = 1; sig < NSIG; sig++) /* no handler of the owner's may run here */
         if (sig != SIGKILL && sig != SIGSTOP)
@@ -126,24 +142,52 @@ static void __attribute__((noreturn)) guardian(int fd, const struct ty_cgroup *c
     _exit(ty_cgroup_remove(cg) < 0 ? 1 : 0);
 }
 
-/* Fork the guardian of p->cg. Returns 0 or -errno. */
+/* Wait for EOF on @fd, then close it. */
+static void wait_eof(int fd)
+{
+    char c;
+    ssize_t n;
+
+    do
+        n = read(fd, &c, 1);
+    while (n > 0 || (n < 0 && errno == EINTR));
+    close(fd);
+}
+
+/* Fork the guardian of p->cg. When port reservations are held (another run of this process
+ * placed its replicas), wait until the guardian has closed its copies. Returns 0 or -errno. */
 static int start_guardian(struct process_rt *p)
 {
+    struct guard_start gs = {.ready_w = -1};
+    _cleanup_free_ int *held = NULL;
+    int ready[2] = {-1, -1};
     sigset_t all, saved;
     int fds[2];
     pid_t pid;
     int e;
 
+    gs.n_held = ty_port_held(&held);
+    gs.held = held;
     if (pipe2(fds, O_CLOEXEC) < 0)
         return -errno;
+    if (gs.n_held && pipe2(ready, O_CLOEXEC) < 0) {
+        e = errno;
+        close(fds[0]), close(fds[1]);
+        return -e;
+    }
+    gs.ready_w = ready[1];
     sigfillset(&all);
     (void)pthread_sigmask(SIG_SETMASK, &all, &saved);
     pid = fork();
     if (pid == 0)
-        guardian(fds[0], p->cg);
+        guardian(fds[0], &gs, p->cg);
     e = errno;
     (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
     close(fds[0]);
+    if (ready[1] >= 0)
+        close(ready[1]);
+    if (ready[0] >= 0)
+        wait_eof(ready[0]); /* at once when the fork failed */
     if (pid < 0) {
         close(fds[1]);
         return -e;

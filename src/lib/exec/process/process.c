@@ -424,7 +424,8 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         close_pair(out), close_pair(errp), close_pair(status);
         return ty_error_set(err, -pid, "cannot fork: %s", strerror(-pid));
     }
-    (void)setpgid(pid, pid); /* also here, so the group exists before we might signal it */
+    /* No setpgid(pid, pid) here: the child made its group before its exec, which it has
+     * done by now (it would fail with EACCES). */
     close(out[1]);
     close(errp[1]);
     close(status[1]);
