@@ -66,6 +66,7 @@ bench: build
 	@bench/faults/run.sh $(BUILD)
 	@bench/load/run.sh $(BUILD)
 	@bench/dashboard/run.sh $(BUILD)
+	@bench/scale/run.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 'fuzz/*.c' 'bench/*.c' 'examples/*.c' 'examples/*.h')
