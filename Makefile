@@ -76,6 +76,7 @@ bench: build
 	@$(BENCH) faults bench/faults/run.sh $(BUILD)
 	@$(BENCH) load bench/load/run.sh $(BUILD)
 	@$(BENCH) dashboard bench/dashboard/run.sh $(BUILD)
+	@$(BENCH) scale bench/scale/run.sh $(BUILD)
 	@bench/report.py table $(BENCH_RESULTS)
 
 format:

@@ -4,7 +4,7 @@
  * the spliced strings against an independent rendering (jansson building the whole object,
  * keys in contract order) for every replica of a 1 + 999 + 4 + 2 job and of a trial, and the
  * exact size limit: a variable of 131072 bytes with its NUL fits, one byte more is refused
- * with the size it would have. */
+ * with the size it would have. Also the plan: a role's replicas share one args vector. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,8 +221,38 @@ out:
     ty_job_free(job);
 }
 
+/* The replicas of a role share one command and one args vector (the plan's), with the
+ * role's own values. */
+static void test_shared_args(void)
+{
+    struct ty_job *job = job_from(BIG_DOC(",\"jobDir\":\"/jd\""));
+    struct ty_cluster_plan *plan = NULL;
+    size_t shared = 0, workers = 0;
+    const struct ty_replica *w0;
+
+    if (!ok(job != NULL && ty_plan_build(job, "4", NULL, &plan, NULL) == 0, "shared: plan"))
+        goto out;
+    w0 = ty_plan_find(plan, TY_ROLE_WORKER, 0);
+    for (size_t i = 0; i < plan->n_replicas; i++) {
+        const struct ty_replica *r = &plan->replicas[i];
+        if (r->role != TY_ROLE_WORKER)
+            continue;
+        workers++;
+        shared += r->args == w0->args && r->command == w0->command;
+    }
+    is_int(workers, 999, "shared: 999 workers");
+    is_int(shared, 999, "shared: they share one args and one command vector");
+    ok(w0->args && strcmp(w0->args[0], "--q=\"x\"") == 0 &&
+           strcmp(w0->args[2], "--job-dir=/jd/4") == 0 && !w0->args[3],
+       "shared: with the job's args and the trial's --job-dir");
+out:
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
 int main(void)
 {
+    test_shared_args();
     test_large();
     test_limit();
     return done_testing();

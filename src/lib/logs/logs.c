@@ -18,7 +18,9 @@
 #include "timeutil.h"
 
 struct log_file {
-    char *name;
+    char *name; /* "<task>[.<trial>].log" */
+    char *task; /* the record's task and trial (NULL outside trials) it was made for */
+    char *trial;
     int fd;        /* -1 while it could not be opened (tried again at the next record) */
     uint64_t lost; /* records not written since the last one that was */
     int lost_err;  /* why the last of them was not */
@@ -26,10 +28,15 @@ struct log_file {
     struct ty_log_record last_lost; /* the last record lost (its time, attempt; not its text) */
 };
 
+/* The files are found by name through an open-addressing index (slots hold a file's position
+ * + 1, 0 when empty; at most half full), so a record costs the same at 1,000 replicas as at 1. */
 struct ty_joblog {
     char *dir;
     struct log_file *files;
     size_t n, cap;
+    size_t *slots;
+    size_t n_slots;      /* a power of two, at least 2 * n */
+    size_t n_lost_files; /* files whose lost count is not 0 */
     uint64_t lost_total;
     ty_joblog_new_file_fn on_new_file;
     void *on_new_file_ctx;
@@ -67,29 +74,91 @@ int ty_joblog_open(const char *dir, struct ty_joblog **ret, struct ty_error *err
     return 0;
 }
 
+/* FNV-1a of @task, then (a separator and) @trial. */
+static size_t name_hash(const char *task, const char *trial)
+{
+    uint64_t h = 14695981039346656037ULL;
+
+    for (const char *p = task; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    if (trial) {
+        h = (h ^ '.') * 1099511628211ULL;
+        for (const char *p = trial; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    }
+    return (size_t)h;
+}
+
+/* Whether @name is the file name of @task/@trial ("<task>[.<trial>].log"). */
+static bool name_is(const char *name, const char *task, const char *trial)
+{
+    size_t tl = strlen(task);
+
+    if (strncmp(name, task, tl) != 0)
+        return false;
+    name += tl;
+    if (trial) {
+        size_t rl = strlen(trial);
+        if (*name != '.' || strncmp(name + 1, trial, rl) != 0)
+            return false;
+        name += 1 + rl;
+    }
+    return strcmp(name, ".log") == 0;
+}
+
+/* Put file @i (whose hash is @h) into the index. */
+static void slot_put(struct ty_joblog *jl, size_t h, size_t i)
+{
+    size_t mask = jl->n_slots - 1;
+
+    while (jl->slots[h & mask])
+        h++;
+    jl->slots[h & mask] = i + 1;
+}
+
+/* Make room in the index for one more file, rebuilding it twice as large when needed. */
+static void index_grow(struct ty_joblog *jl)
+{
+    if (2 * (jl->n + 1) <= jl->n_slots)
+        return;
+    free(jl->slots);
+    jl->n_slots = jl->n_slots ? jl->n_slots * 2 : 16;
+    jl->slots = xcalloc(jl->n_slots, sizeof(*jl->slots));
+    for (size_t i = 0; i < jl->n; i++)
+        slot_put(jl, name_hash(jl->files[i].task, jl->files[i].trial), i);
+}
+
 /* The file of @task/@trial, opened (and announced) on first use; its fd is -1 when it cannot be
  * opened (*@err the errno), tried again at the next record. */
 static struct log_file *
 file_for(struct ty_joblog *jl, const char *task, const char *trial, int *err)
 {
-    char *name = trial ? xasprintf("%s.%s.log", task, trial) : xasprintf("%s.log", task);
+    size_t h = name_hash(task, trial);
     struct log_file *f = NULL;
     char *path;
 
-    for (size_t i = 0; i < jl->n && !f; i++)
-        if (strcmp(jl->files[i].name, name) == 0)
-            f = &jl->files[i];
+    for (size_t k = h; jl->n_slots && jl->slots[k & (jl->n_slots - 1)] && !f; k++) {
+        struct log_file *c = &jl->files[jl->slots[k & (jl->n_slots - 1)] - 1];
+        if (name_is(c->name, task, trial))
+            f = c;
+    }
     if (f) {
-        free(name);
         if (f->fd >= 0)
             return f;
     } else {
+        index_grow(jl);
         if (jl->n == jl->cap) {
             jl->cap = jl->cap ? jl->cap * 2 : 8;
             jl->files = xreallocarray(jl->files, jl->cap, sizeof(*jl->files));
         }
-        f = &jl->files[jl->n++];
-        *f = (struct log_file){.name = name, .fd = -1};
+        f = &jl->files[jl->n];
+        *f = (struct log_file){
+            .name = trial ? xasprintf("%s.%s.log", task, trial) : xasprintf("%s.log", task),
+            .task = xstrdup(task),
+            .trial = trial ? xstrdup(trial) : NULL,
+            .fd = -1,
+        };
+        slot_put(jl, h, jl->n++);
     }
     path = xasprintf("%s/%s", jl->dir, f->name);
     f->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -143,7 +212,7 @@ static int append_lines(struct log_file *f, const char *data, size_t len)
 
 /* Append @rec (NULL: only the note on lost records) to @f, preceded by a WARNING line saying
  * how many records were lost before it, if any were. Returns 0 or -errno. */
-static int append_record(struct log_file *f, const struct ty_log_record *rec)
+static int append_record(struct ty_joblog *jl, struct log_file *f, const struct ty_log_record *rec)
 {
     struct ty_buf b = TY_BUF_INIT;
     int r;
@@ -171,9 +240,21 @@ static int append_record(struct log_file *f, const struct ty_log_record *rec)
     if (r < 0)
         return r;
     f->broken = false;
+    if (f->lost)
+        jl->n_lost_files--;
     f->lost = 0;
     f->lost_err = 0;
     return 0;
+}
+
+/* Count @rec as lost in @f, for errno @e. */
+static void lose(struct ty_joblog *jl, struct log_file *f, const struct ty_log_record *rec, int e)
+{
+    if (f->lost++ == 0)
+        jl->n_lost_files++;
+    f->lost_err = e;
+    f->last_lost = *rec;
+    jl->lost_total++;
 }
 
 int ty_joblog_write(struct ty_joblog *jl, const struct ty_log_record *rec)
@@ -182,24 +263,20 @@ int ty_joblog_write(struct ty_joblog *jl, const struct ty_log_record *rec)
     struct log_file *f = file_for(jl, rec->task, rec->trial, &err);
 
     if (f->fd < 0) { /* reported once the file opens */
-        f->lost++;
-        f->lost_err = err;
-        f->last_lost = *rec;
-        jl->lost_total++;
+        lose(jl, f, rec, err);
         return -err;
     }
-    r = append_record(f, rec);
+    r = append_record(jl, f, rec);
     if (r < 0) {
-        f->lost++;
-        f->lost_err = -r;
-        f->last_lost = *rec;
-        jl->lost_total++;
+        lose(jl, f, rec, -r);
         return r;
     }
-    /* The filesystem has room again: the other files say what they lost too. */
-    for (size_t i = 0; i < jl->n; i++)
+    /* The filesystem has room again: the other files say what they lost too (only looked for
+     * while some file has lost records: otherwise a record costs the same for any number of
+     * files). */
+    for (size_t i = 0; i < jl->n && jl->n_lost_files > 0; i++)
         if (jl->files[i].lost && jl->files[i].fd >= 0)
-            (void)append_record(&jl->files[i], NULL);
+            (void)append_record(jl, &jl->files[i], NULL);
     return 0;
 }
 
@@ -214,11 +291,14 @@ void ty_joblog_close(struct ty_joblog *jl)
         return;
     for (size_t i = 0; i < jl->n; i++) {
         if (jl->files[i].lost && jl->files[i].fd >= 0) /* last chance to say it */
-            (void)append_record(&jl->files[i], NULL);
+            (void)append_record(jl, &jl->files[i], NULL);
         if (jl->files[i].fd >= 0)
             close(jl->files[i].fd);
         free(jl->files[i].name);
+        free(jl->files[i].task);
+        free(jl->files[i].trial);
     }
+    free(jl->slots);
     free(jl->files);
     free(jl->dir);
     free(jl);

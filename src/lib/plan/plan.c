@@ -30,9 +30,21 @@ int ty_plan_build(const struct ty_job *job,
 
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         const struct ty_role_spec *rs = &job->roles[role];
+        char *const *base = rs->container_args ? rs->container_args : job->args;
+
+        if (rs->count == 0)
+            continue;
+        plan->role_command[role] = ty_strv_copy(rs->container_command);
+        if (base || plan->job_dir || trial_args) {
+            char ***args = &plan->role_args[role];
+            *args = xcalloc(1, sizeof(char *));
+            ty_strv_extend(args, base);
+            if (plan->job_dir)
+                ty_strv_push_take(args, xasprintf("--job-dir=%s", plan->job_dir));
+            ty_strv_extend(args, trial_args);
+        }
         for (int64_t i = 0; i < rs->count; i++) {
             struct ty_replica *r = &plan->replicas[k++];
-            char *const *base = rs->container_args ? rs->container_args : job->args;
 
             r->role = (enum ty_role)role;
             r->index = (int)i;
@@ -46,14 +58,8 @@ int ty_plan_build(const struct ty_job *job,
             r->image = rs->image_uri;
             r->machine_type = rs->machine_type;
             r->accel = &rs->accel;
-            r->command = ty_strv_copy(rs->container_command);
-            if (base || plan->job_dir || trial_args) {
-                r->args = xcalloc(1, sizeof(char *));
-                ty_strv_extend(&r->args, base);
-                if (plan->job_dir)
-                    ty_strv_push_take(&r->args, xasprintf("--job-dir=%s", plan->job_dir));
-                ty_strv_extend(&r->args, trial_args);
-            }
+            r->command = plan->role_command[role];
+            r->args = plan->role_args[role];
         }
     }
     (void)err;
@@ -66,10 +72,12 @@ struct ty_cluster_plan *ty_plan_free(struct ty_cluster_plan *plan)
     if (!plan)
         return NULL;
     for (size_t i = 0; i < plan->n_replicas; i++) {
-        ty_strv_free(plan->replicas[i].command);
-        ty_strv_free(plan->replicas[i].args);
         free(plan->replicas[i].host);
         free(plan->replicas[i].ip);
+    }
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        ty_strv_free(plan->role_command[role]);
+        ty_strv_free(plan->role_args[role]);
     }
     free(plan->replicas);
     free(plan->trial_id);

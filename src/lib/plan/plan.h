@@ -23,10 +23,13 @@ struct ty_replica {
     const char *image;     /* borrowed from the job */
     const char *machine_type;
     const struct ty_accelerator *accel;
-    char **command; /* NULL: the image's ENTRYPOINT */
-    char **args;    /* NULL: the image's CMD */
-    char *host;     /* set by the runtime's place() */
-    int port;       /* set by the runtime's place() */
+    /* NULL: the image's ENTRYPOINT / CMD. Shared by every replica of the role (the plan owns
+     * them, once per role, not once per replica: 1,000 workers of a job with long args hold one
+     * copy); never changed after ty_plan_build. */
+    char **command;
+    char **args;
+    char *host; /* set by the runtime's place() */
+    int port;   /* set by the runtime's place() */
     /* The replica's numeric IP address where host is a name (the container runtime's
      * network); NULL where host is itself an address. Set by place(); DMLC_PS_ROOT_URI. */
     char *ip;
@@ -48,6 +51,8 @@ struct ty_cluster_plan {
     bool host_network;
     struct ty_replica *replicas; /* master first, then workers, ps, evaluators */
     size_t n_replicas;
+    char **role_command[TY_ROLE_MAX]; /* what each role's replicas' command and args are */
+    char **role_args[TY_ROLE_MAX];
 };
 
 /* Build the plan of one run of @job. @trial_id (NULL for none) and @trial_args (extra

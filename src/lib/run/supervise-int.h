@@ -12,6 +12,9 @@
 #include "runtime.h"
 #include "supervise.h"
 
+/* Replicas launched in one go before the loop runs again (supervise.c, launch_batch). */
+#define TY_LAUNCH_BATCH 32
+
 struct rep_state {
     bool launched;              /* launched in this attempt */
     bool exited;                /* its last launch has ended */
@@ -47,7 +50,9 @@ struct ty_supervisor {
     bool ever_running;         /* the run reached RUNNING (the deadline is armed from then) */
     bool done;
     uint64_t grace_timer, deadline_timer, restart_timer, attempt_timer;
-    uint64_t wait_timer; /* scheduling.maxWaitTime, until the run is RUNNING */
+    uint64_t wait_timer;   /* scheduling.maxWaitTime, until the run is RUNNING */
+    uint64_t launch_timer; /* launches the next batch of the attempt's replicas */
+    size_t launch_next;    /* how many of the attempt's first launches are done */
     char error[2048];
 };
 

@@ -111,6 +111,8 @@ static void teardown(struct ty_supervisor *sup)
     sup->stopping = true;
     ty_loop_cancel_timer(sup->loop, sup->restart_timer);
     sup->restart_timer = 0;
+    ty_loop_cancel_timer(sup->loop, sup->launch_timer); /* replicas not launched yet stay so */
+    sup->launch_timer = 0;
     for (size_t i = 0; i < sup->plan->n_replicas; i++)
         sup->reps[i].restart_pending = false;
     if (sup->running == 0) {
@@ -634,7 +636,32 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
     return 0;
 }
 
-/* Place every replica, render the environment and launch them. */
+/* Launch the next TY_LAUNCH_BATCH replicas of the attempt; the rest from the loop, so that
+ * between batches a cancel, a signal or a replica's end is acted on (and an ended replica's
+ * pipes closed) while a large cluster is still starting. The master is launched last, as
+ * gcloud's local runner did: its peers are then already starting when it first looks for
+ * them. A teardown cancels what is left. */
+static void on_launch_timer(struct ty_loop *loop, void *data);
+static void launch_batch(struct ty_supervisor *sup)
+{
+    size_t n = sup->plan->n_replicas;
+
+    for (size_t b = 0; b < TY_LAUNCH_BATCH && sup->launch_next < n && !sup->stopping; b++)
+        if (!launch_one(sup, (sup->launch_next++ + 1) % n))
+            return;
+    if (sup->launch_next < n && !sup->stopping)
+        sup->launch_timer = ty_loop_add_timer(sup->loop, ty_mono_usec(), on_launch_timer, sup);
+}
+
+static void on_launch_timer(struct ty_loop *loop, void *data)
+{
+    struct ty_supervisor *sup = data;
+
+    sup->launch_timer = 0;
+    launch_batch(sup);
+}
+
+/* Place every replica, render the shared part of the environment and launch them. */
 static void launch_all(struct ty_supervisor *sup)
 {
     struct ty_error e = {0};
@@ -648,11 +675,8 @@ static void launch_all(struct ty_supervisor *sup)
         return;
     }
     service(sup, TY_SEV_INFO, "Waiting for training program to start.");
-    /* Start the master last, as gcloud's local runner did: its peers are then already
-     * starting when it first looks for them. */
-    for (size_t k = 0; k < sup->plan->n_replicas && !sup->stopping; k++)
-        if (!launch_one(sup, (k + 1) % sup->plan->n_replicas))
-            return;
+    sup->launch_next = 0;
+    launch_batch(sup);
 }
 
 /* Cancel: @requested is logged, @error is the run's errorMessage. */
@@ -752,6 +776,7 @@ void ty_supervisor_free(struct ty_supervisor *sup)
     ty_loop_cancel_timer(sup->loop, sup->restart_timer);
     ty_loop_cancel_timer(sup->loop, sup->attempt_timer);
     ty_loop_cancel_timer(sup->loop, sup->wait_timer);
+    ty_loop_cancel_timer(sup->loop, sup->launch_timer);
     ty_clusterenv_free(sup->env);
     ty_plan_free(sup->plan);
     free(sup->reps);
