@@ -31,4 +31,11 @@ trainingInput:
     containerCommand: ["sleep", "600"]
 EOT
 TRAINYARD_HOME="$scratch/state" "$root/$build/bench/bench-scale" "$root/$build/bin/trainyard" \
-  "$scratch/true.yaml" "$scratch/sleep.yaml" "$scratch/sleep1.yaml" "$runs"
+  "$scratch/true.yaml" "$scratch/sleep.yaml" "$scratch/sleep1.yaml" "$runs" | tee "$scratch/out"
+
+# make bench's table (bench/report.py): the medians printed above, goals of issue 17
+secs() { awk -v k="$1" 'index($0, k) { print $(NF - 1); exit }' "$scratch/out"; }
+python3 "$root/bench/report.py" add scale "1+999 true, whole local train" \
+  "$(secs "trainyard local train")" s --floor "$(secs "floor (posix_spawn")" --goal "<= 1.3x"
+python3 "$root/bench/report.py" add scale "memory per supervised replica (1+999 sleep)" \
+  "$(awk '/per replica \(VmRSS/ { print $(NF - 5); exit }' "$scratch/out")" kB --goal "< 50"
