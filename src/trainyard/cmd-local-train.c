@@ -613,6 +613,9 @@ static int local_train(int argc, char **argv)
     if (rc >= 0)
         goto out;
     rc = TY_EXIT_USAGE;
+    /* A thousand replicas hold more descriptors than the usual soft limit allows; the replicas
+     * themselves get the original limit back. */
+    (void)ty_nofile_raise();
     if (build_local_job(&a, &job) < 0)
         goto out;
     if (!a.state_dir)

@@ -112,3 +112,31 @@ bool ty_file_changed(const char *path, struct ty_file_stamp *stamp)
     stamp->mtime_nsec = sb.st_mtim.tv_nsec;
     return true;
 }
+
+static struct rlimit nofile_original;
+static bool nofile_raised;
+
+int ty_nofile_raise(void)
+{
+    struct rlimit rl;
+
+    if (nofile_raised)
+        return 0;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -errno;
+    if (rl.rlim_cur == rl.rlim_max)
+        return 0;
+    nofile_original = rl;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -errno;
+    nofile_raised = true;
+    return 0;
+}
+
+bool ty_nofile_original(struct rlimit *ret)
+{
+    if (nofile_raised)
+        *ret = nofile_original;
+    return nofile_raised;
+}

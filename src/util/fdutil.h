@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -29,5 +30,16 @@ struct ty_file_stamp {
 
 /* Whether @path exists and differs from @stamp; when it does, @stamp is updated. */
 bool ty_file_changed(const char *path, struct ty_file_stamp *stamp);
+
+/* Raise this process's soft limit of open files to its hard limit, once, keeping the original:
+ * a job of a thousand replicas holds a port reservation and three pipes per replica, past
+ * the common soft limit of 1,024. Programs started for replicas get the original back
+ * (ty_nofile_original). Returns 0 or -errno (the limit is then unchanged). */
+int ty_nofile_raise(void);
+
+/* The soft and hard limits of open files from before ty_nofile_raise, for a child to restore
+ * before it execs a replica (setrlimit is a plain system call: safe after a vfork-style clone).
+ * Returns false when the limit was never raised (nothing to restore). */
+bool ty_nofile_original(struct rlimit *ret);
 
 #endif

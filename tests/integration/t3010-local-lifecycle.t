@@ -87,4 +87,13 @@ test_expect_success 'replicas that cannot start fail the job, with no spurious c
     test $rc -eq 1 && grep -q "could not be started" log && ! grep -q "Cancel requested" log || exit 1
   done
 '
+test_expect_success 'more replicas than the soft open-files limit allows; replicas get that limit' '
+  # 1+40 replicas hold ~160 descriptors (pipes, port reservations) under a soft limit of 64:
+  # trainyard raises its own to the hard limit, and gives each replica the 64 back.
+  (ulimit -Sn 64 && "$TRAINYARD" local train nofile_1 --master-image-uri=example.com/none:1 \
+     --scale-tier=CUSTOM --master-machine-type=n1-standard-4 --worker-machine-type=n1-standard-4 \
+     --worker-count=40 --master-command=sh,-c,"ulimit -n" >log 2>&1) &&
+  grep -q "master-replica-0.*64$" log &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/nofile_1/job.json" "d[\"state\"]")" = SUCCEEDED
+'
 test_done

@@ -187,6 +187,10 @@ __attribute__((no_sanitize_address)) static int child(void *arg)
      * look like a cancel of the whole job. Signals are blocked since before the clone. */
     for (size_t i = 0; i < cs->n_reset; i++)
         (void)sigaction(cs->reset[i], &dfl, NULL);
+    /* trainyard raised its own open-files limit for the job's descriptors; the replica gets
+     * the limit trainyard was started with (programs using select() rely on 1,024). */
+    if (cs->restore_nofile)
+        (void)setrlimit(RLIMIT_NOFILE, &cs->nofile);
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
@@ -90,6 +91,8 @@ struct child_setup {
     size_t n_reset;
     const int *held; /* every port reservation of this process (ty_port_held), ascending */
     size_t n_held;
+    struct rlimit nofile; /* the open-files limit to restore (ty_nofile_original) */
+    bool restore_nofile;
 };
 
 /* Fill @cs->reset from this process's signal dispositions. */

@@ -410,6 +410,7 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         .user = p->user.set ? &p->user : NULL,
     };
     memcpy(cs.cg_fds, cg_fds, sizeof(cg_fds));
+    cs.restore_nofile = ty_nofile_original(&cs.nofile);
     pc_signals_to_reset(&cs);
     /* Give up the port's reservation now, not after the clone: the child may exec and its
      * program bind the port before this process runs again. The child closes the others. */
