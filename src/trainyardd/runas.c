@@ -5,7 +5,7 @@
  * config file, '*' as PROJECT for every project without a line of its own). Such a job of a
  * project with no user, or whose user is root, is refused at create unless trainyardd was
  * started with --allow-root-jobs; then it runs as root, as trainyardd does. A slurm job runs
- * as trainyardd's user (sbatch submits it), so under a root trainyardd it too needs
+ * as trainyardd's user (srun asks for its allocation), so under a root trainyardd it too needs
  * --allow-root-jobs. The container runtime is not concerned (its isolation is the engine's:
  * docs/security.md), and a trainyardd that is not root runs every job as its own user. The
  * supervisor of a job with a user gets `--run-as=USER` and its process runtime switches to
@@ -168,7 +168,8 @@ enum tyd_runas_kind tyd_runas_decide(const struct tyd_runas *m,
     if (!runtime || euid != 0 || strcmp(runtime, CONTAINER_RUNTIME) == 0)
         return TYD_RUNAS_DAEMON;
     if (strcmp(runtime, PROCESS_RUNTIME) != 0) {
-        /* The slurm runtime submits with sbatch as trainyardd's user: its tasks run as root. */
+        /* The slurm runtime asks for its allocation with srun as trainyardd's user: its tasks run
+         * as root. */
         if (allow_root)
             return TYD_RUNAS_DAEMON;
         (void)snprintf(why,
