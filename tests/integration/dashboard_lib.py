@@ -87,7 +87,10 @@ class Browser:
         d = self.driver
         d.set_window_size(width, height)
         inner = d.execute_script('return [window.innerWidth, window.innerHeight]')
-        d.set_window_size(width + (width - inner[0]), height + (height - inner[1]))
+        # Just after a resize the page may not have its new size yet (0, or larger than the
+        # window): then the window's frame cannot be measured and the window stays as asked.
+        if 0 < inner[0] <= width and 0 < inner[1] <= height:
+            d.set_window_size(width + (width - inner[0]), height + (height - inner[1]))
         self.width = width
 
     def open(self, hash_path):

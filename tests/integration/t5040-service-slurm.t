@@ -25,7 +25,14 @@ unset TRAINYARD_CONFIG TRAINYARD_PROJECT TRAINYARD_ACCESS_TOKEN
 # variable of the daemon's that no replica may see.
 JOBPATH="$TEST_DIR/jobbin:/usr/bin:/bin"
 mkdir -p "$TEST_DIR/jobbin" "$TEST_DIR/daemonbin"
-printf '#!/bin/sh\nenv >"%s/env.$SLURM_PROCID"\n' "$TEST_DIR" >"$TEST_DIR/jobbin/dumpenv_$M"
+# Each replica writes its environment (whole, by rename); the master then waits for the
+# worker's, since its exit ends the job and would stop a worker that had not written yet.
+cat >"$TEST_DIR/jobbin/dumpenv_$M" <<EOT
+#!/bin/sh
+env >"$TEST_DIR/env.\$SLURM_PROCID.tmp" && mv "$TEST_DIR/env.\$SLURM_PROCID.tmp" "$TEST_DIR/env.\$SLURM_PROCID"
+[ "\$SLURM_PROCID" = 0 ] || exit 0
+i=0; while [ ! -e "$TEST_DIR/env.1" ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done
+EOT
 printf '#!/bin/sh\necho daemon-only\n' >"$TEST_DIR/daemonbin/onlydaemon_$M"
 chmod +x "$TEST_DIR/jobbin/dumpenv_$M" "$TEST_DIR/daemonbin/onlydaemon_$M"
 SAVED_PATH=$PATH
