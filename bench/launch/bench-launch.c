@@ -19,14 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REPLICAS 17
+#include "../bench-stats.h"
 
-static double now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#define REPLICAS 17
 
 static double now_real(void)
 {
@@ -35,22 +30,10 @@ static double now_real(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Baseline: fork/exec 17 `true`; returns seconds to all exec'd (*started) and all reaped. */
 static double baseline(double *started)
 {
-    double t0 = now_mono();
+    double t0 = bench_now_mono();
     pid_t pids[REPLICAS];
     int pipes[REPLICAS];
 
@@ -73,10 +56,10 @@ static double baseline(double *started)
             ;
         close(pipes[i]);
     }
-    *started = now_mono() - t0;
+    *started = bench_now_mono() - t0;
     for (int i = 0; i < REPLICAS; i++)
         waitpid(pids[i], NULL, 0);
-    return now_mono() - t0;
+    return bench_now_mono() - t0;
 }
 
 /* Parse "2026-11-30T09:00:00.123456Z" into epoch seconds. */
@@ -114,7 +97,7 @@ static double
 trainyard(const char *bin, const char *config, const char *home, int run, double *started)
 {
     char id[64];
-    double r0 = now_real(), t0 = now_mono(), t;
+    double r0 = now_real(), t0 = bench_now_mono(), t;
     pid_t pid;
     int status;
 
@@ -128,7 +111,7 @@ trainyard(const char *bin, const char *config, const char *home, int run, double
         _exit(127);
     }
     waitpid(pid, &status, 0);
-    t = now_mono() - t0;
+    t = bench_now_mono() - t0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "bench-launch: trainyard run %d failed (status %d)\n", run, status);
         exit(1);
@@ -168,8 +151,8 @@ int main(int argc, char **argv)
         b_end[i] = baseline(&b_start[i]);
         t_end[i] = trainyard(bin, config, home, i, &t_start[i]);
     }
-    double bs = median(b_start, runs), be = median(b_end, runs);
-    double ts = median(t_start, runs), te = median(t_end, runs);
+    double bs = bench_median(b_start, runs), be = bench_median(b_end, runs);
+    double ts = bench_median(t_start, runs), te = bench_median(t_end, runs);
     printf("launch benchmark: 1 master + 16 workers running `true`, %d runs, medians\n", runs);
     printf("  %-34s %10s %10s\n", "", "started", "ended");
     printf("  %-34s %8.2f ms %8.2f ms\n", "baseline (fork/exec 17 true)", bs * 1e3, be * 1e3);

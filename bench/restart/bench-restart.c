@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench-stats.h"
+
 #define RESTARTS    5
 #define MAX_SAMPLES 4096
 
@@ -32,20 +34,6 @@ static double now_real(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, (size_t)n, sizeof(double), cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void append_time(const char *file, const char *suffix)
@@ -215,14 +203,14 @@ int main(int argc, char **argv)
            rounds,
            RESTARTS);
     printf("  baseline (plain respawn):  median %.2f ms  (%d samples)\n",
-           median(base_lat, n_base) * 1e3,
+           bench_median(base_lat, n_base) * 1e3,
            n_base);
     printf("  trainyard (process runtime): median %.2f ms  (%d samples, %d failed jobs)\n",
-           median(ty_lat, n_ty) * 1e3,
+           bench_median(ty_lat, n_ty) * 1e3,
            n_ty,
            failed);
     if (n_base > 0 && n_ty > 0)
         printf("  ratio trainyard/baseline: %.2fx\n",
-               median(ty_lat, n_ty) / median(base_lat, n_base));
+               bench_median(ty_lat, n_ty) / bench_median(base_lat, n_base));
     return failed ? 1 : 0;
 }

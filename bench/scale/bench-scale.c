@@ -20,34 +20,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench-stats.h"
+
 #define REPLICAS 1000
 
 extern char **environ;
-
-static double now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* The floor: posix_spawn 1,000 `true`, wait for every one. Seconds. */
 static double floor_run(void)
 {
     char *argv[] = {"true", NULL};
-    double t0 = now_mono();
+    double t0 = bench_now_mono();
     int n = 0;
 
     for (int i = 0; i < REPLICAS; i++) {
@@ -57,7 +40,7 @@ static double floor_run(void)
     }
     while (n > 0 && wait(NULL) > 0)
         n--;
-    return now_mono() - t0;
+    return bench_now_mono() - t0;
 }
 
 /* Start `trainyard local train ID --config CONFIG` with its output to /dev/null. */
@@ -78,7 +61,7 @@ static pid_t start_trainyard(const char *bin, const char *config, const char *id
 static double trainyard_run(const char *bin, const char *config, int run)
 {
     char id[64];
-    double t0 = now_mono();
+    double t0 = bench_now_mono();
     int status;
     pid_t pid;
 
@@ -89,7 +72,7 @@ static double trainyard_run(const char *bin, const char *config, int run)
         fprintf(stderr, "bench-scale: trainyard run %d failed (status %d)\n", run, status);
         exit(1);
     }
-    return now_mono() - t0;
+    return bench_now_mono() - t0;
 }
 
 /* Whether job @id's record has its startTime (every replica started). */
@@ -135,13 +118,13 @@ sleep_job_rss(const char *bin, const char *config, const char *home, long *rss, 
 {
     static int seq;
     char id[64];
-    double t0 = now_mono();
+    double t0 = bench_now_mono();
     pid_t pid;
     int started = 0;
 
     snprintf(id, sizeof(id), "scale_mem_%d_%d", (int)getpid(), seq++);
     pid = start_trainyard(bin, config, id);
-    while (!(started = job_started(home, id)) && now_mono() - t0 < 300) {
+    while (!(started = job_started(home, id)) && bench_now_mono() - t0 < 300) {
         if (waitpid(pid, NULL, WNOHANG) == pid)
             return -1;
         usleep(20000);
@@ -172,8 +155,8 @@ int main(int argc, char **argv)
         f[i] = floor_run();
         t[i] = trainyard_run(argv[1], argv[2], i);
     }
-    fm = median(f, runs);
-    tm = median(t, runs);
+    fm = bench_median(f, runs);
+    tm = bench_median(t, runs);
     printf("scale benchmark: 1 master + 999 workers running `true`, %d runs, medians\n", runs);
     printf("  %-44s %8.2f s\n", "floor (posix_spawn 1000 true, wait)", fm);
     printf("  %-44s %8.2f s\n", "trainyard local train", tm);

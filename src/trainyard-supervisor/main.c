@@ -7,12 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fdutil.h"
 #include "supervisor.h"
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "supervise-job") == 0)
+    if (argc > 1 && strcmp(argv[1], "supervise-job") == 0) {
+        /* A thousand replicas hold more descriptors than the usual soft limit allows; the
+         * replicas themselves get the original limit back (process runtime). */
+        (void)ty_nofile_raise();
         return tys_supervise_main(argc - 1, argv + 1);
+    }
     if (argc > 1 && strcmp(argv[1], "sweep-containers") == 0)
         return tys_sweep_containers_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "sweep-slurm") == 0)

@@ -30,7 +30,6 @@
 
 #include "alloc.h"
 #include "container.h"
-#include "fdutil.h"
 #include "gpudev.h"
 #include "jobenv.h"
 #include "jobrun.h"
@@ -623,9 +622,6 @@ int tys_supervise_main(int argc, char **argv)
     int64_t seq, grace;
     int r, rc;
 
-    /* A thousand replicas hold more descriptors than the usual soft limit allows; the replicas
-     * themselves get the original limit back (process runtime). */
-    (void)ty_nofile_raise();
     /* Options first: --run-as=USER, --grant=JSON. */
     while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
         if (strncmp(argv[1], "--run-as=", 9) == 0 && argv[1][9]) {

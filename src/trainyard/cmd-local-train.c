@@ -315,6 +315,22 @@ ended_waiting(struct run_ctx *rc, const struct ty_supervisor_options *o, int w, 
     return TY_EXIT_FAILED;
 }
 
+/* Claim <state>/jobs/local/@job_id for this run (statedir.h), saying where an earlier run
+ * that did not succeed was moved. Returns 0, or -1 after printing the error. */
+static int claim_run(const char *state_dir, const char *job_id, char **dir, int *lock_fd)
+{
+    _cleanup_free_ char *moved = NULL;
+    struct ty_error e = {0};
+
+    if (ty_statedir_claim_run(state_dir, job_id, dir, lock_fd, &moved, &e) < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    if (moved)
+        fprintf(stderr, "The earlier run of job %s did not succeed: kept as %s\n", job_id, moved);
+    return 0;
+}
+
 static int run_job(const struct ty_job *job,
                    const struct ty_runtime_ops *runtime,
                    const char *state_dir,
@@ -325,7 +341,6 @@ static int run_job(const struct ty_job *job,
     struct ty_supervisor_options opts = *base;
     struct run_ctx rc = {.job = job, .create_usec = ty_now_usec()};
     _cleanup_free_ char *dir = NULL;
-    _cleanup_free_ char *moved = NULL;
     /* Held (a record lock on run.lock) until this process ends: `jobs list --local` tells a
      * run that is going on from one killed before it recorded its end (statedir.h). */
     _cleanup_close_ int lock_fd = -EBADF;
@@ -338,14 +353,8 @@ static int run_job(const struct ty_job *job,
     int sig_fd;
     int r;
 
-    r = ty_statedir_claim_run(state_dir, job->job_id, &dir, &lock_fd, &moved, &e);
-    if (r < 0) {
-        cli_error(PATH, "%s", ty_error_msg(&e));
+    if (claim_run(state_dir, job->job_id, &dir, &lock_fd) < 0)
         return TY_EXIT_USAGE;
-    }
-    if (moved)
-        fprintf(
-            stderr, "The earlier run of job %s did not succeed: kept as %s\n", job->job_id, moved);
     logdir = xasprintf("%s/logs", dir);
     rc.job_record = xasprintf("%s/job.json", dir);
     r = ty_joblog_open(logdir, &log, &e);

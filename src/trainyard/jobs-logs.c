@@ -350,25 +350,14 @@ static int
 local_check_task(const char *state, const char *job_id, const char *task, struct ty_error *err)
 {
     _cleanup_json_ json_t *doc = NULL;
-    _cleanup_json_ json_t *spec = NULL;
-    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_free_ char *tasks = NULL;
-    struct ty_error ignored = {0};
     int r = jobs_local_read(state, job_id, &doc, err);
 
     if (r < 0)
         return r;
-    /* The job as submitted (the record's other fields are no spec fields); a record without
-     * a readable trainingInput has its logs shown unchecked. */
-    spec = json_pack("{s:s, s:O}",
-                     "jobId",
-                     job_id,
-                     "trainingInput",
-                     json_object_get(doc, "trainingInput") ? json_object_get(doc, "trainingInput")
-                                                           : json_null());
-    if (!spec || ty_job_from_json(spec, &job, &ignored) < 0 || ty_job_has_task(job, task))
+    tasks = ty_job_task_mismatch(job_id, json_object_get(doc, "trainingInput"), task);
+    if (!tasks)
         return 0;
-    tasks = ty_job_task_list(job);
     return ty_error_set(
         err, EINVAL, "--task-name: run '%s' has no task '%s' (its tasks: %s)", job_id, task, tasks);
 }

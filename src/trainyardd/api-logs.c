@@ -286,16 +286,10 @@ static void answer_page(const struct tyd_request *rq,
  * typo such as "master" for master-replica-0 would wait silently). Returns 0 or -1. */
 static int check_task(const struct ty_job_row *row, const char *task, struct tyd_reply *rep)
 {
-    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
-    _cleanup_json_ json_t *doc =
-        json_pack("{s:s, s:O}", "jobId", row->job_id, "trainingInput", row->training_input);
-    _cleanup_free_ char *tasks = NULL;
-    struct ty_error e = {0};
+    _cleanup_free_ char *tasks = ty_job_task_mismatch(row->job_id, row->training_input, task);
 
-    /* A stored job always parses; if one did not, its logs are still served unchecked. */
-    if (!doc || ty_job_from_json(doc, &job, &e) < 0 || ty_job_has_task(job, task))
+    if (!tasks)
         return 0;
-    tasks = ty_job_task_list(job);
     tyd_error(rep,
               400,
               NULL,

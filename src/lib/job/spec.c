@@ -320,3 +320,18 @@ char *ty_job_task_list(const struct ty_job *job)
     }
     return ty_buf_take(&b);
 }
+
+char *ty_job_task_mismatch(const char *job_id, const json_t *training_input, const char *task)
+{
+    _cleanup_(ty_job_freep) struct ty_job *job = NULL;
+    _cleanup_json_ json_t *doc = json_pack("{s:s, s:O}",
+                                           "jobId",
+                                           job_id,
+                                           "trainingInput",
+                                           training_input ? training_input : json_null());
+    struct ty_error e = {0};
+
+    if (!doc || ty_job_from_json(doc, &job, &e) < 0 || ty_job_has_task(job, task))
+        return NULL;
+    return ty_job_task_list(job);
+}

@@ -135,6 +135,11 @@ struct ty_job *ty_job_free(struct ty_job *job);
  * ROLE-replica-INDEX with INDEX below the role's count (after the scale tier's expansion). */
 bool ty_job_has_task(const struct ty_job *job, const char *task);
 
+/* For a request naming @task of the job @job_id whose TrainingInput is @training_input: NULL
+ * when the job has that task (or its input does not parse: nothing is checked then), else its
+ * task names (ty_job_task_list) for the error. Caller frees. */
+char *ty_job_task_mismatch(const char *job_id, const json_t *training_input, const char *task);
+
 /* @job's task names for an error message, ", "-separated: "service, master-replica-0,
  * worker-replica-0, ...", each role's first and last replica when it has more than three.
  * Caller frees. */
