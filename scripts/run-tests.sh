@@ -68,7 +68,7 @@ locks_of() {
 }
 
 passed=0 failed=0 skipped=0
-failures=()
+failures=() not_ok=()
 logdir=$(mktemp -d /tmp/trainyard-tests.XXXXXX)
 mkdir -p "$logdir/res"
 t_start=$(date +%s%N)
@@ -340,6 +340,11 @@ report() {
         failures+=("${J_NAME[id]}")
         echo "FAIL  ${J_NAME[id]} ($p passed, $f failed, exit $rc, ${secs}s)"
         sed 's/^/    /' "$log"
+        # Repeated under the summary: a long log shown in part elsewhere (CI keeps the head
+        # and tail of the output) still names which check failed, and why.
+        while IFS= read -r line; do
+          not_ok+=("${J_NAME[id]}: ${line:0:400}")
+        done < <(grep -m 5 '^not ok' "$log")
       else
         [ "$s" -gt 0 ] && skips=", $s skipped"
         printf 'ok    %-48s %4d passed%s (%ss)\n' "${J_NAME[id]}" "$p" "$skips" "$secs"
@@ -426,6 +431,7 @@ print_ready
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "failed: ${failures[*]}"
+  for line in "${not_ok[@]}"; do echo "  $line"; done
 fi
 awk -v a="$t_start" -v b="$(date +%s%N)" -v busy="$busy_total" -v j="$JOBS" \
   'BEGIN { printf "wall: %.0fs (%d at a time; the programs and builds ran %.0fs in all)\n", (b - a) / 1e9, j, busy / 1000 }'

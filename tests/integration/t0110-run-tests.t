@@ -85,6 +85,10 @@ test_expect_success 'a failing program is shown in full, indented' '
   grep -q "^FAIL  build t5000-fails.t (1 passed, 1 failed, exit 1, [0-9.]*s)$" out &&
   grep -q "^    not ok 2 - boom-" out && grep -q "^    ok 1 - one$" out
 '
+test_expect_success 'the failing checks are named again under the summary' '
+  sed -n "/^failed: /,\$p" out >tail.out &&
+  grep -q "^  build t5000-fails.t: not ok 2 - boom-$RUN_ID$" tail.out
+'
 test_expect_success 'two at a time; never two Podman scripts, nor a script in both builds, at once' '
   "$PYTHON" - "$EV" <<-\PY
 	import sys
