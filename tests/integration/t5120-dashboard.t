@@ -64,6 +64,7 @@ cat >"$TEST_DIR/restart.sh" <<EOF2
 n=\$(grep -c "listening on" "$TEST_DIR/svc.log")
 kill -TERM \$(cat "$TEST_DIR/svc.pid")
 i=0; while curl -s -o /dev/null "$BASE/healthz" && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done
+sleep 2 # down long enough that the page's first catch-up attempts fail as well
 "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:$PORT --state-dir "$TEST_DIR/svc" --grace-period 1 \
   $ROOT_JOBS --auth-tokens "$TEST_DIR/tokens" --project-limit=p1:jobs=1 >>"$TEST_DIR/svc.log" 2>&1 &
 echo \$! >"$TEST_DIR/svc.pid"

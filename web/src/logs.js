@@ -17,6 +17,21 @@ const sevRank = (s) => Math.max(0, SEVERITIES.indexOf(s || 'DEFAULT'));
 const entryKey = (e) => `${e.timestamp}\u0000${e.taskName}\u0000${e.trialId || ''}\u0000${e.message}`;
 const esc = (t) => t.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
 
+/** The entries of @list not shown yet: those that @skip counts (shown before, read again)
+ *  are dropped, one for each count; the others are counted in @shown and returned. */
+function unshown(list, skip, shown) {
+  return list.filter((e) => {
+    const k = entryKey(e);
+    const n = skip.get(k) || 0;
+    if (n) {
+      skip.set(k, n - 1);
+      return false;
+    }
+    shown.set(k, (shown.get(k) || 0) + 1);
+    return true;
+  });
+}
+
 /** @text escaped, with each match of @search (case-insensitive) marked. */
 function highlighted(text, search) {
   if (!search)
@@ -306,17 +321,14 @@ class LogsPage {
     return `${jobPath(this.ctx.project, this.ctx.jobId, '/logs')}?${p}`;
   }
 
-  /** Read the pages after @token, skipping the entries counted in @skip (already shown);
-   *  returns the token after the last page. */
-  async readPages(token, skip, signal) {
+  /** Read the pages after @token and show their entries, less those @shown counts (the
+   *  entries already shown since @token; those shown now are counted in it too); returns the
+   *  token after the last page. */
+  async readPages(token, shown, signal) {
+    const skip = new Map(shown);
     for (;;) {
       const r = await this.ctx.api.get(this.logsUrl({ pageSize: PAGE, ...(token ? { pageToken: token } : {}) }), { signal });
-      const ents = (r.entries || []).filter((e) => {
-        const n = skip ? skip.get(entryKey(e)) || 0 : 0;
-        if (n)
-          skip.set(entryKey(e), n - 1);
-        return !n;
-      });
+      const ents = unshown(r.entries || [], skip, shown);
       if (ents.length)
         this.add(ents);
       token = r.nextPageToken || token;
@@ -335,14 +347,18 @@ class LogsPage {
   /** Follow the log from @token until the job has ended; reconnects after a broken stream. */
   async follow(token, signal) {
     let wait = 500;
+    // The entries shown since @token, whichever read showed them: every read from @token
+    // (the stream again, or the pages after a broken stream) skips them, so that a catch-up
+    // that fails too (the service still down) does not make the next try show them twice.
+    let shown = new Map();
     for (;;) {
-      const seen = new Map(); // entries got from the stream since @token
       this.setLive('● Live', 'on');
       try {
+        const skip = new Map(shown);
         await readStream(this.logsUrl({ follow: 'true', ...(token ? { pageToken: token } : {}) }), (list) => {
-          for (const e of list)
-            seen.set(entryKey(e), (seen.get(entryKey(e)) || 0) + 1);
-          this.add(list);
+          const ents = unshown(list, skip, shown);
+          if (ents.length)
+            this.add(ents);
           wait = 500;
         }, signal);
         // The service ends the stream when the job has ended and everything was sent.
@@ -357,9 +373,11 @@ class LogsPage {
       wait = Math.min(wait * 2, 10000);
       if (signal.aborted)
         return;
-      // Catch up from the same token without repeating what the stream already gave.
+      // Catch up from the same token without repeating what was shown; once read to the
+      // end, the new token is past everything shown.
       try {
-        token = await this.readPages(token, seen, signal);
+        token = await this.readPages(token, shown, signal);
+        shown = new Map();
       } catch (e) {
         if (signal.aborted || (e.httpStatus && e.httpStatus !== 503))
           throw e;
@@ -385,7 +403,7 @@ class LogsPage {
       this.drawTasks();
       this.drawTrials();
       this.loading = true;
-      const token = await this.readPages('', null, signal);
+      const token = await this.readPages('', new Map(), signal);
       this.loading = false;
       this.view.redraw();
       if (!FINAL_STATES.has(state))
