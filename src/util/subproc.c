@@ -100,7 +100,11 @@ static int spawn_fds_open(struct spawn_fds *f, bool input)
 }
 
 /* posix_spawnp @argv in a new process group, default signal mask and SIGPIPE, its stdin
- * from f->in[1] or /dev/null, its stdout and stderr into the pipes. Returns 0 or -errno. */
+ * from f->in[1] or /dev/null, its stdout and stderr into the pipes, and no other fd: every fd
+ * above 2 is closed in the child (closefrom), whatever its close-on-exec flag says. So this
+ * process's port reservations (ports.h: a replica's port, held until its launch) never reach
+ * srun, squeue...: by design, as the process runtime's launch closes them in its child, not
+ * by trusting that every fd of the process was opened with O_CLOEXEC. Returns 0 or -errno. */
 static int spawn(char *const argv[], char *const extra_env[], struct spawn_fds *f, pid_t *pid)
 {
     _cleanup_strv_free_ char **env = child_env(extra_env);
@@ -116,6 +120,7 @@ static int spawn(char *const argv[], char *const extra_env[], struct spawn_fds *
         posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, f->out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, f->err[1], 2);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);

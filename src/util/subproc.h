@@ -45,9 +45,10 @@ struct ty_subproc;
 typedef void (*ty_subproc_fn)(struct ty_loop *loop, struct ty_subproc_result *res, void *data);
 
 /* Start @opt's command in a process group of its own, watched on @loop (its pipes, a pidfd
- * and a timer). Returns 0 with *ret set (may be NULL when the caller never cancels), or
- * -ENOENT when argv[0] is not found, or -errno, with err naming the command; @fn is only
- * called after a 0. */
+ * and a timer). It inherits its stdin, stdout and stderr and no other fd of this process
+ * (port reservations included, close-on-exec or not: they are closed in the child). Returns 0 with
+ * *ret set (may be NULL when the caller never cancels), or -ENOENT when argv[0] is not found, or
+ * -errno, with err naming the command; @fn is only called after a 0. */
 int ty_subproc_start(struct ty_loop *loop,
                      const struct ty_subproc_options *opt,
                      ty_subproc_fn fn,

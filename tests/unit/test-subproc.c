@@ -3,9 +3,11 @@
  * output and status, the extra environment, a signal, a missing command, and the deadline
  * killing the whole process group. On a loop: success, a non-zero exit, a signal, the
  * deadline, the output cap, stdin, cancelling (nothing left: no zombie, no fd), and many
- * commands at once. */
+ * commands at once. Only stdin, stdout and stderr reach the command: a port reservation
+ * and any other fd, close-on-exec or not, are closed in the child. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "loop.h"
 #include "macro.h"
+#include "ports.h"
 #include "subproc.h"
 #include "tap.h"
 #include "timeutil.h"
@@ -182,6 +185,40 @@ static void test_many(void)
     ty_loop_free(loop);
 }
 
+/* Whether fd @fd is open in a command run by ty_subproc_run ("open" or "closed"). */
+static void child_sees(int fd, const char *expect, const char *what)
+{
+    struct ty_subproc_result res;
+    char script[128];
+
+    snprintf(script,
+             sizeof(script),
+             "if [ -e /proc/self/fd/%d ]; then printf open; else printf closed; fi",
+             fd);
+    is_int(run(script, NULL, 5000000, &res), 0, "%s: the check ran", what);
+    is_str(res.out, expect, "%s: %s in the child", what, expect);
+    ty_subproc_result_release(&res);
+}
+
+/* The child inherits only fds 0-2: the process's port reservations (ports.h) never reach a
+ * Slurm command, even one whose close-on-exec flag was lost, nor does any other fd. */
+static void test_inherited_fds(void)
+{
+    int cursor = 0, fd = -1, p[2];
+    struct ty_error e = {0};
+
+    ok(ty_port_hold(&cursor, &fd, "test", &e) > 0, "a port held: %s", e.msg);
+    child_sees(fd, "closed", "a port reservation (close-on-exec)");
+    ok(fcntl(fd, F_SETFD, 0) == 0, "its close-on-exec flag cleared");
+    child_sees(fd, "closed", "a port reservation without close-on-exec");
+    ty_port_release(fd);
+    ok(pipe(p) == 0, "a pipe without close-on-exec");
+    child_sees(p[1], "closed", "an ordinary fd without close-on-exec");
+    close(p[0]);
+    close(p[1]);
+    child_sees(2, "open", "stderr");
+}
+
 int main(void)
 {
     struct ty_subproc_result res;
@@ -232,6 +269,7 @@ int main(void)
         is_int(res.status, 0, "its background child went with it (the process group)");
         ty_subproc_result_release(&res);
     }
+    test_inherited_fds();
     test_async();
     test_cancel();
     test_many();

@@ -143,6 +143,7 @@ static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
         return ty_error_set(err, EPROTO, "task %lld said HELLO twice", (long long)procid);
     c->rep = (long)procid;
     s->reps[procid].conn = c;
+    slurm_state_fresh(s);
     (void)snprintf(s->reps[procid].node, sizeof(s->reps[procid].node), "%s", node ? node : "?");
     /* srun prints no job id: the first launcher says it (its SLURM_JOB_ID). */
     if (ty_json_str(m, "slurmJob"))
@@ -199,6 +200,7 @@ static int on_placed(struct slurm_conn *c, const json_t *m, struct ty_error *err
     sr->r->host = xstrdup(host);
     sr->r->port = (int)json_integer_value(port);
     sr->placed = true;
+    slurm_state_fresh(s);
     if (++s->n_placed == s->n)
         slurm_prepared(s, 0, "%s", "");
     return 0;

@@ -144,6 +144,13 @@ void slurm_start_polling(struct slurm_rt *s);
 /* slurm-state.c: read the job's state now (srun ended: the job has, or is ending), not at the
  * next poll; after the poll under way, if one is. */
 void slurm_poll_now(struct slurm_rt *s);
+/* slurm-state.c: a launcher just spoke (HELLO, PLACED): the job runs now, as a poll would
+ * say. Notes when it began running (the connect deadline counts from then) and moves the
+ * next periodic poll to TY_SLURM_POLL_USEC from now, so that no squeue competes with the
+ * launchers' start for the nodes' and this host's CPUs (a short job then runs no squeue at
+ * all). The end of srun still reads the state at once (slurm_poll_now), and polls resume a
+ * second after the launchers go quiet. */
+void slurm_state_fresh(struct slurm_rt *s);
 /* slurm-state.c: replica @i's launcher reports exit @st, TY_EXIT_NODE_LOST (Slurm ended its
  * step): hold it while the job's state is read (Slurm kills the tasks as it ends a job, and
  * the state may lag the signal a little). When the job has ended every replica is reported

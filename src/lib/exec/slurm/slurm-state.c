@@ -269,6 +269,18 @@ void slurm_start_polling(struct slurm_rt *s)
     schedule_poll(s);
 }
 
+void slurm_state_fresh(struct slurm_rt *s)
+{
+    if (!s->running_since)
+        s->running_since = ty_mono_usec();
+    /* Only a poll merely waiting for its time moves: one under way, or one asked for now
+     * (srun ended), stays. */
+    if (s->phase == PHASE_ENDED || !s->poll_timer || s->poll_cmd || s->poll_soon)
+        return;
+    ty_loop_cancel_timer(s->base.loop, s->poll_timer);
+    schedule_poll(s);
+}
+
 void slurm_poll_now(struct slurm_rt *s)
 {
     if (s->phase == PHASE_ENDED)
