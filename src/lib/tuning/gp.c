@@ -32,6 +32,39 @@ static const double SN_SD = 3.0;
 
 /* ---- linear algebra ------------------------------------------------------------------------ */
 
+/* The dot products below are chains of dependent additions, each in one fixed order (k
+ * ascending) so that results do not depend on how they are computed: no reassociation, so no
+ * vectors. Their speed is the adder's latency, not its throughput; so the loops run four
+ * independent chains at once (four rows, or four columns), each still summed in its own order:
+ * the same bits as one chain at a time, three to four times faster. */
+
+/* Rows @i0 .. @n - 1 of column @j of the factor: a[i][j] = (a[i][j] - sum_k<j a[i][k] a[j][k])
+ * / @d. */
+static void chol_column(double *a, size_t n, size_t j, size_t i0, double d)
+{
+    const double *rj = a + j * n;
+    size_t i = i0;
+
+    for (; i + 4 <= n; i += 4) {
+        double *r0 = a + i * n, *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
+        double s0 = r0[j], s1 = r1[j], s2 = r2[j], s3 = r3[j];
+        for (size_t k = 0; k < j; k++) {
+            double v = rj[k];
+            s0 -= r0[k] * v;
+            s1 -= r1[k] * v;
+            s2 -= r2[k] * v;
+            s3 -= r3[k] * v;
+        }
+        r0[j] = s0 / d, r1[j] = s1 / d, r2[j] = s2 / d, r3[j] = s3 / d;
+    }
+    for (; i < n; i++) {
+        double *ri = a + i * n, s = ri[j];
+        for (size_t k = 0; k < j; k++)
+            s -= ri[k] * rj[k];
+        ri[j] = s / d;
+    }
+}
+
 int ty_cholesky(double *a, size_t n)
 {
     for (size_t j = 0; j < n; j++) {
@@ -42,27 +75,53 @@ int ty_cholesky(double *a, size_t n)
             return -EDOM;
         d = sqrt(d);
         rj[j] = d;
-        for (size_t i = j + 1; i < n; i++) {
-            double *ri = a + i * n, s = ri[j];
-            for (size_t k = 0; k < j; k++)
-                s -= ri[k] * rj[k];
-            ri[j] = s / d;
-        }
+        chol_column(a, n, j, j + 1, d);
         for (size_t k = j + 1; k < n; k++)
             rj[k] = 0;
     }
     return 0;
 }
 
-void ty_solve_lower(const double *l, size_t n, double *b)
+/* Forward substitution from row @from: b[i] = (b[i] - sum_{from<=k<i} l[i][k] b[k]) / l[i][i]
+ * for i >= @from (rows before it are not read). Four rows at a time: their sums over the
+ * columns before the four run together, then each row takes its last terms in order. */
+static void solve_lower_from(const double *l, size_t n, size_t from, double *b)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = from;
+
+    for (; i + 4 <= n; i += 4) {
+        const double *r0 = l + i * n, *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
+        double s0 = b[i], s1 = b[i + 1], s2 = b[i + 2], s3 = b[i + 3];
+        for (size_t k = from; k < i; k++) {
+            double v = b[k];
+            s0 -= r0[k] * v;
+            s1 -= r1[k] * v;
+            s2 -= r2[k] * v;
+            s3 -= r3[k] * v;
+        }
+        b[i] = s0 = s0 / r0[i];
+        s1 -= r1[i] * s0;
+        b[i + 1] = s1 = s1 / r1[i + 1];
+        s2 -= r2[i] * s0;
+        s2 -= r2[i + 1] * s1;
+        b[i + 2] = s2 = s2 / r2[i + 2];
+        s3 -= r3[i] * s0;
+        s3 -= r3[i + 1] * s1;
+        s3 -= r3[i + 2] * s2;
+        b[i + 3] = s3 / r3[i + 3];
+    }
+    for (; i < n; i++) {
         const double *ri = l + i * n;
         double s = b[i];
-        for (size_t k = 0; k < i; k++)
+        for (size_t k = from; k < i; k++)
             s -= ri[k] * b[k];
         b[i] = s / ri[i];
     }
+}
+
+void ty_solve_lower(const double *l, size_t n, double *b)
+{
+    solve_lower_from(l, n, 0, b);
 }
 
 void ty_solve_lower_t(const double *l, size_t n, double *b)
@@ -211,6 +270,36 @@ static void hyper_prior(size_t dim, size_t i, double *mu, double *sd, double *lo
     }
 }
 
+/* kinv[i][j] = sum_k Linv[k][i] Linv[k][j] = sum_k w[i][k] w[j][k] over k >= max(i, j), for
+ * j <= i, with @w (n × n) holding L^-1 e_c in its row c; four j at a time (see chol_column). */
+static void kinv_lower(const double *w, size_t n, double *kinv)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double *a = w + i * n;
+        size_t j = 0;
+        for (; j + 4 <= i + 1; j += 4) {
+            const double *b0 = w + j * n, *b1 = b0 + n, *b2 = b1 + n, *b3 = b2 + n;
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (size_t k = i; k < n; k++) {
+                double v = a[k];
+                s0 += v * b0[k];
+                s1 += v * b1[k];
+                s2 += v * b2[k];
+                s3 += v * b3[k];
+            }
+            kinv[i * n + j] = s0, kinv[i * n + j + 1] = s1;
+            kinv[i * n + j + 2] = s2, kinv[i * n + j + 3] = s3;
+        }
+        for (; j <= i; j++) {
+            const double *b = w + j * n;
+            double s = 0;
+            for (size_t k = i; k < n; k++)
+                s += a[k] * b[k];
+            kinv[i * n + j] = s;
+        }
+    }
+}
+
 /* Negative log posterior at @theta, and its gradient into @grad when not NULL. @l and @kinv
  * are n × n scratch. INFINITY when the covariance cannot be factorised. */
 static double
@@ -244,22 +333,9 @@ nlp(const struct ty_gp *gp, const double *theta, double *grad, double *l, double
         double *e = gp->work2 + c * n; /* row c of work2 holds L^-1 e_c */
         memset(e, 0, n * sizeof(double));
         e[c] = 1;
-        for (size_t i = c; i < n; i++) {
-            double s = e[i];
-            for (size_t k = c; k < i; k++)
-                s -= l[i * n + k] * e[k];
-            e[i] = s / l[i * n + i];
-        }
+        solve_lower_from(l, n, c, e);
     }
-    /* kinv[i][j] = sum_k Linv[k][i] Linv[k][j] = sum_k work2[i][k] work2[j][k], k >= max(i, j) */
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j <= i; j++) {
-            const double *a = gp->work2 + i * n, *b = gp->work2 + j * n;
-            double s = 0;
-            for (size_t k = i; k < n; k++)
-                s += a[k] * b[k];
-            kinv[i * n + j] = s;
-        }
+    kinv_lower(gp->work2, n, kinv);
 
     {
         double sf2 = exp(theta[dim]), sn2 = exp(theta[dim + 1]);
