@@ -135,6 +135,35 @@ static void test_linalg_bits(void)
     ok(same_x, "forward substitution, n = 1..13: the same bits as one row at a time");
 }
 
+/* ty_gp_predict_many (two points' solves at once) against one point at a time, for data of
+ * 1 to 11 points in 2-D: the same bits. */
+static void test_predict_many(void)
+{
+    bool same = true;
+
+    for (size_t n = 1; n <= 11; n++) {
+        struct ty_gp *gp = ty_gp_new(2);
+        double x[22], y[11], q[10], mu[5], var[5];
+        for (size_t i = 0; i < n; i++) {
+            x[2 * i] = fmod(0.37 * (double)i, 1), x[2 * i + 1] = fmod(0.61 * (double)i + 0.1, 1);
+            y[i] = sin(5 * x[2 * i]) + x[2 * i + 1];
+        }
+        for (size_t i = 0; i < 10; i++)
+            q[i] = fmod(0.23 * (double)i + 0.05, 1);
+        ty_gp_set_data(gp, x, y, n);
+        ty_gp_update(gp);
+        ty_gp_predict_many(gp, q, 5, mu, var);
+        for (size_t i = 0; i < 5; i++) {
+            double m1, v1;
+            ty_gp_predict(gp, q + 2 * i, &m1, &v1);
+            same = same && memcmp(&m1, &mu[i], sizeof(double)) == 0 &&
+                   memcmp(&v1, &var[i], sizeof(double)) == 0;
+        }
+        ty_gp_free(gp);
+    }
+    ok(same, "predictions of five points together: the same bits as one at a time");
+}
+
 static void test_gp(void)
 {
     struct ty_gp *gp = ty_gp_new(1);
@@ -531,6 +560,7 @@ int main(void)
 {
     test_linalg();
     test_linalg_bits();
+    test_predict_many();
     test_gp();
     test_warp();
     test_tuner_mixed();
