@@ -84,7 +84,12 @@ static void set_state(struct ty_study *st, enum ty_job_state s)
 }
 
 static void pump(struct ty_loop *loop, void *data);
-static void notify_trial(struct trial_run *tr);
+/* The trial's record changed: its kept text is rendered again at the next write. */
+static void trial_changed(struct trial_run *tr)
+{
+    free(tr->text);
+    tr->text = NULL;
+}
 
 /* Work is done from a loop timer, never inside a supervisor's callback (which must not free
  * its supervisor). */
@@ -117,7 +122,7 @@ static void trial_on_state(void *ctx, enum ty_job_state s)
     if (!ty_job_state_is_final(s)) {
         if (s != TY_STATE_QUEUED && s != tr->t.state) {
             tr->t.state = s;
-            notify_trial(tr);
+            trial_changed(tr); /* shown at the next write, as ever */
         }
         if (s == TY_STATE_RUNNING && st->state == TY_STATE_PREPARING) {
             ty_loop_cancel_timer(st->loop, st->wait_timer);
@@ -184,15 +189,14 @@ static void on_notify_timer(struct ty_loop *loop, void *data)
 
 /* A trial changed: on_trial is told once the loop's turn is over, once for every change made
  * in that turn (a pump that reaps trials and starts others, each start's first progress).
- * The callers re-render the whole trainingOutput on each call, so one call per change made
- * a study's bookkeeping grow with the square of its trials (bench/tuning-overhead). Trials
- * are freed only with the study, so notify_last stays valid. */
+ * The service's supervisor renders the whole trainingOutput on each call (local train only
+ * the changed trials'), so one call per change grew with the square of the trials. Trials are
+ * freed only with the study, so notify_last stays valid. */
 static void notify_trial(struct trial_run *tr)
 {
     struct ty_study *st = tr->st;
 
-    free(tr->text);
-    tr->text = NULL;
+    trial_changed(tr);
     st->notify_last = tr;
     if (!st->notify_timer && st->opts.on_trial)
         st->notify_timer = ty_loop_add_timer(st->loop, ty_mono_usec(), on_notify_timer, st);
@@ -284,7 +288,7 @@ static void poll_trials(struct ty_loop *loop, void *data)
                        d.n_reference);
         if (ty_supervisor_stop_early(tr->sup, why)) { /* which logs why */
             tr->t.stopped_early = true;
-            notify_trial(tr);
+            trial_changed(tr); /* told when it ends */
         }
     }
     st->poll_timer = ty_loop_add_timer(
