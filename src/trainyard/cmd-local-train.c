@@ -116,6 +116,25 @@ static void print_record(void *ctx, const struct ty_log_record *rec)
            rec->message);
 }
 
+/* ty_json_pretty of @j with the study's trainingOutput as its last member, byte for byte,
+ * with each trial's text kept from the last write unless the trial changed: a study writes
+ * its record at every change of any trial (bench/tuning-overhead). */
+static char *with_training_output(const json_t *j, const struct ty_study *study)
+{
+    _cleanup_free_ char *head = ty_json_pretty(j);
+    _cleanup_free_ char *out = ty_study_training_output_pretty(study, 1);
+    size_t n = strlen(head);
+
+    /* head ends "\n}" (j has members): the output goes before that */
+    while (n > 0 && head[n - 1] != '}')
+        n--;
+    while (n > 1 && head[n - 2] == ' ')
+        n--;
+    if (n < 2 || head[n - 2] != '\n')
+        return NULL;
+    return xasprintf("%.*s,\n  \"trainingOutput\": %s\n}", (int)(n - 2), head, out);
+}
+
 /* Keep <dir>/job.json in the REST Job form, replaced atomically at each state change. */
 static void write_record(struct run_ctx *rc, enum ty_job_state st)
 {
@@ -140,10 +159,11 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
     else if (rc->error && ty_job_state_is_final(st))
         json_object_set_new(j, "errorMessage", json_string(rc->error));
     if (rc->jr && ty_jobrun_study(rc->jr))
-        json_object_set_new(j, "trainingOutput", ty_jobrun_training_output(rc->jr));
+        text = with_training_output(j, ty_jobrun_study(rc->jr));
     else if (rc->jr && st != TY_STATE_QUEUED)
         json_object_set_new(j, "attemptStatus", ty_jobrun_attempt_status(rc->jr));
-    text = ty_json_pretty(j);
+    if (!text)
+        text = ty_json_pretty(j);
     tmp = xasprintf("%s.tmp", rc->job_record);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)

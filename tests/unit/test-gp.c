@@ -9,6 +9,8 @@
  * JSON documents are written with ' for " (dq() swaps them). */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -64,6 +66,102 @@ static void test_linalg(void)
 static double f1(double x)
 {
     return sin(6 * x) + 0.5 * x;
+}
+
+/* The one-chain-at-a-time forms that gp.c's four-chain loops must match bit for bit. */
+static void ref_cholesky(double *a, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        double *rj = a + j * n, d = rj[j];
+        for (size_t k = 0; k < j; k++)
+            d -= rj[k] * rj[k];
+        d = sqrt(d);
+        rj[j] = d;
+        for (size_t i = j + 1; i < n; i++) {
+            double *ri = a + i * n, s = ri[j];
+            for (size_t k = 0; k < j; k++)
+                s -= ri[k] * rj[k];
+            ri[j] = s / d;
+        }
+        for (size_t k = j + 1; k < n; k++)
+            rj[k] = 0;
+    }
+}
+
+static void ref_solve_lower(const double *l, size_t n, double *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        double s = b[i];
+        for (size_t k = 0; k < i; k++)
+            s -= l[i * n + k] * b[k];
+        b[i] = s / l[i * n + i];
+    }
+}
+
+/* Factor and solve of random SPD matrices of every size from 1 to 13 (blocks of four and
+ * their remainders): the same bits as the reference, and the fit's gradient (which inverts
+ * the factor with the same loops) unchanged at a fixed point. */
+static void test_linalg_bits(void)
+{
+    bool same_l = true, same_x = true;
+    uint64_t seed = 12345;
+
+    for (size_t n = 1; n <= 13; n++) {
+        double *m = xcalloc(n * n, sizeof(double)), *a = xcalloc(n * n, sizeof(double));
+        double *r = xcalloc(n * n, sizeof(double)), *b = xcalloc(n, sizeof(double));
+        double *c = xcalloc(n, sizeof(double));
+        for (size_t i = 0; i < n * n; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            m[i] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+        }
+        for (size_t i = 0; i < n; i++) /* a = m mᵀ + n I */
+            for (size_t j = 0; j < n; j++) {
+                double s = i == j ? (double)n : 0;
+                for (size_t k = 0; k < n; k++)
+                    s += m[i * n + k] * m[j * n + k];
+                a[i * n + j] = r[i * n + j] = s;
+            }
+        for (size_t i = 0; i < n; i++)
+            b[i] = c[i] = m[i] * 3 + 1.0 / 3;
+        ty_cholesky(a, n);
+        ref_cholesky(r, n);
+        same_l = same_l && memcmp(a, r, n * n * sizeof(double)) == 0;
+        ty_solve_lower(a, n, b);
+        ref_solve_lower(r, n, c);
+        same_x = same_x && memcmp(b, c, n * sizeof(double)) == 0;
+        free(m), free(a), free(r), free(b), free(c);
+    }
+    ok(same_l, "Cholesky, n = 1..13: the same bits as one row at a time");
+    ok(same_x, "forward substitution, n = 1..13: the same bits as one row at a time");
+}
+
+/* ty_gp_predict_many (two points' solves at once) against one point at a time, for data of
+ * 1 to 11 points in 2-D: the same bits. */
+static void test_predict_many(void)
+{
+    bool same = true;
+
+    for (size_t n = 1; n <= 11; n++) {
+        struct ty_gp *gp = ty_gp_new(2);
+        double x[22], y[11], q[10], mu[5], var[5];
+        for (size_t i = 0; i < n; i++) {
+            x[2 * i] = fmod(0.37 * (double)i, 1), x[2 * i + 1] = fmod(0.61 * (double)i + 0.1, 1);
+            y[i] = sin(5 * x[2 * i]) + x[2 * i + 1];
+        }
+        for (size_t i = 0; i < 10; i++)
+            q[i] = fmod(0.23 * (double)i + 0.05, 1);
+        ty_gp_set_data(gp, x, y, n);
+        ty_gp_update(gp);
+        ty_gp_predict_many(gp, q, 5, mu, var);
+        for (size_t i = 0; i < 5; i++) {
+            double m1, v1;
+            ty_gp_predict(gp, q + 2 * i, &m1, &v1);
+            same = same && memcmp(&m1, &mu[i], sizeof(double)) == 0 &&
+                   memcmp(&v1, &var[i], sizeof(double)) == 0;
+        }
+        ty_gp_free(gp);
+    }
+    ok(same, "predictions of five points together: the same bits as one at a time");
 }
 
 static void test_gp(void)
@@ -461,6 +559,8 @@ static void test_tuner_benchmarks(void)
 int main(void)
 {
     test_linalg();
+    test_linalg_bits();
+    test_predict_many();
     test_gp();
     test_warp();
     test_tuner_mixed();

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-study.c: the pure parts of the trial runner (study-output.c): value strings and trial
- * arguments, the order of trials, the trainingOutput JSON and the failed-trial rule. */
+ * arguments, the order of trials, the trainingOutput JSON (as an object, and as pretty text
+ * from each trial's kept text, byte for byte the same) and the failed-trial rule. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,10 +156,100 @@ static void test_sort_and_output(void)
         json_decref(t[i].parameters);
 }
 
+/* ty_study_output_pretty's text_of for the test: each trial's text kept in texts[] (indexed
+ * by its place in the trial array), counting the renders. */
+struct kept {
+    const struct ty_study_trial *base;
+    char *texts[5];
+    int depth, renders;
+};
+
+static const char *kept_text(void *ctx, const struct ty_study_trial *t)
+{
+    struct kept *k = ctx;
+    size_t i = (size_t)(t - k->base);
+
+    if (!k->texts[i]) {
+        k->texts[i] = ty_study_trial_pretty(t, k->depth);
+        k->renders++;
+    }
+    return k->texts[i];
+}
+
+/* The text of @v (@n trials) both ways, at @depth: the same bytes? */
+static bool same_text(struct kept *k,
+                      const struct ty_hp_spec *spec,
+                      const struct ty_study_trial *const *v,
+                      size_t n,
+                      int depth)
+{
+    _cleanup_json_ json_t *out = ty_study_output_json(spec, v, n);
+    _cleanup_json_ json_t *doc = json_pack("{s:s,s:{s:{s:O}}}", "a", "b\nc", "d", "e", "f", out);
+    _cleanup_free_ char *want = ty_json_pretty(depth == 0 ? out : doc);
+    _cleanup_free_ char *got = ty_study_output_pretty(spec, v, n, depth, kept_text, k);
+    const char *at = want;
+
+    if (depth == 3) { /* the output inside doc: from its "f": value to its closing brace */
+        at = strstr(want, "\"f\": ") + 5;
+        want[strlen(want) - 12] = '\0'; /* less "\n    }\n  }\n}": the closing braces of doc */
+    }
+    if (strcmp(at, got) != 0)
+        diag("want:\n%s\ngot:\n%s", at, got);
+    return strcmp(at, got) == 0;
+}
+
+static void test_output_text(void)
+{
+    struct ty_study_trial t[5] = {
+        mk("1", TY_STATE_FAILED, false, 0),
+        mk("2", TY_STATE_SUCCEEDED, true, 0.1),
+        mk("3", TY_STATE_RUNNING, false, 0),
+        mk("4", TY_STATE_SUCCEEDED, true, 1e-300),
+        mk("5", TY_STATE_PREPARING, false, 0),
+    };
+    const struct ty_study_trial *v[5];
+    struct ty_hp_spec spec = {.maximize = false, .metric_tag = (char *)"loss\n\"x\""};
+    struct kept k = {.base = t, .depth = 2};
+
+    for (size_t i = 0; i < 5; i++) {
+        t[i].parameters = json_pack("{s:f,s:s,s:i}", "lr", 0.1 * (double)i, "opt", "a\"\n", "n", 3);
+        if (t[i].has_metric) {
+            t[i].metrics = &t[i].final;
+            t[i].n_metrics = 1;
+        }
+        v[i] = &t[i];
+    }
+    t[0].error = (char *)"exit 1:\n\ttab";
+    t[2].end_usec = 0;
+    t[2].attempt_status = json_pack("{s:i,s:[]}", "attempt", 2, "restarts");
+    ok(same_text(&k, &spec, v, 0, 0), "no trials: the same text as ty_json_pretty");
+    ok(same_text(&k, &spec, v, 5, 0), "five trials: the same text as ty_json_pretty");
+    ok(k.renders == 5, "each trial rendered once (%d)", k.renders);
+    ok(same_text(&k, &spec, v, 5, 0) && k.renders == 5, "written again: no trial rendered again");
+    t[2].state = TY_STATE_SUCCEEDED;
+    t[2].has_metric = true;
+    t[2].final.value = -2;
+    free(k.texts[2]);
+    k.texts[2] = NULL; /* trial 3 changed: its text only is made again, and it moves first */
+    ok(same_text(&k, &spec, v, 5, 0) && k.renders == 6, "a changed trial rendered again only");
+    for (size_t i = 0; i < 5; i++) {
+        free(k.texts[i]);
+        k.texts[i] = NULL;
+    }
+    k.depth = 5;
+    ok(same_text(&k, &spec, v, 5, 3), "three levels down: the same text as in a document");
+    for (size_t i = 0; i < 5; i++) {
+        free(k.texts[i]);
+        json_decref(t[i].parameters);
+    }
+    json_decref(t[2].attempt_status);
+}
+
 int main(void)
 {
     test_values();
     test_args();
     test_sort_and_output();
+    test_output_text();
     return done_testing();
 }

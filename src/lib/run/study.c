@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ struct trial_run {
     bool ended;                        /* the supervisor's run ended; not yet reaped when sup set */
     int slot;                          /* the trial slot it holds while sup is set */
     struct ty_file_stamp metric_stamp; /* the metric file as last read while running */
+    char *text;                        /* ty_study_trial_pretty at text_depth; NULL: changed */
+    int text_depth;
 };
 
 struct ty_study {
@@ -81,6 +84,12 @@ static void set_state(struct ty_study *st, enum ty_job_state s)
 }
 
 static void pump(struct ty_loop *loop, void *data);
+/* The trial's record changed: its kept text is rendered again at the next write. */
+static void trial_changed(struct trial_run *tr)
+{
+    free(tr->text);
+    tr->text = NULL;
+}
 
 /* Work is done from a loop timer, never inside a supervisor's callback (which must not free
  * its supervisor). */
@@ -111,8 +120,10 @@ static void trial_on_state(void *ctx, enum ty_job_state s)
     struct ty_study *st = tr->st;
 
     if (!ty_job_state_is_final(s)) {
-        if (s != TY_STATE_QUEUED)
+        if (s != TY_STATE_QUEUED && s != tr->t.state) {
             tr->t.state = s;
+            trial_changed(tr); /* shown at the next write, as ever */
+        }
         if (s == TY_STATE_RUNNING && st->state == TY_STATE_PREPARING) {
             ty_loop_cancel_timer(st->loop, st->wait_timer);
             st->wait_timer = 0;
@@ -178,13 +189,14 @@ static void on_notify_timer(struct ty_loop *loop, void *data)
 
 /* A trial changed: on_trial is told once the loop's turn is over, once for every change made
  * in that turn (a pump that reaps trials and starts others, each start's first progress).
- * The callers re-render the whole trainingOutput on each call, so one call per change made
- * a study's bookkeeping grow with the square of its trials (bench/tuning-overhead). Trials
- * are freed only with the study, so notify_last stays valid. */
+ * The service's supervisor renders the whole trainingOutput on each call (local train only
+ * the changed trials'), so one call per change grew with the square of the trials. Trials are
+ * freed only with the study, so notify_last stays valid. */
 static void notify_trial(struct trial_run *tr)
 {
     struct ty_study *st = tr->st;
 
+    trial_changed(tr);
     st->notify_last = tr;
     if (!st->notify_timer && st->opts.on_trial)
         st->notify_timer = ty_loop_add_timer(st->loop, ty_mono_usec(), on_notify_timer, st);
@@ -274,8 +286,10 @@ static void poll_trials(struct ty_loop *loop, void *data)
                        best,
                        median,
                        d.n_reference);
-        if (ty_supervisor_stop_early(tr->sup, why)) /* which logs why */
+        if (ty_supervisor_stop_early(tr->sup, why)) { /* which logs why */
             tr->t.stopped_early = true;
+            trial_changed(tr); /* told when it ends */
+        }
     }
     st->poll_timer = ty_loop_add_timer(
         st->loop,
@@ -396,6 +410,7 @@ static void trial_free(struct trial_run *tr)
     free(tr->metric_dir);
     ty_strv_free(tr->args);
     ty_strv_free(tr->env);
+    free(tr->text);
     free(tr);
 }
 
@@ -712,6 +727,31 @@ json_t *ty_study_training_output(const struct ty_study *st)
     for (size_t i = 0; i < st->n_trials; i++)
         v[i] = &st->trials[i]->t;
     return ty_study_output_json(st->job->hp, v, st->n_trials);
+}
+
+/* ty_study_output_pretty's text_of: the trial's text, rendered again only after a change. */
+static const char *trial_text(void *ctx, const struct ty_study_trial *t)
+{
+    struct trial_run *tr = (struct trial_run *)((char *)t - offsetof(struct trial_run, t));
+    int depth = *(const int *)ctx;
+
+    if (!tr->text || tr->text_depth != depth) {
+        free(tr->text);
+        tr->text = ty_study_trial_pretty(t, depth);
+        tr->text_depth = depth;
+    }
+    return tr->text;
+}
+
+char *ty_study_training_output_pretty(const struct ty_study *st, int depth)
+{
+    _cleanup_free_ const struct ty_study_trial **v =
+        xcalloc(st->n_trials ? st->n_trials : 1, sizeof(*v));
+    int trial_depth = depth + 2;
+
+    for (size_t i = 0; i < st->n_trials; i++)
+        v[i] = &st->trials[i]->t;
+    return ty_study_output_pretty(st->job->hp, v, st->n_trials, depth, trial_text, &trial_depth);
 }
 
 int ty_study_first_trial(const struct ty_job *job,

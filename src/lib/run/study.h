@@ -103,6 +103,11 @@ const struct ty_study_trial *ty_study_trial(const struct ty_study *st, size_t i)
 /* The job's trainingOutput now (new reference): see ty_study_output_json. */
 json_t *ty_study_training_output(const struct ty_study *st);
 
+/* The same as ty_json_pretty writes it for a value @depth levels down in a document (see
+ * ty_study_output_pretty), byte for byte; each trial's text is kept and rendered again only
+ * when the trial has changed, so writing it at every change stays linear. Caller frees. */
+char *ty_study_training_output_pretty(const struct ty_study *st, int depth);
+
 /* Free; running trials are cleaned up (replicas killed). NULL-safe. */
 void ty_study_free(struct ty_study *st);
 

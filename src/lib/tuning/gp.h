@@ -72,6 +72,10 @@ double ty_gp_neg_log_posterior(struct ty_gp *gp);
  * values). Needs a successful ty_gp_update(); with no data it is the prior (0, sf2). */
 void ty_gp_predict(struct ty_gp *gp, const double *xq, double *mean, double *var);
 
+/* ty_gp_predict of @m points @xq (m × dim) into @mean[m] and @var[m], the same values, two
+ * points' solves at a time (faster: see gp.c). */
+void ty_gp_predict_many(struct ty_gp *gp, const double *xq, size_t m, double *mean, double *var);
+
 /* Output warping of objectives to minimise, for skewed ones: @z[i] = w(@y[i]) standardised to
  * mean 0 and standard deviation 1 (not scaled when the spread is ~0), where
  * w(y) = log1p((y - min y) / @scale) for a finite @scale > 0, else w(y) = y. Each point's

@@ -84,11 +84,7 @@ static json_t *metric_json(const struct ty_hp_measurement *m)
         "{s:o,s:f}", "trainingStep", json_sprintf("%" PRId64, m->step), "objectiveValue", m->value);
 }
 
-/* The HyperparameterOutput of @t: trialId, hyperparameters (values as strings), finalMetric
- * {trainingStep (int64 string), objectiveValue} and allMetrics (when it has a metric), state,
- * startTime, endTime (when ended), isTrialStoppedEarly, errorMessage (when set), and
- * trainyard's attemptStatus (when known). New reference. */
-static json_t *study_trial_json(const struct ty_study_trial *t)
+json_t *ty_study_trial_json(const struct ty_study_trial *t)
 {
     json_t *o = json_object(), *hp = json_object();
     const char *name;
@@ -122,21 +118,12 @@ static json_t *study_trial_json(const struct ty_study_trial *t)
     return o;
 }
 
-json_t *
-ty_study_output_json(const struct ty_hp_spec *spec, const struct ty_study_trial *const *v, size_t n)
+/* The TrainingOutput object of @n trials of which @succeeded SUCCEEDED, its trials array
+ * @trials (taken). */
+static json_t *output_object(const struct ty_hp_spec *spec, size_t succeeded, json_t *trials)
 {
-    _cleanup_free_ const struct ty_study_trial **sorted = xcalloc(n ? n : 1, sizeof(*sorted));
-    json_t *out = json_object(), *trials = json_array();
-    size_t succeeded = 0;
+    json_t *out = json_object();
 
-    for (size_t i = 0; i < n; i++) {
-        sorted[i] = v[i];
-        if (v[i]->state == TY_STATE_SUCCEEDED)
-            succeeded++;
-    }
-    ty_study_sort(sorted, n, spec->maximize);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(trials, study_trial_json(sorted[i]));
     json_object_set_new(out, "completedTrialCount", json_sprintf("%zu", succeeded));
     json_object_set_new(out, "trials", trials);
     json_object_set_new(out, "isHyperparameterTuningJob", json_true());
@@ -146,6 +133,117 @@ ty_study_output_json(const struct ty_hp_spec *spec, const struct ty_study_trial 
                                         ? spec->metric_tag
                                         : TY_HYPERTUNE_DEFAULT_TAG));
     return out;
+}
+
+/* @v sorted best first into a new array (caller frees); *@succeeded counts the SUCCEEDED. */
+static const struct ty_study_trial **sorted_copy(const struct ty_hp_spec *spec,
+                                                 const struct ty_study_trial *const *v,
+                                                 size_t n,
+                                                 size_t *succeeded)
+{
+    const struct ty_study_trial **sorted = xcalloc(n ? n : 1, sizeof(*sorted));
+
+    *succeeded = 0;
+    for (size_t i = 0; i < n; i++) {
+        sorted[i] = v[i];
+        if (v[i]->state == TY_STATE_SUCCEEDED)
+            (*succeeded)++;
+    }
+    ty_study_sort(sorted, n, spec->maximize);
+    return sorted;
+}
+
+json_t *
+ty_study_output_json(const struct ty_hp_spec *spec, const struct ty_study_trial *const *v, size_t n)
+{
+    size_t succeeded;
+    _cleanup_free_ const struct ty_study_trial **sorted = sorted_copy(spec, v, n, &succeeded);
+    json_t *trials = json_array();
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(trials, ty_study_trial_json(sorted[i]));
+    return output_object(spec, succeeded, trials);
+}
+
+/* Append @len bytes of @s to the buffer @b (*@n used, *@cap allocated). */
+static void buf_add(char **b, size_t *n, size_t *cap, const char *s, size_t len)
+{
+    if (*n + len + 1 > *cap) {
+        *cap = (*n + len + 1) * 2;
+        *b = xreallocarray(*b, *cap, 1);
+    }
+    memcpy(*b + *n, s, len);
+    *n += len;
+    (*b)[*n] = '\0';
+}
+
+/* Append @text with 2 × @depth spaces after each of its newlines (jansson writes a newline
+ * only between tokens: one inside a string is escaped). */
+static void buf_add_indented(char **b, size_t *n, size_t *cap, const char *text, int depth)
+{
+    static const char spaces[] = "                                                  ";
+    size_t pad = (size_t)(2 * depth);
+
+    for (const char *p = text, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (!nl) {
+            buf_add(b, n, cap, p, strlen(p));
+            return;
+        }
+        buf_add(b, n, cap, p, (size_t)(nl - p + 1));
+        for (size_t left = pad; left > 0;) {
+            size_t k = left < sizeof(spaces) - 1 ? left : sizeof(spaces) - 1;
+            buf_add(b, n, cap, spaces, k);
+            left -= k;
+        }
+    }
+}
+
+char *ty_study_trial_pretty(const struct ty_study_trial *t, int depth)
+{
+    _cleanup_json_ json_t *j = ty_study_trial_json(t);
+    _cleanup_free_ char *text = ty_json_pretty(j);
+    char *b = NULL;
+    size_t n = 0, cap = 0;
+
+    buf_add_indented(&b, &n, &cap, text, depth);
+    return b;
+}
+
+char *ty_study_output_pretty(const struct ty_hp_spec *spec,
+                             const struct ty_study_trial *const *v,
+                             size_t n,
+                             int depth,
+                             const char *(*text_of)(void *ctx, const struct ty_study_trial *t),
+                             void *ctx)
+{
+    static const char hole[] = "\"trials\": []";
+    size_t succeeded, len = 0, cap = 0;
+    _cleanup_free_ const struct ty_study_trial **sorted = sorted_copy(spec, v, n, &succeeded);
+    _cleanup_json_ json_t *head = output_object(spec, succeeded, json_array());
+    _cleanup_free_ char *head_text = ty_json_pretty(head);
+    _cleanup_free_ char *inner = NULL, *close = NULL;
+    const char *at = strstr(head_text, hole); /* the first key but one: never in a value */
+    char *b = NULL;
+
+    if (!at || n == 0) {
+        buf_add_indented(&b, &len, &cap, head_text, depth);
+        return b;
+    }
+    inner = xasprintf(",\n%*s", 2 * (depth + 2), "");
+    close = xasprintf("\n%*s]", 2 * (depth + 1), "");
+    at += sizeof(hole) - 3; /* at the "[]" */
+    _cleanup_free_ char *before = xstrndup(head_text, (size_t)(at - head_text));
+    buf_add_indented(&b, &len, &cap, before, depth);
+    buf_add(&b, &len, &cap, "[", 1);
+    for (size_t i = 0; i < n; i++) {
+        buf_add(&b, &len, &cap, inner + (i == 0), strlen(inner + (i == 0)));
+        const char *t = text_of(ctx, sorted[i]);
+        buf_add(&b, &len, &cap, t, strlen(t));
+    }
+    buf_add(&b, &len, &cap, close, strlen(close));
+    buf_add_indented(&b, &len, &cap, at + 2, depth);
+    return b;
 }
 
 bool ty_study_too_many_failures(

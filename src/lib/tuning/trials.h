@@ -60,6 +60,28 @@ json_t *ty_study_output_json(const struct ty_hp_spec *spec,
                              const struct ty_study_trial *const *v,
                              size_t n);
 
+/* The HyperparameterOutput of @t: trialId, hyperparameters (values as strings), finalMetric
+ * {trainingStep (int64 string), objectiveValue} and allMetrics (when it has a metric), state,
+ * startTime, endTime (when ended), isTrialStoppedEarly, errorMessage (when set), and
+ * trainyard's attemptStatus (when known). New reference. */
+json_t *ty_study_trial_json(const struct ty_study_trial *t);
+
+/* ty_study_trial_json(@t) as ty_json_pretty writes it, for a value @depth levels down in a
+ * document: 2 × @depth more spaces after each newline. Caller frees. */
+char *ty_study_trial_pretty(const struct ty_study_trial *t, int depth);
+
+/* ty_study_output_json(@spec, @v, @n) as ty_json_pretty writes it, @depth levels down (as
+ * ty_study_trial_pretty), byte for byte, but each trial's text is @text_of(@ctx, trial): its
+ * ty_study_trial_pretty at @depth + 2, which the caller may keep from one call to the next
+ * while the trial does not change (a study's job record is written at each change of any
+ * trial; rendering only the changed ones keeps that linear in the trials). Caller frees. */
+char *ty_study_output_pretty(const struct ty_hp_spec *spec,
+                             const struct ty_study_trial *const *v,
+                             size_t n,
+                             int depth,
+                             const char *(*text_of)(void *ctx, const struct ty_study_trial *t),
+                             void *ctx);
+
 /* The failed-trial rule (see above), once a trial has ended: true when the job must fail
  * after @n_failed failed and @n_succeeded succeeded trials, with the reason in @msg. */
 bool ty_study_too_many_failures(

@@ -230,6 +230,31 @@ static double acquire(struct ty_bo *b, struct ty_tuner *t, double *z)
     return log_ei(mu, var, b->best);
 }
 
+/* acquire() of each of the @n points @z (n × dim, snapped in place) into @f: the points
+ * predicted together (ty_gp_predict_many), the same values. */
+static void acquire_many(struct ty_bo *b, struct ty_tuner *t, double *z, size_t n, double *f)
+{
+    size_t dim = b->dim, m = 0;
+    double *q = xcalloc(n * dim + 2 * n, sizeof(double)), *mu = q + n * dim, *var = mu + n;
+    size_t *at = xcalloc(n ? n : 1, sizeof(size_t));
+
+    for (size_t c = 0; c < n; c++) {
+        double *zc = z + c * dim;
+        decode(b, t->spec, zc, b->xb);
+        encode(b, t->spec, b->xb, zc);
+        f[c] = -INFINITY;
+        if (is_duplicate(b, t, zc))
+            continue;
+        memcpy(q + m * dim, zc, dim * sizeof(double));
+        at[m++] = c;
+    }
+    ty_gp_predict_many(b->gp, q, m, mu, var);
+    for (size_t i = 0; i < m; i++)
+        f[at[i]] = log_ei(mu[i], var[i], b->best);
+    free(at);
+    free(q);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -486,8 +511,8 @@ static void maximise_acquisition(struct ty_bo *b, struct ty_tuner *t, size_t ns,
             random_z(b, t, z);
         else
             local_z(b, t, good, ns, z);
-        cf[c] = acquire(b, t, z);
     }
+    acquire_many(b, t, cz, n_cand, cf);
     n_top = best_starts(cf, n_cand, top);
     for (size_t k = 0; k < n_top; k++) {
         double *z = cz + top[k] * dim, f = cf[top[k]];
