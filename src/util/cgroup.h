@@ -96,6 +96,10 @@ bool ty_cgroup_populated(const struct ty_cgroup *cg);
  * (-EBUSY: processes are still in it). */
 int ty_cgroup_remove(const struct ty_cgroup *cg);
 
+/* Was every directory of @cg made by the call that returned it (none existed before)? Such a
+ * cgroup has had no process in it, so its OOM count is 0 (no need to read it). */
+bool ty_cgroup_is_new(const struct ty_cgroup *cg);
+
 /* Free (does not remove the cgroup); NULL-safe. */
 void ty_cgroup_free(struct ty_cgroup *cg);
 
