@@ -30,8 +30,10 @@ struct ty_cgroup {
     bool fresh; /* every directory was made by this process (none existed) */
 };
 
-/* v1 hierarchies used, the freezer first (it lists and freezes every process). */
-static const char *const v1_ctrls[] = {"freezer", "memory", "cpu", "pids"};
+/* v1 hierarchies used, the freezer first (it lists and freezes every process). No pids
+ * hierarchy: no limit is set there, and each directory is a mkdir, an rmdir and a
+ * cgroup.procs write per replica. */
+static const char *const v1_ctrls[] = {"freezer", "memory", "cpu"};
 
 /* ---- small file helpers ------------------------------------------------------------------ */
 
@@ -237,8 +239,6 @@ static int make_below(int version,
         cg->dir[cg->n] = d;
         cg->ctrl[cg->n++] = ctrls[i];
     }
-    if (version == 2)
-        enable_controllers(cg->dir[0]);
     *ret = cg;
     return 0;
 }
@@ -258,7 +258,12 @@ int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err
         /* The cgroup trainyard runs in hands its controllers down (v2 allows that only when
          * it has no processes of its own: otherwise the job's cgroup has no limits). */
         enable_controllers(v2);
-        return make_below(2, &v2, (const char *const[]){""}, 1, name, ret, err);
+        r = make_below(2, &v2, (const char *const[]){""}, 1, name, ret, err);
+        /* The job's cgroup hands them down to the replicas' in turn; a replica's, a leaf,
+         * enables none (v2 refuses processes in a cgroup that has: EBUSY). */
+        if (r >= 0)
+            enable_controllers((*ret)->dir[0]);
+        return r;
     }
     for (size_t i = 0; i < TY_ARRAY_SIZE(v1_ctrls); i++) {
         char *d = own_dir(v1_ctrls[i]);
@@ -271,7 +276,7 @@ int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err
     }
     if (n > 0)
         r = make_below(1, bases, ctrls, n, name, ret, err);
-    else if (v2)
+    else if (v2) /* no controllers (a hybrid host): nothing to enable */
         r = make_below(2, &v2, (const char *const[]){""}, 1, name, ret, err);
     else
         r = ty_error_set(err, ENOENT, "no cgroup filesystem with a freezer or cgroup2 is mounted");

@@ -82,12 +82,14 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(19);
+    plan(20);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");
     ok(ty_cgroup_new_child(job, "master-replica-0", &rep, &e) == 0, "a replica's cgroup");
     ok(ty_cgroup_is_new(rep), "it is new");
+    ok(!ty_cgroup_dir(rep, "pids") || ty_cgroup_version(rep) == 2,
+       "no pids hierarchy on v1 (no limit there: one directory fewer per replica)");
     {
         struct ty_cgroup *again = NULL;
         ok(ty_cgroup_new_child(job, "master-replica-0", &again, &e) == 0 &&
