@@ -27,10 +27,13 @@ struct ty_cgroup {
     size_t n;
     char *dir[TY_CGROUP_MAX_DIRS];
     const char *ctrl[TY_CGROUP_MAX_DIRS]; /* v1 controller of each dir; v2: "" */
+    bool fresh; /* every directory was made by this process (none existed) */
 };
 
-/* v1 hierarchies used, the freezer first (it lists and freezes every process). */
-static const char *const v1_ctrls[] = {"freezer", "memory", "cpu", "pids"};
+/* v1 hierarchies used, the freezer first (it lists and freezes every process). No pids
+ * hierarchy: no limit is set there, and each directory is a mkdir, an rmdir and a
+ * cgroup.procs write per replica. */
+static const char *const v1_ctrls[] = {"freezer", "memory", "cpu"};
 
 /* ---- small file helpers ------------------------------------------------------------------ */
 
@@ -219,9 +222,13 @@ static int make_below(int version,
         return ty_error_set(
             err, EINVAL, "cgroup name '%s': one path component is required", name ? name : "");
     cg = cg_alloc(version);
+    cg->fresh = true;
     for (size_t i = 0; i < n; i++) {
         char *d = xasprintf("%s/%s", bases[i], name);
-        if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+        int made = mkdir(d, 0755);
+        if (made < 0 && errno == EEXIST)
+            cg->fresh = false;
+        if (made < 0 && errno != EEXIST) {
             int e = errno;
             (void)ty_error_set(err, e, "cannot make cgroup %s: %s", d, strerror(e));
             free(d);
@@ -232,8 +239,6 @@ static int make_below(int version,
         cg->dir[cg->n] = d;
         cg->ctrl[cg->n++] = ctrls[i];
     }
-    if (version == 2)
-        enable_controllers(cg->dir[0]);
     *ret = cg;
     return 0;
 }
@@ -253,7 +258,12 @@ int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err
         /* The cgroup trainyard runs in hands its controllers down (v2 allows that only when
          * it has no processes of its own: otherwise the job's cgroup has no limits). */
         enable_controllers(v2);
-        return make_below(2, &v2, (const char *const[]){""}, 1, name, ret, err);
+        r = make_below(2, &v2, (const char *const[]){""}, 1, name, ret, err);
+        /* The job's cgroup hands them down to the replicas' in turn; a replica's, a leaf,
+         * enables none (v2 refuses processes in a cgroup that has: EBUSY). */
+        if (r >= 0)
+            enable_controllers((*ret)->dir[0]);
+        return r;
     }
     for (size_t i = 0; i < TY_ARRAY_SIZE(v1_ctrls); i++) {
         char *d = own_dir(v1_ctrls[i]);
@@ -266,7 +276,7 @@ int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err
     }
     if (n > 0)
         r = make_below(1, bases, ctrls, n, name, ret, err);
-    else if (v2)
+    else if (v2) /* no controllers (a hybrid host): nothing to enable */
         r = make_below(2, &v2, (const char *const[]){""}, 1, name, ret, err);
     else
         r = ty_error_set(err, ENOENT, "no cgroup filesystem with a freezer or cgroup2 is mounted");
@@ -307,57 +317,68 @@ const char *ty_cgroup_dir(const struct ty_cgroup *cg, const char *ctrl)
 
 #define CPU_PERIOD_US 100000
 
+/* Write @s to @file of @dir, a limit: ENOENT (the controller's file is not there) becomes
+ * -EOPNOTSUPP with @err naming @what; another failure is its -errno. */
+static int write_limit(const struct ty_cgroup *cg,
+                       const char *dir,
+                       const char *file,
+                       const char *s,
+                       const char *what,
+                       struct ty_error *err)
+{
+    int r = dir ? write_at(dir, file, s) : -ENOENT;
+
+    if (r == -ENOENT)
+        return ty_error_set(err,
+                            EOPNOTSUPP,
+                            "no %s limit: the %s controller is not available to %s",
+                            what,
+                            strcmp(what, "CPU") == 0 ? "cpu" : "memory",
+                            cg->dir[0]);
+    if (r < 0)
+        return ty_error_set(err, -r, "cannot set the %s limit of %s: %s", what, dir, strerror(-r));
+    return 0;
+}
+
+/* The limits are written without looking for their files first (a missing file is a missing
+ * controller: write_limit), and a v1 cgroup this process just made keeps the kernel's
+ * default CFS period, which is CPU_PERIOD_US: at 1,000 replicas each system call counts. */
 int ty_cgroup_set_limits(const struct ty_cgroup *cg,
                          int64_t cpu_millis,
                          int64_t mem_bytes,
                          struct ty_error *err)
 {
     const char *cpu = ty_cgroup_dir(cg, "cpu"), *mem = ty_cgroup_dir(cg, "memory");
-    const char *cpu_file = cg->version == 2 ? "cpu.max" : "cpu.cfs_quota_us";
-    const char *mem_file = cg->version == 2 ? "memory.max" : "memory.limit_in_bytes";
     char v[64];
-    int r;
+    int r = 0;
 
     if (cpu_millis > 0) {
-        if (!cpu || !file_exists(cpu, cpu_file))
-            return ty_error_set(err,
-                                EOPNOTSUPP,
-                                "no CPU limit: the cpu controller is not "
-                                "available to %s",
-                                cg->dir[0]);
+        long long quota = (long long)(cpu_millis * CPU_PERIOD_US / 1000);
         if (cg->version == 2) {
-            (void)snprintf(v,
-                           sizeof(v),
-                           "%lld %d",
-                           (long long)(cpu_millis * CPU_PERIOD_US / 1000),
-                           CPU_PERIOD_US);
-            r = write_at(cpu, "cpu.max", v);
+            (void)snprintf(v, sizeof(v), "%lld %d", quota, CPU_PERIOD_US);
+            r = write_limit(cg, cpu, "cpu.max", v, "CPU", err);
         } else {
             (void)snprintf(v, sizeof(v), "%d", CPU_PERIOD_US);
-            r = write_at(cpu, "cpu.cfs_period_us", v);
-            (void)snprintf(v, sizeof(v), "%lld", (long long)(cpu_millis * CPU_PERIOD_US / 1000));
+            if (!cg->fresh)
+                r = write_limit(cg, cpu, "cpu.cfs_period_us", v, "CPU", err);
+            (void)snprintf(v, sizeof(v), "%lld", quota);
             if (r >= 0)
-                r = write_at(cpu, "cpu.cfs_quota_us", v);
+                r = write_limit(cg, cpu, "cpu.cfs_quota_us", v, "CPU", err);
         }
         if (r < 0)
-            return ty_error_set(err, -r, "cannot set the CPU limit of %s: %s", cpu, strerror(-r));
+            return r;
     }
     if (mem_bytes > 0) {
-        if (!mem || !file_exists(mem, mem_file))
-            return ty_error_set(err,
-                                EOPNOTSUPP,
-                                "no memory limit: the memory controller is not "
-                                "available to %s",
-                                cg->dir[0]);
         (void)snprintf(v, sizeof(v), "%lld", (long long)mem_bytes);
-        r = write_at(mem, mem_file, v);
-        /* Swap counts against the limit, as on a VM without swap (the file exists only when
-         * the kernel accounts swap). */
-        if (r >= 0 && cg->version == 1 && file_exists(mem, "memory.memsw.limit_in_bytes"))
-            r = write_at(mem, "memory.memsw.limit_in_bytes", v);
-        if (r >= 0 && cg->version == 2 && file_exists(mem, "memory.swap.max"))
-            r = write_at(mem, "memory.swap.max", "0");
+        r = write_limit(
+            cg, mem, cg->version == 2 ? "memory.max" : "memory.limit_in_bytes", v, "memory", err);
         if (r < 0)
+            return r;
+        /* Swap counts against the limit, as on a VM without swap (the file exists only when
+         * the kernel accounts swap: ENOENT is no error). */
+        r = cg->version == 1 ? write_at(mem, "memory.memsw.limit_in_bytes", v)
+                             : write_at(mem, "memory.swap.max", "0");
+        if (r < 0 && r != -ENOENT)
             return ty_error_set(
                 err, -r, "cannot set the memory limit of %s: %s", mem, strerror(-r));
     }
@@ -516,11 +537,18 @@ int ty_cgroup_remove(const struct ty_cgroup *cg)
 {
     int r = 0;
     for (size_t i = 0; i < cg->n; i++) {
-        int r2 = remove_tree(cg->dir[i]);
+        /* A cgroup without child cgroups goes with one rmdir (its control files with it);
+         * only one that has children (EBUSY) is listed and emptied first. */
+        int r2 = rmdir(cg->dir[i]) == 0 || errno == ENOENT ? 0 : remove_tree(cg->dir[i]);
         if (r2 < 0 && r == 0)
             r = r2;
     }
     return r;
+}
+
+bool ty_cgroup_is_new(const struct ty_cgroup *cg)
+{
+    return cg->fresh;
 }
 
 void ty_cgroup_free(struct ty_cgroup *cg)

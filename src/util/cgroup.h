@@ -8,7 +8,7 @@
  *      limits with cpu.max, memory.max (and memory.swap.max 0); the end with cgroup.kill
  *      (Linux 5.14), else cgroup.freeze + SIGKILL to every process + thaw.
  *   v1 (a freezer hierarchy mounted): one directory in the freezer hierarchy and in each of
- *      memory, cpu and pids that is mounted; limits with cpu.cfs_quota_us/cfs_period_us,
+ *      memory and cpu that is mounted; limits with cpu.cfs_quota_us/cfs_period_us,
  *      memory.limit_in_bytes (and memory.memsw.limit_in_bytes, so the limit includes swap);
  *      the end with freezer.state FROZEN + SIGKILL to every process + THAWED, so nothing can
  *      fork between the listing and the kill.
@@ -27,8 +27,8 @@
 
 #include "error.h"
 
-/* At most this many directories make one cgroup (v1: freezer, memory, cpu, pids). */
-#define TY_CGROUP_MAX_DIRS 4
+/* At most this many directories make one cgroup (v1: freezer, memory, cpu). */
+#define TY_CGROUP_MAX_DIRS 3
 
 struct ty_cgroup;
 
@@ -51,7 +51,7 @@ int ty_cgroup_version(const struct ty_cgroup *cg);
 /* The cgroup's directory (v1: the freezer hierarchy's), for messages. */
 const char *ty_cgroup_path(const struct ty_cgroup *cg);
 
-/* The directory of @cg in the hierarchy of v1 controller @ctrl ("memory", "cpu", "pids",
+/* The directory of @cg in the hierarchy of v1 controller @ctrl ("memory", "cpu",
  * "freezer"; v2: the one directory whatever @ctrl), or NULL when that one is not used. */
 const char *ty_cgroup_dir(const struct ty_cgroup *cg, const char *ctrl);
 
@@ -95,6 +95,10 @@ bool ty_cgroup_populated(const struct ty_cgroup *cg);
 /* Remove @cg and its descendant cgroups. Returns 0 (also when already gone), or -errno
  * (-EBUSY: processes are still in it). */
 int ty_cgroup_remove(const struct ty_cgroup *cg);
+
+/* Was every directory of @cg made by the call that returned it (none existed before)? Such a
+ * cgroup has had no process in it, so its OOM count is 0 (no need to read it). */
+bool ty_cgroup_is_new(const struct ty_cgroup *cg);
 
 /* Free (does not remove the cgroup); NULL-safe. */
 void ty_cgroup_free(struct ty_cgroup *cg);

@@ -22,8 +22,11 @@ struct pinfo {
     char state;
 };
 
+/* The owned pids: an open-addressing hash set (0 empty, -1 a removed entry), so that
+ * reaping orphans after each of 1,000 replicas' exits does not scan a list of 1,000 for
+ * each child (quadratic). */
 static pid_t *owned;
-static size_t n_owned, cap_owned;
+static size_t n_owned, n_used, cap_owned; /* live entries, live + removed, slots (2^k) */
 
 int ty_proctree_become_subreaper(void)
 {
@@ -36,31 +39,68 @@ int ty_proctree_become_subreaper(void)
     return 0;
 }
 
+static size_t slot_of(pid_t pid)
+{
+    return ((size_t)pid * 2654435761u) & (cap_owned - 1);
+}
+
+/* The slot holding @pid, or cap_owned when it is not in the set. */
+static size_t find_owned(pid_t pid)
+{
+    for (size_t i = cap_owned ? slot_of(pid) : 0, k = 0; k < cap_owned;
+         k++, i = (i + 1) & (cap_owned - 1)) {
+        if (owned[i] == pid)
+            return i;
+        if (owned[i] == 0)
+            break;
+    }
+    return cap_owned;
+}
+
+static void insert_owned(pid_t pid)
+{
+    size_t i = slot_of(pid);
+    while (owned[i] > 0)
+        i = (i + 1) & (cap_owned - 1);
+    if (owned[i] == 0)
+        n_used++;
+    owned[i] = pid;
+    n_owned++;
+}
+
 void ty_proctree_own(pid_t pid)
 {
-    if (n_owned == cap_owned) {
-        cap_owned = cap_owned ? cap_owned * 2 : 32;
-        owned = xreallocarray(owned, cap_owned, sizeof(pid_t));
+    if (pid <= 0 || find_owned(pid) < cap_owned)
+        return;
+    if ((n_used + 1) * 2 > cap_owned) { /* grow (or just drop the removed entries) */
+        pid_t *old = owned;
+        size_t old_cap = cap_owned;
+        cap_owned = cap_owned ? cap_owned : 64;
+        while ((n_owned + 1) * 4 > cap_owned)
+            cap_owned *= 2;
+        owned = xcalloc(cap_owned, sizeof(pid_t));
+        n_owned = n_used = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i] > 0)
+                insert_owned(old[i]);
+        free(old);
     }
-    owned[n_owned++] = pid;
+    insert_owned(pid);
 }
 
 void ty_proctree_disown(pid_t pid)
 {
-    for (size_t i = 0; i < n_owned; i++) {
-        if (owned[i] == pid) {
-            owned[i] = owned[--n_owned];
-            return;
-        }
+    size_t i = pid > 0 ? find_owned(pid) : cap_owned;
+
+    if (i < cap_owned) {
+        owned[i] = -1;
+        n_owned--;
     }
 }
 
 static bool is_owned(pid_t pid)
 {
-    for (size_t i = 0; i < n_owned; i++)
-        if (owned[i] == pid)
-            return true;
-    return false;
+    return pid > 0 && find_owned(pid) < cap_owned;
 }
 
 /* Read pid, ppid and state from /proc/<pid>/stat. The comm field may hold spaces and

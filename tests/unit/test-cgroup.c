@@ -3,7 +3,9 @@
  * and a cgroup can be made): a cgroup and a child are made, limits are written and read back,
  * a process tree that leaves its process group and session (`sh -c 'sleep & sleep'`,
  * setsid) is ended entirely by ty_cgroup_kill, a memory hog is killed by the limit and counted
- * as an OOM kill, and the cgroups are removed. */
+ * as an OOM kill, and the cgroups are removed (a replica's alone, then the job's with the one
+ * left in it). A cgroup made anew says so (its OOM count is not read), and keeps the default
+ * CFS period (not written). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,11 +82,21 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(13);
+    plan(20);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");
     ok(ty_cgroup_new_child(job, "master-replica-0", &rep, &e) == 0, "a replica's cgroup");
+    ok(ty_cgroup_is_new(rep), "it is new");
+    ok(!ty_cgroup_dir(rep, "pids") || ty_cgroup_version(rep) == 2,
+       "no pids hierarchy on v1 (no limit there: one directory fewer per replica)");
+    {
+        struct ty_cgroup *again = NULL;
+        ok(ty_cgroup_new_child(job, "master-replica-0", &again, &e) == 0 &&
+               !ty_cgroup_is_new(again),
+           "made again: the existing one, not new");
+        ty_cgroup_free(again);
+    }
     ok(ty_cgroup_new_child(job, "../x", &(struct ty_cgroup *){NULL}, &e) == -EINVAL,
        "a name with a slash is refused: %s",
        ty_error_msg(&e));
@@ -101,8 +113,11 @@ int main(void)
             is_int(read_ll(ty_cgroup_dir(rep, "cpu"), "cpu.cfs_quota_us"),
                    150000,
                    "cpu.cfs_quota_us is 1.5 periods");
+            is_int(read_ll(ty_cgroup_dir(rep, "cpu"), "cpu.cfs_period_us"),
+                   100000,
+                   "of the default period (not written to a new cgroup)");
         } else {
-            skip(2, "v1 files only (v2: cpu.max, memory.max)");
+            skip(3, "v1 files only (v2: cpu.max, memory.max)");
         }
     }
 
@@ -147,6 +162,16 @@ int main(void)
         }
     }
 
+    {
+        /* A second replica's cgroup left in the job's: the job's rmdir fails (EBUSY), and
+         * its tree is emptied then. */
+        struct ty_cgroup *other = NULL;
+        ok(ty_cgroup_new_child(job, "worker-replica-0", &other, &e) == 0,
+           "another replica's cgroup");
+        ok(ty_cgroup_remove(rep) == 0, "a replica's cgroup is removed on its own");
+        ok(!dir_exists(ty_cgroup_path(rep)), "%s is gone", ty_cgroup_path(rep));
+        ty_cgroup_free(other);
+    }
     ok(ty_cgroup_remove(job) == 0, "the job's cgroup and its child are removed");
     ok(!dir_exists(job_path), "%s is gone", job_path);
     ty_cgroup_free(rep);

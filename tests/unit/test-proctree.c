@@ -2,7 +2,9 @@
  * test-proctree.c: ty_proc_env_has (proctree.c), which the service's sweep and the
  * process-tree walk use to find a job's processes by an environment entry: an entry placed
  * after more than 128 KiB of other environment (a big CLUSTER_SPEC) is still found, and near
- * misses are not. */
+ * misses are not. ty_proctree_reap_orphans among many children: it reaps every zombie no one
+ * owns and none that is owned, through owning and disowning in any order (the owned pids are
+ * a hash set: growth, removed entries, re-owning). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,48 @@ static bool wait_for_key(pid_t pid)
     return false;
 }
 
+#define N_KIDS 300
+
+/* Fork N_KIDS children that exit at once; own those of even index (and disown/re-own some on
+ * the way), wait until all are zombies, then reap the orphans. */
+static void reap_among_many(void)
+{
+    pid_t kids[N_KIDS];
+    int reaped, still = 0, gone = 0;
+
+    for (int i = 0; i < N_KIDS; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0)
+            _exit(0);
+        if (kids[i] < 0)
+            BAIL_OUT("fork failed");
+    }
+    for (int i = 0; i < N_KIDS; i++)
+        ty_proctree_own(kids[i]);
+    for (int i = 1; i < N_KIDS; i += 2) /* the odd ones: owned no longer */
+        ty_proctree_disown(kids[i]);
+    for (int i = 0; i < N_KIDS; i += 4) { /* disowned and owned again: still owned */
+        ty_proctree_disown(kids[i]);
+        ty_proctree_own(kids[i]);
+    }
+    ty_proctree_own(kids[0]);          /* owned twice is owned once */
+    for (int i = 0; i < N_KIDS; i++) { /* every child a zombie (waited for, not reaped) */
+        siginfo_t si;
+        (void)waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOWAIT);
+    }
+    reaped = ty_proctree_reap_orphans();
+    is_int(reaped, N_KIDS / 2, "the %d zombies no one owns are reaped", N_KIDS / 2);
+    for (int i = 0; i < N_KIDS; i += 2) {
+        still += waitpid(kids[i], NULL, WNOHANG) == kids[i];
+        ty_proctree_disown(kids[i]);
+    }
+    for (int i = 1; i < N_KIDS; i += 2)
+        gone += waitpid(kids[i], NULL, WNOHANG) < 0;
+    is_int(still, N_KIDS / 2, "the owned ones were left to their owner");
+    is_int(gone, N_KIDS / 2, "the unowned ones are gone");
+    is_int(ty_proctree_reap_orphans(), 0, "nothing is left to reap");
+}
+
 int main(void)
 {
     pid_t pid = start_child();
@@ -77,5 +121,6 @@ int main(void)
     (void)kill(pid, SIGKILL);
     (void)waitpid(pid, NULL, 0);
     ok(!ty_proc_env_has(pid, KEY_NAME, KEY_VALUE), "a process that is gone has nothing");
+    reap_among_many();
     return done_testing();
 }

@@ -262,33 +262,32 @@ char **pc_replica_env(struct proc_replica *pr, char *const env[])
     return envp;
 }
 
-/* The child's stack: child() needs little (its locals and the system calls' wrappers). */
-#define CHILD_STACK_SIZE (64 * 1024)
-
 pid_t pc_fork_child(const struct child_setup *cs)
 {
     sigset_t all, saved_mask;
-    void *stack;
+    void *stack = cs->stack;
     pid_t pid;
     int e;
 
-    stack = mmap(NULL,
-                 CHILD_STACK_SIZE,
-                 PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                 -1,
-                 0);
+    if (!stack)
+        stack = mmap(NULL,
+                     PC_CHILD_STACK_SIZE,
+                     PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                     -1,
+                     0);
     if (stack == MAP_FAILED)
         return -errno;
     sigfillset(&all);
     (void)pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
     /* The stack grows down (x86_64, aarch64): the child starts at its top. */
     pid = clone(child,
-                (char *)stack + CHILD_STACK_SIZE,
+                (char *)stack + PC_CHILD_STACK_SIZE,
                 CLONE_VM | CLONE_VFORK | SIGCHLD,
                 (void *)(uintptr_t)cs);
     e = errno;
     (void)pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
-    (void)munmap(stack, CHILD_STACK_SIZE);
+    if (stack != cs->stack)
+        (void)munmap(stack, PC_CHILD_STACK_SIZE);
     return pid < 0 ? -e : pid;
 }

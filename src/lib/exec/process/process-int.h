@@ -29,6 +29,7 @@ struct proc_replica {
     bool exited;
     struct ty_cgroup *cg; /* the replica's cgroup (NULL: none) */
     int64_t oom_base;     /* its OOM kills when the run in progress began */
+    bool cg_entered;      /* a run of it has been launched into pr->cg */
 };
 
 /* The user replicas run as (ty_runtime.run_as), resolved before any fork. */
@@ -59,6 +60,15 @@ struct process_rt {
     pid_t guard_pid;      /* the guardian (0: none) */
     int guard_fd;         /* write end of its lifeline (-1: none) */
     struct pj_user user;
+    /* launch's state kept from one replica to the next (at 1,000 replicas each system call
+     * counts): the child's stack, /dev/null, the signals to reset (listed at the first
+     * launch), the last program resolved along the PATH. */
+    void *child_stack; /* PC_CHILD_STACK_SIZE bytes, or NULL until the first launch */
+    int devnull;       /* -1 until the first launch */
+    bool reset_known;
+    int reset[NSIG];
+    size_t n_reset;
+    char *res_prog, *res_path, *res; /* argv[0], the PATH it was looked up on, the result */
 };
 
 /* What a child failed at before its program ran (reported on the status pipe). */
@@ -93,7 +103,11 @@ struct child_setup {
     size_t n_held;
     struct rlimit nofile; /* the open-files limit to restore (ty_nofile_original) */
     bool restore_nofile;
+    void *stack; /* PC_CHILD_STACK_SIZE bytes for the child, or NULL: one is mapped */
 };
+
+/* The child's stack: child() needs little (its locals and the system calls' wrappers). */
+#define PC_CHILD_STACK_SIZE (64 * 1024)
 
 /* Fill @cs->reset from this process's signal dispositions. */
 void pc_signals_to_reset(struct child_setup *cs);
@@ -112,10 +126,11 @@ char **pc_replica_env(struct proc_replica *pr, char *const env[]);
 
 /* Start the child of @cs: a clone sharing this process's memory, this thread suspended until
  * the child has exec'd or died (vfork's way: no copy of the page tables, and no child that
- * has not exec'd yet when this returns). Every signal is blocked meanwhile (no handler of ours
- * runs in the child before it resets them). The child closes every port reservation listed
- * in @cs (so it holds none of its siblings'), enters its cgroup, takes its user's credentials
- * and execs, or writes a struct child_fail to cs->status_w. Returns its pid or -errno. */
+ * has not exec'd yet when this returns; so one cs->stack serves every launch in turn). Every signal
+ * is blocked meanwhile (no handler of ours runs in the child before it resets them). The child
+ * closes every port reservation listed in @cs (so it holds none of its siblings'), enters its
+ * cgroup, takes its user's credentials and execs, or writes a struct child_fail to cs->status_w.
+ * Returns its pid or -errno. */
 pid_t pc_fork_child(const struct child_setup *cs);
 
 /* process-jail.c */

@@ -276,7 +276,11 @@ int pj_before_launch(struct proc_replica *pr, int fds[TY_CGROUP_MAX_DIRS], struc
 
     if (!cg)
         return 0;
-    pr->oom_base = pr->cg ? ty_cgroup_oom_kills(pr->cg) : -1;
+    /* A cgroup made for this run that no process has entered yet has no OOM kill to read. */
+    pr->oom_base = !pr->cg                                       ? -1
+                   : !pr->cg_entered && ty_cgroup_is_new(pr->cg) ? 0
+                                                                 : ty_cgroup_oom_kills(pr->cg);
+    pr->cg_entered = true;
     return ty_cgroup_open_procs(cg, fds, err);
 }
 
@@ -307,7 +311,15 @@ bool pj_kill_round(struct process_rt *p)
 
 void pj_finish(struct process_rt *p)
 {
-    int r = p->cg ? ty_cgroup_remove(p->cg) : 0;
+    int r = 0;
+
+    /* The replicas' cgroups first, each by its known path (one rmdir per directory), so the
+     * job's has no child left to list when it goes. */
+    for (size_t i = 0; p->cg && i < p->n; i++)
+        if (p->reps[i].cg)
+            (void)ty_cgroup_remove(p->reps[i].cg);
+    if (p->cg)
+        r = ty_cgroup_remove(p->cg);
 
     if (r < 0)
         ty_runtime_notice(&p->base,

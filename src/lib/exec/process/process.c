@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -68,6 +69,7 @@ static int create(struct ty_runtime **ret, struct ty_error *err)
     }
     (void)snprintf(p->token, sizeof(p->token), "%d-%llx", (int)getpid(), seed);
     p->guard_fd = -1;
+    p->devnull = -1;
     *ret = &p->base;
     return 0;
 }
@@ -366,6 +368,55 @@ static void forget_run(struct proc_replica *pr)
     pr->exec_errno = 0;
 }
 
+/* pc_resolve_program, remembering the last answer: the replicas of a job mostly run one
+ * program on one PATH. Caller frees. */
+static char *resolve_cached(struct process_rt *p, const char *prog, char *const *envp)
+{
+    const char *path = ty_strv_getenv(envp, "PATH");
+
+    if (!p->res_prog || strcmp(p->res_prog, prog) != 0 || !p->res_path != !path ||
+        (path && strcmp(p->res_path, path) != 0)) {
+        free(p->res_prog);
+        free(p->res_path);
+        free(p->res);
+        p->res_prog = xstrdup(prog);
+        p->res_path = path ? xstrdup(path) : NULL;
+        p->res = pc_resolve_program(prog, envp);
+    }
+    return p->res ? xstrdup(p->res) : NULL;
+}
+
+/* What every launch of this runtime shares, made at the first: the child's stack,
+ * /dev/null for its stdin, and the signals its child resets (pc_signals_to_reset: the
+ * dispositions are set once at a program's start). Returns 0 or -errno with @err. */
+static int launch_state(struct process_rt *p, struct ty_error *err)
+{
+    if (!p->reset_known) {
+        struct child_setup cs = {0};
+        pc_signals_to_reset(&cs);
+        memcpy(p->reset, cs.reset, cs.n_reset * sizeof(cs.reset[0]));
+        p->n_reset = cs.n_reset;
+        p->reset_known = true;
+    }
+    if (p->devnull < 0) {
+        p->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (p->devnull < 0)
+            return ty_error_set(err, errno, "cannot open /dev/null: %s", strerror(errno));
+    }
+    if (!p->child_stack) {
+        void *st = mmap(NULL,
+                        PC_CHILD_STACK_SIZE,
+                        PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                        -1,
+                        0);
+        if (st == MAP_FAILED)
+            return ty_error_set(err, errno, "cannot map a stack: %s", strerror(errno));
+        p->child_stack = st;
+    }
+    return 0;
+}
+
 static int
 launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty_error *err)
 {
@@ -376,7 +427,6 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, status[2] = {-1, -1};
     _cleanup_free_ char *resolved = NULL;
     _cleanup_free_ int *held = NULL;
-    _cleanup_close_ int devnull = -EBADF;
     struct child_setup cs;
     int cg_fds[TY_CGROUP_MAX_DIRS];
     pid_t pid;
@@ -384,10 +434,10 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
 
     if (pr->pid > 0)
         forget_run(pr);
-    resolved = pc_resolve_program(argv[0], envp);
-    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0)
-        return ty_error_set(err, errno, "cannot open /dev/null: %s", strerror(errno));
+    resolved = resolve_cached(p, argv[0], envp);
+    r2 = launch_state(p, err);
+    if (r2 < 0)
+        return r2;
     n_cg = pj_before_launch(pr, cg_fds, err);
     if (n_cg < 0)
         return n_cg;
@@ -401,7 +451,8 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         .out_w = out[1],
         .err_w = errp[1],
         .status_w = status[1],
-        .devnull = devnull,
+        .devnull = p->devnull,
+        .stack = p->child_stack,
         .path = resolved ? resolved : argv[0],
         .argv = argv,
         .envp = envp,
@@ -411,7 +462,8 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
     };
     memcpy(cs.cg_fds, cg_fds, sizeof(cg_fds));
     cs.restore_nofile = ty_nofile_original(&cs.nofile);
-    pc_signals_to_reset(&cs);
+    memcpy(cs.reset, p->reset, p->n_reset * sizeof(p->reset[0]));
+    cs.n_reset = p->n_reset;
     /* Give up the port's reservation now, not after the clone: the child may exec and its
      * program bind the port before this process runs again. The child closes the others. */
     ty_port_release(pr->reserve_fd);
@@ -687,6 +739,13 @@ static void destroy(struct ty_runtime *rt)
     for (size_t i = 0; i < p->n; i++)
         free(p->reps[i].program);
     free(p->reps);
+    if (p->child_stack)
+        (void)munmap(p->child_stack, PC_CHILD_STACK_SIZE);
+    if (p->devnull >= 0)
+        close(p->devnull);
+    free(p->res_prog);
+    free(p->res_path);
+    free(p->res);
     free(p);
 }
 
