@@ -3,10 +3,14 @@
  *
  *   [relaunch: force-remove the old container] -> create -> start (`started`)
  *   -> logs?follow=1 + wait?condition=not-running + inspect (its process: the OOM watch)
- *   -> the job's events stream tells of its die (container-events.c): the status, and the
- *      rest of the log read without follow; or else the log stream or the wait ends ->
- *      inspect: the exit status (`exited`)
+ *   -> conmon's exit file (container-exitfile.c) or else the job's events stream
+ *      (container-events.c) tells of its end: the status, and the rest of the log read
+ *      without follow; or else the log stream or the wait ends -> inspect: the exit status
+ *      (`exited`)
  *
+ * On Podman the exit file comes first: conmon writes it as soon as the process has ended and
+ * its output is in the log, before the cleanup command after which Podman records the die
+ * event; both go through ctr_run_died, whichever comes first.
  * The end: Podman records a container's die event (with its status) tens to a few hundred
  * ms after the exit; its compat wait polls and answers 0.5 to 3 s after it, its log follow
  * 0.25 s after the event at the earliest. So the die event ends it when it comes: the status
