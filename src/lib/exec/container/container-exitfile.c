@@ -31,6 +31,10 @@
 #include "fdutil.h"
 #include "macro.h"
 
+/* How many containers' processes are looked at for a conmon: an engine without one (Docker,
+ * another pid namespace) costs no inspect per replica after these. */
+#define LEARN_TRIES 3
+
 /* An exit file is a few bytes; a longer one is not conmon's. */
 #define EXIT_FILE_MAX 64
 
@@ -198,15 +202,17 @@ static bool conmon_exit_dir(pid_t pid, char *out, size_t n)
 
 bool ctr_exitwatch_wants_pid(const struct container_rt *c)
 {
-    return c->exits.tried && !c->exits.confirmed;
+    return c->exits.tried && !c->exits.confirmed && c->exits.learn_tries < LEARN_TRIES;
 }
 
 void ctr_exitwatch_learn(struct container_rt *c, pid_t pid)
 {
     char dir[4096];
 
-    if (!c->exits.tried || c->exits.confirmed || pid <= 0 ||
-        !conmon_exit_dir(pid, dir, sizeof(dir)))
+    if (!c->exits.tried || c->exits.confirmed || pid <= 0 || c->exits.learn_tries >= LEARN_TRIES)
+        return;
+    c->exits.learn_tries++;
+    if (!conmon_exit_dir(pid, dir, sizeof(dir)))
         return;
     c->exits.confirmed = true;
     if (c->exits.fd >= 0 && c->exits.dir && strcmp(c->exits.dir, dir) == 0)

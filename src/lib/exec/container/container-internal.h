@@ -92,10 +92,11 @@ struct ctr_events {
 
 /* The engine's exit files (container-exitfile.c). */
 struct ctr_exitwatch {
-    int fd;         /* inotify on dir, or -1 */
-    char *dir;      /* the directory watched, or NULL */
-    bool tried;     /* ctr_exitwatch_start ran */
-    bool confirmed; /* dir is the engine's own (given, or a conmon's --exit-dir) */
+    int fd;          /* inotify on dir, or -1 */
+    char *dir;       /* the directory watched, or NULL */
+    bool tried;      /* ctr_exitwatch_start ran */
+    bool confirmed;  /* dir is the engine's own (given, or a conmon's --exit-dir) */
+    int learn_tries; /* containers' processes looked at for a conmon so far */
 };
 
 struct container_rt {
@@ -191,7 +192,8 @@ bool ctr_events_parse(const char *line, size_t len, char *id, size_t n, long *co
  * directory: the events stream and the waits tell then. */
 void ctr_exitwatch_start(struct container_rt *c);
 /* Does the watch want a running container's process id, to learn the engine's real exit
- * directory (ctr_exitwatch_learn)? */
+ * directory (ctr_exitwatch_learn)? Not once learnt, nor after a few processes without a
+ * conmon parent. */
 bool ctr_exitwatch_wants_pid(const struct container_rt *c);
 /* @pid is a running container's process: when its parent is a conmon, watch the directory
  * its --exit-dir names from now on (if it is another), and read the exit files that are
