@@ -14,6 +14,11 @@
 #     podman wait: `podman --remote wait` on the same container (its own round, so that its
 #                  start-up does not slow the others), started before the exit: exit -> it
 #                  returns (Podman's own way to wait for a container, which polls).
+#     exit file:   exitfile-floor.py (its own round): inotify on Podman's exit directory, set
+#                  up before the start: exit -> conmon's exit file; then DELETE the container
+#                  and the network: exit -> all removed (the least any client does, knowing of
+#                  the exit at once); and Podman's own died/cleanup/remove from its events log.
+#   TY_BENCH_BEFORE=BUILD_DIR adds the trainyard of that build, interleaved (a before/after).
 # Every side talks to one `podman system service` this script starts (trainyard through
 # DOCKER_HOST). Rounds interleave the sides; round 0 warms up and is not counted.
 # The exit time is read inside the container from CLOCK_REALTIME with microseconds by busybox
@@ -72,13 +77,15 @@ PY
 create_body=$(<"$scratch/create.json")
 filters=$(<"$scratch/filters")
 
-ty_round() { # DIR
-  local d=$1 rc=0
-  "$bin/trainyard" local train "bench_exit_$$_${d##*-}" --runtime container \
+ty_round() { # DIR [BIN]: trainyard (of BIN, default this build's)
+  local d=$1 rc=0 job
+  job=${d##*/}
+  job=bench_exit_$$_${job//-/_}
+  "${2:-$bin}/trainyard" local train "$job" --runtime container \
     --config "$scratch/job.json" --job-dir "$d" >"$d/log" 2>&1 || rc=$?
   echo "$EPOCHREALTIME" >"$d/cli"
   sed -n 's/^ *"endTime": "\(.*\)Z",*$/\1/p' \
-    "$TRAINYARD_HOME/jobs/local/bench_exit_$$_${d##*-}/job.json" |
+    "$TRAINYARD_HOME/jobs/local/$job/job.json" |
     date -u -f - +%s.%6N >"$d/end" 2>/dev/null || true
   tail -n 3 "$d/log" >"$d/why"
   [ "$rc" -eq 0 ] && grep -q bye "$d/log"
@@ -118,6 +125,30 @@ api_round() { # DIR: the same container by hand: its die event, then its teardow
   [ -s "$d/event" ]
 }
 
+tyb_round() { # DIR: the trainyard of $TY_BENCH_BEFORE (another build), for a before/after
+  ty_round "$1" "$before_bin"
+}
+
+xf_round() { # DIR: the same container by hand: its exit file (inotify), then its teardown
+  local d=$1 id fp ready
+  id=$(start_ctr "$d") || return 1
+  # The watcher holds its inotify watch and its connection before the start.
+  coproc XF { exec /usr/bin/python3 "$root/bench/container-exit/exitfile-floor.py" \
+    "$sock" "$exit_dir" "$id" "$net" "$d" 2>"$d/why"; }
+  fp=$XF_PID
+  read -r ready <&"${XF[0]}" || true
+  api -X POST "$v/containers/$id/start" >/dev/null
+  wait "$fp" || { remove_ctr "$id"; return 1; }
+  # The engine's own steps, from its events log: the die recorded by conmon's exit command
+  # (`podman container cleanup`), that command's cleanup done, the removal.
+  for ev in died cleanup remove; do
+    grep -F "\"ID\":\"$id\"" "$events_log" 2>/dev/null | grep -F "\"Status\":\"$ev\"" |
+      sed -n 's/.*"Time":"\([^"]*\)Z".*/\1/p' | head -n 1 | date -u -f - +%s.%6N \
+      >"$d/$ev" 2>/dev/null || true
+  done
+  [ "$ready" = ready ]
+}
+
 wait_round() { # DIR: the same container, waited for by `podman --remote wait`
   local d=$1 id rc=0
   id=$(start_ctr "$d") || return 1
@@ -137,13 +168,24 @@ since_exit() { # DIR FILE: seconds from the exit to the time in FILE, or nothing
     awk -v a="$x" -v b="$t" 'BEGIN { printf "%.6f\n", b - a }'
 }
 
-declare -A failed=([api]=0 [wait]=0 [ty]=0)
+# Podman's exit files (conmon's --exit-dir) and its events log (the file backend), as root.
+exit_dir=/run/libpod/exits
+events_log=/run/libpod/events/events.log
+sides="api wait ty"
+[ -d "$exit_dir" ] && sides="api xf wait ty"
+# TY_BENCH_BEFORE=BUILD_DIR: also the trainyard of that build, side by side (before/after).
+before_bin=
+if [ -n "${TY_BENCH_BEFORE:-}" ]; then
+  before_bin=$(cd "$TY_BENCH_BEFORE" && pwd)/bin
+  sides="$sides tyb"
+fi
+declare -A failed=([api]=0 [xf]=0 [wait]=0 [ty]=0 [tyb]=0)
 for r in $(seq 0 "$rounds"); do # round 0 warms up and is not counted
-  for side in api wait ty; do
+  for side in $sides; do
     mkdir "$scratch/$side-$r"
     ok=1 && "${side}_round" "$scratch/$side-$r" || ok=0
     [ "$r" -gt 0 ] || continue
-    for f in end cli event wait; do
+    for f in end cli event wait exitfile ctr_rm died cleanup remove; do
       since_exit "$scratch/$side-$r" "$f" >>"$scratch/$side.$f" || true
     done
     [ $ok = 1 ] && continue
@@ -168,14 +210,37 @@ printf 'container job: master exits -> job ends, %d rounds, medians (ms after th
 printf '  %-58s %10s %4s\n' "" "" "n"
 row "trainyard: the job's endTime (recorded, after teardown)" "$scratch/ty.end"
 row "trainyard: local train exits" "$scratch/ty.cli"
+if [ -n "$before_bin" ]; then
+  row "before (TY_BENCH_BEFORE): the job's endTime" "$scratch/tyb.end"
+  row "before (TY_BENCH_BEFORE): local train exits" "$scratch/tyb.cli"
+fi
 row "floor: the engine's die event (GET /events)" "$scratch/api.event"
 row "floor: die event, then container + network removed (API)" "$scratch/api.end"
 row "floor: podman --remote wait returns" "$scratch/wait.wait"
+row "floor: conmon's exit file seen (inotify)" "$scratch/xf.exitfile"
+row "floor: exit file, then the container's DELETE answered" "$scratch/xf.ctr_rm"
+row "floor: exit file, then container + network removed (API)" "$scratch/xf.end"
+row "  engine, that round: die recorded (by podman cleanup)" "$scratch/xf.died"
+row "  engine, that round: podman container cleanup done" "$scratch/xf.cleanup"
+row "  engine, that round: removal recorded" "$scratch/xf.remove"
 ty_end=$(median_ms "$scratch/ty.end")
 printf '  %-58s %10s\n' "ratio trainyard endTime / API floor (event + removal)" \
   "$(ratio "$ty_end" "$(median_ms "$scratch/api.end")")"
+printf '  %-58s %10s\n' "ratio trainyard endTime / exit file floor (file + removal)" \
+  "$(ratio "$ty_end" "$(median_ms "$scratch/xf.end")")"
 printf '  %-58s %10s\n' "ratio trainyard endTime / podman wait" \
   "$(ratio "$ty_end" "$(median_ms "$scratch/wait.wait")")"
-for side in api wait ty; do
+for side in $sides; do
   [ "${failed[$side]}" = 0 ] || echo "  ($side: ${failed[$side]} failed rounds)"
 done
+
+# make bench's table (bench/report.py): the job's end against the exit-file floor (issue 17's
+# goal: <= 50 ms after the exit)
+if [ -n "${TY_BENCH_RESULTS:-}" ] && [ "$ty_end" != n/a ]; then
+  xf_end=$(median_ms "$scratch/xf.end")
+  floor=()
+  [ "$xf_end" != n/a ] && floor=(--floor "$xf_end")
+  python3 "$root/bench/report.py" add container-exit "container job: master exits -> job's endTime" \
+    "$ty_end" ms "${floor[@]}" --goal "<= 50ms" \
+    --note "floor: exit file seen, then DELETE container + network (Podman's removal waits for its cleanup)"
+fi

@@ -116,6 +116,9 @@ test_expect_success 'container: image' '
   grep -q "replica worker 0: image .localhost/trainyard/no-such-image:1. is not present and pulling it failed" err &&
   test -z "$(leftovers ctr_nx_$J)"
 '
+# Stand-in GPUs: the worker ends first, by itself; the master ends 2 s on. (The master's end
+# stops whatever still runs, and a container's end is known at once, from conmon's exit file:
+# a worker still printing then would lose its last line.)
 if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
   test_skip 'container: gpus' "this host has NVIDIA GPUs"
 else
@@ -126,7 +129,7 @@ test_expect_success 'container: gpus' '
   grep -q "trainingInput: the job needs 1 × NVIDIA_TESLA_T4 at once, and this machine has none (no NVIDIA GPU devices under /dev)" err &&
   test -z "$(leftovers ctr_gpu_$J)" &&
   S="echo got=\$NVIDIA_VISIBLE_DEVICES/\$CUDA_VISIBLE_DEVICES; ls /dev | grep -c nvidia || true" &&
-  ctr_job sgpu.json "$S" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}, \"workerConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S; sleep 1\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}}" &&
+  ctr_job sgpu.json "$S" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S; sleep 2\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}, \"workerConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}}" &&
   TRAINYARD_GPUS=NVIDIA_TESLA_T4:2 TRAINYARD_GPU_DEVICES=stand-in \
     "$TRAINYARD" local train ctr_sgpu_$J --config sgpu.json >log 2>err &&
   grep -q "master-replica-0 *got=0/0" log &&

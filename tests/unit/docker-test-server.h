@@ -34,7 +34,10 @@ void dts_teardown(void);
  * GET /events streams the die event (exit status 7) of each rt-evt container about 20 ms
  * after its start, amid events of other things; rt-evt's log follow takes 1.5 s to end and its
  * wait 3 s, so the event is the first to tell. A scratch file events-break makes every events
- * stream end after half a line. Each /events request is appended to events.log. */
+ * stream end after half a line. Each /events request is appended to events.log.
+ * rt-xf behaves as rt-evt with exit status 5, but has no die event: 100 ms after its start,
+ * its exit file exits/<id> (in the scratch folder; the test makes the folder) says "5", as
+ * Podman's conmon writes it (a temporary file renamed). */
 
 /* Fork the server on dts_sock_path; returns once it listens: 0, or -1. */
 int start_server(void);

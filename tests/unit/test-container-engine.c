@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +30,7 @@
 #include "buf.h"
 #include "container-engine.h"
 #include "container-internal.h"
+#include "container-rt-test.h"
 #include "container.h"
 #include "docker-api.h"
 #include "docker-internal.h"
@@ -262,179 +264,7 @@ static void test_base64_padded(void)
     is_str(b, "YWJjZA==", "base64url padded: two '='");
 }
 
-/* ---- the runtime ---- */
-
-#define RT_MAX 4
-
-struct rtev {
-    struct ty_runtime *rt;
-    int started[RT_MAX], exited[RT_MAX];
-    struct ty_exit_status st[RT_MAX];
-    char out[RT_MAX][128];
-    char all[RT_MAX][512]; /* every line, each followed by '|' */
-    bool prepared, cleaned;
-    int notices;
-    char notice[512];
-    int prep_r;
-    char prep_error[256];
-};
-
-static size_t rep_index(struct rtev *e, struct ty_replica *r)
-{
-    return ty_runtime_replica_index(e->rt, r);
-}
-
-static void ev_started(void *ctx, struct ty_replica *r)
-{
-    struct rtev *e = ctx;
-    e->started[rep_index(e, r)]++;
-}
-
-static void
-ev_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, size_t len)
-{
-    struct rtev *e = ctx;
-    size_t i = rep_index(e, r), have = strlen(e->all[i]);
-    (void)snprintf(e->out[i], sizeof(e->out[0]), "%.*s", (int)len, line);
-    (void)snprintf(e->all[i] + have, sizeof(e->all[0]) - have, "%.*s|", (int)len, line);
-}
-
-static void ev_exited(void *ctx, struct ty_replica *r, const struct ty_exit_status *st)
-{
-    struct rtev *e = ctx;
-    e->exited[rep_index(e, r)]++;
-    e->st[rep_index(e, r)] = *st;
-}
-
-static void ev_notice(void *ctx, enum ty_severity sev, const char *message)
-{
-    struct rtev *e = ctx;
-    if (!strstr(message, "has no init"))
-        return; /* limits capped to this host... */
-    e->notices++;
-    (void)snprintf(e->notice, sizeof(e->notice), "%s", message);
-}
-
-static void ev_prepared(void *ctx, int r, const char *error)
-{
-    struct rtev *e = ctx;
-    e->prepared = true;
-    e->prep_r = r;
-    (void)snprintf(e->prep_error, sizeof(e->prep_error), "%s", error ? error : "");
-}
-
-static void ev_cleaned(void *ctx)
-{
-    struct rtev *e = ctx;
-    e->cleaned = true;
-}
-
-/* A job of a master (@master image), and a worker and a parameter server when their images
- * are given. */
-static struct ty_job *rt_job(const char *master, const char *worker, const char *ps)
-{
-    json_t *ti = json_pack("{s:s,s:s,s:{s:s}}",
-                           "scaleTier",
-                           "CUSTOM",
-                           "masterType",
-                           "n1-standard-4",
-                           "masterConfig",
-                           "imageUri",
-                           master);
-    json_t *doc = json_pack("{s:s,s:o}", "jobId", "rt_job", "trainingInput", ti);
-    struct ty_job *job = NULL;
-    struct ty_error err = {0};
-
-    if (worker) {
-        json_t *more = json_pack("{s:s,s:i,s:{s:s}}",
-                                 "workerType",
-                                 "n1-standard-4",
-                                 "workerCount",
-                                 1,
-                                 "workerConfig",
-                                 "imageUri",
-                                 worker);
-        json_object_update(ti, more);
-        json_decref(more);
-    }
-    if (ps) {
-        json_t *more = json_pack("{s:s,s:i,s:{s:s}}",
-                                 "parameterServerType",
-                                 "n1-standard-4",
-                                 "parameterServerCount",
-                                 1,
-                                 "parameterServerConfig",
-                                 "imageUri",
-                                 ps);
-        json_object_update(ti, more);
-        json_decref(more);
-    }
-    if (ty_job_from_json(doc, &job, &err) < 0)
-        BAIL_OUT("rt_job: %s", err.msg);
-    json_decref(doc);
-    return job;
-}
-
-/* A runtime on @plan, prepared and placed. */
-static struct ty_runtime *
-rt_ready(struct ty_loop *loop, struct ty_cluster_plan *plan, struct rtev *e)
-{
-    struct ty_runtime_events ev = {.started = ev_started,
-                                   .output = ev_output,
-                                   .exited = ev_exited,
-                                   .notice = ev_notice,
-                                   .prepared = ev_prepared,
-                                   .cleaned = ev_cleaned,
-                                   .ctx = e};
-    struct ty_runtime *rt = NULL;
-    struct ty_error err = {0};
-
-    if (ty_runtime_new(&ty_runtime_container, loop, &ev, &rt, &err) < 0)
-        BAIL_OUT("ty_runtime_new: %s", err.msg);
-    e->rt = rt;
-    ty_runtime_attach(rt, plan);
-    if (rt->ops->prepare(rt, &err) != TY_RUNTIME_ASYNC || !run_until(loop, &e->prepared, 10000) ||
-        e->prep_r < 0 || rt->ops->place(rt, &err) < 0)
-        BAIL_OUT("runtime not ready: %s%s", err.msg, e->prep_error);
-    return rt;
-}
-
-static void rt_end(struct ty_loop *loop, struct ty_runtime *rt, struct rtev *e)
-{
-    if (rt->ops->cleanup(rt) == TY_RUNTIME_ASYNC)
-        (void)run_until(loop, &e->cleaned, 10000);
-    ty_runtime_free(rt);
-}
-
-/* Run @loop until replica @i has exited @n times. */
-static bool until_exited(struct ty_loop *loop, struct rtev *e, size_t i, int n)
-{
-    int64_t end = ty_mono_usec() + 10 * INT64_C(1000000);
-    while (e->exited[i] < n && ty_mono_usec() < end)
-        run_for(loop, 20);
-    return e->exited[i] >= n;
-}
-
-/* The whole scratch file @name ("" when missing). Caller frees. */
-static char *scratch(const char *name)
-{
-    _cleanup_free_ char *path = xasprintf("%s/%s", dts_tmpdir, name);
-    char *text = NULL;
-    size_t len;
-    if (ty_read_file(path, 1 << 20, &text, &len, NULL) < 0)
-        return xstrdup("");
-    return text;
-}
-
-/* Nothing of a replica's run is left: no request, timer or watch. */
-static bool run_idle(struct ctr_replica *cr)
-{
-    return !cr->req && !cr->wait_req && !cr->logs_req && !ty_engine_call_busy(&cr->pid_call) &&
-           !ty_engine_call_busy(&cr->exit_call) && !ty_engine_call_busy(&cr->rm_call) &&
-           !cr->drain_timer && cr->oom.notify_fd < 0 && cr->oom.counter_fd < 0;
-}
-
-static char *const rt_env[] = {"CLUSTER_SPEC={\"master\":[\"m:2222\"]}", "TF_CONFIG={}", NULL};
+/* ---- the runtime (its ends learnt: test-container-exits.c) ---- */
 
 /* How ends are reported: exit 137 without and with the engine's OOMKilled, and a container
  * removed under its wait. */
@@ -667,103 +497,6 @@ static void test_runtime_init(struct ty_loop *loop)
     ty_job_free(job);
 }
 
-/* The die event of the job's events stream ends a replica before its wait or log follow
- * would: the status from the event, the rest of the log read without follow and nothing
- * twice; and when every events stream breaks, the wait and the follow still report it. */
-static void test_runtime_events(struct ty_loop *loop, bool broken)
-{
-    const char *what = broken ? "events broken" : "events";
-    struct ty_job *job = rt_job("rt-evt", NULL, NULL);
-    struct ty_cluster_plan *plan = NULL;
-    struct rtev e = {0};
-    struct ty_runtime *rt;
-    struct container_rt *c;
-    _cleanup_free_ char *log = NULL, *evlog = NULL, *evfile = NULL, *reqfile = NULL;
-    int64_t t0;
-    int opened = 0;
-
-    evfile = xasprintf("%s/events.log", dts_tmpdir);
-    reqfile = xasprintf("%s/requests.log", dts_tmpdir);
-    (void)unlink(evfile);
-    (void)unlink(reqfile);
-    if (ty_plan_build(job, NULL, NULL, &plan, NULL) < 0)
-        BAIL_OUT("plan");
-    rt = rt_ready(loop, plan, &e);
-    c = (struct container_rt *)rt;
-    t0 = ty_mono_usec();
-    is_int(rt->ops->launch(rt, &plan->replicas[0], rt_env, NULL), 0, "%s: launch", what);
-    ok(until_exited(loop, &e, 0, 1), "%s: it exited", what);
-    if (!broken)
-        ok(ty_mono_usec() - t0 < 1200 * INT64_C(1000),
-           "events: reported before its log follow (1.5 s) or its wait (3 s) ended");
-    else
-        ok(ty_mono_usec() - t0 >= 1400 * INT64_C(1000), "events broken: the follow told");
-    is_int(e.st[0].kind, TY_EXIT_CODE, "%s: an exit status", what);
-    is_int(e.st[0].code, 7, "%s: ... 7", what);
-    is_str(e.all[0],
-           "line one of rt-evt~1|err two of rt-evt~1|line three of rt-evt~1|",
-           "%s: every line of its log once, in order",
-           what);
-    ok(run_idle(&c->reps[0]), "%s: nothing of the run left", what);
-    log = scratch("requests.log");
-    ok((strstr(log, "GET /containers/rt-evt~1/logs?stdout=1&stderr=1\n") != NULL) == !broken,
-       broken ? "events broken: no second log request" : "events: the rest read without follow");
-    evlog = scratch("events.log");
-    for (const char *p = evlog; (p = strstr(p, "GET /events?filters=")); p++)
-        opened++;
-    if (!broken)
-        like(evlog, "%22label%22%3A%5B%22trainyard.run%3D", "events: filtered to the run's label");
-    is_int(opened, broken ? 4 : 1, "%s: streams opened (a broken one again, 3 times)", what);
-    ok(broken ? !c->events.req && c->events.off : c->events.req && !c->events.off,
-       "%s: the stream's state",
-       what);
-    if (rt->ops->cleanup(rt) == TY_RUNTIME_ASYNC)
-        (void)run_until(loop, &e.cleaned, 10000);
-    ok(!c->events.req, "%s: no stream after the cleanup", what);
-    ty_runtime_free(rt);
-    ty_plan_free(plan);
-    ty_job_free(job);
-}
-
-/* ctr_events_parse on @line (its whole length). */
-static bool parse_event(const char *line, char *id, size_t n, long *code)
-{
-    return ctr_events_parse(line, strlen(line), id, n, code);
-}
-
-static void test_events_parse(void)
-{
-    char id[64] = "";
-    long code = -1;
-
-    ok(parse_event("{\"status\":\"die\",\"id\":\"abc\",\"Type\":\"container\","
-                   "\"Action\":\"die\",\"Actor\":{\"ID\":\"abc\",\"Attributes\":"
-                   "{\"containerExitCode\":\"3\",\"exitCode\":\"3\"}}}",
-                   id,
-                   sizeof(id),
-                   &code) &&
-           code == 3 && strcmp(id, "abc") == 0,
-       "events parse: Podman's die event, its id and exitCode");
-    ok(!parse_event("{\"Action\":\"start\",\"Actor\":{\"ID\":\"abc\","
-                    "\"Attributes\":{\"exitCode\":\"0\"}}}",
-                    id,
-                    sizeof(id),
-                    &code),
-       "events parse: another action is not an end");
-    ok(!parse_event("{\"Action\":\"die\",\"Actor\":{\"ID\":\"abc\",\"Attributes\":{}}}",
-                    id,
-                    sizeof(id),
-                    &code),
-       "events parse: no exitCode, no status");
-    ok(!parse_event("{\"Action\":\"die\",\"Actor\":{\"ID\":\"abc\","
-                    "\"Attributes\":{\"exitCode\":\"x1\"}}}",
-                    id,
-                    sizeof(id),
-                    &code),
-       "events parse: a malformed status");
-    ok(!parse_event("{\"status\":\"di", id, sizeof(id), &code), "events parse: half a line");
-}
-
 static void test_runtime(struct ty_loop *loop)
 {
     _cleanup_free_ char *host = xasprintf("unix://%s", dts_sock_path);
@@ -772,15 +505,6 @@ static void test_runtime(struct ty_loop *loop)
     test_runtime_relaunch(loop);
     test_runtime_engine_gone(loop);
     test_runtime_init(loop);
-    test_runtime_events(loop, false);
-    {
-        _cleanup_free_ char *brk = xasprintf("%s/events-break", dts_tmpdir);
-        int fd = open(brk, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (fd >= 0)
-            close(fd);
-        test_runtime_events(loop, true);
-        (void)unlink(brk);
-    }
     (void)unsetenv("DOCKER_HOST");
 }
 
@@ -810,7 +534,6 @@ int main(void)
     loop = ty_loop_new();
     test_engine(loop);
     test_oom_parse();
-    test_events_parse();
     test_runtime(loop);
     stop_server();
     ty_loop_free(loop);

@@ -36,6 +36,7 @@ static bool removed(long status)
 static void cancel_replicas(struct container_rt *c)
 {
     ctr_events_stop(c);
+    ctr_exitwatch_stop(c);
     for (size_t i = 0; i < c->n; i++)
         ctr_run_cancel(&c->reps[i]);
 }

@@ -90,9 +90,19 @@ struct ctr_events {
     bool off;                  /* refused, or broke too often: the waits alone this run */
 };
 
+/* The engine's exit files (container-exitfile.c). */
+struct ctr_exitwatch {
+    int fd;          /* inotify on dir, or -1 */
+    char *dir;       /* the directory watched, or NULL */
+    bool tried;      /* ctr_exitwatch_start ran */
+    bool confirmed;  /* dir is the engine's own (given, or a conmon's --exit-dir) */
+    int learn_tries; /* containers' processes looked at for a conmon so far */
+};
+
 struct container_rt {
     struct ty_runtime base;
     struct ctr_events events;
+    struct ctr_exitwatch exits;
     struct ty_engine eng;
     struct ctr_replica *reps;
     size_t n;
@@ -173,6 +183,34 @@ void ctr_events_stop(struct container_rt *c);
  * and its exit status (Actor.Attributes.exitCode, 0..255) into *code. Returns false for
  * anything else (another action, no or a malformed status, not JSON). */
 bool ctr_events_parse(const char *line, size_t len, char *id, size_t n, long *code);
+
+/* ---- the exit files (container-exitfile.c) ---- */
+
+/* Watch the engine's exit directory (TRAINYARD_CONTAINER_EXIT_DIR, else Podman's default
+ * for this user when it exists) for the ends of the run's containers, which go to
+ * ctr_run_died; once per run (no-op after). Nothing is watched when there is no such
+ * directory: the events stream and the waits tell then. */
+void ctr_exitwatch_start(struct container_rt *c);
+/* Does the watch want a running container's process id, to learn the engine's real exit
+ * directory (ctr_exitwatch_learn)? Not once learnt, nor after a few processes without a
+ * conmon parent. */
+bool ctr_exitwatch_wants_pid(const struct container_rt *c);
+/* @pid is a running container's process: when its parent is a conmon, watch the directory
+ * its --exit-dir names from now on (if it is another), and read the exit files that are
+ * there already. Once per run; no-op when nothing is found. */
+void ctr_exitwatch_learn(struct container_rt *c, pid_t pid);
+/* Read the exit file of @cr's current container now, if the watch is on and it has one
+ * (an end that came before the watch saw it). */
+void ctr_exitwatch_check(struct container_rt *c, struct ctr_replica *cr);
+/* Stop watching (no callbacks after); idempotent. */
+void ctr_exitwatch_stop(struct container_rt *c);
+/* An exit file's text (@len bytes: a decimal 0..255, maybe a newline) into *code. Returns
+ * false for anything else. */
+bool ctr_exit_file_parse(const char *text, size_t len, long *code);
+/* The value of --exit-dir (an absolute path; "--exit-dir DIR" or "--exit-dir=DIR") in a
+ * NUL-separated command line (@len bytes, as /proc/PID/cmdline) into @out (size @n).
+ * Returns whether there was one that fits. */
+bool ctr_exit_dir_parse(const char *cmdline, size_t len, char *out, size_t n);
 
 /* ---- the engine going away (container.c) ---- */
 

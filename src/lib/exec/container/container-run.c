@@ -3,10 +3,14 @@
  *
  *   [relaunch: force-remove the old container] -> create -> start (`started`)
  *   -> logs?follow=1 + wait?condition=not-running + inspect (its process: the OOM watch)
- *   -> the job's events stream tells of its die (container-events.c): the status, and the
- *      rest of the log read without follow; or else the log stream or the wait ends ->
- *      inspect: the exit status (`exited`)
+ *   -> conmon's exit file (container-exitfile.c) or else the job's events stream
+ *      (container-events.c) tells of its end: the status, and the rest of the log read
+ *      without follow; or else the log stream or the wait ends -> inspect: the exit status
+ *      (`exited`)
  *
+ * On Podman the exit file comes first: conmon writes it as soon as the process has ended and
+ * its output is in the log, before the cleanup command after which Podman records the die
+ * event; both go through ctr_run_died, whichever comes first.
  * The end: Podman records a container's die event (with its status) tens to a few hundred
  * ms after the exit; its compat wait polls and answers 0.5 to 3 s after it, its log follow
  * 0.25 s after the event at the earliest. So the die event ends it when it comes: the status
@@ -381,6 +385,10 @@ static void on_pid_inspect(void *ctx, long status, const char *body, size_t len,
         !json_is_true(json_object_get(state, "Running")))
         return;
     json_int_t pid = json_integer_value(json_object_get(state, "Pid"));
+    if (pid > 0)
+        ctr_exitwatch_learn(c, (pid_t)pid);
+    if (c->memory[cr->r->role] <= 0)
+        return; /* asked only for the exit watch */
     int r = pid > 0 ? ctr_oom_watch_start(&cr->oom, c->base.loop, (pid_t)pid) : -ESRCH;
     if (r < 0 && r != -ESRCH && !c->oom_warned) {
         c->oom_warned = true;
@@ -447,9 +455,10 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
         cr->logs_req = NULL;
         cr->logs_done = true;
     }
-    /* A memory-limited container: watch its cgroup for the OOM killer. */
+    /* A memory-limited container: watch its cgroup for the OOM killer; and its process
+     * tells the exit watch where the engine writes exit files. */
     ipath = xasprintf("/containers/%s/json", cr->id);
-    if (c->memory[cr->r->role] > 0)
+    if (c->memory[cr->r->role] > 0 || ctr_exitwatch_wants_pid(c))
         (void)ty_engine_call_start(&cr->pid_call,
                                    c->eng.api,
                                    c->base.loop,
@@ -463,6 +472,7 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
                                    NULL);
     if (cr->pending_signal)
         send_kill(cr, cr->pending_signal);
+    ctr_exitwatch_check(c, cr); /* it may have ended already */
     if (cr->died)
         act_on_died(cr);
     else if (cr->logs_done || cr->wait_done)
@@ -595,7 +605,9 @@ int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *e
         cr->await_engine = true; /* the engine is being reached again: ctr_run_resume */
         return 0;
     }
-    ctr_events_start(c); /* before the container starts, so that its die event comes */
+    /* Before the container starts, so that its end is seen. */
+    ctr_exitwatch_start(c);
+    ctr_events_start(c);
     return first ? create_container(cr, err) : remove_then_create(cr, err);
 }
 

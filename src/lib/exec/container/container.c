@@ -57,6 +57,7 @@ static int create(struct ty_runtime **ret, struct ty_error *err)
 {
     struct container_rt *c = xcalloc(1, sizeof(*c));
     unsigned long long seed = (unsigned long long)ty_now_usec() ^ (unsigned long long)getpid();
+    c->exits.fd = -1;
     (void)snprintf(c->token, sizeof(c->token), "%d-%llx", (int)getpid(), seed);
     *ret = &c->base;
     (void)err;
@@ -226,6 +227,7 @@ static void destroy(struct ty_runtime *rt)
     struct container_rt *c = cast(rt);
     ctr_cleanup_now(c);
     ctr_events_stop(c);
+    ctr_exitwatch_stop(c);
     ty_engine_close(&c->eng);
     for (size_t i = 0; i < c->n; i++)
         ctr_run_free(&c->reps[i]);
