@@ -73,7 +73,9 @@ test_expect_success 'a job waits while another holds its GPU, then runs with it'
 '
 
 test_expect_success 'a cancel while waiting ends the job CANCELLED' '
-  rm -f holding go
+  # the last test's see.err says "Waiting for" too: read before see_2 has made its own, it
+  # had the job interrupted before it started (exit 130, not 1)
+  rm -f holding go see.out see.err
   $SI1 hold_2 --config hold.json >hold.out 2>&1 & h=$!
   wait_for 20 test -e holding &&
   { $SI1 see_2 --config see.json >see.out 2>see.err & s=$!; } &&
