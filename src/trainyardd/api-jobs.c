@@ -50,6 +50,7 @@ enum live_kind {
 };
 struct live {
     enum live_kind kind;
+    uint64_t at; /* ty_sched_changes, read before the values were taken */
     int64_t position;
     bool sched_reason; /* the scheduler gave a reason (LIVE_SCHED) */
     char reason[512];
@@ -60,6 +61,7 @@ struct live {
 static void live_compute(struct tyd *d, enum live_kind kind, int64_t seq, struct live *lv)
 {
     lv->kind = kind;
+    lv->at = ty_sched_changes(d->sched);
     lv->position = 0;
     lv->sched_reason = false;
     lv->reason[0] = '\0';
@@ -418,14 +420,20 @@ static bool wants_pretty(const struct tyd_request *rq)
     return !(pp && (strcmp(pp, "false") == 0 || strcmp(pp, "0") == 0));
 }
 
-/* Answer 200 with @body (@len bytes, taken: freed here on failure) as http.c would send the
- * same JSON. False when the response cannot be made (nothing answered). */
-static bool reply_body(struct tyd_reply *rep, char *body, size_t len)
+/* Answer 200 with @body (@len bytes) as http.c would send the same JSON; @body is @ref's,
+ * released by @release when the response is done with it (here, when it cannot be made).
+ * False when the response cannot be made (nothing answered). */
+static bool reply_body(struct tyd_reply *rep,
+                       const char *body,
+                       size_t len,
+                       MHD_ContentReaderFreeCallback release,
+                       void *ref)
 {
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, release, ref);
 
     if (!resp) {
-        free(body);
+        release(ref);
         return false;
     }
     (void)MHD_add_response_header(resp, "Content-Type", "application/json; charset=UTF-8");
@@ -437,7 +445,9 @@ static bool reply_body(struct tyd_reply *rep, char *body, size_t len)
 /* jobs.get from the cache of rendered answers: true when answered (from the cache, or 404
  * for a job that is not there); false when the job must be read and rendered (the cache had no
  * answer for the row's current version, or the scheduler's values it holds moved on). The
- * row's version is read from the store on every call: a write by any process is seen. */
+ * row's version is read from the store on every call: a write by any process is seen. The
+ * scheduler's values are computed again only when the scheduler changed since the answer's
+ * were last found current (ty_sched_changes); the answer's bytes are sent without a copy. */
 static bool
 get_cached(const struct tyd_request *rq, struct tyd_reply *rep, const struct tyd_jobcache_key *key)
 {
@@ -453,13 +463,15 @@ get_cached(const struct tyd_request *rq, struct tyd_reply *rep, const struct tyd
     }
     if (r < 0 || !tyd_jobcache_get(rq->d->jobcache, key, seq, version, &hit))
         return false;
-    live_compute(rq->d, (enum live_kind)hit.kind, seq, &lv);
-    if (strcmp(lv.text, hit.live) != 0) {
-        tyd_jobcache_hit_clear(&hit);
-        return false;
+    if (hit.kind != LIVE_NONE && hit.live_at != ty_sched_changes(rq->d->sched)) {
+        live_compute(rq->d, (enum live_kind)hit.kind, seq, &lv);
+        if (strcmp(lv.text, hit.live) != 0) {
+            tyd_jobcache_release(hit.ref);
+            return false;
+        }
+        tyd_jobcache_confirm(rq->d->jobcache, key, seq, version, lv.text, lv.at);
     }
-    free(hit.live);
-    return reply_body(rep, hit.body, hit.len);
+    return reply_body(rep, hit.body, hit.len, tyd_jobcache_release, hit.ref);
 }
 
 /* Render the answer @rep holds (200, JSON) as send_reply would, keep it in the cache under
@@ -471,14 +483,17 @@ static void render_and_keep(const struct tyd_request *rq,
                             const struct ty_job_row *row,
                             const struct live *lv)
 {
-    struct tyd_jobcache_stamp stamp = {
-        .seq = row->seq, .version = row->version, .kind = lv->kind, .live = lv->text};
+    struct tyd_jobcache_stamp stamp = {.seq = row->seq,
+                                       .version = row->version,
+                                       .kind = lv->kind,
+                                       .live = lv->text,
+                                       .live_at = lv->at};
     char *text = key->pretty ? ty_json_pretty(rep->json) : ty_json_compact(rep->json);
     size_t n = strlen(text);
 
     text[n] = '\n'; /* as send_reply: the body ends with a newline (replacing the NUL) */
     tyd_jobcache_put(rq->d->jobcache, key, &stamp, text, n + 1);
-    if (reply_body(rep, text, n + 1)) {
+    if (reply_body(rep, text, n + 1, free, text)) {
         json_decref(rep->json);
         rep->json = NULL;
     }

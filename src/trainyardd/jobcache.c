@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
  * jobcache.c: the cache of rendered jobs.get answers (jobcache.h). A few shards, chosen by the
  * key's hash, each a chained hash table plus a doubly linked least-recently-used list under
- * its own mutex; the lock is held only to find, copy, link or unlink, never to render. */
+ * its own mutex; the lock is held only to find, link or unlink, never to render or copy. An
+ * entry is one allocation with a reference count: the table's reference, and one per hit not
+ * yet released; the last release frees it. */
 #include "jobcache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +22,10 @@ struct entry {
     int64_t seq, version;
     unsigned kind;
     bool pretty;
-    char *live; /* after the key */
-    char *body; /* after the live text */
+    _Atomic unsigned refs;
+    uint64_t live_at; /* under the shard's lock */
+    char *live;       /* after the key */
+    char *body;       /* after the live text */
     size_t len;
     size_t key_len; /* project '\0' job: key_len bytes at the end of the entry */
     char key[];
@@ -84,9 +89,17 @@ struct tyd_jobcache *tyd_jobcache_new(size_t max_bytes)
     return c;
 }
 
-static void entry_free(struct entry *e)
+/* Drop a reference to @e; the last frees it (one allocation: entry_new). */
+static void entry_unref(struct entry *e)
 {
-    free(e); /* one allocation: entry_new */
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1)
+        free(e);
+}
+
+void tyd_jobcache_release(void *ref)
+{
+    if (ref)
+        entry_unref(ref);
 }
 
 void tyd_jobcache_free(struct tyd_jobcache *c)
@@ -98,7 +111,7 @@ void tyd_jobcache_free(struct tyd_jobcache *c)
         struct entry *e = s->head;
         while (e) {
             struct entry *next = e->next;
-            entry_free(e);
+            entry_unref(e);
             e = next;
         }
         free(s->buckets);
@@ -152,7 +165,7 @@ static void remove_entry(struct shard *s, struct entry *e)
     lru_unlink(s, e);
     s->entries--;
     s->bytes -= e->cost;
-    entry_free(e);
+    entry_unref(e);
 }
 
 /* Double the buckets when the chains grow past one entry per bucket on average; on failure
@@ -201,32 +214,43 @@ bool tyd_jobcache_get(struct tyd_jobcache *c,
     pthread_mutex_lock(&s->lock);
     e = find(s, key, hash);
     if (e && e->seq == seq && e->version == version) {
-        hit->body = malloc(e->len ? e->len : 1);
-        hit->live = strdup(e->live);
-        if (hit->body && hit->live) {
-            memcpy(hit->body, e->body, e->len);
-            hit->len = e->len;
-            hit->kind = e->kind;
+        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+        hit->body = e->body;
+        hit->len = e->len;
+        hit->kind = e->kind;
+        hit->live = e->live;
+        hit->live_at = e->live_at;
+        hit->ref = e;
+        if (s->head != e) {
             lru_unlink(s, e);
             lru_push_front(s, e);
-            found = true;
         }
-    }
-    if (found)
+        found = true;
         s->hits++;
-    else
+    } else {
         s->misses++;
+    }
     pthread_mutex_unlock(&s->lock);
-    if (!found)
-        tyd_jobcache_hit_clear(hit);
     return found;
 }
 
-void tyd_jobcache_hit_clear(struct tyd_jobcache_hit *hit)
+void tyd_jobcache_confirm(struct tyd_jobcache *c,
+                          const struct tyd_jobcache_key *key,
+                          int64_t seq,
+                          int64_t version,
+                          const char *live,
+                          uint64_t live_at)
 {
-    free(hit->body);
-    free(hit->live);
-    memset(hit, 0, sizeof(*hit));
+    uint64_t hash = key_hash(key);
+    struct shard *s = shard_of(c, hash);
+    struct entry *e;
+
+    pthread_mutex_lock(&s->lock);
+    e = find(s, key, hash);
+    if (e && e->seq == seq && e->version == version && e->live_at < live_at &&
+        strcmp(e->live, live) == 0)
+        e->live_at = live_at;
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* A new entry for @key and @stamp holding a copy of @body, in one allocation (the entry, its
@@ -258,7 +282,9 @@ static struct entry *entry_new(const struct tyd_jobcache_key *key,
     e->seq = stamp->seq;
     e->version = stamp->version;
     e->kind = stamp->kind;
+    e->live_at = stamp->live_at;
     e->cost = cost;
+    atomic_init(&e->refs, 1); /* the table's */
     return e;
 }
 
@@ -275,7 +301,7 @@ void tyd_jobcache_put(struct tyd_jobcache *c,
     if (len < s->max_bytes) /* built outside the lock */
         e = entry_new(key, hash, stamp, body, len);
     if (e && e->cost > s->max_bytes) {
-        entry_free(e);
+        entry_unref(e);
         e = NULL;
     }
     pthread_mutex_lock(&s->lock);

@@ -8,8 +8,15 @@
  * from outside the store (a QUEUED job's jobPosition and stateReason, from the scheduler's
  * memory), with a kind the caller defines saying which of those it holds. A lookup gives the
  * answer only for the same seq and version; the caller then compares the live text with what it
- * computes now for that kind. So an answer is never served for a job that changed since it was
- * rendered, whoever changed it.
+ * computes now for that kind, or skips that when the live text was last found current at the
+ * same count of the scheduler's changes (live_at: ty_sched_changes, which the caller reads
+ * before computing the live text). So an answer is never served for a job that changed since
+ * it was rendered, whoever changed it.
+ *
+ * A hit is not a copy: it holds a reference to the cache's own bytes (counted; an answer
+ * evicted or replaced meanwhile lives on until its last reference is released), so that the
+ * caller can hand them to libmicrohttpd without copying (tyd_jobcache_release is a
+ * MHD_ContentReaderFreeCallback).
  *
  * Bounded: at most max_bytes of answers, keys and bookkeeping in all (split evenly among a few
  * shards, each with its own lock and least-recently-used order); the least recently used go
@@ -40,32 +47,50 @@ struct tyd_jobcache_stamp {
     int64_t version;  /* the row's (ty_store_job_version) */
     unsigned kind;    /* the caller's: which live values the answer holds (0: none) */
     const char *live; /* those values as text ("" when none; NUL-terminated) */
+    uint64_t live_at; /* the caller's change count read before computing them */
 };
 
-/* A cached answer as looked up: copies, owned by the caller (tyd_jobcache_hit_clear). */
+/* A cached answer as looked up: the cache's own bytes, valid until tyd_jobcache_release(ref)
+ * (read only). */
 struct tyd_jobcache_hit {
-    char *body; /* malloc'd; free it or hand it on (e.g. to MHD_RESPMEM_MUST_FREE) */
+    const char *body;
     size_t len;
     unsigned kind;
-    char *live; /* malloc'd */
+    const char *live;
+    uint64_t live_at; /* as stamped, or as last confirmed (tyd_jobcache_confirm) */
+    void *ref;        /* the reference held: pass to tyd_jobcache_release once */
 };
 
 /* A new, empty cache of at most @max_bytes (0: a cache that keeps nothing). NULL only when
  * memory is short. */
 struct tyd_jobcache *tyd_jobcache_new(size_t max_bytes);
-/* Free @c and every answer; NULL-safe. No call may be in progress. */
+/* Free @c and its answers (those still referenced by hits: at their release); NULL-safe. No
+ * call may be in progress. */
 void tyd_jobcache_free(struct tyd_jobcache *c);
 
-/* The answer for @key rendered from the row (@seq, @version): true and *hit (copies, with the
- * stamp's kind and live text for the caller to check) when there is one, which becomes the
- * most recently used; false when there is none for that row version. */
+/* The answer for @key rendered from the row (@seq, @version): true and *hit (a reference,
+ * with the stamp's kind, live text and live_at for the caller to check) when there is one,
+ * which becomes the most recently used; false (and *hit zeroed) when there is none for that
+ * row version. */
 bool tyd_jobcache_get(struct tyd_jobcache *c,
                       const struct tyd_jobcache_key *key,
                       int64_t seq,
                       int64_t version,
                       struct tyd_jobcache_hit *hit);
-/* Free what a hit holds (NULL-safe fields) and zero it. */
-void tyd_jobcache_hit_clear(struct tyd_jobcache_hit *hit);
+/* Release the reference @ref of a hit (NULL-safe); the cache may have been freed since. The
+ * signature of libmicrohttpd's MHD_ContentReaderFreeCallback. */
+void tyd_jobcache_release(void *ref);
+
+/* The live text @live of the answer for @key rendered from (@seq, @version) was found current
+ * at change count @live_at: record it (when the cached answer still is that one, with that
+ * live text, and was stamped or confirmed at an earlier count), so that later lookups at the
+ * same count need not compute it again. */
+void tyd_jobcache_confirm(struct tyd_jobcache *c,
+                          const struct tyd_jobcache_key *key,
+                          int64_t seq,
+                          int64_t version,
+                          const char *live,
+                          uint64_t live_at);
 
 /* Keep @body (@len bytes, copied) as the answer for @key rendered from @stamp, replacing the
  * key's previous answer, and evicting the least recently used answers past the bound. An

@@ -4,7 +4,8 @@
 # bytes, in both forms (prettyPrint and not); a write to the store from another process (Python's
 # sqlite3 on the database file, as any program could: labels, a transition, the state) is seen by
 # the very next get; a QUEUED job's jobPosition and stateReason follow the scheduler when another
-# job leaves the queue (its own row unchanged); and a job run by its supervisor (another process
+# job leaves the queue or a job of higher priority joins it ahead (its own row unchanged: the
+# cache trusts its scheduler values only while the scheduler's change count stands); and a job run by its supervisor (another process
 # writing the store) is seen through every state to SUCCEEDED, transitions and attemptStatus
 # included, while gets keep hitting the cache in between.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -15,10 +16,12 @@ DB="$TEST_DIR/q/trainyard.db"
 get() {
   curl -sf -o out.json "$BASE/v1/projects/p/jobs/$1${2:-}"
 }
-# create JOB MASTER_SH
+# create JOB MASTER_SH [PRIORITY]
 create() {
   write_job "$1.ti" "$2" 0 &&
-    "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]; json.dump(d, open(sys.argv[3],"w"))' "$1.ti" "$1" "$1.json" &&
+    "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["jobId"]=sys.argv[2]
+if sys.argv[4]: d["trainingInput"].setdefault("scheduling", {})["priority"] = int(sys.argv[4])
+json.dump(d, open(sys.argv[3],"w"))' "$1.ti" "$1" "$1.json" "${3:-}" &&
     curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' --data-binary "@$1.json" "$BASE/v1/projects/p/jobs"
 }
 # sql STATEMENT: run it on the store from this process (not the daemon's connections)
@@ -57,6 +60,15 @@ test_expect_success 'a QUEUED job moves up when one ahead leaves the queue (its 
   get j3 && test "$(json_get out.json "d[\"jobPosition\"]")" = 2 &&
   test "$(json_get out.json "d[\"stateReason\"]")" != "$reason" &&
   get j3 "?prettyPrint=false" && test "$(json_get out.json "d[\"jobPosition\"]")" = 2
+'
+
+test_expect_success 'a job of higher priority joins the queue ahead: the next get of a cached one moves down' '
+  get j2 && get j2 && test "$(json_get out.json "d[\"jobPosition\"]")" = 1 &&
+  create j4 "true" 500 &&
+  get j2 && test "$(json_get out.json "d[\"jobPosition\"]")" = 2 &&
+  json_get out.json "d[\"stateReason\"]" | grep -q "1 job ahead of it" &&
+  get j4 && test "$(json_get out.json "d[\"jobPosition\"]")" = 1 &&
+  get j3 "?prettyPrint=false" && test "$(json_get out.json "d[\"jobPosition\"]")" = 3
 '
 
 test_expect_success 'a state written by another process: the next get shows it, without jobPosition' '

@@ -3,8 +3,10 @@
  * an answer comes back only for the same (project, job, form) and the same row seq and version;
  * its live text and kind come back with it; a put replaces the key's answer; the bound holds
  * (least recently used first, a use refreshes, an answer bigger than a shard's share is not
- * kept); a zero bound keeps nothing; and threads putting and getting at once get only answers
- * that match what they asked for. */
+ * kept); a zero bound keeps nothing; a hit is a reference that outlives the answer's eviction,
+ * replacement and the cache itself; a confirmed live text comes back with its new change count
+ * (and only for the same answer and text); and threads putting and getting at once get only
+ * answers that match what they asked for. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@ static void put(struct tyd_jobcache *c,
                 const char *body)
 {
     struct tyd_jobcache_key k = {project, job, pretty};
-    struct tyd_jobcache_stamp st = {seq, version, live && *live ? 2 : 0, live};
+    struct tyd_jobcache_stamp st = {seq, version, live && *live ? 2 : 0, live, 1};
     tyd_jobcache_put(c, &k, &st, body, strlen(body));
 }
 
@@ -44,7 +46,7 @@ static char *get(struct tyd_jobcache *c,
     s = malloc(h.len + 1);
     memcpy(s, h.body, h.len);
     s[h.len] = '\0';
-    tyd_jobcache_hit_clear(&h);
+    tyd_jobcache_release(h.ref);
     return s;
 }
 
@@ -87,12 +89,43 @@ static void test_keys_and_stamps(void)
     ok(tyd_jobcache_get(c, &k, 1, 4, &h) && h.kind == 2 && strcmp(h.live, "7 1 Waiting") == 0 &&
            h.len == 4,
        "the live text and kind come back with the answer");
-    tyd_jobcache_hit_clear(&h);
-    ok(!h.body && !h.live && h.len == 0, "hit_clear empties the hit");
+    is_int((long long)h.live_at, 1, "and the change count it was computed at");
+    tyd_jobcache_release(h.ref);
+    tyd_jobcache_release(NULL);
+    ok(!tyd_jobcache_get(c, &k, 1, 5, &h) && !h.body && !h.ref, "a miss leaves the hit empty");
     tyd_jobcache_stats(c, &st);
     is_int(st.entries, 2, "two answers kept");
     ok(st.hits >= 5 && st.misses >= 7, "hits and misses counted");
     tyd_jobcache_free(c);
+}
+
+/* tyd_jobcache_confirm, and references that outlive their answer. */
+static void test_confirm_and_refs(void)
+{
+    struct tyd_jobcache *c = tyd_jobcache_new(1 << 20);
+    struct tyd_jobcache_key k = {"p", "j", true};
+    struct tyd_jobcache_hit h, h2;
+
+    put(c, "p", "j", true, 1, 3, "7 1 Waiting", "{v3}");
+    tyd_jobcache_confirm(c, &k, 1, 3, "7 1 Waiting", 9);
+    ok(tyd_jobcache_get(c, &k, 1, 3, &h) && h.live_at == 9, "confirmed: the new change count");
+    tyd_jobcache_release(h.ref);
+    tyd_jobcache_confirm(c, &k, 1, 3, "6 1 Waiting", 12);
+    tyd_jobcache_confirm(c, &k, 1, 4, "7 1 Waiting", 13);
+    tyd_jobcache_confirm(c, &k, 1, 3, "7 1 Waiting", 5);
+    ok(tyd_jobcache_get(c, &k, 1, 3, &h) && h.live_at == 9,
+       "not for another live text, another version, or an earlier count");
+
+    /* h still holds the answer of version 3: replace it, evict everything, free the cache */
+    put(c, "p", "j", true, 1, 4, "", "{v4}");
+    ok(tyd_jobcache_get(c, &k, 1, 4, &h2) && h2.len == 4 && memcmp(h2.body, "{v4}", 4) == 0,
+       "the replacement is served");
+    ok(h.len == 4 && memcmp(h.body, "{v3}", 4) == 0 && strcmp(h.live, "7 1 Waiting") == 0,
+       "a hit's bytes stay valid after its answer is replaced");
+    tyd_jobcache_free(c);
+    ok(memcmp(h2.body, "{v4}", 4) == 0, "and after the cache is freed");
+    tyd_jobcache_release(h.ref);
+    tyd_jobcache_release(h2.ref); /* ASan: no leak, no use after free */
 }
 
 static void test_bound(void)
@@ -215,6 +248,7 @@ static void test_threads(void)
 int main(void)
 {
     test_keys_and_stamps();
+    test_confirm_and_refs();
     test_bound();
     test_threads();
     return done_testing();

@@ -2,8 +2,10 @@
  * test-scheduler.c: the scheduler's rules one by one (src/lib/admit/scheduler*.c): order,
  * gang admission, backfill behind a head and its reasons, a stream of small jobs that does
  * not starve a big head, project limits, never-fits, tuning trials, GPU devices (order,
- * exclusivity, busy ones), unadmit, release, expiry, positions, statistics and the reasons'
- * words. test-scheduler-sim.c checks the invariants over many generated queues. */
+ * exclusivity, busy ones), unadmit, release, expiry, positions, statistics, the reasons'
+ * words, and the change count (every change that can move a position or a reason bumps it; a
+ * pass that decides the same as the last one does not). test-scheduler-sim.c checks the invariants
+ * over many generated queues. */
 #include <pthread.h>
 
 #include "sched-test.h"
@@ -622,6 +624,67 @@ static void *asker(void *p)
     return NULL;
 }
 
+/* ty_sched_changes: what the service's jobs.get cache trusts instead of asking again. */
+static void test_changes(void)
+{
+    struct ty_resources cap = cap_of(1, -1), held;
+    int types[1] = {T4};
+    struct ty_sched *s = ty_sched_new(&cap, types, 1);
+    struct ty_sched_admission *a;
+    uint64_t c;
+    size_t n;
+
+#define BUMPED(what)                                                                               \
+    do {                                                                                           \
+        uint64_t now_ = ty_sched_changes(s);                                                       \
+        ok(now_ > c, "changes: %s bumps the count", what);                                         \
+        c = now_;                                                                                  \
+    } while (0)
+    c = ty_sched_changes(s);
+    is_int((long long)c, 0, "changes: a new scheduler starts at 0");
+    enq(s, 1, "p", 0, 0, 0, cpus_only(1));
+    BUMPED("an enqueue");
+    enq(s, 2, "p", 0, 0, 0, cpus_only(1));
+    BUMPED("another enqueue (a later job's position)");
+    ty_resources_zero(&held);
+    ty_sched_hold(s, 9, "p", &held, NULL, 0, 0, HOUR);
+    BUMPED("a hold");
+    a = pass_at(s, MIN, &n); /* 9 holds no running-job slot: 1 takes the only one */
+    BUMPED("a pass that admits");
+    is_str(reason(s, 2), "Waiting for a running-job slot: 1 of 1 in use", "changes: 2 waits");
+    ty_sched_admissions_free(a, n);
+    a = pass_at(s, 2 * MIN, &n);
+    ty_sched_admissions_free(a, n);
+    is_int(
+        (long long)ty_sched_changes(s), (long long)c, "changes: a pass that decides the same: not");
+    ty_sched_release(s, 1);
+    BUMPED("a release");
+    a = pass_at(s, 3 * MIN, &n);
+    BUMPED("a pass after it (2 starts)");
+    ok(n == 1 && ty_sched_unadmit(s, 2), "changes: 2 is unadmitted");
+    ty_sched_admissions_free(a, n);
+    BUMPED("an unadmit (2 waits again, unseen)");
+    held.v[TY_RES_JOBS] = 1;
+    ty_sched_hold(s, 8, "p", &held, NULL, 0, 0, HOUR);
+    BUMPED("a hold of the slot");
+    a = pass_at(s, 4 * MIN, &n);
+    ty_sched_admissions_free(a, n);
+    is_int(n, 0, "changes: 2 waits for 8's slot");
+    BUMPED("a pass that only changes a reason (unseen: waits for the slot)");
+    ty_sched_set_device_busy(s, 0, true);
+    BUMPED("a device marked busy");
+    ty_sched_set_device_busy(s, 0, true);
+    is_int((long long)ty_sched_changes(s), (long long)c, "changes: marked busy again: not");
+    ty_sched_set_limit(s, "p", &cap);
+    BUMPED("a project limit");
+    ok(ty_sched_dequeue(s, 2), "changes: 2 leaves the queue");
+    BUMPED("a dequeue");
+    ok(!ty_sched_dequeue(s, 77) && !ty_sched_release(s, 77) && ty_sched_changes(s) == c,
+       "changes: no change, no bump");
+#undef BUMPED
+    ty_sched_free(s);
+}
+
 static void test_threads(void)
 {
     struct ty_resources cap = cap_of(-1, 64);
@@ -675,6 +738,7 @@ int main(void)
     test_expiry();
     test_positions();
     test_stats_reasons();
+    test_changes();
     test_threads();
     return done_testing();
 }

@@ -7,6 +7,7 @@
 #define TY_SCHEDULER_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "scheduler.h"
 
@@ -91,6 +92,10 @@ struct ty_sched {
 
     int64_t head_seq, head_shadow; /* the last pass's head and its T; 0 when none */
 
+    /* ty_sched_changes: bumped (under the lock, after the change) by every change that can
+     * move a queued job's position or reason; read without the lock */
+    _Atomic uint64_t changes;
+
     uint64_t admissions, expirations, unadmissions;
     uint64_t wait_bucket[TY_SCHED_WAIT_BUCKETS];
     double wait_sum_s;
@@ -122,6 +127,12 @@ int64_t sched_expected_end(const struct sched_job *j);
 static inline int64_t sched_add_sat(int64_t a, int64_t b)
 {
     return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* Count a change of @s (ty_sched_changes); call with the lock held, after the change. */
+static inline void sched_changed(struct ty_sched *s)
+{
+    atomic_fetch_add_explicit(&s->changes, 1, memory_order_release);
 }
 
 /* Format @r for job @j at position @pos (1-based) into @buf. */

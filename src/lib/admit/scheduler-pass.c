@@ -277,6 +277,13 @@ static bool backfill(struct pass *ps,
     return true;
 }
 
+/* Whether @a and @b say the same (field by field: the padding is not compared). */
+static bool reason_same(const struct sched_reason *a, const struct sched_reason *b)
+{
+    return a->why == b->why && a->dim == b->dim && a->need == b->need && a->avail == b->avail &&
+           a->total == b->total && a->aux == b->aux && a->head_seq == b->head_seq;
+}
+
 /* Decide for queued job @j. True when it was admitted (it left the queue). */
 static bool decide(struct pass *ps, struct sched_job *j)
 {
@@ -335,8 +342,10 @@ int ty_sched_pass(struct ty_sched *s,
     struct pass ps = {.s = s, .now = now_usec};
     int64_t *exp = NULL;
     size_t w = 0, ne = 0;
+    bool changed = false; /* a waiting job's reason moved */
 
     pthread_mutex_lock(&s->lock);
+    size_t n0 = s->nqueue;
     s->next_deadline = 0;
     pass_free(&ps);
     for (size_t i = 0; i < s->nqueue; i++) {
@@ -347,6 +356,7 @@ int ty_sched_pass(struct ty_sched *s,
             __builtin_prefetch(next + 64);
             __builtin_prefetch(next + 128);
         }
+        struct sched_reason before = j->reason;
         if (j->wait_deadline_usec && j->wait_deadline_usec <= now_usec) {
             exp = xreallocarray(exp, ne + 1, sizeof(*exp));
             exp[ne++] = j->seq;
@@ -356,6 +366,7 @@ int ty_sched_pass(struct ty_sched *s,
         }
         if (decide(&ps, j))
             continue;
+        changed = changed || !reason_same(&before, &j->reason);
         s->queue[w++] = j;
         if (j->wait_deadline_usec &&
             (s->next_deadline == 0 || j->wait_deadline_usec < s->next_deadline))
@@ -365,6 +376,8 @@ int ty_sched_pass(struct ty_sched *s,
     s->deadline_ok = true;
     s->head_seq = ps.head ? ps.head->seq : 0;
     s->head_shadow = ps.head ? ps.shadow : 0;
+    if (changed || w != n0) /* or a job left the queue */
+        sched_changed(s);
     pthread_mutex_unlock(&s->lock);
     *adm = ps.adm;
     *nadm = ps.nadm;

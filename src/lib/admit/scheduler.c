@@ -300,6 +300,7 @@ void ty_sched_set_limit(struct ty_sched *s, const char *project, const struct ty
     struct sched_proj *p = project_get(s, project);
     p->has_limit = true;
     p->limit = *limit;
+    sched_changed(s);
     UNLOCK(s);
 }
 
@@ -319,8 +320,10 @@ bool ty_sched_get_limit(const struct ty_sched *s, const char *project, struct ty
 void ty_sched_set_device_busy(struct ty_sched *s, int dev, bool busy)
 {
     LOCK(s);
-    if (dev >= 0 && (size_t)dev < s->ndev)
+    if (dev >= 0 && (size_t)dev < s->ndev && s->dev_busy[dev] != busy) {
         s->dev_busy[dev] = busy;
+        sched_changed(s);
+    }
     UNLOCK(s);
 }
 
@@ -377,6 +380,7 @@ int ty_sched_enqueue(struct ty_sched *s, const struct ty_sched_job *jj)
     j->cap_short = ty_resources_short(&j->need1, &s->capacity);
     j->reason.why = WHY_UNSEEN;
     sched_queue_insert(s, j);
+    sched_changed(s);
     UNLOCK(s);
     return 0;
 }
@@ -389,6 +393,7 @@ bool ty_sched_dequeue(struct ty_sched *s, int64_t seq)
     if (queued) {
         queue_remove(s, j);
         sched_job_drop(s, j);
+        sched_changed(s);
     }
     UNLOCK(s);
     return queued;
@@ -421,6 +426,7 @@ int ty_sched_hold(struct ty_sched *s,
         memcpy(copy, gpus, ngpus * sizeof(int));
     }
     sched_hold(s, j, &h, copy, ngpus, start_usec);
+    sched_changed(s);
     UNLOCK(s);
     return 0;
 }
@@ -433,6 +439,7 @@ bool ty_sched_release(struct ty_sched *s, int64_t seq)
     if (holding) {
         unhold(s, j);
         sched_job_drop(s, j);
+        sched_changed(s);
     }
     UNLOCK(s);
     return holding;
@@ -449,6 +456,7 @@ bool ty_sched_unadmit(struct ty_sched *s, int64_t seq)
         j->reason.why = WHY_UNSEEN;
         s->unadmissions++;
         sched_queue_insert(s, j);
+        sched_changed(s);
     }
     UNLOCK(s);
     return undo;
@@ -481,6 +489,11 @@ bool ty_sched_reason(struct ty_sched *s, int64_t seq, char *buf, size_t len)
         buf[0] = '\0';
     UNLOCK(s);
     return queued;
+}
+
+uint64_t ty_sched_changes(const struct ty_sched *s)
+{
+    return atomic_load_explicit(&((struct ty_sched *)s)->changes, memory_order_acquire);
 }
 
 int64_t ty_sched_head(struct ty_sched *s, int64_t *reserve_usec)

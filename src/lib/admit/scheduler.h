@@ -161,6 +161,15 @@ int64_t ty_sched_position(struct ty_sched *s, int64_t seq);
  *   needs at once (16 vCPUs); it waits until the limit is raised"
  * False (and @buf "") when it is not queued. */
 bool ty_sched_reason(struct ty_sched *s, int64_t seq, char *buf, size_t len);
+/* A counter of the changes that can alter what ty_sched_position and ty_sched_reason say of
+ * any job: bumped by every enqueue, dequeue, hold, release, unadmit, set_limit and
+ * set_device_busy that changed something, and by a pass that admitted or expired a job or
+ * changed a waiting job's reason (a pass that decides the same as the one before does not
+ * bump it). Lock-free (one atomic read): a caller that reads N, then asks for a job's
+ * position and reason, may keep those as current for as long as the counter still reads N
+ * (the service's jobs.get cache does). Starts at 0, only grows. */
+uint64_t ty_sched_changes(const struct ty_sched *s);
+
 /* The head of the last pass (the first job in order that did not fit now), and in
  * *@reserve_usec (may be NULL) its reservation T; 0 (and 0) when there was none or it is no
  * longer queued. For tests, metrics and debugging. */
