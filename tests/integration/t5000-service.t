@@ -259,8 +259,11 @@ PY
   wait_for 30 state_is slow_tune CANCELLED
 '
 
+# re_job runs until the test touches re.go (a minute at most), not for a fixed time: on a
+# loaded machine a timed job could end before the daemon is killed, and then nothing is
+# re-attached to it.
 test_expect_success 'jobs running when the daemon is killed with SIGKILL keep running' '
-  job_body re.json re_job "sleep 4; echo done-$M" 1 &&
+  job_body re.json re_job "i=0; while [ ! -e $TEST_DIR/re.go ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i+1)); done; echo done-$M" 1 &&
   job_body rc.json rc_job "sleep 911.$M & exec sleep 911.$M" &&
   test "$(api POST /v1/projects/p1/jobs re.json)" = 200 &&
   test "$(api POST /v1/projects/p1/jobs rc.json)" = 200 &&
@@ -273,7 +276,7 @@ test_expect_success 'a new daemon re-attaches to them and finishes them' '
   grep -q "re-attached to 2 running job" "$TEST_DIR/daemon2.log" &&
   test "$(api GET /v1/projects/p1/jobs?pageSize=100)" = 200 &&
   test "$(json_get out.json "len(d[\"jobs\"])")" -ge 8 &&
-  wait_for 30 state_is re_job SUCCEEDED &&
+  touch re.go && wait_for 30 state_is re_job SUCCEEDED &&
   curl -s "$BASE/v1/projects/p1/jobs/re_job/logs" | grep -q "done-$M" &&
   test "$(api POST /v1/projects/p1/jobs/rc_job:cancel)" = 200 &&
   wait_for 30 state_is rc_job CANCELLED &&
