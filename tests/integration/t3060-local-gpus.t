@@ -73,7 +73,7 @@ test_expect_success 'a job waits while another holds its GPU, then runs with it'
 '
 
 test_expect_success 'a cancel while waiting ends the job CANCELLED' '
-  # the last test's see.err says "Waiting for" too: read before see_2 has made its own, it
+  # see.err of the test before says "Waiting for" too: read before see_2 has made its own, it
   # had the job interrupted before it started (exit 130, not 1)
   rm -f holding go see.out see.err
   $SI1 hold_2 --config hold.json >hold.out 2>&1 & h=$!
