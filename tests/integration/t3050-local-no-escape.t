@@ -86,11 +86,9 @@ sigs() { echo $((0x$(sed -n "s/^$2:[[:space:]]*//p" /proc/$1/status) & 0x7ffffff
 exited() { st=$(sed -n "s/^State:[[:space:]]*\(.\).*/\1/p" /proc/$1/status 2>/dev/null); test -z "$st" || test "$st" = Z; }
 job gone.json '["sleep", "300.'$M'3"]'
 
-test_expect_success 'the guardian is trainyard-guardian, exec d, with nothing of its owner' '
-  { "$TRAINYARD" local train gone --config gone.json >gone.log 2>&1 & } &&
-  pid=$! && echo $pid >>owners &&
-  wait_for 20 procs_at_least "sleep 300.${M}3" 1 &&
-  g=$(guardian_of $pid) &&
+# exec_guardian PID: the checks above, on the guardian of PID
+exec_guardian() {
+  g=$(guardian_of "$1") &&
   test "$(readlink /proc/$g/exe)" = "$(readlink -f "$TY_BUILD_DIR/bin/trainyard-guardian")" &&
   test "$(ps -o sid= -p $g | tr -d " ")" = "$g" &&
   test "$(readlink /proc/$g/cwd)" = / &&
@@ -101,11 +99,19 @@ test_expect_success 'the guardian is trainyard-guardian, exec d, with nothing of
   ! grep -q trainyard- /proc/$g/cgroup &&
   test "$(sigs $g SigIgn)" = $((0x5003)) &&
   test "$(sigs $g SigCgt)" = 0 &&
-  test "$(sigs $g SigBlk)" = 0 &&
+  test "$(sigs $g SigBlk)" = 0
+}
+
+test_expect_success 'the guardian is trainyard-guardian, exec d, with nothing of its owner' '
+  { "$TRAINYARD" local train gone --config gone.json >gone.log 2>&1 & } &&
+  pid=$! && echo $pid >>owners &&
+  wait_for 20 procs_at_least "sleep 300.${M}3" 1 &&
+  if exec_guardian $pid; then r=0; else r=1; fi &&
   kill -9 $pid &&
   wait_for 5 no_procs "sleep 300.${M}3" &&
   wait_for 5 no_cgroups $pid &&
-  wait_for 5 exited $g
+  wait_for 5 exited $g &&
+  test $r = 0
 '
 
 test_expect_success 'without the guardian program: a forked guardian, a notice, nothing left' '
