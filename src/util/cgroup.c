@@ -346,7 +346,12 @@ int ty_cgroup_from_dirs(int version,
     if ((version != 1 && version != 2) || n == 0 || n > TY_CGROUP_MAX_DIRS ||
         (version == 2 && (n != 1 || *ctrls[0])) ||
         (version == 1 && strcmp(ctrls[0], "freezer") != 0))
-        return ty_error_set(err, EINVAL, "not a cgroup: version %d, %zu directories", version, n);
+        return ty_error_set(err,
+                            EINVAL,
+                            "not a cgroup: version %d, %zu directories (v1: the freezer's "
+                            "first; v2: one, of no controller)",
+                            version,
+                            n);
     for (size_t i = 0; i < n; i++)
         if (dirs[i][0] != '/' || (version == 1 && !known_ctrl(ctrls[i])))
             return ty_error_set(err,
