@@ -35,6 +35,8 @@ ALLOWED = {
     "trainyard-task": ["util", "lib/job", "lib/plan", "lib/logs", "lib/tuning", "lib/run",
                        "lib/exec", "lib/exec/process", "lib/exec/container",
                        "lib/exec/slurm"],
+    # The process runtime's cgroup guardian, exec'd by it: nothing but util.
+    "trainyard-guardian": ["util"],
 }
 # A runtime's public header (the one the programs may include through lib/exec).
 PUBLIC = {"process.h": "lib/exec/process", "container.h": "lib/exec/container",

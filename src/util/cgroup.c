@@ -313,6 +313,63 @@ const char *ty_cgroup_dir(const struct ty_cgroup *cg, const char *ctrl)
     return NULL;
 }
 
+size_t ty_cgroup_dirs(const struct ty_cgroup *cg,
+                      const char *ctrls[TY_CGROUP_MAX_DIRS],
+                      const char *dirs[TY_CGROUP_MAX_DIRS])
+{
+    for (size_t i = 0; i < cg->n; i++) {
+        ctrls[i] = cg->ctrl[i];
+        dirs[i] = cg->dir[i];
+    }
+    return cg->n;
+}
+
+/* The controller of this file named @name (so that a rebuilt cgroup points at the same
+ * strings as a made one), or NULL. */
+static const char *known_ctrl(const char *name)
+{
+    for (size_t i = 0; i < TY_ARRAY_SIZE(v1_ctrls); i++)
+        if (strcmp(name, v1_ctrls[i]) == 0)
+            return v1_ctrls[i];
+    return NULL;
+}
+
+int ty_cgroup_from_dirs(int version,
+                        const char *const *ctrls,
+                        const char *const *dirs,
+                        size_t n,
+                        struct ty_cgroup **ret,
+                        struct ty_error *err)
+{
+    struct ty_cgroup *cg;
+
+    if ((version != 1 && version != 2) || n == 0 || n > TY_CGROUP_MAX_DIRS ||
+        (version == 2 && (n != 1 || *ctrls[0])) ||
+        (version == 1 && strcmp(ctrls[0], "freezer") != 0))
+        return ty_error_set(err,
+                            EINVAL,
+                            "not a cgroup: version %d, %zu directories (v1: the freezer's "
+                            "first; v2: one, of no controller)",
+                            version,
+                            n);
+    for (size_t i = 0; i < n; i++)
+        if (dirs[i][0] != '/' || (version == 1 && !known_ctrl(ctrls[i])))
+            return ty_error_set(err,
+                                EINVAL,
+                                "not a cgroup directory: %s=%s (an absolute path and a "
+                                "controller of freezer, memory, cpu are needed)",
+                                ctrls[i],
+                                dirs[i]);
+    cg = cg_alloc(version);
+    for (size_t i = 0; i < n; i++) {
+        cg->dir[i] = xstrdup(dirs[i]);
+        cg->ctrl[i] = version == 1 ? known_ctrl(ctrls[i]) : "";
+    }
+    cg->n = n;
+    *ret = cg;
+    return 0;
+}
+
 /* ---- limits ------------------------------------------------------------------------------ */
 
 #define CPU_PERIOD_US 100000

@@ -55,6 +55,24 @@ const char *ty_cgroup_path(const struct ty_cgroup *cg);
  * "freezer"; v2: the one directory whatever @ctrl), or NULL when that one is not used. */
 const char *ty_cgroup_dir(const struct ty_cgroup *cg, const char *ctrl);
 
+/* The directories of @cg, into @dirs, and the v1 controller of each, into @ctrls ("" on v2):
+ * what ty_cgroup_from_dirs takes to rebuild it in another process (the guardian program).
+ * Returns how many (at most TY_CGROUP_MAX_DIRS); the strings are @cg's. */
+size_t ty_cgroup_dirs(const struct ty_cgroup *cg,
+                      const char *ctrls[TY_CGROUP_MAX_DIRS],
+                      const char *dirs[TY_CGROUP_MAX_DIRS]);
+
+/* A cgroup of @version (1 or 2) made of @n existing directories @dirs, with @ctrls as
+ * ty_cgroup_dirs gave them (v1: controllers of this file, the freezer first; v2: one
+ * directory, controller ""), for a process that did not make it. Nothing is made or looked at
+ * on disk; the cgroup is not new (ty_cgroup_is_new). Returns 0, or -EINVAL with @err. */
+int ty_cgroup_from_dirs(int version,
+                        const char *const *ctrls,
+                        const char *const *dirs,
+                        size_t n,
+                        struct ty_cgroup **ret,
+                        struct ty_error *err);
+
 /* Limit the cgroup to @cpu_millis thousandths of a CPU (0: no CPU limit) and @mem_bytes of
  * memory, swap included (0: no memory limit). Returns 0, or -EOPNOTSUPP with @err naming what
  * this host cannot limit (no such controller), or -errno of a write that failed. */

@@ -4,7 +4,8 @@
 # sleep`) leave nothing behind after a kill -9 of `trainyard local train` or of a
 # `trainyard-supervisor` (the guardian ends the job's cgroup); a replica's cgroup carries its
 # machine type's CPU and memory limits; a replica killed for memory ends the job as out of
-# memory, without a restart; without cgroups (a non-root user on cgroup v1) the job still runs
+# memory, without a restart; the guardian is the program trainyard-guardian (exec'd, nothing of
+# its owner), else a fork with a notice; without cgroups (a non-root user on cgroup v1) the job still runs
 # and its log says so once; `trainyard-supervisor --run-as=nobody` runs replicas as nobody.
 # Needs root and cgroup v1 or a delegated v2 tree; the rest is skipped otherwise.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -64,6 +65,70 @@ test_expect_success 'kill -9 of local train: nothing of the job is left (childre
   test $cg = some &&
   wait_for 5 no_procs "sleep 300.$M" &&
   wait_for 5 no_cgroups $pid
+'
+
+# The guardian of a run (a child of its owner named ty-guardian) is the program
+# trainyard-guardian, exec'd: it shares no memory with its owner, holds fds 0-2 on /dev/null
+# and its lifeline as fd 3 and nothing else, runs in its own session outside the job's
+# cgroups, in /, with an empty environment, INT/TERM/HUP/PIPE ignored and nothing caught or
+# blocked. Without that program (TRAINYARD_GUARDIAN names none) it is a fork, with a notice,
+# and still ends the job after a kill -9 of its owner.
+guardian_of() { # guardian_of PID: the pid of PID's child named ty-guardian
+  for c in $(ps -o pid= --ppid "$1"); do
+    test "$(cat /proc/$c/comm 2>/dev/null)" = ty-guardian && echo "$c" && return 0
+  done
+  return 1
+}
+# sigs PID FIELD: the standard signals (1-31) of a Sig* mask of /proc/PID/status, as a number
+# (glibc's own 32 and 33, which its posix_spawn leaves ignored, are its business)
+sigs() { echo $((0x$(sed -n "s/^$2:[[:space:]]*//p" /proc/$1/status) & 0x7fffffff)); }
+# exited PID: PID is gone, or a zombie (its new parent may be slow to reap it)
+exited() { st=$(sed -n "s/^State:[[:space:]]*\(.\).*/\1/p" /proc/$1/status 2>/dev/null); test -z "$st" || test "$st" = Z; }
+job gone.json '["sleep", "300.'$M'3"]'
+
+# exec_guardian PID: the checks above, on the guardian of PID (an ASan build's own handlers of
+# SIGBUS, SIGFPE and SIGSEGV aside)
+exec_guardian() {
+  g=$(guardian_of "$1") &&
+  test "$(readlink /proc/$g/exe)" = "$(readlink -f "$TY_BUILD_DIR/bin/trainyard-guardian")" &&
+  test "$(ps -o sid= -p $g | tr -d " ")" = "$g" &&
+  test "$(readlink /proc/$g/cwd)" = / &&
+  test "$(wc -c </proc/$g/environ)" = 0 &&
+  test "$(ls /proc/$g/fd | sort -n | tr "\n" " ")" = "0 1 2 3 " &&
+  test "$(readlink /proc/$g/fd/0)" = /dev/null && test "$(readlink /proc/$g/fd/2)" = /dev/null &&
+  readlink /proc/$g/fd/3 | grep -q "^pipe:" &&
+  ! grep -q trainyard- /proc/$g/cgroup &&
+  test "$(sigs $g SigIgn)" = $((0x5003)) &&
+  test $(($(sigs $g SigCgt) & ~0x4c0)) = 0 &&
+  test "$(sigs $g SigBlk)" = 0
+}
+
+test_expect_success 'the guardian is trainyard-guardian, exec d, with nothing of its owner' '
+  { "$TRAINYARD" local train gone --config gone.json >gone.log 2>&1 & } &&
+  pid=$! && echo $pid >>owners &&
+  wait_for 20 procs_at_least "sleep 300.${M}3" 1 &&
+  if exec_guardian $pid; then r=0; else r=1; fi &&
+  kill -9 $pid &&
+  wait_for 5 no_procs "sleep 300.${M}3" &&
+  wait_for 5 no_cgroups $pid &&
+  wait_for 5 exited $g &&
+  test $r = 0
+'
+
+test_expect_success 'without the guardian program: a forked guardian, a notice, nothing left' '
+  { TRAINYARD_GUARDIAN=/nonexistent/trainyard-guardian \
+      "$TRAINYARD" local train fork --config gone.json >fork.log 2>&1 & } &&
+  pid=$! && echo $pid >>owners &&
+  wait_for 20 procs_at_least "sleep 300.${M}3" 1 &&
+  g=$(guardian_of $pid) &&
+  test "$(readlink /proc/$g/exe)" = "$(readlink /proc/$pid/exe)" &&
+  test "$(ps -o sid= -p $g | tr -d " ")" = "$g" &&
+  ! grep -q trainyard- /proc/$g/cgroup &&
+  kill -9 $pid &&
+  wait_for 5 no_procs "sleep 300.${M}3" &&
+  wait_for 5 no_cgroups $pid &&
+  cat fork.log &&
+  grep -q "guardian is a fork of this process: /nonexistent/trainyard-guardian cannot be run" fork.log
 '
 
 # Service state directories with jobs created by a daemon that runs none of them; the

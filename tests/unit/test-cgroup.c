@@ -2,7 +2,8 @@
  * test-cgroup.c: cgroup.c against the host's real cgroups (skipped unless this runs as root
  * and a cgroup can be made): a cgroup and a child are made, limits are written and read back,
  * a process tree that leaves its process group and session (`sh -c 'sleep & sleep'`,
- * setsid) is ended entirely by ty_cgroup_kill, a memory hog is killed by the limit and counted
+ * setsid) is ended entirely by ty_cgroup_kill (of the job's cgroup rebuilt from its
+ * directories, as the guardian program does), a memory hog is killed by the limit and counted
  * as an OOM kill, and the cgroups are removed (a replica's alone, then the job's with the one
  * left in it). A cgroup made anew says so (its OOM count is not read), and keeps the default
  * CFS period (not written). */
@@ -82,7 +83,7 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(20);
+    plan(22);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");
@@ -96,6 +97,18 @@ int main(void)
                !ty_cgroup_is_new(again),
            "made again: the existing one, not new");
         ty_cgroup_free(again);
+    }
+    {
+        /* What the guardian program refuses to rebuild a cgroup from. */
+        const char *v1c[] = {"memory", "freezer"}, *v1d[] = {"/a", "/b"}, *rel[] = {"a"};
+        const char *v2c[] = {""}, *bad[] = {"pids"};
+        struct ty_cgroup *x = NULL;
+        ok(ty_cgroup_from_dirs(1, v1c, v1d, 2, &x, &e) == -EINVAL &&
+               ty_cgroup_from_dirs(1, bad, v1d, 1, &x, &e) == -EINVAL &&
+               ty_cgroup_from_dirs(2, v2c, rel, 1, &x, &e) == -EINVAL &&
+               ty_cgroup_from_dirs(2, v1c, v1d, 2, &x, &e) == -EINVAL &&
+               ty_cgroup_from_dirs(3, v2c, v1d, 1, &x, &e) == -EINVAL && !x,
+           "no cgroup from the freezer not first, a pids dir, a relative path, 2 v2 dirs, v3");
     }
     ok(ty_cgroup_new_child(job, "../x", &(struct ty_cgroup *){NULL}, &e) == -EINVAL,
        "a name with a slash is refused: %s",
@@ -121,24 +134,35 @@ int main(void)
         }
     }
 
-    /* A tree that leaves its process group and its session. */
+    /* A tree that leaves its process group and its session, ended through the job's cgroup
+     * rebuilt from its directories (as the guardian program does). */
     {
         char *const tree[] = {(char *)"/bin/sh",
                               (char *)"-c",
                               (char *)"sleep 300 & setsid sleep 301 & exec sleep 302",
                               NULL};
+        const char *ctrls[TY_CGROUP_MAX_DIRS], *dirs[TY_CGROUP_MAX_DIRS];
+        size_t nd = ty_cgroup_dirs(job, ctrls, dirs);
+        struct ty_cgroup *copy = NULL;
         pid_t pid = start_in(rep, tree);
         size_t passes = 0;
+        ok(ty_cgroup_from_dirs(ty_cgroup_version(job), ctrls, dirs, nd, &copy, &e) == 0 &&
+               strcmp(ty_cgroup_path(copy), job_path) == 0 && !ty_cgroup_is_new(copy),
+           "the job's cgroup rebuilt from its %zu directories",
+           nd);
+        if (!copy)
+            BAIL_OUT("%s", ty_error_msg(&e));
         pause_ms(200);
-        ok(ty_cgroup_populated(job), "the job's cgroup has processes (seen from the parent)");
+        ok(ty_cgroup_populated(copy), "the job's cgroup has processes (seen from the parent)");
         ok(ty_cgroup_signal(rep, 0) >= 3, "three processes are in the replica's cgroup");
-        for (int i = 0; i < 500 && ty_cgroup_populated(job); i++, passes++) {
-            (void)ty_cgroup_kill(job);
+        for (int i = 0; i < 500 && ty_cgroup_populated(copy); i++, passes++) {
+            (void)ty_cgroup_kill(copy);
             pause_ms(10);
         }
         ok(!ty_cgroup_populated(job),
            "killing the job's cgroup ended everything (%zu passes)",
            passes);
+        ty_cgroup_free(copy);
         (void)waitpid(pid, &status, 0);
         ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the direct child was SIGKILLed");
     }

@@ -137,7 +137,8 @@ pid_t pc_fork_child(const struct child_setup *cs);
 
 /* Put the job in cgroups of its own: the job's, one per replica below it with its machine
  * type's CPU and memory limits, and a guardian process that removes them (and kills what is
- * in them) if this process dies without doing so. Where no cgroup can be made, the job runs
+ * in them) if this process dies without doing so: the program trainyard-guardian, else (a
+ * notice, once per process) a fork of this process. Where no cgroup can be made, the job runs
  * without (process groups and the process tree only) and a notice says why, once per
  * process. Never fails the run. */
 void pj_setup(struct process_rt *p);

@@ -6,17 +6,24 @@
  * (swap included) as limits. Every process a replica starts stays in its cgroup whatever
  * process group or session it moves to, so the end of the job ends all of them.
  *
- * The guardian: a small process forked when the cgroups are made, in a session of its own
+ * The guardian: a small process started when the cgroups are made, in a session of its own
  * and outside the job's cgroups, holding the read end of a pipe whose write end only this
  * process holds (close-on-exec). When the run ends normally this process removes the
  * cgroups, writes "D" and reaps the guardian. If this process dies first (kill -9 of
  * `trainyard local train` or of a supervisor), the guardian reads EOF, kills everything in
  * the job's cgroups until they are empty, removes them and exits.
+ *
+ * The guardian is the program trainyard-guardian, started by posix_spawn (a vfork-style
+ * clone, then an exec): it shares no memory with this process, which a forked one living as
+ * long as the job did (each page this process wrote was then a copy-on-write fault). When
+ * that program cannot be run, the guardian is a fork of this process, as before, with a
+ * notice: never no guardian.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +40,7 @@
 #include "process-int.h"
 #include "proctree.h"
 #include "timeutil.h"
+#include "ty-config.h"
 
 /* The guardian's last work: how long it goes on killing (a process in uninterruptible sleep
  * dies only when the sleep ends) and how long between passes. */
@@ -40,10 +48,11 @@
 #define GUARD_PASS_MS  20
 #define GUARD_DONE_MSG 'D'
 
-/* One notice per process that cgroups are not used, and one that limits are not. */
-static bool noticed_no_cgroup, noticed_no_limits;
+/* One notice per process that cgroups are not used, one that limits are not, and one that
+ * the guardian program cannot be run. */
+static bool noticed_no_cgroup, noticed_no_limits, noticed_forked_guardian;
 
-/* ---- the guardian ------------------------------------------------------------------------ */
+/* ---- the forked guardian (when trainyard-guardian cannot be run) ------------------------- */
 
 static void guard_wait(int ms)
 {
@@ -154,27 +163,22 @@ static void wait_eof(int fd)
     close(fd);
 }
 
-/* Fork the guardian of p->cg. When port reservations are held (another run of this process
- * placed its replicas), wait until the guardian has closed its copies. Returns 0 or -errno. */
-static int start_guardian(struct process_rt *p)
+/* Fork the guardian of p->cg with the lifeline @fds (its read end goes to the guardian). When
+ * port reservations are held (another run of this process placed its replicas), wait until
+ * the guardian has closed its copies. Returns its pid or -errno. */
+static pid_t fork_guardian(struct process_rt *p, const int fds[2])
 {
     struct guard_start gs = {.ready_w = -1};
     _cleanup_free_ int *held = NULL;
     int ready[2] = {-1, -1};
     sigset_t all, saved;
-    int fds[2];
     pid_t pid;
     int e;
 
     gs.n_held = ty_port_held(&held);
     gs.held = held;
-    if (pipe2(fds, O_CLOEXEC) < 0)
+    if (gs.n_held && pipe2(ready, O_CLOEXEC) < 0)
         return -errno;
-    if (gs.n_held && pipe2(ready, O_CLOEXEC) < 0) {
-        e = errno;
-        close(fds[0]), close(fds[1]);
-        return -e;
-    }
     gs.ready_w = ready[1];
     sigfillset(&all);
     (void)pthread_sigmask(SIG_SETMASK, &all, &saved);
@@ -183,14 +187,129 @@ static int start_guardian(struct process_rt *p)
         guardian(fds[0], &gs, p->cg);
     e = errno;
     (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    close(fds[0]);
     if (ready[1] >= 0)
         close(ready[1]);
     if (ready[0] >= 0)
         wait_eof(ready[0]); /* at once when the fork failed */
+    return pid < 0 ? -e : pid;
+}
+
+/* ---- the guardian program ---------------------------------------------------------------- */
+
+/* The guardian program: $TRAINYARD_GUARDIAN, else next to this program (the build puts every
+ * program in build/bin; an installed supervisor is in libexec/trainyard), else where `meson
+ * install` puts it. Found once per process. */
+static const char *guardian_path(void)
+{
+    static char *path;
+    const char *env = getenv("TRAINYARD_GUARDIAN");
+    char self[4096];
+    ssize_t n;
+
+    if (path)
+        return path;
+    if (env && *env)
+        return path = xstrdup(env);
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        char *slash;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            path = xasprintf("%s/trainyard-guardian", self);
+            if (access(path, X_OK) == 0)
+                return path;
+            free(path);
+        }
+    }
+    return path = xstrdup(TY_PKGLIBEXECDIR "/trainyard-guardian");
+}
+
+/* Start the guardian program for @cg with the lifeline's read end @life as its fd 3: its own
+ * session, default signal dispositions and an empty mask, fds 0-2 on /dev/null and no other
+ * (closefrom runs in the child before the exec, and the parent is suspended until then, so
+ * no copy of a port reservation is ever held: nothing to wait for), cwd /, an empty
+ * environment (the service's sweep looks for a dead supervisor's key in environments). The
+ * child shares this process's memory until its exec, so no page table is copied. Returns
+ * its pid or -errno (the program not found, or not executable). */
+static pid_t spawn_guardian(const struct ty_cgroup *cg, int life)
+{
+    const char *ctrls[TY_CGROUP_MAX_DIRS], *dirs[TY_CGROUP_MAX_DIRS];
+    size_t n = ty_cgroup_dirs(cg, ctrls, dirs);
+    char *argv[TY_CGROUP_MAX_DIRS + 3] = {(char *)"ty-guardian",
+                                          ty_cgroup_version(cg) == 1 ? (char *)"1" : (char *)"2"};
+    char *envp[] = {NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t all, none;
+    pid_t pid = -1;
+    int r;
+
+    for (size_t i = 0; i < n; i++)
+        argv[2 + i] = xasprintf("%s=%s", ctrls[i], dirs[i]);
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at,
+                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, life, 3); /* @life > 3: see start_guardian */
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&fa, 0, 1);
+    posix_spawn_file_actions_adddup2(&fa, 0, 2);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+    posix_spawn_file_actions_addchdir_np(&fa, "/");
+    r = posix_spawn(&pid, guardian_path(), &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    for (size_t i = 0; i < n; i++)
+        free(argv[2 + i]);
+    return r ? -r : pid;
+}
+
+/* Start the guardian of p->cg: the program, else (with a notice, once) a fork. Returns 0 or
+ * -errno. */
+static int start_guardian(struct process_rt *p)
+{
+    int fds[2];
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -errno;
+    /* The read end becomes the guardian's fd 3: it must not be 0-3 itself (a dup2 onto
+     * itself would keep its close-on-exec flag; 0-2 are replaced by /dev/null). */
+    if (fds[0] <= 3) {
+        int moved = fcntl(fds[0], F_DUPFD_CLOEXEC, 4);
+        if (moved < 0) {
+            int e = errno;
+            close(fds[0]), close(fds[1]);
+            return -e;
+        }
+        close(fds[0]);
+        fds[0] = moved;
+    }
+    pid = spawn_guardian(p->cg, fds[0]);
+    if (pid < 0) {
+        if (!noticed_forked_guardian) {
+            noticed_forked_guardian = true;
+            ty_runtime_notice(&p->base,
+                              TY_SEV_WARNING,
+                              "The job's cgroup guardian is a fork of this process: %s cannot "
+                              "be run (%s). It works the same, but costs this process "
+                              "copy-on-write faults while jobs run; set TRAINYARD_GUARDIAN to "
+                              "the program's path.",
+                              guardian_path(),
+                              strerror(-pid));
+        }
+        pid = fork_guardian(p, fds);
+    }
+    close(fds[0]);
     if (pid < 0) {
         close(fds[1]);
-        return -e;
+        return pid;
     }
     ty_proctree_own(pid); /* reaped here, in pj_finish */
     p->guard_pid = pid;
