@@ -39,6 +39,7 @@
 #include "proctree.h"
 #include "statedir.h"
 #include "strv.h"
+#include "subproc.h"
 #include "timeutil.h"
 #include "ty-config.h"
 
@@ -730,19 +731,10 @@ static void recover(struct tyd_dispatch *dp)
 int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err)
 {
     struct tyd_dispatch *dp = xcalloc(1, sizeof(*dp));
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    char *slash;
 
-    if (n <= 0)
-        return ty_error_set(err, errno, "cannot find this program's path: %s", strerror(errno));
-    self[n] = '\0';
-    slash = strrchr(self, '/');
-    dp->supervisor = xasprintf("%.*s/trainyard-supervisor", (int)(slash ? slash - self : 0), self);
     /* Next to trainyardd (the build tree, build/bin), else where `meson install` puts it. */
-    if (access(dp->supervisor, X_OK) < 0 &&
-        access(TY_PKGLIBEXECDIR "/trainyard-supervisor", X_OK) == 0)
-        ty_replace_str(&dp->supervisor, TY_PKGLIBEXECDIR "/trainyard-supervisor");
+    dp->supervisor =
+        ty_sibling_program(NULL, "trainyard-supervisor", TY_PKGLIBEXECDIR "/trainyard-supervisor");
     if (access(dp->supervisor, X_OK) < 0) {
         int r = ty_error_set(err,
                              errno,

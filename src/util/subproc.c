@@ -390,3 +390,25 @@ void ty_subproc_result_release(struct ty_subproc_result *res)
     free(res->err);
     res->out = res->err = NULL;
 }
+
+char *ty_sibling_program(const char *env_var, const char *name, const char *fallback)
+{
+    const char *env = env_var ? getenv(env_var) : NULL;
+    char self[4096];
+    ssize_t n;
+
+    if (env && *env)
+        return xstrdup(env);
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        char *slash;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash) {
+            _cleanup_free_ char *here = xasprintf("%.*s/%s", (int)(slash - self), self, name);
+            if (access(here, X_OK) == 0)
+                return TAKE_PTR(here);
+        }
+    }
+    return xstrdup(fallback);
+}

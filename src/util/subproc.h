@@ -77,4 +77,10 @@ int ty_subproc_run(char *const argv[],
 /* Free what @res holds (not @res itself). */
 void ty_subproc_result_release(struct ty_subproc_result *res);
 
+/* The path of @name, a program that comes with trainyard: $@env_var when set and not empty;
+ * else @name next to the running program (the build puts every program in build/bin, an
+ * install its helpers next to each other) when it is executable there; else @fallback (a
+ * path, or a bare name for a PATH search). Never NULL; free it. */
+char *ty_sibling_program(const char *env_var, const char *name, const char *fallback);
+
 #endif

@@ -219,6 +219,36 @@ static void test_inherited_fds(void)
     child_sees(2, "open", "stderr");
 }
 
+/* ty_sibling_program: the variable first, then next to this program, then the fallback. */
+static void test_sibling_program(void)
+{
+    char self[4096], *p;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    const char *base;
+
+    if (n <= 0) {
+        ok(0, "readlink /proc/self/exe");
+        return;
+    }
+    self[n] = '\0';
+    base = strrchr(self, '/') + 1;
+    p = ty_sibling_program(NULL, base, "fallback");
+    is_str(p, self, "a program next to this one: its path there");
+    free(p);
+    p = ty_sibling_program(NULL, "ty-no-such-program", "/usr/lib/x/ty-no-such-program");
+    is_str(p, "/usr/lib/x/ty-no-such-program", "not there: the fallback");
+    free(p);
+    setenv("TY_TEST_SIBLING", "/opt/elsewhere/prog", 1);
+    p = ty_sibling_program("TY_TEST_SIBLING", base, "fallback");
+    is_str(p, "/opt/elsewhere/prog", "the variable wins");
+    free(p);
+    setenv("TY_TEST_SIBLING", "", 1);
+    p = ty_sibling_program("TY_TEST_SIBLING", "ty-no-such-program", "fallback");
+    is_str(p, "fallback", "an empty variable counts as unset");
+    free(p);
+    unsetenv("TY_TEST_SIBLING");
+}
+
 int main(void)
 {
     struct ty_subproc_result res;
@@ -270,6 +300,7 @@ int main(void)
         ty_subproc_result_release(&res);
     }
     test_inherited_fds();
+    test_sibling_program();
     test_async();
     test_cancel();
     test_many();

@@ -39,6 +39,7 @@
 #include "ports.h"
 #include "process-int.h"
 #include "proctree.h"
+#include "subproc.h"
 #include "timeutil.h"
 #include "ty-config.h"
 
@@ -202,28 +203,11 @@ static pid_t fork_guardian(struct process_rt *p, const int fds[2])
 static const char *guardian_path(void)
 {
     static char *path;
-    const char *env = getenv("TRAINYARD_GUARDIAN");
-    char self[4096];
-    ssize_t n;
 
-    if (path)
-        return path;
-    if (env && *env)
-        return path = xstrdup(env);
-    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) {
-        char *slash;
-        self[n] = '\0';
-        slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            path = xasprintf("%s/trainyard-guardian", self);
-            if (access(path, X_OK) == 0)
-                return path;
-            free(path);
-        }
-    }
-    return path = xstrdup(TY_PKGLIBEXECDIR "/trainyard-guardian");
+    if (!path)
+        path = ty_sibling_program(
+            "TRAINYARD_GUARDIAN", "trainyard-guardian", TY_PKGLIBEXECDIR "/trainyard-guardian");
+    return path;
 }
 
 /* Start the guardian program for @cg with the lifeline's read end @life as its fd 3: its own

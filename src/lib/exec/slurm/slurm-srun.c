@@ -51,25 +51,7 @@ static const char *env_or(const char *name, const char *dflt)
  * in build/bin, an install in one bin directory), else trainyard-task from PATH. */
 static char *task_path(void)
 {
-    char self[4096];
-    ssize_t n;
-    const char *env = getenv("TRAINYARD_TASK");
-
-    if (env && *env)
-        return xstrdup(env);
-    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) {
-        char *slash;
-        self[n] = '\0';
-        slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            _cleanup_free_ char *here = xasprintf("%s/trainyard-task", self);
-            if (access(here, X_OK) == 0)
-                return TAKE_PTR(here);
-        }
-    }
-    return xstrdup("trainyard-task");
+    return ty_sibling_program("TRAINYARD_TASK", "trainyard-task", "trainyard-task");
 }
 
 /* Per-task requests: the largest of the replicas' (one component: Slurm 22.05's
