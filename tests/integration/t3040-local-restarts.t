@@ -136,6 +136,7 @@ test_expect_success 'cancel inside a restart loop cancels at once; nothing is le
 '
 test_expect_success 'cancel while an attempt is torn down for a retry: no new attempt, killed at once' '
   job x1 crash-stubborn 0 1 || exit 1
+  rm -f log # the grep below must not read an earlier test s log before this run made its own
   "$TRAINYARD" local train x1 --config x1 --grace-period 60 >log 2>&1 &
   pid=$!
   { wait_for 30 grep -q "Retrying the job (attempt 2 of 4)" log || { kill -KILL $pid; false; }; } &&

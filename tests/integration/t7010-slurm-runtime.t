@@ -130,7 +130,7 @@ test_expect_success 'refusals of CPUs, GPUs and a partition name what was asked 
 test_expect_success 'a job waiting for resources is QUEUED with Slurm'"'"'s reason; Ctrl-C cancels it' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&
   write_job q.json "echo never-$M" &&
-  { "$TRAINYARD" local train q_job --runtime slurm --config q.json >log 2>&1 & pid=$!; } &&
+  { : >log; "$TRAINYARD" local train q_job --runtime slurm --config q.json >>log 2>&1 & pid=$!; } &&
   queued() { grep -q "Waiting in the slurm queue: Resources." log; } &&
   wait_for 30 queued &&
   test "$(rec q_job "d[\"state\"]")" = QUEUED &&
@@ -145,7 +145,7 @@ test_expect_success 'a job waiting for resources is QUEUED with Slurm'"'"'s reas
 test_expect_success 'a supervisor killed with SIGKILL while QUEUED leaves no job once Slurm can run it' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&
   write_job qk.json "echo never-$M" &&
-  { "$TRAINYARD" local train qk_job --runtime slurm --config qk.json >log 2>&1 & pid=$!; } &&
+  { : >log; "$TRAINYARD" local train qk_job --runtime slurm --config qk.json >>log 2>&1 & pid=$!; } &&
   queued() { grep -q "Waiting in the slurm queue: Resources." log; } &&
   wait_for 30 queued &&
   test "$(squeue -h -t PD -o %j | grep -c "^trainyard-qk_job-")" = 1 &&
@@ -157,7 +157,7 @@ test_expect_success 'a supervisor killed with SIGKILL while QUEUED leaves no job
 '
 test_expect_success 'Ctrl-C of a running job ends it and its Slurm job, leaving nothing' '
   write_job run.json "exec sleep 915.$M" 2 &&
-  { "$TRAINYARD" local train run_job --runtime slurm --config run.json --grace-period 2 >log 2>&1 & pid=$!; } &&
+  { : >log; "$TRAINYARD" local train run_job --runtime slurm --config run.json --grace-period 2 >>log 2>&1 & pid=$!; } &&
   wait_for 30 procs_at_least "sleep 915.$M" 3 &&
   kill -INT $pid &&
   set +e; wait $pid; rc=$?; set -e
@@ -209,7 +209,7 @@ test_expect_success 'accelerators become GPUs per task (GRES), each replica its 
 '
 test_expect_success 'a supervisor killed with SIGKILL takes its replicas and Slurm job with it' '
   write_job k.json "exec sleep 917.$M" 1 &&
-  { "$TRAINYARD" local train k_job --runtime slurm --config k.json >log 2>&1 & pid=$!; } &&
+  { : >log; "$TRAINYARD" local train k_job --runtime slurm --config k.json >>log 2>&1 & pid=$!; } &&
   wait_for 30 procs_at_least "sleep 917.$M" 2 &&
   kill -KILL $pid && { wait $pid || true; } &&
   wait_for 30 no_procs "sleep 917.$M" && wait_for 20 no_launchers && wait_for 20 no_slurm_jobs
@@ -268,7 +268,7 @@ fi
 # (With retries, the job would be retried on the nodes left: t7030.)
 test_expect_success 'a node that dies mid-job, retries disabled: the job fails, naming the node' '
   write_job nd.json "echo up on \$SLURMD_NODENAME; exec sleep 916.$M" 2 0 0 "{\"masterType\": \"n1-standard-8\", \"workerType\": \"n1-standard-8\", \"scheduling\": {\"disableRetries\": true}}" &&
-  { "$TRAINYARD" local train nd_job --runtime slurm --config nd.json --grace-period 2 >log 2>&1 & pid=$!; } &&
+  { : >log; "$TRAINYARD" local train nd_job --runtime slurm --config nd.json --grace-period 2 >>log 2>&1 & pid=$!; } &&
   three_up() { [ "$(grep -c "up on n" log)" -eq 3 ]; } &&
   wait_for 30 three_up &&
   victim=$(sed -n "s/.*worker-replica-0 *up on \(n[0-9]\).*/\1/p" log) &&
