@@ -71,6 +71,16 @@ static struct ty_cgroup *parse_args(int argc, char **argv)
     return cg;
 }
 
+/* LeakSanitizer (ASan builds only) asks this before its check at exit. An ASan build's
+ * guardian was found 30 minutes after its job still running at full CPU in that check (its
+ * /proc/self/task open, the tracer it clones asleep with every signal blocked), an orphan the
+ * test run never saw end. The guardian keeps nothing beyond main: the check is off here. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     struct sigaction ign = {.sa_handler = SIG_IGN};
