@@ -18,25 +18,18 @@
  * are empty (at most a minute), remove them and exit. Exit status: 0, 1 when the cgroups
  * could not be removed, 2 for arguments it does not understand or no fd 3. */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "cgroup-guard.h"
 #include "cgroup.h"
 #include "error.h"
-#include "timeutil.h"
 
-/* How long it goes on killing (a process in uninterruptible sleep dies only when the sleep
- * ends) and how long between passes; the same as the forked guardian's. */
-#define GUARD_KILL_MS  60000
-#define GUARD_PASS_MS  20
-#define GUARD_DONE_MSG 'D'
-#define LIFELINE_FD    3
+#define LIFELINE_FD 3
 
 /* The job's cgroup from the command line, or NULL (with a message on stderr, /dev/null when
  * the runtime started it: a version mismatch between programs is the only way here). */
@@ -85,9 +78,6 @@ int main(int argc, char **argv)
 {
     struct sigaction ign = {.sa_handler = SIG_IGN};
     struct ty_cgroup *cg;
-    int64_t end;
-    char c = 0;
-    ssize_t n;
     int r;
 
     (void)prctl(PR_SET_NAME, "ty-guardian", 0, 0, 0);
@@ -98,27 +88,16 @@ int main(int argc, char **argv)
     cg = parse_args(argc, argv);
     if (!cg)
         return 2;
-    do
-        n = read(LIFELINE_FD, &c, 1);
-    while (n < 0 && errno == EINTR);
-    if (n < 0) { /* no lifeline (run by hand): no owner's death to act on */
-        fprintf(stderr, "trainyard-guardian: fd 3 is not a lifeline: %s\n", strerror(errno));
+    r = ty_cgroup_guard_wait(LIFELINE_FD);
+    if (r < 0) { /* run by hand: no owner's death to act on */
+        fprintf(stderr, "trainyard-guardian: fd 3 is not a lifeline: %s\n", strerror(-r));
         ty_cgroup_free(cg);
         return 2;
     }
-    if (n == 1 && c == GUARD_DONE_MSG) {
-        ty_cgroup_free(cg);
-        return 0;
-    }
-    /* The owner died (or gave the job up): nothing of the job may outlive it. */
-    end = ty_mono_usec() + GUARD_KILL_MS * INT64_C(1000);
-    while (ty_mono_usec() < end) {
-        (void)ty_cgroup_kill(cg);
-        if (!ty_cgroup_populated(cg))
-            break;
-        (void)poll(NULL, 0, GUARD_PASS_MS);
-    }
-    r = ty_cgroup_remove(cg);
+    if (r == 0) /* the owner died (or gave the job up): nothing of the job may outlive it */
+        r = ty_cgroup_guard_end(cg);
+    else
+        r = 0;
     ty_cgroup_free(cg);
     return r < 0 ? 1 : 0;
 }

@@ -5,7 +5,8 @@
  * setsid) is ended entirely by ty_cgroup_kill (of the job's cgroup rebuilt from its
  * directories, as the guardian program does), a memory hog is killed by the limit and counted
  * as an OOM kill, and the cgroups are removed (a replica's alone, then the job's with the one
- * left in it). A cgroup made anew says so (its OOM count is not read), and keeps the default
+ * left in it). The guardian's side of a lifeline (cgroup-guard.h) releases on "D" and, on
+ * EOF, empties and removes the cgroup it guards. A cgroup made anew says so (its OOM count is not read), and keeps the default
  * CFS period (not written). */
 #include <errno.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-guard.h"
 #include "cgroup.h"
 #include "tap.h"
 
@@ -83,7 +85,7 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(22);
+    plan(27);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");
@@ -184,6 +186,39 @@ int main(void)
             (void)ty_cgroup_kill(job);
             pause_ms(10);
         }
+    }
+
+    /* The guardian's side of the lifeline (cgroup-guard.h): "D" releases it, EOF makes it
+     * end and remove the cgroup it guards, a descriptor that is not a pipe is an error. */
+    {
+        char *const tree[] = {(char *)"/bin/sh",
+                              (char *)"-c",
+                              (char *)"setsid sleep 303 & exec sleep 304",
+                              NULL};
+        struct ty_cgroup *guarded = NULL;
+        char path[4096];
+        int life[2];
+        pid_t pid;
+
+        if (ty_cgroup_new_child(job, "guarded", &guarded, &e) < 0)
+            BAIL_OUT("%s", ty_error_msg(&e));
+        (void)snprintf(path, sizeof(path), "%s", ty_cgroup_path(guarded));
+        if (pipe(life) < 0)
+            BAIL_OUT("pipe: %s", strerror(errno));
+        (void)!write(life[1], "D", 1);
+        ok(ty_cgroup_guard_wait(life[0]) == 1, "\"D\" on the lifeline: released");
+        close(life[1]);
+        ok(ty_cgroup_guard_wait(life[0]) == 0, "EOF on the lifeline: the owner is gone");
+        close(life[0]);
+        ok(ty_cgroup_guard_wait(life[0]) == -EBADF, "a closed descriptor is no lifeline");
+        pid = start_in(guarded, tree);
+        pause_ms(200);
+        ok(ty_cgroup_guard_end(guarded) == 0 && !dir_exists(path),
+           "the guardian's end emptied and removed %s",
+           path);
+        (void)waitpid(pid, &status, 0);
+        ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "its process was SIGKILLed");
+        ty_cgroup_free(guarded);
     }
 
     {

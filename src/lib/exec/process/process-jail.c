@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -34,31 +33,20 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "cgroup-guard.h"
 #include "machine.h"
 #include "macro.h"
 #include "ports.h"
 #include "process-int.h"
 #include "proctree.h"
 #include "subproc.h"
-#include "timeutil.h"
 #include "ty-config.h"
-
-/* The guardian's last work: how long it goes on killing (a process in uninterruptible sleep
- * dies only when the sleep ends) and how long between passes. */
-#define GUARD_KILL_MS  60000
-#define GUARD_PASS_MS  20
-#define GUARD_DONE_MSG 'D'
 
 /* One notice per process that cgroups are not used, one that limits are not, and one that
  * the guardian program cannot be run. */
 static bool noticed_no_cgroup, noticed_no_limits, noticed_forked_guardian;
 
 /* ---- the forked guardian (when trainyard-guardian cannot be run) ------------------------- */
-
-static void guard_wait(int ms)
-{
-    (void)poll(NULL, 0, ms);
-}
 
 /* Blank this process's original environment block (what /proc/PID/environ shows), so that
  * the service's sweep, which kills every process whose environment carries a dead
@@ -103,10 +91,7 @@ static void __attribute__((noreturn))
 guardian(int fd, const struct guard_start *gs, const struct ty_cgroup *cg)
 {
     struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
-    int64_t end;
     sigset_t none;
-    char c = 0;
-    ssize_t n;
     int nul;
 
     for (size_t i = 0; i < gs->n_held; i++)
@@ -136,20 +121,9 @@ guardian(int fd, const struct guard_start *gs, const struct ty_cgroup *cg)
         close(nul);
     (void)!chdir("/");
     scrub_environ();
-    do
-        n = read(3, &c, 1);
-    while (n < 0 && errno == EINTR);
-    if (n == 1 && c == GUARD_DONE_MSG)
-        _exit(0);
-    /* The owner died (or gave the job up): nothing of the job may outlive it. */
-    end = ty_mono_usec() + GUARD_KILL_MS * INT64_C(1000);
-    while (ty_mono_usec() < end) {
-        (void)ty_cgroup_kill(cg);
-        if (!ty_cgroup_populated(cg))
-            break;
-        guard_wait(GUARD_PASS_MS);
-    }
-    _exit(ty_cgroup_remove(cg) < 0 ? 1 : 0);
+    if (ty_cgroup_guard_wait(3) == 1)
+        _exit(0); /* "D": the owner removed the cgroup itself */
+    _exit(ty_cgroup_guard_end(cg) < 0 ? 1 : 0);
 }
 
 /* Wait for EOF on @fd, then close it. */
@@ -432,7 +406,7 @@ void pj_finish(struct process_rt *p)
                           ty_cgroup_path(p->cg),
                           strerror(-r));
     if (p->guard_fd >= 0) {
-        char c = GUARD_DONE_MSG;
+        char c = TY_CGROUP_GUARD_DONE;
         if (r == 0)
             (void)!write(p->guard_fd, &c, 1);
         close(p->guard_fd);
