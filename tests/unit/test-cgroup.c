@@ -6,8 +6,8 @@
  * directories, as the guardian program does), a memory hog is killed by the limit and counted
  * as an OOM kill, and the cgroups are removed (a replica's alone, then the job's with the one
  * left in it). The guardian's side of a lifeline (cgroup-guard.h) releases on "D" and, on
- * EOF, empties and removes the cgroup it guards. A cgroup made anew says so (its OOM count is not read), and keeps the default
- * CFS period (not written). */
+ * EOF, empties and removes the cgroup it guards. A cgroup made anew says so (its OOM count is not
+ * read), and keeps the default CFS period (not written). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -191,10 +191,8 @@ int main(void)
     /* The guardian's side of the lifeline (cgroup-guard.h): "D" releases it, EOF makes it
      * end and remove the cgroup it guards, a descriptor that is not a pipe is an error. */
     {
-        char *const tree[] = {(char *)"/bin/sh",
-                              (char *)"-c",
-                              (char *)"setsid sleep 303 & exec sleep 304",
-                              NULL};
+        char *const tree[] = {
+            (char *)"/bin/sh", (char *)"-c", (char *)"setsid sleep 303 & exec sleep 304", NULL};
         struct ty_cgroup *guarded = NULL;
         char path[4096];
         int life[2];
