@@ -21,6 +21,8 @@ cd "$(dirname "$0")/.." || exit 2
 
 BUILD=build ASAN_BUILD=build-asan FUZZ_BUILD=build-fuzz FUZZ_SECONDS=10
 JOBS=${TY_TEST_JOBS:-2}
+# The longest a test program may run (the longest takes about 90 s on 2 loaded cores).
+PROGRAM_TIMEOUT=${TY_TEST_TIMEOUT:-900}
 abspath() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -172,6 +174,34 @@ fuzz_one() {
     "${dict[@]}" -artifact_prefix="$logdir/$name-" "$work" "$corpus"
 }
 
+# watch_program CMD...: run CMD in a process group of its own and return its status; past
+# PROGRAM_TIMEOUT seconds it is a failure: a "not ok" line names the limit, the group gets
+# SIGTERM (the scripts' traps clean up what they started) and, 10 s later, SIGKILL. A test
+# that hangs (a wait on a job that never ends) so costs one failure, not CI's whole time.
+# This job's own SIGTERM (stop_all) is passed on to the group.
+watch_program() {
+  local tpid wpid trc
+  set -m
+  "$@" &
+  tpid=$!
+  {
+    sleep "$PROGRAM_TIMEOUT"
+    echo "not ok 9999 - run-tests: still running after ${PROGRAM_TIMEOUT}s (TY_TEST_TIMEOUT): ended"
+    kill -TERM -- "-$tpid" 2>/dev/null
+    sleep 10
+    kill -KILL -- "-$tpid" 2>/dev/null
+  } &
+  wpid=$!
+  set +m
+  trap 'kill -TERM -- "-$tpid" 2>/dev/null' TERM
+  wait "$tpid"
+  trc=$?
+  while kill -0 "$tpid" 2>/dev/null; do wait "$tpid"; trc=$?; done # a trap ran mid-wait
+  trap - TERM
+  kill -- "-$wpid" 2>/dev/null
+  return "$trc"
+}
+
 # run_job ID (in the background): run the job, then write what the report needs (here, in
 # parallel, not in the loop that starts the next jobs) to res/ID: exit status, start and end
 # (ns), CPU seconds, its TAP counts (passed, skipped, failed) and a fuzzer's executions.
@@ -189,7 +219,7 @@ run_job() {
       # shellcheck disable=SC2086 # "sh SCRIPT" or a path
       # TY_ARTIFACT_DIR: what a test keeps (the browser tests' screenshots), in the log dir
       TY_BUILD_DIR="$(abspath "${J_BUILD[id]}")" TY_SOURCE_DIR="$PWD" \
-        TY_ARTIFACT_DIR="$logdir/artifacts/$id" ${J_CMD[id]} </dev/null
+        TY_ARTIFACT_DIR="$logdir/artifacts/$id" watch_program ${J_CMD[id]} </dev/null
       ;;
     fuzz) fuzz_one "${J_CMD[id]}" </dev/null ;;
     style) scripts/check-style.sh </dev/null ;;

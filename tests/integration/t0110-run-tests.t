@@ -4,7 +4,7 @@
 # the counts and the summary last, a failing program's log in full; two programs at a time,
 # and never two Podman scripts, nor one script in both builds, at once; the ASan programs
 # after their build; a machine-wide lock another run holds makes its scripts wait, not the
-# others.
+# others; a program that runs past TY_TEST_TIMEOUT fails and its process group is ended.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 T="$TEST_DIR/tree"
@@ -139,5 +139,33 @@ test_expect_success '--jobs takes a number from 1' '
   set +e; "$T/scripts/run-tests.sh" --jobs 0 2>e; rc=$?; set -e
   test $rc = 2 && grep -q -- "--jobs: expected a number from 1" e
 '
+
+# A program that hangs (it and a child of its own would sleep 5 minutes): past the limit it
+# fails with a line naming the limit, and its whole process group is gone.
+T2="$TEST_DIR/tree2"
+cp -r "$T" "$T2"
+rm -f "$T2"/tests/integration/*.t "$T2"/build/tests/* "$T2"/build-asan/tests/*
+cat >"$T2/build/tests/test-hang" <<EOF
+#!/bin/sh
+echo "ok 1 - started"
+sh -c "sleep 300; : hang-child-$RUN_ID" &
+wait
+EOF
+chmod +x "$T2/build/tests/test-hang"
+stand_in "$T2/build/tests/test-u1" test-u1
+t0=$(date +%s)
+(cd "$T2" && TY_TEST_LOCKDIR="$TEST_DIR/locks" TY_TEST_TIMEOUT=2 scripts/run-tests.sh) \
+  >"$TEST_DIR/out2" 2>"$TEST_DIR/err2"
+RC2=$? T2_SECS=$(($(date +%s) - t0))
+
+test_expect_success 'a program past TY_TEST_TIMEOUT fails, named, and all it started is ended' '
+  cat out2 err2 &&
+  echo "exit $RC2 after ${T2_SECS}s" && test "$RC2" = 1 && test "$T2_SECS" -lt 60 &&
+  grep -q "^FAIL  build unit/test-hang " out2 &&
+  grep -q "^  build unit/test-hang: not ok 9999 - run-tests: still running after 2s (TY_TEST_TIMEOUT): ended$" out2 &&
+  grep -q "^ok    build unit/test-u1 " out2 &&
+  wait_for 10 no_procs "hang-child-$RUN_ID" && wait_for 10 no_procs "$T2/build/tests/test-hang"
+'
 rm -rf "$(sed -n "s/^logs: \([^ ]*\).*/\1/p" "$TEST_DIR/out")"
+rm -rf "$(sed -n "s/^logs: \([^ ]*\).*/\1/p" "$TEST_DIR/out2")"
 test_done
