@@ -131,6 +131,14 @@ test_expect_success 'without the guardian program: a forked guardian, a notice, 
   grep -q "guardian is a fork of this process: /nonexistent/trainyard-guardian cannot be run" fork.log
 '
 
+test_expect_success 'a guardian program that does not understand its arguments is named' '
+  printf "#!/bin/sh\nexit 2\n" >old-guardian && chmod +x old-guardian &&
+  job quick.json "[\"true\"]" &&
+  TRAINYARD_GUARDIAN="$PWD/old-guardian" "$TRAINYARD" local train old --config quick.json >old.log 2>&1 &&
+  cat old.log &&
+  grep -q "guardian $PWD/old-guardian exited with status 2 (it did not understand its arguments" old.log
+'
+
 # Service state directories with jobs created by a daemon that runs none of them; the
 # supervisor is then run here, directly, as trainyardd would run it. The job killed with its
 # supervisor is alone in its directory (svc): no daemon starts there again, to run it anew.

@@ -411,9 +411,19 @@ void pj_finish(struct process_rt *p)
             (void)!write(p->guard_fd, &c, 1);
         close(p->guard_fd);
         p->guard_fd = -1;
-        if (r == 0)
-            (void)waitpid(p->guard_pid, NULL, 0); /* it exits on reading "D" */
-        ty_proctree_disown(p->guard_pid);         /* else reaped as an orphan */
+        if (r == 0) { /* it exits on reading "D", with 0 */
+            int st = 0;
+            if (waitpid(p->guard_pid, &st, 0) == p->guard_pid && WIFEXITED(st) &&
+                WEXITSTATUS(st) == 2)
+                ty_runtime_notice(&p->base,
+                                  TY_SEV_WARNING,
+                                  "The job's cgroup guardian %s exited with status 2 (it did "
+                                  "not understand its arguments: a program of another "
+                                  "version?), so this job ran without one; set "
+                                  "TRAINYARD_GUARDIAN to the program of this version.",
+                                  guardian_path());
+        }
+        ty_proctree_disown(p->guard_pid); /* else reaped as an orphan */
         p->guard_pid = 0;
     }
     for (size_t i = 0; i < p->n; i++) {
