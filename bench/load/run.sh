@@ -26,6 +26,8 @@ daemon_pid=''
 cleanup() {
   if [ -n "$daemon_pid" ]; then
     kill -TERM "$daemon_pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$daemon_pid" 2>/dev/null || true # not ended 10 s after TERM
     wait "$daemon_pid" 2>/dev/null || true
   fi
   if [ "${KEEP:-0}" = 1 ]; then echo "bench/load: scratch kept: $scratch"; else rm -rf "$scratch"; fi
@@ -39,7 +41,10 @@ trap 'exit 130' INT TERM
 daemon_pid=$!
 port=''
 for _ in $(seq 200); do
-  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$scratch/daemon.log" | head -n 1)
+  # the log may not exist yet (the shell opens it in the daemon's child): no port yet, not
+  # an error (under pipefail a failing sed ended the script, and its cleanup then waited
+  # forever on a daemon that had missed the TERM sent before its exec)
+  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$scratch/daemon.log" 2>/dev/null | head -n 1) || port=''
   [ -n "$port" ] && break
   kill -0 "$daemon_pid" 2>/dev/null || break
   sleep 0.05
