@@ -36,6 +36,13 @@ PACKAGES=(
 if ! command -v npm >/dev/null 2>&1; then
   PACKAGES+=(nodejs npm)
 fi
+# --bench: also what the benchmarks alone need: Optuna (bench/hpo's anchor samplers, TPE and
+# random; numpy and scipy for its harness). `make test` never needs them.
+case "${1:-}" in
+  --bench) PACKAGES+=(python3-optuna python3-numpy python3-scipy) ;;
+  "") ;;
+  *) echo "install-deps: unknown option $1 (only --bench)" >&2; exit 2 ;;
+esac
 WEB_DEPS="$(dirname "${BASH_SOURCE[0]}")/install-web-deps.sh"
 
 # One dpkg-query for all of them (one per package costs ~40 ms each).
