@@ -4,7 +4,10 @@
  * DISCRETE through their scaleType warp (tuner-space.c), CATEGORICAL as one-hot dimensions.
  * A seeded Latin hypercube opens the study; then each suggestion maximises log expected
  * improvement over the succeeded trials (objectives oriented to minimise, log-warped when
- * heavy-tailed with a scale taken from the opening design, standardised), with pending trials
+ * heavy-tailed with a scale taken from the opening design, standardised, the prior mean at an
+ * upper quantile of them) inside a trust region around the best trial of the current run
+ * (tuner-trust.c: it grows on successes, shrinks on failures, and a new run starts from a
+ * global suggestion once it has shrunk to nothing), with pending trials
  * entered as kriging-believer fantasies (which may lower the incumbent) so parallel suggestions
  * differ. While trials are pending, most acquisition candidates are drawn around the best
  * trials: filling a batch refines the promising region instead of spending the batch on
@@ -49,6 +52,9 @@
  * optimum likeliest, and then on every REFIT_FULL_EVERYth, to bound the cost. */
 #define REFIT_FULL_BELOW 20
 #define REFIT_FULL_EVERY 10
+/* The quantile of the trials' (standardised) targets that the GP's prior mean stands for: see
+ * pessimistic_mean. */
+#define PRIOR_MEAN_QUANTILE 0.75
 
 /* Widths (in the unit cube) of a local candidate's normal step, one drawn per candidate: from
  * a fifth of the range, to reach a neighbouring basin, down to 0.001, to polish an optimum. */
@@ -64,17 +70,17 @@ struct ty_bo {
     double *tz;      /* encoded points of every trial (refreshed per suggestion) */
     size_t tz_cap;
     double best;     /* incumbent: lowest standardised target */
+    double best_run; /* the trust region's run's incumbent (tuner-trust.c) */
     double *zb, *xb; /* scratch: dim, np */
+    bool *numeric;   /* per encoded dimension: not one-hot (the trust region bounds it) */
+    size_t n_numeric;
+    double *lo, *hi; /* the search box of a suggestion: dim each */
+    double step;     /* the pattern search's first step (smaller in a small box) */
 };
 
 static size_t max_sz(size_t a, size_t b)
 {
     return a > b ? a : b;
-}
-
-static double clamp01(double v)
-{
-    return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
 /* Encode parameter values @x into the unit cube @z. */
@@ -146,6 +152,14 @@ int ty_bo_new(struct ty_tuner *t, struct ty_error *err)
     b->fitted_n = SIZE_MAX;
     b->zb = xcalloc(b->dim, sizeof(double));
     b->xb = xcalloc(b->np, sizeof(double));
+    b->numeric = xcalloc(b->dim, sizeof(bool));
+    for (size_t i = 0; i < b->np; i++)
+        if (spec->params[i].type != TY_HP_CATEGORICAL) {
+            b->numeric[b->off[i]] = true;
+            b->n_numeric++;
+        }
+    b->lo = xcalloc(b->dim, sizeof(double));
+    b->hi = xcalloc(b->dim, sizeof(double));
     t->bo = b;
     return 0;
 }
@@ -161,6 +175,9 @@ void ty_bo_free(struct ty_bo *b)
     free(b->tz);
     free(b->zb);
     free(b->xb);
+    free(b->numeric);
+    free(b->lo);
+    free(b->hi);
     free(b);
 }
 
@@ -291,17 +308,39 @@ warp_scale(const struct ty_bo *b, const struct ty_tuner *t, const double *y, siz
     return scale > 0 && worst > 10 * scale ? scale : INFINITY;
 }
 
-/* Fit the GP to the succeeded trials (targets warped and standardised) and add the pending
- * trials as kriging-believer fantasies. Returns the number of succeeded trials. */
-static size_t build_model(struct ty_bo *b, struct ty_tuner *t)
+/* Shift the @n standardised targets @w so that the GP's prior mean, 0, is their
+ * PRIOR_MEAN_QUANTILE: where the model knows nothing, it expects a result worse than most
+ * trials, not an average one. With the average, a GP fitted to a rippled objective (short
+ * length-scales: most of the space unknown) had its highest expected improvement in the
+ * corners of the space and kept suggesting them to the end of the study (bench/hpo/README.md,
+ * issue 18); Hartmann6's second basin also held fewer studies. */
+static void pessimistic_mean(double *w, size_t n)
 {
-    size_t n = t->n_trials, ns = 0, np_ = 0, dim = b->dim;
+    double *q = xcalloc(n, sizeof(double)), shift;
+
+    memcpy(q, w, n * sizeof(double));
+    qsort(q, n, sizeof(double), cmp_double);
+    shift = q[(size_t)(PRIOR_MEAN_QUANTILE * (double)(n - 1))];
+    for (size_t i = 0; i < n; i++)
+        w[i] -= shift;
+    free(q);
+}
+
+/* Fit the GP to the succeeded trials (targets warped and standardised) and add the pending
+ * trials as kriging-believer fantasies; b->best is the incumbent, b->best_run the best of the
+ * trials from @run_start on (the trust region's run), each lowered by the fantasies. Returns
+ * the number of succeeded trials. */
+static size_t build_model(struct ty_bo *b, struct ty_tuner *t, size_t run_start)
+{
+    size_t n = t->n_trials, ns = 0, np_ = 0, dim = b->dim, first_run = 0;
     double *z = xcalloc((n + 1) * dim, sizeof(double)), *y = xcalloc(n + 1, sizeof(double));
     double *w = xcalloc(n + 1, sizeof(double)), ymin = INFINITY;
 
     for (size_t i = 0; i < n; i++)
         if (t->trials[i].state == TY_TRIAL_SUCCEEDED) {
             double v = t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective;
+            if (i < run_start)
+                first_run = ns + 1; /* the run's trials are w[first_run ..) */
             memcpy(z + ns * dim, b->tz + i * dim, dim * sizeof(double));
             y[ns++] = v;
             ymin = v < ymin ? v : ymin;
@@ -309,6 +348,7 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t)
     if (ns < 2)
         goto out;
     ty_warp_output(y, ns, warp_scale(b, t, y, ns, ymin), w, NULL);
+    pessimistic_mean(w, ns);
     ty_gp_set_data(b->gp, z, w, ns);
     if (b->fitted_n != ns) {
         ty_gp_fit(b->gp, FIT_EVALS, ns < REFIT_FULL_BELOW || ns % REFIT_FULL_EVERY == 0);
@@ -316,9 +356,12 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t)
     } else {
         ty_gp_update(b->gp);
     }
-    b->best = INFINITY;
-    for (size_t i = 0; i < ns; i++)
+    b->best = b->best_run = INFINITY;
+    for (size_t i = 0; i < ns; i++) {
         b->best = w[i] < b->best ? w[i] : b->best;
+        if (i >= first_run)
+            b->best_run = w[i] < b->best_run ? w[i] : b->best_run;
+    }
     /* kriging believer: each pending trial is taken to have returned the posterior mean, as if
      * observed, so it may lower the incumbent too (else EI next to a pending trial whose mean
      * beats the incumbent stays high, and the batch crowds there) */
@@ -329,6 +372,7 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t)
             ty_gp_predict(b->gp, b->tz + i * dim, &mu, &var);
             w[ns + np_++] = mu;
             b->best = mu < b->best ? mu : b->best;
+            b->best_run = mu < b->best_run ? mu : b->best_run;
         }
     if (np_) {
         ty_gp_set_data(b->gp, z, w, ns + np_);
@@ -345,7 +389,7 @@ out:
  * other category, the step halved when nothing improves. */
 static void pattern_search(struct ty_bo *b, struct ty_tuner *t, double *z, double *f)
 {
-    double *c = xcalloc(b->dim, sizeof(double)), step = SEARCH_STEP;
+    double *c = xcalloc(b->dim, sizeof(double)), step = b->step;
     int evals = 0;
 
     while (step > SEARCH_STEP_MIN && evals < SEARCH_EVALS) {
@@ -373,7 +417,7 @@ static void pattern_search(struct ty_bo *b, struct ty_tuner *t, double *z, doubl
             for (int sgn = -1; sgn <= 1; sgn += 2) {
                 double v;
                 memcpy(c, z, b->dim * sizeof(double));
-                c[o] = clamp01(z[o] + sgn * step);
+                c[o] = fmin(b->hi[o], fmax(b->lo[o], z[o] + sgn * step));
                 if (c[o] == z[o])
                     continue;
                 v = acquire(b, t, c);
@@ -439,14 +483,16 @@ static size_t *ranked_succeeded(const struct ty_tuner *t, size_t ns)
     return good;
 }
 
-/* A local candidate into @z: one of the best (up to LOCAL_CENTRES) succeeded trials @good,
- * the better ones more often, moved by a normal step of a random LOCAL_SCALES width in each
- * numeric dimension, each category switched with probability LOCAL_SWITCH. */
-static void local_z(struct ty_bo *b, struct ty_tuner *t, const size_t *good, size_t ns, double *z)
+/* A local candidate into @z: one of the best (up to LOCAL_CENTRES) of the @ns trials @good,
+ * the better ones more often, moved by a normal step of a random LOCAL_SCALES width times
+ * @scale in each numeric dimension (kept in the search box), each category switched with
+ * probability LOCAL_SWITCH. */
+static void
+local_z(struct ty_bo *b, struct ty_tuner *t, const size_t *good, size_t ns, double scale, double *z)
 {
     double u = ty_rng_unit(&t->rng);
     size_t g = (size_t)(u * u * (double)(ns < LOCAL_CENTRES ? ns : LOCAL_CENTRES));
-    double sc = LOCAL_SCALES[ty_rng_below(&t->rng, TY_ARRAY_SIZE(LOCAL_SCALES))];
+    double sc = scale * LOCAL_SCALES[ty_rng_below(&t->rng, TY_ARRAY_SIZE(LOCAL_SCALES))];
 
     memcpy(z, b->tz + good[g] * b->dim, b->dim * sizeof(double));
     for (size_t i = 0; i < b->np; i++) {
@@ -461,7 +507,7 @@ static void local_z(struct ty_bo *b, struct ty_tuner *t, const size_t *good, siz
             /* Box-Muller normal step */
             double u1 = ty_rng_unit(&t->rng), u2 = ty_rng_unit(&t->rng);
             double nrm = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
-            z[o] = clamp01(z[o] + sc * nrm);
+            z[o] = fmin(b->hi[o], fmax(b->lo[o], z[o] + sc * nrm));
         }
     }
 }
@@ -490,12 +536,23 @@ static size_t best_starts(const double *cf, size_t n, size_t top[N_STARTS])
     return n_top;
 }
 
-/* Maximise the acquisition: score uniform and local candidates, refine the best few by pattern
- * search, decode the best into @x (a fresh random point when every candidate was a trial). */
-static void maximise_acquisition(struct ty_bo *b, struct ty_tuner *t, size_t ns, double *x)
+/* A uniformly random encoded point of the search box (one category hot) into @z. */
+static void box_z(const struct ty_bo *b, struct ty_tuner *t, double *z)
+{
+    random_z(b, t, z);
+    for (size_t d = 0; d < b->dim; d++)
+        if (b->numeric[d])
+            z[d] = b->lo[d] + z[d] * (b->hi[d] - b->lo[d]);
+}
+
+/* Maximise the acquisition in the search box b->lo..b->hi: score uniform and local candidates
+ * (around the @n_good trials @good), refine the best few by pattern search, decode the best
+ * into @x (a fresh random point when every candidate was a trial). @scale sizes the local
+ * steps and the pattern search's first step (1: the whole space). */
+static void maximise_acquisition(
+    struct ty_bo *b, struct ty_tuner *t, const size_t *good, size_t n_good, double scale, double *x)
 {
     size_t dim = b->dim, n_cand = N_RANDOM + N_LOCAL, n_rand = N_RANDOM, top[N_STARTS], n_top;
-    size_t *good = ranked_succeeded(t, ns);
     double *cz = xcalloc(n_cand * dim, sizeof(double)), *cf = xcalloc(n_cand, sizeof(double));
     double *best_z = xcalloc(dim, sizeof(double)), best_f = -INFINITY;
 
@@ -508,9 +565,9 @@ static void maximise_acquisition(struct ty_bo *b, struct ty_tuner *t, size_t ns,
     for (size_t c = 0; c < n_cand; c++) {
         double *z = cz + c * dim;
         if (c < n_rand)
-            random_z(b, t, z);
+            box_z(b, t, z);
         else
-            local_z(b, t, good, ns, z);
+            local_z(b, t, good, n_good, scale, z);
     }
     acquire_many(b, t, cz, n_cand, cf);
     n_top = best_starts(cf, n_cand, top);
@@ -529,12 +586,12 @@ static void maximise_acquisition(struct ty_bo *b, struct ty_tuner *t, size_t ns,
     free(best_z);
     free(cz);
     free(cf);
-    free(good);
 }
 
 void ty_bo_next(struct ty_tuner *t, double *x)
 {
     struct ty_bo *b = t->bo;
+    struct ty_trust tr;
     size_t ns;
 
     encode_trials(b, t);
@@ -542,9 +599,26 @@ void ty_bo_next(struct ty_tuner *t, double *x)
         design_point(b, t, x);
         return;
     }
-    ns = build_model(b, t);
-    if (ns < 2)
+    ty_trust_replay(t, b->n_init, b->n_numeric, &tr);
+    ns = build_model(b, t, tr.run_start);
+    if (ns < 2) {
         random_fresh(b, t, x);
-    else
-        maximise_acquisition(b, t, ns, x);
+        return;
+    }
+    for (size_t d = 0; d < b->dim; d++)
+        b->lo[d] = 0, b->hi[d] = 1;
+    b->step = SEARCH_STEP;
+    if (tr.centre == SIZE_MAX || b->n_numeric == 0) {
+        /* a run's first suggestion (or no numeric parameter): the whole space, around the
+         * best trials */
+        size_t *good = ranked_succeeded(t, ns);
+        maximise_acquisition(b, t, good, ns, 1, x);
+        free(good);
+        return;
+    }
+    /* in the trust region around the run's best, for improvement on the run's best */
+    ty_trust_box(&tr, b->tz + tr.centre * b->dim, b->gp->log_ls, b->numeric, b->dim, b->lo, b->hi);
+    b->best = b->best_run;
+    b->step = SEARCH_STEP * fmin(1, tr.len);
+    maximise_acquisition(b, t, &tr.centre, 1, fmin(1, tr.len), x);
 }

@@ -62,4 +62,31 @@ void ty_bo_next(struct ty_tuner *t, double *x);
 /* Free the optimiser's state (NULL is fine). */
 void ty_bo_free(struct ty_bo *b);
 
+/* ---- the default algorithm's trust region (tuner-trust.c) ----------------------------------- */
+
+struct ty_trust {
+    double len;        /* the box's side, for length-scales at their geometric mean */
+    size_t centre;     /* the trial it is centred on: the run's best; SIZE_MAX: none yet (a
+                        * run that just started: the next suggestion is global) */
+    size_t run_start;  /* the current run's first trial */
+    unsigned restarts; /* runs that converged so far */
+};
+
+/* The trust region after every trial of @t in order (succeeded ones judged; the first @n_init,
+ * the opening design and any priors, are not), for a space of @dim numeric dimensions, into
+ * @tr. Deterministic: the same trials give the same region. */
+void ty_trust_replay(const struct ty_tuner *t, size_t n_init, size_t dim, struct ty_trust *tr);
+
+/* The box of @tr around the encoded point @centre, into @lo and @hi (@dim values each, within
+ * [0, 1]): along numeric dimension d, a side of tr->len times the GP's length-scale there
+ * (exp @log_ls[d]) over the geometric mean of the numeric ones; [0, 1] along the others
+ * (@numeric[d] false: one-hot categories). */
+void ty_trust_box(const struct ty_trust *tr,
+                  const double *centre,
+                  const double *log_ls,
+                  const bool *numeric,
+                  size_t dim,
+                  double *lo,
+                  double *hi);
+
 #endif
