@@ -227,12 +227,13 @@ if "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 &&
 	      "args": ["sh", "-c", "echo in-image slurm=${SLURM_JOB_ID:-none} CS=$CLUSTER_SPEC"]}
 	json.dump({"trainingInput": ti}, open(sys.argv[1], "w"))
 	PY
-    "$TRAINYARD" local train img_job --runtime slurm --config img.json >log 2>&1 &&
-    test "$(grep -c "in-image slurm=none" log)" = 3 &&
-    grep -q "Slurm job [0-9]* is running on" log &&
-    test "$(grep -c "asks for 4 vCPUs" log)" -le 2 &&
-    test -z "$(podman ps -aq --filter label=trainyard.job=img_job)" &&
-    wait_for 20 no_slurm_jobs && no_launchers
+    { "$TRAINYARD" local train img_job --runtime slurm --config img.json >log 2>&1 &&
+      test "$(grep -c "in-image slurm=none" log)" = 3 &&
+      grep -q "Slurm job [0-9]* is running on" log &&
+      test "$(grep -c "asks for 4 vCPUs" log)" -le 2 || { cat log; false; }; } &&
+    { test -z "$(podman ps -aq --filter label=trainyard.job=img_job)" ||
+      { podman ps -a --filter label=trainyard.job=img_job; false; }; } &&
+    wait_for 20 no_slurm_jobs && { wait_for 10 no_launchers || { pgrep -af trainyard-task; false; }; }
   '
   test_expect_success 'a replica in an image that fails fails the job, naming it' '
     "$PYTHON" - imgf.json <<-\PY &&

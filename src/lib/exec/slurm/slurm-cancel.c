@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
- * slurm-cancel.c: the slurm runtime's cleanup of its Slurm job: scancel (by id, or by name
- * when its id is not known yet: srun, which may have made the job, is killed first), then
- * squeue every CANCEL_POLL_USEC until the job has left the queue or reached a final state, at
- * most CANCEL_WAIT_USEC (docs/internals/slurm.md, "Waiting without blocking").
+ * slurm-cancel.c: the slurm runtime's cleanup of its Slurm job. When the launchers ran (they
+ * have just been told QUIT), first a wait of at most QUIT_WAIT_USEC for srun to end by itself:
+ * each launcher removes what its replica's runtime made (a container, through the engine it
+ * may have started as its own child) and exits, and the job ends with srun. scancel would
+ * signal every process of the step at once, the launcher's engine too, and a container
+ * being removed then stayed behind. Then, or at once when no launcher ran, scancel (by id, or
+ * by name when its id is not known yet: srun, which may have made the job, is killed first);
+ * then squeue every CANCEL_POLL_USEC until the job has left the queue or reached a final
+ * state, at most CANCEL_WAIT_USEC (docs/internals/slurm.md, "Waiting without blocking").
  *
  * cleanup() runs this on the runtime's loop: the commands are asynchronous subprocesses and
  * the pauses loop timers, and `cleaned` follows the end, so the caller's other runs and
@@ -22,6 +27,10 @@
  * KillWait, 30 s by default, between SIGTERM and SIGKILL), reading its state this often. */
 #define CANCEL_WAIT_USEC (30 * INT64_C(1000000))
 #define CANCEL_POLL_USEC (100 * INT64_C(1000))
+/* How long the launchers, told QUIT, may take to clean up and exit (and srun with them)
+ * before the job is scancelled: a container's removal takes a second or two on a busy
+ * machine; a launcher that takes longer is stuck, and Slurm's signals end it. */
+#define QUIT_WAIT_USEC (15 * INT64_C(1000000))
 
 struct slurm_cancel {
     struct slurm_rt *s;
@@ -29,8 +38,9 @@ struct slurm_cancel {
     struct ty_subproc *cmd;
     uint64_t timer;
     int64_t deadline;
-    bool scancelled; /* scancel has ended: what is left is the wait */
-    bool on_rt_loop; /* on the runtime's loop: `cleaned` follows the end */
+    bool awaiting_srun; /* the launchers were told QUIT: srun's own end is awaited */
+    bool scancelled;    /* scancel has ended (or was not needed): what is left is the wait */
+    bool on_rt_loop;    /* on the runtime's loop: `cleaned` follows the end */
     bool done;
 };
 
@@ -144,6 +154,32 @@ static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void
         cancel_end(w);
 }
 
+/* The launchers did not all exit in time: scancel the job. */
+static void on_quit_timeout(struct ty_loop *loop, void *data)
+{
+    struct slurm_cancel *w = data;
+
+    (void)loop;
+    w->timer = 0;
+    w->awaiting_srun = false;
+    if (!cancel_scancel(w))
+        cancel_end(w);
+}
+
+void slurm_cancel_srun_ended(struct slurm_rt *s)
+{
+    struct slurm_cancel *w = s->cancel;
+
+    if (!w || !w->awaiting_srun)
+        return;
+    ty_loop_cancel_timer(w->loop, w->timer);
+    w->timer = 0;
+    w->awaiting_srun = false;
+    w->scancelled = true; /* the job ends with srun: nothing to cancel */
+    if (!cancel_read_state(w))
+        cancel_end(w);
+}
+
 /* Is there a job to cancel? Without an id, srun may have made it all the same: it exists
  * under its name then. */
 static bool job_may_exist(const struct slurm_rt *s)
@@ -178,6 +214,15 @@ int slurm_cancel_job(struct slurm_rt *s)
     w = xcalloc(1, sizeof(*w));
     *w = (struct slurm_cancel){
         .s = s, .loop = s->base.loop, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
+    if (s->srun_cmd && *s->job_id && s->n_placed > 0 && !s->ending) {
+        /* the launchers ran and were told QUIT: they clean up and exit, and srun with them */
+        w->awaiting_srun = true;
+        w->timer = ty_loop_add_timer(w->loop, ty_mono_usec() + QUIT_WAIT_USEC, on_quit_timeout, w);
+        w->deadline += QUIT_WAIT_USEC;
+        w->on_rt_loop = true;
+        s->cancel = w;
+        return TY_RUNTIME_ASYNC;
+    }
     if (!cancel_scancel(w)) {
         free(w);
         s->cleaned = true;

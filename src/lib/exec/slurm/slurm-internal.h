@@ -158,12 +158,16 @@ void slurm_state_fresh(struct slurm_rt *s);
 void slurm_hold_exit(struct slurm_rt *s, size_t i, const struct ty_exit_status *st);
 /* slurm-state.c: stop every state command and timer (cleanup); held exits are dropped. */
 void slurm_state_stop(struct slurm_rt *s);
-/* slurm-cancel.c: scancel the job (by id, or by name when its id is not known yet: srun, killed
- * first then, may have made it) and wait,
+/* slurm-cancel.c: when launchers ran (now told QUIT), wait a while for srun to end with them;
+ * then, or at once, scancel the job (by id, or by name when its id is not known yet: srun,
+ * killed first then, may have made it) and wait,
  * bounded, until Slurm has let it go, on the runtime's loop. Returns 0 when there is no job
  * (or scancel cannot start: then with a notice), or TY_RUNTIME_ASYNC with `cleaned` to follow
  * (s->cleaned is set then). Idempotent, as cleanup(). */
 int slurm_cancel_job(struct slurm_rt *s);
+/* slurm-cancel.c: srun has exited after cleanup began: a wait for the launchers' own end is
+ * over, and the job's state is read until it is final (no scancel). */
+void slurm_cancel_srun_ended(struct slurm_rt *s);
 /* slurm-cancel.c: for destroy: finish the cancel under way on the runtime's loop, or do all
  * of it when none ran, on a private loop (blocking); no `cleaned`. */
 void slurm_cancel_now(struct slurm_rt *s);

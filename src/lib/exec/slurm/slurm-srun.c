@@ -179,7 +179,7 @@ static void last_line(const char *err, char *out, size_t n)
  * prepare() with Slurm's reason explained; any other end is the job's (an allocation whose
  * tasks ended, a job cancelled while it waited), which the job's state says: read it now
  * rather than at the next poll. While the replicas run, likewise. After cleanup began,
- * nothing: cleanup waits for the job itself. */
+ * cleanup's wait for the launchers' own end is over (slurm-cancel.c). */
 static void on_srun(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
 {
     struct slurm_rt *s = data;
@@ -191,8 +191,10 @@ static void on_srun(struct ty_loop *loop, struct ty_subproc_result *res, void *d
     s->srun_cmd = NULL;
     s->srun_ended = true;
     last_line(res->err, s->srun_err, sizeof(s->srun_err));
-    if (s->phase == PHASE_ENDED)
+    if (s->phase == PHASE_ENDED) {
+        slurm_cancel_srun_ended(s);
         return;
+    }
     if (s->phase == PHASE_SUBMITTED && !*s->job_id) {
         /* No launcher said HELLO and no squeue saw the job: most likely no job was made. */
         slurm_shape_of(s, &sh);
