@@ -523,6 +523,10 @@ static int load(double seconds, int clients, int followers, int pid)
     long errors = 0;
     int rc;
 
+    char metrics_url[512];
+
+    (void)snprintf(metrics_url, sizeof(metrics_url), "%s/metrics", base_url);
+    mon.metrics_url = metrics_url;
     if (getenv("SAMPLE_S"))
         mon.every_s = atoi_or(getenv("SAMPLE_S"), 5);
     load_monitor_start(&mon);

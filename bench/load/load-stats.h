@@ -37,11 +37,14 @@ void load_samples_merge(struct load_samples *into, struct load_samples *from);
 void load_samples_free(struct load_samples *s);
 
 /* The daemon @pid's VmRSS (KiB) and open descriptors, sampled every @every_s seconds (5 when
- * 0) by a thread from load_monitor_start to load_monitor_stop. */
+ * 0) by a thread from load_monitor_start to load_monitor_stop; with @metrics_url, also what
+ * its jobs.get cache holds (trainyard_api_get_cache_bytes, KiB; -1 when not read), a bounded
+ * part of the RSS that the verdict sets apart. */
 struct load_monitor {
     int pid;
     int every_s;
-    long *rss_kb, *fds;
+    const char *metrics_url;
+    long *rss_kb, *fds, *cache_kb;
     size_t n, cap;
     bool stop;
     pthread_t thread;

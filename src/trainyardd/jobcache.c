@@ -333,6 +333,7 @@ void tyd_jobcache_stats(struct tyd_jobcache *c, struct tyd_jobcache_stats *ret)
         ret->evictions += s->evictions;
         ret->entries += s->entries;
         ret->bytes += s->bytes;
+        ret->max_bytes += s->max_bytes;
         pthread_mutex_unlock(&s->lock);
     }
 }

@@ -105,7 +105,7 @@ void tyd_jobcache_put(struct tyd_jobcache *c,
 /* Counters, for tests and the benchmark's notes. */
 struct tyd_jobcache_stats {
     uint64_t hits, misses, evictions;
-    size_t entries, bytes;
+    size_t entries, bytes, max_bytes; /* max_bytes: the bound, as the shards share it */
 };
 void tyd_jobcache_stats(struct tyd_jobcache *c, struct tyd_jobcache_stats *ret);
 

@@ -19,6 +19,7 @@
 #include "alloc.h"
 #include "daemon.h"
 #include "fdutil.h"
+#include "jobcache.h"
 #include "macro.h"
 #include "prom.h"
 #include "route.h"
@@ -370,6 +371,42 @@ static void render_sched(struct ty_buf *b, struct ty_sched *s)
                        st.wait_sum_s);
 }
 
+/* --- the jobs.get cache ------------------------------------------------------------------ */
+
+static void render_cache(struct ty_buf *b, struct tyd_jobcache *c)
+{
+    static const struct {
+        const char *name;
+        enum tyd_prom_type type;
+        const char *help;
+    } fam[] = {
+        {"trainyard_api_get_cache_bytes",
+         TYD_PROM_GAUGE,
+         "Bytes the jobs.get cache holds: answers, keys and bookkeeping (bounded)."},
+        {"trainyard_api_get_cache_max_bytes", TYD_PROM_GAUGE, "The jobs.get cache's bound."},
+        {"trainyard_api_get_cache_entries", TYD_PROM_GAUGE, "Answers the jobs.get cache holds."},
+        {"trainyard_api_get_cache_hits_total",
+         TYD_PROM_COUNTER,
+         "jobs.get answers served from the cache since the service started."},
+        {"trainyard_api_get_cache_misses_total",
+         TYD_PROM_COUNTER,
+         "jobs.get answers rendered from the store since the service started."},
+        {"trainyard_api_get_cache_evictions_total",
+         TYD_PROM_COUNTER,
+         "Answers the cache let go to stay within its bound since the service started."},
+    };
+    struct tyd_jobcache_stats st;
+    double v[6];
+
+    tyd_jobcache_stats(c, &st);
+    v[0] = (double)st.bytes, v[1] = (double)st.max_bytes, v[2] = (double)st.entries;
+    v[3] = (double)st.hits, v[4] = (double)st.misses, v[5] = (double)st.evictions;
+    for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+        tyd_prom_family(b, fam[i].name, fam[i].type, fam[i].help);
+        tyd_prom_sample(b, fam[i].name, TYD_PROM_NO_LABELS, v[i]);
+    }
+}
+
 /* --- the process ---------------------------------------------------------------------- */
 
 /* Field @field (1-based, as proc(5) numbers them) of /proc/self/stat, or -1. */
@@ -488,6 +525,8 @@ void tyd_metrics(const struct tyd_request *rq, struct tyd_reply *rep)
     ty_store_job_stats_free(rows, n);
     if (d->sched)
         render_sched(&b, d->sched);
+    if (d->jobcache)
+        render_cache(&b, d->jobcache);
     render_requests(&b);
     len = b.len;
     text = ty_buf_take(&b);
