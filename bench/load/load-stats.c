@@ -108,31 +108,41 @@ static size_t collect(char *p, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-/* The daemon's trainyard_api_get_cache_bytes in KiB, or -1. */
-static long cache_kb(const char *url)
+/* The value of sample @name (no labels) in the exposition @text, in KiB, or -1. */
+static long metric_kb(const char *text, const char *name)
 {
-    static const char name[] = "trainyard_api_get_cache_bytes ";
+    size_t len = strlen(name);
+
+    for (const char *at = strstr(text, name); at; at = strstr(at + 1, name))
+        if ((at == text || at[-1] == '\n') && at[len] == ' ')
+            return (long)(strtod(at + len + 1, NULL) / 1024);
+    return -1;
+}
+
+/* The daemon's bounded memory from its /metrics at @url, in KiB: the jobs.get cache into
+ * *@cache and SQLite's (page caches, statements) into *@store; its live heap into *@heap; -1
+ * each when not read. */
+static void bounded_kb(const char *url, long *cache, long *store, long *heap)
+{
     struct load_buf b = {0};
     CURL *h = curl_easy_init();
-    long code = 0, kb = -1;
-    const char *at;
+    long code = 0;
 
+    *cache = *store = *heap = -1;
     if (!h)
-        return -1;
+        return;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
     if (curl_easy_perform(h) == CURLE_OK &&
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200 && b.data) {
-        for (at = strstr(b.data, name); at && at != b.data && at[-1] != '\n';)
-            at = strstr(at + 1, name);
-        if (at)
-            kb = (long)(strtod(at + sizeof(name) - 1, NULL) / 1024);
+        *cache = metric_kb(b.data, "trainyard_api_get_cache_bytes");
+        *store = metric_kb(b.data, "trainyard_store_memory_bytes");
+        *heap = metric_kb(b.data, "trainyard_heap_in_use_bytes");
     }
     curl_easy_cleanup(h);
     free(b.data);
-    return kb;
 }
 
 static void sample(struct load_monitor *m)
@@ -142,10 +152,14 @@ static void sample(struct load_monitor *m)
         m->rss_kb = grow(m->rss_kb, m->cap, sizeof(long));
         m->fds = grow(m->fds, m->cap, sizeof(long));
         m->cache_kb = grow(m->cache_kb, m->cap, sizeof(long));
+        m->store_kb = grow(m->store_kb, m->cap, sizeof(long));
+        m->heap_kb = grow(m->heap_kb, m->cap, sizeof(long));
     }
     m->rss_kb[m->n] = rss_kb(m->pid);
     m->fds[m->n] = open_fds(m->pid);
-    m->cache_kb[m->n] = m->metrics_url ? cache_kb(m->metrics_url) : -1;
+    m->cache_kb[m->n] = m->store_kb[m->n] = m->heap_kb[m->n] = -1;
+    if (m->metrics_url)
+        bounded_kb(m->metrics_url, &m->cache_kb[m->n], &m->store_kb[m->n], &m->heap_kb[m->n]);
     m->n++;
 }
 
@@ -194,6 +208,8 @@ void load_monitor_free(struct load_monitor *m)
     free(m->rss_kb);
     free(m->fds);
     free(m->cache_kb);
+    free(m->store_kb);
+    free(m->heap_kb);
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->cond);
 }
@@ -201,19 +217,19 @@ void load_monitor_free(struct load_monitor *m)
 /* --- the report --------------------------------------------------------------------------------
  */
 
-/* Whether every sample read the jobs.get cache's size. */
-static bool cache_known(const struct load_monitor *m)
+/* Whether every sample read the bounded parts (the jobs.get cache, SQLite's memory). */
+static bool bounded_known(const struct load_monitor *m)
 {
     for (size_t i = 0; i < m->n; i++)
-        if (m->cache_kb[i] < 0)
+        if (m->cache_kb[i] < 0 || m->store_kb[i] < 0)
             return false;
     return m->n > 0;
 }
 
-/* What the verdict judges of sample @i: the RSS, less the cache when @net. */
+/* What the verdict judges of sample @i: the RSS, less the bounded parts when @net. */
 static long judged_kb(const struct load_monitor *m, size_t i, bool net)
 {
-    return m->rss_kb[i] - (net ? m->cache_kb[i] : 0);
+    return m->rss_kb[i] - (net ? m->cache_kb[i] + m->store_kb[i] : 0);
 }
 
 static long rss_max_kb(const struct load_monitor *m)
@@ -285,7 +301,7 @@ int load_report(struct load_samples *s,
         printf("bench/load: too few memory samples\n");
         return 1;
     }
-    net = cache_known(m);
+    net = bounded_known(m);
     for (size_t i = 0; i < m->n; i++) {
         long v = judged_kb(m, i, net);
         if (i < mid) {
@@ -297,12 +313,21 @@ int load_report(struct load_samples *s,
     rss0 = m->rss_kb[0], rss_mid = m->rss_kb[mid], rss_end = m->rss_kb[m->n - 1];
     fd0 = m->fds[0], fd_end = m->fds[m->n - 1];
     if (net)
-        printf("bench/load: the jobs.get cache held %.1f MiB at start, %.1f at the middle, %.1f "
-               "at the end (bounded: set apart from the RSS below)\n",
+        printf("bench/load: bounded, set apart from the RSS below: the jobs.get cache held %.1f "
+               "MiB at start, %.1f at the middle, %.1f at the end; SQLite %.1f, %.1f, %.1f\n",
                m->cache_kb[0] / 1024.0,
                m->cache_kb[mid] / 1024.0,
-               m->cache_kb[m->n - 1] / 1024.0);
-    /* Flat: over the second half, what is judged (the RSS, less the cache when it is known)
+               m->cache_kb[m->n - 1] / 1024.0,
+               m->store_kb[0] / 1024.0,
+               m->store_kb[mid] / 1024.0,
+               m->store_kb[m->n - 1] / 1024.0);
+    if (m->heap_kb[0] >= 0 && m->heap_kb[mid] >= 0 && m->heap_kb[m->n - 1] >= 0)
+        printf("bench/load: the live heap (malloc'd, not freed; reported, not judged) %.1f MiB "
+               "at start, %.1f at the middle, %.1f at the end\n",
+               m->heap_kb[0] / 1024.0,
+               m->heap_kb[mid] / 1024.0,
+               m->heap_kb[m->n - 1] / 1024.0);
+    /* Flat: over the second half, what is judged (the RSS, less the bounded parts when known)
      * grows by no more than 2 MiB or 5 % of its midpoint, whichever is more, and its peak there
      * is no higher than that above the first half's. */
     judged_mid = judged_kb(m, mid, net);
@@ -317,7 +342,7 @@ int load_report(struct load_samples *s,
            rss_max_kb(m) / 1024.0,
            m->n,
            m->every_s,
-           net ? " less the cache" : "",
+           net ? " less the bounded parts" : "",
            growth / 1024.0,
            allowed / 1024.0,
            grew ? "GROWING" : "flat");
@@ -330,13 +355,15 @@ int load_report(struct load_samples *s,
            fd_end,
            fd_end > fd_first_max ? "LEAK" : "ok");
     printf("RESULT requests=%ld errors=%ld rss_start_kb=%ld rss_end_kb=%ld rss_max_kb=%ld "
-           "cache_end_kb=%ld rss_second_half_kb=%+ld fds_start=%ld fds_end=%ld memory=%s\n",
+           "cache_end_kb=%ld store_end_kb=%ld rss_second_half_kb=%+ld fds_start=%ld fds_end=%ld "
+           "memory=%s\n",
            total,
            errors,
            rss0,
            rss_end,
            rss_max_kb(m),
            net ? m->cache_kb[m->n - 1] : -1,
+           net ? m->store_kb[m->n - 1] : -1,
            growth,
            fd0,
            fd_end,

@@ -37,14 +37,16 @@ void load_samples_merge(struct load_samples *into, struct load_samples *from);
 void load_samples_free(struct load_samples *s);
 
 /* The daemon @pid's VmRSS (KiB) and open descriptors, sampled every @every_s seconds (5 when
- * 0) by a thread from load_monitor_start to load_monitor_stop; with @metrics_url, also what
- * its jobs.get cache holds (trainyard_api_get_cache_bytes, KiB; -1 when not read), a bounded
- * part of the RSS that the verdict sets apart. */
+ * 0) by a thread from load_monitor_start to load_monitor_stop; with @metrics_url, also the
+ * bounded parts of the RSS that the verdict sets apart (KiB; -1 when not read): what its
+ * jobs.get cache holds (trainyard_api_get_cache_bytes, at most 16 MiB) and SQLite's memory
+ * (trainyard_store_memory_bytes: page caches of 256 KiB per connection, at most 16); and,
+ * reported only, its live heap (trainyard_heap_in_use_bytes). */
 struct load_monitor {
     int pid;
     int every_s;
     const char *metrics_url;
-    long *rss_kb, *fds, *cache_kb;
+    long *rss_kb, *fds, *cache_kb, *store_kb, *heap_kb;
     size_t n, cap;
     bool stop;
     pthread_t thread;

@@ -7,6 +7,7 @@
  * in step. */
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <stdatomic.h>
@@ -24,6 +25,7 @@
 #include "prom.h"
 #include "route.h"
 #include "scheduler.h"
+#include "store.h"
 #include "ty-config.h"
 
 /* --- API requests ------------------------------------------------------------------------- */
@@ -371,6 +373,34 @@ static void render_sched(struct ty_buf *b, struct ty_sched *s)
                        st.wait_sum_s);
 }
 
+/* The memory SQLite holds (ty_store_memory_used), when it counts, and the live heap. */
+static void render_memory(struct ty_buf *b)
+{
+    int64_t used = ty_store_memory_used();
+#ifdef __GLIBC__
+    struct mallinfo2 mi = mallinfo2();
+
+    tyd_prom_family(b,
+                    "trainyard_heap_in_use_bytes",
+                    TYD_PROM_GAUGE,
+                    "Bytes malloc has handed out and not had back (glibc's mallinfo2: "
+                    "uordblks + hblkhd): the live heap, without the free space the allocator "
+                    "keeps, which the resident memory counts too.");
+    tyd_prom_sample(b,
+                    "trainyard_heap_in_use_bytes",
+                    TYD_PROM_NO_LABELS,
+                    (double)mi.uordblks + (double)mi.hblkhd);
+#endif
+    if (used < 0)
+        return;
+    tyd_prom_family(b,
+                    "trainyard_store_memory_bytes",
+                    TYD_PROM_GAUGE,
+                    "Bytes SQLite holds: the store's page caches (bounded), schemas and "
+                    "statements.");
+    tyd_prom_sample(b, "trainyard_store_memory_bytes", TYD_PROM_NO_LABELS, (double)used);
+}
+
 /* --- the jobs.get cache ------------------------------------------------------------------ */
 
 static void render_cache(struct ty_buf *b, struct tyd_jobcache *c)
@@ -521,6 +551,7 @@ void tyd_metrics(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     }
     render_process(&b);
+    render_memory(&b);
     render_jobs(&b, rows, n);
     ty_store_job_stats_free(rows, n);
     if (d->sched)

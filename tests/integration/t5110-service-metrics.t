@@ -147,7 +147,7 @@ test_expect_success 'request counters grow by the requests made; latency histogr
   test "$(value m3 trainyard_http_request_duration_seconds_bucket $G,le=+Inf)" = "$(value m3 trainyard_http_request_duration_seconds_count $G)"
 '
 
-test_expect_success 'the jobs.get cache: a second get of a job is a hit; its bytes within the bound' '
+test_expect_success 'the jobs.get cache: a second get of a job is a hit; its bytes within the bound; SQLite memory, the live heap' '
   test "$(metrics m4)" = 200 &&
   curl -s -o /dev/null "$BASE/v1/projects/p1/jobs/ok" &&
   test "$(metrics m5)" = 200 && $CHECK format m5 &&
@@ -156,7 +156,9 @@ test_expect_success 'the jobs.get cache: a second get of a job is a hit; its byt
   test "$(value m5 trainyard_api_get_cache_entries)" -ge 1 &&
   test "$(value m5 trainyard_api_get_cache_bytes)" -gt 0 &&
   test "$(value m5 trainyard_api_get_cache_max_bytes)" = 16777216 &&
-  test "$(value m5 trainyard_api_get_cache_evictions_total)" = 0
+  test "$(value m5 trainyard_api_get_cache_evictions_total)" = 0 &&
+  test "$(value m5 trainyard_store_memory_bytes)" -gt 0 &&
+  test "$(value m5 trainyard_heap_in_use_bytes)" -gt "$(value m5 trainyard_api_get_cache_bytes)"
 '
 
 test_expect_success 'with --auth-tokens: no token 401, a project token 403, a token for every project 200' '

@@ -2,7 +2,7 @@
  * store-stats.c: counts over every stored job for the service's /metrics: how many jobs each
  * project has in each state, and the attempts, internal retries and replica restarts they
  * recorded (docs/lifecycle.md, "Restarts and retries"), in one aggregate query; and the
- * projects that have jobs (the service's projects list). */
+ * projects that have jobs (the service's projects list); the memory SQLite holds. */
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -156,4 +156,13 @@ int ty_store_projects(struct ty_store *s,
     *ret = rows;
     *n = len;
     return 0;
+}
+
+int64_t ty_store_memory_used(void)
+{
+    sqlite3_int64 cur = 0, hi = 0;
+
+    if (sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0) != SQLITE_OK)
+        return -1;
+    return cur > 0 ? (int64_t)cur : -1;
 }

@@ -115,6 +115,10 @@ int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err)
 void ty_store_close(struct ty_store *s);
 /* The schema version this build writes. Exposed for tests. */
 int ty_store_schema_version(void);
+/* Bytes SQLite holds in this process now, every connection of every store together: page
+ * caches (STORE_CACHE_KIB per connection, at most STORE_MAX_OPEN connections per store),
+ * schemas and prepared statements; -1 when SQLite does not count (built without memstatus). */
+int64_t ty_store_memory_used(void);
 
 /* Insert a new job from @row's project, job_id, state (normally QUEUED), create_usec, labels,
  * training_input, runtime, options and sweep_key (other fields ignored); sets row->seq and
