@@ -380,16 +380,19 @@ static void render_memory(struct ty_buf *b)
 #ifdef __GLIBC__
     struct mallinfo2 mi = mallinfo2();
 
-    tyd_prom_family(b,
-                    "trainyard_heap_in_use_bytes",
-                    TYD_PROM_GAUGE,
-                    "Bytes malloc has handed out and not had back (glibc's mallinfo2: "
-                    "uordblks + hblkhd): the live heap, without the free space the allocator "
-                    "keeps, which the resident memory counts too.");
-    tyd_prom_sample(b,
-                    "trainyard_heap_in_use_bytes",
-                    TYD_PROM_NO_LABELS,
-                    (double)mi.uordblks + (double)mi.hblkhd);
+    /* 0: another allocator answers malloc (a sanitizer's), and glibc's counts nothing */
+    if (mi.uordblks + mi.hblkhd > 0) {
+        tyd_prom_family(b,
+                        "trainyard_heap_in_use_bytes",
+                        TYD_PROM_GAUGE,
+                        "Bytes malloc has handed out and not had back (glibc's mallinfo2: "
+                        "uordblks + hblkhd): the live heap, without the free space the allocator "
+                        "keeps, which the resident memory counts too.");
+        tyd_prom_sample(b,
+                        "trainyard_heap_in_use_bytes",
+                        TYD_PROM_NO_LABELS,
+                        (double)mi.uordblks + (double)mi.hblkhd);
+    }
 #endif
     if (used < 0)
         return;

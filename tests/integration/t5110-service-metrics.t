@@ -158,7 +158,8 @@ test_expect_success 'the jobs.get cache: a second get of a job is a hit; its byt
   test "$(value m5 trainyard_api_get_cache_max_bytes)" = 16777216 &&
   test "$(value m5 trainyard_api_get_cache_evictions_total)" = 0 &&
   test "$(value m5 trainyard_store_memory_bytes)" -gt 0 &&
-  test "$(value m5 trainyard_heap_in_use_bytes)" -gt "$(value m5 trainyard_api_get_cache_bytes)"
+  { ! grep -q "^trainyard_heap_in_use_bytes " m5 || # left out under a sanitizer
+    test "$(value m5 trainyard_heap_in_use_bytes)" -gt "$(value m5 trainyard_api_get_cache_bytes)"; }
 '
 
 test_expect_success 'with --auth-tokens: no token 401, a project token 403, a token for every project 200' '
