@@ -109,13 +109,6 @@ static void nap_ms(int ms)
         ;
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-    struct load_buf *b = ud;
-    load_buf_add(b, p, size * n);
-    return size * n;
-}
-
 /* One request on @c's connection; the answer's body in @out. Returns the HTTP status, or 0
  * when there was no answer (the curl error is in @out). */
 static long request(struct client *c,
@@ -145,7 +138,7 @@ static long request(struct client *c,
     }
     curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(c->h, CURLOPT_TIMEOUT, timeout_s);
-    curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, load_buf_write);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, out);
     t0 = now_usec();
     rc = curl_easy_perform(c->h);
@@ -522,7 +515,6 @@ static int load(double seconds, int clients, int followers, int pid)
     long expect[OP__N];
     long errors = 0;
     int rc;
-
     char metrics_url[512];
 
     (void)snprintf(metrics_url, sizeof(metrics_url), "%s/metrics", base_url);

@@ -32,6 +32,12 @@ void load_buf_add(struct load_buf *b, const char *p, size_t n)
     b->data[b->len] = '\0';
 }
 
+size_t load_buf_write(char *p, size_t size, size_t n, void *ud)
+{
+    load_buf_add(ud, p, size * n);
+    return size * n;
+}
+
 bool load_buf_has(const struct load_buf *b, const char *needle)
 {
     return b->data && strstr(b->data, needle) != NULL;
@@ -102,12 +108,6 @@ static long open_fds(int pid)
     return n;
 }
 
-static size_t collect(char *p, size_t size, size_t n, void *ud)
-{
-    load_buf_add(ud, p, size * n);
-    return size * n;
-}
-
 /* The value of sample @name (no labels) in the exposition @text, in KiB, or -1. */
 static long metric_kb(const char *text, const char *name)
 {
@@ -132,7 +132,7 @@ static void bounded_kb(const char *url, long *cache, long *store, long *heap)
     if (!h)
         return;
     curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, load_buf_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
     if (curl_easy_perform(h) == CURLE_OK &&
@@ -263,7 +263,8 @@ int load_report(struct load_samples *s,
                 double seconds)
 {
     long total = 0, errors = 0, half_max = 0, first_max = 0;
-    long rss0, rss_mid, rss_end, fd0, fd_end, fd_first_max = 0, growth, allowed, judged_mid;
+    long rss0, rss_mid, rss_end, rss_max, fd0, fd_end, fd_first_max = 0, growth, allowed;
+    long judged_mid;
     size_t mid = m->n / 2;
     bool net;
     int grew;
@@ -311,6 +312,7 @@ int load_report(struct load_samples *s,
             half_max = v > half_max ? v : half_max;
     }
     rss0 = m->rss_kb[0], rss_mid = m->rss_kb[mid], rss_end = m->rss_kb[m->n - 1];
+    rss_max = rss_max_kb(m);
     fd0 = m->fds[0], fd_end = m->fds[m->n - 1];
     if (net)
         printf("bench/load: bounded, set apart from the RSS below: the jobs.get cache held %.1f "
@@ -339,7 +341,7 @@ int load_report(struct load_samples *s,
            rss0 / 1024.0,
            rss_mid / 1024.0,
            rss_end / 1024.0,
-           rss_max_kb(m) / 1024.0,
+           rss_max / 1024.0,
            m->n,
            m->every_s,
            net ? " less the bounded parts" : "",
@@ -361,7 +363,7 @@ int load_report(struct load_samples *s,
            errors,
            rss0,
            rss_end,
-           rss_max_kb(m),
+           rss_max,
            net ? m->cache_kb[m->n - 1] : -1,
            net ? m->store_kb[m->n - 1] : -1,
            growth,

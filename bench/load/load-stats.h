@@ -18,6 +18,9 @@ struct load_buf {
 /* Append @n bytes of @p to @b (aborts when out of memory). */
 void load_buf_add(struct load_buf *b, const char *p, size_t n);
 
+/* A libcurl write callback (CURLOPT_WRITEFUNCTION) appending to the load_buf @ud. */
+size_t load_buf_write(char *p, size_t size, size_t n, void *ud);
+
 /* Whether @b contains @needle. */
 bool load_buf_has(const struct load_buf *b, const char *needle);
 

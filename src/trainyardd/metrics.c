@@ -408,35 +408,44 @@ static void render_memory(struct ty_buf *b)
 
 static void render_cache(struct ty_buf *b, struct tyd_jobcache *c)
 {
-    static const struct {
+    struct tyd_jobcache_stats st;
+
+    tyd_jobcache_stats(c, &st);
+    const struct {
         const char *name;
         enum tyd_prom_type type;
         const char *help;
+        double value;
     } fam[] = {
         {"trainyard_api_get_cache_bytes",
          TYD_PROM_GAUGE,
-         "Bytes the jobs.get cache holds: answers, keys and bookkeeping (bounded)."},
-        {"trainyard_api_get_cache_max_bytes", TYD_PROM_GAUGE, "The jobs.get cache's bound."},
-        {"trainyard_api_get_cache_entries", TYD_PROM_GAUGE, "Answers the jobs.get cache holds."},
+         "Bytes the jobs.get cache holds: answers, keys and bookkeeping (bounded).",
+         (double)st.bytes},
+        {"trainyard_api_get_cache_max_bytes",
+         TYD_PROM_GAUGE,
+         "The jobs.get cache's bound.",
+         (double)st.max_bytes},
+        {"trainyard_api_get_cache_entries",
+         TYD_PROM_GAUGE,
+         "Answers the jobs.get cache holds.",
+         (double)st.entries},
         {"trainyard_api_get_cache_hits_total",
          TYD_PROM_COUNTER,
-         "jobs.get answers served from the cache since the service started."},
+         "jobs.get answers served from the cache since the service started.",
+         (double)st.hits},
         {"trainyard_api_get_cache_misses_total",
          TYD_PROM_COUNTER,
-         "jobs.get answers rendered from the store since the service started."},
+         "jobs.get answers rendered from the store since the service started.",
+         (double)st.misses},
         {"trainyard_api_get_cache_evictions_total",
          TYD_PROM_COUNTER,
-         "Answers the cache let go to stay within its bound since the service started."},
+         "Answers the cache let go to stay within its bound since the service started.",
+         (double)st.evictions},
     };
-    struct tyd_jobcache_stats st;
-    double v[6];
 
-    tyd_jobcache_stats(c, &st);
-    v[0] = (double)st.bytes, v[1] = (double)st.max_bytes, v[2] = (double)st.entries;
-    v[3] = (double)st.hits, v[4] = (double)st.misses, v[5] = (double)st.evictions;
-    for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+    for (size_t i = 0; i < TY_ARRAY_SIZE(fam); i++) {
         tyd_prom_family(b, fam[i].name, fam[i].type, fam[i].help);
-        tyd_prom_sample(b, fam[i].name, TYD_PROM_NO_LABELS, v[i]);
+        tyd_prom_sample(b, fam[i].name, TYD_PROM_NO_LABELS, fam[i].value);
     }
 }
 
