@@ -7,9 +7,12 @@
  *              startTime, which the CLI records once all replicas are launched) and to the
  *              CLI's exit;
  *   baseline:  a plain fork/exec of 17 `true` processes from this program, timed to every
- *              exec done and to every child reaped.
- * Prints the medians and their ratios (goal: <= 1.2x the baseline, both). Not a test:
- * nothing here passes or fails. */
+ *              exec done and to every child reaped;
+ *   contained: the same, each child in a cgroup of its own with its machine type's limits,
+ *              all removed after the reaping (bench-contained.h): what the kernel charges for
+ *              containing the replicas as the process runtime does, without trainyard.
+ * Prints the medians and the ratios to both baselines (goal: <= 1.2x the plain one). Not a
+ * test: nothing here passes or fails. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench-contained.h"
 #include "../bench-stats.h"
 
 #define REPLICAS 17
@@ -30,35 +34,46 @@ static double now_real(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Baseline: fork/exec 17 `true`; returns seconds to all exec'd (*started) and all reaped. */
-static double baseline(double *started)
+/* Baseline: fork/exec 17 `true`, each in a cgroup of its own when @c is not NULL; returns
+ * seconds to all exec'd (*started) and all reaped (and, contained, the cgroups removed). */
+static double baseline(struct bench_contained *c, double *started)
 {
     double t0 = bench_now_mono();
     pid_t pids[REPLICAS];
     int pipes[REPLICAS];
 
+    if (c)
+        bench_contained_begin(c, REPLICAS);
     for (int i = 0; i < REPLICAS; i++) {
         int p[2];
+        if (c)
+            bench_contained_replica(c, i);
         if (pipe2(p, O_CLOEXEC) < 0)
             exit(1);
         pids[i] = fork();
         if (pids[i] == 0) {
             char *argv[] = {"true", NULL};
+            if (c && bench_contained_enter(c, i) < 0)
+                _exit(126);
             execvp(argv[0], argv);
             _exit(127);
         }
+        if (c)
+            bench_contained_forked(c, i);
         close(p[1]);
         pipes[i] = p[0];
     }
     for (int i = 0; i < REPLICAS; i++) {
-        char c;
-        while (read(pipes[i], &c, 1) > 0) /* EOF once the child has exec'd */
+        char byte;
+        while (read(pipes[i], &byte, 1) > 0) /* EOF once the child has exec'd */
             ;
         close(pipes[i]);
     }
     *started = bench_now_mono() - t0;
     for (int i = 0; i < REPLICAS; i++)
         waitpid(pids[i], NULL, 0);
+    if (c)
+        bench_contained_end(c);
     return bench_now_mono() - t0;
 }
 
@@ -124,7 +139,8 @@ int main(int argc, char **argv)
 {
     const char *bin, *config, *home;
     int runs = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 30;
-    double *b_start, *b_end, *t_start, *t_end;
+    double *b_start, *b_end, *c_start, *c_end, *t_start, *t_end;
+    struct bench_contained c;
 
     if (argc < 3 || runs < 1) {
         fprintf(stderr,
@@ -139,24 +155,31 @@ int main(int argc, char **argv)
         return 2;
     b_start = calloc((size_t)runs, sizeof(double));
     b_end = calloc((size_t)runs, sizeof(double));
+    c_start = calloc((size_t)runs, sizeof(double));
+    c_end = calloc((size_t)runs, sizeof(double));
     t_start = calloc((size_t)runs, sizeof(double));
     t_end = calloc((size_t)runs, sizeof(double));
     /* One warm-up of each, not counted. */
     {
         double s;
-        baseline(&s);
+        baseline(NULL, &s);
+        baseline(&c, &s);
         trainyard(bin, config, home, runs, &s);
     }
     for (int i = 0; i < runs; i++) {
-        b_end[i] = baseline(&b_start[i]);
+        b_end[i] = baseline(NULL, &b_start[i]);
+        c_end[i] = baseline(&c, &c_start[i]);
         t_end[i] = trainyard(bin, config, home, i, &t_start[i]);
     }
     double bs = bench_median(b_start, runs), be = bench_median(b_end, runs);
+    double cs = bench_median(c_start, runs), ce = bench_median(c_end, runs);
     double ts = bench_median(t_start, runs), te = bench_median(t_end, runs);
     printf("launch benchmark: 1 master + 16 workers running `true`, %d runs, medians\n", runs);
     printf("  %-34s %10s %10s\n", "", "started", "ended");
     printf("  %-34s %8.2f ms %8.2f ms\n", "baseline (fork/exec 17 true)", bs * 1e3, be * 1e3);
+    printf("  %-34s %8.2f ms %8.2f ms\n", "contained (the same, in cgroups)", cs * 1e3, ce * 1e3);
     printf("  %-34s %8.2f ms %8.2f ms\n", "trainyard local train", ts * 1e3, te * 1e3);
     printf("  %-34s %9.2fx %9.2fx   (goal: <= 1.2x)\n", "ratio", ts / bs, te / be);
+    printf("  %-34s %9.2fx %9.2fx\n", "ratio to the contained baseline", ts / cs, te / ce);
     return 0;
 }

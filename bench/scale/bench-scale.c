@@ -3,8 +3,11 @@
  *
  *   time:   `trainyard local train` of a 1 master + 999 worker job whose replicas run `true`,
  *           from the CLI's start to its exit, against the floor: this program posix_spawn()ing
- *           1,000 `true` and waiting for them. Runs interleaved so machine noise hits both
- *           alike; medians and their ratio (goal: <= 1.3x).
+ *           1,000 `true` and waiting for them; and against the contained floor: fork/exec of
+ *           1,000 `true`, each in a cgroup of its own with its machine type's limits, all
+ *           removed once reaped (bench-contained.h: what the kernel charges for containing the
+ *           replicas as the process runtime does). Runs interleaved so machine noise hits all
+ *           alike; medians and their ratios (goal: <= 1.3x the plain floor).
  *   memory: a 1 + 999 job of `sleep`: once every replica has started (the job's startTime is
  *           recorded), the VmRSS of the supervising process (`local train` itself) divided by
  *           the replicas, and the same less the RSS of a 1 + 0 job (what each replica adds);
@@ -20,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench-contained.h"
 #include "../bench-stats.h"
 
 #define REPLICAS 1000
@@ -40,6 +44,35 @@ static double floor_run(void)
     }
     while (n > 0 && wait(NULL) > 0)
         n--;
+    return bench_now_mono() - t0;
+}
+
+/* The contained floor: fork/exec 1,000 `true`, each in a cgroup of its own, wait for every
+ * one, remove the cgroups. Seconds. */
+static double contained_run(void)
+{
+    struct bench_contained c;
+    double t0 = bench_now_mono();
+    int n = 0;
+
+    bench_contained_begin(&c, REPLICAS);
+    for (int i = 0; i < REPLICAS; i++) {
+        pid_t pid;
+        bench_contained_replica(&c, i);
+        pid = fork();
+        if (pid == 0) {
+            char *argv[] = {"true", NULL};
+            if (bench_contained_enter(&c, i) < 0)
+                _exit(126);
+            execvp(argv[0], argv);
+            _exit(127);
+        }
+        bench_contained_forked(&c, i);
+        n += pid > 0;
+    }
+    while (n > 0 && wait(NULL) > 0)
+        n--;
+    bench_contained_end(&c);
     return bench_now_mono() - t0;
 }
 
@@ -140,7 +173,7 @@ int main(int argc, char **argv)
 {
     const char *home = getenv("TRAINYARD_HOME");
     int runs = argc > 5 ? (int)strtol(argv[5], NULL, 10) : 3;
-    double *f, *t, fm, tm;
+    double *f, *c, *t, fm, cm, tm;
     long rss1, anon1, rss, anon;
 
     if (argc < 5 || runs < 1 || !home) {
@@ -150,17 +183,22 @@ int main(int argc, char **argv)
         return 2;
     }
     f = calloc((size_t)runs, sizeof(double));
+    c = calloc((size_t)runs, sizeof(double));
     t = calloc((size_t)runs, sizeof(double));
     for (int i = 0; i < runs; i++) {
         f[i] = floor_run();
+        c[i] = contained_run();
         t[i] = trainyard_run(argv[1], argv[2], i);
     }
     fm = bench_median(f, runs);
+    cm = bench_median(c, runs);
     tm = bench_median(t, runs);
     printf("scale benchmark: 1 master + 999 workers running `true`, %d runs, medians\n", runs);
     printf("  %-44s %8.2f s\n", "floor (posix_spawn 1000 true, wait)", fm);
+    printf("  %-44s %8.2f s\n", "contained floor (fork/exec in cgroups)", cm);
     printf("  %-44s %8.2f s\n", "trainyard local train", tm);
     printf("  %-44s %8.2fx   (goal: <= 1.3x)\n", "ratio", tm / fm);
+    printf("  %-44s %8.2fx\n", "ratio to the contained floor", tm / cm);
 
     if (sleep_job_rss(argv[1], argv[4], home, &rss1, &anon1) < 0 ||
         sleep_job_rss(argv[1], argv[3], home, &rss, &anon) < 0) {
@@ -177,6 +215,7 @@ int main(int argc, char **argv)
            "added per replica ((VmRSS - VmRSS 1+0) / 999)",
            (rss - rss1) / (double)(REPLICAS - 1));
     free(f);
+    free(c);
     free(t);
     return 0;
 }

@@ -37,5 +37,8 @@ TRAINYARD_HOME="$scratch/state" "$root/$build/bench/bench-scale" "$root/$build/b
 secs() { awk -v k="$1" 'index($0, k) { print $(NF - 1); exit }' "$scratch/out"; }
 python3 "$root/bench/report.py" add scale "1+999 true, whole local train" \
   "$(secs "trainyard local train")" s --floor "$(secs "floor (posix_spawn")" --goal "<= 1.3x"
+python3 "$root/bench/report.py" add scale "1+999 true, against the contained floor" \
+  "$(secs "trainyard local train")" s --floor "$(secs "contained floor")" \
+  --note "floor: fork/exec into per-replica cgroups with limits, removed at the end"
 python3 "$root/bench/report.py" add scale "memory per supervised replica (1+999 sleep)" \
   "$(awk '/per replica \(VmRSS/ { print $(NF - 5); exit }' "$scratch/out")" kB --goal "< 50"

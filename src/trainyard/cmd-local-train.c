@@ -93,7 +93,8 @@ struct run_ctx {
     const struct ty_job *job;
     char *job_record; /* <dir>/job.json */
     int64_t create_usec, start_usec, end_usec;
-    enum ty_job_state state; /* as last recorded */
+    enum ty_job_state state; /* the job's state now */
+    bool dirty;              /* the record is behind: written before the run next waits */
     const char *error;       /* errorMessage of a job that ended before it ran, or NULL */
 };
 
@@ -175,6 +176,18 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
         (void)unlink(tmp);
 }
 
+/* The changes of one turn of the run's loop are written together, before it waits again
+ * (ty_jobrun_options.before_wait): a launch's PREPARING, its attempt and RUNNING make one
+ * write, not three (each replacement of job.json costs the filesystem a flush of the new
+ * file: ext4's auto_da_alloc). */
+static void flush_record(void *ctx)
+{
+    struct run_ctx *rc = ctx;
+    if (rc->dirty)
+        write_record(rc, rc->state);
+    rc->dirty = false;
+}
+
 static void on_state(void *ctx, enum ty_job_state st)
 {
     struct run_ctx *rc = ctx;
@@ -182,7 +195,8 @@ static void on_state(void *ctx, enum ty_job_state st)
         rc->start_usec = ty_now_usec();
     if (ty_job_state_is_final(st))
         rc->end_usec = ty_now_usec();
-    write_record(rc, st);
+    rc->state = st;
+    rc->dirty = true;
 }
 
 /* A replica was restarted or the job retried: job.json's attemptStatus follows. */
@@ -190,7 +204,7 @@ static void on_progress(void *ctx)
 {
     struct run_ctx *rc = ctx;
     if (rc->jr)
-        write_record(rc, rc->state);
+        rc->dirty = true;
 }
 
 /* A trial started or ended: job.json's trainingOutput follows. */
@@ -198,7 +212,7 @@ static void on_trial(void *ctx, const struct ty_study_trial *trial)
 {
     struct run_ctx *rc = ctx;
     (void)trial;
-    write_record(rc, rc->state);
+    rc->dirty = true;
 }
 
 /* Ctrl-C, SIGTERM and SIGHUP cancel the job; returns the signal pipe's read end. */
@@ -415,6 +429,7 @@ static int run_job(const struct ty_job *job,
             .sup = opts,
             .on_state = on_state,
             .on_trial = on_trial,
+            .before_wait = flush_record,
             .previous_job = previous,
             .ctx = &rc,
         };
@@ -424,6 +439,7 @@ static int run_job(const struct ty_job *job,
         (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
     if (r >= 0)
         r = ty_jobrun_run(rc.jr, &e);
+    flush_record(&rc); /* a run that failed itself may have changes not yet written */
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         final = TY_STATE_FAILED;

@@ -115,17 +115,66 @@ static bool has_word(const char *list, const char *tok, size_t toklen)
 
 /* ---- finding this process's cgroups ------------------------------------------------------ */
 
-/* The mount point of the cgroup hierarchy with @ctrl (v1) or of cgroup2 (@ctrl NULL), and
- * its root; caller frees. Returns false when none is mounted. */
-static bool find_mount(const char *ctrl, char **mnt, char **root)
+/* What this process's cgroups are found from, each read once per ty_cgroup_new (a job
+ * looks in up to four hierarchies). */
+struct self_files {
+    char *mountinfo; /* /proc/self/mountinfo */
+    char *cgroup;    /* /proc/self/cgroup */
+};
+
+/* The whole of a /proc file (its size is unknown until read), NUL-terminated; NULL when it
+ * cannot be read. Caller frees. */
+static char *read_proc(const char *path)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t len = 0, cap = 4096;
+    char *buf;
+
+    if (fd < 0)
+        return NULL;
+    buf = xmalloc(cap);
+    for (;;) {
+        ssize_t n;
+        if (len + 1 >= cap)
+            buf = xreallocarray(buf, cap *= 2, 1);
+        n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Copy the line at *@cur (without its newline, cut to @size - 1) into @line and move *@cur
+ * past it. Returns false at the end of the text. */
+static bool next_line(const char **cur, char *line, size_t size)
+{
+    const char *p = *cur, *nl;
+    size_t l;
+
+    if (!p || !*p)
+        return false;
+    nl = strchr(p, '\n');
+    l = nl ? (size_t)(nl - p) : strlen(p);
+    memcpy(line, p, l < size ? l : size - 1);
+    line[l < size ? l : size - 1] = '\0';
+    *cur = nl ? nl + 1 : p + l;
+    return true;
+}
+
+/* The mount point of the cgroup hierarchy with @ctrl (v1) or of cgroup2 (@ctrl NULL), and
+ * its root, from @self's mountinfo; caller frees. Returns false when none is mounted. */
+static bool find_mount(const struct self_files *self, const char *ctrl, char **mnt, char **root)
+{
+    const char *cur = self->mountinfo;
     char line[4096];
     bool found = false;
 
-    if (!f)
-        return false;
-    while (!found && fgets(line, sizeof(line), f)) {
+    while (!found && next_line(&cur, line, sizeof(line))) {
         char *f_root, *f_mnt, *dash, *save = NULL, *fstype, *super;
         (void)strtok_r(line, " ", &save); /* id */
         (void)strtok_r(NULL, " ", &save); /* parent */
@@ -148,31 +197,26 @@ static bool find_mount(const char *ctrl, char **mnt, char **root)
             found = true;
         }
     }
-    fclose(f);
     return found;
 }
 
 /* This process's cgroup in the hierarchy of @ctrl (v1) or in cgroup2 (@ctrl NULL), as a
  * directory. Caller frees; NULL when not found. */
-static char *own_dir(const char *ctrl)
+static char *own_dir(const struct self_files *self, const char *ctrl)
 {
     _cleanup_free_ char *mnt = NULL, *root = NULL;
-    FILE *f;
+    const char *cur = self->cgroup;
     char line[4096];
     char *ret = NULL;
 
-    if (!find_mount(ctrl, &mnt, &root))
+    if (!find_mount(self, ctrl, &mnt, &root))
         return NULL;
-    f = fopen("/proc/self/cgroup", "re");
-    if (!f)
-        return NULL;
-    while (!ret && fgets(line, sizeof(line), f)) {
+    while (!ret && next_line(&cur, line, sizeof(line))) {
         char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         const char *path;
         size_t rl = strlen(root);
         if (!c2)
             continue;
-        line[strcspn(line, "\n")] = '\0';
         *c2 = '\0'; /* c1 + 1: the hierarchy's controllers ("cpu,cpuacct"; v2: none) */
         if (ctrl ? !has_word(c1 + 1, ctrl, 0) : c2 != c1 + 1)
             continue;
@@ -181,7 +225,6 @@ static char *own_dir(const char *ctrl)
             path += rl;
         ret = xasprintf("%s%s%s", mnt, *path == '/' ? "" : "/", strcmp(path, "/") ? path : "");
     }
-    fclose(f);
     return ret;
 }
 
@@ -243,9 +286,13 @@ static int make_below(int version,
     return 0;
 }
 
-int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err)
+/* ty_cgroup_new's work once @self is read. */
+static int new_from(const struct self_files *self,
+                    const char *name,
+                    struct ty_cgroup **ret,
+                    struct ty_error *err)
 {
-    _cleanup_free_ char *v2 = own_dir(NULL);
+    _cleanup_free_ char *v2 = own_dir(self, NULL);
     char *bases[TY_CGROUP_MAX_DIRS] = {0};
     const char *ctrls[TY_CGROUP_MAX_DIRS];
     char ctl[256] = "";
@@ -266,7 +313,7 @@ int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err
         return r;
     }
     for (size_t i = 0; i < TY_ARRAY_SIZE(v1_ctrls); i++) {
-        char *d = own_dir(v1_ctrls[i]);
+        char *d = own_dir(self, v1_ctrls[i]);
         if (!d && i == 0)
             break; /* no freezer: v1 cannot end a cgroup reliably */
         if (d) {
@@ -282,6 +329,20 @@ int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err
         r = ty_error_set(err, ENOENT, "no cgroup filesystem with a freezer or cgroup2 is mounted");
     for (size_t i = 0; i < n; i++)
         free(bases[i]);
+    return r;
+}
+
+int ty_cgroup_new(const char *name, struct ty_cgroup **ret, struct ty_error *err)
+{
+    struct self_files self = {read_proc("/proc/self/mountinfo"), read_proc("/proc/self/cgroup")};
+    int r;
+
+    if (!self.mountinfo || !self.cgroup)
+        r = ty_error_set(err, ENOENT, "cannot read this process's cgroups from /proc/self");
+    else
+        r = new_from(&self, name, ret, err);
+    free(self.mountinfo);
+    free(self.cgroup);
     return r;
 }
 

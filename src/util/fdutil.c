@@ -71,28 +71,46 @@ int ty_read_file(const char *path, size_t max, char **ret, size_t *ret_len, stru
     return 0;
 }
 
+/* mkdir @p, or find it is a directory already. Returns 0, -ENOENT when a parent is missing
+ * (nothing set in @err), or -errno with @err. */
+static int mkdir_one(const char *p, mode_t mode, struct ty_error *err)
+{
+    struct stat st;
+
+    if (mkdir(p, mode) == 0)
+        return 0;
+    if (errno == ENOENT)
+        return -ENOENT;
+    if (errno != EEXIST)
+        return ty_error_set(err, errno, "cannot create directory '%s': %s", p, strerror(errno));
+    if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+        return ty_error_set(
+            err, ENOTDIR, "cannot create directory '%s': it exists and is not a directory", p);
+    return 0;
+}
+
 int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
 {
-    _cleanup_free_ char *p = xstrdup(path);
-    size_t len = strlen(p);
+    _cleanup_free_ char *p = NULL;
+    size_t len;
+    int r = mkdir_one(path, mode, err);
 
+    /* Mostly the parent exists (a job's directory in the state directory): one mkdir. */
+    if (r != -ENOENT)
+        return r;
+    p = xstrdup(path);
+    len = strlen(p);
     for (size_t i = 1; i <= len; i++) {
         if (p[i] != '/' && p[i] != '\0')
             continue;
         char c = p[i];
         p[i] = '\0';
-        if (mkdir(p, mode) < 0) {
-            struct stat st;
-            if (errno != EEXIST)
-                return ty_error_set(
-                    err, errno, "cannot create directory '%s': %s", p, strerror(errno));
-            if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
-                return ty_error_set(err,
-                                    ENOTDIR,
-                                    "cannot create directory '%s': it exists and is not a "
-                                    "directory",
-                                    p);
-        }
+        r = mkdir_one(p, mode, err);
+        if (r == -ENOENT)
+            return ty_error_set(
+                err, ENOENT, "cannot create directory '%s': %s", p, strerror(ENOENT));
+        if (r < 0)
+            return r;
         p[i] = c;
     }
     return 0;

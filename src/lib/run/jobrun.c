@@ -14,6 +14,8 @@ struct ty_jobrun {
     struct ty_supervisor *sup; /* a plain job */
     struct ty_study *study;    /* a tuning job, instead */
     int cancel_fd;             /* ty_jobrun_cancel_on's, or -1 */
+    void (*before_wait)(void *ctx);
+    void *ctx;
 };
 
 int ty_jobrun_new(struct ty_loop *loop,
@@ -28,6 +30,8 @@ int ty_jobrun_new(struct ty_loop *loop,
 
     jr->loop = loop;
     jr->cancel_fd = -1;
+    jr->before_wait = opts->before_wait;
+    jr->ctx = opts->ctx;
     sup.on_state = opts->on_state;
     sup.ctx = opts->ctx;
     if (job->hp) {
@@ -65,10 +69,14 @@ int ty_jobrun_run(struct ty_jobrun *jr, struct ty_error *err)
 
     r = jr->study ? ty_study_start(jr->study, err) : ty_supervisor_start(jr->sup, err);
     while (r >= 0 && !done(jr)) {
+        if (jr->before_wait)
+            jr->before_wait(jr->ctx);
         r = ty_loop_run_once(jr->loop);
         if (r < 0)
             return ty_error_set(err, -r, "event loop: %s", strerror(-r));
     }
+    if (jr->before_wait)
+        jr->before_wait(jr->ctx);
     return r < 0 ? r : 0;
 }
 

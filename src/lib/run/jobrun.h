@@ -29,6 +29,10 @@ struct ty_jobrun_options {
     void (*on_state)(void *ctx, enum ty_job_state state);
     /* A tuning job's trial started or ended: its trainingOutput changed. Optional. */
     void (*on_trial)(void *ctx, const struct ty_study_trial *trial);
+    /* Called before each wait of the run's loop and once when the run has ended: a caller
+     * that keeps a record of the changes above writes it here, once for every change that
+     * came in the same turn (a launch's PREPARING and RUNNING). Optional. */
+    void (*before_wait)(void *ctx);
     /* resumePreviousJobId: the earlier job's REST Job JSON (borrowed; see study.h). */
     const json_t *previous_job;
     void *ctx;
