@@ -19,6 +19,7 @@
 
 #include "admission.h"
 #include "alloc.h"
+#include "buf.h"
 #include "daemon.h"
 #include "fdutil.h"
 #include "jobcache.h"
@@ -31,6 +32,7 @@
 #include "sigpipe.h"
 #include "statedir.h"
 #include "strv.h"
+#include "suggest.h"
 #include "timeutil.h"
 #include "ty-config.h"
 
@@ -120,7 +122,7 @@ static const char usage_more[] =
     "                            STATE_DIR/trainyardd.log)\n"
     "  --config=FILE             config file (default " DEFAULT_CONFIG " when it exists)\n"
     "  --verbose                 log every request\n"
-    "  --help, --version\n";
+    "  -h, --help, --version\n";
 
 enum {
     O_LISTEN = 1,
@@ -409,6 +411,69 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
     }
 }
 
+/* The error for the config file key @key (@where: file, line and key) that is no setting:
+ * with the nearest setting, if one is near. */
+static int unknown_setting(const char *key, const char *where, struct ty_error *err)
+{
+    struct ty_suggest s;
+
+    ty_suggest_init(&s, key);
+    for (const struct option *o = options; o->name; o++)
+        if (o->val != O_CONFIG && o->val != O_HELP && o->val != O_VERSION)
+            ty_suggest_add(&s, o->name);
+    if (ty_suggest_best(&s))
+        return ty_error_set(
+            err, EINVAL, "%s: unknown setting (did you mean '%s'?)", where, ty_suggest_best(&s));
+    return ty_error_set(err, EINVAL, "%s: unknown setting (see trainyardd --help)", where);
+}
+
+/* The error for the command-line argument @arg that getopt refused (@opt: its optopt): a
+ * short option, a value given to a flag that takes none, an abbreviation of several long
+ * options, or an unknown long option with the nearest one, if one is near. */
+static int option_error(const char *arg, int opt, struct ty_error *err)
+{
+    struct ty_suggest s;
+    struct ty_buf many = TY_BUF_INIT;
+    int count = 0, r;
+
+    if (strncmp(arg, "--", 2) != 0 && opt > ' ' && opt < 0x7f)
+        return ty_error_set(err, EINVAL, "unknown option '-%c' (see --help)", opt);
+    if (strncmp(arg, "--", 2) != 0)
+        return ty_error_set(err, EINVAL, "unknown option '%s' (see --help)", arg);
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    for (const struct option *o = options; o->name; o++) {
+        if (name[len] == '=' && strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return ty_error_set(err, EINVAL, "--%s takes no value (got '%s')", o->name, arg);
+        if (len > 0 && strncmp(o->name, name, len) == 0)
+            ty_buf_printf(&many, "%s--%s", count++ ? ", " : "", o->name);
+    }
+    if (count > 1) {
+        r = ty_error_set(err,
+                         EINVAL,
+                         "ambiguous option '--%.*s': %s (see --help)",
+                         (int)len,
+                         name,
+                         ty_buf_str(&many));
+        ty_buf_release(&many);
+        return r;
+    }
+    ty_buf_release(&many);
+    {
+        _cleanup_free_ char *word = xstrndup(name, len);
+        ty_suggest_init(&s, word);
+        for (const struct option *o = options; o->name; o++)
+            ty_suggest_add(&s, o->name);
+        if (ty_suggest_best(&s))
+            return ty_error_set(err,
+                                EINVAL,
+                                "unknown option '--%s' (did you mean '--%s'?)",
+                                word,
+                                ty_suggest_best(&s));
+        return ty_error_set(err, EINVAL, "unknown option '--%s' (see --help)", word);
+    }
+}
+
 static int load_config(struct tyd *d, const char *path, bool must_exist, struct ty_error *err)
 {
     struct ty_kv *kv = NULL;
@@ -426,7 +491,7 @@ static int load_config(struct tyd *d, const char *path, bool must_exist, struct 
         while (o->name && strcmp(o->name, kv[i].key) != 0)
             o++;
         if (!o->name || o->val == O_CONFIG || o->val == O_HELP || o->val == O_VERSION)
-            r = ty_error_set(err, EINVAL, "%s: unknown setting (see trainyardd --help)", where);
+            r = unknown_setting(kv[i].key, where, err);
         else
             r = apply(d, o->val, kv[i].value, where, err);
     }
@@ -444,10 +509,10 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
     /* First pass: --config, --help, --version; the file is read before the other flags,
      * which override it. */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         if (c == O_CONFIG)
             config = optarg;
-        else if (c == O_HELP) {
+        else if (c == O_HELP || c == 'h') {
             fputs(usage, stdout);
             fputs(usage_more, stdout);
             release(d);
@@ -457,7 +522,7 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
             release(d);
             exit(0);
         } else if (c == '?')
-            return ty_error_set(err, EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+            return option_error(argv[optind - 1], optopt, err);
         else if (c == ':')
             return ty_error_set(err, EINVAL, "%s needs a value", argv[optind - 1]);
     }
@@ -467,7 +532,7 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
     if (r < 0)
         return r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         char where[64];
         if (c == O_CONFIG)
             continue;

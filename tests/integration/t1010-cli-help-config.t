@@ -38,6 +38,25 @@ test_expect_success 'trainyard help of an unknown command: exit 2, with the near
   grep -q "unknown command .jobs lsit. (did you mean .trainyard jobs list.?)" err
 '
 
+test_expect_success 'trainyardd: -h is --help; a mistyped option or setting gets the nearest' '
+  TYD="$TY_BUILD_DIR/bin/trainyardd" &&
+  "$TYD" -h >h && "$TYD" --help >h2 && cmp h h2 && grep -q "^Usage: trainyardd" h &&
+  set +e; "$TYD" --listn 127.0.0.1:0 >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out &&
+  grep -qx "trainyardd: unknown option .--listn. (did you mean .--listen.?)" err &&
+  set +e; "$TYD" --state-dri=x 2>err; set -e
+  grep -q "unknown option .--state-dri. (did you mean .--state-dir.?)" err &&
+  set +e; "$TYD" --max-conn=3 2>err; set -e
+  grep -q "ambiguous option .--max-conn.: --max-connections, --max-connections-per-address" err &&
+  set +e; "$TYD" --verbose=3 2>err; set -e
+  grep -q -- "--verbose takes no value" err &&
+  set +e; "$TYD" --frobnicate 2>err; set -e
+  grep -q "unknown option .--frobnicate. (see --help)" err &&
+  printf "listen = 127.0.0.1:0\nstate-dri = x\n" >tyd.conf &&
+  set +e; "$TYD" --config tyd.conf 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "tyd.conf:2: state-dri: unknown setting (did you mean .state-dir.?)" err
+'
+
 # ---- did you mean --------------------------------------------------------------------------
 
 test_expect_success 'a mistyped command gets the nearest, word by word' '
