@@ -87,6 +87,17 @@ test_expect_success 'a mistyped flag gets the nearest flag of that verb' '
   set +e; "$TRAINYARD" local train --bogus-flag 2>err; set -e
   grep -q "unknown flag .--bogus-flag. (see --help)" err
 '
+test_expect_success 'a mistyped flag of the program itself gets --help or --version' '
+  set +e; "$TRAINYARD" --verison >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out &&
+  grep -qx "ERROR: (trainyard) unknown flag .--verison. (did you mean .--version.?)" err &&
+  set +e; "$TRAINYARD" --hlep jobs list 2>err; set -e
+  grep -qx "ERROR: (trainyard) unknown flag .--hlep. (did you mean .--help.?)" err &&
+  set +e; "$TRAINYARD" --version=2 2>err; set -e
+  grep -q -- "--version takes no value" err &&
+  set +e; "$TRAINYARD" --project=p jobs list 2>err; set -e
+  grep -qx "ERROR: (trainyard) unknown flag .--project. (see --help)" err
+'
 test_expect_success 'machine types, enum values and job fields get the nearest' '
   set +e
   "$TRAINYARD" local train --master-image-uri=x --master-machine-type=n1-standrd-4 --dry-run 2>e1
