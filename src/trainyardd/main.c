@@ -336,8 +336,7 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
         return 0;
     case O_RUNTIME:
         if (!ty_runtime_known(v))
-            return ty_error_set(
-                err, EINVAL, "%s: unknown runtime '%s' (known: %s)", where, v, ty_runtime_names());
+            return ty_error_prefix(err, ty_runtime_unknown(v, err), "%s", where);
         set_str(&d->runtime, v);
         return 0;
     case O_MAX_RUNNING:

@@ -109,13 +109,17 @@ test_expect_success 'machine types, enum values and job fields get the nearest' 
   "$TRAINYARD" local train --config f2.yaml --dry-run 2>e5
   printf "trainingInput:\n  masterConfig:\n    zzzzzz: x\n" >f3.yaml
   "$TRAINYARD" local train --config f3.yaml --dry-run 2>e6
+  "$TRAINYARD" local train --master-image-uri=x --runtime=contianer --dry-run 2>e7
+  "$TY_BUILD_DIR/bin/trainyardd" --runtime=slurn 2>e8
   set -e
   grep -q "unknown machine type .n1-standrd-4. (did you mean .n1-standard-4.? see" e1 &&
   grep -q "did you mean .standard_gpu.?" e2 &&
   grep -q "expected one of BASIC, .* (did you mean STANDARD_1?)" e3 &&
   grep -q "Unknown name \"masterconfig\" at .trainingInput.: Cannot find field. Did you mean \"masterConfig\"?" e4 &&
   grep -q "Did you mean \"imageUri\"?" e5 &&
-  grep -q "Cannot find field.$" e6
+  grep -q "Cannot find field.$" e6 &&
+  grep -q "(trainyard.local.train) --runtime: unknown runtime .contianer. (did you mean .container.? this build has: process, container, slurm)" e7 &&
+  grep -qx "trainyardd: --runtime: unknown runtime .slurn. (did you mean .slurm.? this build has: process, container, slurm)" e8
 '
 
 # ---- config --------------------------------------------------------------------------------
@@ -254,6 +258,13 @@ if command -v bash >/dev/null 2>&1; then
       "$TRAINYARD" jobs submit training compl_2 --config job.json >/dev/null &&
       test "$(complete_words trainyard jobs describe compl)" = "compl_2 compl_1" &&
       test "$(complete_words trainyard jobs cancel --project default compl_1)" = compl_1
+    '
+    test_expect_success 'the service suggests the runtime of a mistyped trainyard-runtime label' '
+      export TRAINYARD_API_ENDPOINT=$TYD_URL
+      set +e; "$TRAINYARD" jobs submit training compl_3 --config job.json --runtime=contianer 2>err
+      rc=$?; set -e
+      test $rc -eq 1 &&
+      grep -q "INVALID_ARGUMENT: labels.trainyard-runtime: unknown runtime .contianer. (did you mean .container.?" err
     '
     trainyardd_stop svc
   else
