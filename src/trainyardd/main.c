@@ -273,6 +273,35 @@ static int set_hosts(struct tyd *d, const char *v, const char *where, struct ty_
     return 0;
 }
 
+/* Check that @v is one of @values (NULL-terminated): else the error naming @where, the values
+ * and the nearest one to @v, if one is near. */
+static int
+check_enum(const char *v, const char *const *values, const char *where, struct ty_error *err)
+{
+    struct ty_buf list = TY_BUF_INIT;
+    const char *near;
+    size_t n = 0;
+    int r;
+
+    for (; values[n]; n++)
+        if (strcmp(v, values[n]) == 0)
+            return 0;
+    for (size_t i = 0; i < n; i++)
+        ty_buf_printf(&list, "%s'%s'", i == 0 ? "" : i + 1 < n ? ", " : " or ", values[i]);
+    near = ty_suggest_among(v, values);
+    r = ty_error_set(err,
+                     EINVAL,
+                     "%s: expected %s (got '%s'%s%s%s)",
+                     where,
+                     ty_buf_str(&list),
+                     v,
+                     near ? "; did you mean '" : "",
+                     near ? near : "",
+                     near ? "'?" : "");
+    ty_buf_release(&list);
+    return r;
+}
+
 /* The options the runtimes read from the environment the supervisors inherit (the container
  * runtime's registries and memory cap, the slurm runtime's settings). */
 static int apply_runtime_env(int id, const char *v, const char *where, struct ty_error *err)
@@ -299,9 +328,8 @@ static int apply_runtime_env(int id, const char *v, const char *where, struct ty
     case O_SLURM_SBATCH_ARGS:
         return setenv("TRAINYARD_SLURM_SBATCH_ARGS", v, 1) < 0 ? -errno : 0;
     case O_SLURM_MEMORY:
-        if (strcmp(v, "machine") != 0 && strcmp(v, "none") != 0)
-            return ty_error_set(
-                err, EINVAL, "%s: expected 'machine' or 'none' (got '%s')", where, v);
+        if (check_enum(v, (const char *const[]){"machine", "none", NULL}, where, err) < 0)
+            return -EINVAL;
         return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
     case O_JOB_PATH: {
         /* The supervisors build the replicas' environment with it (jobenv.h). */
@@ -309,9 +337,9 @@ static int apply_runtime_env(int id, const char *v, const char *where, struct ty
         return r < 0 ? r : setenv(TY_JOB_PATH_ENV, v, 1) < 0 ? -errno : 0;
     }
     case O_SLURM_REPLICAS:
-        if (strcmp(v, "auto") != 0 && strcmp(v, "process") != 0 && strcmp(v, "container") != 0)
-            return ty_error_set(
-                err, EINVAL, "%s: expected 'auto', 'process' or 'container' (got '%s')", where, v);
+        if (check_enum(v, (const char *const[]){"auto", "process", "container", NULL}, where, err) <
+            0)
+            return -EINVAL;
         return setenv("TRAINYARD_SLURM_REPLICAS", v, 1) < 0 ? -errno : 0;
     default:
         return ty_error_set(err, EINVAL, "%s: not a setting", where);

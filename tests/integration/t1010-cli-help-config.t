@@ -121,6 +121,31 @@ test_expect_success 'machine types, enum values and job fields get the nearest' 
   grep -q "(trainyard.local.train) --runtime: unknown runtime .contianer. (did you mean .container.? this build has: process, container, slurm)" e7 &&
   grep -qx "trainyardd: --runtime: unknown runtime .slurn. (did you mean .slurm.? this build has: process, container, slurm)" e8
 '
+test_expect_success 'the values of enum-like flags and settings get the nearest' '
+  TYD="$TY_BUILD_DIR/bin/trainyardd"
+  set +e
+  "$TRAINYARD" jobs list --limit=unlimted 2>e1; r1=$?
+  "$TRAINYARD" local train --master-image-uri=x --use-chief-in-tf-config=treu --dry-run 2>e2
+  "$TRAINYARD" local train --master-image-uri=x --master-accelerator=cont=1,type=nvidia-tesla-t4 \
+    --dry-run 2>e3
+  XDG_CONFIG_HOME="$TEST_DIR/enum-xdg" "$TRAINYARD" config set gpu_devices standin 2>e4
+  XDG_CONFIG_HOME="$TEST_DIR/enum-xdg" "$TRAINYARD" config set gpus nvidia-tesla-t5:1 2>e5
+  "$TYD" --gpu-devices=nvdia 2>e6; r6=$?
+  "$TYD" --capacity=gpus=NVIDIA_TESLA_V10:2 2>e7
+  "$TYD" --slurm-memory=nnoe 2>e8
+  "$TYD" --slurm-replicas=contaner 2>e9
+  set -e
+  test $r1 -eq 2 && test $r6 -eq 2 &&
+  grep -q "(got .unlimted.; did you mean .unlimited.?)" e1 &&
+  grep -q "expected true or false (got .treu.; did you mean .true.?)" e2 &&
+  grep -q "unknown key .cont. in .cont=1. (did you mean .count.? expected count=COUNT,type=TYPE)" e3 &&
+  grep -q "gpu_devices: expected nvidia .* (got .standin.; did you mean .stand-in.?)" e4 &&
+  grep -q "unknown GPU type .nvidia-tesla-t5. (did you mean NVIDIA_TESLA_T4? known: NVIDIA_TESLA_K80," e5 &&
+  grep -q "^trainyardd: --gpu-devices: expected nvidia .* (got .nvdia.; did you mean .nvidia.?)" e6 &&
+  grep -q "unknown GPU type .NVIDIA_TESLA_V10. (did you mean NVIDIA_TESLA_V100?" e7 &&
+  grep -qx "trainyardd: --slurm-memory: expected .machine. or .none. (got .nnoe.; did you mean .none.?)" e8 &&
+  grep -q "expected .auto., .process. or .container. (got .contaner.; did you mean .container.?)" e9
+'
 
 # ---- config --------------------------------------------------------------------------------
 
