@@ -308,12 +308,19 @@ if command -v meson >/dev/null 2>&1; then
     prefix=$(meson introspect "$TY_BUILD_DIR" --buildoptions |
       "$PYTHON" -c "import json,sys; print([o[\"value\"] for o in json.load(sys.stdin) if o[\"name\"] == \"prefix\"][0])")
     D="$TEST_DIR/dest$prefix" &&
-    for f in bin/trainyard bin/trainyardd bin/trainyard-task libexec/trainyard/trainyard-supervisor; do
+    programs="bin/trainyard bin/trainyardd bin/trainyard-task
+      libexec/trainyard/trainyard-supervisor libexec/trainyard/trainyard-guardian" &&
+    for f in $programs; do
       test -x "$D/$f" || { echo "missing $f"; exit 1; }
     done &&
-    test -f "$D/share/man/man1/trainyard.1" && test -f "$D/share/man/man8/trainyardd.8" &&
-    test -f "$D/share/bash-completion/completions/trainyard" &&
-    test -f "$D/lib/systemd/system/trainyardd.service" &&
+    # Every file installed, anywhere under the destdir, is one of these (and each is there):
+    # a file added to the install must be added here, where it is checked.
+    for f in $programs share/man/man1/trainyard.1 share/man/man8/trainyardd.8 \
+      share/bash-completion/completions/trainyard lib/systemd/system/trainyardd.service; do
+      echo "${prefix#/}/$f"
+    done | sort >want &&
+    (cd "$TEST_DIR/dest" && find . ! -type d | sed "s|^\./||" | sort) >got &&
+    { cmp want got || { diff want got; exit 1; }; } &&
     grep -qx "ExecStart=$prefix/bin/trainyardd \$TRAINYARDD_OPTS" "$D/lib/systemd/system/trainyardd.service" &&
     test "$("$D/bin/trainyard" --version)" = "trainyard 0.1.0" &&
     "$D/bin/trainyard" help config set | grep -q "trainyard config set KEY VALUE" &&
