@@ -56,6 +56,14 @@ test_expect_success 'trainyardd: -h is --help; a mistyped option or setting gets
   set +e; "$TYD" --config tyd.conf 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "tyd.conf:2: state-dri: unknown setting (did you mean .state-dir.?)" err
 '
+test_expect_success 'the internal programs answer -h and --help too (exit 0), a wrong call exit 2' '
+  for p in trainyard-supervisor trainyard-task trainyard-guardian; do
+    "$TY_BUILD_DIR/bin/$p" -h >h && "$TY_BUILD_DIR/bin/$p" --help >h2 && cmp h h2 &&
+    grep -q "^usage: $p " h && grep -q "Not for direct use\|not for direct use" h || exit 1
+    set +e; "$TY_BUILD_DIR/bin/$p" --bogus >out 2>err; rc=$?; set -e
+    test $rc -eq 2 && test ! -s out && cmp h err || exit 1
+  done
+'
 
 # ---- did you mean --------------------------------------------------------------------------
 
@@ -325,6 +333,9 @@ if command -v meson >/dev/null 2>&1; then
     test "$("$D/bin/trainyard" --version)" = "trainyard 0.1.0" &&
     "$D/bin/trainyard" help config set | grep -q "trainyard config set KEY VALUE" &&
     "$D/bin/trainyardd" --version | grep -q 0.1.0 &&
+    "$D/bin/trainyard-task" --help | grep -q "^usage: trainyard-task" &&
+    "$D/libexec/trainyard/trainyard-supervisor" -h | grep -q "^usage: trainyard-supervisor" &&
+    "$D/libexec/trainyard/trainyard-guardian" -h | grep -q "^usage: trainyard-guardian" &&
     echo "$D" >destdir && echo "$prefix" >prefix
   '
   test_expect_success 'installed, trainyardd looks for its supervisor where it was installed' '
