@@ -31,6 +31,12 @@
 
 #define LIFELINE_FD 3
 
+/* What --help (or -h) prints, and a wrong command line gets on stderr. */
+static const char usage[] =
+    "usage: trainyard-guardian 1|2 CTRL=DIR... (lifeline on fd 3)\n"
+    "The guardian of a process-runtime job's cgroups, started by the runtime: when the\n"
+    "lifeline's other end closes, it ends every process left in them. Not for direct use.\n";
+
 /* The job's cgroup from the command line, or NULL (with a message on stderr, /dev/null when
  * the runtime started it: a version mismatch between programs is the only way here). */
 static struct ty_cgroup *parse_args(int argc, char **argv)
@@ -43,7 +49,7 @@ static struct ty_cgroup *parse_args(int argc, char **argv)
 
     if (argc < 3 || argc - 2 > TY_CGROUP_MAX_DIRS ||
         (strcmp(argv[1], "1") && strcmp(argv[1], "2"))) {
-        fprintf(stderr, "usage: trainyard-guardian 1|2 CTRL=DIR... (lifeline on fd 3)\n");
+        fputs(usage, stderr);
         return NULL;
     }
     for (int i = 2; i < argc; i++, n++) {
@@ -80,6 +86,10 @@ int main(int argc, char **argv)
     struct ty_cgroup *cg;
     int r;
 
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
     (void)prctl(PR_SET_NAME, "ty-guardian", 0, 0, 0);
     (void)sigaction(SIGINT, &ign, NULL);
     (void)sigaction(SIGTERM, &ign, NULL);

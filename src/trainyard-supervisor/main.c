@@ -10,6 +10,14 @@
 #include "fdutil.h"
 #include "supervisor.h"
 
+/* What --help (or -h) prints, and a wrong command line gets on stderr. */
+static const char usage[] =
+    "usage: trainyard-supervisor supervise-job [--run-as=USER] [--grant=JSON] STATE_DIR SEQ "
+    "GRACE_USEC\n"
+    "       trainyard-supervisor sweep-containers | sweep-slurm KEY\n"
+    "An internal program of trainyardd, started by it for each job (and to remove a dead\n"
+    "supervisor's containers or Slurm jobs). Not for direct use.\n";
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "supervise-job") == 0) {
@@ -22,11 +30,10 @@ int main(int argc, char **argv)
         return tys_sweep_containers_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "sweep-slurm") == 0)
         return tys_sweep_slurm_main(argc - 1, argv + 1);
-    fprintf(stderr,
-            "trainyard-supervisor: an internal program of trainyardd, started by it for each "
-            "job; usage: trainyard-supervisor supervise-job [--run-as=USER] [--grant=JSON] "
-            "STATE_DIR SEQ "
-            "GRACE_USEC | "
-            "sweep-containers | sweep-slurm KEY\n");
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    fputs(usage, stderr);
     return 2;
 }

@@ -604,6 +604,12 @@ static int dial(const char *spec, struct ty_error *err)
     return fd;
 }
 
+/* What --help (or -h) prints, and a wrong command line gets on stderr. */
+static const char usage[] =
+    "usage: trainyard-task --connect [HOST]:PORT\n"
+    "The per-task launcher of trainyard's slurm runtime, started by Slurm; not for direct "
+    "use.\n";
+
 int main(int argc, char **argv)
 {
     struct task t = {.fd = -1};
@@ -616,11 +622,12 @@ int main(int argc, char **argv)
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
     struct sigaction ign = {.sa_handler = SIG_IGN};
 
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
     if (argc != 3 || strcmp(argv[1], "--connect") != 0) {
-        fprintf(stderr,
-                "usage: trainyard-task --connect [HOST]:PORT\n"
-                "The per-task launcher of trainyard's slurm runtime, started by Slurm; not "
-                "for direct use.\n");
+        fputs(usage, stderr);
         return 2;
     }
     if (!token || !*token || !procid || ty_parse_int64(procid, 0, 1000000, &id) < 0) {

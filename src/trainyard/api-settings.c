@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "fdutil.h"
+#include "gpudev.h"
 #include "kvconf.h"
 #include "local-gpus.h"
 #include "macro.h"
@@ -386,13 +387,8 @@ int cli_config_check(const char *key, const char *value, char **ret, struct ty_e
         ty_resources_unlimited(&decl);
         r = ty_resources_parse(text, false, "config file", &decl, err);
     } else if (strcmp(key, "gpu_devices") == 0) {
-        if (strcmp(value, "nvidia") != 0 && strcmp(value, "stand-in") != 0)
-            r = ty_error_set(err,
-                             EINVAL,
-                             "gpu_devices: expected nvidia (the host's NVIDIA devices) or "
-                             "stand-in (declared devices without a device file, for tests) "
-                             "(got '%s')",
-                             value);
+        bool stand_in;
+        r = ty_gpu_devices_parse(value, "gpu_devices", &stand_in, err);
     }
     if (r < 0)
         return r;

@@ -33,7 +33,8 @@ extern const struct cli_command cmd_config_get;
 extern const struct cli_command cmd_config_unset;
 extern const struct cli_command cmd_config_list;
 
-/* Print "ERROR: (trainyard.<path>) <msg>" to stderr. */
+/* Print "ERROR: (trainyard.<path>) <msg>" to stderr ("ERROR: (trainyard) <msg>" when @path is
+ * NULL: the program's own flags). */
 void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Report getopt_long's ':' (a flag without its value) or '?' (an unknown or ambiguous flag,

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "strv.h"
+#include "suggest.h"
 
 #define PATH     "jobs.list"
 #define MAX_PAGE 100
@@ -91,7 +92,11 @@ static int list_opt(void *ctx, int id, const char *arg)
             return 0;
         }
         if (ty_parse_int64(arg, 1, INT64_MAX, &a->limit) < 0) {
-            cli_error(PATH, "--limit: expected a positive number or unlimited (got '%s')", arg);
+            const char *near = ty_suggest_among(arg, (const char *const[]){"unlimited", NULL});
+            cli_error(PATH,
+                      "--limit: expected a positive number or unlimited (got '%s'%s)",
+                      arg,
+                      near ? "; did you mean 'unlimited'?" : "");
             return -1;
         }
         return 0;

@@ -18,6 +18,7 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "gpudev.h"
 #include "macro.h"
 #include "strv.h"
 #include "supervise.h"
@@ -73,16 +74,8 @@ static int read_settings(struct local_gpus *lg,
     r = read_setting("TRAINYARD_GPU_DEVICES", "gpu_devices", &devices, err);
     if (r >= 0)
         r = read_setting("TRAINYARD_GPUS", "gpus", &gpus, err);
-    if (r >= 0 && devices.value) {
-        *stand_in = strcmp(devices.value, "stand-in") == 0;
-        if (!*stand_in && strcmp(devices.value, "nvidia") != 0)
-            r = ty_error_set(err,
-                             EINVAL,
-                             "%s: expected nvidia (the host's NVIDIA devices) or stand-in "
-                             "(declared devices without a device file, for tests) (got '%s')",
-                             devices.source,
-                             devices.value);
-    }
+    if (r >= 0 && devices.value)
+        r = ty_gpu_devices_parse(devices.value, devices.source, stand_in, err);
     if (r >= 0 && gpus.value) {
         _cleanup_free_ char *text = xasprintf("gpus=%s", gpus.value);
         r = ty_resources_parse(text, false, gpus.source, decl, err);

@@ -4,6 +4,7 @@
  * the `jobs` verbs talk to trainyardd over its REST API. Also here: `-h` for `--help` on
  * every verb, `trainyard help [GROUP...] VERB`, and "did you mean" for a mistyped command. The
  * flags' "did you mean" (cli_flag_error) is in cli-flags.c. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -59,7 +60,10 @@ static int match_words(const char *path, char **w, int n)
 void cli_error(const char *path, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "ERROR: (trainyard.%s) ", path);
+    if (path)
+        fprintf(stderr, "ERROR: (trainyard.%s) ", path);
+    else
+        fputs("ERROR: (trainyard) ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -221,6 +225,31 @@ static int help_command(char **words, int n)
     }
 }
 
+/* `trainyard -FLAG ...`: the program's own flags, --help and --version, are the only flags
+ * before a command; any other gets "did you mean" among them (cli_flag_error). Returns the
+ * exit status, or -1 when argv[1] is no flag after all ("-", "--"). */
+static int top_flag(char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    opterr = 0;
+    c = getopt_long(2, argv, "+:h", opts, NULL);
+    if (c == 'h') {
+        help(stdout);
+        return TY_EXIT_OK;
+    }
+    if (c == 'V') {
+        printf("trainyard %s\n", TY_VERSION);
+        return TY_EXIT_OK;
+    }
+    return c == -1 ? -1 : cli_flag_error(NULL, c, argv, opts);
+}
+
 int main(int argc, char **argv)
 {
     int best = 0;
@@ -238,6 +267,11 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("trainyard %s\n", TY_VERSION);
         return TY_EXIT_OK;
+    }
+    if (argv[1][0] == '-') {
+        int rc = top_flag(argv);
+        if (rc >= 0)
+            return rc;
     }
     for (size_t i = 0; i < TY_ARRAY_SIZE(commands); i++) {
         int words = path_words(commands[i]->path);

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "alloc.h"
 #include "cli.h"
@@ -18,6 +19,7 @@
 #include "parse.h"
 #include "spec.h"
 #include "strv.h"
+#include "suggest.h"
 
 enum {
     O_CONFIG = TRAIN_OPT_BASE,
@@ -142,11 +144,18 @@ static int parse_accelerator(const char *flag, const char *arg, json_t **ret, st
             free(type);
             type = enum_name(item + 5);
         } else {
+            _cleanup_free_ char *key = xstrndup(item, strcspn(item, "="));
+            const char *near = ty_suggest_among(key, (const char *const[]){"count", "type", NULL});
             return ty_error_set(err,
                                 EINVAL,
-                                "--%s: unknown key in '%s' (expected count=COUNT,type=TYPE)",
+                                "--%s: unknown key '%s' in '%s' (%s%s%sexpected "
+                                "count=COUNT,type=TYPE)",
                                 flag,
-                                item);
+                                key,
+                                item,
+                                near ? "did you mean '" : "",
+                                near ? near : "",
+                                near ? "'? " : "");
         }
     }
     if (!type || count == -1)
@@ -283,9 +292,16 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         json_object_set_new(tf->ti_patch, "pythonVersion", json_string(arg));
         return 0;
     case O_USE_CHIEF:
-        if (strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0)
-            return ty_error_set(
-                err, EINVAL, "--use-chief-in-tf-config: expected true or false (got '%s')", arg);
+        if (strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0) {
+            const char *near = ty_suggest_among(arg, (const char *const[]){"true", "false", NULL});
+            return ty_error_set(err,
+                                EINVAL,
+                                "--use-chief-in-tf-config: expected true or false (got '%s'%s%s%s)",
+                                arg,
+                                near ? "; did you mean '" : "",
+                                near ? near : "",
+                                near ? "'?" : "");
+        }
         json_object_set_new(
             tf->ti_patch, "useChiefInTfConfig", json_boolean(strcasecmp(arg, "true") == 0));
         return 0;

@@ -12,6 +12,7 @@
 
 #include "admission.h"
 #include "alloc.h"
+#include "gpudev.h"
 #include "json.h"
 #include "macro.h"
 #include "route.h"
@@ -70,14 +71,7 @@ int tyd_admit_set_devices(struct tyd_admit *a,
                           const char *where,
                           struct ty_error *err)
 {
-    if (strcmp(v, "nvidia") == 0)
-        a->stand_in = false;
-    else if (strcmp(v, "stand-in") == 0)
-        a->stand_in = true;
-    else
-        return ty_error_set(
-            err, EINVAL, "%s: expected 'nvidia' or 'stand-in' (got '%s')", where, v);
-    return 0;
+    return ty_gpu_devices_parse(v, where, &a->stand_in, err);
 }
 
 /* Where the limit of "PROJECT:KEY=VALUE,..." starts: after the first ':' that is followed by

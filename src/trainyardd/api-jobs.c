@@ -326,13 +326,8 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     if (!runtime)
         runtime = d->runtime;
     if (!ty_runtime_known(runtime)) {
-        tyd_error(rep,
-                  400,
-                  NULL,
-                  "labels.%s: unknown runtime '%s' (this service has: %s)",
-                  LABEL_RUNTIME,
-                  runtime,
-                  ty_runtime_names());
+        (void)ty_runtime_unknown(runtime, &e);
+        tyd_error(rep, 400, NULL, "labels.%s: %s", LABEL_RUNTIME, ty_error_msg(&e));
         return;
     }
     if (ty_runtime_validate(runtime, job, &e) < 0) {

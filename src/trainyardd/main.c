@@ -19,6 +19,7 @@
 
 #include "admission.h"
 #include "alloc.h"
+#include "buf.h"
 #include "daemon.h"
 #include "fdutil.h"
 #include "jobcache.h"
@@ -31,6 +32,7 @@
 #include "sigpipe.h"
 #include "statedir.h"
 #include "strv.h"
+#include "suggest.h"
 #include "timeutil.h"
 #include "ty-config.h"
 
@@ -120,7 +122,7 @@ static const char usage_more[] =
     "                            STATE_DIR/trainyardd.log)\n"
     "  --config=FILE             config file (default " DEFAULT_CONFIG " when it exists)\n"
     "  --verbose                 log every request\n"
-    "  --help, --version\n";
+    "  -h, --help, --version\n";
 
 enum {
     O_LISTEN = 1,
@@ -271,6 +273,35 @@ static int set_hosts(struct tyd *d, const char *v, const char *where, struct ty_
     return 0;
 }
 
+/* Check that @v is one of @values (NULL-terminated): else the error naming @where, the values
+ * and the nearest one to @v, if one is near. */
+static int
+check_enum(const char *v, const char *const *values, const char *where, struct ty_error *err)
+{
+    struct ty_buf list = TY_BUF_INIT;
+    const char *near;
+    size_t n = 0;
+    int r;
+
+    for (; values[n]; n++)
+        if (strcmp(v, values[n]) == 0)
+            return 0;
+    for (size_t i = 0; i < n; i++)
+        ty_buf_printf(&list, "%s'%s'", i == 0 ? "" : i + 1 < n ? ", " : " or ", values[i]);
+    near = ty_suggest_among(v, values);
+    r = ty_error_set(err,
+                     EINVAL,
+                     "%s: expected %s (got '%s'%s%s%s)",
+                     where,
+                     ty_buf_str(&list),
+                     v,
+                     near ? "; did you mean '" : "",
+                     near ? near : "",
+                     near ? "'?" : "");
+    ty_buf_release(&list);
+    return r;
+}
+
 /* The options the runtimes read from the environment the supervisors inherit (the container
  * runtime's registries and memory cap, the slurm runtime's settings). */
 static int apply_runtime_env(int id, const char *v, const char *where, struct ty_error *err)
@@ -297,9 +328,8 @@ static int apply_runtime_env(int id, const char *v, const char *where, struct ty
     case O_SLURM_SBATCH_ARGS:
         return setenv("TRAINYARD_SLURM_SBATCH_ARGS", v, 1) < 0 ? -errno : 0;
     case O_SLURM_MEMORY:
-        if (strcmp(v, "machine") != 0 && strcmp(v, "none") != 0)
-            return ty_error_set(
-                err, EINVAL, "%s: expected 'machine' or 'none' (got '%s')", where, v);
+        if (check_enum(v, (const char *const[]){"machine", "none", NULL}, where, err) < 0)
+            return -EINVAL;
         return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
     case O_JOB_PATH: {
         /* The supervisors build the replicas' environment with it (jobenv.h). */
@@ -307,9 +337,9 @@ static int apply_runtime_env(int id, const char *v, const char *where, struct ty
         return r < 0 ? r : setenv(TY_JOB_PATH_ENV, v, 1) < 0 ? -errno : 0;
     }
     case O_SLURM_REPLICAS:
-        if (strcmp(v, "auto") != 0 && strcmp(v, "process") != 0 && strcmp(v, "container") != 0)
-            return ty_error_set(
-                err, EINVAL, "%s: expected 'auto', 'process' or 'container' (got '%s')", where, v);
+        if (check_enum(v, (const char *const[]){"auto", "process", "container", NULL}, where, err) <
+            0)
+            return -EINVAL;
         return setenv("TRAINYARD_SLURM_REPLICAS", v, 1) < 0 ? -errno : 0;
     default:
         return ty_error_set(err, EINVAL, "%s: not a setting", where);
@@ -334,8 +364,7 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
         return 0;
     case O_RUNTIME:
         if (!ty_runtime_known(v))
-            return ty_error_set(
-                err, EINVAL, "%s: unknown runtime '%s' (known: %s)", where, v, ty_runtime_names());
+            return ty_error_prefix(err, ty_runtime_unknown(v, err), "%s", where);
         set_str(&d->runtime, v);
         return 0;
     case O_MAX_RUNNING:
@@ -409,6 +438,69 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
     }
 }
 
+/* The error for the config file key @key (@where: file, line and key) that is no setting:
+ * with the nearest setting, if one is near. */
+static int unknown_setting(const char *key, const char *where, struct ty_error *err)
+{
+    struct ty_suggest s;
+
+    ty_suggest_init(&s, key);
+    for (const struct option *o = options; o->name; o++)
+        if (o->val != O_CONFIG && o->val != O_HELP && o->val != O_VERSION)
+            ty_suggest_add(&s, o->name);
+    if (ty_suggest_best(&s))
+        return ty_error_set(
+            err, EINVAL, "%s: unknown setting (did you mean '%s'?)", where, ty_suggest_best(&s));
+    return ty_error_set(err, EINVAL, "%s: unknown setting (see trainyardd --help)", where);
+}
+
+/* The error for the command-line argument @arg that getopt refused (@opt: its optopt): a
+ * short option, a value given to a flag that takes none, an abbreviation of several long
+ * options, or an unknown long option with the nearest one, if one is near. */
+static int option_error(const char *arg, int opt, struct ty_error *err)
+{
+    struct ty_suggest s;
+    struct ty_buf many = TY_BUF_INIT;
+    int count = 0, r;
+
+    if (strncmp(arg, "--", 2) != 0 && opt > ' ' && opt < 0x7f)
+        return ty_error_set(err, EINVAL, "unknown option '-%c' (see --help)", opt);
+    if (strncmp(arg, "--", 2) != 0)
+        return ty_error_set(err, EINVAL, "unknown option '%s' (see --help)", arg);
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    for (const struct option *o = options; o->name; o++) {
+        if (name[len] == '=' && strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return ty_error_set(err, EINVAL, "--%s takes no value (got '%s')", o->name, arg);
+        if (len > 0 && strncmp(o->name, name, len) == 0)
+            ty_buf_printf(&many, "%s--%s", count++ ? ", " : "", o->name);
+    }
+    if (count > 1) {
+        r = ty_error_set(err,
+                         EINVAL,
+                         "ambiguous option '--%.*s': %s (see --help)",
+                         (int)len,
+                         name,
+                         ty_buf_str(&many));
+        ty_buf_release(&many);
+        return r;
+    }
+    ty_buf_release(&many);
+    {
+        _cleanup_free_ char *word = xstrndup(name, len);
+        ty_suggest_init(&s, word);
+        for (const struct option *o = options; o->name; o++)
+            ty_suggest_add(&s, o->name);
+        if (ty_suggest_best(&s))
+            return ty_error_set(err,
+                                EINVAL,
+                                "unknown option '--%s' (did you mean '--%s'?)",
+                                word,
+                                ty_suggest_best(&s));
+        return ty_error_set(err, EINVAL, "unknown option '--%s' (see --help)", word);
+    }
+}
+
 static int load_config(struct tyd *d, const char *path, bool must_exist, struct ty_error *err)
 {
     struct ty_kv *kv = NULL;
@@ -426,7 +518,7 @@ static int load_config(struct tyd *d, const char *path, bool must_exist, struct 
         while (o->name && strcmp(o->name, kv[i].key) != 0)
             o++;
         if (!o->name || o->val == O_CONFIG || o->val == O_HELP || o->val == O_VERSION)
-            r = ty_error_set(err, EINVAL, "%s: unknown setting (see trainyardd --help)", where);
+            r = unknown_setting(kv[i].key, where, err);
         else
             r = apply(d, o->val, kv[i].value, where, err);
     }
@@ -444,10 +536,10 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
     /* First pass: --config, --help, --version; the file is read before the other flags,
      * which override it. */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         if (c == O_CONFIG)
             config = optarg;
-        else if (c == O_HELP) {
+        else if (c == O_HELP || c == 'h') {
             fputs(usage, stdout);
             fputs(usage_more, stdout);
             release(d);
@@ -457,7 +549,7 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
             release(d);
             exit(0);
         } else if (c == '?')
-            return ty_error_set(err, EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+            return option_error(argv[optind - 1], optopt, err);
         else if (c == ':')
             return ty_error_set(err, EINVAL, "%s needs a value", argv[optind - 1]);
     }
@@ -467,7 +559,7 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
     if (r < 0)
         return r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         char where[64];
         if (c == O_CONFIG)
             continue;

@@ -38,6 +38,33 @@ test_expect_success 'trainyard help of an unknown command: exit 2, with the near
   grep -q "unknown command .jobs lsit. (did you mean .trainyard jobs list.?)" err
 '
 
+test_expect_success 'trainyardd: -h is --help; a mistyped option or setting gets the nearest' '
+  TYD="$TY_BUILD_DIR/bin/trainyardd" &&
+  "$TYD" -h >h && "$TYD" --help >h2 && cmp h h2 && grep -q "^Usage: trainyardd" h &&
+  set +e; "$TYD" --listn 127.0.0.1:0 >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out &&
+  grep -qx "trainyardd: unknown option .--listn. (did you mean .--listen.?)" err &&
+  set +e; "$TYD" --state-dri=x 2>err; set -e
+  grep -q "unknown option .--state-dri. (did you mean .--state-dir.?)" err &&
+  set +e; "$TYD" --max-conn=3 2>err; set -e
+  grep -q "ambiguous option .--max-conn.: --max-connections, --max-connections-per-address" err &&
+  set +e; "$TYD" --verbose=3 2>err; set -e
+  grep -q -- "--verbose takes no value" err &&
+  set +e; "$TYD" --frobnicate 2>err; set -e
+  grep -q "unknown option .--frobnicate. (see --help)" err &&
+  printf "listen = 127.0.0.1:0\nstate-dri = x\n" >tyd.conf &&
+  set +e; "$TYD" --config tyd.conf 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "tyd.conf:2: state-dri: unknown setting (did you mean .state-dir.?)" err
+'
+test_expect_success 'the internal programs answer -h and --help too (exit 0), a wrong call exit 2' '
+  for p in trainyard-supervisor trainyard-task trainyard-guardian; do
+    "$TY_BUILD_DIR/bin/$p" -h >h && "$TY_BUILD_DIR/bin/$p" --help >h2 && cmp h h2 &&
+    grep -q "^usage: $p " h && grep -q "Not for direct use\|not for direct use" h || exit 1
+    set +e; "$TY_BUILD_DIR/bin/$p" --bogus >out 2>err; rc=$?; set -e
+    test $rc -eq 2 && test ! -s out && cmp h err || exit 1
+  done
+'
+
 # ---- did you mean --------------------------------------------------------------------------
 
 test_expect_success 'a mistyped command gets the nearest, word by word' '
@@ -68,6 +95,17 @@ test_expect_success 'a mistyped flag gets the nearest flag of that verb' '
   set +e; "$TRAINYARD" local train --bogus-flag 2>err; set -e
   grep -q "unknown flag .--bogus-flag. (see --help)" err
 '
+test_expect_success 'a mistyped flag of the program itself gets --help or --version' '
+  set +e; "$TRAINYARD" --verison >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out &&
+  grep -qx "ERROR: (trainyard) unknown flag .--verison. (did you mean .--version.?)" err &&
+  set +e; "$TRAINYARD" --hlep jobs list 2>err; set -e
+  grep -qx "ERROR: (trainyard) unknown flag .--hlep. (did you mean .--help.?)" err &&
+  set +e; "$TRAINYARD" --version=2 2>err; set -e
+  grep -q -- "--version takes no value" err &&
+  set +e; "$TRAINYARD" --project=p jobs list 2>err; set -e
+  grep -qx "ERROR: (trainyard) unknown flag .--project. (see --help)" err
+'
 test_expect_success 'machine types, enum values and job fields get the nearest' '
   set +e
   "$TRAINYARD" local train --master-image-uri=x --master-machine-type=n1-standrd-4 --dry-run 2>e1
@@ -79,13 +117,42 @@ test_expect_success 'machine types, enum values and job fields get the nearest' 
   "$TRAINYARD" local train --config f2.yaml --dry-run 2>e5
   printf "trainingInput:\n  masterConfig:\n    zzzzzz: x\n" >f3.yaml
   "$TRAINYARD" local train --config f3.yaml --dry-run 2>e6
+  "$TRAINYARD" local train --master-image-uri=x --runtime=contianer --dry-run 2>e7
+  "$TY_BUILD_DIR/bin/trainyardd" --runtime=slurn 2>e8
   set -e
   grep -q "unknown machine type .n1-standrd-4. (did you mean .n1-standard-4.? see" e1 &&
   grep -q "did you mean .standard_gpu.?" e2 &&
   grep -q "expected one of BASIC, .* (did you mean STANDARD_1?)" e3 &&
   grep -q "Unknown name \"masterconfig\" at .trainingInput.: Cannot find field. Did you mean \"masterConfig\"?" e4 &&
   grep -q "Did you mean \"imageUri\"?" e5 &&
-  grep -q "Cannot find field.$" e6
+  grep -q "Cannot find field.$" e6 &&
+  grep -q "(trainyard.local.train) --runtime: unknown runtime .contianer. (did you mean .container.? this build has: process, container, slurm)" e7 &&
+  grep -qx "trainyardd: --runtime: unknown runtime .slurn. (did you mean .slurm.? this build has: process, container, slurm)" e8
+'
+test_expect_success 'the values of enum-like flags and settings get the nearest' '
+  TYD="$TY_BUILD_DIR/bin/trainyardd"
+  set +e
+  "$TRAINYARD" jobs list --limit=unlimted 2>e1; r1=$?
+  "$TRAINYARD" local train --master-image-uri=x --use-chief-in-tf-config=treu --dry-run 2>e2
+  "$TRAINYARD" local train --master-image-uri=x --master-accelerator=cont=1,type=nvidia-tesla-t4 \
+    --dry-run 2>e3
+  XDG_CONFIG_HOME="$TEST_DIR/enum-xdg" "$TRAINYARD" config set gpu_devices standin 2>e4
+  XDG_CONFIG_HOME="$TEST_DIR/enum-xdg" "$TRAINYARD" config set gpus nvidia-tesla-t5:1 2>e5
+  "$TYD" --gpu-devices=nvdia 2>e6; r6=$?
+  "$TYD" --capacity=gpus=NVIDIA_TESLA_V10:2 2>e7
+  "$TYD" --slurm-memory=nnoe 2>e8
+  "$TYD" --slurm-replicas=contaner 2>e9
+  set -e
+  test $r1 -eq 2 && test $r6 -eq 2 &&
+  grep -q "(got .unlimted.; did you mean .unlimited.?)" e1 &&
+  grep -q "expected true or false (got .treu.; did you mean .true.?)" e2 &&
+  grep -q "unknown key .cont. in .cont=1. (did you mean .count.? expected count=COUNT,type=TYPE)" e3 &&
+  grep -q "gpu_devices: expected nvidia .* (got .standin.; did you mean .stand-in.?)" e4 &&
+  grep -q "unknown GPU type .nvidia-tesla-t5. (did you mean NVIDIA_TESLA_T4? known: NVIDIA_TESLA_K80," e5 &&
+  grep -q "^trainyardd: --gpu-devices: expected nvidia .* (got .nvdia.; did you mean .nvidia.?)" e6 &&
+  grep -q "unknown GPU type .NVIDIA_TESLA_V10. (did you mean NVIDIA_TESLA_V100?" e7 &&
+  grep -qx "trainyardd: --slurm-memory: expected .machine. or .none. (got .nnoe.; did you mean .none.?)" e8 &&
+  grep -q "expected .auto., .process. or .container. (got .contaner.; did you mean .container.?)" e9
 '
 
 # ---- config --------------------------------------------------------------------------------
@@ -225,6 +292,13 @@ if command -v bash >/dev/null 2>&1; then
       test "$(complete_words trainyard jobs describe compl)" = "compl_2 compl_1" &&
       test "$(complete_words trainyard jobs cancel --project default compl_1)" = compl_1
     '
+    test_expect_success 'the service suggests the runtime of a mistyped trainyard-runtime label' '
+      export TRAINYARD_API_ENDPOINT=$TYD_URL
+      set +e; "$TRAINYARD" jobs submit training compl_3 --config job.json --runtime=contianer 2>err
+      rc=$?; set -e
+      test $rc -eq 1 &&
+      grep -q "INVALID_ARGUMENT: labels.trainyard-runtime: unknown runtime .contianer. (did you mean .container.?" err
+    '
     trainyardd_stop svc
   else
     test_skip 'bash completion: job ids from the service' 'trainyardd did not start'
@@ -242,16 +316,26 @@ if command -v meson >/dev/null 2>&1; then
     prefix=$(meson introspect "$TY_BUILD_DIR" --buildoptions |
       "$PYTHON" -c "import json,sys; print([o[\"value\"] for o in json.load(sys.stdin) if o[\"name\"] == \"prefix\"][0])")
     D="$TEST_DIR/dest$prefix" &&
-    for f in bin/trainyard bin/trainyardd bin/trainyard-task libexec/trainyard/trainyard-supervisor; do
+    programs="bin/trainyard bin/trainyardd bin/trainyard-task
+      libexec/trainyard/trainyard-supervisor libexec/trainyard/trainyard-guardian" &&
+    for f in $programs; do
       test -x "$D/$f" || { echo "missing $f"; exit 1; }
     done &&
-    test -f "$D/share/man/man1/trainyard.1" && test -f "$D/share/man/man8/trainyardd.8" &&
-    test -f "$D/share/bash-completion/completions/trainyard" &&
-    test -f "$D/lib/systemd/system/trainyardd.service" &&
+    # Every file installed, anywhere under the destdir, is one of these (and each is there):
+    # a file added to the install must be added here, where it is checked.
+    for f in $programs share/man/man1/trainyard.1 share/man/man8/trainyardd.8 \
+      share/bash-completion/completions/trainyard lib/systemd/system/trainyardd.service; do
+      echo "${prefix#/}/$f"
+    done | sort >want &&
+    (cd "$TEST_DIR/dest" && find . ! -type d | sed "s|^\./||" | sort) >got &&
+    { cmp want got || { diff want got; exit 1; }; } &&
     grep -qx "ExecStart=$prefix/bin/trainyardd \$TRAINYARDD_OPTS" "$D/lib/systemd/system/trainyardd.service" &&
     test "$("$D/bin/trainyard" --version)" = "trainyard 0.1.0" &&
     "$D/bin/trainyard" help config set | grep -q "trainyard config set KEY VALUE" &&
     "$D/bin/trainyardd" --version | grep -q 0.1.0 &&
+    "$D/bin/trainyard-task" --help | grep -q "^usage: trainyard-task" &&
+    "$D/libexec/trainyard/trainyard-supervisor" -h | grep -q "^usage: trainyard-supervisor" &&
+    "$D/libexec/trainyard/trainyard-guardian" -h | grep -q "^usage: trainyard-guardian" &&
     echo "$D" >destdir && echo "$prefix" >prefix
   '
   test_expect_success 'installed, trainyardd looks for its supervisor where it was installed' '

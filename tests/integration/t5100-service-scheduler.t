@@ -70,7 +70,7 @@ test_expect_success 'bad scheduling settings stop the start, naming the setting'
   bad --capacity jobs=2 && grep -q "^trainyardd: --capacity: jobs: not a key of this setting" bad.out &&
   bad --project-limit=vision && grep -q "^trainyardd: --project-limit: expected PROJECT:KEY=VALUE" bad.out &&
   bad "--project-limit=a b:jobs=1" && grep -q "^trainyardd: --project-limit: invalid project id .a b." bad.out &&
-  bad --gpu-devices=amd && grep -q "^trainyardd: --gpu-devices: expected .nvidia. or .stand-in." bad.out &&
+  bad --gpu-devices=amd && grep -q "^trainyardd: --gpu-devices: expected nvidia (the host.s NVIDIA devices) or stand-in" bad.out &&
   bad --shortest-max-wait-time=0 && grep -q "^trainyardd: --shortest-max-wait-time: expected seconds from 1" bad.out &&
   printf "# limits\nproject-limit = census:cpus=x\n" >bad.conf &&
   bad --config bad.conf && grep -q "^trainyardd: bad.conf:2: project-limit: cpus: expected a number" bad.out &&

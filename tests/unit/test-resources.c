@@ -155,7 +155,12 @@ static void test_parse_bad(void)
     REFUSED("gpus=", false, "gpus: expected TYPE:N", "(got nothing)");
     REFUSED("gpus=NVIDIA_TESLA_T4", false, "gpus: 'NVIDIA_TESLA_T4' is not TYPE:N");
     REFUSED("gpus=NVIDIA_TESLA_X9:1", false, "unknown GPU type 'NVIDIA_TESLA_X9'", "known:");
-    REFUSED("gpus=TPU_V2:1", false, "unknown GPU type 'TPU_V2'");
+    REFUSED("gpus=TPU_V2:1", false, "unknown GPU type 'TPU_V2' (known: NVIDIA_TESLA_K80, ");
+    REFUSED("gpus=nvidia-tesla-v10:1",
+            false,
+            "unknown GPU type 'nvidia-tesla-v10' (did you mean NVIDIA_TESLA_V100? known: "
+            "NVIDIA_TESLA_K80, NVIDIA_TESLA_P100, NVIDIA_TESLA_V100, NVIDIA_TESLA_P4, "
+            "NVIDIA_TESLA_T4, NVIDIA_TESLA_A100)");
     REFUSED("gpus=NVIDIA_TESLA_T4:", false, "expected a count after 'NVIDIA_TESLA_T4:'");
     REFUSED("gpus=NVIDIA_TESLA_T4:5000", false, "count of NVIDIA_TESLA_T4 must be a number");
     REFUSED("gpus=NVIDIA_TESLA_T4:x", false, "(got 'x')");

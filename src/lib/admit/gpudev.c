@@ -22,9 +22,31 @@
 #include "macro.h"
 #include "parse.h"
 #include "strv.h"
+#include "suggest.h"
 
 /* The word of a model name that names each API type, in the enum's order. */
 static const char *const model_words[TY_GPU_NTYPES] = {"K80", "P100", "V100", "P4", "T4", "A100"};
+
+int ty_gpu_devices_parse(const char *v, const char *where, bool *stand_in, struct ty_error *err)
+{
+    static const char *const values[] = {"nvidia", "stand-in", NULL};
+    const char *near;
+
+    if (strcmp(v, "nvidia") == 0 || strcmp(v, "stand-in") == 0) {
+        *stand_in = strcmp(v, "stand-in") == 0;
+        return 0;
+    }
+    near = ty_suggest_among(v, values);
+    return ty_error_set(err,
+                        EINVAL,
+                        "%s: expected nvidia (the host's NVIDIA devices) or stand-in (declared "
+                        "devices without a device file, for tests) (got '%s'%s%s%s)",
+                        where,
+                        v,
+                        near ? "; did you mean '" : "",
+                        near ? near : "",
+                        near ? "'?" : "");
+}
 
 int ty_gpu_model_type(const char *model)
 {

@@ -41,6 +41,12 @@ struct ty_gpu_inventory {
  * (a P40, a V100S, an RTX...). */
 int ty_gpu_model_type(const char *model);
 
+/* The gpu-devices setting @v (@where: the setting, for the error): "nvidia" (the host's NVIDIA
+ * devices; *@stand_in false) or "stand-in" (declared devices without a device file, for
+ * tests; true). Returns 0, or -EINVAL naming @where, the two values and the nearer one to @v
+ * when it is near ("did you mean 'stand-in'?"). */
+int ty_gpu_devices_parse(const char *v, const char *where, bool *stand_in, struct ty_error *err);
+
 /* Find the devices. @stand_in false: the host's NVIDIA devices under @root ("/" normally;
  * tests give a fake tree with dev/nvidia<N> and proc/driver/nvidia/gpus/<bus>/information),
  * locked under @root/run/trainyard (made when first locked); each device's type is the

@@ -10,9 +10,11 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "machine.h"
 #include "macro.h"
 #include "parse.h"
+#include "suggest.h"
 
 static const char *const gpu_names[TY_GPU_NTYPES] = {
     "NVIDIA_TESLA_K80",
@@ -55,6 +57,44 @@ static int gpu_type_lenient(const char *name, size_t len)
             return i;
     }
     return -1;
+}
+
+/* The error for the GPU type @name (@len bytes) of the setting @where: with the nearest type
+ * (typed in either spelling, nvidia-tesla-t4 or NVIDIA_TESLA_T4), if one is near. */
+static int unknown_gpu_type(const char *where, const char *name, size_t len, struct ty_error *err)
+{
+    char word[64];
+    struct ty_buf known = TY_BUF_INIT;
+    struct ty_suggest s;
+    int r;
+
+    (void)snprintf(word, sizeof(word), "%.*s", (int)len, name);
+    for (char *c = word; *c; c++)
+        *c = *c == '-' ? '_' : *c;
+    ty_suggest_init(&s, word);
+    for (int i = 0; i < TY_GPU_NTYPES; i++) {
+        ty_suggest_add(&s, gpu_names[i]);
+        ty_buf_printf(&known, "%s%s", i ? ", " : "", gpu_names[i]);
+    }
+    if (ty_suggest_best(&s))
+        r = ty_error_set(err,
+                         EINVAL,
+                         "%s: gpus: unknown GPU type '%.*s' (did you mean %s? known: %s)",
+                         where,
+                         (int)len,
+                         name,
+                         ty_suggest_best(&s),
+                         ty_buf_str(&known));
+    else
+        r = ty_error_set(err,
+                         EINVAL,
+                         "%s: gpus: unknown GPU type '%.*s' (known: %s)",
+                         where,
+                         (int)len,
+                         name,
+                         ty_buf_str(&known));
+    ty_buf_release(&known);
+    return r;
 }
 
 void ty_resources_unlimited(struct ty_resources *r)
@@ -208,14 +248,7 @@ parse_gpus(const char *v, const char *where, struct ty_resources *r, struct ty_e
                                 (int)len,
                                 p);
         if (type < 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s: gpus: unknown GPU type '%.*s' (known: NVIDIA_TESLA_K80, "
-                                "NVIDIA_TESLA_P100, NVIDIA_TESLA_V100, NVIDIA_TESLA_P4, "
-                                "NVIDIA_TESLA_T4, NVIDIA_TESLA_A100)",
-                                where,
-                                (int)(colon - p),
-                                p);
+            return unknown_gpu_type(where, p, (size_t)(colon - p), err);
         if (clen == 0 || clen >= sizeof(count))
             return ty_error_set(err,
                                 EINVAL,

@@ -2,7 +2,6 @@
  * runtimes.c: the table of this build's runtimes. */
 #include "runtimes.h"
 
-#include <errno.h>
 #include <string.h>
 
 #include "container.h"
@@ -28,7 +27,6 @@ int ty_runtime_lookup(const char *name, const struct ty_runtime_ops **ret, struc
 {
     *ret = ty_runtime_find(name);
     if (!*ret)
-        return ty_error_set(
-            err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
+        return ty_runtime_unknown(name, err);
     return 0;
 }

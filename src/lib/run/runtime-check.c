@@ -10,6 +10,7 @@
 
 #include "macro.h"
 #include "runtime.h"
+#include "suggest.h"
 
 /* Every replica runs its command as a program: each role needs a containerCommand (its own
  * or the master's, see spec.c). @why says where, for the message. */
@@ -120,11 +121,28 @@ const char *ty_runtime_names(void)
     return names + 2;
 }
 
+int ty_runtime_unknown(const char *name, struct ty_error *err)
+{
+    struct ty_suggest s;
+
+    ty_suggest_init(&s, name);
+    for (size_t i = 0; i < TY_ARRAY_SIZE(checks); i++)
+        ty_suggest_add(&s, checks[i].name);
+    if (ty_suggest_best(&s))
+        return ty_error_set(err,
+                            EINVAL,
+                            "unknown runtime '%s' (did you mean '%s'? this build has: %s)",
+                            name,
+                            ty_suggest_best(&s),
+                            ty_runtime_names());
+    return ty_error_set(
+        err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
+}
+
 int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err)
 {
     for (size_t i = 0; i < TY_ARRAY_SIZE(checks); i++)
         if (strcmp(checks[i].name, name) == 0)
             return checks[i].validate(job, err);
-    return ty_error_set(
-        err, EINVAL, "unknown runtime '%s' (this build has: %s)", name, ty_runtime_names());
+    return ty_runtime_unknown(name, err);
 }

@@ -204,6 +204,10 @@ void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const c
  * Is @name a runtime of this build? Its names, comma-separated (for help and errors). */
 bool ty_runtime_known(const char *name);
 const char *ty_runtime_names(void);
+/* The error for @name, no runtime of this build: "unknown runtime 'contianer' (did you mean
+ * 'container'? this build has: process, container, slurm)", the suggestion only when one is
+ * near. Returns -EINVAL. */
+int ty_runtime_unknown(const char *name, struct ty_error *err);
 /* Check that the runtime named @name exists and can run @job; for callers that want to
  * refuse a job before creating anything. Returns 0 or -EINVAL with err saying why. */
 int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err);
