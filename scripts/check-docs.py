@@ -15,6 +15,8 @@
    - `<!-- check: skip REASON -->` on the line before a block: not run (listed with -v).
      `<!-- check: file NAME -->` before any block writes its text to NAME in the scratch
      directory, for the examples after it.
+   - A `$ trainyard ...` (or trainyardd) line in a block that is not run is a problem: make the
+     block ```console, or mark it skipped with the reason (a `$ ` line indented is output).
    - The scratch directory holds `build` and `examples` (links to the build and source
      trees); PATH starts with build/bin and build/examples/digits; TRAINYARD_HOME and HOME are
      private; /tmp/ in commands and output is the scratch directory's tmp/. The service is the
@@ -28,9 +30,15 @@
    unknown). Every flag in a verb's --help must appear in docs/cli.md, and every flag of
    `trainyardd --help` in docs/service.md. Files a --help names and the docs' relative links
    must exist.
+3. Stale statements. No paragraph of the docs (its lines joined, so a phrase broken over two
+   lines is found) and no --help says that a feature is missing or still to come ("not
+   implemented", "does not run yet", "runtimes to come", "will be added", "a planned
+   runtime", ...: STALE; code spans and "quoted text" are quotations, not read), unless the
+   line before the paragraph is `<!-- check: not-yet REASON -->`.
 
 Each problem is printed as FILE:LINE: MESSAGE (the doc line that is wrong); exit 1 if any.
 Usage: check-docs.py --build-dir BUILD [--source-dir SRC] [--only examples|flags] [-v] [FILE.md...]
+(--only flags: the checks of 2. and 3., which run no example)
 """
 import argparse
 import os
@@ -356,6 +364,89 @@ def check_paths(docs, src, progs):
                     problem(f"{rel}:{n}", f"links to {target}, which does not exist")
 
 
+# ---------------------------------------------------------------- stale statements
+
+# Wording that says a feature is missing or still to be built. Docs and --help describe what
+# the program does; once a feature is built, such a sentence is stale (issue 16: "tuning is not
+# implemented yet" stayed in job-spec.md after tuning was built). Matched in whole paragraphs,
+# so a phrase broken over two lines is found.
+STALE = re.compile(r"""
+    \bnot\s+(?:yet\s+)?implemented\b
+  | \bnot\s+yet\s+(?:supported|available|done|built|written|possible|handled|wired)\b
+  | \bnot\s+(?:supported|available|done|built|possible|handled)\s+yet\b
+  | \b(?:does\s+not|do\s+not|doesn't|don't|cannot|can't|won't)\s+(?:\w+\s+){0,2}yet\b
+  | \byet\s+to\s+be\b
+  | \b(?:are|is|still|yet)\s+to\s+come\b
+  | \b(?:runtimes?|features?|versions?|releases?|support|implementations?|verbs?|commands?
+       |flags?|options?|work)\s+to\s+come\b
+  | \bwill\s+(?:be\s+)?(?:added|implemented|supported|built)\b
+  | \bin\s+a\s+(?:future|later|coming|next)\s+(?:version|release)\b
+  | \b(?:a|the)\s+(?:planned|future|upcoming|forthcoming)\s+(?:\w+\s+)?(?:runtimes?|features?
+       |daemon|service|versions?|releases?|support)\b
+""", re.I | re.X)
+
+
+def paragraphs(lines, blocks):
+    """[(first line, [(line number, text)], directive)] of the prose outside fenced blocks: a
+    paragraph ends at a blank line, and a heading, list item, table row or HTML comment starts
+    a new one; the directive is the `<!-- check: ... -->` on the line before it, if any."""
+    fenced = {n for b in blocks for n, _ in b.lines} | {b.line for b in blocks}
+    fenced |= {b.line + len(b.lines) + 1 for b in blocks}  # the closing fences
+    out, cur, directive, prev = [], [], None, ""
+    for n, text in enumerate(lines, 1):
+        starts = re.match(r"^\s*(?:#|[-*+] |\d+\. |\||<!--)", text)
+        if n in fenced or not text.strip() or starts:
+            if cur:
+                out.append((cur[0][0], cur, directive))
+            cur = []
+        if n not in fenced and text.strip() and not text.lstrip().startswith("<!--"):
+            if not cur:
+                d = re.match(r"^\s*<!--\s*check:\s*(.*?)\s*-->\s*$", prev)
+                directive = d.group(1) if d else None
+            cur.append((n, text))
+        if text.strip():
+            prev = text
+    if cur:
+        out.append((cur[0][0], cur, directive))
+    return out
+
+
+def stale_in(text):
+    """The stale phrases of @text (one paragraph, lines joined): [(offset, phrase)]. Code spans
+    and text in double quotes are quotations (a message, a phrase talked about), not read."""
+    text = re.sub(r'`[^`]*`|"[^"]*"|\u201c[^\u201d]*\u201d', lambda m: " " * len(m.group(0)), text)
+    return [(m.start(), re.sub(r"\s+", " ", m.group(0))) for m in STALE.finditer(text)]
+
+
+def stale_message(phrase):
+    return (f"says a feature is missing or to come ('{phrase}'): describe what the program "
+            "does; if it really is not built, mark the paragraph <!-- check: not-yet REASON -->")
+
+
+def check_stale(docs, src, progs):
+    """No doc paragraph and no --help says that something is not built yet, unless marked."""
+    for path in docs:
+        rel = relname(path, src)
+        lines, blocks = read_doc(path)
+        for first, para, directive in paragraphs(lines, blocks):
+            if directive and directive.startswith("not-yet"):
+                if not directive[7:].strip():
+                    problem(f"{rel}:{first}", "check: not-yet must say why (check: not-yet REASON)")
+                continue
+            joined, starts = "", []
+            for n, text in para:
+                starts.append((len(joined), n))
+                joined += text.strip() + " "
+            for at, phrase in stale_in(joined):
+                n = [ln for off, ln in starts if off <= at][-1]
+                problem(f"{rel}:{n}", stale_message(phrase))
+    helps = [(f"trainyard {v} --help", t) for v, t in progs.helps.items()]
+    helps.append(("trainyardd --help", progs.daemon_help))
+    for where, text in helps:
+        for _, phrase in stale_in(re.sub(r"\s+", " ", text)):
+            problem(where, stale_message(phrase))
+
+
 # ---------------------------------------------------------------- console examples
 
 TIME_RE = [
@@ -466,6 +557,17 @@ def commands_of(block):
     return cmds
 
 
+def unrun_commands(block):
+    """[(line, command)] of the `$ COMMAND` lines of @block that run trainyard or trainyardd:
+    commands a reader may type, which a block that is not run lets drift from the program
+    (a `$ ` line indented in a block is output, such as the hint `describe` prints)."""
+    out = []
+    for n, text in block.lines:
+        if text.startswith("$ ") and re.search(r"(?:^|[\s/;&|(])trainyardd?(?=\s|$)", text[2:]):
+            out.append((n, text[2:]))
+    return out
+
+
 def in_scratch(text, cwd):
     """@text with the paths under /tmp/ moved under the scratch directory @cwd."""
     return re.sub(r"(?<![\w.~/-])/tmp/", cwd + "/tmp/", text)
@@ -534,12 +636,17 @@ def check_examples(docs, src, build, verbose):
                 if d.startswith("file "):
                     with open(os.path.join(cwd, d[5:].strip()), "w") as f:
                         f.write("\n".join(t for _, t in b.lines) + "\n")
-                if b.info != "console":
-                    continue
                 if d.startswith("skip"):
-                    skipped.append(f"{rel}:{b.line}: {d[4:].strip() or 'no reason given'}")
+                    if b.info == "console" or unrun_commands(b):
+                        skipped.append(f"{rel}:{b.line}: {d[4:].strip() or 'no reason given'}")
                     if not d[4:].strip():
                         problem(f"{rel}:{b.line}", "a skipped example must say why (check: skip REASON)")
+                    continue
+                if b.info != "console":
+                    for n, cmd in unrun_commands(b):
+                        problem(f"{rel}:{n}", f"'$ {cmd}' is in a block that is not run, so its "
+                                "output can drift: make the block ```console (an example the "
+                                "check runs), or mark it <!-- check: skip REASON -->")
                     continue
                 for n, cmd, rc, out in commands_of(b):
                     run_example(rel, n, cmd, rc, out, env, cwd, daemon)
@@ -576,6 +683,7 @@ def main():
         check_flags(docs, src, progs)
         check_help_texts(progs)
         check_paths(docs, src, progs)
+        check_stale(docs, src, progs)
     if a.only != "flags":
         check_examples(docs, src, build, a.verbose)
     for p in problems:

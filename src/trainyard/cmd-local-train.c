@@ -21,7 +21,9 @@
 #include "cli.h"
 #include "clusterenv.h"
 #include "fdutil.h"
+#include "format.h"
 #include "jobrun.h"
+#include "jobs.h"
 #include "json.h"
 #include "local-gpus.h"
 #include "macro.h"
@@ -247,52 +249,42 @@ static bool label_true(const struct ty_job *job, const char *key)
 }
 
 /* The trials table at the end of a tuning job: best first (as trainingOutput), then each
- * hyperparameter in the spec's order; trials stopped early are marked. */
+ * hyperparameter in the spec's order; trials stopped early are marked. Fitted to the terminal
+ * as `jobs describe --summarize` is (80 columns when stdout is none): the columns that do not
+ * fit go on to a table below, each starting with TRIAL. */
 static void print_trials(const struct ty_job *job, const struct ty_study *st)
 {
-    size_t n = ty_study_n_trials(st);
+    size_t n = ty_study_n_trials(st), ncols = 3 + job->hp->n_params;
     const struct ty_hp_spec *hp = job->hp;
     _cleanup_free_ const struct ty_study_trial **v = xcalloc(n ? n : 1, sizeof(*v));
-    _cleanup_free_ int *width = xcalloc(hp->n_params ? hp->n_params : 1, sizeof(int));
-    char ***cells = xcalloc(n ? n : 1, sizeof(char **));
+    _cleanup_free_ const char **head = xcalloc(ncols, sizeof(*head));
+    struct ty_table_style style = {.max_width = jobs_term_width(), .repeat = 1};
+    struct ty_table *t;
     bool any_stopped = false;
 
     for (size_t i = 0; i < n; i++)
         v[i] = ty_study_trial(st, i);
     ty_study_sort(v, n, hp->maximize);
+    head[0] = "TRIAL", head[1] = "STATE", head[2] = "OBJECTIVE";
     for (size_t k = 0; k < hp->n_params; k++)
-        width[k] = (int)strlen(hp->params[k].name);
+        head[3 + k] = hp->params[k].name;
+    t = ty_table_new(ncols, head);
     for (size_t i = 0; i < n; i++) {
-        cells[i] = xcalloc(hp->n_params + 1, sizeof(char *));
+        char **row = xcalloc(ncols + 1, sizeof(char *));
+        row[0] = xstrdup(v[i]->trial_id);
+        row[1] = xasprintf("%s%s", ty_job_state_name(v[i]->state), v[i]->stopped_early ? "*" : "");
+        row[2] = v[i]->has_metric ? xasprintf("%.10g", v[i]->final.value) : xstrdup("-");
         for (size_t k = 0; k < hp->n_params; k++) {
             const json_t *val = json_object_get(v[i]->parameters, hp->params[k].name);
-            cells[i][k] = val ? ty_study_value_string(val) : xstrdup("-");
-            if ((int)strlen(cells[i][k]) > width[k])
-                width[k] = (int)strlen(cells[i][k]);
+            row[3 + k] = val ? ty_study_value_string(val) : xstrdup("-");
         }
-    }
-    printf("\n%-6s %-10s %-22s", "TRIAL", "STATE", "OBJECTIVE");
-    for (size_t k = 0; k < hp->n_params; k++)
-        printf(" %-*s", width[k], hp->params[k].name);
-    printf("\n");
-    for (size_t i = 0; i < n; i++) {
-        char obj[32] = "-";
-        if (v[i]->has_metric)
-            (void)snprintf(obj, sizeof(obj), "%.10g", v[i]->final.value);
-        char state[32];
-        (void)snprintf(state,
-                       sizeof(state),
-                       "%s%s",
-                       ty_job_state_name(v[i]->state),
-                       v[i]->stopped_early ? "*" : "");
         any_stopped |= v[i]->stopped_early;
-        printf("%-6s %-10s %-22s", v[i]->trial_id, state, obj);
-        for (size_t k = 0; k < hp->n_params; k++)
-            printf(" %-*s", width[k], cells[i][k]);
-        printf("\n");
-        ty_strv_free(cells[i]);
+        ty_table_add(t, (const char *const *)row);
+        ty_strv_free(row);
     }
-    free(cells);
+    printf("\n");
+    ty_table_print(t, stdout, &style);
+    ty_table_free(t);
     if (any_stopped)
         printf(
             "* stopped early: behind the median of the completed trials (isTrialStoppedEarly)\n");

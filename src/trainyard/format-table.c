@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * format-table.c: text tables (format.h): gcloud's plain table (columns two spaces apart,
  * the last unpadded) and its boxed one (Unicode box drawing in a UTF-8 locale, else ASCII),
- * optionally fitted to a width: columns that do not fit go on to another table below, and a
- * cell wider than its column is wrapped (at a space, comma or slash when there is one). */
+ * optionally fitted to a width: columns that do not fit go on to another table below (after a
+ * blank line when plain; each starting with the key columns again when asked), and a cell
+ * wider than its column is wrapped (at a space, comma or slash when there is one). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -250,15 +251,25 @@ static void print_part(const struct ty_table *t,
     rule(out, b, w, n, b->bl, b->bm, b->br);
 }
 
+/* The width column @c gets: its natural width @nat, at most what @st's max_width leaves. */
+static size_t col_width(size_t nat, const struct ty_table_style *st)
+{
+    size_t edge = st->box ? 4 : 0, cw = nat ? nat : 1;
+
+    if (st->max_width && cw + edge > st->max_width)
+        cw = st->max_width > edge + 1 ? st->max_width - edge : 1;
+    return cw;
+}
+
 void ty_table_print(const struct ty_table *t, FILE *out, const struct ty_table_style *st)
 {
     size_t n = t->ncols, *nat, *cols, *w, start = 0;
-    size_t edge = st->box ? 4 : 0, gap = st->box ? 3 : 2;
+    size_t gap = st->box ? 3 : 2, limit = st->max_width + (st->box ? 0 : gap);
 
     if (n == 0)
         return;
     nat = xcalloc(n, sizeof(*nat));
-    cols = xcalloc(n, sizeof(*cols));
+    cols = xcalloc(n, sizeof(*cols)); /* a part: the key columns, then others after them */
     w = xcalloc(n, sizeof(*w));
     for (size_t r = st->no_heading ? 1 : 0; r < t->nrows; r++)
         for (size_t c = 0; c < n; c++) {
@@ -270,19 +281,29 @@ void ty_table_print(const struct ty_table *t, FILE *out, const struct ty_table_s
                 nat[c] = width(s);
         }
     while (start < n) {
-        size_t k = 0, used = st->box ? 1 : 0;
+        size_t k = 0, kept = 0, used = st->box ? 1 : 0, key = used;
+        /* The key columns again, when they leave room for one more column. */
+        if (start > 0 && st->repeat > 0 && start >= st->repeat) {
+            for (size_t c = 0; c < st->repeat; c++)
+                key += col_width(nat[c], st) + gap;
+            if (key + col_width(nat[start], st) + gap <= limit)
+                for (used = key; kept < st->repeat; kept++) {
+                    cols[k] = kept;
+                    w[k++] = col_width(nat[kept], st);
+                }
+        }
         for (size_t c = start; c < n; c++) {
-            size_t cw = nat[c] ? nat[c] : 1;
-            if (st->max_width && cw + edge > st->max_width)
-                cw = st->max_width > edge + 1 ? st->max_width - edge : 1;
-            if (st->max_width && k > 0 && used + cw + gap > st->max_width + (st->box ? 0 : gap))
+            size_t cw = col_width(nat[c], st);
+            if (st->max_width && k > kept && used + cw + gap > limit)
                 break;
             cols[k] = c;
             w[k++] = cw;
             used += cw + gap;
         }
+        if (start > 0 && !st->box)
+            fputc('\n', out); /* plain tables one below the other: a blank line between */
         print_part(t, cols, w, k, out, st, start == 0 ? st->title : NULL);
-        start += k;
+        start += k - kept;
     }
     free(nat);
     free(cols);

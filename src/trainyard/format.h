@@ -131,8 +131,11 @@ struct ty_table_style {
     bool box;          /* Unicode box drawing when the locale is UTF-8, else ASCII */
     bool no_heading;   /* rows only */
     const char *title; /* box: centred in the top row; plain: a line before; may be NULL */
-    size_t max_width;  /* 0: no limit; else the columns are split into several tables and long
-                        * cells wrapped so that no line is wider */
+    size_t max_width;  /* 0: no limit; else the columns are split into several tables (plain
+                        * ones a blank line apart) and long cells wrapped so that no line is
+                        * wider */
+    size_t repeat;     /* with max_width: the first @repeat columns (a row's key) start each of
+                        * those tables too, when they leave room for another column */
 };
 /* Print: plain, header and rows with the last column unpadded; boxed. */
 void ty_table_print(const struct ty_table *t, FILE *out, const struct ty_table_style *st);

@@ -2,7 +2,8 @@
  * jobs-local.c: the runs of `trainyard local train` as Job resources for `jobs list|describe
  * --local` (jobs-local.h): each run's job.json (the REST form, written at each state change),
  * with a run whose process is gone before it recorded its end (its run.lock is no longer held:
- * killed, or the machine went down) shown as FAILED, ended when its files were last written. */
+ * killed, or the machine went down) shown as FAILED, ended when its files were last written;
+ * an earlier run kept aside (<jobId>.<N>) is one too, its jobId that name. */
 #include "jobs-local.h"
 
 #include <dirent.h>
@@ -131,9 +132,10 @@ int jobs_local_read(const char *state, const char *job_id, json_t **ret, struct 
     _cleanup_json_ json_t *job = NULL;
     struct ty_error e = {0};
     size_t len = 0;
-    int r;
+    int kept, r;
 
-    if (ty_validate_job_id(job_id, &e) < 0)
+    kept = ty_statedir_run_name(job_id, &e);
+    if (kept < 0)
         return ty_error_set(err, EINVAL, "%s", ty_error_msg(&e));
     r = ty_read_file(path, TY_JSON_MAX_BYTES, &text, &len, &e);
     if (r == -ENOENT)
@@ -150,6 +152,8 @@ int jobs_local_read(const char *state, const char *job_id, json_t **ret, struct 
     if (r < 0)
         return ty_error_set(err, -r, "%s: %s", path, ty_error_msg(&e));
     mark_if_dead(dir, job);
+    if (kept) /* listed and described under the name it is kept as */
+        json_object_set_new(job, "jobId", json_string(job_id));
     *ret = TAKE_PTR(job);
     return 0;
 }
@@ -211,8 +215,8 @@ int jobs_local_list(const struct jobs_local *l,
     while ((de = readdir(d))) {
         json_t *job = NULL;
         struct ty_error e = {0};
-        /* Runs kept aside (<id>.<N>) and anything else that is no job id are not listed. */
-        if (ty_validate_job_id(de->d_name, NULL) < 0)
+        /* Runs and runs kept aside (<id>.<N>); nothing else (".", ".."). */
+        if (ty_statedir_run_name(de->d_name, NULL) < 0)
             continue;
         if (jobs_local_read(state, de->d_name, &job, &e) < 0) {
             if (e.code != ENOENT) /* ENOENT: a run being claimed, not recorded yet */

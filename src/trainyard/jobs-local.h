@@ -3,7 +3,8 @@
  * local train` read back from the state directory (<state>/jobs/local/<id>/job.json and
  * logs/), as the same Job resources and log entries the service returns, so that the verbs
  * print them with the same code. A run whose process ended without recording its end (killed)
- * shows as FAILED, saying so. */
+ * shows as FAILED, saying so. An earlier run of an id, kept aside as <jobId>.<N> when the id was
+ * run again, is listed and read under that name. */
 #ifndef TY_CLI_JOBS_LOCAL_H
 #define TY_CLI_JOBS_LOCAL_H
 
@@ -40,12 +41,14 @@ int jobs_local_opt(struct jobs_local *l, int id, const char *arg);
 /* --state-dir given without --local: an error (printed; returns -1), else 0. */
 int jobs_local_check(const char *path, const struct jobs_local *l);
 
-/* The local run @job_id as a Job resource in *ret. Returns -1 to go on, else the exit status
+/* The local run @job_id (a job id, or <jobId>.<N>: an earlier run kept aside, whose jobId
+ * reads so) as a Job resource in *ret. Returns -1 to go on, else the exit status
  * after printing the error (1: no such run, or it cannot be read; 2: no state directory). */
 int jobs_local_job(const char *path, const struct jobs_local *l, const char *job_id, json_t **ret);
 
 /* Append to @all the local runs that match @filter (the list filter's syntax; NULL: all),
- * newest first, at most @limit of them (0: all). Returns 0, or -errno with err. */
+ * the runs kept aside included (as <jobId>.<N>), newest first, at most @limit of them (0:
+ * all). Returns 0, or -errno with err. */
 int jobs_local_list(const struct jobs_local *l,
                     const char *filter,
                     int64_t limit,

@@ -2,7 +2,8 @@
 # t3080-local-jobs: `local train` from flags alone (--master-command; gcloud's python-package
 # flags refused with the reason), past local runs read back with `jobs list|describe|stream-logs
 # --local`, a killed run shown as FAILED, and a failed run's id free for a retry (the earlier
-# run kept as <id>.1) while a SUCCEEDED or running one still holds it.
+# run kept as <id>.1, listed, described and its logs shown as such) while a SUCCEEDED or
+# running one still holds it.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -85,8 +86,24 @@ test_expect_success 'a killed run shows FAILED, and its id is free for a retry; 
   grep -q first "$TRAINYARD_HOME/jobs/local/killed_1.1/logs/master-replica-0.log" &&
   grep -q second "$TRAINYARD_HOME/jobs/local/killed_1/logs/master-replica-0.log" &&
   ! grep -q first "$TRAINYARD_HOME/jobs/local/killed_1/logs/master-replica-0.log" &&
-  "$TRAINYARD" jobs list --local --format "value(jobId,state)" | grep -q "^killed_1	SUCCEEDED$" &&
-  ! "$TRAINYARD" jobs list --local | grep -q "killed_1\."
+  "$TRAINYARD" jobs list --local --format "value(jobId,state)" >v &&
+  grep -q "^killed_1	SUCCEEDED$" v && grep -q "^killed_1\.1	FAILED$" v
+'
+test_expect_success 'the run kept aside is listed, described and its logs shown as <id>.<N>' '
+  "$TRAINYARD" jobs list --local >out &&
+  grep -q "^killed_1\.1  *FAILED  " out &&
+  "$TRAINYARD" jobs describe killed_1.1 --local --format json >d.json 2>err &&
+  test "$(json_get d.json "d[\"jobId\"]")" = killed_1.1 &&
+  json_get d.json "d[\"errorMessage\"]" | grep -q "ended without recording its end" &&
+  grep -q "stream-logs killed_1.1 --local" err &&
+  "$TRAINYARD" jobs describe killed_1.1 --local --summarize >s 2>/dev/null &&
+  grep -q "killed_1\.1" s &&
+  "$TRAINYARD" jobs stream-logs killed_1.1 --local --task-name master-replica-0 >logs &&
+  grep -q "master-replica-0	*first$" logs && ! grep -q second logs &&
+  set +e; "$TRAINYARD" jobs describe killed_1.01 --local 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "N must be a number from 1 to 2147483647, without leading zeros" err &&
+  set +e; "$TRAINYARD" jobs stream-logs killed_1.9 --local 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "no local run .killed_1.9." err
 '
 test_expect_success 'a failed run is retried as the same id; a SUCCEEDED one keeps it' '
   set +e; "$TRAINYARD" local train failed_1 "$IMG" --master-command=sh,-c,"exit 4" >/dev/null 2>&1; rc=$?; set -e
@@ -96,6 +113,11 @@ test_expect_success 'a failed run is retried as the same id; a SUCCEEDED one kee
   grep -q "kept as .*failed_1.2" err &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/failed_1.1/job.json" "d[\"errorMessage\"]")" = "The replica master 0 exited with a non-zero status of 3." &&
   set +e; "$TRAINYARD" local train failed_1 "$IMG" --master-command=true 2>err; rc=$?; set -e
-  test $rc -eq 2 && grep -q "already exists and SUCCEEDED" err
+  test $rc -eq 2 && grep -q "already exists and SUCCEEDED" err &&
+  "$TRAINYARD" jobs list --local --filter "jobId:failed_1*" --format "value(jobId,state)" >v &&
+  printf "failed_1\tSUCCEEDED\nfailed_1.2\tFAILED\nfailed_1.1\tFAILED\n" >want &&
+  diff want v &&
+  "$TRAINYARD" jobs describe failed_1.2 --local --format "value(errorMessage)" >v 2>/dev/null &&
+  test "$(cat v)" = "The replica master 0 exited with a non-zero status of 4."
 '
 test_done

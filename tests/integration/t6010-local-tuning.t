@@ -101,6 +101,52 @@ test_expect_success 'describe --format json writes each objective value in its s
 	    assert sig(t) == sig(repr(float(t))), (t, repr(float(t)))
 	PY
 '
+# A DISCRETE value of 0.1 (a double that %.17g writes 0.10000000000000001): the trial's log
+# line and the table show the same text, whatever the random draw.
+DISC='{"goal": "MINIMIZE", "maxTrials": 2, "algorithm": "RANDOM_SEARCH", "hyperparameterMetricTag": "loss", "params": [{"parameterName": "d", "type": "DISCRETE", "discreteValues": [0.1]}, {"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}'
+test_expect_success 'a DISCRETE 0.1 reads 0.1 in its trial log line and in the table' '
+  tuning_job disc.json ok "$DISC" &&
+  SEEN="$TEST_DIR/seen-disc" "$TRAINYARD" local train disc_job --config disc.json >out 2>err &&
+  for t in 1 2; do
+    grep -q "Trial $t started with {\"d\":0\.1,\"x\":" out &&
+    grep -q "^$t  *SUCCEEDED  *[^ ]*  *0\.1  *0\.[0-9]" out || exit 1
+  done &&
+  grep -q "^TRIAL  *STATE  *OBJECTIVE  *d  *x$" out &&
+  json_get "$TEST_DIR/seen-disc/2.json" "\" \".join(d[\"args\"])" | grep -q " --d=0\.1 --x="
+'
+# Long names and values: the table local train ends with, and describe --summarize, fit 80
+# columns (stdout is no terminal); the hyperparameters that do not fit go below, after TRIAL.
+WIDE='{"goal": "MINIMIZE", "maxTrials": 2, "algorithm": "RANDOM_SEARCH", "hyperparameterMetricTag": "loss", "params": [{"parameterName": "learning_rate_of_the_optimizer", "type": "DOUBLE", "minValue": 0.0001, "maxValue": 0.1, "scaleType": "UNIT_LOG_SCALE"}, {"parameterName": "momentum_of_the_optimizer", "type": "DOUBLE", "minValue": 0, "maxValue": 1}, {"parameterName": "dropout_rate_of_each_layer", "type": "DOUBLE", "minValue": 0, "maxValue": 1}, {"parameterName": "optimizer", "type": "CATEGORICAL", "categoricalValues": ["adam_with_warmup_and_decay", "sgd"]}, {"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}'
+test_expect_success 'the trials table of local train fits 80 columns, TRIAL starting each part' '
+  tuning_job wide.json ok "$WIDE" &&
+  SEEN="$TEST_DIR/seen-wide" "$TRAINYARD" local train wide_job --config wide.json >out 2>err &&
+  sed -n "/^TRIAL /,\$p" out >table && cat table &&
+  "$PYTHON" - table <<-\PY
+	import sys
+	lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+	assert max(len(l) for l in lines) <= 80, [l for l in lines if len(l) > 80]
+	heads = [l.split() for l in lines if l.startswith("TRIAL ")]
+	assert len(heads) >= 2, heads
+	names = [h for part in heads for h in part[1:]]
+	for n in ("STATE", "OBJECTIVE", "learning_rate_of_the_optimizer", "momentum_of_the_optimizer",
+	          "dropout_rate_of_each_layer", "optimizer", "x"):
+	    assert names.count(n) == 1, (n, names)
+	parts = "\n".join(lines).strip("\n").split("\n\n")
+	assert len(parts) == len(heads), parts
+	for p in parts:
+	    assert sorted(r.split()[0] for r in p.split("\n")[1:]) == ["1", "2"], p
+	PY
+'
+test_expect_success 'describe --summarize of a tuning job fits 80 columns (trials, hyperparameters)' '
+  "$TRAINYARD" jobs describe wide_job --local --summarize >sum 2>/dev/null && cat sum &&
+  grep -q "Training Output Trials" sum && grep -q "HYPERPARAMETERS" sum &&
+  grep -q "Training Output Trial Attempts" sum &&
+  "$PYTHON" - sum <<-\PY
+	import sys
+	lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+	assert max(len(l) for l in lines) <= 80, [l for l in lines if len(l) > 80]
+	PY
+'
 J="$TRAINYARD_HOME/jobs/local/rand_job/job.json"
 test_expect_success 'each trial sees its id in CLUSTER_SPEC, TF_CONFIG and CLOUD_ML_TRIAL_ID' '
   for t in 1 2 3 4; do

@@ -2,8 +2,8 @@
  * test-format.c: gcloud's output formats of the jobs verbs (format.h): the --format and
  * --sort-by parser and its errors (unknown formats, attributes, transforms and keys, with
  * "did you mean"), the values of keys (dotted, indexed, through lists, transformed), each
- * printer's layout, sorting, tables fitted to a width, and that every key of the ml v1 Job in
- * the REST discovery document (tests/data) is a key here.
+ * printer's layout, sorting, tables fitted to a width (a key column repeated in each part), and
+ * that every key of the ml v1 Job in the REST discovery document (tests/data) is a key here.
  *
  * JSON documents are written with ' for " (dq() swaps them) to keep them readable. */
 #include <errno.h>
@@ -265,6 +265,42 @@ static void test_table_width(void)
     ty_table_free(t);
 }
 
+/* A plain table fitted to 30 columns with its first column repeated: the parts a blank line
+ * apart, each starting with the key; without max_width no part is split off. */
+static void test_table_repeat(void)
+{
+    static const char *const heads[] = {"TRIAL", "learning_rate", "momentum_rate", "x"};
+    static const char *const row[] = {"1", "0.0031622776601683794", "0.25", "7"};
+    struct ty_table_style st = {.max_width = 30, .repeat = 1};
+    struct ty_table *t = ty_table_new(4, heads);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    ty_table_add(t, row);
+    ty_table_print(t, out, &st);
+    fclose(out);
+    is_str(buf,
+           "TRIAL  learning_rate\n"
+           "1      0.0031622776601683794\n"
+           "\n"
+           "TRIAL  momentum_rate  x\n"
+           "1      0.25           7\n",
+           "table: each part starts with the key column, a blank line between");
+    free(buf);
+    buf = NULL;
+    out = open_memstream(&buf, &len);
+    st.max_width = 0;
+    ty_table_print(t, out, &st);
+    fclose(out);
+    is_str(buf,
+           "TRIAL  learning_rate          momentum_rate  x\n"
+           "1      0.0031622776601683794  0.25           7\n",
+           "table: no width, one part");
+    free(buf);
+    ty_table_free(t);
+}
+
 /* Every property of the ml v1 Job in the discovery document is a key (and so can be printed,
  * sorted by and filtered on). */
 static void walk_schema(
@@ -329,6 +365,7 @@ int main(void)
     test_errors();
     test_parse();
     test_table_width();
+    test_table_repeat();
     test_discovery();
     json_decref(jobs);
     return done_testing();

@@ -3,7 +3,8 @@
  * its run.lock seen held from another process while the run holds it and free once it is gone
  * (ty_statedir_run_active), a running run keeps its id, a SUCCEEDED one keeps it, one whose
  * record cannot be read keeps it, and a FAILED one, or one that ended without a record, is
- * moved aside to <id>.1, <id>.2 with its files. */
+ * moved aside to <id>.1, <id>.2 with its files; the names of runs and of runs kept aside
+ * (ty_statedir_run_name). */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -118,6 +119,27 @@ int main(void)
     close(fd);
 
     is_int(ty_statedir_run_active("/nonexistent/dir", NULL), 0, "no run.lock: not running");
+
+    /* The names under jobs/local: job ids, and the runs kept aside. */
+    is_int(ty_statedir_run_name("a", &e), 0, "a job id names a run");
+    is_int(ty_statedir_run_name("a.2", &e), 1, "<jobId>.<N> names a run kept aside");
+    is_int(ty_statedir_run_name("aud_1.12", &e), 1, "N of two digits");
+    static const char *const bad[][2] = {
+        {"a.0", "N must be a number from 1"},
+        {"a.01", "without leading zeros (got '01')"},
+        {"a.x", "jobId: may contain only letters, digits and underscores (got 'a.x')"},
+        {"a.", "an earlier run kept aside is <jobId>.<N>"},
+        {"a.b.1", "(got 'a.b')"},
+        {"../a", "jobId: must start with a letter"},
+        {".1", "jobId: required"},
+        {"a.99999999999", "to 2147483647"},
+        {"", "jobId: required"},
+    };
+    for (size_t i = 0; i < TY_ARRAY_SIZE(bad); i++) {
+        e = (struct ty_error){0};
+        is_int(ty_statedir_run_name(bad[i][0], &e), -EINVAL, "'%s' names no run", bad[i][0]);
+        like(e.msg, bad[i][1], "and says why");
+    }
     (void)nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();
 }

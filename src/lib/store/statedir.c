@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
+#include "spec.h"
 
 char *ty_statedir_default(void)
 {
@@ -146,6 +148,37 @@ static int lock_run(const char *dir, struct ty_error *err)
         return ty_error_set(err, e, "cannot write '%s': %s", path, strerror(e));
     }
     return fd;
+}
+
+int ty_statedir_run_name(const char *name, struct ty_error *err)
+{
+    const char *dot = name ? strrchr(name, '.') : NULL;
+    _cleanup_free_ char *id = NULL;
+    struct ty_error e = {0};
+    int64_t n;
+
+    if (!dot)
+        return ty_validate_job_id(name, err);
+    if (!dot[1] || strspn(dot + 1, "0123456789") != strlen(dot + 1)) {
+        (void)ty_validate_job_id(name, &e);
+        return ty_error_set(
+            err, EINVAL, "%s; an earlier run kept aside is <jobId>.<N>", ty_error_msg(&e));
+    }
+    id = xstrndup(name, (size_t)(dot - name));
+    if (ty_validate_job_id(id, &e) < 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "'%s' is no earlier run kept aside (<jobId>.<N>): %s",
+                            name,
+                            ty_error_msg(&e));
+    if (dot[1] == '0' || ty_parse_int64(dot + 1, 1, INT32_MAX, &n) < 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "'%s' is no earlier run kept aside (<jobId>.<N>): N must be a number "
+                            "from 1 to 2147483647, without leading zeros (got '%s')",
+                            name,
+                            dot + 1);
+    return 1;
 }
 
 /* The state recorded in @dir/job.json ("" when there is no file), or NULL when it cannot be

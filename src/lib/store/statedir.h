@@ -55,6 +55,11 @@ int ty_statedir_claim_run(const char *state,
                           char **ret_moved,
                           struct ty_error *err);
 
+/* What @name under <state>/jobs/local is: 0 for a job id, 1 for an earlier run kept aside,
+ * <jobId>.<N> (N from 1, without leading zeros, as ty_statedir_claim_run names them), or
+ * -EINVAL with err naming the rule (a name that is neither, such as "../x"). */
+int ty_statedir_run_name(const char *name, struct ty_error *err);
+
 /* Whether the local run in @dir is still going: 1 when its run.lock is locked (and *ret_pid,
  * when not NULL, is the pid written in it, 0 if none), 0 when it is not or there is no run.lock, or
  * -errno when the file cannot be opened. Takes no lock itself. */
