@@ -55,10 +55,18 @@ test_expect_success 'examples/digits runs as the README shows; a relative --job-
   test -e "$TEST_DIR/jobs/digits_svc/checkpoints/ckpt-final.bin" &&
   "$TRAINYARD" jobs submit training --help | grep -q "relative --job-dir"
 '
-test_expect_success 'a relative ./DIR too; URIs and absolute paths are sent as they are' '
+test_expect_success 'a relative ./DIR, ../DIR, a//b too (made clean); URIs and absolute paths are sent as they are' '
   cd "$TEST_DIR/jobs" &&
   "$TRAINYARD" jobs submit training rel_2 "$IMG" --master-command=true --job-dir ./r2 --format json >r.json 2>/dev/null &&
   test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/r2" &&
+  mkdir -p sub && cd sub &&
+  "$TRAINYARD" jobs submit training rel_4 "$IMG" --master-command=true --job-dir ../r4 --format json >r.json &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/r4" &&
+  "$TRAINYARD" jobs submit training rel_5 "$IMG" --master-command=true --job-dir ./a//b/./c/../ --format json >r.json &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/sub/a/b" &&
+  "$TRAINYARD" jobs submit training rel_6 "$IMG" --master-command=true --job-dir ../../jobs/./r6 --format json >r.json &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/r6" &&
+  cd "$TEST_DIR/jobs" &&
   "$TRAINYARD" jobs submit training rel_3 "$IMG" --master-command=true --job-dir gs://b/x --format json >r.json 2>/dev/null &&
   test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = gs://b/x
 '
