@@ -326,6 +326,13 @@ test_expect_success 'cancel of a finished job succeeds and changes nothing' '
   "$TRAINYARD" jobs cancel cli_ok1 2>err && grep -q "Cancelled job \[cli_ok1\]." err &&
   state_is cli_ok1 SUCCEEDED
 '
+test_expect_success 'cancel --format: the service'"'"'s reply (the empty object, as gcloud); a bad format cancels nothing' '
+  "$TRAINYARD" jobs cancel cli_ok1 --format json >out 2>err && test "$(cat out)" = "{}" &&
+  grep -q "Cancelled job \[cli_ok1\]." err &&
+  set +e; "$TRAINYARD" jobs cancel cli_ok1 --format yml >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out && ! grep -q Cancelled err &&
+  grep -q "ERROR: (trainyard.jobs.cancel) --format: unknown format .yml. (did you mean .yaml.?)" err
+'
 test_expect_success 'cancel of a missing job: exit 1, NOT_FOUND' '
   set +e; "$TRAINYARD" jobs cancel no_such_job 2>err; rc=$?; set -e
   test $rc -eq 1 && grep -q "ERROR: (trainyard.jobs.cancel) NOT_FOUND" err
