@@ -553,6 +553,7 @@ static int run_job(struct run *run,
     opts.env.mxnet = json_is_true(json_object_get(row->options, "mxnetEnv"));
     opts.base_env = base_env;
     opts.path_setting = TY_JOB_PATH_SETTING;
+    opts.start_in_job_dir = true; /* not the daemon's directory: the jobDir, else / */
     opts.log = log;
     opts.on_queued = on_queued;
     opts.on_progress = on_progress;

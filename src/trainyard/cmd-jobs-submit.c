@@ -67,7 +67,8 @@ static const char usage[] =
     "  --format=FORMAT           print the created Job in this format (json, yaml,\n"
     "                            value(KEY,...), ...: docs/cli.md)\n"
     "A relative --job-dir (or jobDir in --config; not a URI such as gs://...) is made\n"
-    "absolute here, against this command's working directory, before the job is sent.\n"
+    "absolute here, against this command's working directory ('..' and '.' resolved),\n"
+    "before the job is sent.\n"
     "\n";
 
 struct submit_args {
@@ -135,13 +136,43 @@ static void print_brief(const json_t *job)
     jobs_print_job(PATH, out, NULL, NULL);
 }
 
+/* The absolute @path, changed in place to its lexically clean form: empty and '.' components
+ * dropped, a '..' removing the component before it ("/.." is "/"), no trailing '/'. */
+static void clean_path(char *path)
+{
+    size_t n = 0; /* the clean prefix: path[0..n) */
+    char *in = path;
+
+    for (;;) {
+        size_t len;
+        while (*in == '/')
+            in++;
+        if (!*in)
+            break;
+        len = strcspn(in, "/");
+        if (len == 2 && in[0] == '.' && in[1] == '.') {
+            while (n > 0 && path[--n] != '/')
+                ;
+        } else if (len != 1 || in[0] != '.') {
+            path[n++] = '/'; /* never past @in: each kept name had a '/' before it */
+            memmove(path + n, in, len);
+            n += len;
+        }
+        in += len;
+    }
+    if (n == 0)
+        path[n++] = '/';
+    path[n] = '\0';
+}
+
 /* A relative local jobDir (no "://", not absolute) means this directory's, not the daemon's:
- * made absolute against the working directory. Returns 0, or -errno with err. */
+ * made absolute against the working directory, and clean (`../x` and `./a//b` are resolved
+ * lexically, as the service takes only clean paths). Returns 0, or -errno with err. */
 static int absolute_job_dir(json_t *doc, struct ty_error *err)
 {
     json_t *ti = json_object_get(doc, "trainingInput");
     const char *dir = ty_json_str(ti, "jobDir");
-    _cleanup_free_ char *cwd = NULL;
+    _cleanup_free_ char *cwd = NULL, *path = NULL;
 
     if (!dir || !*dir || dir[0] == '/' || strstr(dir, "://"))
         return 0;
@@ -153,12 +184,9 @@ static int absolute_job_dir(json_t *doc, struct ty_error *err)
                             "(%s): give an absolute path",
                             dir,
                             strerror(errno));
-    json_object_set_new(ti,
-                        "jobDir",
-                        json_sprintf("%s%s%s",
-                                     cwd,
-                                     strcmp(cwd, "/") == 0 ? "" : "/",
-                                     strncmp(dir, "./", 2) == 0 ? dir + 2 : dir));
+    path = xasprintf("%s/%s", cwd, dir);
+    clean_path(path);
+    json_object_set_new(ti, "jobDir", json_string(path));
     return 0;
 }
 

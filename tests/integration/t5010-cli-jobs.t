@@ -97,6 +97,24 @@ test_expect_success 'job-spec errors are caught before sending (exit 2, nothing 
   test $r3 -eq 2 && grep -q "labels: key .Bad." err3 &&
   "$TRAINYARD" jobs list >out 2>err && test ! -s out && grep -q "^Listed 0 items.$" err
 '
+test_expect_success 'gcloud python-package flags: refused with the reason, not as unknown (exit 2, nothing created)' '
+  for f in --module-name=trainer.task --package-path=trainer/ --packages=a.tar.gz,b.whl \
+           --runtime-version=2.11; do
+    set +e; "$TRAINYARD" jobs submit training py_1 --master-image-uri=x --region=us-central1 \
+      --python-version=3.7 "$f" >out 2>err; rc=$?; set -e
+    test $rc -eq 2 && test ! -s out &&
+      grep -q "^ERROR: (trainyard.jobs.submit.training) ${f%%=*} (trainingInput\.[a-zA-Z]*): trainyard runs custom-container jobs only" err &&
+      grep -q -- "give the image with --master-image-uri and the program with --master-command" err &&
+      ! grep -q "unknown flag" err || { cat err; exit 1; }
+  done &&
+  printf "{\"trainingInput\":{\"scaleTier\":\"BASIC\",\"pythonModule\":\"trainer.task\",\"runtimeVersion\":\"2.11\"}}" >py.json &&
+  set +e; "$TRAINYARD" jobs submit training py_2 --config py.json 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "trainyard runs custom-container jobs only; runtime-version jobs" err &&
+  "$TRAINYARD" jobs list >out 2>err && test ! -s out && grep -q "^Listed 0 items.$" err &&
+  "$TRAINYARD" jobs submit training --help >out &&
+  grep -q -- "--python-version=VERSION  *recorded in the job (pythonVersion), no effect" out &&
+  grep -q -- "python-package flags (--module-name, --package-path, --packages," out
+'
 
 # ---- endpoint, project, token --------------------------------------------------------------
 
@@ -307,6 +325,13 @@ test_expect_success 'cancel a running job: Cancelled, replicas gone, exit 0' '
 test_expect_success 'cancel of a finished job succeeds and changes nothing' '
   "$TRAINYARD" jobs cancel cli_ok1 2>err && grep -q "Cancelled job \[cli_ok1\]." err &&
   state_is cli_ok1 SUCCEEDED
+'
+test_expect_success 'cancel --format: the service'"'"'s reply (the empty object, as gcloud); a bad format cancels nothing' '
+  "$TRAINYARD" jobs cancel cli_ok1 --format json >out 2>err && test "$(cat out)" = "{}" &&
+  grep -q "Cancelled job \[cli_ok1\]." err &&
+  set +e; "$TRAINYARD" jobs cancel cli_ok1 --format yml >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out && ! grep -q Cancelled err &&
+  grep -q "ERROR: (trainyard.jobs.cancel) --format: unknown format .yml. (did you mean .yaml.?)" err
 '
 test_expect_success 'cancel of a missing job: exit 1, NOT_FOUND' '
   set +e; "$TRAINYARD" jobs cancel no_such_job 2>err; rc=$?; set -e

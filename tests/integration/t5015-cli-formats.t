@@ -1,7 +1,8 @@
 #!/bin/sh
 # t5015-cli-formats: a migrating user's gcloud habits against a real trainyardd (issue 16,
 # items 1, 4 and 10): --format value/csv/table/list/text with resource keys, --sort-by,
-# --uri, the filter's unknown keys and case-folded enum values (never a silent empty list),
+# --uri, the filter's unknown keys, case-folded enum values and strings ('=' ignores case, as
+# gcloud's), '~' regular expressions (never a silent empty list),
 # a --project the token does not grant (403 naming the token's projects), an empty project
 # without a tokens file, and describe --summarize within 80 columns.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -78,18 +79,30 @@ test_expect_success 'format errors: unknown keys and formats say what would be v
   grep -q "unknown format .yml. (did you mean .yaml.?); valid formats: default, none, json, yaml, value, csv, table" err3 &&
   grep -q -- "--sort-by: unknown key .createdTime.* (did you mean .createTime.?)" err4
 '
-test_expect_success 'filter: enum values in any case, unknown keys and values are errors' '
+test_expect_success 'filter: values in any case, regular expressions, unknown keys and values are errors' '
   "$TRAINYARD" jobs list --filter "state=failed" --format "value(jobId)" >out &&
   printf "fmt_c\n" >want && diff -u want out &&
   "$TRAINYARD" jobs list --filter "state:succeeded AND labels.team:NLP" --format "value(jobId)" >out &&
   printf "fmt_a\n" >want && diff -u want out &&
+  "$TRAINYARD" jobs list --filter "labels.team=NLP" --format "value(jobId)" >out &&
+  printf "fmt_a\n" >want && diff -u want out &&
+  "$TRAINYARD" jobs list --filter "jobId=FMT_B OR labels.team!=Nlp" --format "value(jobId)" --sort-by jobId >out &&
+  printf "fmt_b\nfmt_c\n" >want && diff -u want out &&
+  "$TRAINYARD" jobs list --filter "jobId~^fmt_[ab]\$" --format "value(jobId)" --sort-by jobId >out &&
+  printf "fmt_a\nfmt_b\n" >want && diff -u want out &&
+  "$TRAINYARD" jobs list --filter "jobId!~^fmt_(a|b) AND state~^FAIL" --format "value(jobId)" >out &&
+  printf "fmt_c\n" >want && diff -u want out &&
   set +e
   "$TRAINYARD" jobs list --filter "bogus:1" >out 2>err1; r1=$?
   "$TRAINYARD" jobs list --filter "state=FAILD" >out 2>err2; r2=$?
+  "$TRAINYARD" jobs list --filter "jobId~^(fmt" >out 2>err3; r3=$?
+  "$TRAINYARD" jobs list --filter "state~failed" >out 2>err4; r4=$?
   set -e
-  test $r1 -eq 1 && test $r2 -eq 1 && test ! -s out &&
+  test $r1 -eq 1 && test $r2 -eq 1 && test $r3 -eq 1 && test $r4 -eq 1 && test ! -s out &&
   grep -q "INVALID_ARGUMENT: filter: unknown key .bogus.: the Job has no key .bogus.; valid keys here: attemptStatus, createTime" err1 &&
-  grep -q "state: .FAILD. is not a value of this key; valid values (any case): STATE_UNSPECIFIED, QUEUED" err2
+  grep -q "state: .FAILD. is not a value of this key; valid values (any case): STATE_UNSPECIFIED, QUEUED" err2 &&
+  grep -q "INVALID_ARGUMENT: filter: jobId~: .^(fmt. is not a POSIX extended regular expression: .* at position 7" err3 &&
+  grep -q "filter: state~: the pattern .failed. matches no value of this key (patterns compare case-sensitively)" err4
 '
 test_expect_success 'a project the token does not grant: 403 naming the token projects' '
   set +e; "$TRAINYARD" jobs list --project p3 >out 2>err; rc=$?; set -e

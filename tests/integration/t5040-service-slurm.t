@@ -4,8 +4,9 @@
 # replicas' output reaches the logs endpoint; a job waiting in Slurm is QUEUED and `describe`
 # shows Slurm's reason (stateReason); cancelling it ends the Slurm job; the daemon's
 # --slurm-* settings reach sbatch; a replica's environment is the service's defined one
-# (PATH from --job-path) plus Slurm's SLURM_*, nothing else of the daemon's, while `local
-# train --runtime slurm` keeps the user's.
+# (PATH from --job-path) plus Slurm's SLURM_*, nothing else of the daemon's, and it starts in
+# / (no jobDir), not in the daemon's directory, while `local train --runtime slurm` keeps the
+# user's environment and directory.
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/slurm-cluster.sh"
 
@@ -79,6 +80,7 @@ test_expect_success 'a replica gets the service'"'"'s environment and Slurm'"'"'
   grep -q "^CLUSTER_SPEC=" env.0 && grep -qx "CLOUD_ML_JOB_ID=svc_env" env.0 &&
   ! grep -q "TY_DAEMON_ONLY" env.0 env.1 && ! grep -q "^XDG_CONFIG_HOME=" env.0 &&
   ! grep -q "^TRAINYARD_TASK_TOKEN=" env.0 &&
+  grep -qx "PWD=/" env.0 && grep -qx "PWD=/" env.1 &&
   sed "s/=.*//" env.0 env.1 | sort -u >names &&
   for n in $(cat names); do
     case $n in
@@ -101,7 +103,7 @@ test_expect_success '`local train --runtime slurm` keeps the user'"'"'s environm
   TY_USER_ONLY=mine PATH="$TEST_DIR/daemonbin:$PATH" TRAINYARD_SLURM_MEMORY=none \
     "$TRAINYARD" local train local_env --runtime slurm --config local.json >out 2>&1 &&
   grep -qx "TY_USER_ONLY=mine" local/env.0 && grep -q "^PATH=$TEST_DIR/daemonbin:" local/env.0 &&
-  grep -qx "SLURM_PROCID=0" local/env.0
+  grep -qx "SLURM_PROCID=0" local/env.0 && grep -qx "PWD=$PWD" local/env.0
 '
 test_expect_success 'a job waiting in Slurm is QUEUED and describe shows Slurm'"'"'s reason' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&

@@ -6,7 +6,8 @@
 # --allow-root-jobs lets it run as root; an unknown user is a start-up error; the
 # config file takes one project-user line per project; the supervisor of a mapped project's
 # job gets --run-as=USER (its argv, read through a recording wrapper); and, once the supervisor
-# knows --run-as, the replica really runs as the project's user (nobody, uid 65534).
+# knows --run-as, the replica really runs as the project's user (nobody, uid 65534), in its
+# jobDir (one closed to that user fails the replica, naming the directory and the user).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
@@ -231,6 +232,24 @@ test_expect_success 'its jobDir, made for it, is its own to write in' '
   curl -s "$E2E/v1/projects/pa/jobs/w_$M" | grep -q SUCCEEDED &&
   test "$(stat -c %u "$JR/out_$M/model")" = 65534 &&
   test "$(stat -c %u "$JR")" = 0
+'
+# with_job_dir FILE DIR: set the jobDir of the job body FILE
+with_job_dir() {
+  "$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); d[\"trainingInput\"][\"jobDir\"]=sys.argv[2]; json.dump(d,open(sys.argv[1],\"w\"))" "$1" "$2"
+}
+test_expect_success 'it starts in its jobDir; a jobDir closed to its user fails it, naming both' '
+  job_body c.json cwd_$M "touch here && echo cwd-\$(pwd)-$M" && with_job_dir c.json "$JR/cwd_$M" &&
+  test "$(api "$E2E" POST /v1/projects/pa/jobs c.json)" = 200 &&
+  wait_for 30 sh -c "curl -s $E2E/v1/projects/pa/jobs/cwd_$M | grep -q -E \"SUCCEEDED|FAILED\"" &&
+  test "$(api "$E2E" GET /v1/projects/pa/jobs/cwd_$M/logs)" = 200 &&
+  grep -q "cwd-$JR/cwd_$M-$M" out.json && test "$(stat -c %u "$JR/cwd_$M/here")" = 65534 &&
+  mkdir -m 700 "$JR/closed_$M" &&
+  job_body x.json closed_$M "true" && with_job_dir x.json "$JR/closed_$M" &&
+  test "$(api "$E2E" POST /v1/projects/pa/jobs x.json)" = 200 &&
+  wait_for 30 sh -c "curl -s $E2E/v1/projects/pa/jobs/closed_$M | grep -q -E \"SUCCEEDED|FAILED\"" &&
+  test "$(api "$E2E" GET /v1/projects/pa/jobs/closed_$M)" = 200 && cat out.json &&
+  json_get out.json "d[\"state\"]" | grep -qx FAILED &&
+  json_get out.json "d[\"errorMessage\"]" | grep -q "cannot enter its working directory $JR/closed_$M as user nobody: Permission denied"
 '
 trainyardd_stop e2e
 rm -rf "$JR"

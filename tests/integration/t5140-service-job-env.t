@@ -1,7 +1,7 @@
 #!/bin/sh
 # t5140-service-job-env: the replicas of a service job start from the service's defined
 # environment (PATH from --job-path, HOME/USER of the user they run as, LANG, TZ; nothing
-# else of the daemon's), a command not on that PATH is reported with the PATH and the setting,
+# else of the daemon's) and working directory (the jobDir, else /), a command not on that PATH is reported with the PATH and the setting,
 # examples/digits runs submitted as the README shows, and `jobs submit training` makes a
 # relative --job-dir absolute.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -21,7 +21,8 @@ export TRAINYARD_API_ENDPOINT="$TYD_URL"
 IMG=--master-image-uri=example.com/none:1
 
 test_expect_success 'a replica gets the defined environment, not the daemon'"'"'s' '
-  "$TRAINYARD" jobs submit training env_1 "$IMG" --master-command=sh,-c,"env >$TEST_DIR/env.txt" \
+  "$TRAINYARD" jobs submit training env_1 "$IMG" \
+    --master-command=sh,-c,"env >$TEST_DIR/env.txt; pwd >$TEST_DIR/pwd.txt" \
     --stream-logs >/dev/null 2>&1 &&
   grep -qx "PATH=$JOBPATH" env.txt &&
   home=$(getent passwd "$(id -un)" | cut -d: -f6) &&
@@ -37,6 +38,15 @@ test_expect_success 'a replica gets the defined environment, not the daemon'"'"'
       *) echo "unexpected variable $n"; exit 1 ;;
     esac
   done
+'
+test_expect_success 'a replica starts in its local jobDir, else in /, never in the daemon'"'"'s directory' '
+  test "$(cat pwd.txt)" = / &&
+  "$TRAINYARD" jobs submit training env_2 "$IMG" --job-dir "$TEST_DIR/jobs/env_2" \
+    --master-command=sh,-c,"pwd >$TEST_DIR/pwd.txt" --stream-logs >/dev/null 2>&1 &&
+  test "$(cat pwd.txt)" = "$TEST_DIR/jobs/env_2" &&
+  "$TRAINYARD" jobs submit training env_3 "$IMG" --job-dir gs://b/env_3 \
+    --master-command=sh,-c,"pwd >$TEST_DIR/pwd.txt" --stream-logs >/dev/null 2>&1 &&
+  test "$(cat pwd.txt)" = /
 '
 test_expect_success 'a command not on the PATH (even on the daemon'"'"'s): the error names the PATH and the setting' '
   set +e; "$TRAINYARD" jobs submit training nf_1 "$IMG" --master-command=nosuch_$M --stream-logs >/dev/null 2>err; rc=$?; set -e
@@ -55,10 +65,18 @@ test_expect_success 'examples/digits runs as the README shows; a relative --job-
   test -e "$TEST_DIR/jobs/digits_svc/checkpoints/ckpt-final.bin" &&
   "$TRAINYARD" jobs submit training --help | grep -q "relative --job-dir"
 '
-test_expect_success 'a relative ./DIR too; URIs and absolute paths are sent as they are' '
+test_expect_success 'a relative ./DIR, ../DIR, a//b too (made clean); URIs and absolute paths are sent as they are' '
   cd "$TEST_DIR/jobs" &&
   "$TRAINYARD" jobs submit training rel_2 "$IMG" --master-command=true --job-dir ./r2 --format json >r.json 2>/dev/null &&
   test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/r2" &&
+  mkdir -p sub && cd sub &&
+  "$TRAINYARD" jobs submit training rel_4 "$IMG" --master-command=true --job-dir ../r4 --format json >r.json &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/r4" &&
+  "$TRAINYARD" jobs submit training rel_5 "$IMG" --master-command=true --job-dir ./a//b/./c/../ --format json >r.json &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/sub/a/b" &&
+  "$TRAINYARD" jobs submit training rel_6 "$IMG" --master-command=true --job-dir ../../jobs/./r6 --format json >r.json &&
+  test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = "$TEST_DIR/jobs/r6" &&
+  cd "$TEST_DIR/jobs" &&
   "$TRAINYARD" jobs submit training rel_3 "$IMG" --master-command=true --job-dir gs://b/x --format json >r.json 2>/dev/null &&
   test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = gs://b/x
 '

@@ -88,14 +88,17 @@ static void test_operators(void)
         {"jobId:census_1", 1, 0},
         {"jobId:CENSUS_1", 1, 0},
         {"jobId=census_1", 1, 0},
-        {"jobId=CENSUS_1", 0, 0},
+        /* '=' and '!=' compare strings ignoring case, as gcloud's filters do */
+        {"jobId=CENSUS_1", 1, 0},
         {"jobId!=census_1", 0, 1},
+        {"jobId!=Census_1", 0, 1},
         {"jobId:census", 0, 0},
         {"jobId:census*", 1, 0},
         {"jobId:CEN*", 1, 0},
         {"jobId=cen*", 1, 0},
-        {"jobId=CEN*", 0, 0},
+        {"jobId=CEN*", 1, 0},
         {"jobId!=cen*", 0, 1},
+        {"jobId!=CEN*", 0, 1},
         {"jobId:\"census*\"", 1, 0},
         {"jobId:*", 1, 1},
         {"jobId=*", 1, 1},
@@ -192,7 +195,10 @@ static void test_fields(void)
         {"labels=team", 0, 0},
         {"labels.team=vision", 1, 0},
         {"labels.team:VISION", 1, 0},
-        {"labels.team=VISION", 0, 0},
+        {"labels.team=VISION", 1, 0},
+        {"labels.team=Vision", 1, 0},
+        {"labels.team!=VISION", 0, 1},
+        {"labels.team=NLP", 0, 1},
         {"labels:*", 1, 1},
         {"labels.my-key:a_b", 1, 0},
         {"labels.owner=\"ada lovelace\"", 1, 0},
@@ -203,7 +209,7 @@ static void test_fields(void)
         {"errorMessage:*", 1, 0},
         /* arrays: any element */
         {"trainingInput.args:--epochs", 1, 0},
-        {"trainingInput.args=\"--EPOCHS\"", 0, 0},
+        {"trainingInput.args=\"--EPOCHS\"", 1, 0},
         {"trainingInput.args=10", 1, 0},
         {"trainingInput.args>5", 1, 0},
         {"trainingInput.args:*", 1, 0},
@@ -224,6 +230,60 @@ static void test_fields(void)
     };
     check_cases("fields", c, TY_ARRAY_SIZE(c));
     ok(m(NULL, job1) == 1, "fields: NULL filter matches");
+}
+
+static void test_regex(void)
+{
+    static const struct mcase c[] = {
+        /* '~': a POSIX extended regular expression occurs in the value (unanchored) */
+        {"jobId~^census", 1, 0},
+        {"jobId~^c", 1, 0},
+        {"jobId~_[0-9]$", 1, 1},
+        {"jobId~\"^(census|rnn)_[17]$\"", 1, 1},
+        {"jobId~sus", 1, 0},
+        {"jobId ~ ^rnn", 0, 1},
+        {"jobId~.", 1, 1},
+        {"jobId~^[a-z]{1,63}_[0-9]+$", 1, 1},
+        {"jobId~\"(a|b|c|(d*e?)+){45}\"", 1, 1},
+        {"jobId~(((((((((((((((((((((((((((((((([cr]))))))))))))))))))))))))))))))))", 1, 1},
+        {"jobId~[]a[:digit:][.-.][=_=]]7$", 0, 1},
+        {"jobId~_\\(?1", 1, 0},
+        {"jobId~[(]|[)]|x{,3}1$", 1, 0},
+        /* case-sensitive, as gcloud's */
+        {"jobId~^CENSUS", 0, 0},
+        {"jobId~[Cc]ENSUS|^census", 1, 0},
+        /* '!~': the pattern occurs in no value; a missing field does not match it */
+        {"jobId!~^census", 0, 1},
+        {"jobId !~ ^rnn", 1, 0},
+        {"labels.owner!~ada", 0, 1},
+        {"labels.owner~^ada ", 1, 0},
+        {"NOT jobId~^census", 0, 1},
+        {"-jobId~^census", 0, 1},
+        /* a '*' is the pattern's, not a prefix */
+        {"jobId~census_1*", 1, 0},
+        {"jobId~^c.*1$", 1, 0},
+        /* enum keys, numbers, times, booleans, arrays (any element) */
+        {"state~^FAIL", 1, 0},
+        {"state~ED$", 1, 1},
+        {"state!~^SUCC", 1, 0},
+        /* an unquoted pattern holds balanced parentheses; a ')' after them closes a group */
+        {"trainingInput.scaleTier~^(BASIC|CUSTOM)$", 1, 1},
+        {"(jobId~^(census|rnn)_1$)", 1, 0},
+        {"(state:FAILED OR jobId~(rnn)) labels:team", 1, 1},
+        {"jobId~a=b|^r[<>]?n!?n", 0, 1},
+        {"trainingInput.workerCount~^4$", 1, 0},
+        {"trainingOutput.consumedMLUnits~^1\\.25", 1, 0},
+        {"trainingOutput.isHyperparameterTuningJob~^true$", 1, 0},
+        {"createTime~^2026-12", 0, 1},
+        {"trainingInput.args~^--ep", 1, 0},
+        {"trainingInput.args~^1[0-9]$", 1, 0},
+        {"trainingInput.hyperparameters.params.parameterName~^l", 1, 0},
+        /* a label value may hold ':' and '~' unquoted */
+        {"labels.my-key~a_b", 1, 0},
+        {"jobId~^rnn AND labels.team~^n", 0, 1},
+        {"(jobId~^census OR jobId~^rnn) state~ED$", 1, 1},
+    };
+    check_cases("regex", c, TY_ARRAY_SIZE(c));
 }
 
 static void test_logic(void)
@@ -284,7 +344,7 @@ static void test_hints(void)
         {"state=failed", "FAILED", NULL},
         {"jobId=census* AND state:RUNNING", "RUNNING", "census"},
         {"jobId=census* state:RUNNING", "RUNNING", "census"},
-        /* ':' ignores case and the store compares exactly: no prefix with letters */
+        /* the store compares the prefix ignoring case, as ':' and '=' do */
         {"jobId:census* state:RUNNING", "RUNNING", "census"},
         {"jobId:123_* state:RUNNING", "RUNNING", "123_"},
         {"labels:x jobId=Census* (state:CANCELLING)", "CANCELLING", "Census"},
@@ -303,6 +363,8 @@ static void test_hints(void)
         {"jobId:ab*c*", NULL, NULL},
         {"jobId=census*", NULL, "census"},
         {"jobId>census*", NULL, NULL},
+        {"jobId~^census state:FAILED", "FAILED", NULL},
+        {"state~^FAILED$", NULL, NULL},
         {"state:FAIL*", NULL, NULL},
         {"state<FAILED", NULL, NULL},
         {"labels.state:FAILED", NULL, NULL},
@@ -347,7 +409,7 @@ static void test_errors(void)
         {"jobId:\"abc", "unterminated string (no closing '\"') starting at position 7"},
         {"jobId:\"a\\nb\"",
          "unknown escape in a string (only \\\" and \\\\ are allowed) at position 9"},
-        {"jobId!census", "expected '=' after '!' at position 7"},
+        {"jobId!census", "expected '=' or '~' after '!' at position 7"},
         {"jobId=a=b", "expected a space, ')' or the end after the value, found '=' at position 8"},
         {"jobId:\"x\"y", "found 'y' at position 10"},
         {"census\"x\"", "found a quoted string at position 7"},
@@ -379,7 +441,33 @@ static void test_errors(void)
         {"trainingInput.scaleTier=huge", "valid values (any case): BASIC, STANDARD_1"},
         {"=x", "expected a restriction, found '=' at position 1"},
         {"state:FAILED !", "expected a restriction, found '!' at position 14"},
-        {"state!", "expected '=' after '!' at position 7"},
+        {"state!", "expected '=' or '~' after '!' at position 7"},
+        /* '~' and '!~': the pattern must compile, and match some value of an enum key */
+        {"jobId~\"(census\"", "jobId~: '(census' is not a POSIX extended regular expression: "},
+        {"jobId!~\"a{2\"", "jobId!~: 'a{2' is not a POSIX extended regular expression: "},
+        {"jobId~\"[z-a]\" AND state:FAILED", "regular expression: Invalid range end at position 7"},
+        {"jobId~", "expected a value after 'jobId~' at position 7"},
+        {"jobId!~ ", "expected a value after 'jobId!~' at position 9"},
+        {"state~fail",
+         "state~: the pattern 'fail' matches no value of this key (patterns compare "
+         "case-sensitively); valid values: STATE_UNSPECIFIED, QUEUED, PREPARING, RUNNING, "
+         "SUCCEEDED, FAILED, CANCELLING, CANCELLED at position 7"},
+        {"state!~^X", "state!~: the pattern '^X' matches no value of this key"},
+        {"trainingInput.scaleTier~huge", "valid values: BASIC, STANDARD_1"},
+        {"sate~^F", "unknown key 'sate': the Job has no key 'sate' (did you mean 'state'?)"},
+        {"~x", "expected a restriction, found '~' at position 1"},
+        {"jobId~^(census", "jobId~: '^(census' is not a POSIX extended regular expression: "},
+        {"(jobId~census))", "unexpected ')' (no '(' to close) at position 15"},
+        /* what regcomp would build, and how matching goes, stay bounded */
+        {"jobId~^:++++++++++++ce* state:FAILED",
+         "jobId~: '^:++++++++++++ce*' is too large: its repetitions make over 500 copies of its "
+         "parts at position 7"},
+        {"jobId~(a{40}){50}", "'(a{40}){50}' is too large"},
+        {"jobId~((((((((((a+)+)+)+)+)+)+)+)+)+)", "is too large"},
+        {"jobId~\"(a|b|c|(d*e?)+){46}\"", "is too large"},
+        {"jobId~(a)\\1", "jobId~: '(a)\\1': back-references (\\1) are not supported"},
+        {"jobId~(((((((((((((((((((((((((((((((((a)))))))))))))))))))))))))))))))))",
+         "nests parentheses deeper than 32"},
         {"fn(x)", "function calls are not supported) at position 3"},
         {"state:\x01", "unexpected control character 0x01 at position 7"},
         /* positions count characters, not bytes: 'ü' is two bytes */
@@ -483,6 +571,7 @@ int main(void)
     test_operators();
     test_numbers_and_times();
     test_fields();
+    test_regex();
     test_logic();
     test_hints();
     test_errors();

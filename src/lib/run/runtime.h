@@ -170,6 +170,11 @@ struct ty_runtime {
      * not found on it (NULL: "PATH"). */
     char *const *base_env;
     const char *path_setting;
+    /* The directory the replicas start in (borrowed; NULL: this process's own); set before
+     * prepare(). The process runtime changes into it after taking the replicas' user, and a
+     * replica that cannot is not started (TY_EXIT_START_FAILED naming the directory); the
+     * slurm runtime has srun start its tasks there; a container starts in its image's. */
+    const char *workdir;
     /* The GPUs of each replica of the attached plan, indexed by ty_runtime_replica_index;
      * NULL: none given. Borrowed; set before prepare(). The caller holds the devices (their
      * locks) for the whole run. The process runtime sets CUDA_VISIBLE_DEVICES and

@@ -432,6 +432,9 @@ static int new_runtime(struct ty_supervisor *sup, struct ty_error *err)
         sup->rt->run_as = sup->opts.run_as;
         sup->rt->base_env = sup->opts.base_env;
         sup->rt->path_setting = sup->opts.path_setting;
+        if (sup->opts.start_in_job_dir) /* a local jobDir is made before any replica starts */
+            sup->rt->workdir =
+                sup->plan->job_dir && !strstr(sup->plan->job_dir, "://") ? sup->plan->job_dir : "/";
         sup->rt->gpus = sup->gpus;
         sup->rt->gpu_stand_in = sup->opts.gpus && sup->opts.gpus->stand_in;
     }

@@ -56,6 +56,11 @@ struct ty_supervisor_options {
      * the slurm runtime's program replicas use. The service gives jobenv.h's. */
     char *const *base_env;
     const char *path_setting;
+    /* The replicas start in the job's local jobDir (created for them), or in / when it has
+     * none or it is a URI, as a service's programs do: the service sets this. false: in this
+     * process's working directory, as `local train` does (the user's). Handed to the runtime
+     * (ty_runtime.workdir). */
+    bool start_in_job_dir;
     /* Called for every record (replica lines and service messages), and on each state
      * change. Both optional. */
     void (*on_log)(void *ctx, const struct ty_log_record *rec);

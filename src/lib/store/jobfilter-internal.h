@@ -5,6 +5,7 @@
 #define TY_JOBFILTER_INTERNAL_H
 
 #include <jansson.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +14,8 @@
 #define MAX_ARRAY_DEPTH 8
 
 enum jf_kind { N_AND, N_OR, N_NOT, N_RESTR, N_GLOBAL };
-enum jf_op { OP_HAS, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+/* OP_RE, OP_NRE: '~' and '!~', a POSIX extended regular expression searched in the value. */
+enum jf_op { OP_HAS, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_RE, OP_NRE };
 enum jf_vkind { V_PLAIN, V_TIME, V_DURATION };
 
 struct jf_restr {
@@ -29,6 +31,8 @@ struct jf_restr {
     double dval;
     enum jf_vkind vkind; /* fields ending in "Time" */
     int64_t tval, tend;  /* V_TIME, V_DURATION: the value; ':' matches [tval, tend) */
+    bool has_re;         /* OP_RE, OP_NRE: re is the compiled value */
+    regex_t re;
 };
 
 struct jf_node {
@@ -48,6 +52,12 @@ struct ty_filter {
  * of @enums ignoring case (as gcloud's '=' and ':' match), else -EINVAL with @msg saying so
  * and listing the values (jobfilter-keys.c). */
 int jf_enum_value(const char *const *enums, char *value, bool prefix, char *msg, size_t len);
+
+/* Compile the value of the '~' or '!~' restriction @r into r->re (REG_EXTENDED|REG_NOSUB,
+ * case-sensitive as gcloud's). Fails (-EINVAL, @msg naming the pattern and the reason) when
+ * it is not a valid pattern, or when @enums (the values of an enum key; NULL for others) are
+ * given and it matches none of them (jobfilter-match.c). */
+int jf_regex_compile(struct jf_restr *r, const char *const *enums, char *msg, size_t len);
 
 /* Does the (sub)tree @n match @job? */
 bool jf_match_node(const struct jf_node *n, const json_t *job);

@@ -10,10 +10,12 @@
  *     factor      = term { "OR" term }                 OR binds tighter than AND
  *     term        = { "NOT" | "-" } simple             NOT binds tightest
  *     simple      = "(" expression ")" | restriction | global
- *     restriction = FIELD OP VALUE                     OP: : = != < <= > >=
+ *     restriction = FIELD OP VALUE                     OP: : = != < <= > >= ~ !~
  *     global      = WORD | STRING                      a bare value
  * FIELD is names of letters, digits, '_' and '-' joined by '.'; VALUE a word (which may hold
- * ':', so bare times work) or a "string" with \" and \\ escapes. AND, OR and NOT are keywords
+ * ':' and '~', so bare times work) or a "string" with \" and \\ escapes; the VALUE of '~'
+ * and '!~' is a regular expression, compiled here, whose unquoted form may also hold balanced
+ * parentheses and the operators' characters. AND, OR and NOT are keywords
  * only in upper case and as whole words; a bare keyword is not accepted as a VALUE. */
 #include "jobfilter.h"
 
@@ -43,7 +45,7 @@
 #define ECHO_WORD    64
 #define USEC_PER_DAY (INT64_C(86400) * 1000000)
 
-static const char *const op_names[] = {":", "=", "!=", "<", "<=", ">", ">="};
+static const char *const op_names[] = {":", "=", "!=", "<", "<=", ">", ">=", "~", "!~"};
 
 static void node_free(struct jf_node *n)
 {
@@ -56,6 +58,8 @@ static void node_free(struct jf_node *n)
         free(n->r.segs[i]);
     free(n->r.segs);
     free(n->r.value);
+    if (n->r.has_re)
+        regfree(&n->r.re);
     free(n);
 }
 
@@ -119,12 +123,12 @@ static bool is_ctrl(char c)
 }
 
 /* A character of a bare word (a field or a global value); @value: of a restriction's value,
- * which may also hold ':'. */
+ * which may also hold ':' and '~'. */
 static bool is_word(char c, bool value)
 {
     if (c == '\0' || is_space(c) || is_ctrl(c))
         return false;
-    if (c == ':')
+    if (c == ':' || c == '~')
         return value;
     return !strchr("()\"=!<>", c);
 }
@@ -141,6 +145,23 @@ static size_t word_len(const struct parser *p, size_t off, bool value)
     size_t n = 0;
     while (is_word(p->s[off + n], value))
         n++;
+    return n;
+}
+
+/* The length of the unquoted pattern of '~' at @off: up to a space or the end, holding any
+ * balanced parentheses (so `jobId~^(a|b)$` needs no quotes, and a ')' after it still closes
+ * a group); a '"' ends it. */
+static size_t pattern_len(const struct parser *p, size_t off)
+{
+    size_t n = 0;
+    int depth = 0;
+
+    for (char c; (c = p->s[off + n]) != '\0' && !is_space(c) && !is_ctrl(c) && c != '"'; n++) {
+        if (c == '(')
+            depth++;
+        else if (c == ')' && depth-- == 0)
+            break;
+    }
     return n;
 }
 
@@ -189,7 +210,7 @@ static const char *found(const struct parser *p, size_t off, char *buf, size_t n
         return "a quoted string";
     wl = word_len(p, off, false);
     if (wl == 0)
-        wl = p->s[off] == '!' && p->s[off + 1] == '=' ? 2 : 1;
+        wl = p->s[off] == '!' && (p->s[off + 1] == '=' || p->s[off + 1] == '~') ? 2 : 1;
     (void)snprintf(buf, n, "'%.*s'", (int)(wl > FOUND_WORD ? FOUND_WORD : wl), p->s + off);
     return buf;
 }
@@ -219,10 +240,13 @@ static int op_at(struct parser *p, size_t off, enum jf_op *op, size_t *len)
     case '=':
         *op = OP_EQ;
         return 1;
+    case '~':
+        *op = OP_RE;
+        return 1;
     case '!':
-        if (s[1] != '=')
-            return fail(p, off + 1, "expected '=' after '!'");
-        *op = OP_NE;
+        if (s[1] != '=' && s[1] != '~')
+            return fail(p, off + 1, "expected '=' or '~' after '!'");
+        *op = s[1] == '=' ? OP_NE : OP_NRE;
         *len = 2;
         return 1;
     case '<':
@@ -402,7 +426,7 @@ static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct 
         if (r < 0)
             goto out;
     } else {
-        size_t vl = word_len(p, p->pos, true);
+        size_t vl = n->r.op >= OP_RE ? pattern_len(p, p->pos) : word_len(p, p->pos, true);
         if (vl == 0 || keyword_at(p, p->pos)) {
             r = fail(p,
                      p->pos,
@@ -419,6 +443,12 @@ static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct 
     r = check_after_value(p);
     if (r < 0)
         goto out;
+    if (n->r.op >= OP_RE) {
+        char msg[TY_ERROR_MSG_MAX - 64];
+        if (jf_regex_compile(&n->r, key.enums, msg, sizeof(msg)) < 0)
+            r = fail(p, voff, "%s%s: %s", field, op_names[n->r.op], msg);
+        goto done;
+    }
     r = finish_value(p, &n->r, voff, field);
     if (r < 0)
         goto out;
@@ -429,7 +459,9 @@ static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct 
             goto out;
         }
     }
-    *ret = TAKE_PTR(n);
+done:
+    if (r >= 0)
+        *ret = TAKE_PTR(n);
 out:
     node_free(n);
     return r;

@@ -3,13 +3,15 @@
  * the syntax of Google's list filters (AIP-160), e.g.
  *     jobId:census*            state:FAILED            jobId:rnn* AND state:FAILED
  *     labels.team=vision       NOT state:SUCCEEDED     createTime>"2026-11-30T00:00:00Z"
- *     (state=FAILED OR state=CANCELLED) AND -labels:owner
+ *     (state=FAILED OR state=CANCELLED) AND -labels:owner      jobId~^rnn_[0-9]+$
  * Grammar: expressions of restrictions joined by AND (or juxtaposition) and OR (OR binds
  * tighter than AND, as in AIP-160), negated by NOT or '-', grouped by parentheses. A
- * restriction is FIELD OP VALUE with OP one of : = != < <= > >=; FIELD a dotted path into the
- * Job resource (jobId, state, labels.KEY, createTime, trainingInput.scaleTier, ...); VALUE a
- * bare word or a "double-quoted string". ':' (has) compares case-insensitively and a '*' at
- * the end of its value matches any suffix; `labels:KEY` is true when the label exists.
+ * restriction is FIELD OP VALUE with OP one of : = != < <= > >= ~ !~; FIELD a dotted path into
+ * the Job resource (jobId, state, labels.KEY, createTime, trainingInput.scaleTier, ...); VALUE a
+ * bare word or a "double-quoted string". ':' (has), '=' and '!=' compare strings ignoring ASCII
+ * case, as gcloud's filters do, and a '*' at the end of their value matches any suffix;
+ * `labels:KEY` is true when the label exists. '~' is true when a POSIX extended regular
+ * expression (case-sensitive) occurs in the value, '!~' when it does not.
  * Fields ending in "Time" compare as times, int64 fields numerically. A bare VALUE matches a
  * job whose id, state or any label value contains it (case-insensitive). docs/service.md#the-api
  * has the full description. */
@@ -35,7 +37,7 @@ bool ty_filter_match(const struct ty_filter *f, const json_t *job);
  * restriction: `state=X`/`state:X` (returns the enum name, upper case) and `jobId:P*` or
  * `jobId=P*` (returns the prefix P). NULL when there is no such hint. The filter must still
  * be applied to every row; hints only let the store skip rows. The store compares the prefix
- * ignoring ASCII case (as ':' does; '=' is then checked exactly by the filter itself).
+ * ignoring ASCII case, as ':' and '=' do.
  * Both strings live as long as the filter. */
 const char *ty_filter_state_hint(const struct ty_filter *f);
 const char *ty_filter_id_prefix_hint(const struct ty_filter *f);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  * process-child.c: the process runtime's child between clone and exec: the port reservations
- * it must not hold, its process group, its cgroup, the user it runs as, its signals and
- * pipes, then the program. The child shares the parent's memory until its exec (vfork's way,
- * the parent suspended), so it only makes system calls; everything it needs is prepared
- * before the clone, the user it runs as (ty_runtime.run_as) included: resolved here with
- * getpwnam and getgrouplist, so that the child only changes its credentials (setgroups,
- * setgid, setuid, in that order). */
+ * it must not hold, its process group, its cgroup, the user it runs as, its working
+ * directory, its signals and pipes, then the program. The child shares the parent's memory
+ * until its exec (vfork's way, the parent suspended), so it only makes system calls;
+ * everything it needs is prepared before the clone, the user it runs as (ty_runtime.run_as)
+ * included: resolved here with getpwnam and getgrouplist, so that the child only changes its
+ * credentials (setgroups, setgid, setuid, in that order). */
 #include <errno.h>
 #include <grp.h>
 #include <pthread.h>
@@ -173,9 +173,15 @@ __attribute__((no_sanitize_address)) static int child(void *arg)
         f.stage = PJ_SETUID;
         if (syscall(SYS_setuid, cs->user->uid) < 0)
             goto fail;
-        /* The directory trainyard runs in may be closed to that user: its home, else /. */
-        if (access(".", X_OK) < 0 && chdir(cs->user->home) < 0)
-            (void)!chdir("/");
+    }
+    /* The runtime's directory (the service's: the jobDir, else /), entered as that user.
+     * Without one, this process's: when it is closed to that user, its home, else /. */
+    if (cs->workdir) {
+        f.stage = PJ_CHDIR;
+        if (chdir(cs->workdir) < 0)
+            goto fail;
+    } else if (cs->user && access(".", X_OK) < 0 && chdir(cs->user->home) < 0) {
+        (void)!chdir("/");
     }
     f.stage = PJ_EXEC;
     /* After the credentials: changing them clears the parent-death signal. */

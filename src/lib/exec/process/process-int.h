@@ -72,7 +72,7 @@ struct process_rt {
 };
 
 /* What a child failed at before its program ran (reported on the status pipe). */
-enum pj_stage { PJ_EXEC, PJ_CGROUP, PJ_SETGROUPS, PJ_SETGID, PJ_SETUID };
+enum pj_stage { PJ_EXEC, PJ_CGROUP, PJ_SETGROUPS, PJ_SETGID, PJ_SETUID, PJ_CHDIR };
 struct child_fail {
     int stage;
     int err;
@@ -94,6 +94,7 @@ struct child_setup {
     int cg_fds[TY_CGROUP_MAX_DIRS]; /* cgroup.procs of the replica's cgroup */
     size_t n_cg;
     const struct pj_user *user; /* NULL: as this process */
+    const char *workdir;        /* ty_runtime.workdir: NULL, this process's directory */
     const char *path;           /* resolved program, or argv[0] when not found (ENOENT) */
     char **argv, **envp;
     pid_t parent;

@@ -261,7 +261,15 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
             [PJ_SETUID] = "cannot switch to user",
         };
         st.kind = TY_EXIT_START_FAILED;
-        if (pr->fail_stage > PJ_EXEC && pr->fail_stage <= PJ_SETUID)
+        if (pr->fail_stage == PJ_CHDIR)
+            (void)snprintf(st.detail,
+                           sizeof(st.detail),
+                           "cannot enter its working directory %s%s%s: %s",
+                           pr->rt->base.workdir,
+                           pr->rt->user.set ? " as user " : "",
+                           pr->rt->user.set ? pr->rt->user.name : "",
+                           strerror(pr->exec_errno));
+        else if (pr->fail_stage > PJ_EXEC && pr->fail_stage <= PJ_SETUID)
             (void)snprintf(st.detail,
                            sizeof(st.detail),
                            "%s%s%s: %s",
@@ -459,6 +467,7 @@ launch(struct ty_runtime *rt, struct ty_replica *r, char *const env[], struct ty
         .parent = getpid(),
         .n_cg = (size_t)n_cg,
         .user = p->user.set ? &p->user : NULL,
+        .workdir = p->base.workdir,
     };
     memcpy(cs.cg_fds, cg_fds, sizeof(cg_fds));
     cs.restore_nofile = ty_nofile_original(&cs.nofile);

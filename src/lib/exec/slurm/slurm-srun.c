@@ -151,6 +151,9 @@ static char **srun_argv(struct slurm_rt *s)
     ty_strv_push(&argv, "--kill-on-bad-exit=0");
     ty_strv_push(&argv, "--mpi=none");
     ty_strv_push(&argv, "--export=ALL");
+    /* The service's directory for the replicas (runtime.h), not srun's (the daemon's). */
+    if (s->base.workdir)
+        ty_strv_push_take(&argv, xasprintf("--chdir=%s", s->base.workdir));
     ty_strv_push(&argv, task);
     ty_strv_push(&argv, "--connect");
     ty_strv_push(&argv, s->listen_addr);
