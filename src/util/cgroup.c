@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "fdutil.h"
 #include "macro.h"
 
 /* How many times a v1 freeze is looked at (without sleeping) before the kill goes ahead
@@ -122,31 +123,13 @@ struct self_files {
     char *cgroup;    /* /proc/self/cgroup */
 };
 
-/* The whole of a /proc file (its size is unknown until read), NUL-terminated; NULL when it
- * cannot be read. Caller frees. */
+/* The whole of a /proc file, NUL-terminated; NULL when it cannot be read. Caller frees. */
 static char *read_proc(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    size_t len = 0, cap = 4096;
-    char *buf;
+    char *buf = NULL;
+    size_t len;
 
-    if (fd < 0)
-        return NULL;
-    buf = xmalloc(cap);
-    for (;;) {
-        ssize_t n;
-        if (len + 1 >= cap)
-            buf = xreallocarray(buf, cap *= 2, 1);
-        n = read(fd, buf + len, cap - 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-    }
-    close(fd);
-    buf[len] = '\0';
-    return buf;
+    return ty_read_file(path, 1 << 20, &buf, &len, NULL) < 0 ? NULL : buf;
 }
 
 /* Copy the line at *@cur (without its newline, cut to @size - 1) into @line and move *@cur
