@@ -24,6 +24,7 @@ runs=${2:-7}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 ty=$root/$build/bin/trainyard
 task=$root/$build/bin/trainyard-task
+guardian=$root/$build/bin/trainyard-guardian
 name=bench/launch-slurm
 
 # shellcheck source=tests/lib/slurm-cluster.sh disable=SC1091
@@ -32,7 +33,7 @@ if ! slurm_cluster_check; then
   echo "$name: skipped ($TY_SLURM_SKIP_REASON)"
   exit 0
 fi
-for b in "$ty" "$task"; do
+for b in "$ty" "$task" "$guardian"; do
   [ -x "$b" ] || { echo "$name: $b missing (build first: ninja -C $build)" >&2; exit 1; }
 done
 
@@ -47,8 +48,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# copies: a rebuild during the runs (ninja -C build elsewhere) must not mix versions
-mkdir -p "$scratch/bin" && cp "$ty" "$task" "$scratch/bin/" || exit 1
+# copies: a rebuild during the runs (ninja -C build elsewhere) must not mix versions; the
+# guardian beside the launcher, where it finds it (else each launcher forks one, with a notice)
+mkdir -p "$scratch/bin" && cp "$ty" "$task" "$guardian" "$scratch/bin/" || exit 1
 ty=$scratch/bin/trainyard task=$scratch/bin/trainyard-task
 if ! slurm_cluster_start "$cluster"; then
   echo "$name: skipped (the test cluster did not start: $TY_SLURM_ERROR)"
