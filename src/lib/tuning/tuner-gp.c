@@ -7,7 +7,8 @@
  * heavy-tailed with a scale taken from the opening design, standardised, the prior mean at an
  * upper quantile of them) inside a trust region around the best trial of the current run
  * (tuner-trust.c: it grows on successes, shrinks on failures, and a new run starts from a
- * global suggestion once it has shrunk to nothing), with pending trials
+ * global suggestion once it has shrunk to nothing; a few candidates move one coordinate of the
+ * best point anywhere in its range, to reach a basin the region cannot), with pending trials
  * entered as kriging-believer fantasies (which may lower the incumbent) so parallel suggestions
  * differ. While trials are pending, most acquisition candidates are drawn around the best
  * trials: filling a batch refines the promising region instead of spending the batch on
@@ -34,6 +35,10 @@
 #define DUP_TOL          1e-9 /* encoded points closer than this (max norm) are the same trial */
 #define LOCAL_CENTRES    5    /* local candidates are drawn around this many best trials */
 #define LOCAL_SWITCH     0.2  /* chance that a local candidate switches a category */
+/* Of the local candidates, this many are coordinate moves (coord_z): the best point with one
+ * numeric coordinate anywhere in its range, two with chance COORD_TWO. */
+#define N_COORD   64
+#define COORD_TWO 0.3
 /* The opening design has dim + 1 points (fewer trials than dimensions cannot fit one
  * length-scale each), and at least MIN_INIT, or a 1-parameter study starts on 2 points. */
 #define MIN_INIT 5
@@ -545,10 +550,30 @@ static void box_z(const struct ty_bo *b, struct ty_tuner *t, double *z)
             z[d] = b->lo[d] + z[d] * (b->hi[d] - b->lo[d]);
 }
 
+/* A coordinate move into @z: the encoded trial @g with one numeric coordinate (two with
+ * chance COORD_TWO) set uniformly anywhere in its range, outside the search box too. A
+ * trust region's box, or a step around the best trials, moves every coordinate a little: it
+ * cannot carry one coordinate across its range to another basin while the others stay put,
+ * which a separable or deceptive objective (Schwefel's) asks for (bench/hpo/README.md,
+ * issue 18). Needs a numeric parameter. */
+static void coord_z(struct ty_bo *b, struct ty_tuner *t, size_t g, double *z)
+{
+    int moves = ty_rng_unit(&t->rng) < COORD_TWO ? 2 : 1;
+
+    memcpy(z, b->tz + g * b->dim, b->dim * sizeof(double));
+    for (int m = 0; m < moves; m++) {
+        size_t k = (size_t)ty_rng_below(&t->rng, b->n_numeric), d = 0;
+        while (!b->numeric[d] || k-- > 0)
+            d++;
+        z[d] = ty_rng_unit(&t->rng);
+    }
+}
+
 /* Maximise the acquisition in the search box b->lo..b->hi: score uniform and local candidates
- * (around the @n_good trials @good), refine the best few by pattern search, decode the best
- * into @x (a fresh random point when every candidate was a trial). @scale sizes the local
- * steps and the pattern search's first step (1: the whole space). */
+ * (around the @n_good trials @good, N_COORD of them coordinate moves of @good[0], the best),
+ * refine the best few by pattern search, decode the best into @x (a fresh random point when
+ * every candidate was a trial). @scale sizes the local steps and the pattern search's first
+ * step (1: the whole space). */
 static void maximise_acquisition(
     struct ty_bo *b, struct ty_tuner *t, const size_t *good, size_t n_good, double scale, double *x)
 {
@@ -566,6 +591,8 @@ static void maximise_acquisition(
         double *z = cz + c * dim;
         if (c < n_rand)
             box_z(b, t, z);
+        else if (c >= n_cand - N_COORD && b->n_numeric > 0)
+            coord_z(b, t, good[0], z);
         else
             local_z(b, t, good, n_good, scale, z);
     }
