@@ -459,8 +459,9 @@ struct local_args {
     struct train_flags tf;
     struct ty_supervisor_options opts; /* env.pytorch and grace_usec from the flags */
     const char *runtime;
-    char *state_dir; /* NULL: the default */
-    char *job_id;    /* NULL: the config's, else generated */
+    bool runtime_flag; /* runtime from --runtime (else TRAINYARD_RUNTIME or the default) */
+    char *state_dir;   /* NULL: the default */
+    char *job_id;      /* NULL: the config's, else generated */
     bool dry_run;
 };
 
@@ -481,6 +482,7 @@ static int local_opt(struct local_args *a, int c, const char *arg, char **argv)
     switch (c) {
     case O_RUNTIME:
         a->runtime = arg;
+        a->runtime_flag = true;
         return -1;
     case O_PYTORCH_ENV:
         a->opts.env.pytorch = true;
@@ -569,8 +571,12 @@ static int build_local_job(struct local_args *a, struct ty_job **ret)
         a->opts.env.mxnet = true;
     r = ty_runtime_validate(a->runtime, *ret, &e);
     if (r < 0) {
-        cli_error(
-            PATH, "%s%s", ty_runtime_known(a->runtime) ? "" : "--runtime: ", ty_error_msg(&e));
+        cli_error(PATH,
+                  "%s%s",
+                  ty_runtime_known(a->runtime) ? ""
+                  : a->runtime_flag            ? "--runtime: "
+                                               : "TRAINYARD_RUNTIME: ",
+                  ty_error_msg(&e));
         return -1;
     }
     return 0;

@@ -118,6 +118,7 @@ test_expect_success 'machine types, enum values and job fields get the nearest' 
   printf "trainingInput:\n  masterConfig:\n    zzzzzz: x\n" >f3.yaml
   "$TRAINYARD" local train --config f3.yaml --dry-run 2>e6
   "$TRAINYARD" local train --master-image-uri=x --runtime=contianer --dry-run 2>e7
+  TRAINYARD_RUNTIME=contianer "$TRAINYARD" local train --master-image-uri=x --dry-run 2>e9
   "$TY_BUILD_DIR/bin/trainyardd" --runtime=slurn 2>e8
   set -e
   grep -q "unknown machine type .n1-standrd-4. (did you mean .n1-standard-4.? see" e1 &&
@@ -127,6 +128,7 @@ test_expect_success 'machine types, enum values and job fields get the nearest' 
   grep -q "Did you mean \"imageUri\"?" e5 &&
   grep -q "Cannot find field.$" e6 &&
   grep -q "(trainyard.local.train) --runtime: unknown runtime .contianer. (did you mean .container.? this build has: process, container, slurm)" e7 &&
+  grep -q "(trainyard.local.train) TRAINYARD_RUNTIME: unknown runtime .contianer. (did you mean .container.?" e9 &&
   grep -qx "trainyardd: --runtime: unknown runtime .slurn. (did you mean .slurm.? this build has: process, container, slurm)" e8
 '
 test_expect_success 'the values of enum-like flags and settings get the nearest' '
