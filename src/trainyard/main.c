@@ -2,8 +2,9 @@
  * main.c: `trainyard`: dispatches `trainyard GROUP VERB ...` (or GROUP SUBGROUP VERB, as in
  * `jobs submit training`) to the verb table. Only `local train` uses the library directly;
  * the `jobs` verbs talk to trainyardd over its REST API. Also here: `-h` for `--help` on
- * every verb, `trainyard help [GROUP...] VERB`, and "did you mean" for a mistyped command. The
- * flags' "did you mean" (cli_flag_error) is in cli-flags.c. */
+ * every verb, `trainyard help [GROUP...] VERB`, "did you mean" for a mistyped command, and
+ * cli_error / cli_flag_error, which every verb reports with (the flags' "did you mean" is
+ * util's ty_suggest_option_error, which trainyardd's options share). */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -68,6 +69,20 @@ void cli_error(const char *path, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int cli_flag_error(const char *path, int c, char **argv, const struct option *opts)
+{
+    const char *arg = argv[optind - 1];
+    struct ty_error e = {0};
+
+    if (c == ':') {
+        cli_error(path, "%s needs a value", arg);
+        return TY_EXIT_USAGE;
+    }
+    (void)ty_suggest_option_error(opts, arg, optopt, "flag", &e);
+    cli_error(path, "%s", ty_error_msg(&e));
+    return TY_EXIT_USAGE;
 }
 
 /* Print the commands whose path starts with the @n words @prefix (all when @n is 0). */

@@ -454,53 +454,6 @@ static int unknown_setting(const char *key, const char *where, struct ty_error *
     return ty_error_set(err, EINVAL, "%s: unknown setting (see trainyardd --help)", where);
 }
 
-/* The error for the command-line argument @arg that getopt refused (@opt: its optopt): a
- * short option, a value given to a flag that takes none, an abbreviation of several long
- * options, or an unknown long option with the nearest one, if one is near. */
-static int option_error(const char *arg, int opt, struct ty_error *err)
-{
-    struct ty_suggest s;
-    struct ty_buf many = TY_BUF_INIT;
-    int count = 0, r;
-
-    if (strncmp(arg, "--", 2) != 0 && opt > ' ' && opt < 0x7f)
-        return ty_error_set(err, EINVAL, "unknown option '-%c' (see --help)", opt);
-    if (strncmp(arg, "--", 2) != 0)
-        return ty_error_set(err, EINVAL, "unknown option '%s' (see --help)", arg);
-    const char *name = arg + 2;
-    size_t len = strcspn(name, "=");
-    for (const struct option *o = options; o->name; o++) {
-        if (name[len] == '=' && strlen(o->name) == len && strncmp(o->name, name, len) == 0)
-            return ty_error_set(err, EINVAL, "--%s takes no value (got '%s')", o->name, arg);
-        if (len > 0 && strncmp(o->name, name, len) == 0)
-            ty_buf_printf(&many, "%s--%s", count++ ? ", " : "", o->name);
-    }
-    if (count > 1) {
-        r = ty_error_set(err,
-                         EINVAL,
-                         "ambiguous option '--%.*s': %s (see --help)",
-                         (int)len,
-                         name,
-                         ty_buf_str(&many));
-        ty_buf_release(&many);
-        return r;
-    }
-    ty_buf_release(&many);
-    {
-        _cleanup_free_ char *word = xstrndup(name, len);
-        ty_suggest_init(&s, word);
-        for (const struct option *o = options; o->name; o++)
-            ty_suggest_add(&s, o->name);
-        if (ty_suggest_best(&s))
-            return ty_error_set(err,
-                                EINVAL,
-                                "unknown option '--%s' (did you mean '--%s'?)",
-                                word,
-                                ty_suggest_best(&s));
-        return ty_error_set(err, EINVAL, "unknown option '--%s' (see --help)", word);
-    }
-}
-
 static int load_config(struct tyd *d, const char *path, bool must_exist, struct ty_error *err)
 {
     struct ty_kv *kv = NULL;
@@ -549,7 +502,7 @@ static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err
             release(d);
             exit(0);
         } else if (c == '?')
-            return option_error(argv[optind - 1], optopt, err);
+            return ty_suggest_option_error(options, argv[optind - 1], optopt, "option", err);
         else if (c == ':')
             return ty_error_set(err, EINVAL, "%s needs a value", argv[optind - 1]);
     }

@@ -3,8 +3,13 @@
  * alignment over three rows of the dynamic programme, ASCII case folded. */
 #include "suggest.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "macro.h"
 
 static unsigned char fold(char c)
 {
@@ -84,4 +89,70 @@ const char *ty_suggest_among(const char *word, const char *const *cands)
     for (size_t i = 0; cands && cands[i]; i++)
         ty_suggest_add(&s, cands[i]);
     return ty_suggest_best(&s);
+}
+
+/* The long options of @opts whose name starts with @name (@len bytes), as "--a, --b". */
+static char *prefix_matches(const struct option *opts, const char *name, size_t len, int *count)
+{
+    struct ty_buf b = TY_BUF_INIT;
+
+    *count = 0;
+    for (size_t i = 0; opts && opts[i].name; i++) {
+        if (strncmp(opts[i].name, name, len) != 0)
+            continue;
+        ty_buf_printf(&b, "%s--%s", *count ? ", " : "", opts[i].name);
+        (*count)++;
+    }
+    return ty_buf_take(&b);
+}
+
+/* The option of @opts named exactly @name (@len bytes), or NULL. */
+static const struct option *find_exact(const struct option *opts, const char *name, size_t len)
+{
+    for (size_t i = 0; opts && opts[i].name; i++)
+        if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+static int long_option_error(const struct option *opts,
+                             const char *arg,
+                             const char *noun,
+                             struct ty_error *err)
+{
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    _cleanup_free_ char *word = xstrndup(name, len);
+    _cleanup_free_ char *matches = NULL;
+    const struct option *o = find_exact(opts, name, len);
+    struct ty_suggest s;
+    int count;
+
+    if (o && name[len] == '=' && o->has_arg == no_argument)
+        return ty_error_set(err, EINVAL, "--%s takes no value (got '%s')", o->name, arg);
+    matches = prefix_matches(opts, name, len, &count);
+    if (len > 0 && count > 1)
+        return ty_error_set(
+            err, EINVAL, "ambiguous %s '--%s': %s (see --help)", noun, word, matches);
+    ty_suggest_init(&s, word);
+    for (size_t i = 0; opts && opts[i].name; i++)
+        ty_suggest_add(&s, opts[i].name);
+    if (ty_suggest_best(&s))
+        return ty_error_set(err,
+                            EINVAL,
+                            "unknown %s '--%s' (did you mean '--%s'?)",
+                            noun,
+                            word,
+                            ty_suggest_best(&s));
+    return ty_error_set(err, EINVAL, "unknown %s '--%s' (see --help)", noun, word);
+}
+
+int ty_suggest_option_error(
+    const struct option *opts, const char *arg, int optopt, const char *noun, struct ty_error *err)
+{
+    if (strncmp(arg, "--", 2) == 0)
+        return long_option_error(opts, arg, noun, err);
+    if (optopt > ' ' && optopt < 0x7f)
+        return ty_error_set(err, EINVAL, "unknown %s '-%c' (see --help)", noun, optopt);
+    return ty_error_set(err, EINVAL, "unknown %s '%s' (see --help)", noun, arg);
 }
