@@ -147,12 +147,15 @@ static int long_option_error(const struct option *opts,
     return ty_error_set(err, EINVAL, "unknown %s '--%s' (see --help)", noun, word);
 }
 
-int ty_suggest_option_error(
-    const struct option *opts, const char *arg, int optopt, const char *noun, struct ty_error *err)
+int ty_suggest_option_error(const struct option *opts,
+                            const char *arg,
+                            int short_opt,
+                            const char *noun,
+                            struct ty_error *err)
 {
     if (strncmp(arg, "--", 2) == 0)
         return long_option_error(opts, arg, noun, err);
-    if (optopt > ' ' && optopt < 0x7f)
-        return ty_error_set(err, EINVAL, "unknown %s '-%c' (see --help)", noun, optopt);
+    if (short_opt > ' ' && short_opt < 0x7f)
+        return ty_error_set(err, EINVAL, "unknown %s '-%c' (see --help)", noun, short_opt);
     return ty_error_set(err, EINVAL, "unknown %s '%s' (see --help)", noun, arg);
 }

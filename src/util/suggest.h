@@ -46,12 +46,15 @@ const char *ty_suggest_best(const struct ty_suggest *s);
 /* ty_suggest over the NULL-terminated array @cands: the nearest one, or NULL. */
 const char *ty_suggest_among(const char *word, const char *const *cands);
 
-/* The error for the command-line argument @arg that getopt_long refused (@optopt: getopt's
+/* The error for the command-line argument @arg that getopt_long refused (@short_opt: getopt's
  * optopt), calling it a @noun ("flag", "option"): an unknown short one, a value given to a
  * long one of @opts that takes none, an abbreviation of several long ones (listed), or an
  * unknown long one with the nearest of @opts, if one is near ("did you mean '--listen'?").
  * Returns -EINVAL with @err. */
-int ty_suggest_option_error(
-    const struct option *opts, const char *arg, int optopt, const char *noun, struct ty_error *err);
+int ty_suggest_option_error(const struct option *opts,
+                            const char *arg,
+                            int short_opt,
+                            const char *noun,
+                            struct ty_error *err);
 
 #endif
