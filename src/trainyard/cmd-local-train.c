@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "accept.h"
@@ -227,10 +228,16 @@ static int install_signals(void)
     return ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
 }
 
+/* local_<date>_<time>_<4 random hex digits>: a claim that finds one taken (runs started in
+ * the same second) draws again (claim_run). */
 static char *generate_job_id(void)
 {
     char ts[40];
     int64_t now = ty_now_usec();
+    uint16_t draw;
+
+    if (getrandom(&draw, sizeof(draw), GRND_NONBLOCK) != (ssize_t)sizeof(draw))
+        draw = (uint16_t)((now / 1000) ^ getpid());
     ty_rfc3339(now, 0, ts, sizeof(ts)); /* 2026-11-30T09:00:00Z */
     return xasprintf("local_%.4s%.2s%.2s_%.2s%.2s%.2s_%04x",
                      ts,
@@ -239,7 +246,7 @@ static char *generate_job_id(void)
                      ts + 11,
                      ts + 14,
                      ts + 17,
-                     (unsigned)((now / 1000) ^ getpid()) & 0xffff);
+                     (unsigned)draw);
 }
 
 static bool label_true(const struct ty_job *job, const char *key)
@@ -341,23 +348,38 @@ ended_waiting(struct run_ctx *rc, const struct ty_supervisor_options *o, int w, 
     return TY_EXIT_FAILED;
 }
 
-/* Claim <state>/jobs/local/@job_id for this run (statedir.h), saying where an earlier run
- * that did not succeed was moved. Returns 0, or -1 after printing the error. */
-static int claim_run(const char *state_dir, const char *job_id, char **dir, int *lock_fd)
+/* Claim <state>/jobs/local/<job's id> for this run (statedir.h), saying where an earlier run
+ * that did not succeed was moved. A @generated id is only ever a new directory: one taken
+ * already (another run's) makes the job draw another id. Returns 0, or -1 after printing the
+ * error. */
+static int
+claim_run(const char *state_dir, struct ty_job *job, bool generated, char **dir, int *lock_fd)
 {
     _cleanup_free_ char *moved = NULL;
     struct ty_error e = {0};
+    int r;
 
-    if (ty_statedir_claim_run(state_dir, job_id, dir, lock_fd, &moved, &e) < 0) {
+    for (int draws = 1;; draws++) {
+        r = ty_statedir_claim_run(
+            state_dir, job->job_id, dir, lock_fd, generated ? NULL : &moved, &e);
+        if (r != -EEXIST || !generated || draws == 100)
+            break;
+        free(job->job_id);
+        job->job_id = generate_job_id();
+        e = (struct ty_error){0};
+    }
+    if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return -1;
     }
     if (moved)
-        fprintf(stderr, "The earlier run of job %s did not succeed: kept as %s\n", job_id, moved);
+        fprintf(
+            stderr, "The earlier run of job %s did not succeed: kept as %s\n", job->job_id, moved);
     return 0;
 }
 
-static int run_job(const struct ty_job *job,
+static int run_job(struct ty_job *job,
+                   bool id_generated,
                    const struct ty_runtime_ops *runtime,
                    const char *state_dir,
                    const json_t *previous,
@@ -379,7 +401,7 @@ static int run_job(const struct ty_job *job,
     int sig_fd;
     int r;
 
-    if (claim_run(state_dir, job->job_id, &dir, &lock_fd) < 0)
+    if (claim_run(state_dir, job, id_generated, &dir, &lock_fd) < 0)
         return TY_EXIT_USAGE;
     logdir = xasprintf("%s/logs", dir);
     rc.job_record = xasprintf("%s/job.json", dir);
@@ -462,6 +484,7 @@ struct local_args {
     bool runtime_flag; /* runtime from --runtime (else TRAINYARD_RUNTIME or the default) */
     char *state_dir;   /* NULL: the default */
     char *job_id;      /* NULL: the config's, else generated */
+    bool id_generated; /* neither the command line nor the config named the job */
     bool dry_run;
 };
 
@@ -558,6 +581,7 @@ static int build_local_job(struct local_args *a, struct ty_job **ret)
     if (r >= 0 && !json_object_get(doc, "jobId")) {
         _cleanup_free_ char *gen = generate_job_id();
         json_object_set_new(doc, "jobId", json_string(gen));
+        a->id_generated = true;
     }
     if (r >= 0)
         r = ty_job_accept(doc, ret, &e);
@@ -676,7 +700,8 @@ static int local_train(int argc, char **argv)
     if (local_gpus_setup(&lg, job, a.runtime, a.state_dir) < 0)
         goto out;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    rc = run_job(job, ty_runtime_find(a.runtime), a.state_dir, previous, &a.opts, &lg);
+    rc = run_job(
+        job, a.id_generated, ty_runtime_find(a.runtime), a.state_dir, previous, &a.opts, &lg);
 out:
     local_gpus_release(&lg);
     local_args_release(&a);

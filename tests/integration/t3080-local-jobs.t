@@ -3,7 +3,7 @@
 # flags refused with the reason), past local runs read back with `jobs list|describe|stream-logs
 # --local`, a killed run shown as FAILED, and a failed run's id free for a retry (the earlier
 # run kept as <id>.1, listed, described and its logs shown as such) while a SUCCEEDED or
-# running one still holds it.
+# running one still holds it; runs without an id started together each get their own.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -119,5 +119,15 @@ test_expect_success 'a failed run is retried as the same id; a SUCCEEDED one kee
   diff want v &&
   "$TRAINYARD" jobs describe failed_1.2 --local --format "value(errorMessage)" >v 2>/dev/null &&
   test "$(cat v)" = "The replica master 0 exited with a non-zero status of 4."
+'
+test_expect_success 'runs started together without a job id each get one of their own' '
+  mkdir gen && pids= &&
+  for i in $(seq 1 24); do
+    TRAINYARD_HOME=$PWD/gen "$TRAINYARD" local train "$IMG" --master-command=true \
+      >/dev/null 2>"gen.$i.err" & pids="$pids $!"
+  done &&
+  for p in $pids; do wait $p || { cat gen.*.err; exit 1; }; done &&
+  test "$(ls gen/jobs/local | grep -c "^local_[0-9]\{8\}_[0-9]\{6\}_[0-9a-f]\{4\}\$")" = 24 &&
+  ! grep -l "kept as" gen.*.err
 '
 test_done

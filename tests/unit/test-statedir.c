@@ -3,8 +3,8 @@
  * its run.lock seen held from another process while the run holds it and free once it is gone
  * (ty_statedir_run_active), a running run keeps its id, a SUCCEEDED one keeps it, one whose
  * record cannot be read keeps it, and a FAILED one, or one that ended without a record, is
- * moved aside to <id>.1, <id>.2 with its files; the names of runs and of runs kept aside
- * (ty_statedir_run_name). */
+ * moved aside to <id>.1, <id>.2 with its files; a generated id takes only a new directory; the
+ * names of runs and of runs kept aside (ty_statedir_run_name). */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -117,6 +117,26 @@ int main(void)
     is_str(moved, path, "and is kept as a.2");
     free(moved);
     close(fd);
+
+    /* A generated id (no ret_moved) takes only a new directory: a FAILED run keeps its id. */
+    {
+        _cleanup_free_ char *gdir = NULL;
+        int gfd = -1;
+        (void)snprintf(path, sizeof(path), "%s/job.json", dir);
+        write_text(path, "{\"jobId\": \"a\", \"state\": \"FAILED\"}\n");
+        e = (struct ty_error){0};
+        is_int(ty_statedir_claim_run(tmpdir, "a", &gdir, &gfd, NULL, &e),
+               -EEXIST,
+               "a generated id that is taken is refused, even by a FAILED run");
+        (void)snprintf(path, sizeof(path), "%s.3", dir);
+        ok(access(path, F_OK) != 0 && gfd < 0 && !gdir, "and the earlier run stays where it is");
+        e = (struct ty_error){0};
+        ok(ty_statedir_claim_run(tmpdir, "b", &gdir, &gfd, NULL, &e) == 0 && gfd >= 0,
+           "a generated id that is new is claimed (%s)",
+           e.msg);
+        if (gfd >= 0)
+            close(gfd);
+    }
 
     is_int(ty_statedir_run_active("/nonexistent/dir", NULL), 0, "no run.lock: not running");
 

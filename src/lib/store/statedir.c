@@ -236,7 +236,8 @@ static int move_aside(const char *dir, const char *job_id, char **ret_moved, str
     return ty_error_set(err, EEXIST, "job '%s': too many earlier runs kept", job_id);
 }
 
-/* Under the claim lock: claim @dir (the earlier run moved aside when it may be). */
+/* Under the claim lock: claim @dir (the earlier run moved aside when it may be, unless
+ * @ret_moved is NULL: then only a new directory will do). */
 static int claim_locked(
     const char *state, const char *job_id, const char *dir, char **ret_moved, struct ty_error *err)
 {
@@ -244,7 +245,7 @@ static int claim_locked(
     int fd, r;
 
     r = ty_statedir_claim_job(state, "local", job_id, &made, err);
-    if (r != -EEXIST)
+    if (r != -EEXIST || !ret_moved)
         return r;
     fd = lock_run(dir, err);
     if (fd == -EBUSY) {
@@ -297,7 +298,7 @@ int ty_statedir_claim_run(const char *state,
     while (flock(pfd, LOCK_EX) < 0)
         if (errno != EINTR)
             return ty_error_set(err, errno, "cannot lock '%s': %s", parent, strerror(errno));
-    r = claim_locked(state, job_id, dir, &moved, err);
+    r = claim_locked(state, job_id, dir, ret_moved ? &moved : NULL, err);
     if (r < 0)
         return r;
     fd = lock_run(dir, err);
@@ -307,6 +308,7 @@ int ty_statedir_claim_run(const char *state,
     }
     *ret_dir = TAKE_PTR(dir);
     *ret_lock_fd = fd;
-    *ret_moved = TAKE_PTR(moved);
+    if (ret_moved)
+        *ret_moved = TAKE_PTR(moved);
     return 0;
 }

@@ -46,6 +46,8 @@ int ty_statedir_reopen_job(const char *state,
  * job.json says SUCCEEDED or cannot be read: -EEXIST naming why; otherwise (FAILED,
  * CANCELLED, or a run that ended without recording its end) it is moved aside to
  * <job_id>.<N>, the first N from 1 that is free, and *ret_moved is that path (else NULL).
+ * With @ret_moved NULL the id must be new (a generated one): an existing directory is
+ * -EEXIST and stays as it is.
  * Returns 0 with *ret_dir and *ret_lock_fd (close-on-exec; the caller keeps it open for the
  * run), or -errno with err. */
 int ty_statedir_claim_run(const char *state,
