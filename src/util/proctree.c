@@ -247,6 +247,18 @@ int ty_proctree_reap_orphans(void)
     size_t n = 0, cap = 0;
     int reaped = 0;
 
+    /* Ask the kernel first which child is a zombie, without reaping it (WNOWAIT): none (the
+     * common case, after a replica's exit) needs no /proc, and one no one owns is reaped by
+     * its pid. Only an owned zombie, waited for by its owner later, hides the others: then
+     * list the children. (Listing them after every exit of 1,000 replicas was quadratic.) */
+    for (;;) {
+        siginfo_t si = {0};
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+            return reaped;
+        if (is_owned(si.si_pid) || waitpid(si.si_pid, NULL, WNOHANG) <= 0)
+            break;
+        reaped++;
+    }
     children_of(getpid(), &kids, &n, &cap);
     for (size_t i = 0; i < n; i++) {
         if (is_owned(kids[i]) || !is_zombie(kids[i]))

@@ -4,7 +4,8 @@
  * after more than 128 KiB of other environment (a big CLUSTER_SPEC) is still found, and near
  * misses are not. ty_proctree_reap_orphans among many children: it reaps every zombie no one
  * owns and none that is owned, through owning and disowning in any order (the owned pids are
- * a hash set: growth, removed entries, re-owning). */
+ * a hash set: growth, removed entries, re-owning), whether the kernel names an unowned zombie
+ * first (reaped by pid) or an owned one (the children listed). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,28 @@ static void reap_among_many(void)
     is_int(ty_proctree_reap_orphans(), 0, "nothing is left to reap");
 }
 
+/* The order the kernel lists zombies in: unowned ones before an owned one (reaped by pid,
+ * as the kernel names them), one after it (found by listing the children), none at all. */
+static void reap_in_order(void)
+{
+    pid_t kids[4];
+
+    for (int i = 0; i < 4; i++) {
+        siginfo_t si;
+        kids[i] = fork();
+        if (kids[i] == 0)
+            _exit(0);
+        if (kids[i] < 0)
+            BAIL_OUT("fork failed");
+        (void)waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOWAIT);
+    }
+    ty_proctree_own(kids[2]);
+    is_int(ty_proctree_reap_orphans(), 3, "unowned zombies before and after an owned one: 3");
+    is_int(waitpid(kids[2], NULL, WNOHANG), kids[2], "the owned one was left to its owner");
+    ty_proctree_disown(kids[2]);
+    is_int(ty_proctree_reap_orphans(), 0, "no zombie: nothing to reap");
+}
+
 int main(void)
 {
     pid_t pid = start_child();
@@ -122,5 +145,6 @@ int main(void)
     (void)waitpid(pid, NULL, 0);
     ok(!ty_proc_env_has(pid, KEY_NAME, KEY_VALUE), "a process that is gone has nothing");
     reap_among_many();
+    reap_in_order();
     return done_testing();
 }

@@ -382,7 +382,9 @@ bool pj_kill_round(struct process_rt *p)
 {
     if (!p->cg)
         return false;
-    (void)ty_cgroup_kill(p->cg);
+    /* Nothing was there to kill: then it is empty (one walk of the cgroups, not two). */
+    if (ty_cgroup_kill(p->cg) == 0)
+        return false;
     return ty_cgroup_populated(p->cg);
 }
 
