@@ -500,8 +500,13 @@ int ty_cgroup_open_procs(const struct ty_cgroup *cg,
                          int fds[TY_CGROUP_MAX_DIRS],
                          struct ty_error *err)
 {
+    /* v1: the tasks file, for one thread: the process about to enter is a new one of a
+     * single thread, and moving one's own thread skips the lock that holds every thread
+     * group still (cgroup_threadgroup_rwsem), whose writer waits for an RCU grace period
+     * with cgroup_mutex held: 10-30 ms when launchers start replicas at once. */
     for (size_t i = 0; i < cg->n; i++) {
-        _cleanup_free_ char *p = xasprintf("%s/cgroup.procs", cg->dir[i]);
+        _cleanup_free_ char *p =
+            xasprintf("%s/%s", cg->dir[i], cg->version == 2 ? "cgroup.procs" : "tasks");
         fds[i] = open(p, O_WRONLY | O_CLOEXEC);
         if (fds[i] < 0) {
             int e = errno;

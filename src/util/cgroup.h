@@ -85,16 +85,19 @@ int ty_cgroup_set_limits(const struct ty_cgroup *cg,
  * memory.oom_control, v2 memory.events: oom_kill); -1 when it cannot tell. */
 int64_t ty_cgroup_oom_kills(const struct ty_cgroup *cg);
 
-/* Open the cgroup.procs file of each directory of @cg for writing (close-on-exec), into
- * @fds (TY_CGROUP_MAX_DIRS of them). Returns how many, or -errno with @err. For a process
- * about to be forked: it enters the cgroup with ty_cgroup_enter (then the caller closes the
- * fds). */
+/* Open the file that moves a process into each directory of @cg for writing (close-on-exec),
+ * into @fds (TY_CGROUP_MAX_DIRS of them): cgroup.procs on v2, v1's tasks (it moves the
+ * writing thread alone, without the lock cgroup.procs takes, that waits for an RCU grace
+ * period: so only for a process of one thread). Returns how many, or -errno with @err. For a
+ * process about to be forked: it enters the cgroup with ty_cgroup_enter (then the caller
+ * closes the fds). */
 int ty_cgroup_open_procs(const struct ty_cgroup *cg,
                          int fds[TY_CGROUP_MAX_DIRS],
                          struct ty_error *err);
 
-/* Move the calling process into the cgroup whose cgroup.procs files are @fds. Async-signal-
- * safe (for a child between fork and exec). Returns 0 or -errno. */
+/* Move the calling process, of a single thread, into the cgroup whose files
+ * ty_cgroup_open_procs opened into @fds. Async-signal-safe (for a child between fork and
+ * exec). Returns 0 or -errno. */
 int ty_cgroup_enter(const int *fds, size_t n);
 
 /* Send @sig to every process in @cg and its descendant cgroups. Returns how many were

@@ -50,6 +50,23 @@ static pid_t start_in(const struct ty_cgroup *cg, char *const argv[])
     return pid;
 }
 
+/* Does @dir's cgroup.procs list @pid? */
+static bool procs_has(const char *dir, pid_t pid)
+{
+    char path[4096];
+    long v;
+    bool found = false;
+    FILE *f;
+
+    (void)snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    f = fopen(path, "re");
+    while (f && !found && fscanf(f, "%ld", &v) == 1)
+        found = v == (long)pid;
+    if (f)
+        fclose(f);
+    return found;
+}
+
 static bool dir_exists(const char *p)
 {
     struct stat st;
@@ -85,7 +102,7 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(27);
+    plan(28);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");
@@ -155,6 +172,13 @@ int main(void)
         if (!copy)
             BAIL_OUT("%s", ty_error_msg(&e));
         pause_ms(200);
+        {
+            const char *rc[TY_CGROUP_MAX_DIRS], *rd[TY_CGROUP_MAX_DIRS];
+            size_t nr = ty_cgroup_dirs(rep, rc, rd), in = 0;
+            for (size_t i = 0; i < nr; i++)
+                in += procs_has(rd[i], pid);
+            ok(nr > 0 && in == nr, "the child entered all %zu of its directories (in %zu)", nr, in);
+        }
         ok(ty_cgroup_populated(copy), "the job's cgroup has processes (seen from the parent)");
         ok(ty_cgroup_signal(rep, 0) >= 3, "three processes are in the replica's cgroup");
         for (int i = 0; i < 500 && ty_cgroup_populated(copy); i++, passes++) {
