@@ -241,6 +241,15 @@ void ty_proctree_kill(const pid_t *pids, size_t n, int sig)
         (void)kill(pids[i], sig);
 }
 
+pid_t ty_proctree_first_zombie(void)
+{
+    siginfo_t si = {0};
+
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+        return 0;
+    return si.si_pid;
+}
+
 int ty_proctree_reap_orphans(void)
 {
     pid_t *kids = NULL;
@@ -252,10 +261,10 @@ int ty_proctree_reap_orphans(void)
      * its pid. Only an owned zombie, waited for by its owner later, hides the others: then
      * list the children. (Listing them after every exit of 1,000 replicas was quadratic.) */
     for (;;) {
-        siginfo_t si = {0};
-        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+        pid_t z = ty_proctree_first_zombie();
+        if (z <= 0)
             return reaped;
-        if (is_owned(si.si_pid) || waitpid(si.si_pid, NULL, WNOHANG) <= 0)
+        if (is_owned(z) || waitpid(z, NULL, WNOHANG) <= 0)
             break;
         reaped++;
     }

@@ -31,8 +31,15 @@ size_t ty_proctree_collect(const pid_t *roots, size_t n, const char *token, pid_
 /* Send @sig to each of @n pids. */
 void ty_proctree_kill(const pid_t *pids, size_t n, int sig);
 
-/* Reap zombie children of this process that no one owns. Returns how many. */
+/* Reap zombie children of this process that no one owns. Returns how many. Cheap when the
+ * kernel names no zombie or one no one owns; an owned zombie named first hides the others,
+ * which are then found by listing the children (/proc). */
 int ty_proctree_reap_orphans(void);
+
+/* The zombie child the kernel names first (left a zombie: WNOWAIT), 0 when there is none.
+ * An owner about to reap that child itself may leave the orphans to its own reap_orphans
+ * call after it (ty_proctree_reap_orphans would list the children to look past it). */
+pid_t ty_proctree_first_zombie(void);
 
 /* Does the environment of process @pid hold the entry @name=@value exactly? Reads all of
  * /proc/PID/environ, however long (a CLUSTER_SPEC alone may exceed 128 KiB, and the entry

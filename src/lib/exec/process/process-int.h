@@ -157,8 +157,9 @@ void pj_signal(const struct proc_replica *pr, int sig);
 /* Kill every process of @pr's cgroup (a restart in place; no-op without one). */
 void pj_kill_replica(const struct proc_replica *pr);
 
-/* One pass of killing every process in the job's cgroup. Returns true while it still has
- * processes (false without a cgroup). */
+/* One pass of killing every process in the job's cgroup, after removing the replicas'
+ * cgroups that have none left. Returns true while it still has processes (false without a
+ * cgroup). */
 bool pj_kill_round(struct process_rt *p);
 
 /* The run is over: remove the cgroups (a notice when something is left in them: the guardian

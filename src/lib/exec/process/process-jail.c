@@ -382,6 +382,14 @@ bool pj_kill_round(struct process_rt *p)
 {
     if (!p->cg)
         return false;
+    /* The replicas' cgroups first, each by its own rmdir: the kernel refuses (EBUSY) one
+     * that still has processes, and the walk below finds them; those removed (usually all:
+     * every replica has exited) are not listed and read one by one. */
+    for (size_t i = 0; i < p->n; i++)
+        if (p->reps[i].cg && ty_cgroup_remove(p->reps[i].cg) == 0) {
+            ty_cgroup_free(p->reps[i].cg);
+            p->reps[i].cg = NULL;
+        }
     /* Nothing was there to kill: then it is empty (one walk of the cgroups, not two). */
     if (ty_cgroup_kill(p->cg) == 0)
         return false;

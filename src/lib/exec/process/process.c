@@ -234,6 +234,21 @@ static void not_on_path(const struct proc_replica *pr, char *buf, size_t len)
                    path ? path : "(unset)");
 }
 
+/* After a replica's reaping: reap the orphans, unless the first zombie is a replica of @p
+ * whose own exit, handled next, will (replicas ending together: one listing of the children
+ * at the last, not one at each). */
+static void reap_orphans_after(const struct process_rt *p)
+{
+    pid_t z = ty_proctree_first_zombie();
+
+    if (z <= 0)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->reps[i].pid == z && !p->reps[i].exited && p->reps[i].pidfd >= 0)
+            return;
+    (void)ty_proctree_reap_orphans();
+}
+
 static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
 {
     struct proc_replica *pr = data;
@@ -296,7 +311,7 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
         st.kind = TY_EXIT_SIGNAL;
         st.code = si.si_status;
     }
-    (void)ty_proctree_reap_orphans();
+    reap_orphans_after(pr->rt);
     rt->ev.exited(rt->ev.ctx, pr->r, &st);
 }
 
