@@ -99,7 +99,15 @@ struct run_ctx {
     enum ty_job_state state; /* the job's state now */
     bool dirty;              /* the record is behind: written before the run next waits */
     const char *error;       /* errorMessage of a job that ended before it ran, or NULL */
+    struct ty_loop *loop;    /* the run's, while it runs (flush_record's timer) */
+    int64_t written_usec;    /* monotonic time of the last write of job.json */
+    uint64_t record_timer;   /* a write of job.json that waits for RECORD_EVERY_USEC */
 };
+
+/* job.json is replaced at most this often while the job runs (its end is written at once):
+ * a job's first moments (PREPARING, the attempt, RUNNING, a short job's replicas ending) and
+ * a tuning study's quick trials make one write, not one per turn of the run's loop. */
+#define RECORD_EVERY_USEC (50 * INT64_C(1000))
 
 static void print_record(void *ctx, const struct ty_log_record *rec)
 {
@@ -177,18 +185,43 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
         (void)rename(tmp, rc->job_record);
     else
         (void)unlink(tmp);
+    rc->written_usec = ty_mono_usec();
 }
 
-/* The changes of one turn of the run's loop are written together, before it waits again
- * (ty_jobrun_options.before_wait): a launch's PREPARING, its attempt and RUNNING make one
- * write, not three (each replacement of job.json costs the filesystem a flush of the new
- * file: ext4's auto_da_alloc). */
-static void flush_record(void *ctx)
+/* Write job.json now if it is behind. */
+static void flush_record_now(struct run_ctx *rc)
 {
-    struct run_ctx *rc = ctx;
     if (rc->dirty)
         write_record(rc, rc->state);
     rc->dirty = false;
+}
+
+/* The flush's timer: its only work is to wake the loop, whose next turn writes. */
+static void on_record_timer(struct ty_loop *loop, void *ctx)
+{
+    struct run_ctx *rc = ctx;
+    (void)loop;
+    rc->record_timer = 0;
+}
+
+/* Before the run's loop waits (ty_jobrun_options.before_wait): write the changes of the turns
+ * since the last write, the end at once, others once RECORD_EVERY_USEC has passed since the
+ * last write (a timer wakes the loop for it). Each replacement of job.json costs the
+ * filesystem a flush of the new file (ext4's auto_da_alloc); a launch's PREPARING, attempt
+ * and RUNNING were three. */
+static void flush_record(void *ctx)
+{
+    struct run_ctx *rc = ctx;
+    int64_t due = rc->written_usec + RECORD_EVERY_USEC;
+
+    if (!rc->dirty)
+        return;
+    if (rc->loop && !ty_job_state_is_final(rc->state) && ty_mono_usec() < due) {
+        if (!rc->record_timer)
+            rc->record_timer = ty_loop_add_timer(rc->loop, due, on_record_timer, rc);
+        return;
+    }
+    flush_record_now(rc);
 }
 
 static void on_state(void *ctx, enum ty_job_state st)
@@ -436,6 +469,7 @@ static int run_job(struct ty_job *job,
         opts.admitted = lg->admitted;
     }
     loop = ty_loop_new();
+    rc.loop = loop;
     {
         struct ty_jobrun_options jo = {
             .runtime = runtime,
@@ -453,7 +487,10 @@ static int run_job(struct ty_job *job,
         (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
     if (r >= 0)
         r = ty_jobrun_run(rc.jr, &e);
-    flush_record(&rc); /* a run that failed itself may have changes not yet written */
+    ty_loop_cancel_timer(loop, rc.record_timer);
+    rc.record_timer = 0;
+    rc.loop = NULL;
+    flush_record_now(&rc); /* a run that failed itself may have changes not yet written */
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         final = TY_STATE_FAILED;
