@@ -65,7 +65,7 @@ static inline void bench_contained_replica(struct bench_contained *c, int i)
         bench_contained_die("setting limits", &e);
     k = ty_cgroup_open_procs(c->rep[i], c->fds[i], &e);
     if (k < 0)
-        bench_contained_die("opening cgroup.procs", &e);
+        bench_contained_die("opening the cgroup's tasks files", &e);
     c->n_fds[i] = (size_t)k;
 }
 

@@ -267,10 +267,11 @@ static char *generate_job_id(void)
 {
     char ts[40];
     int64_t now = ty_now_usec();
+    static unsigned draws; /* without getrandom (a seccomp filter): differ within a ms */
     uint16_t draw;
 
     if (getrandom(&draw, sizeof(draw), GRND_NONBLOCK) != (ssize_t)sizeof(draw))
-        draw = (uint16_t)((now / 1000) ^ getpid());
+        draw = (uint16_t)((now / 1000) ^ getpid() ^ (++draws * 40503u));
     ty_rfc3339(now, 0, ts, sizeof(ts)); /* 2026-11-30T09:00:00Z */
     return xasprintf("local_%.4s%.2s%.2s_%.2s%.2s%.2s_%04x",
                      ts,
@@ -395,8 +396,17 @@ claim_run(const char *state_dir, struct ty_job *job, bool generated, char **dir,
     for (int draws = 1;; draws++) {
         r = ty_statedir_claim_run(
             state_dir, job->job_id, dir, lock_fd, generated ? NULL : &moved, &e);
-        if (r != -EEXIST || !generated || draws == 100)
+        if (r != -EEXIST || !generated)
             break;
+        if (draws == 100) {
+            e = (struct ty_error){0};
+            r = ty_error_set(&e,
+                             EEXIST,
+                             "no free job id among 100 generated ones (the last: '%s'); name "
+                             "the job",
+                             job->job_id);
+            break;
+        }
         free(job->job_id);
         job->job_id = generate_job_id();
         e = (struct ty_error){0};

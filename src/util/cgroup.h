@@ -87,8 +87,9 @@ int64_t ty_cgroup_oom_kills(const struct ty_cgroup *cg);
 
 /* Open the file that moves a process into each directory of @cg for writing (close-on-exec),
  * into @fds (TY_CGROUP_MAX_DIRS of them): cgroup.procs on v2, v1's tasks (it moves the
- * writing thread alone, without the lock cgroup.procs takes, that waits for an RCU grace
- * period: so only for a process of one thread). Returns how many, or -errno with @err. For a
+ * writing thread alone, and where the kernel lets a thread that moves itself skip the lock
+ * cgroup.procs takes (this host's 6.18 does), without waiting for an RCU grace period: so
+ * only for a process of one thread). Returns how many, or -errno with @err. For a
  * process about to be forked: it enters the cgroup with ty_cgroup_enter (then the caller
  * closes the fds). */
 int ty_cgroup_open_procs(const struct ty_cgroup *cg,
@@ -116,6 +117,11 @@ bool ty_cgroup_populated(const struct ty_cgroup *cg);
 /* Remove @cg and its descendant cgroups. Returns 0 (also when already gone), or -errno
  * (-EBUSY: processes are still in it). */
 int ty_cgroup_remove(const struct ty_cgroup *cg);
+
+/* Remove @cg if it is empty, one rmdir per directory and nothing listed: for a leaf
+ * cgroup whose processes may be gone. Returns 0 (also when already gone), or -errno (-EBUSY:
+ * processes, or child cgroups, are in it; the directories removed before stay removed). */
+int ty_cgroup_remove_empty(const struct ty_cgroup *cg);
 
 /* Was every directory of @cg made by the call that returned it (none existed before)? Such a
  * cgroup has had no process in it, so its OOM count is 0 (no need to read it). */

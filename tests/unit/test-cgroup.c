@@ -102,7 +102,7 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(28);
+    plan(31);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");
@@ -191,6 +191,35 @@ int main(void)
         ty_cgroup_free(copy);
         (void)waitpid(pid, &status, 0);
         ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the direct child was SIGKILLed");
+    }
+
+    /* A leaf removed only once empty, without listing it (the cleanup's first try). */
+    {
+        char *const nap[] = {(char *)"/bin/sleep", (char *)"300", NULL};
+        struct ty_cgroup *leaf = NULL;
+        const char *lc[TY_CGROUP_MAX_DIRS], *ld[TY_CGROUP_MAX_DIRS];
+        size_t nl, left = 0;
+        pid_t pid;
+        if (ty_cgroup_new_child(job, "busy-leaf", &leaf, &e) < 0)
+            BAIL_OUT("%s", ty_error_msg(&e));
+        nl = ty_cgroup_dirs(leaf, lc, ld);
+        pid = start_in(leaf, nap);
+        pause_ms(100);
+        for (size_t i = 0; i < nl; i++)
+            left += dir_exists(ld[i]);
+        ok(ty_cgroup_remove_empty(leaf) == -EBUSY && left == nl,
+           "a leaf with a process is refused (EBUSY), its %zu directories kept",
+           nl);
+        (void)kill(pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        left = 0;
+        ok(ty_cgroup_remove_empty(leaf) == 0, "once the process is gone it is removed");
+        for (size_t i = 0; i < nl; i++)
+            left += dir_exists(ld[i]);
+        ok(left == 0 && ty_cgroup_remove_empty(leaf) == 0,
+           "every directory (%zu left), and again is no error",
+           left);
+        ty_cgroup_free(leaf);
     }
 
     /* A memory hog: killed by the limit, counted. */

@@ -91,7 +91,7 @@ extern const int pc_reset_signals[PC_N_RESET_SIGNALS];
 
 struct child_setup {
     int out_w, err_w, status_w, devnull;
-    int cg_fds[TY_CGROUP_MAX_DIRS]; /* cgroup.procs of the replica's cgroup */
+    int cg_fds[TY_CGROUP_MAX_DIRS]; /* ty_cgroup_open_procs of the replica's cgroup */
     size_t n_cg;
     const struct pj_user *user; /* NULL: as this process */
     const char *workdir;        /* ty_runtime.workdir: NULL, this process's directory */
@@ -144,8 +144,9 @@ pid_t pc_fork_child(const struct child_setup *cs);
  * process. Never fails the run. */
 void pj_setup(struct process_rt *p);
 
-/* Before a replica's fork: open its cgroup's cgroup.procs files into @fds and note its OOM
- * count. Returns how many fds (0 without a cgroup), or -errno with @err. */
+/* Before a replica's fork: open the files that move its child into its cgroup
+ * (ty_cgroup_open_procs) into @fds and note its OOM count. Returns how many fds (0 without a
+ * cgroup), or -errno with @err. */
 int pj_before_launch(struct proc_replica *pr, int fds[TY_CGROUP_MAX_DIRS], struct ty_error *err);
 
 /* Did the memory limit kill something of @pr's run in progress? */

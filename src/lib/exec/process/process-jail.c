@@ -386,12 +386,13 @@ bool pj_kill_round(struct process_rt *p)
      * that still has processes, and the walk below finds them; those removed (usually all:
      * every replica has exited) are not listed and read one by one. */
     for (size_t i = 0; i < p->n; i++)
-        if (p->reps[i].cg && ty_cgroup_remove(p->reps[i].cg) == 0) {
+        if (p->reps[i].cg && ty_cgroup_remove_empty(p->reps[i].cg) == 0) {
             ty_cgroup_free(p->reps[i].cg);
             p->reps[i].cg = NULL;
         }
-    /* Nothing was there to kill: then it is empty (one walk of the cgroups, not two). */
-    if (ty_cgroup_kill(p->cg) == 0)
+    /* Nothing was there to kill: then it is empty (one walk of the v1 cgroups, not two; v2
+     * asks cgroup.events, which also counts what cgroup.procs cannot list). */
+    if (ty_cgroup_kill(p->cg) == 0 && ty_cgroup_version(p->cg) == 1)
         return false;
     return ty_cgroup_populated(p->cg);
 }
