@@ -421,6 +421,62 @@ claim_run(const char *state_dir, struct ty_job *job, bool generated, char **dir,
     return 0;
 }
 
+/* The run itself, on a loop of its own, as supervisor options @opts say (its log, its GPUs),
+ * cancelled by a signal read from @sig_fd; the job's directory is @dir. Says why a job that
+ * did not succeed ended, prints a study's trials, and leaves job.json written. Returns the
+ * job's final state. */
+static enum ty_job_state run_on_loop(struct run_ctx *rc,
+                                     const struct ty_runtime_ops *runtime,
+                                     const char *dir,
+                                     const json_t *previous,
+                                     const struct ty_supervisor_options *opts,
+                                     int sig_fd)
+{
+    struct ty_loop *loop = ty_loop_new();
+    struct ty_jobrun_options jo = {
+        .runtime = runtime,
+        .state_dir = dir,
+        .sup = *opts,
+        .on_state = on_state,
+        .on_trial = on_trial,
+        .before_wait = flush_record,
+        .previous_job = previous,
+        .ctx = rc,
+    };
+    struct ty_error e = {0};
+    enum ty_job_state final;
+    int r;
+
+    rc->loop = loop;
+    r = ty_jobrun_new(loop, rc->job, &jo, &rc->jr, &e);
+    if (r >= 0 && (r = ty_jobrun_cancel_on(rc->jr, sig_fd)) < 0)
+        (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
+    if (r >= 0)
+        r = ty_jobrun_run(rc->jr, &e);
+    ty_loop_cancel_timer(loop, rc->record_timer);
+    rc->record_timer = 0;
+    rc->loop = NULL;
+    flush_record_now(rc); /* a run that failed itself may have changes not yet written */
+    if (r < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        final = TY_STATE_FAILED;
+    } else {
+        final = ty_jobrun_state(rc->jr);
+        if (ty_jobrun_study(rc->jr))
+            print_trials(rc->job, ty_jobrun_study(rc->jr));
+        if (final != TY_STATE_SUCCEEDED)
+            cli_error(PATH,
+                      "Job %s %s: %s",
+                      rc->job->job_id,
+                      final == TY_STATE_CANCELLED ? "was cancelled" : "failed",
+                      ty_jobrun_error(rc->jr));
+    }
+    ty_jobrun_free(rc->jr);
+    rc->jr = NULL;
+    ty_loop_free(loop);
+    return final;
+}
+
 static int run_job(struct ty_job *job,
                    bool id_generated,
                    const struct ty_runtime_ops *runtime,
@@ -437,7 +493,6 @@ static int run_job(struct ty_job *job,
     _cleanup_close_ int lock_fd = -EBADF;
     _cleanup_free_ char *logdir = NULL;
     struct ty_joblog *log = NULL;
-    struct ty_loop *loop = NULL;
     struct ty_error e = {0};
     enum ty_job_state final;
     char why[512];
@@ -478,46 +533,8 @@ static int run_job(struct ty_job *job,
         opts.gpus = &lg->run;
         opts.admitted = lg->admitted;
     }
-    loop = ty_loop_new();
-    rc.loop = loop;
-    {
-        struct ty_jobrun_options jo = {
-            .runtime = runtime,
-            .state_dir = dir,
-            .sup = opts,
-            .on_state = on_state,
-            .on_trial = on_trial,
-            .before_wait = flush_record,
-            .previous_job = previous,
-            .ctx = &rc,
-        };
-        r = ty_jobrun_new(loop, job, &jo, &rc.jr, &e);
-    }
-    if (r >= 0 && (r = ty_jobrun_cancel_on(rc.jr, sig_fd)) < 0)
-        (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
-    if (r >= 0)
-        r = ty_jobrun_run(rc.jr, &e);
-    ty_loop_cancel_timer(loop, rc.record_timer);
-    rc.record_timer = 0;
-    rc.loop = NULL;
-    flush_record_now(&rc); /* a run that failed itself may have changes not yet written */
-    if (r < 0) {
-        cli_error(PATH, "%s", ty_error_msg(&e));
-        final = TY_STATE_FAILED;
-    } else {
-        final = ty_jobrun_state(rc.jr);
-        if (ty_jobrun_study(rc.jr))
-            print_trials(job, ty_jobrun_study(rc.jr));
-        if (final != TY_STATE_SUCCEEDED)
-            cli_error(PATH,
-                      "Job %s %s: %s",
-                      job->job_id,
-                      final == TY_STATE_CANCELLED ? "was cancelled" : "failed",
-                      ty_jobrun_error(rc.jr));
-    }
+    final = run_on_loop(&rc, runtime, dir, previous, &opts, sig_fd);
     fprintf(stderr, "Logs: %s\n", logdir);
-    ty_jobrun_free(rc.jr);
-    ty_loop_free(loop);
     ty_joblog_close(log);
     free(rc.job_record);
     return final == TY_STATE_SUCCEEDED ? TY_EXIT_OK : TY_EXIT_FAILED;
