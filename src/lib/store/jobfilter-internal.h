@@ -5,10 +5,11 @@
 #define TY_JOBFILTER_INTERNAL_H
 
 #include <jansson.h>
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ere.h"
 
 /* Deepest nesting of arrays inside a job value that a restriction looks into. */
 #define MAX_ARRAY_DEPTH 8
@@ -31,8 +32,7 @@ struct jf_restr {
     double dval;
     enum jf_vkind vkind; /* fields ending in "Time" */
     int64_t tval, tend;  /* V_TIME, V_DURATION: the value; ':' matches [tval, tend) */
-    bool has_re;         /* OP_RE, OP_NRE: re is the compiled value */
-    regex_t re;
+    struct ty_ere *re;   /* OP_RE, OP_NRE: the compiled value */
 };
 
 struct jf_node {
@@ -53,10 +53,10 @@ struct ty_filter {
  * and listing the values (jobfilter-keys.c). */
 int jf_enum_value(const char *const *enums, char *value, bool prefix, char *msg, size_t len);
 
-/* Compile the value of the '~' or '!~' restriction @r into r->re (REG_EXTENDED|REG_NOSUB,
+/* Compile the value of the '~' or '!~' restriction @r into r->re (ere.h: POSIX ERE,
  * case-sensitive as gcloud's). Fails (-EINVAL, @msg naming the pattern and the reason) when
- * it is not a valid pattern, or when @enums (the values of an enum key; NULL for others) are
- * given and it matches none of them (jobfilter-match.c). */
+ * it is not a valid pattern, is over ere.h's limits, or when @enums (the values of an enum
+ * key; NULL for others) are given and it matches none of them (jobfilter-match.c). */
 int jf_regex_compile(struct jf_restr *r, const char *const *enums, char *msg, size_t len);
 
 /* Does the (sub)tree @n match @job? */

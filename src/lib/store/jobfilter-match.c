@@ -4,9 +4,9 @@
  * does); a missing field fails its restriction. Numbers and int64 strings compare as numbers
  * when the filter value is one, fields ending in "Time" as instants or durations, other
  * strings ignoring ASCII case for ':', '=' and '!=' (as gcloud's filters do) and byte-wise for
- * '<', '<=', '>' and '>='. '~' and '!~' search a POSIX extended regular expression, compiled
- * once when the filter is parsed, in the value (case-sensitive, as gcloud's). Nothing is
- * allocated while matching. */
+ * '<', '<=', '>' and '>='. '~' and '!~' search a POSIX extended regular expression (ere.h:
+ * linear time, whatever the client sends), compiled once when the filter is parsed, in the
+ * value (case-sensitive, as gcloud's). Nothing is allocated while matching. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "ere.h"
 #include "jobfilter-internal.h"
 #include "jobfilter.h"
 #include "parse.h"
@@ -90,7 +91,7 @@ static bool match_regex(const struct jf_restr *r, const json_t *v)
 
     switch (json_typeof(v)) {
     case JSON_STRING:
-        return regexec(&r->re, json_string_value(v), 0, NULL, 0) == 0;
+        return ty_ere_search(r->re, json_string_value(v), json_string_length(v));
     case JSON_INTEGER:
         (void)snprintf(num, sizeof(num), "%" PRId64, (int64_t)json_integer_value(v));
         break;
@@ -104,7 +105,7 @@ static bool match_regex(const struct jf_restr *r, const json_t *v)
     default:
         return false;
     }
-    return regexec(&r->re, num, 0, NULL, 0) == 0;
+    return ty_ere_search(r->re, num, strlen(num));
 }
 
 static bool match_value(const struct jf_restr *r, const json_t *v, enum jf_op op, int depth)
@@ -218,143 +219,6 @@ bool ty_filter_match(const struct ty_filter *f, const json_t *job)
 
 /* ---- '~' patterns ---- */
 
-/* What regcomp may build from a pattern is bounded: glibc copies a repeated expression once
- * per repetition (`(a{100}){100}` is 10000 copies, `a+++...` doubles with each '+'), which an
- * API client could turn into gigabytes. RE_MAX_COST bounds the copies (a '*', '+' or '?'
- * counts as two, `{M,N}` as N, `{M,}` as M+1); RE_MAX_GROUPS the nesting of parentheses. */
-#define RE_MAX_COST   500
-#define RE_MAX_GROUPS 32
-#define RE_MAX_DUP    100000
-
-/* The index after the bracket expression that starts at @s[0] == '[', or 0 when it is not
- * closed (regcomp then says so). */
-static size_t bracket_end(const char *s)
-{
-    size_t i = 1;
-
-    if (s[i] == '^')
-        i++;
-    if (s[i] == ']')
-        i++;
-    for (; s[i]; i++) {
-        if (s[i] == '[' && s[i + 1] && strchr(":=.", s[i + 1])) {
-            const char end[3] = {s[i + 1], ']', '\0'};
-            const char *e = strstr(s + i + 2, end);
-            if (!e)
-                return 0;
-            i = (size_t)(e - s) + 1;
-        } else if (s[i] == ']') {
-            return i + 1;
-        }
-    }
-    return 0;
-}
-
-/* The repetitions of the interval at @s ('{'): the largest count plus one for `{M,}`, 0 when
- * it is not a valid interval; *len its length. */
-static uint64_t interval(const char *s, size_t *len)
-{
-    uint64_t m = 0, n = 0;
-    size_t i = 1;
-    bool comma = false, digits = false;
-
-    for (; s[i] >= '0' && s[i] <= '9'; i++, digits = true)
-        m = m < RE_MAX_DUP ? m * 10 + (uint64_t)(s[i] - '0') : m;
-    if (s[i] == ',') {
-        comma = true;
-        for (i++; s[i] >= '0' && s[i] <= '9'; i++)
-            n = n < RE_MAX_DUP ? n * 10 + (uint64_t)(s[i] - '0') : n;
-    }
-    if (!digits || s[i] != '}')
-        return 0;
-    *len = i + 1;
-    return comma ? (n ? n : m + 1) : m;
-}
-
-static uint64_t sat_mul(uint64_t a, uint64_t b)
-{
-    return b && a > (UINT64_MAX / 2) / b ? UINT64_MAX / 2 : a * b;
-}
-
-/* Refuse a pattern regcomp could make huge (see RE_MAX_COST) or slow to match: back-references
- * (`\1`, a glibc extension whose matching is exponential). Other errors are regcomp's. */
-static int regex_check(const char *pat, char *msg, size_t len)
-{
-    uint64_t cur[RE_MAX_GROUPS + 1] = {0}, last = 0, f;
-    size_t d = 0, n;
-
-    for (size_t i = 0; pat[i]; i++) {
-        uint64_t atom = 1;
-        switch (pat[i]) {
-        case '\\':
-            if (pat[i + 1] >= '1' && pat[i + 1] <= '9') {
-                (void)snprintf(
-                    msg, len, "'%.60s': back-references (\\%c) are not supported", pat, pat[i + 1]);
-                return -EINVAL;
-            }
-            if (!pat[i + 1])
-                return 0;
-            i++;
-            break;
-        case '[':
-            n = bracket_end(pat + i);
-            if (!n)
-                return 0;
-            i += n - 1;
-            break;
-        case '(':
-            if (d == RE_MAX_GROUPS) {
-                (void)snprintf(
-                    msg, len, "'%.60s' nests parentheses deeper than %d", pat, RE_MAX_GROUPS);
-                return -EINVAL;
-            }
-            cur[++d] = 0;
-            last = 0;
-            continue;
-        case ')':
-            if (d == 0)
-                break; /* a literal ')' */
-            last = cur[d--];
-            cur[d] += last;
-            atom = 0;
-            break;
-        case '|':
-            last = 0;
-            continue;
-        case '*':
-        case '+':
-        case '?':
-        case '{':
-            n = 1;
-            f = pat[i] == '{' ? interval(pat + i, &n) : 2;
-            if (f == 0 && pat[i] == '{')
-                break; /* not an interval: regcomp decides */
-            i += n - 1;
-            f = f > 1 ? f : 1;
-            cur[d] += sat_mul(last, f - 1);
-            last = sat_mul(last, f);
-            atom = 0;
-            break;
-        default:
-            break;
-        }
-        if (atom) {
-            cur[d] += atom;
-            last = atom;
-        }
-        if (cur[d] > RE_MAX_COST) {
-            (void)snprintf(msg,
-                           len,
-                           "'%.60s' is too large: its repetitions make over %d "
-                           "copies of its parts",
-                           pat,
-                           RE_MAX_COST);
-            return -EINVAL;
-        }
-    }
-    return 0;
-}
-
 int jf_regex_compile(struct jf_restr *r, const char *const *enums, char *msg, size_t len)
 {
     struct ty_buf names = TY_BUF_INIT;
@@ -362,18 +226,16 @@ int jf_regex_compile(struct jf_restr *r, const char *const *enums, char *msg, si
     bool any = false;
     int rc;
 
-    if (regex_check(r->value, msg, len) < 0)
-        return -EINVAL;
-    rc = regcomp(&r->re, r->value, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        (void)regerror(rc, &r->re, why, sizeof(why));
+    rc = ty_ere_compile(r->value, &r->re, why, sizeof(why));
+    if (rc == -EINVAL)
         (void)snprintf(
             msg, len, "'%.60s' is not a POSIX extended regular expression: %s", r->value, why);
+    else if (rc < 0)
+        (void)snprintf(msg, len, "'%.60s' %s", r->value, why);
+    if (rc < 0)
         return -EINVAL;
-    }
-    r->has_re = true;
     for (size_t i = 0; enums && enums[i]; i++) {
-        any |= regexec(&r->re, enums[i], 0, NULL, 0) == 0;
+        any |= ty_ere_search(r->re, enums[i], strlen(enums[i]));
         ty_buf_printf(&names, "%s%s", i ? ", " : "", enums[i]);
     }
     if (enums && !any)

@@ -58,8 +58,7 @@ static void node_free(struct jf_node *n)
         free(n->r.segs[i]);
     free(n->r.segs);
     free(n->r.value);
-    if (n->r.has_re)
-        regfree(&n->r.re);
+    ty_ere_free(n->r.re);
     free(n);
 }
 
