@@ -49,6 +49,8 @@ struct ty_ere {
     bool anchored; /* starts with '^': only a thread started at 0 can match */
     bool skip;     /* every match starts with a character: an ASCII one not in first cannot */
     uint64_t first[2];
+    char prefix[16]; /* the ASCII characters every match starts with (NUL-terminated) */
+    size_t nprefix;
 };
 
 struct comp {
@@ -576,7 +578,9 @@ static bool consumes(const struct ty_ere *re, const struct insn *in, uint32_t ch
 
 /* The ASCII characters a match can start with (re->first), unless a match can be empty
  * (re->skip false): the instructions that consume a character, reached from the start through
- * SPLITs, JMPs and any anchor. */
+ * SPLITs, JMPs and any anchor. And the ASCII text every match starts with (re->prefix): the
+ * characters from the first instruction on, up to the first that is not one (an ASCII byte is
+ * never inside a UTF-8 character, so the search may jump to where that text is). */
 static void find_first(struct ty_ere *re)
 {
     uint16_t stack[2 * TY_ERE_MAX_INSNS + 4];
@@ -613,6 +617,10 @@ static void find_first(struct ty_ere *re)
         }
     }
     free(seen);
+    for (size_t pc = 0; pc + 1 < sizeof(re->prefix) && re->code[pc].op == OP_CHAR &&
+                        re->code[pc].arg < 128;
+         pc++)
+        re->prefix[re->nprefix++] = (char)re->code[pc].arg;
 }
 
 static void free_sets(struct set *sets, size_t n)
@@ -761,7 +769,12 @@ bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n)
     vm.gen = 1;
     memset(vm.mark, 0, re->ncode * sizeof(vm.mark[0]));
     for (size_t pos = 0;;) {
-        if (ncur == 0 && re->skip) { /* pass ASCII characters no match starts with */
+        if (ncur == 0 && re->nprefix > 0 && !re->anchored) { /* to where a match can start */
+            const char *at = memmem(text + pos, n - pos, re->prefix, re->nprefix);
+            if (!at)
+                return false;
+            pos = (size_t)(at - text);
+        } else if (ncur == 0 && re->skip) { /* pass ASCII characters no match starts with */
             while (pos < n && vm.text[pos] < 128 &&
                    !((re->first[vm.text[pos] >> 6] >> (vm.text[pos] & 63)) & 1))
                 pos++;
