@@ -111,7 +111,8 @@ static json_t *transform(json_t *v, const struct ty_fmt_transform *t)
     if (t->kind == TY_TR_JOIN) {
         if (!json_is_array(in))
             return json_incref(in);
-        return json_string_nocheck(ty_format_cell(in, t->arg[0] ? t->arg[0] : ","));
+        text = ty_format_cell(in, t->arg[0] ? t->arg[0] : ",");
+        return json_string_nocheck(text); /* a copy: text is freed on return */
     }
     text = ty_format_cell(in, NULL);
     switch (t->kind) {

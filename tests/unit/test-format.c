@@ -88,6 +88,10 @@ static void test_printers(void)
                   true,
                   "True\t1.25\n");
     expect_render("value(trainingInput.masterConfig.imageUri.basename())", true, "img:1\n");
+    /* join() of a list (under ASan, also that nothing leaks: fuzz-format found a leak) */
+    expect_render("value(trainingInput.args.join(' '))", true, "--epochs 10\n");
+    expect_render("value(trainingOutput.trials.trialId.join())", true, "1,2\n");
+    expect_render("value(jobId.join(-))", true, "a1\n");
     expect_render("value(createTime.date('%Y-%m-%d',tz=UTC))", true, "2026-11-30\n");
     expect_render("value(createTime.date(format='%H:%M', tz=UTC))", true, "09:00\n");
     expect_render("value(errorMessage.yesno(bad,good),jobId.len(),jobId.upper())",
