@@ -2,8 +2,9 @@
  * fuzz-ere.c: libFuzzer target for the regular expressions of ere.h, which a list filter's
  * '~' takes from any API client. The input is a pattern, a newline, then a text. Besides
  * memory errors and time (a compile or search that is not linear shows as a libFuzzer
- * timeout) it checks: a refusal says why with -EINVAL or -E2BIG and returns nothing; "(P)",
- * "P()" and "P|P" match exactly where a valid P does; and, for short ASCII patterns that cannot
+ * timeout) it checks: a refusal says why with -EINVAL or -E2BIG and returns nothing; a search
+ * answers the same without its shortcuts (TY_ERE_NO_SHORTCUTS); "(P)", "P()" and "P|P" match
+ * exactly where a valid P does; and, for short ASCII patterns that cannot
  * make glibc slow, that glibc's regcomp accepts the same patterns and its regexec finds the same
  * matches.
  *
@@ -30,19 +31,23 @@ static void check(int cond)
         abort();
 }
 
-/* Does @pat, compiled, match @text? -1 when it is not valid, -2 when over a limit. */
+/* Does @pat, compiled, match @text? -1 when it is not valid, -2 when over a limit. The
+ * answer is checked to be the same without the search's shortcuts. */
 static int search(const char *pat, const char *text, size_t n)
 {
-    struct ty_ere *re = NULL;
+    struct ty_ere *re = NULL, *plain = NULL;
     char msg[160];
-    int rc = ty_ere_compile(pat, &re, msg, sizeof(msg));
+    int rc = ty_ere_compile(pat, 0, &re, msg, sizeof(msg));
 
     if (rc < 0) {
         check((rc == -EINVAL || rc == -E2BIG) && re == NULL && msg[0]);
         return rc == -EINVAL ? -1 : -2;
     }
+    check(ty_ere_compile(pat, TY_ERE_NO_SHORTCUTS, &plain, msg, sizeof(msg)) == 0);
     rc = ty_ere_search(re, text, n);
+    check(ty_ere_search(plain, text, n) == rc);
     ty_ere_free(re);
+    ty_ere_free(plain);
     return rc;
 }
 

@@ -100,7 +100,7 @@ static uint32_t decode(const unsigned char *s, size_t n, size_t *len)
 static uint32_t next_char(struct comp *c)
 {
     size_t len;
-    uint32_t ch = decode((const unsigned char *)c->p, strlen(c->p), &len);
+    uint32_t ch = decode((const unsigned char *)c->p, strnlen(c->p, 4), &len);
     c->p += len;
     return ch;
 }
@@ -184,15 +184,49 @@ static int set_add(struct set *s, uint32_t lo, uint32_t hi)
     return 0;
 }
 
+static int range_cmp(const void *a, const void *b)
+{
+    const struct range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sort @s's ranges and merge those that overlap or touch, so that set_has finds a character
+ * by binary search: a bracket of a thousand characters costs ten comparisons, not a thousand. */
+static void set_finish(struct set *s)
+{
+    size_t k = 0;
+
+    if (s->nranges < 2)
+        return;
+    qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
+    for (size_t i = 1; i < s->nranges; i++) {
+        if (s->ranges[i].lo <= s->ranges[k].hi + 1) {
+            if (s->ranges[i].hi > s->ranges[k].hi)
+                s->ranges[k].hi = s->ranges[i].hi;
+        } else {
+            s->ranges[++k] = s->ranges[i];
+        }
+    }
+    s->nranges = k + 1;
+}
+
 static bool set_has(const struct set *s, uint32_t ch)
 {
+    size_t lo = 0, hi = s->nranges;
     bool in = false;
 
     if (ch < 128) {
         in = (s->ascii[ch >> 6] >> (ch & 63)) & 1;
     } else {
-        for (size_t i = 0; i < s->nranges && !in; i++)
-            in = ch >= s->ranges[i].lo && ch <= s->ranges[i].hi;
+        while (lo < hi && !in) { /* the ranges are sorted and disjoint (set_finish) */
+            size_t mid = lo + (hi - lo) / 2;
+            if (ch < s->ranges[mid].lo)
+                hi = mid;
+            else if (ch > s->ranges[mid].hi)
+                lo = mid + 1;
+            else
+                in = true;
+        }
     }
     return in != s->negated;
 }
@@ -329,6 +363,7 @@ static int parse_bracket(struct comp *c)
             return rc;
     }
     c->p++;
+    set_finish(s);
     return emit(c, OP_SET, 0, (uint32_t)(c->nsets - 1));
 }
 
@@ -480,7 +515,7 @@ static int repeat(struct comp *c, size_t start, long min, long max)
     uint64_t need;
     int rc;
 
-    if (max == 0) {
+    if (max == 0 || s == 0) { /* none, or any number of nothing: nothing */
         c->n = start;
         return 0;
     }
@@ -617,8 +652,8 @@ static void find_first(struct ty_ere *re)
         }
     }
     free(seen);
-    for (size_t pc = 0; pc + 1 < sizeof(re->prefix) && re->code[pc].op == OP_CHAR &&
-                        re->code[pc].arg < 128;
+    for (size_t pc = 0;
+         pc + 1 < sizeof(re->prefix) && re->code[pc].op == OP_CHAR && re->code[pc].arg < 128;
          pc++)
         re->prefix[re->nprefix++] = (char)re->code[pc].arg;
 }
@@ -630,7 +665,7 @@ static void free_sets(struct set *sets, size_t n)
     free(sets);
 }
 
-int ty_ere_compile(const char *pattern, struct ty_ere **ret, char *msg, size_t len)
+int ty_ere_compile(const char *pattern, unsigned flags, struct ty_ere **ret, char *msg, size_t len)
 {
     struct comp c = {.p = pattern, .msg = msg, .len = len};
     struct ty_ere *re = NULL;
@@ -654,7 +689,8 @@ int ty_ere_compile(const char *pattern, struct ty_ere **ret, char *msg, size_t l
         re->sets = c.sets;
         re->nsets = c.nsets;
         re->anchored = re->code[0].op == OP_ASSERT && re->code[0].kind == A_BOL;
-        find_first(re);
+        if (!(flags & TY_ERE_NO_SHORTCUTS))
+            find_first(re);
         *ret = re;
         return 0;
     }
@@ -756,8 +792,19 @@ static bool consumes(const struct ty_ere *re, const struct insn *in, uint32_t ch
     }
 }
 
+/* A new generation of marks: nothing is marked in it. */
+static void next_gen(struct vm *vm)
+{
+    if (++vm->gen == 0) { /* wrapped, after 2^32 positions: clear the marks */
+        memset(vm->mark, 0, vm->re->ncode * sizeof(vm->mark[0]));
+        vm->gen = 1;
+    }
+}
+
 bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n)
 {
+    if (!text) /* n is 0 */
+        text = "";
     uint16_t lists[2][TY_ERE_MAX_INSNS + 1];
     uint16_t *cur = lists[0], *next = lists[1], *swap;
     size_t ncur = 0, nnext, len;
@@ -781,12 +828,15 @@ bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n)
             if (pos == n)
                 return false;
         }
+        if (ncur == 0) /* pos may have moved: a mark made at the old one (an anchor that failed
+                        * there) must not stop the thread started here */
+            next_gen(&vm);
         if ((pos == 0 || !re->anchored) && add_thread(&vm, cur, &ncur, 0, pos))
             return true;
         if (pos == n || (ncur == 0 && re->anchored))
             return false;
         uint32_t ch = decode(vm.text + pos, n - pos, &len);
-        vm.gen++;
+        next_gen(&vm);
         nnext = 0;
         for (size_t i = 0; i < ncur; i++)
             if (consumes(re, &re->code[cur[i]], ch) &&

@@ -31,18 +31,23 @@
 
 struct ty_ere;
 
-/* Compile the NUL-terminated @pattern into *@ret. Returns 0; -EINVAL when it is not a valid
- * expression, @msg then holding glibc's words for the reason ("Unmatched ( or \\(",
- * "Invalid range end", ...); -E2BIG when it is valid but over a limit above or uses a
- * back-reference, @msg then a predicate about the pattern ("is too large: ...", "nests
+/* Flags of ty_ere_compile. TY_ERE_NO_SHORTCUTS: its searches step through every position,
+ * never jumping to the pattern's literal prefix or past characters no match starts with: the
+ * same answers, more slowly (tests compare the two). */
+#define TY_ERE_NO_SHORTCUTS 1u
+
+/* Compile the NUL-terminated @pattern (with @flags, above; 0 for none) into *@ret. Returns 0;
+ * -EINVAL when it is not a valid expression, @msg then holding glibc's words for the reason
+ * ("Unmatched ( or \\(", "Invalid range end", ...); -E2BIG when it is valid but over a limit above
+ * or uses a back-reference, @msg then a predicate about the pattern ("is too large: ...", "nests
  * parentheses deeper than 32", "uses a back-reference (\\1), which is not supported");
  * -ENOMEM. *@ret is untouched on failure. Time and memory are linear in the pattern's
  * length. */
-int ty_ere_compile(const char *pattern, struct ty_ere **ret, char *msg, size_t len);
+int ty_ere_compile(const char *pattern, unsigned flags, struct ty_ere **ret, char *msg, size_t len);
 
 /* Does @re match somewhere in @text (@n bytes, which may hold NULs)? Allocates nothing and
  * does not change @re (concurrent searches are safe); at most TY_ERE_MAX_INSNS steps per
- * character of @text. */
+ * character of @text, each at most a binary search of one bracket expression's ranges. */
 bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n);
 
 /* Free @re (NULL is fine). */

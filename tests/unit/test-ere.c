@@ -20,7 +20,7 @@ static bool search(const char *pat, const char *text, size_t n)
     char msg[160] = "";
     bool m;
 
-    if (ty_ere_compile(pat, &re, msg, sizeof(msg)) != 0) {
+    if (ty_ere_compile(pat, 0, &re, msg, sizeof(msg)) != 0) {
         diag("'%s' does not compile: %s", pat, msg);
         return false;
     }
@@ -116,6 +116,15 @@ static void test_matches(void)
         {"\\<foo", "xfoo", false},
         {"foo\\>", "foo_", false},
         {"foo\\>", "foo.", true},
+        /* an anchor that failed at one position holds at a later one (a search that skipped
+         * to it once kept the failure) */
+        {"x?\\<job", "x job", true},
+        {"a?\\<b", "a b", true},
+        {"(\\<a)+\\Bb", "a ab", true},
+        {"(a|)\\>\\W",
+         "ac \xff"
+         "aa",
+         true},
         {"\\`ab", "ab", true},
         {"ab\\'", "xab", true},
         {"ab\\'", "abx", false},
@@ -185,7 +194,7 @@ static void test_errors(void)
         {"a{1001}", -E2BIG, "is too large: with its repetitions written out it is over 1000"},
         {"(a{40}){50}", -E2BIG, "is too large"},
         {"(a|b|c|(d*e?)+){67}", -E2BIG, "is too large"},
-        {"(){0,1001}", -E2BIG, "is too large"},
+        {"(a){0,1001}", -E2BIG, "is too large"},
         {"(((((((((((((((((((((((((((((((((a)))))))))))))))))))))))))))))))))",
          -E2BIG,
          "nests parentheses deeper than 32"},
@@ -194,7 +203,7 @@ static void test_errors(void)
     for (size_t i = 0; i < TY_ARRAY_SIZE(c); i++) {
         struct ty_ere *re = NULL;
         char msg[160] = "";
-        int rc = ty_ere_compile(c[i].pat, &re, msg, sizeof(msg));
+        int rc = ty_ere_compile(c[i].pat, 0, &re, msg, sizeof(msg));
         is_int(rc, c[i].rc, "'%s' is refused", c[i].pat);
         like(msg, c[i].msg, "'%s': the reason", c[i].pat);
         ok(re == NULL, "'%s': nothing returned", c[i].pat);
@@ -208,11 +217,13 @@ static void test_limits(void)
         "(a|b|c|(d*e?)+){66}",
         "(((((((((((((((((((((((((((((((([cr]))))))))))))))))))))))))))))))))",
         "a+++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++",
+        "(){0,1001}", /* any number of nothing is nothing */
+        "(){32767}",
     };
     for (size_t i = 0; i < TY_ARRAY_SIZE(fit); i++) {
         struct ty_ere *re = NULL;
         char msg[160] = "";
-        is_int(ty_ere_compile(fit[i], &re, msg, sizeof(msg)),
+        is_int(ty_ere_compile(fit[i], 0, &re, msg, sizeof(msg)),
                0,
                "'%.30s' is within the limits",
                fit[i]);
@@ -240,7 +251,7 @@ static void test_pathological(void)
     for (size_t i = 0; i < TY_ARRAY_SIZE(pats); i++) {
         struct ty_ere *re = NULL;
         char msg[160] = "";
-        int rc = ty_ere_compile(pats[i], &re, msg, sizeof(msg));
+        int rc = ty_ere_compile(pats[i], 0, &re, msg, sizeof(msg));
         ok(rc == 0, "'%.40s' compiles (%s)", pats[i], rc ? msg : "ok");
         if (re)
             (void)ty_ere_search(re, text, sizeof(text) - 1);
@@ -248,6 +259,20 @@ static void test_pathological(void)
     }
     ok(!search("^(a*)*(a*)*(a*)*(a*)*(a*)*(a*)*b$", text, sizeof(text) - 1),
        "4000 a's and no b: no match, in linear time");
+
+    /* a bracket of 480 separate characters, repeated 480 times: each step looks a character up
+     * among 480 ranges by binary search, not one by one (2,000 characters of text here) */
+    struct ty_buf b = TY_BUF_INIT;
+    ty_buf_puts(&b, "[^");
+    for (unsigned cp = 0x100; cp < 0x100 + 960; cp += 2)
+        ty_buf_printf(&b, "%c%c", (char)(0xc0 | (cp >> 6)), (char)(0x80 | (cp & 0x3f)));
+    ty_buf_puts(&b, "]{480}x");
+    for (size_t i = 0; i + 2 <= sizeof(text) - 1; i += 2)
+        text[i] = (char)0xc3, text[i + 1] = (char)0xbc; /* ü */
+    ok(!search(ty_buf_str(&b), text, sizeof(text) - 1), "a large bracket, repeated: no match");
+    text[sizeof(text) - 2] = 'x';
+    ok(search(ty_buf_str(&b), text, sizeof(text) - 1), "a large bracket, repeated: a match");
+    ty_buf_release(&b);
 }
 
 /* ---- compared with glibc ---- */
@@ -263,6 +288,7 @@ static unsigned rnd(unsigned n)
 }
 
 static void gen_atom(struct ty_buf *b, int depth);
+static bool anchors_anywhere; /* gen_atom may put anchors inside groups (no glibc then) */
 
 /* A random expression over a small alphabet, every construct of ERE included; anchors only
  * outside groups, where a repetition of one is an error (glibc's regcomp is exponential in
@@ -311,7 +337,7 @@ static void gen_atom(struct ty_buf *b, int depth)
         ty_buf_puts(b, "(");
         gen_expr(b, depth + 1);
         ty_buf_puts(b, ")");
-    } else if (k == 3 && depth == 0) {
+    } else if ((k == 3 && depth == 0) || (k >= 3 && k <= 6 && anchors_anywhere)) {
         ty_buf_puts(b, anchors[rnd(TY_ARRAY_SIZE(anchors))]);
     } else {
         ty_buf_puts(b, atoms[rnd(TY_ARRAY_SIZE(atoms))]);
@@ -332,7 +358,7 @@ static void test_against_glibc(void)
 
         gen_expr(&b, 0);
         const char *pat = ty_buf_str(&b);
-        rc = ty_ere_compile(pat, &re, msg, sizeof(msg));
+        rc = ty_ere_compile(pat, 0, &re, msg, sizeof(msg));
         grc = regcomp(&g, pat, REG_EXTENDED | REG_NOSUB);
         if ((rc == 0) != (grc == 0)) {
             if (differ++ < 5)
@@ -393,7 +419,7 @@ static void test_syntax_against_glibc(void)
                 pat[k + 1] = 'a';
         if (strstr(pat, "\\,")) /* glibc reads {\,} as {,}: a quirk not copied */
             continue;
-        rc = ty_ere_compile(pat, &re, msg, sizeof(msg));
+        rc = ty_ere_compile(pat, 0, &re, msg, sizeof(msg));
         grc = regcomp(&g, pat, REG_EXTENDED | REG_NOSUB);
         if ((rc == 0) != (grc == 0) && differ++ < 5)
             diag("'%s': ours %d (%s), glibc's %d", pat, rc, rc ? msg : "", grc);
@@ -413,6 +439,51 @@ static void test_syntax_against_glibc(void)
         (long)differ, 0, "20000 random strings of special characters: %zu valid, as glibc", valid);
 }
 
+/* The search's shortcuts (the jump to a literal prefix, the skip of characters no match starts
+ * with) never change an answer: random patterns, anchors anywhere (glibc is too slow for those
+ * under repetitions), and texts with UTF-8 and stray bytes, searched with and without them. */
+static void test_shortcuts(void)
+{
+    static const char *const parts[] = {
+        "a", "b", "c", " ", "-", "1", "\xc3\xa9", "\xff", "ab", "x "};
+    size_t differ = 0, searches = 0;
+
+    anchors_anywhere = true;
+    for (int i = 0; i < 10000; i++) {
+        struct ty_buf b = TY_BUF_INIT;
+        struct ty_ere *fast = NULL, *plain = NULL;
+        char msg[160];
+
+        gen_expr(&b, 0);
+        if (ty_ere_compile(ty_buf_str(&b), 0, &fast, msg, sizeof(msg)) == 0 &&
+            ty_ere_compile(ty_buf_str(&b), TY_ERE_NO_SHORTCUTS, &plain, msg, sizeof(msg)) == 0) {
+            for (int k = 0; k < 12; k++) {
+                struct ty_buf text = TY_BUF_INIT;
+                unsigned n = rnd(8);
+                ty_buf_puts(&text, "");
+                for (unsigned j = 0; j < n; j++)
+                    ty_buf_puts(&text, parts[rnd(TY_ARRAY_SIZE(parts))]);
+                bool f = ty_ere_search(fast, text.data, text.len);
+                bool p = ty_ere_search(plain, text.data, text.len);
+                searches++;
+                if (f != p && differ++ < 5)
+                    diag("'%s' on '%s': %d with the shortcuts, %d without",
+                         ty_buf_str(&b),
+                         text.data,
+                         f,
+                         p);
+                ty_buf_release(&text);
+            }
+        }
+        ty_ere_free(fast);
+        ty_ere_free(plain);
+        ty_buf_release(&b);
+    }
+    anchors_anywhere = false;
+    is_int(
+        (long)differ, 0, "%zu searches with and without the shortcuts: the same answers", searches);
+}
+
 int main(void)
 {
     test_matches();
@@ -421,5 +492,6 @@ int main(void)
     test_pathological();
     test_against_glibc();
     test_syntax_against_glibc();
+    test_shortcuts();
     return done_testing();
 }

@@ -226,7 +226,7 @@ int jf_regex_compile(struct jf_restr *r, const char *const *enums, char *msg, si
     bool any = false;
     int rc;
 
-    rc = ty_ere_compile(r->value, &r->re, why, sizeof(why));
+    rc = ty_ere_compile(r->value, 0, &r->re, why, sizeof(why));
     if (rc == -EINVAL)
         (void)snprintf(
             msg, len, "'%.60s' is not a POSIX extended regular expression: %s", r->value, why);
