@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * ere.c: POSIX extended regular expressions (ere.h) compiled to a small program for a Thompson
  * NFA: characters, sets, anchors, SPLIT (two ways on) and JMP, whose jumps are relative so that
- * a repetition copies its expression's code as it is. A search runs every thread in step over
- * the text, at most one per instruction, so its time is (instructions x characters). */
+ * a repetition copies its expression's code as it is (ere-int.h); ere-search.c runs it. */
 #include "ere.h"
 
 #include <errno.h>
@@ -11,47 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ere-int.h"
 #include "macro.h"
 
-enum op { OP_CHAR, OP_ANY, OP_SET, OP_ASSERT, OP_SPLIT, OP_JMP, OP_MATCH };
-/* '^' and "\`" are A_BOL, '$' and "\'" A_EOL: without REG_NEWLINE they are the same. */
-enum assertion { A_BOL, A_EOL, A_WORDB, A_NWORDB, A_WSTART, A_WEND };
-
-/* A byte that is not part of valid UTF-8 is the "character" INVALID_BASE + byte. */
-#define INVALID_BASE 0x110000u
 /* The largest count of an interval, as glibc's RE_DUP_MAX. */
 #define DUP_MAX 0x7fff
 #define DUP_INF (-1)
-
-struct insn {
-    uint8_t op;
-    uint8_t kind; /* OP_ASSERT: enum assertion */
-    int16_t x, y; /* OP_SPLIT: the two ways on, OP_JMP: x; relative to this instruction */
-    uint32_t arg; /* OP_CHAR: the character; OP_SET: index into sets */
-};
-
-struct range {
-    uint32_t lo, hi;
-};
-
-struct set {
-    bool negated;
-    uint64_t ascii[2];    /* characters 0-127 in the set, before negation */
-    struct range *ranges; /* the others */
-    size_t nranges;
-};
-
-struct ty_ere {
-    struct insn *code; /* ends with OP_MATCH */
-    size_t ncode;
-    struct set *sets;
-    size_t nsets;
-    bool anchored; /* starts with '^': only a thread started at 0 can match */
-    bool skip;     /* every match starts with a character: an ASCII one not in first cannot */
-    uint64_t first[2];
-    char prefix[16]; /* the ASCII characters every match starts with (NUL-terminated) */
-    size_t nprefix;
-};
 
 struct comp {
     const char *p; /* the next character to read */
@@ -66,49 +30,12 @@ struct comp {
 
 /* ---- characters ---- */
 
-/* The character at @s (@n > 0 bytes left) and its length in *@len: strict UTF-8 (no
- * overlong forms, surrogates or values over U+10FFFF), any other byte alone. */
-static uint32_t decode(const unsigned char *s, size_t n, size_t *len)
-{
-    uint32_t c = s[0], min;
-    size_t k;
-
-    *len = 1;
-    if (c < 0x80)
-        return c;
-    if (c >= 0xc2 && c <= 0xdf)
-        k = 1, c &= 0x1f, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        k = 2, c &= 0x0f, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        k = 3, c &= 0x07, min = 0x10000;
-    else
-        return INVALID_BASE + s[0];
-    if (n <= k)
-        return INVALID_BASE + s[0];
-    for (size_t i = 1; i <= k; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return INVALID_BASE + s[0];
-        c = c << 6 | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return INVALID_BASE + s[0];
-    *len = k + 1;
-    return c;
-}
-
 static uint32_t next_char(struct comp *c)
 {
     size_t len;
-    uint32_t ch = decode((const unsigned char *)c->p, strnlen(c->p, 4), &len);
+    uint32_t ch = ere_decode((const unsigned char *)c->p, strnlen(c->p, 4), &len);
     c->p += len;
     return ch;
-}
-
-static bool is_word(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           ch == '_';
 }
 
 /* ---- errors and emitting ---- */
@@ -210,27 +137,6 @@ static void set_finish(struct set *s)
     s->nranges = k + 1;
 }
 
-static bool set_has(const struct set *s, uint32_t ch)
-{
-    size_t lo = 0, hi = s->nranges;
-    bool in = false;
-
-    if (ch < 128) {
-        in = (s->ascii[ch >> 6] >> (ch & 63)) & 1;
-    } else {
-        while (lo < hi && !in) { /* the ranges are sorted and disjoint (set_finish) */
-            size_t mid = lo + (hi - lo) / 2;
-            if (ch < s->ranges[mid].lo)
-                hi = mid;
-            else if (ch > s->ranges[mid].hi)
-                lo = mid + 1;
-            else
-                in = true;
-        }
-    }
-    return in != s->negated;
-}
-
 /* The C locale's character classes, as lists of ranges (the unused ones are {0, 0}). */
 static const struct {
     const char *name;
@@ -291,7 +197,7 @@ static int collating_char(struct comp *c, const char *s, size_t n, uint32_t *ch)
 
     if (n == 0)
         return fail(c, -EINVAL, "Invalid collation character");
-    *ch = decode((const unsigned char *)s, n, &len);
+    *ch = ere_decode((const unsigned char *)s, n, &len);
     if (len != n)
         return fail(c, -EINVAL, "Invalid collation character");
     return 0;
@@ -609,8 +515,6 @@ static int parse_alt(struct comp *c)
     return 0;
 }
 
-static bool consumes(const struct ty_ere *re, const struct insn *in, uint32_t ch);
-
 /* The ASCII characters a match can start with (re->first), unless a match can be empty
  * (re->skip false): the instructions that consume a character, reached from the start through
  * SPLITs, JMPs and any anchor. And the ASCII text every match starts with (re->prefix): the
@@ -647,7 +551,7 @@ static void find_first(struct ty_ere *re)
             break;
         default:
             for (uint32_t ch = 0; ch < 128; ch++)
-                if (consumes(re, in, ch))
+                if (ere_consumes(re, in, ch))
                     re->first[ch >> 6] |= UINT64_C(1) << (ch & 63);
         }
     }
@@ -708,142 +612,4 @@ void ty_ere_free(struct ty_ere *re)
     free(re->code);
     free_sets(re->sets, re->nsets);
     free(re);
-}
-
-/* ---- searching ---- */
-
-/* The scratch of one search, on the stack: a list of threads (instructions waiting for the
- * next character) for this position and the next, the instructions already visited at a
- * position (mark[pc] == gen), and the stack that follows SPLITs, JMPs and anchors. */
-struct vm {
-    const struct ty_ere *re;
-    const unsigned char *text;
-    size_t n;
-    uint32_t gen;
-    uint32_t mark[TY_ERE_MAX_INSNS + 1];
-    uint16_t stack[2 * TY_ERE_MAX_INSNS + 4];
-};
-
-static bool holds(const struct vm *vm, uint8_t kind, size_t pos)
-{
-    bool before = pos > 0 && is_word(vm->text[pos - 1]);
-    bool after = pos < vm->n && is_word(vm->text[pos]);
-
-    switch (kind) {
-    case A_BOL:
-        return pos == 0;
-    case A_EOL:
-        return pos == vm->n;
-    case A_WORDB:
-        return before != after;
-    case A_NWORDB:
-        return before == after;
-    case A_WSTART:
-        return !before && after;
-    default:
-        return before && !after;
-    }
-}
-
-/* Add the thread at @pc, and those its SPLITs, JMPs and anchors that hold at @pos lead to, to
- * @list. Returns true when one of them reaches the match. Each instruction is visited once
- * per position, so at most 2 entries per visit are pushed. */
-static bool add_thread(struct vm *vm, uint16_t *list, size_t *nlist, size_t pc0, size_t pos)
-{
-    size_t sp = 0;
-
-    vm->stack[sp++] = (uint16_t)pc0;
-    while (sp > 0) {
-        size_t pc = vm->stack[--sp];
-        const struct insn *in = &vm->re->code[pc];
-        if (vm->mark[pc] == vm->gen)
-            continue;
-        vm->mark[pc] = vm->gen;
-        switch (in->op) {
-        case OP_MATCH:
-            return true;
-        case OP_JMP:
-            vm->stack[sp++] = (uint16_t)(pc + (size_t)(ptrdiff_t)in->x);
-            break;
-        case OP_SPLIT:
-            vm->stack[sp++] = (uint16_t)(pc + (size_t)(ptrdiff_t)in->y);
-            vm->stack[sp++] = (uint16_t)(pc + (size_t)(ptrdiff_t)in->x);
-            break;
-        case OP_ASSERT:
-            if (holds(vm, in->kind, pos))
-                vm->stack[sp++] = (uint16_t)(pc + 1);
-            break;
-        default:
-            list[(*nlist)++] = (uint16_t)pc;
-        }
-    }
-    return false;
-}
-
-static bool consumes(const struct ty_ere *re, const struct insn *in, uint32_t ch)
-{
-    switch (in->op) {
-    case OP_CHAR:
-        return in->arg == ch;
-    case OP_ANY:
-        return true;
-    default:
-        return set_has(&re->sets[in->arg], ch);
-    }
-}
-
-/* A new generation of marks: nothing is marked in it. */
-static void next_gen(struct vm *vm)
-{
-    if (++vm->gen == 0) { /* wrapped, after 2^32 positions: clear the marks */
-        memset(vm->mark, 0, vm->re->ncode * sizeof(vm->mark[0]));
-        vm->gen = 1;
-    }
-}
-
-bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n)
-{
-    if (!text) /* n is 0 */
-        text = "";
-    uint16_t lists[2][TY_ERE_MAX_INSNS + 1];
-    uint16_t *cur = lists[0], *next = lists[1], *swap;
-    size_t ncur = 0, nnext, len;
-    struct vm vm;
-
-    vm.re = re;
-    vm.text = (const unsigned char *)text;
-    vm.n = n;
-    vm.gen = 1;
-    memset(vm.mark, 0, re->ncode * sizeof(vm.mark[0]));
-    for (size_t pos = 0;;) {
-        if (ncur == 0 && re->nprefix > 0 && !re->anchored) { /* to where a match can start */
-            const char *at = memmem(text + pos, n - pos, re->prefix, re->nprefix);
-            if (!at)
-                return false;
-            pos = (size_t)(at - text);
-        } else if (ncur == 0 && re->skip) { /* pass ASCII characters no match starts with */
-            while (pos < n && vm.text[pos] < 128 &&
-                   !((re->first[vm.text[pos] >> 6] >> (vm.text[pos] & 63)) & 1))
-                pos++;
-            if (pos == n)
-                return false;
-        }
-        if (ncur == 0) /* pos may have moved: a mark made at the old one (an anchor that failed
-                        * there) must not stop the thread started here */
-            next_gen(&vm);
-        if ((pos == 0 || !re->anchored) && add_thread(&vm, cur, &ncur, 0, pos))
-            return true;
-        if (pos == n || (ncur == 0 && re->anchored))
-            return false;
-        uint32_t ch = decode(vm.text + pos, n - pos, &len);
-        next_gen(&vm);
-        nnext = 0;
-        for (size_t i = 0; i < ncur; i++)
-            if (consumes(re, &re->code[cur[i]], ch) &&
-                add_thread(&vm, next, &nnext, cur[i] + 1u, pos + len))
-                return true;
-        swap = cur, cur = next, next = swap;
-        ncur = nnext;
-        pos += len;
-    }
 }
