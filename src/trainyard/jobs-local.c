@@ -226,13 +226,22 @@ int jobs_local_list(const struct jobs_local *l,
         }
         if (!ty_filter_match(f, job)) {
             json_decref(job);
+            if (ty_filter_spent(f, NULL) < 0)
+                break;
             continue;
         }
         v = xreallocarray(v, n + 1, sizeof(*v));
         v[n++] = job;
     }
     closedir(d);
+    r = ty_filter_spent(f, err);
     ty_filter_free(f);
+    if (r < 0) {
+        for (size_t i = 0; i < n; i++)
+            json_decref(v[i]);
+        free(v);
+        return r;
+    }
     if (n)
         qsort(v, n, sizeof(*v), newest_first);
     for (size_t i = 0; i < n; i++) {

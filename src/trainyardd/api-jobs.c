@@ -535,7 +535,7 @@ static int list_one(const struct ty_job_row *row, void *data)
     if (lc->filter) {
         j = ty_job_row_to_json(row);
         if (!ty_filter_match(lc->filter, j))
-            return 0;
+            return ty_filter_spent(lc->filter, NULL) < 0; /* stop: the patterns' budget is spent */
     }
     if (json_array_size(lc->jobs) == lc->want) {
         lc->more = true;
@@ -598,6 +598,12 @@ void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep)
     lc.filter = filter;
     lc.jobs = json_array();
     r = ty_store_scan_jobs(rq->d->store, &q, list_one, &lc, &e);
+    if (r >= 0 && ty_filter_spent(filter, &e) < 0) {
+        ty_filter_free(filter);
+        json_decref(lc.jobs);
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
+        return;
+    }
     ty_filter_free(filter);
     if (r < 0) {
         json_decref(lc.jobs);

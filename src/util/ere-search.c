@@ -72,6 +72,7 @@ struct vm {
     const unsigned char *text;
     size_t n;
     uint32_t gen;
+    uint64_t visits; /* instructions visited since the last charge (ty_ere_search_budget) */
     uint32_t mark[TY_ERE_MAX_INSNS + 1];
     uint16_t stack[2 * TY_ERE_MAX_INSNS + 4];
 };
@@ -111,6 +112,7 @@ static bool add_thread(struct vm *vm, uint16_t *list, size_t *nlist, size_t pc0,
         if (vm->mark[pc] == vm->gen)
             continue;
         vm->mark[pc] = vm->gen;
+        vm->visits++;
         switch (in->op) {
         case OP_MATCH:
             return true;
@@ -155,6 +157,25 @@ static void next_gen(struct vm *vm)
 
 bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n)
 {
+    return ty_ere_search_budget(re, text, n, NULL);
+}
+
+/* Take @cost from *@steps (NULL: no budget); false when there is not that much left (*@steps
+ * is then 0). */
+static bool spend(uint64_t *steps, uint64_t cost)
+{
+    if (!steps)
+        return true;
+    if (*steps < cost) {
+        *steps = 0;
+        return false;
+    }
+    *steps -= cost;
+    return true;
+}
+
+bool ty_ere_search_budget(const struct ty_ere *re, const char *text, size_t n, uint64_t *steps)
+{
     if (!text) /* n is 0 */
         text = "";
     uint16_t lists[2][TY_ERE_MAX_INSNS + 1];
@@ -166,18 +187,20 @@ bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n)
     vm.text = (const unsigned char *)text;
     vm.n = n;
     vm.gen = 1;
+    vm.visits = 0;
     memset(vm.mark, 0, re->ncode * sizeof(vm.mark[0]));
     for (size_t pos = 0;;) {
+        size_t from = pos;
         if (ncur == 0 && re->nprefix > 0 && !re->anchored) { /* to where a match can start */
             const char *at = memmem(text + pos, n - pos, re->prefix, re->nprefix);
-            if (!at)
+            pos = at ? (size_t)(at - text) : n;
+            if (!spend(steps, pos - from) || !at)
                 return false;
-            pos = (size_t)(at - text);
         } else if (ncur == 0 && re->skip) { /* pass ASCII characters no match starts with */
             while (pos < n && vm.text[pos] < 128 &&
                    !((re->first[vm.text[pos] >> 6] >> (vm.text[pos] & 63)) & 1))
                 pos++;
-            if (pos == n)
+            if (!spend(steps, pos - from) || pos == n)
                 return false;
         }
         if (ncur == 0) /* pos may have moved: a mark made at the old one (an anchor that failed
@@ -187,6 +210,9 @@ bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n)
             return true;
         if (pos == n || (ncur == 0 && re->anchored))
             return false;
+        if (!spend(steps, 1 + vm.visits)) /* the character, the instructions visited there */
+            return false;
+        vm.visits = 0;
         uint32_t ch = ere_decode(vm.text + pos, n - pos, &len);
         next_gen(&vm);
         nnext = 0;

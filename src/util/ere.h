@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Most instructions a compiled pattern may have (a repetition copies its expression:
  * `(ab){3}` is 6 character instructions, a '*' adds 2, a '+' or '?' 1, an alternative 2),
@@ -49,6 +50,13 @@ int ty_ere_compile(const char *pattern, unsigned flags, struct ty_ere **ret, cha
  * does not change @re (concurrent searches are safe); at most TY_ERE_MAX_INSNS steps per
  * character of @text, each at most a binary search of one bracket expression's ranges. */
 bool ty_ere_search(const struct ty_ere *re, const char *text, size_t n);
+
+/* ty_ere_search, spending from *@steps (NULL: no limit) one step per character of the text it
+ * reads (skipped or stepped through) and one per instruction visited at each. When that would take
+ * more than is left, the search stops: *@steps is then 0 and the answer false, whatever the text
+ * holds. For a caller that bounds the work of many searches together (a list filter over every job
+ * of a project). */
+bool ty_ere_search_budget(const struct ty_ere *re, const char *text, size_t n, uint64_t *steps);
 
 /* Free @re (NULL is fine). */
 void ty_ere_free(struct ty_ere *re);

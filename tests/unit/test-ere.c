@@ -260,6 +260,20 @@ static void test_pathological(void)
     ok(!search("^(a*)*(a*)*(a*)*(a*)*(a*)*(a*)*b$", text, sizeof(text) - 1),
        "4000 a's and no b: no match, in linear time");
 
+    /* a budget of steps: the same answer while it lasts, "no" and 0 left when it runs out */
+    struct ty_ere *re = NULL;
+    char why[160];
+    uint64_t steps = 1000000;
+    ok(ty_ere_compile("a{3}$", 0, &re, why, sizeof(why)) == 0, "budget: compiles");
+    bool found = ty_ere_search_budget(re, text, sizeof(text) - 1, &steps);
+    ok(found && steps > 0 && steps < 1000000,
+       "budget: a match, some steps spent (%llu left)",
+       (unsigned long long)steps);
+    steps = 100;
+    ok(!ty_ere_search_budget(re, text, sizeof(text) - 1, &steps) && steps == 0,
+       "budget: 100 steps are not enough for 4000 characters");
+    ty_ere_free(re);
+
     /* a bracket of 480 separate characters, repeated 480 times: each step looks a character up
      * among 480 ranges by binary search, not one by one (2,000 characters of text here) */
     struct ty_buf b = TY_BUF_INIT;

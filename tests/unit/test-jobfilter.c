@@ -554,6 +554,54 @@ static void test_bench_filter(void)
     ty_filter_free(f);
 }
 
+/* The '~' patterns share one budget of matching steps: a costly pattern over long values is
+ * stopped, said so, and matches nothing after (not even under '!~'); a cheap one is not. */
+static void test_budget(void)
+{
+    char *msg = xcalloc(20001, 1);
+    struct ty_filter *f = NULL;
+    json_t *job;
+
+    for (size_t i = 0; i < 20000; i++)
+        msg[i] = i % 2 ? ' ' : 'a';
+    job = json_pack("{s:s, s:s, s:s}", "jobId", "long_1", "state", "FAILED", "errorMessage", msg);
+    free(msg);
+
+    ok(ty_filter_parse("errorMessage~.{400}x", &f, &err) == 0, "budget: a costly pattern parses");
+    ok(!ty_filter_match(f, job) && ty_filter_spent(f, &err) == 0,
+       "budget: 20,000 characters x 400 threads fit the default budget");
+    ty_filter_set_budget(f, 1000000);
+    ok(!ty_filter_match(f, job), "budget: with a budget of 1,000,000 steps, no match");
+    is_int(ty_filter_spent(f, &err), -E2BIG, "budget: spent");
+    like(err.msg,
+         "filter: its patterns ('~') took over 1000000 matching steps on the jobs read, and were "
+         "stopped: narrow the filter with state: or a jobId: prefix",
+         "budget: the message says what to do");
+    ok(!ty_filter_match(f, job1), "budget: once spent, nothing matches");
+    ty_filter_free(f);
+
+    f = NULL;
+    ok(ty_filter_parse("errorMessage!~.{400}x", &f, &err) == 0, "budget: '!~' parses");
+    ty_filter_set_budget(f, 1000000);
+    ok(!ty_filter_match(f, job) && ty_filter_spent(f, &err) == -E2BIG,
+       "budget: a stopped '!~' does not turn into a match");
+    ty_filter_free(f);
+
+    f = NULL;
+    ok(ty_filter_parse("errorMessage~^a a", &f, &err) == 0, "budget: an anchored pattern parses");
+    ty_filter_set_budget(f, 1000);
+    ok(ty_filter_match(f, job) && ty_filter_spent(f, &err) == 0,
+       "budget: an anchored pattern reads a few characters of the 20,000");
+    ty_filter_free(f);
+
+    f = NULL;
+    ok(ty_filter_parse("state:FAILED", &f, &err) == 0, "budget: no pattern");
+    ty_filter_set_budget(f, 0);
+    ok(ty_filter_match(f, job), "budget: restrictions without a pattern spend nothing");
+    ty_filter_free(f);
+    json_decref(job);
+}
+
 int main(void)
 {
     job1 = load("{'jobId':'census_1','trainingInput':{'scaleTier':'CUSTOM',"
@@ -581,6 +629,7 @@ int main(void)
     test_hints();
     test_errors();
     test_limits();
+    test_budget();
     test_bench_filter();
     json_decref(job1);
     json_decref(job2);

@@ -33,6 +33,7 @@ struct jf_restr {
     enum jf_vkind vkind; /* fields ending in "Time" */
     int64_t tval, tend;  /* V_TIME, V_DURATION: the value; ':' matches [tval, tend) */
     struct ty_ere *re;   /* OP_RE, OP_NRE: the compiled value */
+    uint64_t *steps;     /* OP_RE, OP_NRE: the filter's budget (ty_filter.steps) */
 };
 
 struct jf_node {
@@ -44,6 +45,9 @@ struct jf_node {
 
 struct ty_filter {
     struct jf_node *root; /* NULL: everything matches */
+    uint64_t budget;      /* the '~' patterns' budget of matching steps (TY_FILTER_MAX_STEPS) */
+    uint64_t steps;       /* what is left of it */
+    bool patterns;        /* it has '~' or '!~' restrictions */
     const char *state_hint;
     const char *id_prefix; /* points into the tree */
 };

@@ -91,7 +91,7 @@ static bool match_regex(const struct jf_restr *r, const json_t *v)
 
     switch (json_typeof(v)) {
     case JSON_STRING:
-        return ty_ere_search(r->re, json_string_value(v), json_string_length(v));
+        return ty_ere_search_budget(r->re, json_string_value(v), json_string_length(v), r->steps);
     case JSON_INTEGER:
         (void)snprintf(num, sizeof(num), "%" PRId64, (int64_t)json_integer_value(v));
         break;
@@ -105,7 +105,7 @@ static bool match_regex(const struct jf_restr *r, const json_t *v)
     default:
         return false;
     }
-    return ty_ere_search(r->re, num, strlen(num));
+    return ty_ere_search_budget(r->re, num, strlen(num), r->steps);
 }
 
 static bool match_value(const struct jf_restr *r, const json_t *v, enum jf_op op, int depth)
@@ -214,7 +214,31 @@ bool jf_match_node(const struct jf_node *n, const json_t *job)
 
 bool ty_filter_match(const struct ty_filter *f, const json_t *job)
 {
-    return !f || !f->root || jf_match_node(f->root, job);
+    if (!f || !f->root)
+        return true;
+    /* once the budget is spent a search answers "no match", and a "!~" would turn that into
+     * a match: nothing matches any more */
+    return ty_filter_spent(f, NULL) == 0 && jf_match_node(f->root, job) &&
+           ty_filter_spent(f, NULL) == 0;
+}
+
+int ty_filter_spent(const struct ty_filter *f, struct ty_error *err)
+{
+    if (!f || !f->patterns || f->steps > 0)
+        return 0;
+    return ty_error_set(err,
+                        E2BIG,
+                        "filter: its patterns ('~') took over %" PRIu64
+                        " matching steps on the jobs read, and were stopped: narrow the filter "
+                        "with state: or a jobId: prefix (the store applies those first), or "
+                        "use simpler patterns",
+                        f->budget);
+}
+
+void ty_filter_set_budget(struct ty_filter *f, uint64_t steps)
+{
+    if (f)
+        f->budget = f->steps = steps;
 }
 
 /* ---- '~' patterns ---- */

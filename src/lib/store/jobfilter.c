@@ -108,6 +108,7 @@ struct parser {
     size_t pos;
     int depth;
     struct ty_error *err;
+    struct ty_filter *filter; /* the one being parsed: its budget, for '~' restrictions */
 };
 
 static bool is_space(char c)
@@ -446,6 +447,8 @@ static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct 
         char msg[TY_ERROR_MSG_MAX - 64];
         if (jf_regex_compile(&n->r, key.enums, msg, sizeof(msg)) < 0)
             r = fail(p, voff, "%s%s: %s", field, op_names[n->r.op], msg);
+        n->r.steps = &p->filter->steps;
+        p->filter->patterns = true;
         goto done;
     }
     r = finish_value(p, &n->r, voff, field);
@@ -745,6 +748,8 @@ int ty_filter_parse(const char *text, struct ty_filter **ret, struct ty_error *e
         if (is_ctrl(p.s[i]))
             return fail(&p, i, "unexpected control character 0x%02x", (unsigned char)p.s[i]);
     f = xcalloc(1, sizeof(*f));
+    f->budget = f->steps = TY_FILTER_MAX_STEPS;
+    p.filter = f;
     skip_ws(&p);
     if (p.s[p.pos] != '\0') {
         r = parse_expr(&p, &f->root);

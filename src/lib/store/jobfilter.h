@@ -20,19 +20,32 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 
 /* Longest filter text accepted. */
 #define TY_FILTER_MAX_LEN 2048
 
+/* Most matching steps a filter's '~' patterns may take in all (ty_ere_search_budget): about
+ * a third of a second of one core. */
+#define TY_FILTER_MAX_STEPS UINT64_C(100000000)
+
 struct ty_filter;
 
 /* Parse @text (NULL or blank: match everything). Errors (-EINVAL) say what is wrong and at
  * which character: "filter: expected a value after 'state:' at position 7". */
 int ty_filter_parse(const char *text, struct ty_filter **ret, struct ty_error *err);
-/* Does the REST Job resource @job (as ty_job_row_to_json makes it) match? */
+/* Does the REST Job resource @job (as ty_job_row_to_json makes it) match? Its '~' and '!~'
+ * patterns spend from the filter's budget of matching steps (TY_FILTER_MAX_STEPS, shared by
+ * every job the filter is matched against; @f is const but its budget is not); once it is
+ * spent, no job matches and ty_filter_spent says so. */
 bool ty_filter_match(const struct ty_filter *f, const json_t *job);
+/* 0, or -E2BIG when @f's budget of matching steps ran out (@err then says so, and how to
+ * narrow the filter): the matches made are incomplete. */
+int ty_filter_spent(const struct ty_filter *f, struct ty_error *err);
+/* Set the budget of @f's '~' patterns to @steps (tests; the default is TY_FILTER_MAX_STEPS). */
+void ty_filter_set_budget(struct ty_filter *f, uint64_t steps);
 /* Narrowing hints for the store, valid when the filter is a conjunction that contains the
  * restriction: `state=X`/`state:X` (returns the enum name, upper case) and `jobId:P*` or
  * `jobId=P*` (returns the prefix P). NULL when there is no such hint. The filter must still
