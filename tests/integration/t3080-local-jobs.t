@@ -3,7 +3,8 @@
 # flags refused with the reason), past local runs read back with `jobs list|describe|stream-logs
 # --local`, a killed run shown as FAILED, and a failed run's id free for a retry (the earlier
 # run kept as <id>.1, listed, described and its logs shown as such) while a SUCCEEDED or
-# running one still holds it; runs without an id started together each get their own.
+# running one still holds it; runs without an id started together each get their own; a
+# filter whose '~' patterns run past their budget of matching steps is refused.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -134,5 +135,16 @@ test_expect_success 'runs started together without a job id each get one of thei
   for p in $pids; do wait $p || { cat gen.*.err; exit 1; }; done &&
   test "$(ls gen/jobs/local | grep -c "^local_[0-9]\{8\}_[0-9]\{6\}_[0-9a-f]\{4\}\$")" = 24 &&
   ! grep -l "kept as" gen.*.err
+'
+test_expect_success 'a filter whose patterns run past their budget is refused, saying so' '
+  mkdir -p "$TRAINYARD_HOME/jobs/local/big_1" &&
+  python3 -c "import json, sys; json.dump({\"jobId\": \"big_1\", \"state\": \"FAILED\",
+    \"createTime\": \"2020-01-01T00:00:00Z\", \"errorMessage\": \"a b \" * 40000},
+    open(sys.argv[1], \"w\"))" "$TRAINYARD_HOME/jobs/local/big_1/job.json" &&
+  "$TRAINYARD" jobs list --local --filter "errorMessage~^a.b" --format "value(jobId)" >v &&
+  test "$(cat v)" = big_1 &&
+  set +e; "$TRAINYARD" jobs list --local --filter "errorMessage~.{999}x" 2>err; rc=$?; set -e
+  test $rc -ne 0 &&
+  grep -q "took over 100000000 matching steps on the jobs read, and were stopped: narrow the filter" err
 '
 test_done
