@@ -2,7 +2,8 @@
 # t5015-cli-formats: a migrating user's gcloud habits against a real trainyardd (issue 16,
 # items 1, 4 and 10): --format value/csv/table/list/text with resource keys, --sort-by,
 # --uri, the filter's unknown keys, case-folded enum values and strings ('=' ignores case, as
-# gcloud's), '~' regular expressions (never a silent empty list),
+# gcloud's), '~' regular expressions (never a silent empty list; a 400 past their budget of
+# matching steps),
 # a --project the token does not grant (403 naming the token's projects), an empty project
 # without a tokens file, and describe --summarize within 80 columns.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -104,6 +105,17 @@ test_expect_success 'filter: values in any case, regular expressions, unknown ke
   grep -q "INVALID_ARGUMENT: filter: jobId~: .^(fmt. is not a POSIX extended regular expression: .* at position 7" err3 &&
   grep -q "filter: state~: the pattern .failed. matches no value of this key (patterns compare case-sensitively)" err4
 '
+test_expect_success 'filter: patterns past their budget of matching steps are a 400 saying so' '
+  "$PYTHON" -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=10)
+c.execute(\"UPDATE jobs SET error_message = ? WHERE job_id = ?\", (\"a b \" * 40000, \"fmt_c\"))
+c.commit()" "$TEST_DIR/auth/trainyard.db" &&
+  "$TRAINYARD" jobs list --filter "errorMessage~^a.b" --format "value(jobId)" >out &&
+  printf "fmt_c\n" >want && diff -u want out &&
+  set +e; "$TRAINYARD" jobs list --filter "errorMessage~.{999}x" >out 2>err; r=$?; set -e
+  test $r -eq 1 && test ! -s out &&
+  grep -q "INVALID_ARGUMENT: filter: its patterns (.~.) took over 100000000 matching steps on the jobs read, and were stopped" err
+'
+
 test_expect_success 'a project the token does not grant: 403 naming the token projects' '
   set +e; "$TRAINYARD" jobs list --project p3 >out 2>err; rc=$?; set -e
   test $rc -eq 1 && test ! -s out &&
