@@ -99,12 +99,17 @@ async function send(method, path, body, signal, extraHeaders) {
   };
   if (body !== undefined)
     init.body = JSON.stringify(body);
-  try {
-    return await fetch(path, init);
-  } catch (e) {
-    if (e && e.name === 'AbortError')
-      throw e;
-    throw new ApiError(0, 'UNAVAILABLE', `The service did not answer (${e.message || e}).`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(path, init);
+    } catch (e) {
+      if (e && e.name === 'AbortError')
+        throw e;
+      // A GET whose connection broke (the browser's network changed under it: Chromium's
+      // ERR_NETWORK_CHANGED) is asked once more; a write is not: it may have been done.
+      if (method !== 'GET' || attempt > 0)
+        throw new ApiError(0, 'UNAVAILABLE', `The service did not answer (${e.message || e}).`);
+    }
   }
 }
 
