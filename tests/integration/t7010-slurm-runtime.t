@@ -222,9 +222,11 @@ if "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 &&
   test_expect_success 'replicas without a containerCommand run their image, on the host network' '
     "$PYTHON" - img.json <<-\PY &&
 	import json, sys
+	# each replica stays 2 s after its line: the exit of the master ends the job, and a worker
+	# started a moment later must have printed by then
 	ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4", "workerType": "n1-standard-4",
 	      "workerCount": 2, "masterConfig": {"imageUri": "localhost/trainyard/testbox:1"},
-	      "args": ["sh", "-c", "echo in-image slurm=${SLURM_JOB_ID:-none} CS=$CLUSTER_SPEC"]}
+	      "args": ["sh", "-c", "echo in-image slurm=${SLURM_JOB_ID:-none} CS=$CLUSTER_SPEC; sleep 2"]}
 	json.dump({"trainingInput": ti}, open(sys.argv[1], "w"))
 	PY
     { "$TRAINYARD" local train img_job --runtime slurm --config img.json >log 2>&1 &&
