@@ -439,50 +439,61 @@ static bool reply_body(struct tyd_reply *rep,
 
 /* jobs.get from the cache of rendered answers: true when answered (from the cache, or 404
  * for a job that is not there); false when the job must be read and rendered (the cache had no
- * answer for the row's current version, or the scheduler's values it holds moved on). The
- * row's version is read from the store on every call: a write by any process is seen. The
- * scheduler's values are computed again only when the scheduler changed since the answer's
- * were last found current (ty_sched_changes); the answer's bytes are sent without a copy. */
-static bool
-get_cached(const struct tyd_request *rq, struct tyd_reply *rep, const struct tyd_jobcache_key *key)
+ * answer for the row's current version, or the scheduler's values it holds moved on). When
+ * nothing was committed to the store since the answer's row version was last found current
+ * (the store's commit epoch @store_at, read before anything else, still the one recorded with
+ * it), the answer is the row's still; otherwise the row's version is read from the store: a
+ * write by any process is seen either way. The scheduler's values are computed again only when
+ * the scheduler changed since the answer's were last found current (ty_sched_changes); the
+ * answer's bytes are sent without a copy. */
+static bool get_cached(const struct tyd_request *rq,
+                       struct tyd_reply *rep,
+                       const struct tyd_jobcache_key *key,
+                       uint64_t store_at)
 {
     struct tyd_jobcache_hit hit;
     struct ty_error e = {0};
     int64_t seq = 0, version = 0;
     struct live lv;
-    int r = ty_store_job_version(rq->d->store, rq->project, rq->job, &seq, &version, &e);
+    int r;
 
-    if (r == -ENOENT) {
-        not_found(rep, rq);
-        return true;
+    if (!tyd_jobcache_get_unchanged(rq->d->jobcache, key, store_at, &hit)) {
+        r = ty_store_job_version(rq->d->store, rq->project, rq->job, &seq, &version, &e);
+        if (r == -ENOENT) {
+            not_found(rep, rq);
+            return true;
+        }
+        if (r < 0 || !tyd_jobcache_get(rq->d->jobcache, key, seq, version, store_at, &hit))
+            return false;
     }
-    if (r < 0 || !tyd_jobcache_get(rq->d->jobcache, key, seq, version, &hit))
-        return false;
     if (hit.kind != LIVE_NONE && hit.live_at != ty_sched_changes(rq->d->sched)) {
-        live_compute(rq->d, (enum live_kind)hit.kind, seq, &lv);
+        live_compute(rq->d, (enum live_kind)hit.kind, hit.seq, &lv);
         if (strcmp(lv.text, hit.live) != 0) {
             tyd_jobcache_release(hit.ref);
             return false;
         }
-        tyd_jobcache_confirm(rq->d->jobcache, key, seq, version, lv.text, lv.at);
+        tyd_jobcache_confirm(rq->d->jobcache, key, hit.seq, hit.version, lv.text, lv.at);
     }
     return reply_body(rep, hit.body, hit.len, tyd_jobcache_release, hit.ref);
 }
 
 /* Render the answer @rep holds (200, JSON) as send_reply would, keep it in the cache under
  * @key stamped with @row's seq and version (read with the row: the transitions, read after,
- * can only be newer, and a newer version then misses) and @lv, and answer with those bytes. */
+ * can only be newer, and a newer version then misses), the store's commit epoch @store_at read
+ * before the row, and @lv, and answer with those bytes. */
 static void render_and_keep(const struct tyd_request *rq,
                             struct tyd_reply *rep,
                             const struct tyd_jobcache_key *key,
                             const struct ty_job_row *row,
+                            uint64_t store_at,
                             const struct live *lv)
 {
     struct tyd_jobcache_stamp stamp = {.seq = row->seq,
                                        .version = row->version,
                                        .kind = lv->kind,
                                        .live = lv->text,
-                                       .live_at = lv->at};
+                                       .live_at = lv->at,
+                                       .store_at = store_at};
     char *text = key->pretty ? ty_json_pretty(rep->json) : ty_json_compact(rep->json);
     size_t n = strlen(text);
 
@@ -500,12 +511,16 @@ void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
     struct tyd_jobcache_key key = {rq->project, rq->job, wants_pretty(rq)};
     struct ty_error e = {0};
     struct live lv;
+    uint64_t store_at = 0;
     int r;
 
     if (tyd_check_params(rq, no_params, rep) < 0)
         return;
-    if (rq->d->jobcache && get_cached(rq, rep, &key))
-        return;
+    if (rq->d->jobcache) {
+        store_at = ty_store_commit_epoch(rq->d->store); /* before anything is read */
+        if (get_cached(rq, rep, &key, store_at))
+            return;
+    }
     r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
     if (!store_ok(rq, rep, r, &e))
         return;
@@ -513,7 +528,7 @@ void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
     rep->json = job_json_live(rq->d, row, &lv);
     add_transitions(rq, rep, row->seq);
     if (rep->json && rq->d->jobcache)
-        render_and_keep(rq, rep, &key, row, &lv);
+        render_and_keep(rq, rep, &key, row, store_at, &lv);
 }
 
 /* --- list ---------------------------------------------------------------------------- */

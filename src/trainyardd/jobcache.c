@@ -23,9 +23,10 @@ struct entry {
     unsigned kind;
     bool pretty;
     _Atomic unsigned refs;
-    uint64_t live_at; /* under the shard's lock */
-    char *live;       /* after the key */
-    char *body;       /* after the live text */
+    uint64_t live_at;  /* under the shard's lock */
+    uint64_t store_at; /* under the shard's lock */
+    char *live;        /* after the key */
+    char *body;        /* after the live text */
     size_t len;
     size_t key_len; /* project '\0' job: key_len bytes at the end of the entry */
     char key[];
@@ -36,7 +37,7 @@ struct shard {
     struct entry **buckets;
     size_t nbuckets, entries, bytes, max_bytes;
     struct entry *head, *tail;
-    uint64_t hits, misses, evictions;
+    uint64_t hits, misses, evictions, unchanged_hits;
 };
 
 struct tyd_jobcache {
@@ -199,10 +200,30 @@ static struct entry *find(struct shard *s, const struct tyd_jobcache_key *k, uin
     return NULL;
 }
 
+/* Hand out @e as *hit (a new reference) and make it the most recently used; under s->lock. */
+static void take_hit(struct shard *s, struct entry *e, struct tyd_jobcache_hit *hit)
+{
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+    hit->seq = e->seq;
+    hit->version = e->version;
+    hit->body = e->body;
+    hit->len = e->len;
+    hit->kind = e->kind;
+    hit->live = e->live;
+    hit->live_at = e->live_at;
+    hit->ref = e;
+    if (s->head != e) {
+        lru_unlink(s, e);
+        lru_push_front(s, e);
+    }
+    s->hits++;
+}
+
 bool tyd_jobcache_get(struct tyd_jobcache *c,
                       const struct tyd_jobcache_key *key,
                       int64_t seq,
                       int64_t version,
+                      uint64_t store_at,
                       struct tyd_jobcache_hit *hit)
 {
     uint64_t hash = key_hash(key);
@@ -214,21 +235,36 @@ bool tyd_jobcache_get(struct tyd_jobcache *c,
     pthread_mutex_lock(&s->lock);
     e = find(s, key, hash);
     if (e && e->seq == seq && e->version == version) {
-        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-        hit->body = e->body;
-        hit->len = e->len;
-        hit->kind = e->kind;
-        hit->live = e->live;
-        hit->live_at = e->live_at;
-        hit->ref = e;
-        if (s->head != e) {
-            lru_unlink(s, e);
-            lru_push_front(s, e);
-        }
+        if (store_at > e->store_at)
+            e->store_at = store_at;
+        take_hit(s, e, hit);
         found = true;
-        s->hits++;
     } else {
         s->misses++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+bool tyd_jobcache_get_unchanged(struct tyd_jobcache *c,
+                                const struct tyd_jobcache_key *key,
+                                uint64_t store_at,
+                                struct tyd_jobcache_hit *hit)
+{
+    uint64_t hash = key_hash(key);
+    struct shard *s = shard_of(c, hash);
+    struct entry *e;
+    bool found = false;
+
+    memset(hit, 0, sizeof(*hit));
+    if (store_at == 0)
+        return false;
+    pthread_mutex_lock(&s->lock);
+    e = find(s, key, hash);
+    if (e && e->store_at == store_at) {
+        take_hit(s, e, hit);
+        s->unchanged_hits++;
+        found = true;
     }
     pthread_mutex_unlock(&s->lock);
     return found;
@@ -283,6 +319,7 @@ static struct entry *entry_new(const struct tyd_jobcache_key *key,
     e->version = stamp->version;
     e->kind = stamp->kind;
     e->live_at = stamp->live_at;
+    e->store_at = stamp->store_at;
     e->cost = cost;
     atomic_init(&e->refs, 1); /* the table's */
     return e;
@@ -331,6 +368,7 @@ void tyd_jobcache_stats(struct tyd_jobcache *c, struct tyd_jobcache_stats *ret)
         ret->hits += s->hits;
         ret->misses += s->misses;
         ret->evictions += s->evictions;
+        ret->unchanged_hits += s->unchanged_hits;
         ret->entries += s->entries;
         ret->bytes += s->bytes;
         ret->max_bytes += s->max_bytes;

@@ -13,6 +13,11 @@
  * before computing the live text). So an answer is never served for a job that changed since
  * it was rendered, whoever changed it.
  *
+ * An answer also remembers the store's commit epoch (ty_store_commit_epoch) at which its row
+ * version was last found current (store_at: read before the row or its version). While the
+ * epoch stands, nothing was committed since, so tyd_jobcache_get_unchanged gives the answer
+ * without the version being read at all.
+ *
  * A hit is not a copy: it holds a reference to the cache's own bytes (counted; an answer
  * evicted or replaced meanwhile lives on until its last reference is released), so that the
  * caller can hand them to libmicrohttpd without copying (tyd_jobcache_release is a
@@ -43,16 +48,18 @@ struct tyd_jobcache_key {
 
 /* What an answer was rendered from. */
 struct tyd_jobcache_stamp {
-    int64_t seq;      /* the row's */
-    int64_t version;  /* the row's (ty_store_job_version) */
-    unsigned kind;    /* the caller's: which live values the answer holds (0: none) */
-    const char *live; /* those values as text ("" when none; NUL-terminated) */
-    uint64_t live_at; /* the caller's change count read before computing them */
+    int64_t seq;       /* the row's */
+    int64_t version;   /* the row's (ty_store_job_version) */
+    unsigned kind;     /* the caller's: which live values the answer holds (0: none) */
+    const char *live;  /* those values as text ("" when none; NUL-terminated) */
+    uint64_t live_at;  /* the caller's change count read before computing them */
+    uint64_t store_at; /* the store's commit epoch read before the row (0: none) */
 };
 
 /* A cached answer as looked up: the cache's own bytes, valid until tyd_jobcache_release(ref)
  * (read only). */
 struct tyd_jobcache_hit {
+    int64_t seq, version; /* the row the answer was rendered from */
     const char *body;
     size_t len;
     unsigned kind;
@@ -71,12 +78,22 @@ void tyd_jobcache_free(struct tyd_jobcache *c);
 /* The answer for @key rendered from the row (@seq, @version): true and *hit (a reference,
  * with the stamp's kind, live text and live_at for the caller to check) when there is one,
  * which becomes the most recently used; false (and *hit zeroed) when there is none for that
- * row version. */
+ * row version. A hit records @store_at (the store's commit epoch the caller read before the
+ * version; 0: none) as the answer's, when later than the one it has. */
 bool tyd_jobcache_get(struct tyd_jobcache *c,
                       const struct tyd_jobcache_key *key,
                       int64_t seq,
                       int64_t version,
+                      uint64_t store_at,
                       struct tyd_jobcache_hit *hit);
+/* The answer for @key when its row version was found current at the store's commit epoch
+ * @store_at (nonzero): nothing was committed since, so it is the row's answer still (the live
+ * text is for the caller to check as after tyd_jobcache_get). False (*hit zeroed) otherwise:
+ * read the version and call tyd_jobcache_get. */
+bool tyd_jobcache_get_unchanged(struct tyd_jobcache *c,
+                                const struct tyd_jobcache_key *key,
+                                uint64_t store_at,
+                                struct tyd_jobcache_hit *hit);
 /* Release the reference @ref of a hit (NULL-safe); the cache may have been freed since. The
  * signature of libmicrohttpd's MHD_ContentReaderFreeCallback. */
 void tyd_jobcache_release(void *ref);
@@ -105,6 +122,7 @@ void tyd_jobcache_put(struct tyd_jobcache *c,
 /* Counters, for tests and the benchmark's notes. */
 struct tyd_jobcache_stats {
     uint64_t hits, misses, evictions;
+    uint64_t unchanged_hits;          /* of the hits, those the store's commit epoch gave */
     size_t entries, bytes, max_bytes; /* max_bytes: the bound, as the shards share it */
 };
 void tyd_jobcache_stats(struct tyd_jobcache *c, struct tyd_jobcache_stats *ret);

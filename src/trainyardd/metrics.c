@@ -433,6 +433,11 @@ static void render_cache(struct ty_buf *b, struct tyd_jobcache *c)
          TYD_PROM_COUNTER,
          "jobs.get answers served from the cache since the service started.",
          (double)st.hits},
+        {"trainyard_api_get_cache_unchanged_hits_total",
+         TYD_PROM_COUNTER,
+         "Of the hits, those served without reading the job's version: nothing was committed "
+         "to the store since the answer was last found current.",
+         (double)st.unchanged_hits},
         {"trainyard_api_get_cache_misses_total",
          TYD_PROM_COUNTER,
          "jobs.get answers rendered from the store since the service started.",

@@ -7,7 +7,9 @@
 # job leaves the queue or a job of higher priority joins it ahead (its own row unchanged: the
 # cache trusts its scheduler values only while the scheduler's change count stands); and a job run by its supervisor (another process
 # writing the store) is seen through every state to SUCCEEDED, transitions and attemptStatus
-# included, while gets keep hitting the cache in between.
+# included, while gets keep hitting the cache in between. While nothing is committed to the store,
+# repeated gets are answered without even reading the job's version (the store's commit epoch),
+# and a write by another process ends that for the very next get.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 DB="$TEST_DIR/q/trainyard.db"
@@ -45,6 +47,20 @@ test_expect_success 'labels written by another process: the next get shows them'
   sql "UPDATE jobs SET labels = '"'"'{\"k\":\"v\"}'"'"' WHERE job_id = '"'"'j2'"'"'" &&
   get j2 && test "$(json_get out.json "d[\"labels\"]")" = "{'"'"'k'"'"': '"'"'v'"'"'}" &&
   get j2 "?prettyPrint=false" && test "$(json_get out.json "d[\"labels\"][\"k\"]")" = v
+'
+
+# metric NAME: its value in /metrics now
+metric() { curl -sf "$BASE/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
+
+test_expect_success 'while nothing is committed, repeated gets skip even the version lookup; a write ends that at once' '
+  get j1 && get j1 && u0=$(metric trainyard_api_get_cache_unchanged_hits_total) &&
+  get j1 && get j1 && get j1 &&
+  u1=$(metric trainyard_api_get_cache_unchanged_hits_total) &&
+  test "$u1" -ge $((u0 + 1)) &&
+  sql "UPDATE jobs SET labels = '"'"'{\"w\":\"1\"}'"'"' WHERE job_id = '"'"'j1'"'"'" &&
+  get j1 && test "$(json_get out.json "d[\"labels\"]")" = "{'"'"'w'"'"': '"'"'1'"'"'}" &&
+  sql "UPDATE jobs SET labels = '"'"'{\"w\":\"2\"}'"'"' WHERE job_id = '"'"'j1'"'"'" &&
+  get j1 && test "$(json_get out.json "d[\"labels\"]")" = "{'"'"'w'"'"': '"'"'2'"'"'}"
 '
 
 test_expect_success 'a transition recorded by another process: the next get lists it' '

@@ -5,8 +5,9 @@
  * (least recently used first, a use refreshes, an answer bigger than a shard's share is not
  * kept); a zero bound keeps nothing; a hit is a reference that outlives the answer's eviction,
  * replacement and the cache itself; a confirmed live text comes back with its new change count
- * (and only for the same answer and text); and threads putting and getting at once get only
- * answers that match what they asked for. */
+ * (and only for the same answer and text); an answer comes back without its version only
+ * at the store's commit epoch it was stamped or last found current at; and threads putting
+ * and getting at once get only answers that match what they asked for. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ static void put(struct tyd_jobcache *c,
                 const char *body)
 {
     struct tyd_jobcache_key k = {project, job, pretty};
-    struct tyd_jobcache_stamp st = {seq, version, live && *live ? 2 : 0, live, 1};
+    struct tyd_jobcache_stamp st = {seq, version, live && *live ? 2 : 0, live, 1, 0};
     tyd_jobcache_put(c, &k, &st, body, strlen(body));
 }
 
@@ -41,7 +42,7 @@ static char *get(struct tyd_jobcache *c,
     struct tyd_jobcache_hit h;
     char *s;
 
-    if (!tyd_jobcache_get(c, &k, seq, v, &h))
+    if (!tyd_jobcache_get(c, &k, seq, v, 0, &h))
         return NULL;
     s = malloc(h.len + 1);
     memcpy(s, h.body, h.len);
@@ -86,13 +87,13 @@ static void test_keys_and_stamps(void)
     put(c, "p", "j", true, 1, 4, "7 1 Waiting", "{v4}");
     ok(got(c, "p", "j", true, 1, 3, NULL) && got(c, "p", "j", true, 1, 4, "{v4}"),
        "a put replaces the key's answer");
-    ok(tyd_jobcache_get(c, &k, 1, 4, &h) && h.kind == 2 && strcmp(h.live, "7 1 Waiting") == 0 &&
+    ok(tyd_jobcache_get(c, &k, 1, 4, 0, &h) && h.kind == 2 && strcmp(h.live, "7 1 Waiting") == 0 &&
            h.len == 4,
        "the live text and kind come back with the answer");
     is_int((long long)h.live_at, 1, "and the change count it was computed at");
     tyd_jobcache_release(h.ref);
     tyd_jobcache_release(NULL);
-    ok(!tyd_jobcache_get(c, &k, 1, 5, &h) && !h.body && !h.ref, "a miss leaves the hit empty");
+    ok(!tyd_jobcache_get(c, &k, 1, 5, 0, &h) && !h.body && !h.ref, "a miss leaves the hit empty");
     tyd_jobcache_stats(c, &st);
     is_int(st.entries, 2, "two answers kept");
     ok(st.hits >= 5 && st.misses >= 7, "hits and misses counted");
@@ -108,17 +109,17 @@ static void test_confirm_and_refs(void)
 
     put(c, "p", "j", true, 1, 3, "7 1 Waiting", "{v3}");
     tyd_jobcache_confirm(c, &k, 1, 3, "7 1 Waiting", 9);
-    ok(tyd_jobcache_get(c, &k, 1, 3, &h) && h.live_at == 9, "confirmed: the new change count");
+    ok(tyd_jobcache_get(c, &k, 1, 3, 0, &h) && h.live_at == 9, "confirmed: the new change count");
     tyd_jobcache_release(h.ref);
     tyd_jobcache_confirm(c, &k, 1, 3, "6 1 Waiting", 12);
     tyd_jobcache_confirm(c, &k, 1, 4, "7 1 Waiting", 13);
     tyd_jobcache_confirm(c, &k, 1, 3, "7 1 Waiting", 5);
-    ok(tyd_jobcache_get(c, &k, 1, 3, &h) && h.live_at == 9,
+    ok(tyd_jobcache_get(c, &k, 1, 3, 0, &h) && h.live_at == 9,
        "not for another live text, another version, or an earlier count");
 
     /* h still holds the answer of version 3: replace it, evict everything, free the cache */
     put(c, "p", "j", true, 1, 4, "", "{v4}");
-    ok(tyd_jobcache_get(c, &k, 1, 4, &h2) && h2.len == 4 && memcmp(h2.body, "{v4}", 4) == 0,
+    ok(tyd_jobcache_get(c, &k, 1, 4, 0, &h2) && h2.len == 4 && memcmp(h2.body, "{v4}", 4) == 0,
        "the replacement is served");
     ok(h.len == 4 && memcmp(h.body, "{v3}", 4) == 0 && strcmp(h.live, "7 1 Waiting") == 0,
        "a hit's bytes stay valid after its answer is replaced");
@@ -126,6 +127,44 @@ static void test_confirm_and_refs(void)
     ok(memcmp(h2.body, "{v4}", 4) == 0, "and after the cache is freed");
     tyd_jobcache_release(h.ref);
     tyd_jobcache_release(h2.ref); /* ASan: no leak, no use after free */
+}
+
+/* tyd_jobcache_get_unchanged: by the store's commit epoch alone. */
+static void test_unchanged(void)
+{
+    struct tyd_jobcache *c = tyd_jobcache_new(1 << 20);
+    struct tyd_jobcache_key k = {"p", "j", true}, other = {"p", "k", true};
+    struct tyd_jobcache_stamp st = {1, 3, 2, "7 1 Waiting", 4, 10};
+    struct tyd_jobcache_hit h;
+    struct tyd_jobcache_stats stats;
+
+    ok(!tyd_jobcache_get_unchanged(c, &k, 10, &h) && !h.ref, "empty: nothing");
+    tyd_jobcache_put(c, &k, &st, "{v3}", 4);
+    ok(tyd_jobcache_get_unchanged(c, &k, 10, &h) && h.seq == 1 && h.version == 3 && h.len == 4 &&
+           h.kind == 2 && strcmp(h.live, "7 1 Waiting") == 0 && h.live_at == 4,
+       "at the epoch it was stamped with: the answer, its row and its live text");
+    tyd_jobcache_release(h.ref);
+    ok(!tyd_jobcache_get_unchanged(c, &k, 11, &h) && !h.ref,
+       "at a later epoch: nothing (something was committed since)");
+    ok(!tyd_jobcache_get_unchanged(c, &k, 0, &h), "epoch 0 (unknown): nothing");
+    ok(!tyd_jobcache_get_unchanged(c, &other, 10, &h), "another key: nothing");
+    ok(tyd_jobcache_get(c, &k, 1, 3, 11, &h), "its version found current at epoch 11");
+    tyd_jobcache_release(h.ref);
+    ok(tyd_jobcache_get_unchanged(c, &k, 11, &h), "then it comes back at epoch 11");
+    tyd_jobcache_release(h.ref);
+    ok(tyd_jobcache_get(c, &k, 1, 3, 9, &h) && (tyd_jobcache_release(h.ref), true) &&
+           tyd_jobcache_get_unchanged(c, &k, 11, &h),
+       "an earlier epoch recorded later does not move it back");
+    tyd_jobcache_release(h.ref);
+    ok(!tyd_jobcache_get(c, &k, 1, 4, 12, &h) && !tyd_jobcache_get_unchanged(c, &k, 12, &h),
+       "a miss on another version records nothing");
+    st.version = 4;
+    st.store_at = 0;
+    tyd_jobcache_put(c, &k, &st, "{v4}", 4);
+    ok(!tyd_jobcache_get_unchanged(c, &k, 11, &h), "a replacement stamped without an epoch: not");
+    tyd_jobcache_stats(c, &stats);
+    is_int((long long)stats.unchanged_hits, 3, "the hits by epoch are counted");
+    tyd_jobcache_free(c);
 }
 
 static void test_bound(void)
@@ -249,6 +288,7 @@ int main(void)
 {
     test_keys_and_stamps();
     test_confirm_and_refs();
+    test_unchanged();
     test_bound();
     test_threads();
     return done_testing();

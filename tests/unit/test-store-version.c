@@ -5,11 +5,17 @@
  * new transition, whether the write comes through the store or from another connection (the
  * sqlite3 shell's raw UPDATE and INSERT, as a program outside trainyard would); it does not
  * change on a read or on a write to another job; a store of schema 4 (before the column)
- * opens, gets the column and its triggers, and its jobs keep their contents. */
+ * opens, gets the column and its triggers, and its jobs keep their contents. And the store's
+ * commit epoch (ty_store_commit_epoch, which lets the cache skip even that lookup): the same
+ * while nothing is committed, whatever is read; a new one after every commit, through the
+ * store, from another connection, from another process, after a checkpoint that restarts the
+ * write-ahead log; and never going back while threads read it as commits land. */
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -146,14 +152,161 @@ static void test_upgrade(void)
     ty_job_row_free(a);
 }
 
-int main(void)
+struct epoch_reader {
+    struct ty_store *s;
+    const bool *stop;
+    bool monotonic;
+    uint64_t calls, distinct;
+};
+
+/* Read the epoch until told to stop: it must never go back. */
+static void *epoch_reader_main(void *arg)
+{
+    struct epoch_reader *r = arg;
+    uint64_t last = 0;
+
+    r->monotonic = true;
+    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+        uint64_t e = ty_store_commit_epoch(r->s);
+        if (e != 0 && e < last)
+            r->monotonic = false;
+        if (e != 0 && e != last)
+            r->distinct++;
+        last = e != 0 ? e : last;
+        r->calls++;
+    }
+    return NULL;
+}
+
+/* Four threads read the epoch while another connection commits 200 times. */
+static void test_epoch_threads(void)
+{
+    _cleanup_free_ char *path = xasprintf("%s/epoch-threads.db", tmpdir);
+    struct ty_store *s = NULL;
+    struct ty_job_row *a = test_queued_row("a");
+    struct epoch_reader r[4];
+    pthread_t th[4];
+    bool stop = false, monotonic = true;
+    uint64_t before, calls = 0, distinct = 0;
+    char sql[128];
+
+    if (ty_store_open(path, &s, &err) < 0 || ty_store_insert_job(s, a, &err) < 0)
+        BAIL_OUT("store: %s", err.msg);
+    before = ty_store_commit_epoch(s);
+    for (size_t i = 0; i < 4; i++) {
+        r[i] = (struct epoch_reader){.s = s, .stop = &stop};
+        if (pthread_create(&th[i], NULL, epoch_reader_main, &r[i]) != 0)
+            BAIL_OUT("pthread_create");
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf(sql, sizeof(sql), "UPDATE jobs SET error_message = 't%d' WHERE job_id = 'a'", i);
+        raw(path, sql);
+    }
+    __atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        monotonic = monotonic && r[i].monotonic;
+        calls += r[i].calls;
+        distinct += r[i].distinct;
+    }
+    ok(monotonic,
+       "4 threads reading while 200 commits land: the epoch never goes back (%llu reads)",
+       (unsigned long long)calls);
+    ok(distinct > 4, "and they saw it move (%llu changes seen)", (unsigned long long)distinct);
+    ok(ty_store_commit_epoch(s) > before, "after the commits: a later epoch");
+    ty_store_close(s);
+    ty_job_row_free(a);
+}
+
+/* Run @sql on @path from another process (this program again, with --raw). */
+static void raw_process(const char *path, const char *sql)
+{
+    pid_t pid = fork();
+    int status = 0;
+
+    if (pid < 0)
+        BAIL_OUT("fork");
+    if (pid == 0) {
+        execl("/proc/self/exe", "test-store-version", "--raw", path, sql, (char *)NULL);
+        _exit(127);
+    }
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        BAIL_OUT("raw SQL from another process failed (status %d)", status);
+}
+
+static void test_epoch(void)
+{
+    _cleanup_free_ char *path = xasprintf("%s/epoch.db", tmpdir);
+    struct ty_store *s = NULL;
+    struct ty_job_row *a = test_queued_row("a"), *b = test_queued_row("b"), *row = NULL;
+    uint64_t e, e2 = 0;
+    bool steady = true, rising = true;
+    char sql[256];
+
+    if (ty_store_open(path, &s, &err) < 0 || ty_store_insert_job(s, a, &err) < 0)
+        BAIL_OUT("store: %s", err.msg);
+    e = ty_store_commit_epoch(s);
+    ok(e != 0, "the store tells its commit epoch (SQLite's wal-index header is readable)");
+    ok(ty_store_get_job(s, "p", "a", &row, &err) == 0 && version_of(s, "a") > 0,
+       "a job read and its version");
+    ty_job_row_free(row);
+    for (int i = 0; i < 1000; i++)
+        steady = steady && ty_store_commit_epoch(s) == e;
+    ok(steady, "reads commit nothing: the same epoch 1000 times");
+
+    ok(ty_store_insert_job(s, b, &err) == 0 && (e2 = ty_store_commit_epoch(s)) != e && e2 != 0,
+       "an insert through the store: a new epoch");
+    e = e2;
+    ok(ty_store_set_state(s, a->seq, TY_STATE_PREPARING, 200, NULL, &err) == 0 &&
+           (e2 = ty_store_commit_epoch(s)) != e && e2 != 0,
+       "a state change through the store: a new epoch");
+    e = e2;
+    for (int i = 0; i < 50; i++) {
+        snprintf(sql,
+                 sizeof(sql),
+                 "UPDATE jobs SET error_message = 'n%d' WHERE seq = %lld",
+                 i,
+                 (long long)a->seq);
+        raw(path, sql);
+        e2 = ty_store_commit_epoch(s);
+        rising = rising && e2 != e && e2 != 0;
+        e = e2;
+    }
+    ok(rising, "50 raw UPDATEs from another connection: a new epoch after each");
+    raw_process(path, "UPDATE jobs SET labels = '{\"k\":\"v\"}' WHERE job_id = 'b'");
+    ok((e2 = ty_store_commit_epoch(s)) != e && e2 != 0,
+       "a write from another process: a new epoch");
+    e = e2;
+    ok(ty_store_get_job(s, "p", "b", &row, &err) == 0 &&
+           strcmp(json_string_value(json_object_get(row->labels, "k")), "v") == 0,
+       "and the store reads what it wrote");
+    ty_job_row_free(row);
+    raw_process(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+    e2 = ty_store_commit_epoch(s);
+    ok(e2 != 0, "after a checkpoint that truncates the log, the epoch is still told");
+    e = e2;
+    raw_process(path, "UPDATE jobs SET error_message = 'after' WHERE job_id = 'b'");
+    ok((e2 = ty_store_commit_epoch(s)) != e && e2 != 0 && ty_store_commit_epoch(s) == e2,
+       "and the first write after it is seen (a new epoch, then steady)");
+    ty_store_close(s);
+    ty_job_row_free(a);
+    ty_job_row_free(b);
+}
+
+int main(int argc, char **argv)
 {
     char cmd[128];
 
+    if (argc == 4 && strcmp(argv[1], "--raw") == 0) {
+        raw(argv[2], argv[3]);
+        return 0;
+    }
     if (!mkdtemp(tmpdir))
         BAIL_OUT("mkdtemp failed");
     test_writes();
     test_upgrade();
+    test_epoch();
+    test_epoch_threads();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
         diag("could not remove %s", tmpdir);

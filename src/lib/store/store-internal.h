@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "store.h"
 
@@ -81,6 +82,18 @@ struct ty_store {
     pthread_t writer;
     struct store_conn *wconn;
     uint64_t n_batches; /* transactions the writer committed (for tests) */
+
+    /* ty_store_commit_epoch (store-epoch.c): the connection that keeps SQLite's map of the
+     * wal-index open, that map (NULL: not available), the last header seen and its epoch
+     * (changed under epoch_lock, read without it under the sequence lock epoch_seq: odd while
+     * they change). */
+    pthread_mutex_t epoch_lock;
+    bool epoch_tried;
+    struct store_conn *epoch_conn;
+    const uint32_t *epoch_map;
+    uint32_t epoch_header[12];
+    uint64_t epoch;
+    uint64_t epoch_seq;
 };
 
 /* Columns of a job row in the order store_row_from_stmt reads them. */
@@ -131,6 +144,9 @@ int store_row_from_stmt(sqlite3_stmt *st, struct ty_job_row **ret, struct ty_err
 /* Bind helpers: NULL text binds as SQL NULL; JSON as compact text (NULL json: @dflt). */
 int store_bind_text(sqlite3_stmt *st, int i, const char *text);
 int store_bind_json(sqlite3_stmt *st, int i, const json_t *j, const char *dflt, char **tmp);
+
+/* Close what ty_store_commit_epoch opened (store-epoch.c); no call may be in progress. */
+void store_epoch_close(struct ty_store *s);
 
 /* The group-commit writer (store-insert.c). */
 int store_writer_start(struct ty_store *s, struct ty_error *err);

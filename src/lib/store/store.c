@@ -749,6 +749,7 @@ int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err)
     s->path = xstrdup(path);
     pthread_mutex_init(&s->pool_lock, NULL);
     pthread_mutex_init(&s->write_lock, NULL);
+    pthread_mutex_init(&s->epoch_lock, NULL);
     pthread_cond_init(&s->pool_cond, NULL);
     pthread_mutex_init(&s->q_lock, NULL);
     pthread_cond_init(&s->q_cond, NULL);
@@ -770,6 +771,7 @@ void ty_store_close(struct ty_store *s)
     if (!s)
         return;
     store_writer_stop(s);
+    store_epoch_close(s);
     while (s->idle) {
         struct store_conn *c = s->idle;
         s->idle = c->next;
@@ -777,6 +779,7 @@ void ty_store_close(struct ty_store *s)
     }
     pthread_mutex_destroy(&s->pool_lock);
     pthread_mutex_destroy(&s->write_lock);
+    pthread_mutex_destroy(&s->epoch_lock);
     pthread_cond_destroy(&s->pool_cond);
     pthread_mutex_destroy(&s->q_lock);
     pthread_cond_destroy(&s->q_cond);
