@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-gp.c: the Gaussian process (gp.h) and the default algorithm (tuner-gp.c): Cholesky and
  * triangular solves against known matrices, interpolation and shrinking variance at the data,
- * a hyperparameter fit recovering a length-scale, the output warp (values and log-Jacobians),
+ * a hyperparameter fit recovering a length-scale, the fit's gradients for both kernels, the
+ * additive kernel (likelier on a sum of one function per input, and predicting combinations not
+ * seen; not on an interaction), the output warp (values and log-Jacobians),
  * and the Bayesian-optimising tuner:
  * deterministic per seed, valid values for every parameter type and scale, no duplicates,
  * distinct pending suggestions, failed trials, MAXIMIZE, a 2-D quadratic solved in 30
@@ -223,6 +225,116 @@ static void test_gp(void)
         free(yy);
     }
     ty_gp_free(gp);
+}
+
+/* Fit a new GP of kernel @additive (2-D) to @n points; returns it. */
+static struct ty_gp *fit2(const double *x, const double *y, size_t n, int additive)
+{
+    struct ty_gp *gp = ty_gp_new(2);
+
+    gp->additive = additive;
+    ty_gp_set_data(gp, x, y, n);
+    if (ty_gp_fit(gp, 200, 1) < 0)
+        diag("fit failed");
+    return gp;
+}
+
+/* The analytic gradient of the fit's objective against central differences, for both kernels,
+ * at hyperparameters away from the fit (3-D data, 25 points). */
+static void test_gradients(void)
+{
+    for (int additive = 0; additive <= 1; additive++) {
+        struct ty_gp *gp = ty_gp_new(3);
+        double x[75], y[25], g[5], worst = 0;
+
+        for (size_t i = 0; i < 25; i++) {
+            x[3 * i] = fmod(0.618034 * (double)i, 1), x[3 * i + 1] = fmod(0.754878 * (double)i, 1);
+            x[3 * i + 2] = fmod(0.569840 * (double)i + 0.2, 1);
+            y[i] = sin(5 * x[3 * i]) + x[3 * i + 1] * x[3 * i + 2];
+        }
+        gp->additive = additive;
+        ty_gp_set_data(gp, x, y, 25);
+        gp->log_ls[0] = log(0.2), gp->log_ls[1] = log(0.5), gp->log_ls[2] = log(1.3);
+        gp->log_sf2 = log(0.8), gp->log_sn2 = log(1e-3);
+        ty_gp_neg_log_posterior_grad(gp, g);
+        for (size_t k = 0; k < 5; k++) {
+            double *p = k < 3 ? &gp->log_ls[k] : k == 3 ? &gp->log_sf2 : &gp->log_sn2;
+            double h = 1e-5, keep = *p, fp, fm, num;
+            *p = keep + h;
+            fp = ty_gp_neg_log_posterior(gp);
+            *p = keep - h;
+            fm = ty_gp_neg_log_posterior(gp);
+            *p = keep;
+            num = (fp - fm) / (2 * h);
+            worst = fmax(worst, fabs(num - g[k]) / (1 + fabs(num)));
+        }
+        ok(worst < 1e-5,
+           "%s kernel: the analytic gradient agrees with central differences (worst %.2g)",
+           additive ? "additive" : "ARD",
+           worst);
+        ty_gp_free(gp);
+    }
+}
+
+/* The additive kernel: on a sum of one function per input it is the likelier model and
+ * predicts where no trial combined the two inputs' values; on a pure interaction the ARD
+ * kernel is the likelier. */
+static void test_additive(void)
+{
+    double x[2 * 40], y[40], q[2] = {0.75, 0.8}, m_add, m_ard, v, truth;
+    struct ty_gp *add, *ard;
+    size_t n = 0;
+
+    /* f = sin(6 x0) + cos(5 x1) on 30 scattered points */
+    for (size_t i = 0; i < 30; i++) {
+        x[2 * i] = fmod(0.618034 * (double)i + 0.05, 1),
+              x[2 * i + 1] = fmod(0.754878 * (double)i, 1);
+        y[i] = sin(6 * x[2 * i]) + cos(5 * x[2 * i + 1]);
+    }
+    add = fit2(x, y, 30, 1);
+    ard = fit2(x, y, 30, 0);
+    ok(ty_gp_neg_log_posterior(add) < ty_gp_neg_log_posterior(ard),
+       "a sum of one function per input: the additive kernel is the likelier (%.2f < %.2f)",
+       ty_gp_neg_log_posterior(add),
+       ty_gp_neg_log_posterior(ard));
+    ty_gp_free(add);
+    ty_gp_free(ard);
+
+    /* the same, seen along x1 = 0.1 and along x0 = 0.1 only */
+    for (size_t i = 0; i < 10; i++, n++)
+        x[2 * n] = (double)i / 9, x[2 * n + 1] = 0.1;
+    for (size_t i = 0; i < 10; i++, n++)
+        x[2 * n] = 0.1, x[2 * n + 1] = (double)i / 9;
+    for (size_t i = 0; i < n; i++)
+        y[i] = sin(6 * x[2 * i]) + cos(5 * x[2 * i + 1]);
+    add = fit2(x, y, n, 1);
+    ard = fit2(x, y, n, 0);
+    truth = sin(6 * q[0]) + cos(5 * q[1]);
+    ty_gp_predict(add, q, &m_add, &v);
+    ty_gp_predict(ard, q, &m_ard, &v);
+    ok(fabs(m_add - truth) < 0.1 && fabs(m_add - truth) < 0.5 * fabs(m_ard - truth),
+       "and from two lines through the space it predicts a point combining their values "
+       "(%.3f, ARD %.3f, true %.3f)",
+       m_add,
+       m_ard,
+       truth);
+    ty_gp_free(add);
+    ty_gp_free(ard);
+
+    /* f = 8 (x0 - 0.5)(x1 - 0.5) on 40 scattered points: no part of it is one input's */
+    for (size_t i = 0; i < 40; i++) {
+        x[2 * i] = fmod(0.618034 * (double)i + 0.05, 1),
+              x[2 * i + 1] = fmod(0.754878 * (double)i, 1);
+        y[i] = 8 * (x[2 * i] - 0.5) * (x[2 * i + 1] - 0.5);
+    }
+    add = fit2(x, y, 40, 1);
+    ard = fit2(x, y, 40, 0);
+    ok(ty_gp_neg_log_posterior(ard) < ty_gp_neg_log_posterior(add),
+       "a pure interaction: the ARD kernel is the likelier (%.2f < %.2f)",
+       ty_gp_neg_log_posterior(ard),
+       ty_gp_neg_log_posterior(add));
+    ty_gp_free(add);
+    ty_gp_free(ard);
 }
 
 static void test_warp(void)
@@ -590,6 +702,8 @@ int main(void)
     test_linalg_bits();
     test_predict_many();
     test_gp();
+    test_gradients();
+    test_additive();
     test_warp();
     test_tuner_mixed();
     test_tuner_small_space();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
- * gp.c: dense Cholesky and triangular solves, and the Matérn-5/2 ARD Gaussian process of gp.h:
- * covariance, log marginal likelihood with analytic gradients, weak priors, a projected
- * L-BFGS for the hyperparameters, and posterior mean and variance. */
+ * gp.c: dense Cholesky and triangular solves, and the Matérn-5/2 Gaussian process of gp.h (ARD
+ * or additive): covariance, log marginal likelihood with analytic gradients, weak priors, a
+ * projected L-BFGS for the hyperparameters, and posterior mean and variance. */
 #include "gp.h"
 
 #include <errno.h>
@@ -212,6 +212,24 @@ static double matern(double r)
     return matern_e(r, exp(-SQRT5 * r));
 }
 
+/* The additive kernel with unit variance between @a and @b: the mean over dimensions of the
+ * one-dimensional Matérn-5/2 at |a_d - b_d| scaled by the inverse length-scale @il[d]. */
+static double additive(const double *a, const double *b, const double *il, size_t dim)
+{
+    double k = 0;
+    for (size_t d = 0; d < dim; d++)
+        k += matern(fabs(a[d] - b[d]) * il[d]);
+    return k / (double)dim;
+}
+
+/* The kernel of @gp with unit variance between @a and @b, given the inverse squared
+ * length-scales @ils2 and (additive) their square roots @il. */
+static double kernel(
+    const struct ty_gp *gp, const double *a, const double *b, const double *ils2, const double *il)
+{
+    return gp->additive ? additive(a, b, il, gp->dim) : matern(scaled_dist(a, b, ils2, gp->dim));
+}
+
 /* ---- the Gaussian process ------------------------------------------------------------------ */
 
 struct ty_gp *ty_gp_new(size_t dim)
@@ -261,12 +279,16 @@ build_cov(const struct ty_gp *gp, const double *theta, double jitter, double *k,
 {
     size_t n = gp->n, dim = gp->dim;
     double sf2 = exp(theta[dim]), sn2 = exp(theta[dim + 1]);
-    double *ils2 = xcalloc(dim, sizeof(double));
+    double *ils2 = xcalloc(2 * dim, sizeof(double)), *il = ils2 + dim;
 
     for (size_t d = 0; d < dim; d++)
-        ils2[d] = exp(-2 * theta[d]);
+        ils2[d] = exp(-2 * theta[d]), il[d] = exp(-theta[d]);
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < i; j++) {
+            if (gp->additive) { /* the gradient computes its terms again */
+                k[i * n + j] = sf2 * additive(gp->x + i * dim, gp->x + j * dim, il, dim);
+                continue;
+            }
             double r = scaled_dist(gp->x + i * dim, gp->x + j * dim, ils2, dim);
             double e = exp(-SQRT5 * r);
             k[i * n + j] = sf2 * matern_e(r, e);
@@ -416,6 +438,16 @@ nlp(const struct ty_gp *gp, const double *theta, double *grad, double *l, double
             for (size_t j = 0; j < i; j++) {
                 const double *xj = gp->x + j * dim;
                 double w = 2 * (alpha[i] * alpha[j] - kinv[i * n + j]);
+                if (gp->additive) {
+                    /* d k / d log l_d = sf2 / dim (5/3) r_d² (1 + √5 r_d) exp(-√5 r_d) */
+                    double c = w * sf2 / (double)dim;
+                    for (size_t d = 0; d < dim; d++) {
+                        double r = fabs(xi[d] - xj[d]) * sqrt(ils2[d]), e = exp(-SQRT5 * r);
+                        g_sf += c * matern_e(r, e);
+                        grad[d] -= 0.5 * c * (5.0 / 3.0) * r * r * (1 + SQRT5 * r) * e;
+                    }
+                    continue;
+                }
                 double r = kinv[n * n + i * n + j], e = kinv[n * n + j * n + i];
                 double c = w * sf2 * (5.0 / 3.0) * (1 + SQRT5 * r) * e;
                 g_sf += w * sf2 * (1 + SQRT5 * r + 5.0 / 3.0 * r * r) * e;
@@ -443,6 +475,21 @@ double ty_gp_neg_log_posterior(struct ty_gp *gp)
     get_theta(gp, theta);
     l = xcalloc(gp->n * gp->n + 1, sizeof(double));
     f = nlp(gp, theta, NULL, l, NULL);
+    free(l);
+    free(theta);
+    return f;
+}
+
+double ty_gp_neg_log_posterior_grad(struct ty_gp *gp, double *grad)
+{
+    size_t n = gp->n;
+    double *theta = xcalloc(gp->dim + 2, sizeof(double)), *l, *kinv, f;
+
+    get_theta(gp, theta);
+    l = xcalloc(n * n + 1, sizeof(double));
+    kinv = xcalloc(2 * n * n + 1, sizeof(double));
+    f = nlp(gp, theta, grad, l, kinv);
+    free(kinv);
     free(l);
     free(theta);
     return f;
@@ -648,14 +695,14 @@ int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart)
 }
 
 /* The kernel vector @k of @xq against the data and the mean (k · alpha), with @il the inverse
- * squared length-scales. */
+ * squared length-scales followed by their square roots. */
 static double predict_k(const struct ty_gp *gp, const double *xq, const double *il, double *k)
 {
     size_t n = gp->n, dim = gp->dim;
     double sf2 = exp(gp->log_sf2), m = 0;
 
     for (size_t i = 0; i < n; i++) {
-        k[i] = sf2 * matern(scaled_dist(xq, gp->x + i * dim, il, dim));
+        k[i] = sf2 * kernel(gp, xq, gp->x + i * dim, il, il + dim);
         m += k[i] * gp->alpha[i];
     }
     return m;
@@ -681,10 +728,10 @@ void ty_gp_predict_many(struct ty_gp *gp, const double *xq, size_t m, double *me
             mean[i] = 0, var[i] = exp(gp->log_sf2);
         return;
     }
-    il = xcalloc(dim + 2 * n, sizeof(double));
-    k = il + dim;
+    il = xcalloc(2 * dim + 2 * n, sizeof(double));
+    k = il + 2 * dim;
     for (size_t d = 0; d < dim; d++)
-        il[d] = exp(-2 * gp->log_ls[d]);
+        il[d] = exp(-2 * gp->log_ls[d]), il[dim + d] = exp(-gp->log_ls[d]);
     for (; q + 2 <= m; q += 2) {
         mean[q] = predict_k(gp, xq + q * dim, il, k);
         mean[q + 1] = predict_k(gp, xq + (q + 1) * dim, il, k + n);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
  * gp.h: small dense linear algebra (Cholesky, triangular solves) and a Gaussian process for the
  * Bayesian optimiser (tuner-gp.c): Matérn-5/2 kernel with one length-scale per input dimension
- * (ARD), inputs in [0, 1]^dim, targets standardised by the caller. Hyperparameters (log
- * length-scales, log signal variance, log noise variance) are fitted by maximising the log
- * marginal likelihood plus weak log-normal priors, inside fixed bounds, with analytic gradients
- * and a projected L-BFGS. Everything is deterministic; nothing is thread-safe (the GP owns its
- * scratch buffers). Matrices are row-major and heap-allocated. Also the objectives' output warp
- * (log1p of the gap to the best, standardised). */
+ * (ARD), or the additive kernel of the same hyperparameters (struct ty_gp's additive); inputs
+ * in [0, 1]^dim, targets standardised by the caller. Hyperparameters (log length-scales, log
+ * signal variance, log noise variance) are fitted by maximising the log marginal likelihood
+ * plus weak log-normal priors, inside fixed bounds, with analytic gradients and a projected
+ * L-BFGS. Everything is deterministic; nothing is thread-safe (the GP owns its scratch
+ * buffers). Matrices are row-major and heap-allocated. Also the objectives' output warp (log1p
+ * of the gap to the best, standardised). */
 #ifndef TY_GP_H
 #define TY_GP_H
 
@@ -43,6 +44,12 @@ struct ty_gp {
     double *work;   /* scratch: n */
     double *work2;  /* scratch: n × n (hyperparameter fit) */
     int ready;      /* l and alpha match the data and hyperparameters */
+    /* The kernel: 0 (the default) Matérn-5/2 of the scaled distance over all dimensions
+     * (ARD); 1 additive, sf2 times the mean over dimensions of a one-dimensional Matérn-5/2
+     * of |x_d - x'_d| / l_d: the objective as a sum of one function per input, so that what
+     * the data say of one input's values holds whatever the others are. Set before a fit; the
+     * hyperparameters mean the same in both. */
+    int additive;
 };
 
 /* A GP on [0, 1]^@dim with the default hyperparameters (length-scales 0.3, signal variance 1,
@@ -65,8 +72,13 @@ int ty_gp_update(struct ty_gp *gp);
 int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart);
 
 /* Negative log marginal likelihood + negative log prior at the current hyperparameters (for
- * diagnostics); INFINITY when the covariance cannot be factorised. Exposed for tests. */
+ * diagnostics, and to compare two kernels' fits of the same data); INFINITY when the covariance
+ * cannot be factorised. */
 double ty_gp_neg_log_posterior(struct ty_gp *gp);
+
+/* The same, and its gradient with respect to (log length-scales, log sf2, log sn2) into @grad
+ * (dim + 2 values), as the fit computes it. Exposed for tests. */
+double ty_gp_neg_log_posterior_grad(struct ty_gp *gp, double *grad);
 
 /* Posterior mean *mean and variance *var (of the latent function, >= 1e-12) at @xq (dim
  * values). Needs a successful ty_gp_update(); with no data it is the prior (0, sf2). */
