@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "store-internal.h"
+#include "timeutil.h"
 
 /* The wal-index header as SQLite lays it out (native byte order), 12 words. */
 #define HDR_WORDS       12
@@ -56,31 +57,42 @@ static bool read_header(const uint32_t *map, uint32_t out[HDR_WORDS])
     return memcmp(out, second, sizeof(second)) == 0 && header_valid(out);
 }
 
+/* After a failure that may pass (the database busy, a header caught mid-publication), the
+ * mapping is tried again no sooner than this. */
+#define RETRY_USEC 1000000
+
 /* Open the connection that keeps the mapping and take SQLite's map of the wal-index's first
- * region from it. On failure (no xShmMap: a VFS without shared memory; no region) the store
- * answers 0 for good. Called with epoch_lock held. */
-static void watch_open(struct ty_store *s)
+ * region from it. Returns 0; -EAGAIN after a failure that may pass (try again later); -ENOTSUP
+ * when this SQLite cannot be read this way (no xShmMap: a VFS without shared memory; no
+ * region; a header of another version). Called with epoch_lock held. */
+static int watch_open(struct ty_store *s)
 {
     struct store_conn *c = NULL;
     struct ty_error e = {0};
     sqlite3_file *f = NULL;
     void volatile *map = NULL;
     uint32_t h[HDR_WORDS];
+    int r = -ENOTSUP;
 
-    s->epoch_tried = true;
     if (store_conn_open(s->path, false, &c, &e) < 0)
-        return;
+        return -EAGAIN;
     /* A read maps the wal-index (it opens the WAL read side of this connection). */
-    if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_file_control(c->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK || !f ||
-        !f->pMethods || f->pMethods->iVersion < 2 || !f->pMethods->xShmMap ||
-        f->pMethods->xShmMap(f, 0, WALINDEX_REGION, 0, &map) != SQLITE_OK || !map ||
-        !read_header((const uint32_t *)map, h)) {
+    if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK)
+        r = -EAGAIN;
+    else if (sqlite3_file_control(c->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK && f &&
+             f->pMethods && f->pMethods->iVersion >= 2 && f->pMethods->xShmMap &&
+             f->pMethods->xShmMap(f, 0, WALINDEX_REGION, 0, &map) == SQLITE_OK && map)
+        r = read_header((const uint32_t *)map, h) ? 0
+            : __atomic_load_n((const uint32_t *)map, __ATOMIC_RELAXED) == HDR_VERSION
+                ? -EAGAIN /* being written */
+                : -ENOTSUP;
+    if (r < 0) {
         store_conn_close(c);
-        return;
+        return r;
     }
     s->epoch_conn = c;
     __atomic_store_n(&s->epoch_map, (const uint32_t *)map, __ATOMIC_RELEASE);
+    return 0;
 }
 
 /* The epoch of header @h when it is the last one seen, else 0, without the lock: a sequence
@@ -110,10 +122,19 @@ uint64_t ty_store_commit_epoch(struct ty_store *s)
     /* The common case, nothing committed since the last call: no lock, a few loads. */
     if (map && read_header(map, h) && (epoch = epoch_if_same(s, h)) != 0)
         return epoch;
+    /* No map: not without the lock either while it cannot be had (for good, or for now). */
+    if (!map && (__atomic_load_n(&s->epoch_off, __ATOMIC_RELAXED) ||
+                 ty_mono_usec() < __atomic_load_n(&s->epoch_retry_usec, __ATOMIC_RELAXED)))
+        return 0;
     epoch = 0;
     pthread_mutex_lock(&s->epoch_lock);
-    if (!s->epoch_tried)
-        watch_open(s);
+    if (!s->epoch_map && !s->epoch_off && ty_mono_usec() >= s->epoch_retry_usec) {
+        int r = watch_open(s);
+        if (r == -ENOTSUP)
+            __atomic_store_n(&s->epoch_off, true, __ATOMIC_RELAXED);
+        else if (r < 0)
+            __atomic_store_n(&s->epoch_retry_usec, ty_mono_usec() + RETRY_USEC, __ATOMIC_RELAXED);
+    }
     map = s->epoch_map;
     if (map && read_header(map, h)) {
         if (s->epoch == 0 || memcmp(h, s->epoch_header, sizeof(h)) != 0) {

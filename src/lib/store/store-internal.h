@@ -86,9 +86,10 @@ struct ty_store {
     /* ty_store_commit_epoch (store-epoch.c): the connection that keeps SQLite's map of the
      * wal-index open, that map (NULL: not available), the last header seen and its epoch
      * (changed under epoch_lock, read without it under the sequence lock epoch_seq: odd while
-     * they change). */
+     * they change); when the map cannot be had at all (epoch_off), or not before a time. */
     pthread_mutex_t epoch_lock;
-    bool epoch_tried;
+    bool epoch_off;
+    int64_t epoch_retry_usec;
     struct store_conn *epoch_conn;
     const uint32_t *epoch_map;
     uint32_t epoch_header[12];

@@ -151,15 +151,17 @@ int ty_store_job_version(struct ty_store *s,
                          struct ty_error *err);
 
 /* A number that changes whenever anything is committed to the store, by any process or
- * connection (the service, a supervisor, another program on the database file), and only then:
- * two calls that return the same nonzero number saw no commit between them, so whatever was
- * read from the store after the first is still what it holds at the second. Costs a few
- * memory loads and an uncontended lock, no transaction (it reads SQLite's wal-index header in
- * shared memory: store-epoch.c); the first call opens one more connection, kept until
- * ty_store_close. 0 when the store cannot tell this way now (a commit being published at that
- * instant) or at all (SQLite without a shared wal-index): then read the store. Thread-safe.
- * Valid while every writer uses SQLite in WAL mode without exclusive locking, as trainyard's
- * own do (a connection in exclusive locking mode keeps its wal-index in private memory). */
+ * connection (the service, a supervisor, another program on the database file), and seldom
+ * otherwise (a checkpoint that restarts the log): two calls that return the same nonzero
+ * number saw no commit between them, so whatever was read from the store after the first is
+ * still what it holds at the second. Costs a few memory loads and no lock while nothing was
+ * committed, never a transaction (it reads SQLite's wal-index header in shared memory:
+ * store-epoch.c); the first call opens one more connection, kept until ty_store_close. 0 when
+ * the store cannot tell this way now (a commit being published at that instant, or the map
+ * not had yet: tried again a second later) or at all (SQLite without a shared wal-index):
+ * then read the store. Thread-safe. Every writer goes through the shared wal-index: while
+ * that connection is open, SQLite refuses another connection both a switch out of WAL mode
+ * and exclusive locking mode (the two ways around it). */
 uint64_t ty_store_commit_epoch(struct ty_store *s);
 
 /* What ty_store_scan_jobs narrows by in SQL before calling back (all optional). */
