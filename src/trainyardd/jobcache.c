@@ -219,6 +219,38 @@ static void take_hit(struct shard *s, struct entry *e, struct tyd_jobcache_hit *
     s->hits++;
 }
 
+/* The answer for @key as a hit: by its row (@by_row: @seq and @version, recording @store_at
+ * with it) or by the store's commit epoch @store_at alone; counts the lookup. */
+static bool lookup(struct tyd_jobcache *c,
+                   const struct tyd_jobcache_key *key,
+                   bool by_row,
+                   int64_t seq,
+                   int64_t version,
+                   uint64_t store_at,
+                   struct tyd_jobcache_hit *hit)
+{
+    uint64_t hash = key_hash(key);
+    struct shard *s = shard_of(c, hash);
+    struct entry *e;
+    bool found;
+
+    memset(hit, 0, sizeof(*hit));
+    pthread_mutex_lock(&s->lock);
+    e = find(s, key, hash);
+    found = e && (by_row ? e->seq == seq && e->version == version : e->store_at == store_at);
+    if (found) {
+        if (by_row && store_at > e->store_at)
+            e->store_at = store_at;
+        take_hit(s, e, hit);
+        if (!by_row)
+            s->unchanged_hits++;
+    } else if (by_row) {
+        s->misses++; /* a miss by the epoch alone is looked up again by row */
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
 bool tyd_jobcache_get(struct tyd_jobcache *c,
                       const struct tyd_jobcache_key *key,
                       int64_t seq,
@@ -226,24 +258,7 @@ bool tyd_jobcache_get(struct tyd_jobcache *c,
                       uint64_t store_at,
                       struct tyd_jobcache_hit *hit)
 {
-    uint64_t hash = key_hash(key);
-    struct shard *s = shard_of(c, hash);
-    struct entry *e;
-    bool found = false;
-
-    memset(hit, 0, sizeof(*hit));
-    pthread_mutex_lock(&s->lock);
-    e = find(s, key, hash);
-    if (e && e->seq == seq && e->version == version) {
-        if (store_at > e->store_at)
-            e->store_at = store_at;
-        take_hit(s, e, hit);
-        found = true;
-    } else {
-        s->misses++;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return found;
+    return lookup(c, key, true, seq, version, store_at, hit);
 }
 
 bool tyd_jobcache_get_unchanged(struct tyd_jobcache *c,
@@ -251,23 +266,11 @@ bool tyd_jobcache_get_unchanged(struct tyd_jobcache *c,
                                 uint64_t store_at,
                                 struct tyd_jobcache_hit *hit)
 {
-    uint64_t hash = key_hash(key);
-    struct shard *s = shard_of(c, hash);
-    struct entry *e;
-    bool found = false;
-
-    memset(hit, 0, sizeof(*hit));
-    if (store_at == 0)
+    if (store_at == 0) {
+        memset(hit, 0, sizeof(*hit));
         return false;
-    pthread_mutex_lock(&s->lock);
-    e = find(s, key, hash);
-    if (e && e->store_at == store_at) {
-        take_hit(s, e, hit);
-        s->unchanged_hits++;
-        found = true;
     }
-    pthread_mutex_unlock(&s->lock);
-    return found;
+    return lookup(c, key, false, 0, 0, store_at, hit);
 }
 
 void tyd_jobcache_confirm(struct tyd_jobcache *c,
