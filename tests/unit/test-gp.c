@@ -71,7 +71,7 @@ static double f1(double x)
     return sin(6 * x) + 0.5 * x;
 }
 
-/* The one-chain-at-a-time forms that gp.c's four-chain loops must match bit for bit. */
+/* The one-chain-at-a-time forms that linalg.c's four-chain loops must match bit for bit. */
 static void ref_cholesky(double *a, size_t n)
 {
     for (size_t j = 0; j < n; j++) {

@@ -1,32 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0
- * gp.h: small dense linear algebra (Cholesky, triangular solves) and a Gaussian process for the
- * Bayesian optimiser (tuner-gp.c): Matérn-5/2 kernel with one length-scale per input dimension
- * (ARD), or the additive kernel of the same hyperparameters (struct ty_gp's additive); inputs
- * in [0, 1]^dim, targets standardised by the caller. Hyperparameters (log length-scales, log
- * signal variance, log noise variance) are fitted by maximising the log marginal likelihood
- * plus weak log-normal priors, inside fixed bounds, with analytic gradients and a projected
- * L-BFGS. Everything is deterministic; nothing is thread-safe (the GP owns its scratch
- * buffers). Matrices are row-major and heap-allocated. Also the objectives' output warp (log1p
- * of the gap to the best, standardised). */
+ * gp.h: a Gaussian process for the Bayesian optimiser (tuner-gp.c): Matérn-5/2 kernel with one
+ * length-scale per input dimension (ARD), or the additive kernel of the same hyperparameters
+ * (struct ty_gp's additive); inputs in [0, 1]^dim, targets standardised by the caller.
+ * Hyperparameters (log length-scales, log signal variance, log noise variance) are fitted by
+ * maximising the log marginal likelihood plus weak log-normal priors, inside fixed bounds, with
+ * analytic gradients and a projected L-BFGS. Everything is deterministic; nothing is thread-safe
+ * (the GP owns its scratch buffers). Matrices are row-major and heap-allocated. Also the
+ * objectives' output warp (log1p of the gap to the best, standardised). */
 #ifndef TY_GP_H
 #define TY_GP_H
 
 #include <stddef.h>
 
-/* ---- linear algebra ------------------------------------------------------------------------ */
-
-/* Cholesky factorisation in place of the symmetric @n × @n matrix @a (row-major; only the lower
- * triangle is read): on success the lower triangle holds L with a = L Lᵀ and the strict upper
- * triangle is zeroed. Returns 0, or -EDOM when @a is not (numerically) positive definite, in
- * which case @a is partly overwritten. Exposed for tests. */
-int ty_cholesky(double *a, size_t n);
-
-/* Solve L x = b in place (@b becomes x) for the lower-triangular @n × @n factor @l. Exposed
- * for tests. */
-void ty_solve_lower(const double *l, size_t n, double *b);
-
-/* Solve Lᵀ x = b in place for the lower-triangular factor @l. Exposed for tests. */
-void ty_solve_lower_t(const double *l, size_t n, double *b);
+#include "linalg.h"
 
 /* ---- the Gaussian process ------------------------------------------------------------------ */
 
@@ -85,7 +71,7 @@ double ty_gp_neg_log_posterior_grad(struct ty_gp *gp, double *grad);
 void ty_gp_predict(struct ty_gp *gp, const double *xq, double *mean, double *var);
 
 /* ty_gp_predict of @m points @xq (m × dim) into @mean[m] and @var[m], the same values, two
- * points' solves at a time (faster: see gp.c). */
+ * points' solves at a time (faster: ty_solve_lower_2 in linalg.c). */
 void ty_gp_predict_many(struct ty_gp *gp, const double *xq, size_t m, double *mean, double *var);
 
 /* Output warping of objectives to minimise, for skewed ones: @z[i] = w(@y[i]) standardised to
