@@ -215,6 +215,10 @@ static void test_gp(void)
         is_int(ty_gp_fit(gp, 200, 1), 0, "hyperparameters fitted");
         after = ty_gp_neg_log_posterior(gp);
         ok(after < before, "the fit improves the objective (%g -> %g)", before, after);
+        ok(gp->fit_nlp == after,
+           "the fit keeps the objective it ended at (%.17g, again %.17g)",
+           gp->fit_nlp,
+           after);
         ok(exp(gp->log_ls[0]) > 0.05 && exp(gp->log_ls[0]) < 0.5,
            "length-scale of the varying dimension recovered roughly (%g)",
            exp(gp->log_ls[0]));

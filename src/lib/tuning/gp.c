@@ -84,6 +84,7 @@ struct ty_gp *ty_gp_new(size_t dim)
         gp->log_ls[d] = LS_MU;
     gp->log_sf2 = 0;
     gp->log_sn2 = log(1e-4);
+    gp->fit_nlp = INFINITY;
     return gp;
 }
 
@@ -496,10 +497,13 @@ int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart)
         b[gp->dim] = 0;
         b[gp->dim + 1] = log(1e-4);
         fb = minimise(gp, b, max_evals, l, kinv);
-        if (fb < fa || !isfinite(fa))
+        if (fb < fa || !isfinite(fa)) {
             memcpy(a, b, np * sizeof(double));
+            fa = fb;
+        }
     }
     set_theta(gp, a);
+    gp->fit_nlp = fa;
     free(l);
     free(kinv);
     free(a);

@@ -36,6 +36,10 @@ struct ty_gp {
      * the data say of one input's values holds whatever the others are. Set before a fit; the
      * hyperparameters mean the same in both. */
     int additive;
+    /* The negative log posterior (ty_gp_neg_log_posterior) the last ty_gp_fit ended at, for
+     * the data and hyperparameters it left; INFINITY before a fit, or when that fit could not
+     * factorise. Not kept current: it is stale once the data or hyperparameters change. */
+    double fit_nlp;
 };
 
 /* A GP on [0, 1]^@dim with the default hyperparameters (length-scales 0.3, signal variance 1,
@@ -53,8 +57,9 @@ int ty_gp_update(struct ty_gp *gp);
 
 /* Fit the hyperparameters by maximising log marginal likelihood + log prior: projected L-BFGS
  * from the current hyperparameters and, when @restart, also from the defaults, keeping the
- * better; at most @max_evals likelihood evaluations per start. Then ty_gp_update(). Needs
- * n >= 1. Returns 0 or -EDOM (as ty_gp_update). */
+ * better; at most @max_evals likelihood evaluations per start. Then ty_gp_update(), and the
+ * objective at the result in gp->fit_nlp (what ty_gp_neg_log_posterior would compute again).
+ * Needs n >= 1. Returns 0 or -EDOM (as ty_gp_update). */
 int ty_gp_fit(struct ty_gp *gp, int max_evals, int restart);
 
 /* Negative log marginal likelihood + negative log prior at the current hyperparameters (for

@@ -378,7 +378,7 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t, size_t run_start)
         if (b->gp_other) {
             ty_gp_set_data(b->gp_other, z, w, ns);
             ty_gp_fit(b->gp_other, FIT_EVALS, restart);
-            double fo = ty_gp_neg_log_posterior(b->gp_other), fg = ty_gp_neg_log_posterior(b->gp);
+            double fo = b->gp_other->fit_nlp, fg = b->gp->fit_nlp;
             if (fo < fg - (b->gp_other->additive ? ADDITIVE_MARGIN : -ADDITIVE_MARGIN)) {
                 struct ty_gp *g = b->gp;
                 b->gp = b->gp_other;
