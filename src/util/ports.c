@@ -66,12 +66,28 @@ size_t ty_port_held(int **fds)
     return n;
 }
 
+/* The first port of the kernel's ephemeral range (replicas' ports stay below it), read again
+ * at most once a second: a job of 1,000 replicas reserves 1,000 ports, and reading
+ * /proc/sys for each was about 1% of bench/scale's launch. */
 static int ephemeral_low(void)
 {
-    _cleanup_fclose_ FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
-    int lo = 32768, hi = 60999;
-    if (f && fscanf(f, "%d %d", &lo, &hi) != 2)
-        lo = 32768;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int cached;
+    static int64_t read_at;
+    int64_t now = ty_mono_usec();
+    int lo;
+
+    pthread_mutex_lock(&lock);
+    if (cached == 0 || now - read_at >= 1000000) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+        int hi = 60999;
+        cached = 32768;
+        if (f && fscanf(f, "%d %d", &cached, &hi) != 2)
+            cached = 32768;
+        read_at = now;
+    }
+    lo = cached;
+    pthread_mutex_unlock(&lock);
     return lo;
 }
 
