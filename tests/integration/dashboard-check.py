@@ -209,6 +209,39 @@ def labels_edit_and_stale():
     browser.shot_full('job-labels')
 
 
+def labels_save_survives_broken_connection():
+    # The browser drops a request when its network changes (Chromium's ERR_NETWORK_CHANGED),
+    # and a save carries its etag, so the page sends it once more: one broken before it was
+    # sent, and one whose answer was lost after it landed (the repeat is then refused as
+    # stale, and the page finds the labels as asked). fetch is wrapped to break the first PATCH.
+    for landed in (False, True):
+        want = 'answer-lost' if landed else 'not-sent'
+        browser.open(f'#/projects/p1/jobs/{J["ok"]}')
+        browser.wait_css('form.labels .label-row')
+        browser.js("""
+            const landed = arguments[0];
+            const real = window.__tyRealFetch || window.fetch;
+            window.__tyRealFetch = real;
+            window.__tyPatches = 0;
+            window.fetch = async (path, init) => {
+              if (init && init.method === 'PATCH' && window.__tyPatches++ === 0) {
+                if (landed)
+                  await real(path, init);
+                throw new TypeError('Failed to fetch');
+              }
+              return real(path, init);
+            };""", landed)
+        val = browser.css('form.labels .lval')[0]
+        val.clear()
+        val.send_keys(want)
+        browser.css('form.labels button[type=submit]')[0].click()
+        browser.wait_text('form.labels .msg-ok', 'Labels saved')
+        sent = browser.js('const n = window.__tyPatches; window.fetch = window.__tyRealFetch; return n;')
+        expect(sent == 2, f'{want}: PATCH sent {sent} times, not twice')
+        labels = api1.job('p1', J['ok']).get('labels')
+        expect(labels == {'team': want}, f'{want}: labels in the API: {labels}')
+
+
 def cancel(job_id):
     browser.open(f'#/projects/p1/jobs/{job_id}')
     browser.wait_css('button.danger').click()
@@ -319,6 +352,8 @@ def main():
         check('"last lines" opens the failing replica\'s logs at the end', last_lines_link)
         check('labels are saved with the etag; a stale etag is reported', labels_edit_and_stale,
               allow=[r' 409 '])
+        check('a label save whose connection broke is sent again, safely (its etag)',
+              labels_save_survives_broken_connection, allow=[r' 409 '])
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])

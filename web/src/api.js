@@ -99,15 +99,20 @@ async function send(method, path, body, signal, extraHeaders) {
   };
   if (body !== undefined)
     init.body = JSON.stringify(body);
+  // A write that carries the etag it was read at is conditional: the service applies it only
+  // while the resource is unchanged, so sending it twice cannot apply it twice (a second copy
+  // of one that landed is refused as ABORTED, 409, and the caller looks at what is there).
+  const repeatable = method === 'GET' || (typeof body?.etag === 'string' && body.etag !== '');
   for (let attempt = 0; ; attempt++) {
     try {
       return await fetch(path, init);
     } catch (e) {
       if (e && e.name === 'AbortError')
         throw e;
-      // A GET whose connection broke (the browser's network changed under it: Chromium's
-      // ERR_NETWORK_CHANGED) is asked once more; a write is not: it may have been done.
-      if (method !== 'GET' || attempt > 0)
+      // A request whose connection broke (the browser's network changed under it: Chromium's
+      // ERR_NETWORK_CHANGED) is asked once more if that is safe; another write is not: it may
+      // have been done.
+      if (!repeatable || attempt > 0)
         throw new ApiError(0, 'UNAVAILABLE', `The service did not answer (${e.message || e}).`);
     }
   }

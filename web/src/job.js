@@ -220,6 +220,12 @@ function drawSummary(job) {
 
 /** The labels editor: rows of key/value inputs, Add, Save (jobs.patch with the etag read
  *  with these labels). Returns {el, dirty(), load(job)}. */
+/** Whether the label maps @a and @b hold the same keys and values. */
+function sameLabels(a, b) {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && b[k] === a[k]);
+}
+
 function labelsEditor(ctx, reload) {
   const rowsEl = h('div', { class: 'label-rows' });
   const status = h('div', { 'aria-live': 'polite' });
@@ -267,9 +273,15 @@ function labelsEditor(ctx, reload) {
     } catch (e) {
       if (e.httpStatus === 409) {
         dirty = false;
-        fill(status, message('error', `The labels were changed since you loaded them: now showing the current ones; make your change again. (${e.message})`));
         try {
-          load(await ctx.api.get(jobPath(ctx.project, ctx.jobId)), true);
+          const now = await ctx.api.get(jobPath(ctx.project, ctx.jobId));
+          load(now, true);
+          // The same labels as saved: this save landed (its answer was lost and the repeat
+          // refused), or someone made the same change. Either way they are as asked.
+          if (sameLabels(now.labels || {}, labels))
+            fill(status, message('ok', 'Labels saved.'));
+          else
+            fill(status, message('error', `The labels were changed since you loaded them: now showing the current ones; make your change again. (${e.message})`));
         } catch (e2) {
           fill(status, message('error', e2.message));
         }
