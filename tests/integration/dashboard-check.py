@@ -213,37 +213,51 @@ def labels_save_survives_broken_connection():
     # The browser drops a request when its network changes (Chromium's ERR_NETWORK_CHANGED),
     # and a save carries its etag, so the page sends it once more: one broken before it was
     # sent, and one whose answer was lost after it landed (the repeat is then refused as
-    # stale, and the page finds the labels as asked). fetch is wrapped to break the first PATCH.
+    # stale, and the page finds the labels as asked).
     for landed in (False, True):
         want = 'answer-lost' if landed else 'not-sent'
         browser.open(f'#/projects/p1/jobs/{J["ok"]}')
         browser.wait_css('form.labels .label-row')
-        browser.js("""
-            const landed = arguments[0];
-            const real = window.__tyRealFetch || window.fetch;
-            window.__tyRealFetch = real;
-            window.__tyPatches = 0;
-            window.fetch = async (path, init) => {
-              if (init && init.method === 'PATCH' && window.__tyPatches++ === 0) {
-                if (landed)
-                  await real(path, init);
-                throw new TypeError('Failed to fetch');
-              }
-              return real(path, init);
-            };""", landed)
+        break_first('PATCH', landed)
         val = browser.css('form.labels .lval')[0]
         val.clear()
         val.send_keys(want)
         browser.css('form.labels button[type=submit]')[0].click()
         browser.wait_text('form.labels .msg-ok', 'Labels saved')
-        sent = browser.js('const n = window.__tyPatches; window.fetch = window.__tyRealFetch; return n;')
+        sent = unbreak()
         expect(sent == 2, f'{want}: PATCH sent {sent} times, not twice')
         labels = api1.job('p1', J['ok']).get('labels')
         expect(labels == {'team': want}, f'{want}: labels in the API: {labels}')
 
 
-def cancel(job_id):
+def break_first(method, landed):
+    """Make the page's first @method request fail as a broken connection does (TypeError from
+    fetch): before it is sent, or after it @landed. Counted in window.__tyCalls."""
+    browser.js("""
+        const [method, landed] = arguments;
+        const real = window.__tyRealFetch || window.fetch;
+        window.__tyRealFetch = real;
+        window.__tyCalls = 0;
+        window.fetch = async (path, init) => {
+          if (init && init.method === method && window.__tyCalls++ === 0) {
+            if (landed)
+              await real(path, init);
+            throw new TypeError('Failed to fetch');
+          }
+          return real(path, init);
+        };""", method, landed)
+
+
+def unbreak():
+    """Undo break_first; returns how many requests of its method the page sent."""
+    return browser.js('const n = window.__tyCalls; window.fetch = window.__tyRealFetch; return n;')
+
+
+def cancel(job_id, landed):
+    # The first cancel's connection breaks (before it is sent, or after it landed): the page
+    # looks at the job and sends it again only if it did not land.
     browser.open(f'#/projects/p1/jobs/{job_id}')
+    break_first('POST', landed)
     browser.wait_css('button.danger').click()
     alert = browser.wait('the confirmation', lambda: browser.driver.switch_to.alert)
     alert.accept()
@@ -252,6 +266,9 @@ def cancel(job_id):
     browser.wait('the page to show CANCELLED', lambda: 'CANCELLED' in browser.text('.jobhead .badge'), timeout=15)
     expect(api1.job('p1', job_id)['state'] == 'CANCELLED', 'the API does not say CANCELLED')
     expect(not browser.css('button.danger'), 'the Cancel button is still there')
+    expect('Cancel requested' in browser.text(), 'no "Cancel requested" shown')
+    sent = unbreak()
+    expect(sent == (1 if landed else 2), f'cancel sent {sent} times (landed: {landed})')
 
 
 # --- logs ----------------------------------------------------------------------------------
@@ -357,8 +374,10 @@ def main():
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])
-        check('Cancel cancels a QUEUED job', lambda: cancel(J['queue']))
-        check('Cancel cancels a RUNNING job', lambda: cancel(J['run']))
+        check('Cancel cancels a QUEUED job (its first request broken before it was sent)',
+              lambda: cancel(J['queue'], False))
+        check('Cancel cancels a RUNNING job (its first request broken after it landed)',
+              lambda: cancel(J['run'], True))
         check('pages are readable at 390 px (no sideways scrolling)', narrow)
         check('the first load is under 300 KB as served', first_load_size)
     finally:

@@ -7,7 +7,7 @@
 # the queue position, filter (and its 400), sorting by click and keyboard, a failed job's
 # errorMessage and failing replica, its "last lines", labels saved with the etag (a stale one
 # reported; a save whose connection broke sent again), the running job's logs streaming in (and again after the service restarts),
-# Cancel, 390 px wide pages, the first load's size, and no console errors. Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
+# Cancel (its first request broken before or after it landed), 390 px wide pages, the first load's size, and no console errors. Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 . "$TY_SOURCE_DIR/tests/lib/dashboard.sh"

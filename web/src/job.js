@@ -339,8 +339,20 @@ export function showJob(root, ctx) {
     if (!window.confirm(`Cancel job ${ctx.jobId}? Its replicas are stopped.`))
       return;
     btn.disabled = true;
+    const path = jobPath(ctx.project, ctx.jobId, ':cancel');
     try {
-      await ctx.api.post(jobPath(ctx.project, ctx.jobId, ':cancel'), {});
+      try {
+        await ctx.api.post(path, {});
+      } catch (e) {
+        // No answer (the connection broke): the job says whether the request landed, and only
+        // one that did not is sent again (cancel is not conditional: a blind repeat of one
+        // that landed would be refused).
+        if (e.httpStatus !== 0)
+          throw e;
+        const now = await ctx.api.get(jobPath(ctx.project, ctx.jobId));
+        if (now.state !== 'CANCELLING' && now.state !== 'CANCELLED')
+          await ctx.api.post(path, {});
+      }
       fill(note, message('ok', 'Cancel requested.'));
     } catch (e) {
       fill(note, message('error', e.message));
