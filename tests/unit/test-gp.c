@@ -280,6 +280,15 @@ static void test_gradients(void)
     }
 }
 
+/* @n points of the unit square, scattered evenly (golden-ratio steps), into @x (n × 2). */
+static void scattered(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        x[2 * i] = fmod(0.618034 * (double)i + 0.05, 1);
+        x[2 * i + 1] = fmod(0.754878 * (double)i, 1);
+    }
+}
+
 /* The additive kernel: on a sum of one function per input it is the likelier model and
  * predicts where no trial combined the two inputs' values; on a pure interaction the ARD
  * kernel is the likelier. */
@@ -290,11 +299,9 @@ static void test_additive(void)
     size_t n = 0;
 
     /* f = sin(6 x0) + cos(5 x1) on 30 scattered points */
-    for (size_t i = 0; i < 30; i++) {
-        x[2 * i] = fmod(0.618034 * (double)i + 0.05, 1),
-              x[2 * i + 1] = fmod(0.754878 * (double)i, 1);
+    scattered(x, 30);
+    for (size_t i = 0; i < 30; i++)
         y[i] = sin(6 * x[2 * i]) + cos(5 * x[2 * i + 1]);
-    }
     add = fit2(x, y, 30, 1);
     ard = fit2(x, y, 30, 0);
     ok(ty_gp_neg_log_posterior(add) < ty_gp_neg_log_posterior(ard),
@@ -326,11 +333,9 @@ static void test_additive(void)
     ty_gp_free(ard);
 
     /* f = 8 (x0 - 0.5)(x1 - 0.5) on 40 scattered points: no part of it is one input's */
-    for (size_t i = 0; i < 40; i++) {
-        x[2 * i] = fmod(0.618034 * (double)i + 0.05, 1),
-              x[2 * i + 1] = fmod(0.754878 * (double)i, 1);
+    scattered(x, 40);
+    for (size_t i = 0; i < 40; i++)
         y[i] = 8 * (x[2 * i] - 0.5) * (x[2 * i + 1] - 0.5);
-    }
     add = fit2(x, y, 40, 1);
     ard = fit2(x, y, 40, 0);
     ok(ty_gp_neg_log_posterior(ard) < ty_gp_neg_log_posterior(add),

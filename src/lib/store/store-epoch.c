@@ -22,8 +22,8 @@
 #include "store-internal.h"
 #include "timeutil.h"
 
-/* The wal-index header as SQLite lays it out (native byte order), 12 words. */
-#define HDR_WORDS       12
+/* The wal-index header as SQLite lays it out (native byte order). */
+#define HDR_WORDS       STORE_WAL_HEADER_WORDS
 #define HDR_VERSION     3007000u /* iVersion */
 #define WALINDEX_REGION 32768    /* SQLite's wal-index page size: the size every map asks for */
 

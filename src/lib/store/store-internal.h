@@ -13,6 +13,9 @@
 
 #include "store.h"
 
+/* SQLite's wal-index header (one of its two copies): 48 bytes, 12 native words. */
+#define STORE_WAL_HEADER_WORDS 12
+
 /* The errorMessage of a job cancelled by its user. */
 #define STORE_CANCEL_MESSAGE "Job cancelled by the user."
 
@@ -92,7 +95,7 @@ struct ty_store {
     int64_t epoch_retry_usec;
     struct store_conn *epoch_conn;
     const uint32_t *epoch_map;
-    uint32_t epoch_header[12];
+    uint32_t epoch_header[STORE_WAL_HEADER_WORDS];
     uint64_t epoch;
     uint64_t epoch_seq;
 };
