@@ -25,7 +25,7 @@
 #define PROTOCOL "hpo-jsonl/1"
 
 static const char usage[] =
-    "Usage: trainyard study --jsonl\n"
+    "Usage: trainyard study --jsonl [--explain]\n"
     "\n"
     "Run one hyperparameter-tuning study as an ask/tell process speaking the hpo-jsonl/1\n"
     "protocol (docs/cli.md, trainyard study --jsonl): one JSON object per line on stdin, one\n"
@@ -53,6 +53,8 @@ static const char usage[] =
     "\n"
     "Flags:\n"
     "  --jsonl      speak hpo-jsonl/1 on stdin/stdout (required)\n"
+    "  --explain    write how each suggestion was chosen to stderr, one JSON line per\n"
+    "               trial: {\"trialId\":\"7\",\"explain\":{\"phase\":...}} (docs/cli.md)\n"
     "  --help       show this help\n"
     "\n"
     "Exit 0 after end, 1 when stdin ends before end (or stdout fails), 2 for usage errors.\n";
@@ -63,6 +65,7 @@ struct study {
     struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping */
     char *study_id;
     bool ended;
+    bool explain; /* --explain: each suggestion's explanation on stderr */
 };
 
 /* Write @reply (stolen) as one line and flush. Returns 0 or -EIO. */
@@ -134,6 +137,7 @@ static json_t *on_study(struct study *st, const json_t *msg)
         return error_reply("study.spec: %s", e.msg);
     if (ty_tuner_new(st->spec, seed, &st->tuner, &e) < 0)
         return error_reply("study.spec.%s", e.msg);
+    ty_tuner_set_explain(st->tuner, st->explain);
     ty_replace_str(&st->study_id, ty_json_str(msg, "studyId"));
     fprintf(stderr,
             "trainyard study: %s: %zu parameters, %s, %s, maxTrials %d, seed %" PRIu64 "\n",
@@ -160,10 +164,18 @@ static json_t *on_suggest(struct study *st, const json_t *msg)
     if (ty_tuner_suggest(st->tuner, c ? (size_t)json_integer_value(c) : 1, &s, &n, &e) < 0)
         return error_reply("suggest.%s", e.msg);
     trials = json_array();
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         json_array_append_new(
             trials,
             json_pack("{s:s, s:O}", "trialId", s[i].trial_id, "parameters", s[i].parameters));
+        if (s[i].explain) {
+            json_t *line =
+                json_pack("{s:s, s:O}", "trialId", s[i].trial_id, "explain", s[i].explain);
+            _cleanup_free_ char *text = ty_json_compact(line);
+            json_decref(line);
+            fprintf(stderr, "%s\n", text);
+        }
+    }
     ty_trial_suggestions_free(s, n);
     if (n == 0)
         fprintf(stderr,
@@ -292,9 +304,9 @@ static json_t *handle_line(struct study *st, const char *line, size_t len, size_
     return on_measurement(st, msg);
 }
 
-static int run_jsonl(void)
+static int run_jsonl(bool explain)
 {
-    struct study st = {0};
+    struct study st = {.explain = explain};
     _cleanup_free_ char *line = NULL;
     size_t cap = 0, lineno = 0;
     ssize_t len;
@@ -326,10 +338,11 @@ static int study(int argc, char **argv)
 {
     static const struct option options[] = {
         {"jsonl", no_argument, NULL, 'j'},
+        {"explain", no_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool jsonl = false;
+    bool jsonl = false, explain = false;
     int c;
 
     optind = 1;
@@ -338,6 +351,9 @@ static int study(int argc, char **argv)
         switch (c) {
         case 'j':
             jsonl = true;
+            break;
+        case 'e':
+            explain = true;
             break;
         case 'h':
             fputs(usage, stdout);
@@ -354,7 +370,7 @@ static int study(int argc, char **argv)
         cli_error(PATH, "--jsonl is required (the only mode); see 'trainyard study --help'");
         return TY_EXIT_USAGE;
     }
-    return run_jsonl();
+    return run_jsonl(explain);
 }
 
 const struct cli_command cmd_study = {

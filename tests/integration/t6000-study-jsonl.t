@@ -1,7 +1,8 @@
 #!/bin/sh
 # t6000-study-jsonl: `trainyard study --jsonl` speaks hpo-jsonl/1: lock-step replies, RANDOM_SEARCH,
 # GRID_SEARCH and default (Bayesian) studies to the end (with FAILED completions), every suggestion checked against
-# the value rules, `error` replies for bad input, exit 0 after end, determinism per seed.
+# the value rules, `error` replies for bad input, exit 0 after end, determinism per seed; --explain's
+# line per suggestion on stderr (and the same suggestions without it).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 # A driver of our own (not the shared harness): runs one study through a pipe, one line at a
@@ -224,5 +225,89 @@ test_expect_success 'early stopping: measurements answer shouldStop by the media
 test_expect_success 'without enableTrialEarlyStopping no trial is ever stopped' '
   "$PYTHON" "$TEST_DIR/stop.py" off >out 2>err &&
   grep -q "^good False$" out && grep -q "^bad False$" out
+'
+
+# --explain: one JSON line on stderr per suggested trial saying how it was chosen; the
+# suggestions themselves unchanged. Usage: explain.py ALGO [explain|plain]
+cat >"$TEST_DIR/explain.py" <<'PY'
+import json, math, subprocess, sys
+
+algo, mode = sys.argv[1], sys.argv[2]
+params = [{"parameterName": n, "type": "DOUBLE", "minValue": -2.0, "maxValue": 3.0}
+          for n in ("a", "b")]
+if algo == "GRID_SEARCH":
+    params = [{"parameterName": "k", "type": "INTEGER", "minValue": 1, "maxValue": 30}]
+spec = {"goal": "MINIMIZE", "maxTrials": 30, "maxParallelTrials": 3, "algorithm": algo,
+        "params": params}
+argv = ["trainyard", "study", "--jsonl"] + (["--explain"] if mode == "explain" else [])
+p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True, bufsize=1)
+def ask(m):
+    p.stdin.write(json.dumps(m) + "\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+assert ask({"type": "study", "protocol": "hpo-jsonl/1", "seed": 3, "spec": spec})["type"] == "ready"
+order, seen, succeeded, pending = [], {}, 0, []
+def f(v):  # a sum of one function per parameter, minimum 0 at (0.7, 0.7)
+    return sum((x - 0.7) ** 2 + 0.3 * math.sin(5 * x) ** 2 for x in v.values())
+state = []  # (succeeded, pending) when each trial was suggested
+while len(order) < 30:
+    # three at once, then one per result: every fourth trial fails
+    for t in ask({"type": "suggest", "count": 3 - len(pending)})["trials"]:
+        state.append((succeeded, len(pending)))
+        order.append(t["trialId"]); seen[t["trialId"]] = t["parameters"]; pending.append(t)
+    if not pending:
+        break
+    t = pending.pop(0)
+    if len(order) % 4 == 0:
+        ask({"type": "complete", "trialId": t["trialId"], "state": "FAILED"})
+    else:
+        ask({"type": "complete", "trialId": t["trialId"], "state": "SUCCEEDED",
+             "objective": f(t["parameters"])})
+        succeeded += 1
+assert ask({"type": "end"})["type"] == "bye"
+p.stdin.close()
+err = p.stderr.read()
+assert p.wait(timeout=10) == 0
+print("suggestions", json.dumps([seen[i] for i in order], sort_keys=True))
+lines = [json.loads(l) for l in err.splitlines() if l.startswith("{")]
+if mode != "explain":
+    assert not lines, "explanations without --explain: %r" % lines[:2]
+    sys.exit(0)
+assert [l["trialId"] for l in lines] == order, "one line per trial, in order"
+phases = [l["explain"]["phase"] for l in lines]
+print("phases", " ".join(sorted(set(phases))))
+if algo != "ALGORITHM_UNSPECIFIED":
+    sys.exit(0)
+assert phases[:5] == ["openingDesign"] * 5, phases[:6]  # max(5, dim + 1) for 2 parameters
+for l, (ns, np_) in zip(lines, state):
+    e = l["explain"]
+    if e["phase"] in ("openingDesign", "random"):
+        assert set(e) == {"phase"}, e
+        continue
+    assert e["phase"] in ("global", "trustRegion"), e
+    assert e["kernel"] in ("ARD", "ADDITIVE"), e
+    assert (e["succeeded"], e["pending"]) == (ns, np_), (l, ns, np_)
+    assert e["candidate"] in ("uniform", "local", "coordinate", "random"), e
+    if e["candidate"] != "random":
+        assert all(math.isfinite(e[k]) for k in ("mean", "sd", "incumbent", "logEI")), e
+        assert e["sd"] >= 0, e
+    if e["phase"] == "trustRegion":
+        assert 0 < e["side"] <= 1.6 and e["restarts"] >= 0, e
+        assert 0 <= e["reach"] <= 1, e
+print("modelled", sum(p in ("global", "trustRegion") for p in phases))
+PY
+
+test_expect_success 'study --explain: a line per suggestion on stderr, the suggestions unchanged' '
+  "$PYTHON" "$TEST_DIR/explain.py" ALGORITHM_UNSPECIFIED explain >with &&
+  "$PYTHON" "$TEST_DIR/explain.py" ALGORITHM_UNSPECIFIED plain >without &&
+  grep "^suggestions" with >a && grep "^suggestions" without >b && cmp a b &&
+  grep -q "^phases .*openingDesign" with && grep -q "^phases .*trustRegion" with &&
+  grep -Eq "^modelled (1[5-9]|2[0-9])$" with
+'
+test_expect_success 'study --explain names RANDOM_SEARCH and GRID_SEARCH suggestions' '
+  "$PYTHON" "$TEST_DIR/explain.py" RANDOM_SEARCH explain >out &&
+  grep -q "^phases randomSearch$" out &&
+  "$PYTHON" "$TEST_DIR/explain.py" GRID_SEARCH explain >out &&
+  grep -q "^phases gridSearch$" out
 '
 test_done

@@ -20,7 +20,8 @@
  * far-off exploration. The acquisition is evaluated at decoded-then-re-encoded points
  * (integers rounded, DISCRETE snapped, one category hot), so trials already suggested are
  * recognised and never suggested again while another point is available. Failed trials are left out
- * of the model. Deterministic for the study's seed. */
+ * of the model. Deterministic for the study's seed. How each suggestion was chosen is kept for
+ * ty_bo_explain (`trainyard study --explain`), without changing the search. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -76,6 +77,17 @@
  * a fifth of the range, to reach a neighbouring basin, down to 0.001, to polish an optimum. */
 static const double LOCAL_SCALES[] = {0.2, 0.05, 0.015, 0.004, 0.001};
 
+/* How the last suggestion was chosen (ty_bo_explain). */
+struct ty_bo_last {
+    const char *phase, *candidate;      /* tuner.h's names; candidate NULL: no acquisition */
+    int kernel;                         /* -1: no model; else the model's gp->additive */
+    double mean, sd, incumbent, log_ei; /* at the suggestion (standardised units) */
+    double side, reach; /* "trustRegion": the box's side; the farthest the suggestion moved
+                         * along one numeric dimension from the box's centre (unit cube) */
+    unsigned restarts;
+    size_t succeeded, pending;
+};
+
 struct ty_bo {
     size_t np, dim;         /* parameters, encoded dimensions */
     size_t *off, *wid;      /* per parameter: first encoded dimension and width (k for one-hot) */
@@ -93,6 +105,7 @@ struct ty_bo {
     size_t n_numeric;
     double *lo, *hi; /* the search box of a suggestion: dim each */
     double step;     /* the pattern search's first step (smaller in a small box) */
+    struct ty_bo_last last;
 };
 
 static size_t max_sz(size_t a, size_t b)
@@ -411,6 +424,9 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t, size_t run_start)
         ty_gp_set_data(b->gp, z, w, ns + np_);
         ty_gp_update(b->gp);
     }
+    b->last.kernel = b->gp->additive;
+    b->last.succeeded = ns;
+    b->last.pending = np_;
 out:
     free(z);
     free(y);
@@ -626,18 +642,29 @@ static void maximise_acquisition(
     }
     acquire_many(b, t, cz, n_cand, cf);
     n_top = best_starts(cf, n_cand, top);
+    b->last.candidate = "random";
     for (size_t k = 0; k < n_top; k++) {
         double *z = cz + top[k] * dim, f = cf[top[k]];
         pattern_search(b, t, z, &f);
         if (f > best_f) {
             best_f = f;
             memcpy(best_z, z, dim * sizeof(double));
+            b->last.candidate = top[k] < n_rand                                  ? "uniform"
+                                : top[k] >= n_cand - N_COORD && b->n_numeric > 0 ? "coordinate"
+                                                                                 : "local";
         }
     }
-    if (best_f > -INFINITY)
+    if (best_f > -INFINITY) {
+        double mu, var;
+        ty_gp_predict(b->gp, best_z, &mu, &var);
+        b->last.mean = mu;
+        b->last.sd = sqrt(var);
+        b->last.incumbent = b->best;
+        b->last.log_ei = best_f;
         decode(b, t->spec, best_z, x);
-    else
+    } else {
         random_fresh(b, t, x);
+    }
     free(best_z);
     free(cz);
     free(cf);
@@ -650,6 +677,7 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     size_t ns;
 
     encode_trials(b, t);
+    b->last = (struct ty_bo_last){.phase = "openingDesign", .kernel = -1};
     if (t->n_trials < b->n_init) {
         design_point(b, t, x);
         return;
@@ -657,6 +685,7 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     ty_trust_replay(t, b->n_init, b->n_numeric, &tr);
     ns = build_model(b, t, tr.run_start);
     if (ns < 2) {
+        b->last = (struct ty_bo_last){.phase = "random", .kernel = -1};
         random_fresh(b, t, x);
         return;
     }
@@ -667,6 +696,7 @@ void ty_bo_next(struct ty_tuner *t, double *x)
         /* a run's first suggestion (or no numeric parameter): the whole space, around the
          * best trials */
         size_t *good = ranked_succeeded(t, ns);
+        b->last.phase = "global";
         maximise_acquisition(b, t, good, ns, 1, x);
         free(good);
         return;
@@ -675,5 +705,40 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     ty_trust_box(&tr, b->tz + tr.centre * b->dim, b->gp->log_ls, b->numeric, b->dim, b->lo, b->hi);
     b->best = b->best_run;
     b->step = SEARCH_STEP * fmin(1, tr.len);
+    b->last.phase = "trustRegion";
+    b->last.side = tr.len;
+    b->last.restarts = tr.restarts;
     maximise_acquisition(b, t, &tr.centre, 1, fmin(1, tr.len), x);
+    encode(b, t->spec, x, b->zb);
+    b->last.reach = 0;
+    for (size_t d = 0; d < b->dim; d++)
+        if (b->numeric[d])
+            b->last.reach = fmax(b->last.reach, fabs(b->zb[d] - b->tz[tr.centre * b->dim + d]));
+}
+
+json_t *ty_bo_explain(const struct ty_bo *b)
+{
+    const struct ty_bo_last *l = &b->last;
+    json_t *o = json_pack("{s:s}", "phase", l->phase);
+
+    if (l->kernel < 0)
+        return o;
+    json_object_set_new(o, "kernel", json_string(l->kernel ? "ADDITIVE" : "ARD"));
+    json_object_set_new(o, "succeeded", json_integer((json_int_t)l->succeeded));
+    json_object_set_new(o, "pending", json_integer((json_int_t)l->pending));
+    if (strcmp(l->phase, "trustRegion") == 0) {
+        json_object_set_new(o, "side", json_real(l->side));
+        json_object_set_new(o, "reach", json_real(l->reach));
+        json_object_set_new(o, "restarts", json_integer(l->restarts));
+    }
+    if (!l->candidate)
+        return o;
+    json_object_set_new(o, "candidate", json_string(l->candidate));
+    if (strcmp(l->candidate, "random") == 0)
+        return o;
+    json_object_set_new(o, "mean", json_real(l->mean));
+    json_object_set_new(o, "sd", json_real(l->sd));
+    json_object_set_new(o, "incumbent", json_real(l->incumbent));
+    json_object_set_new(o, "logEI", json_real(l->log_ei));
+    return o;
 }

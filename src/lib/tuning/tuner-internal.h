@@ -46,6 +46,7 @@ struct ty_tuner {
     uint64_t *grid; /* GRID_SEARCH: next grid point's index per parameter */
     bool grid_done;
     struct ty_bo *bo; /* ALGORITHM_UNSPECIFIED: the Bayesian optimiser's state (tuner-gp.c) */
+    bool explain;     /* suggestions carry an explanation (ty_tuner_set_explain) */
 };
 
 /* ---- the default algorithm (tuner-gp.c) ---------------------------------------------------- */
@@ -58,6 +59,9 @@ int ty_bo_new(struct ty_tuner *t, struct ty_error *err);
  * t->trials (pending ones included). Never a trial already suggested while a fresh point can
  * be found. Consumes t->rng. */
 void ty_bo_next(struct ty_tuner *t, double *x);
+
+/* A new object explaining the last ty_bo_next's choice (ty_tuner_set_explain's fields). */
+json_t *ty_bo_explain(const struct ty_bo *b);
 
 /* Free the optimiser's state (NULL is fine). */
 void ty_bo_free(struct ty_bo *b);

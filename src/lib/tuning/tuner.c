@@ -155,6 +155,14 @@ int ty_tuner_suggest(struct ty_tuner *t,
         t->n_trials++;
         out[k].trial_id = xstrdup(tr->name);
         out[k].parameters = json_incref(tr->parameters);
+        if (t->explain)
+            out[k].explain =
+                t->spec->algorithm == TY_HP_ALGO_DEFAULT
+                    ? ty_bo_explain(t->bo)
+                    : json_pack("{s:s}",
+                                "phase",
+                                t->spec->algorithm == TY_HP_ALGO_GRID ? "gridSearch"
+                                                                      : "randomSearch");
     }
     if (k == 0) {
         free(out);
@@ -305,6 +313,11 @@ const char *ty_tuner_best(const struct ty_tuner *t, double *objective, const jso
     return best->name;
 }
 
+void ty_tuner_set_explain(struct ty_tuner *t, bool on)
+{
+    t->explain = on;
+}
+
 void ty_trial_suggestions_free(struct ty_trial_suggestion *s, size_t n)
 {
     if (!s)
@@ -312,6 +325,7 @@ void ty_trial_suggestions_free(struct ty_trial_suggestion *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(s[i].trial_id);
         json_decref(s[i].parameters);
+        json_decref(s[i].explain);
     }
     free(s);
 }

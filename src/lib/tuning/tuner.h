@@ -84,6 +84,7 @@ struct ty_tuner;
 struct ty_trial_suggestion {
     char *trial_id;     /* "1", "2", ... */
     json_t *parameters; /* {parameterName: value} following the value rules */
+    json_t *explain;    /* why this point (ty_tuner_set_explain), else NULL */
 };
 
 /* Start a study on @spec, which must outlive the tuner. Returns 0 and *ret; -EINVAL when the
@@ -101,6 +102,23 @@ int ty_tuner_suggest(struct ty_tuner *t,
                      struct ty_trial_suggestion **ret,
                      size_t *n,
                      struct ty_error *err);
+
+/* Make each later suggestion carry an explanation of how it was chosen, for diagnosing the
+ * search (`trainyard study --jsonl --explain`, bench/hpo): an object with "phase", one of
+ * "openingDesign", "random" (too few results to model), "global" (the whole space: a
+ * trust-region run's first suggestion, or any without a numeric parameter), "trustRegion" (in
+ * the box around the run's best), and for RANDOM_SEARCH and GRID_SEARCH "randomSearch" and
+ * "gridSearch". The model's phases add "kernel" ("ARD" or "ADDITIVE"), "candidate" (where the
+ * winning acquisition start came from: "uniform", "local", "coordinate", or "random" when every
+ * candidate was a trial already), "mean", "sd" and "incumbent" (the model's prediction there
+ * and the value expected improvement is measured against, in its standardised units, pending
+ * trials' fantasies included), "logEI", "succeeded" and "pending" (the results and pending
+ * trials it saw), and for "trustRegion" also "side" (the box's side at the length-scales'
+ * geometric mean, in the unit cube), "reach" (the farthest the suggestion lies from the box's
+ * centre along one numeric parameter, in the unit cube: beyond the box for a coordinate move)
+ * and "restarts" (runs converged so far). The suggestions themselves are the same with or
+ * without it. */
+void ty_tuner_set_explain(struct ty_tuner *t, bool on);
 
 /* Report pending trial @trial_id's end: @succeeded with final @objective (in the spec's goal
  * orientation, finite), or failed (@objective ignored). Returns 0; -ENOENT for an id never
