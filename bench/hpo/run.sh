@@ -7,7 +7,8 @@
 # ALGORITHM defaults to ALGORITHM_UNSPECIFIED (Bayesian optimisation, tuner-gp.c); pass
 # RANDOM_SEARCH to score random mode, or `all` for both in turn.
 # HPO_HARNESS_DIR runs another copy of the harness instead (the shared one: only its four
-# problems, so pass --problems too).
+# problems, so pass --problems too). HPO_EXPLAIN=1 runs the tuner with --explain, so that each
+# study's log (<out>/<name>/logs) says how every trial was chosen; explain.py sums them up.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build}
@@ -33,7 +34,7 @@ for a in $algos; do
   echo "bench/hpo: $a, results in $out/$name" >&2
   mkdir -p "$out/$name"
   "$python" "$harness/hpo_anchor.py" --samplers none \
-    --external "'$tuner' study --jsonl" --external-name "$name" \
+    --external "'$tuner' study --jsonl${HPO_EXPLAIN:+ --explain}" --external-name "$name" \
     --algorithm "$a" --seeds 20 --budgets 20,50,100 \
     --anchors "$harness/hpo_anchor_results.json" \
     --out "$out/$name/result.json" --table-out "$out/$name/table.md" \
