@@ -11,8 +11,8 @@ JSON line per suggested trial in the study's stderr log) with the values the har
 best, and how many cut the study's regret by 30% or more. A kind is the phase and the kernel,
 and for the trust region's suggestions the candidate family; "far" marks a trust-region trial
 more than F (default 0.2) of a parameter's unit range from the region's centre while the box
-is smaller than that (a coordinate move to another basin). --after N counts only trials after
-the Nth. The harness keeps its trials in the order they were suggested (hpo_anchor.py pops the
+is smaller than that (a coordinate move to another basin). A failed trial counts in its kind
+and again in "(failed)", which the share leaves out. --after N counts only trials after the Nth. The harness keeps its trials in the order they were suggested (hpo_anchor.py pops the
 oldest pending trial), so trial k of a study is the kth value.
 """
 import argparse
