@@ -232,7 +232,11 @@ def labels_save_survives_broken_connection():
 
 def break_first(method, landed):
     """Make the page's first @method request fail as a broken connection does (TypeError from
-    fetch): before it is sent, or after it @landed. Counted in window.__tyCalls."""
+    fetch): before it is sent, or after it @landed. Counted in window.__tyCalls. "Landed" is
+    made sure of: Chromium itself drops requests in flight when the host's interfaces change
+    (other tests make namespaces and bridges meanwhile), so the request is sent again, here,
+    until the service has answered it (at most 5 tries: a dropped request that reached the
+    service is a repeat the service refuses, the state the same)."""
     browser.js("""
         const [method, landed] = arguments;
         const real = window.__tyRealFetch || window.fetch;
@@ -240,8 +244,16 @@ def break_first(method, landed):
         window.__tyCalls = 0;
         window.fetch = async (path, init) => {
           if (init && init.method === method && window.__tyCalls++ === 0) {
-            if (landed)
-              await real(path, init);
+            for (let tries = 1; landed; tries++) {
+              try {
+                await real(path, init);
+                break;
+              } catch (e) {
+                if (tries === 5)
+                  throw e;
+                await new Promise((done) => setTimeout(done, 200));
+              }
+            }
             throw new TypeError('Failed to fetch');
           }
           return real(path, init);
