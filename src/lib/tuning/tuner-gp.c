@@ -77,7 +77,8 @@
  * a fifth of the range, to reach a neighbouring basin, down to 0.001, to polish an optimum. */
 static const double LOCAL_SCALES[] = {0.2, 0.05, 0.015, 0.004, 0.001};
 
-/* How the last suggestion was chosen (ty_bo_explain). */
+/* How the last suggestion was chosen (ty_bo_explain); the prediction and reach are computed
+ * only when the tuner explains (t->explain), to keep them off the suggestion's path. */
 struct ty_bo_last {
     const char *phase, *candidate;      /* tuner.h's names; candidate NULL: no acquisition */
     int kernel;                         /* -1: no model; else the model's gp->additive */
@@ -654,17 +655,18 @@ static void maximise_acquisition(
                                                                                  : "local";
         }
     }
-    if (best_f > -INFINITY) {
+    if (best_f > -INFINITY && t->explain) { /* the prediction only for an explanation */
         double mu, var;
         ty_gp_predict(b->gp, best_z, &mu, &var);
         b->last.mean = mu;
         b->last.sd = sqrt(var);
         b->last.incumbent = b->best;
         b->last.log_ei = best_f;
-        decode(b, t->spec, best_z, x);
-    } else {
-        random_fresh(b, t, x);
     }
+    if (best_f > -INFINITY)
+        decode(b, t->spec, best_z, x);
+    else
+        random_fresh(b, t, x);
     free(best_z);
     free(cz);
     free(cf);
@@ -709,8 +711,9 @@ void ty_bo_next(struct ty_tuner *t, double *x)
     b->last.side = tr.len;
     b->last.restarts = tr.restarts;
     maximise_acquisition(b, t, &tr.centre, 1, fmin(1, tr.len), x);
+    if (!t->explain)
+        return;
     encode(b, t->spec, x, b->zb);
-    b->last.reach = 0;
     for (size_t d = 0; d < b->dim; d++)
         if (b->numeric[d])
             b->last.reach = fmax(b->last.reach, fabs(b->zb[d] - b->tz[tr.centre * b->dim + d]));
