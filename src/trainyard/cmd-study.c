@@ -48,7 +48,8 @@ static const char usage[] =
     "(INTEGER, CATEGORICAL and DISCRETE parameters only).\n"
     "With enableTrialEarlyStopping, measurements feed the median stopping rule: shouldStop\n"
     "is true when the trial's best value so far is worse than the median of the completed\n"
-    "trials' running averages at its step (docs/tuning.md). Without it, always false.\n"
+    "trials' running averages at its step (docs/tuning.md), and stays true for that trial's\n"
+    "later measurements. Without it, always false.\n"
     "The seed is the study message's \"seed\", else $HPO_SEED, else 0.\n"
     "\n"
     "Flags:\n"
@@ -228,6 +229,9 @@ static json_t *on_measurement(struct study *st, const json_t *msg)
         return error_reply("measurement.objective: a finite number is required");
     if (!st->stop_rule)
         return json_pack("{s:s, s:b}", "type", "ack", "shouldStop", 0);
+    /* told to stop before and still running: the answer stays (the rule dropped its curve) */
+    if (ty_stop_rule_dropped(st->stop_rule, id))
+        return json_pack("{s:s, s:b}", "type", "ack", "shouldStop", 1);
     (void)ty_stop_rule_report(
         st->stop_rule, id, (int64_t)json_integer_value(step), json_number_value(obj));
     stop = ty_stop_rule_check(st->stop_rule, id, &d);

@@ -173,6 +173,51 @@ test_expect_success 'GRID_SEARCH with a DOUBLE parameter is refused naming it' '
   "$TRAINYARD" study --jsonl <in4 >out 2>err &&
   head -1 out | grep -q "GRID_SEARCH needs INTEGER, CATEGORICAL or DISCRETE parameters, and .lr. is DOUBLE"
 '
+# spec.py: a study's spec given as JSON on the command line; prints the first reply.
+cat >"$TEST_DIR/spec.py" <<'PY'
+import json, subprocess, sys
+p = subprocess.run(["trainyard", "study", "--jsonl"], text=True, capture_output=True,
+                   input=json.dumps({"type": "study", "protocol": "hpo-jsonl/1",
+                                     "spec": json.loads(sys.argv[1])}) + "\n{\"type\":\"end\"}\n")
+print(p.stdout.splitlines()[0])
+PY
+test_expect_success 'bounds a double cannot work with are refused naming the parameter' '
+  "$PYTHON" "$TEST_DIR/spec.py" "{\"params\":[{\"parameterName\":\"i\",\"type\":\"INTEGER\",\"minValue\":0,\"maxValue\":1e19}]}" >out &&
+  grep -q "params\[0\]: minValue and maxValue must lie within +-9007199254740992 (2^53, the whole numbers a double holds exactly) for INTEGER parameter .i." out &&
+  "$PYTHON" "$TEST_DIR/spec.py" "{\"params\":[{\"parameterName\":\"x\",\"type\":\"DOUBLE\",\"minValue\":-1e308,\"maxValue\":1e308}]}" >out &&
+  grep -q "must lie within +-8.98847e+307 (half the largest double) for parameter .x." out &&
+  "$PYTHON" "$TEST_DIR/spec.py" "{\"params\":[{\"parameterName\":\"d\",\"type\":\"DISCRETE\",\"discreteValues\":[-1e308,0,1e308]}]}" >out &&
+  grep -q "discreteValues: -1e+308 is out of range" out
+'
+# uneven.py VALUES...: a DISCRETE parameter's values unevenly spaced on its scale; the
+# default algorithm must suggest every value before any again (seeds 0-2, one at a time).
+cat >"$TEST_DIR/uneven.py" <<'PY'
+import json, math, subprocess, sys
+values = [float(v) for v in sys.argv[1:]]
+for seed in range(3):
+    spec = {"goal": "MINIMIZE", "maxTrials": 12,
+            "params": [{"parameterName": "d", "type": "DISCRETE", "discreteValues": values}]}
+    p = subprocess.Popen(["trainyard", "study", "--jsonl"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, bufsize=1)
+    def ask(m):
+        p.stdin.write(json.dumps(m) + "\n"); p.stdin.flush()
+        return json.loads(p.stdout.readline())
+    assert ask({"type": "study", "protocol": "hpo-jsonl/1", "seed": seed, "spec": spec})["type"] == "ready"
+    got = []
+    for _ in range(12):
+        t = ask({"type": "suggest", "count": 1})["trials"][0]
+        got.append(t["parameters"]["d"])
+        ask({"type": "complete", "trialId": t["trialId"], "state": "SUCCEEDED",
+             "objective": -math.log(abs(t["parameters"]["d"]) + 1e-300)})
+    ask({"type": "end"}); p.stdin.close(); p.wait(timeout=10)
+    print("seed", seed, "first", len(values), "distinct", len(set(got[:len(values)])))
+PY
+test_expect_success 'DISCRETE values unevenly spaced: each suggested before any again' '
+  "$PYTHON" "$TEST_DIR/uneven.py" 1 2 3 1000000 >out &&
+  test "$(grep -c "first 4 distinct 4$" out)" = 3 &&
+  "$PYTHON" "$TEST_DIR/uneven.py" 1e-12 1e-10 1e-8 1 >out &&
+  test "$(grep -c "first 4 distinct 4$" out)" = 3
+'
 test_expect_success 'stdin ending before end exits 1' '
   test_expect_code=0; printf "%s\n" "$(head -1 in3)" | "$TRAINYARD" study --jsonl >out 2>err || test_expect_code=$? &&
   test "$test_expect_code" = 1 && grep -q "stdin ended" err
@@ -216,7 +261,7 @@ PY
 test_expect_success 'early stopping: measurements answer shouldStop by the median rule' '
   "$PYTHON" "$TEST_DIR/stop.py" on >out 2>err &&
   grep -q "^good False$" out && grep -q "^bad True$" out &&
-  grep -q "^bad-again False$" out &&
+  grep -q "^bad-again True$" out && test "$(grep -c "stop trial 4" err)" = 1 &&
   grep -q "^unknown error measurement.trialId: .99. is not a running trial$" out &&
   grep -q "^negative-step error measurement.step: a non-negative integer is required$" out &&
   grep -q "^no-objective error measurement.objective: a finite number is required$" out &&

@@ -566,6 +566,47 @@ static void test_tuner_quadratic(void)
     ty_hp_free(hp);
 }
 
+/* A bowl of objectives scaled by @scale: the search must not depend on the scale, even where
+ * the objectives' gaps and squares overflow a double (1e200). Returns the best found after
+ * 20 trials over @scale, less 1: the bowl's least is 1 at (0.3, 0.6), and with @scale below 0
+ * the least of the objective is at the corner (1, 0), 1.85 times @scale. */
+static double scaled_bowl(double scale)
+{
+    struct ty_hp_spec *hp =
+        spec_of("{'goal':'MINIMIZE','maxTrials':20,'params':["
+                "{'parameterName':'x','type':'DOUBLE','minValue':0,'maxValue':1},"
+                "{'parameterName':'y','type':'DOUBLE','minValue':0,'maxValue':1}]}");
+    struct ty_tuner *t = NULL;
+    struct ty_trial_suggestion *s = NULL;
+    size_t n = 0;
+    double best = INFINITY;
+
+    if (!hp || ty_tuner_new(hp, 0, &t, &err) < 0) {
+        ty_hp_free(hp);
+        return INFINITY;
+    }
+    while (ty_tuner_suggest(t, 1, &s, &n, &err) == 0 && n == 1) {
+        double x = json_real_value(json_object_get(s[0].parameters, "x"));
+        double y = json_real_value(json_object_get(s[0].parameters, "y"));
+        double f = scale * ((x - 0.3) * (x - 0.3) + (y - 0.6) * (y - 0.6) + 1);
+        best = f < best ? f : best;
+        ty_tuner_complete(t, s[0].trial_id, true, f, &err);
+        ty_trial_suggestions_free(s, n);
+    }
+    ty_tuner_free(t);
+    ty_hp_free(hp);
+    return best / scale - 1;
+}
+
+static void test_tuner_huge_objectives(void)
+{
+    double r1 = scaled_bowl(1), r200 = scaled_bowl(1e200), r300 = scaled_bowl(-1e300);
+
+    ok(r1 < 1e-4, "a 2-D bowl in 20 trials: relative regret %g", r1);
+    ok(r200 < 1e-4, "the same bowl times 1e200 (gaps whose squares overflow): %g", r200);
+    ok(fabs(r300 - 0.85) < 1e-4, "times -1e300 (its least 1.85e300 at a corner): %g", r300 + 1);
+}
+
 /* Hartmann6 (minimum -3.32237) and 4-D Rosenbrock (minimum 0) of the parameters x1..x6. */
 static double hartmann6(const double *x)
 {
@@ -707,6 +748,7 @@ static void test_tuner_coordinate_moves(void)
 
 int main(void)
 {
+    test_tuner_huge_objectives();
     test_linalg();
     test_linalg_bits();
     test_predict_many();

@@ -258,6 +258,19 @@ static void test_param_rules(void)
                "'categoricalValues':['a']}"),
         "params[0]: DOUBLE parameter 'lr' takes minValue and maxValue, not categoricalValues",
         "DOUBLE with categoricalValues");
+    bad(PARAMS("{'parameterName':'x','type':'DOUBLE','minValue':-1e308,'maxValue':1e308}"),
+        "params[0]: minValue and maxValue must lie within +-8.98847e+307 (half the largest "
+        "double) for parameter 'x'",
+        "a DOUBLE range whose width overflows a double");
+    bad(PARAMS("{'parameterName':'i','type':'INTEGER','minValue':0,'maxValue':1e19}"),
+        "params[0]: minValue and maxValue must lie within +-9007199254740992 (2^53",
+        "an INTEGER bound beyond 2^53");
+    good_free(PARAMS("{'parameterName':'i','type':'INTEGER','minValue':-9007199254740992,"
+                     "'maxValue':9007199254740992}"),
+              "INTEGER bounds of +-2^53");
+    bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[-1e308,0,1e308]}"),
+        "params[0].discreteValues: -1e+308 is out of range",
+        "a DISCRETE value beyond half the largest double");
     bad(PARAMS("{'parameterName':'n','type':'INTEGER','minValue':0,'maxValue':1,"
                "'discreteValues':[1]}"),
         "not discreteValues",

@@ -107,6 +107,10 @@ static void test_reports_and_ends(void)
     ok(!ty_stop_rule_check(r, "5", NULL), "but take no part: no decision");
     ok(!ty_stop_rule_check(r, "6", NULL), "unknown trial: no decision");
     ok(!ty_stop_rule_check(r, "1", NULL), "ended trial: no decision");
+    ok(ty_stop_rule_dropped(r, "1"), "a trial ended without its end is dropped");
+    ok(!ty_stop_rule_dropped(r, "2"), "a reference is not");
+    ok(!ty_stop_rule_dropped(r, "5"), "a running trial is not");
+    ok(!ty_stop_rule_dropped(r, "6"), "an unknown trial is not");
     ty_stop_rule_free(r);
     ty_stop_rule_free(NULL);
 }

@@ -2,6 +2,7 @@
  * spec-hparams.c: trainingInput.hyperparameters (HyperparameterSpec) -> struct ty_hp_spec,
  * with the API's rules; the tuner (src/lib/tuning) searches the space it describes. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,13 @@
 #include "strv.h"
 
 #define HP "trainingInput.hyperparameters"
+
+/* The largest magnitude of a DOUBLE or DISCRETE parameter's values: half the largest double,
+ * so that the tuner can take the difference and the sum of any two (its scales do). */
+#define HP_VALUE_MAX (DBL_MAX / 2)
+/* The largest magnitude of an INTEGER parameter's bounds: 2^53, the whole numbers a double
+ * (JSON's number) holds exactly, so every integer of the range can be suggested. */
+#define HP_INTEGER_MAX 9007199254740992.0
 
 static const char *str_or(const json_t *o, const char *k, const char *dflt)
 {
@@ -116,6 +124,23 @@ static int param_range(const json_t *pj,
                             idx,
                             p->min,
                             p->max,
+                            p->name);
+    if (fabs(p->min) > HP_VALUE_MAX || fabs(p->max) > HP_VALUE_MAX)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: minValue and maxValue must lie within +-%g (half "
+                               "the largest double) for parameter '%s'",
+                            idx,
+                            HP_VALUE_MAX,
+                            p->name);
+    if (p->type == TY_HP_INTEGER &&
+        (fabs(p->min) > HP_INTEGER_MAX || fabs(p->max) > HP_INTEGER_MAX))
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu]: minValue and maxValue must lie within "
+                               "+-9007199254740992 (2^53, the whole numbers a double holds "
+                               "exactly) for INTEGER parameter '%s'",
+                            idx,
                             p->name);
     if (p->type == TY_HP_INTEGER && (p->min != floor(p->min) || p->max != floor(p->max)))
         return ty_error_set(err,
@@ -225,6 +250,14 @@ static int param_discrete(const json_t *pj, size_t idx, struct ty_hp_param *p, s
     json_array_foreach(disc, i, d)
     {
         p->discrete[i] = json_real_value(d);
+        if (fabs(p->discrete[i]) > HP_VALUE_MAX)
+            return ty_error_set(err,
+                                EINVAL,
+                                HP ".params[%zu].discreteValues: %g is out of range: values must "
+                                   "lie within +-%g (half the largest double)",
+                                idx,
+                                p->discrete[i],
+                                HP_VALUE_MAX);
         if (i > 0 && !(p->discrete[i] > p->discrete[i - 1]))
             return ty_error_set(err,
                                 EINVAL,

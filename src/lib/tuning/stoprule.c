@@ -104,6 +104,12 @@ void ty_stop_rule_end(struct ty_stop_rule *r, const char *trial_id, bool referen
     }
 }
 
+bool ty_stop_rule_dropped(const struct ty_stop_rule *r, const char *trial_id)
+{
+    const struct curve *c = find(r, trial_id);
+    return c && c->state == CURVE_DROPPED;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

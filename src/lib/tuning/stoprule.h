@@ -57,6 +57,10 @@ bool ty_stop_rule_check(const struct ty_stop_rule *r,
                         const char *trial_id,
                         struct ty_stop_decision *d);
 
+/* Whether trial @trial_id ended without joining the reference set (ty_stop_rule_end without
+ * @reference: stopped by the rule, or failed). */
+bool ty_stop_rule_dropped(const struct ty_stop_rule *r, const char *trial_id);
+
 /* Number of reference trials so far. Exposed for tests. */
 size_t ty_stop_rule_n_reference(const struct ty_stop_rule *r);
 

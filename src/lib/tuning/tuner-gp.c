@@ -217,15 +217,24 @@ void ty_bo_free(struct ty_bo *b)
     free(b);
 }
 
-/* Whether encoded point @z is one of the tuner's trials (succeeded, failed or pending). */
-static bool is_duplicate(const struct ty_bo *b, const struct ty_tuner *t, const double *z)
+/* Whether the point @x (parameter values), encoded @z, is one of the tuner's trials
+ * (succeeded, failed or pending): DOUBLE parameters compared encoded, within DUP_TOL; the
+ * others by value, since two INTEGER or DISCRETE values may lie closer than that in the unit
+ * interval (a range of 2^40, or discreteValues [1e-12, 1e-10, 1]) and still differ. */
+static bool
+is_duplicate(const struct ty_bo *b, const struct ty_tuner *t, const double *z, const double *x)
 {
     for (size_t i = 0; i < t->n_trials; i++) {
         const double *q = b->tz + i * b->dim;
-        size_t d = 0;
-        while (d < b->dim && fabs(q[d] - z[d]) < DUP_TOL)
-            d++;
-        if (d == b->dim)
+        size_t k = 0;
+        while (k < b->np) {
+            size_t o = b->off[k];
+            if (t->spec->params[k].type == TY_HP_DOUBLE ? !(fabs(q[o] - z[o]) < DUP_TOL)
+                                                        : t->trials[i].x[k] != x[k])
+                break;
+            k++;
+        }
+        if (k == b->np)
             return true;
     }
     return false;
@@ -246,14 +255,21 @@ static void random_z(const struct ty_bo *b, struct ty_tuner *t, double *z)
 }
 
 /* A random point not yet suggested into @x (any random point after many tries: a small
- * discrete space may be exhausted). */
+ * discrete space may be exhausted). A DISCRETE parameter takes each of its values with equal
+ * chance: drawn in the unit interval, a value whose neighbours lie close to it on the
+ * parameter's scale (discreteValues [1, 2, 3, 1000000]) would hardly ever be drawn. */
 static void random_fresh(struct ty_bo *b, struct ty_tuner *t, double *x)
 {
     for (int tries = 0; tries < FRESH_TRIES; tries++) {
         random_z(b, t, b->zb);
         decode(b, t->spec, b->zb, x);
+        for (size_t i = 0; i < b->np; i++) {
+            const struct ty_hp_param *p = &t->spec->params[i];
+            if (p->type == TY_HP_DISCRETE)
+                x[i] = p->discrete[ty_rng_below(&t->rng, p->n_discrete)];
+        }
         encode(b, t->spec, x, b->zb);
-        if (!is_duplicate(b, t, b->zb))
+        if (!is_duplicate(b, t, b->zb, x))
             return;
     }
 }
@@ -277,7 +293,7 @@ static double acquire(struct ty_bo *b, struct ty_tuner *t, double *z)
     double mu, var;
     decode(b, t->spec, z, b->xb);
     encode(b, t->spec, b->xb, z);
-    if (is_duplicate(b, t, z))
+    if (is_duplicate(b, t, z, b->xb))
         return -INFINITY;
     ty_gp_predict(b->gp, z, &mu, &var);
     return log_ei(mu, var, b->best);
@@ -296,7 +312,7 @@ static void acquire_many(struct ty_bo *b, struct ty_tuner *t, double *z, size_t 
         decode(b, t->spec, zc, b->xb);
         encode(b, t->spec, b->xb, zc);
         f[c] = -INFINITY;
-        if (is_duplicate(b, t, zc))
+        if (is_duplicate(b, t, zc, b->xb))
             continue;
         memcpy(q + m * dim, zc, dim * sizeof(double));
         at[m++] = c;
@@ -321,16 +337,19 @@ static int cmp_double(const void *a, const void *b)
  * near the optimum (a median over every trial shrinks as they do, and the ever stronger log
  * warp then stalls convergence in a narrow valley: Rosenbrock's regret at 100 trials went from
  * 0.75 to 0.19). Every succeeded trial stands in when no design trial succeeded. A warp only for
- * a long tail: the worst gap over 10 scales. */
-static double
-warp_scale(const struct ty_bo *b, const struct ty_tuner *t, const double *y, size_t ns, double ymin)
+ * a long tail: the worst gap over 10 scales. @y and @ymin are scaled by 2^-@e (scale_down),
+ * and the design's objectives are scaled so too. */
+static double warp_scale(
+    const struct ty_bo *b, const struct ty_tuner *t, const double *y, size_t ns, double ymin, int e)
 {
     double *g = xcalloc(ns, sizeof(double)), scale, worst = 0;
     size_t ng = 0;
 
     for (size_t i = 0; i < t->n_trials && i < b->n_init; i++)
         if (t->trials[i].state == TY_TRIAL_SUCCEEDED)
-            g[ng++] = (t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective) - ymin;
+            g[ng++] =
+                ldexp(t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective, -e) -
+                ymin;
     if (ng == 0)
         for (size_t i = 0; i < ns; i++)
             g[ng++] = y[i] - ymin;
@@ -362,6 +381,30 @@ static void pessimistic_mean(double *w, size_t n)
     free(q);
 }
 
+/* Objectives beyond this magnitude are scaled down (by a power of two, exactly) before the
+ * warp: their gaps and squares would overflow a double, and the model would see infinities. */
+#define Y_MAX 1e100
+
+/* Scale the @n objectives @y (and their least, *@ymin) by 2^-e so that none is larger than
+ * Y_MAX in magnitude, and return e (0: they are as they were). The warp and the
+ * standardisation that follow do not depend on the objectives' scale, so nothing else
+ * changes. */
+static int scale_down(double *y, size_t n, double *ymin)
+{
+    double m = 0;
+    int e = 0;
+
+    for (size_t i = 0; i < n; i++)
+        m = fabs(y[i]) > m ? fabs(y[i]) : m;
+    if (!(m > Y_MAX))
+        return 0;
+    (void)frexp(m / Y_MAX, &e);
+    for (size_t i = 0; i < n; i++)
+        y[i] = ldexp(y[i], -e);
+    *ymin = ldexp(*ymin, -e);
+    return e;
+}
+
 /* Fit the GP to the succeeded trials (targets warped and standardised) and add the pending
  * trials as kriging-believer fantasies; b->best is the incumbent, b->best_run the best of the
  * trials from @run_start on (the trust region's run), each lowered by the fantasies. Returns
@@ -371,6 +414,7 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t, size_t run_start)
     size_t n = t->n_trials, ns = 0, np_ = 0, dim = b->dim, first_run = 0;
     double *z = xcalloc((n + 1) * dim, sizeof(double)), *y = xcalloc(n + 1, sizeof(double));
     double *w = xcalloc(n + 1, sizeof(double)), ymin = INFINITY;
+    int e;
 
     for (size_t i = 0; i < n; i++)
         if (t->trials[i].state == TY_TRIAL_SUCCEEDED) {
@@ -383,7 +427,8 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t, size_t run_start)
         }
     if (ns < 2)
         goto out;
-    ty_warp_output(y, ns, warp_scale(b, t, y, ns, ymin), w, NULL);
+    e = scale_down(y, ns, &ymin);
+    ty_warp_output(y, ns, warp_scale(b, t, y, ns, ymin, e), w, NULL);
     pessimistic_mean(w, ns);
     ty_gp_set_data(b->gp, z, w, ns);
     if (b->fitted_n != ns) {
@@ -507,7 +552,7 @@ static void design_point(struct ty_bo *b, struct ty_tuner *t, double *x)
     for (size_t i = 0; i < b->np; i++)
         x[i] = ty_hp_from_unit(&t->spec->params[i], u[i]);
     encode(b, t->spec, x, b->zb);
-    if (is_duplicate(b, t, b->zb))
+    if (is_duplicate(b, t, b->zb, x))
         random_fresh(b, t, x);
 }
 
