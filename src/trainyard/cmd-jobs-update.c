@@ -42,7 +42,9 @@ static const char update_usage[] =
     "Flags (at least one of the first three):\n"
     "  --update-labels=KEY=VALUE[,...]   add or change labels; repeatable\n"
     "  --remove-labels=KEY[,...]         remove labels (absent ones are ignored); repeatable\n"
-    "  --clear-labels                    remove every label (not with --remove-labels)\n"
+    "  --clear-labels                    remove every label (not with --remove-labels); the\n"
+    "                                    service keeps those it read when the job was created\n"
+    "                                    (trainyard-runtime, trainyard-pytorch-env, ...)\n"
     "  --format=FORMAT                   also print the updated job in this format (json,\n"
     "                                    yaml, value(KEY,...), ...: docs/cli.md)\n"
     "\n";

@@ -105,12 +105,8 @@ int tyd_admit_add_limit(struct tyd_admit *a, const char *v, const char *where, s
                             v);
     project = xstrndup(v, (size_t)(text - 1 - v));
     if (!tyd_valid_project_id(project, strlen(project)))
-        return ty_error_set(err,
-                            EINVAL,
-                            "%s: invalid project id '%.64s': use only letters, numbers and "
-                            "- . _ : ~, at most 128 characters",
-                            where,
-                            project);
+        return ty_error_set(
+            err, EINVAL, "%s: invalid project id '%.64s': " TYD_PROJECT_ID_RULE, where, project);
     ty_resources_unlimited(&lim);
     r = ty_resources_parse(text, true, where, &lim, err);
     if (r < 0)

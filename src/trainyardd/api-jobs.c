@@ -720,6 +720,37 @@ static int check_mask(const char *mask, struct tyd_reply *rep)
     return 0;
 }
 
+/* The labels the service read when the job was created (its runtime, its extra
+ * environments) describe how it runs, and a patch cannot change that: one left out of the
+ * patched labels @after is kept (copied from @before, so that clearing a job's labels clears
+ * the user's own); one set to another value, or added, is a 400 naming it. */
+static int check_read_labels(const json_t *before, json_t *after, struct tyd_reply *rep)
+{
+    static const char *const read[] = {LABEL_RUNTIME, LABEL_PYTORCH, LABEL_MXNET};
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(read); i++) {
+        const char *was = ty_json_str(before, read[i]), *now = ty_json_str(after, read[i]);
+        if (!now) {
+            if (was)
+                json_object_set_new(after, read[i], json_string(was));
+            continue;
+        }
+        if (was && strcmp(was, now) == 0)
+            continue;
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "labels.%s: the service read it when the job was created (it was %s%s%s), "
+                  "so a patch cannot change it",
+                  read[i],
+                  was ? "'" : "",
+                  was ? was : "not set",
+                  was ? "'" : "");
+        return -1;
+    }
+    return 0;
+}
+
 void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep)
 {
     static const char *const own[] = {"updateMask", NULL};
@@ -738,7 +769,9 @@ void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep)
     if (tyd_check_params(rq, own, rep) < 0 || check_mask(tyd_query(rq, "updateMask"), rep) < 0 ||
         parse_body(rq, false, &body, rep) < 0)
         return;
-    if (ty_spec_normalize_job(body, false, &canon, &e) < 0) {
+    /* The body is a Job, never a bare TrainingInput (as create's may be): a field of another
+     * message is an unknown name, not a Job without labels that would clear them. */
+    if (ty_schema_normalize(&ty_msg_job, body, "", 0, &canon, &e) < 0) {
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
@@ -763,6 +796,8 @@ void tyd_jobs_patch(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
+    if (check_read_labels(row->labels, job->labels, rep) < 0)
+        return;
     r = ty_store_update_labels(rq->d->store, rq->project, rq->job, job->labels, expect, &after, &e);
     if (r == -ESTALE) {
         tyd_error(rep,

@@ -31,6 +31,7 @@
 #include "parse.h"
 #include "route.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 /* Worker threads for the TYD_WORKER rows. Each mostly waits for a group commit's fsync or
  * for SQLite, so they are many more than the cores: 16 let 16 creates share one commit (the
@@ -150,6 +151,9 @@ int tyd_error(struct tyd_reply *rep, unsigned code, const char *status, const ch
     va_start(ap, fmt);
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* JSON holds UTF-8 only: a message may quote bytes of the request, or be cut short inside
+     * a character; Jansson would refuse it and the client would get no error body */
+    (void)ty_utf8_scrub(msg);
     e = json_pack("{s:{s:i,s:s,s:s}}",
                   "error",
                   "code",

@@ -33,7 +33,10 @@ int tyd_valid_project_id(const char *id, size_t len)
 {
     if (len == 0 || len > TYD_PROJECT_MAX)
         return 0;
-    for (size_t i = 0; i < len; i++) {
+    if (!((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z') ||
+          (id[0] >= '0' && id[0] <= '9')))
+        return 0;
+    for (size_t i = 1; i < len; i++) {
         char c = id[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '-' || c == '.' || c == '_' || c == ':' || c == '~'))
@@ -70,11 +73,7 @@ struct id_kind {
     const char *rule;
 };
 static const struct id_kind id_kinds[] = {
-    {"{project}",
-     "project id",
-     "/",
-     tyd_valid_project_id,
-     "use only letters, numbers and - . _ : ~, at most 128 characters"},
+    {"{project}", "project id", "/", tyd_valid_project_id, TYD_PROJECT_ID_RULE},
     {"{job}",
      "job id",
      "/:",

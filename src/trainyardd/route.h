@@ -113,7 +113,13 @@ void tyd_route(const char *http_method, const char *path, struct tyd_route *r);
 /* Does @id follow the job id rule (letters, digits and underscores, starting with a letter,
  * at most 128 characters)? */
 int tyd_valid_job_id(const char *id, size_t len);
-/* Does @id look like a project id (1-128 of letters, digits, and - . _ : ~)? */
+/* What a project id may be, for messages: tyd_valid_project_id's rule. */
+#define TYD_PROJECT_ID_RULE                                                                        \
+    "use only letters, numbers and - . _ : ~, start with a letter or number, at most 128 "         \
+    "characters"
+/* Does @id look like a project id (1-128 of letters, digits, and - . _ : ~, the first a letter
+ * or digit)? The id names a directory of the state (jobs/<project>), so "." and ".." must not
+ * pass. */
 int tyd_valid_project_id(const char *id, size_t len);
 /* Could @name be a dashboard asset's name (1-64 of letters, digits, and - _ ., starting with
  * a letter or digit)? */

@@ -110,8 +110,8 @@ int tyd_runas_add(struct tyd_runas **m, const char *spec, const char *where, str
     if (strcmp(project, "*") != 0 && !tyd_valid_project_id(project, strlen(project)))
         return ty_error_set(err,
                             EINVAL,
-                            "%s: invalid project id '%.64s': use only letters, numbers and "
-                            "- . _ : ~, at most 128 characters, or '*' for every project",
+                            "%s: invalid project id '%.64s': " TYD_PROJECT_ID_RULE
+                            ", or '*' for every project",
                             where,
                             project);
     if (!valid_user_name(user))

@@ -7,33 +7,17 @@
 
 #include "ere-int.h"
 #include "ere.h"
+#include "utf8.h"
 
 uint32_t ere_decode(const unsigned char *s, size_t n, size_t *len)
 {
-    uint32_t c = s[0], min;
-    size_t k;
+    uint32_t c;
 
-    *len = 1;
-    if (c < 0x80)
-        return c;
-    if (c >= 0xc2 && c <= 0xdf)
-        k = 1, c &= 0x1f, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        k = 2, c &= 0x0f, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        k = 3, c &= 0x07, min = 0x10000;
-    else
+    *len = ty_utf8_char(s, n, &c);
+    if (*len == 0) {
+        *len = 1;
         return INVALID_BASE + s[0];
-    if (n <= k)
-        return INVALID_BASE + s[0];
-    for (size_t i = 1; i <= k; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return INVALID_BASE + s[0];
-        c = c << 6 | (s[i] & 0x3f);
     }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return INVALID_BASE + s[0];
-    *len = k + 1;
     return c;
 }
 

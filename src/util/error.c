@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void ty_error_clear(struct ty_error *err)
 {
     if (!err)
@@ -27,6 +29,7 @@ int ty_error_set(struct ty_error *err, int code, const char *fmt, ...)
         va_start(ap, fmt);
         (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
         va_end(ap);
+        (void)ty_utf8_scrub(err->msg); /* it may quote bad input, or be cut inside a character */
     }
     return -code;
 }
@@ -62,6 +65,7 @@ int ty_error_prefix(struct ty_error *err, int r, const char *fmt, ...)
     else
         (void)snprintf(tail, sizeof(tail), "%s", strerror(r < 0 ? -r : r));
     join(err->msg, sizeof(err->msg), head, tail);
+    (void)ty_utf8_scrub(err->msg);
     if (!err->code)
         err->code = r < 0 ? -r : r;
     return r;

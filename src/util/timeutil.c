@@ -118,6 +118,12 @@ int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err)
     }
     if (p[0] != 's' || p[1] != '\0')
         goto bad;
+    if (secs > TY_DURATION_MAX_SEC || (secs == TY_DURATION_MAX_SEC && frac_usec > 0))
+        return ty_error_set(err,
+                            ERANGE,
+                            "'%s' is longer than the longest duration, %llds (10,000 years)",
+                            s,
+                            (long long)TY_DURATION_MAX_SEC);
     *ret_usec = secs * 1000000 + frac_usec;
     return 0;
 bad:

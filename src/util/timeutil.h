@@ -16,8 +16,13 @@ int64_t ty_mono_usec(void);
  * (0, 3 or 6), e.g. "2026-11-30T09:00:00.123456Z". Returns @buf. @n >= 32. */
 char *ty_rfc3339(int64_t usec, int digits, char *buf, size_t n);
 
+/* The longest google.protobuf.Duration: 315,576,000,000 seconds (10,000 years). */
+#define TY_DURATION_MAX_SEC 315576000000LL
+
 /* Parse a Duration string: decimal seconds with up to 9 fractional digits and a trailing
- * 's' ("7200s", "1.5s"). Returns 0 and *ret_usec, or -EINVAL. */
+ * 's' ("7200s", "1.5s"), at most TY_DURATION_MAX_SEC (so that a deadline computed from it
+ * cannot overflow). Returns 0 and *ret_usec; -EINVAL for another form, -ERANGE for a longer
+ * one. */
 int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
 
 /* Parse an RFC 3339 time: "2026-11-30T09:00:00Z", with up to 9 fractional digits (kept to

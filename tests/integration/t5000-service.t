@@ -137,6 +137,41 @@ test_expect_success 'a body over the limit gets 413; URLs and methods are checke
   test "$(api POST /v1/projects/p1/jobs/ok_job:getIamPolicy)" = 501
 '
 
+# is_error STATUS: out.json is Google's error form with that status (a body, never null)
+is_error() {
+  "$PYTHON" -c 'import json,sys; e=json.load(open("out.json"))["error"]; assert e["status"]==sys.argv[1] and e["message"], e' "$1"
+}
+test_expect_success 'bytes that are not UTF-8 in a request: the error is still JSON' '
+  test "$(api GET "/v1/projects/p1/jobs/ok_job?alt=%ff")" = 400 && is_error INVALID_ARGUMENT &&
+  test "$(api GET "/v1/projects/p1/jobs?pageSize=%ff")" = 400 && is_error INVALID_ARGUMENT &&
+  test "$(api GET "/v1/projects/p1/jobs/ok_job?%ff=1")" = 400 && is_error INVALID_ARGUMENT &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=state=%ff")" = 400 && is_error INVALID_ARGUMENT &&
+  e30=$("$PYTHON" -c "print(\"%C3%A9\" * 30)") &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=createTime<x$e30")" = 400 && is_error INVALID_ARGUMENT &&
+  "$PYTHON" -c "import json; print(json.dumps({\"jobId\": \"u8\", \"trainingInput\": {\"scaleTier\": \"BASIC\", \"x\" + \"\\u00e9\" * 600: 1}}))" >u8.json &&
+  test "$(api POST /v1/projects/p1/jobs u8.json)" = 400 && is_error INVALID_ARGUMENT && grep -q "Unknown name" out.json &&
+  code=$(curl -s -o out.json -w "%{http_code}" -H "Host: $(printf "\377")" "$BASE/v1/projects/p1/jobs/ok_job") &&
+  test "$code" = 403 && is_error PERMISSION_DENIED
+'
+test_expect_success 'project ids . and .. are refused: a job is never kept outside jobs/' '
+  job_body dots.json escaped "true" &&
+  code=$(curl -s --path-as-is -o out.json -w "%{http_code}" -X POST -H "Content-Type: application/json" --data-binary @dots.json "$BASE/v1/projects/../jobs") &&
+  test "$code" = 400 && grep -q "invalid project id" out.json && grep -q "start with a letter or number" out.json &&
+  code=$(curl -s --path-as-is -o out.json -w "%{http_code}" -X POST -H "Content-Type: application/json" --data-binary @dots.json "$BASE/v1/projects/./jobs") &&
+  test "$code" = 400 &&
+  test "$(api GET /v1/projects/.hidden/jobs)" = 400 &&
+  ! test -e "$SVC/escaped" && ! test -e "$SVC/jobs/./escaped"
+'
+test_expect_success 'limits a job cannot exceed: accelerator count, maxRunningTime' '
+  write_job big.ti "true" 0 0 0 "{\"masterType\": \"n1-standard-8\", \"masterConfig\": {\"imageUri\": \"x\", \"containerCommand\": [\"true\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"4294967296\"}}}" &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(\"big.ti\")); d[\"jobId\"]=\"gpus_2e32\"; json.dump(d, open(\"big.json\",\"w\"))" &&
+  test "$(api POST /v1/projects/p1/jobs big.json)" = 400 && grep -q "acceleratorConfig.count: at most 16 per replica" out.json &&
+  write_job long.ti "true" 0 0 0 "{\"scheduling\": {\"maxRunningTime\": \"9223372036000s\"}}" &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(\"long.ti\")); d[\"jobId\"]=\"long_run\"; json.dump(d, open(\"long.json\",\"w\"))" &&
+  test "$(api POST /v1/projects/p1/jobs long.json)" = 400 && grep -q "at most 315576000000s" out.json &&
+  test "$(api GET /v1/projects/p1/jobs/long_run)" = 404
+'
+
 test_expect_success 'list: newest first, filters, pages, {} when empty' '
   for i in 1 2 3; do job_body c$i.json census_$i "true" && test "$(api POST /v1/projects/p1/jobs c$i.json)" = 200 || exit 1; done &&
   test "$(api GET "/v1/projects/p1/jobs?filter=jobId:census*")" = 200 &&
@@ -165,6 +200,11 @@ test_expect_success 'patch labels with the etag; a stale etag is 409 ABORTED' '
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=state" p.json)" = 400 &&
   echo "{\"labels\": {\"Bad Key\": \"x\"}}" >p2.json &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels" p2.json)" = 400 &&
+  echo "{\"masterType\": \"n1-standard-8\"}" >p3.json &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels" p3.json)" = 400 &&
+  grep -q "Unknown name" out.json && grep -q masterType out.json &&
+  test "$(api GET /v1/projects/p1/jobs/ok_job)" = 200 &&
+  test "$(json_get out.json "d[\"labels\"][\"team\"]")" = vision &&
   test "$(api GET "/v1/projects/p1/jobs?filter=labels.team=vision")" = 200 &&
   test "$(json_get out.json "[j[\"jobId\"] for j in d[\"jobs\"]]")" = "[$(printf "%s" "'"'"'ok_job'"'"'")]"
 '

@@ -310,6 +310,13 @@ test_expect_success 'submit: USER_ARGS, --runtime and --pytorch-env reach the da
   test "$(json_get d.json "d[\"labels\"][\"trainyard-pytorch-env\"]")" = true &&
   test "$(json_get d.json "d[\"labels\"][\"team\"]")" = vision
 '
+test_expect_success 'update: the labels the service read at creation stay; changing one is refused' '
+  "$TRAINYARD" jobs update cli_args --clear-labels 2>err &&
+  "$TRAINYARD" jobs describe cli_args --format json >d.json &&
+  test "$(json_get d.json "\" \".join(k + \"=\" + v for k, v in sorted(d[\"labels\"].items()))")" = "trainyard-pytorch-env=true trainyard-runtime=process" &&
+  set +e; "$TRAINYARD" jobs update cli_args --update-labels trainyard-runtime=container 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "labels.trainyard-runtime: the service read it when the job was created (it was .process.)" err
+'
 
 # ---- cancel ----------------------------------------------------------------------------------
 

@@ -159,6 +159,12 @@ static void test_ids(void)
     ok(!tyd_valid_job_id("", 0), "job id: not empty");
     ok(tyd_valid_project_id("example.com:proj-1", 18), "project id: domain-scoped");
     ok(!tyd_valid_project_id("a/b", 3), "project id: no slash");
+    ok(!tyd_valid_project_id("..", 2), "project id: not .. (it names a directory)");
+    ok(!tyd_valid_project_id(".", 1), "project id: not .");
+    ok(!tyd_valid_project_id(".x", 2), "project id: not starting with a dot");
+    ok(!tyd_valid_project_id("-x", 2), "project id: not starting with a hyphen");
+    ok(tyd_valid_project_id("7up", 3), "project id: may start with a digit");
+    ok(tyd_valid_project_id("a..b", 4), "project id: dots inside");
     ok(!tyd_valid_project_id(long_id, 129), "project id: not 129");
     long_id[199] = '\0';
     {

@@ -263,10 +263,18 @@ static void test_roles(void)
               "{'acceleratorConfig':{'type':'NVIDIA_TESLA_A100','count':'2'}}}",
               "a2: acceleratorConfig matching the built-in GPUs");
     bad("{" CUSTOM ",'workerType':'a2-highgpu-1g','workerCount':'1','workerConfig':"
-        "{'acceleratorConfig':{'type':'NVIDIA_TESLA_K80','count':'64'}}}",
+        "{'acceleratorConfig':{'type':'NVIDIA_TESLA_K80','count':'8'}}}",
         "trainingInput.workerConfig.acceleratorConfig: 'a2-highgpu-1g' comes with 1 "
         "NVIDIA_TESLA_A100",
         "a2: other accelerators than the built-in ones");
+    bad("{" CUSTOM ",'workerType':'n1-standard-8','workerCount':'1','workerConfig':"
+        "{'acceleratorConfig':{'type':'NVIDIA_TESLA_T4','count':'17'}}}",
+        "trainingInput.workerConfig.acceleratorConfig.count: at most 16 per replica",
+        "more than 16 accelerators on a replica");
+    bad("{" CUSTOM ",'workerType':'n1-standard-8','workerCount':'1','workerConfig':"
+        "{'acceleratorConfig':{'type':'NVIDIA_TESLA_T4','count':'4294967296'}}}",
+        "(got 4294967296)",
+        "2^32 accelerators (no int wraps it to 0)");
     bad("{" CUSTOM ",'workerType':'standard','workerCount':'0'}",
         "trainingInput.workerType: "
         "'standard' and masterType",
@@ -395,6 +403,10 @@ static void test_misc_rules(void)
     bad(SCHED("'maxRunningTime':'2h'"),
         "Invalid value at 'trainingInput.scheduling.maxRunningTime' (google.protobuf.Duration)",
         "maxRunningTime '2h'");
+    bad(SCHED("'maxRunningTime':'9223372036000s'"),
+        "(google.protobuf.Duration), \"9223372036000s\": at most 315576000000s (10,000 years)",
+        "maxRunningTime longer than a Duration may be");
+    good_free(SCHED("'maxRunningTime':'315576000000s'"), "maxRunningTime of 10,000 years");
     bad(SCHED("'maxRunningTime':7200"),
         "'trainingInput.scheduling.maxRunningTime'",
         "maxRunningTime as a number");

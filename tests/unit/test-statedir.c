@@ -140,6 +140,33 @@ int main(void)
 
     is_int(ty_statedir_run_active("/nonexistent/dir", NULL), 0, "no run.lock: not running");
 
+    /* Names that would leave jobs/<project>/ are refused before anything is made. */
+    {
+        static const char *const names[][2] = {
+            {"..", "j"}, {".", "j"}, {"", "j"}, {"a/b", "j"}, {"p", ".."}, {"p", "x/../../y"}};
+        char *d = NULL;
+        int lfd = -1;
+        for (size_t i = 0; i < TY_ARRAY_SIZE(names); i++) {
+            e = (struct ty_error){0};
+            is_int(ty_statedir_claim_job(tmpdir, names[i][0], names[i][1], &d, &e),
+                   -EINVAL,
+                   "claim_job: project '%s', job '%s' refused",
+                   names[i][0],
+                   names[i][1]);
+            like(e.msg, "must not be empty, '.' or '..', or hold a '/'", "  naming the rule");
+            is_int(ty_statedir_reopen_job(tmpdir, names[i][0], names[i][1], &d, &e),
+                   -EINVAL,
+                   "reopen_job: project '%s', job '%s' refused",
+                   names[i][0],
+                   names[i][1]);
+        }
+        is_int(ty_statedir_claim_run(tmpdir, "..", &d, &lfd, NULL, &e),
+               -EINVAL,
+               "claim_run: job '..' refused");
+        (void)snprintf(path, sizeof(path), "%s/j", tmpdir);
+        ok(access(path, F_OK) != 0 && !d && lfd < 0, "nothing made outside jobs/<project>/");
+    }
+
     /* The names under jobs/local: job ids, and the runs kept aside. */
     is_int(ty_statedir_run_name("a", &e), 0, "a job id names a run");
     is_int(ty_statedir_run_name("a.2", &e), 1, "<jobId>.<N> names a run kept aside");

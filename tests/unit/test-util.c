@@ -289,6 +289,13 @@ static void test_time(void)
     }
     like(err.msg, "7200s", "duration: message gives an example");
     is_int(err.code, EINVAL, "duration: err code");
+    is_int(ty_duration_parse("315576000000s", &v, NULL), 0, "duration: the longest parses");
+    is_int(v, INT64_C(315576000000000000), "duration: the longest's value");
+    is_int(ty_duration_parse("315576000000.000001s", &v, &err),
+           -ERANGE,
+           "duration: a microsecond longer is out of range");
+    is_int(ty_duration_parse("9223372036000s", &v, &err), -ERANGE, "duration: years too long");
+    like(err.msg, "10,000 years", "duration: the message says the limit");
 
     is_str(ty_rfc3339(0, 0, buf, sizeof(buf)), "1970-01-01T00:00:00Z", "rfc3339: epoch");
     is_str(ty_rfc3339(INT64_C(1796029200123456), 6, buf, sizeof(buf)),

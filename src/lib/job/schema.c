@@ -364,7 +364,9 @@ static int norm_duration(const json_t *v, const char *path, json_t **ret, struct
                          path,
                          "google.protobuf.Duration",
                          v,
-                         "expected seconds with an 's' suffix, such as \"7200s\"");
+                         sub.code == ERANGE
+                             ? "at most 315576000000s (10,000 years)"
+                             : "expected seconds with an 's' suffix, such as \"7200s\"");
     if (usec % 1000000) {
         char frac[8];
         size_t n;

@@ -87,6 +87,10 @@ static int validate_labels(const json_t *labels, struct ty_error *err)
     return 0;
 }
 
+/* The most accelerators one replica may ask for: what the largest Compute Engine machine
+ * holds (a2-megagpu-16g, 16 A100s); also keeps the count within an int downstream. */
+#define ACCEL_COUNT_MAX 16
+
 static int validate_accelerator(const struct ty_job *job,
                                 enum ty_role role,
                                 const struct ty_machine_type *mt,
@@ -106,6 +110,14 @@ static int validate_accelerator(const struct ty_job *job,
                             "trainingInput.%sConfig.acceleratorConfig.count: must be greater "
                             "than 0 (got %lld)",
                             f,
+                            (long long)a->count);
+    if (a->count > ACCEL_COUNT_MAX)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.acceleratorConfig.count: at most %d per "
+                            "replica, as on the largest Compute Engine machine (got %lld)",
+                            f,
+                            ACCEL_COUNT_MAX,
                             (long long)a->count);
     if (strncmp(a->type, "TPU_", 4) == 0)
         return ty_error_set(err,

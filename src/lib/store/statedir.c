@@ -34,17 +34,35 @@ char *ty_statedir_default(void)
     return NULL;
 }
 
+/* Whether @name (a project or job id, @what in the message) can be one component of a path
+ * below the state directory: not empty, not "." or "..", no '/'. The service's and the CLI's
+ * own rules are narrower; this keeps a name that slipped past them from leaving jobs/. */
+static int check_component(const char *what, const char *name, struct ty_error *err)
+{
+    if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strchr(name, '/'))
+        return ty_error_set(err,
+                            EINVAL,
+                            "invalid %s '%.64s' for a directory of the state: it must not be "
+                            "empty, '.' or '..', or hold a '/'",
+                            what,
+                            name);
+    return 0;
+}
+
 int ty_statedir_claim_job(const char *state,
                           const char *project,
                           const char *job_id,
                           char **ret_dir,
                           struct ty_error *err)
 {
-    _cleanup_free_ char *parent = xasprintf("%s/jobs/%s", state, project);
-    _cleanup_free_ char *dir = xasprintf("%s/%s", parent, job_id);
-    _cleanup_free_ char *logs = NULL;
+    _cleanup_free_ char *parent = NULL, *dir = NULL, *logs = NULL;
     int r;
 
+    if ((r = check_component("project id", project, err)) < 0 ||
+        (r = check_component("job id", job_id, err)) < 0)
+        return r;
+    parent = xasprintf("%s/jobs/%s", state, project);
+    dir = xasprintf("%s/%s", parent, job_id);
     r = ty_mkdir_p(parent, 0755, err);
     if (r < 0)
         return r;
@@ -75,10 +93,15 @@ int ty_statedir_reopen_job(const char *state,
                            char **ret_dir,
                            struct ty_error *err)
 {
-    _cleanup_free_ char *dir = xasprintf("%s/jobs/%s/%s", state, project, job_id);
-    _cleanup_free_ char *logs = xasprintf("%s/logs", dir);
-    int r = ty_mkdir_p(logs, 0755, err);
+    _cleanup_free_ char *dir = NULL, *logs = NULL;
+    int r;
 
+    if ((r = check_component("project id", project, err)) < 0 ||
+        (r = check_component("job id", job_id, err)) < 0)
+        return r;
+    dir = xasprintf("%s/jobs/%s/%s", state, project, job_id);
+    logs = xasprintf("%s/logs", dir);
+    r = ty_mkdir_p(logs, 0755, err);
     if (r < 0)
         return r;
     *ret_dir = TAKE_PTR(dir);
@@ -280,12 +303,14 @@ int ty_statedir_claim_run(const char *state,
                           char **ret_moved,
                           struct ty_error *err)
 {
-    _cleanup_free_ char *parent = xasprintf("%s/jobs/local", state);
-    _cleanup_free_ char *dir = xasprintf("%s/%s", parent, job_id);
-    _cleanup_free_ char *moved = NULL;
+    _cleanup_free_ char *parent = NULL, *dir = NULL, *moved = NULL;
     _cleanup_close_ int pfd = -EBADF;
     int fd, r;
 
+    if ((r = check_component("job id", job_id, err)) < 0)
+        return r;
+    parent = xasprintf("%s/jobs/local", state);
+    dir = xasprintf("%s/%s", parent, job_id);
     r = ty_mkdir_p(parent, 0755, err);
     if (r < 0)
         return r;

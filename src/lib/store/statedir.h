@@ -18,7 +18,8 @@ char *ty_statedir_default(void);
 
 /* Create <state>/jobs/<project>/<job_id> exclusively (an existing one is -EEXIST, naming the
  * path) and its logs/ directory. Returns 0 and *ret_dir (caller frees); on failure (a full
- * filesystem: -ENOSPC) the job's directory is not left behind. */
+ * filesystem: -ENOSPC) the job's directory is not left behind. A @project or @job_id that is
+ * empty, "." or "..", or holds a '/', is -EINVAL (nothing created). */
 int ty_statedir_claim_job(const char *state,
                           const char *project,
                           const char *job_id,
@@ -27,7 +28,7 @@ int ty_statedir_claim_job(const char *state,
 
 /* The same directory for a job run again (the service's supervisor replacing a lost one, so a
  * program that checkpoints into it resumes): created with its logs/ when missing, kept as it
- * is when it exists. Returns 0 and *ret_dir (caller frees). */
+ * is when it exists. Returns 0 and *ret_dir (caller frees); the same names are refused. */
 int ty_statedir_reopen_job(const char *state,
                            const char *project,
                            const char *job_id,

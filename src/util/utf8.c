@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * utf8.c: strict UTF-8 decoding and scrubbing (utf8.h). */
+#include "utf8.h"
+
+#include <string.h>
+
+size_t ty_utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    uint32_t c = s[0], min;
+    size_t k;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+        k = 1, c &= 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        k = 2, c &= 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        k = 3, c &= 0x07, min = 0x10000;
+    else
+        return 0;
+    if (n <= k)
+        return 0;
+    for (size_t i = 1; i <= k; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return k + 1;
+}
+
+size_t ty_utf8_scrub(char *s)
+{
+    size_t n = strlen(s), replaced = 0;
+
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t len = ty_utf8_char((const unsigned char *)s + i, n - i, &cp);
+        if (len == 0) {
+            s[i++] = '?';
+            replaced++;
+        } else {
+            i += len;
+        }
+    }
+    return replaced;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * utf8.h: strict UTF-8 (RFC 3629): decoding one character, and making a message valid UTF-8
+ * before it goes into JSON (Jansson refuses a string that is not, and a message may quote
+ * untrusted bytes or be cut short inside a character). */
+#ifndef TY_UTF8_H
+#define TY_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The length (1-4) of the UTF-8 character at @s, @n > 0 bytes being readable there, with its
+ * code point in *@cp; 0 when the bytes there are not one (a stray continuation byte, an
+ * overlong form, a surrogate, a value over U+10FFFF, or a character cut short by @n). */
+size_t ty_utf8_char(const unsigned char *s, size_t n, uint32_t *cp);
+
+/* Replace, in the NUL-terminated @s, every byte that is not part of a strict UTF-8 character
+ * with '?', so that @s is valid UTF-8 of the same length. Returns how many bytes it replaced. */
+size_t ty_utf8_scrub(char *s);
+
+#endif
