@@ -10,7 +10,7 @@
  * is turned into the REST Job resource (ty_job_row_to_json) and matched against the filter. Besides
  * memory errors it checks the promises of route.h: a resolved method has a valid project (and job)
  * id and the row of the API table (TYD_API) that has it, a 405 names the allowed methods, a page
- * token survives a round trip, and every failure carries a message.
+ * token survives a round trip, and every failure carries a message that is valid UTF-8.
  *
  * Build: as fuzz-job-spec (see fuzz/meson.build); run:
  *        BUILD/fuzz/fuzz-api-request -max_total_time=60 -dict=fuzz/api-request.dict NEW_DIR \
@@ -34,6 +34,15 @@ static void check(int cond)
 {
     if (!cond)
         abort();
+}
+
+/* A failure's message: not empty, and valid UTF-8 (the service puts it in a JSON error). */
+static int message_ok(const char *msg)
+{
+    json_t *j = msg[0] ? json_string(msg) : NULL;
+    int ok = j != NULL;
+    json_decref(j);
+    return ok;
 }
 
 static char *copy(const uint8_t *p, size_t n)
@@ -82,7 +91,7 @@ static void check_route(const char *method, const char *path)
     case TYD_NOT_FOUND:
     case TYD_BAD_NAME:
     case TYD_UNIMPLEMENTED:
-        check(r.detail[0] != '\0');
+        check(message_ok(r.detail));
         break;
     case TYD_HEALTH:
     case TYD_METRICS:
@@ -144,13 +153,13 @@ static void check_body(const char *body, size_t len, const struct ty_filter *fil
     int64_t tag;
 
     if (ty_json_parse(body, len, &doc, &err) < 0) {
-        check(err.code != 0 && err.msg[0] != '\0');
+        check(err.code != 0 && message_ok(err.msg));
         return;
     }
     if (!json_is_object(doc))
         goto out;
     if (ty_spec_normalize_job(doc, false, &canon, &err) < 0) {
-        check(canon == NULL && err.code != 0 && err.msg[0] != '\0');
+        check(canon == NULL && err.code != 0 && message_ok(err.msg));
         goto out;
     }
     etag = ty_json_str(canon, "etag");
@@ -163,7 +172,7 @@ static void check_body(const char *body, size_t len, const struct ty_filter *fil
     err.code = 0;
     err.msg[0] = '\0';
     if (ty_job_accept(canon, &job, &err) < 0) {
-        check(job == NULL && err.code != 0 && err.msg[0] != '\0');
+        check(job == NULL && err.code != 0 && message_ok(err.msg));
         goto out;
     }
     check(job && job->job_id && job->training_input && job->labels);
@@ -229,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ftext = query_value(query, "filter");
     check_token(token, ftext ? ftext : "");
     if (ty_filter_parse(ftext, &filter, &err) < 0) {
-        check(filter == NULL && err.code != 0 && err.msg[0] != '\0');
+        check(filter == NULL && err.code != 0 && message_ok(err.msg));
     } else {
         (void)ty_filter_state_hint(filter);
         (void)ty_filter_id_prefix_hint(filter);
