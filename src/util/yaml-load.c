@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0
- * yaml-load.c: YAML document -> jansson tree, using libyaml's document loader. */
+ * yaml-load.c: YAML document -> jansson tree, using libyaml's document loader (after a pass
+ * over its events that bounds the nesting). */
 #include "yaml-load.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <yaml.h>
 
 #include "json.h"
+#include "utf8.h"
 
 #define YAML_MAX_DEPTH 64
 #define YAML_MAX_NODES 100000 /* after alias expansion; a config has a few hundred */
@@ -100,6 +104,15 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
                                     "YAML: line %zu: mapping keys must be scalars",
                                     node->start_mark.line + 1);
             }
+            /* keys are C strings from here on: one with a NUL would lose its tail unseen
+             * ("workerCount\0zzz" read as workerCount), as JSON's parser refuses it too */
+            if (strlen((const char *)k->data.scalar.value) != k->data.scalar.length) {
+                json_decref(out);
+                return ty_error_set(c->err,
+                                    EINVAL,
+                                    "YAML: line %zu: a key holds a NUL character",
+                                    k->start_mark.line + 1);
+            }
             if (json_object_get(out, (const char *)k->data.scalar.value)) {
                 json_decref(out);
                 return ty_error_set(c->err,
@@ -128,11 +141,50 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
     }
 }
 
+/* The byte offset in @text (@len bytes) of its character number @index (libyaml counts
+ * characters; a character that is not UTF-8 counts one byte). */
+static size_t byte_of_char(const char *text, size_t len, size_t index)
+{
+    size_t at = 0;
+
+    while (index-- > 0 && at < len) {
+        uint32_t cp;
+        size_t n = ty_utf8_char((const unsigned char *)text + at, len - at, &cp);
+        at += n ? n : 1;
+    }
+    return at;
+}
+
+/* The line and column (from 1) of byte @at of @text. */
+static void line_of_byte(const char *text, size_t at, size_t *line, size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (text[i] == '\n')
+            ++*line, *col = 1;
+        else if (((unsigned char)text[i] & 0xc0) != 0x80) /* a character, not its tail */
+            ++*col;
+    }
+}
+
 static int
 syntax_error(const yaml_parser_t *parser, const char *text, size_t len, struct ty_error *err)
 {
-    size_t at = parser->problem_mark.index;
+    size_t at = byte_of_char(text, len, parser->problem_mark.index), line, col;
 
+    /* The reader's errors (bytes that are not UTF-8, a NUL) give a byte offset instead of a
+     * mark. */
+    if (parser->error == YAML_READER_ERROR) {
+        line_of_byte(
+            text, parser->problem_offset < len ? parser->problem_offset : len, &line, &col);
+        return ty_error_set(err,
+                            EINVAL,
+                            "invalid YAML at line %zu column %zu: %s",
+                            line,
+                            col,
+                            parser->problem ? parser->problem : "unreadable text");
+    }
     /* libyaml says "found character that cannot start any token" for a tab, which people
      * type into YAML more than anything else it refuses: say what it is. */
     if (at < len && text[at] == '\t')
@@ -150,6 +202,41 @@ syntax_error(const yaml_parser_t *parser, const char *text, size_t len, struct t
                         parser->problem ? parser->problem : "syntax error");
 }
 
+/* Read @text's events once to refuse nesting deeper than YAML_MAX_DEPTH before libyaml's
+ * loader builds it: its scanner's time grows with the square of the depth (100,000 nested
+ * '[' took minutes), and the loader reads the whole document before convert() could look. */
+static int check_depth(const char *text, size_t len, struct ty_error *err)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int depth = 0, r = 0;
+    bool end = false;
+
+    if (!yaml_parser_initialize(&parser))
+        return ty_error_set(err, ENOMEM, "YAML: cannot initialise parser");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (!end && r == 0) {
+        if (!yaml_parser_parse(&parser, &ev)) {
+            r = syntax_error(&parser, text, len, err);
+            break;
+        }
+        if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+            if (++depth > YAML_MAX_DEPTH)
+                r = ty_error_set(err,
+                                 EINVAL,
+                                 "YAML: line %zu: nesting deeper than %d levels",
+                                 ev.start_mark.line + 1,
+                                 YAML_MAX_DEPTH);
+        } else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+            depth--;
+        }
+        end = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    return r;
+}
+
 int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *err)
 {
     yaml_parser_t parser;
@@ -161,6 +248,9 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
     if (len > TY_JSON_MAX_BYTES)
         return ty_error_set(
             err, E2BIG, "document of %zu bytes is over the %u-byte limit", len, TY_JSON_MAX_BYTES);
+    r = check_depth(text, len, err);
+    if (r < 0)
+        return r;
     if (!yaml_parser_initialize(&parser))
         return ty_error_set(err, ENOMEM, "YAML: cannot initialise parser");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
