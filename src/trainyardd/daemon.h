@@ -190,8 +190,8 @@ void tyd_dashboard_page(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_dashboard_asset(const struct tyd_request *rq, struct tyd_reply *rep);
 
 /* Check the query parameters against the method's own and the standard ones (alt, fields,
- * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one. Returns 0 or -1
- * with @rep filled. */
+ * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one, or one given more
+ * than once (each takes one value). Returns 0 or -1 with @rep filled. */
 int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep);
 
 /* --- dispatch.c ------------------------------------------------------------------------ */

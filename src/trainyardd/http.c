@@ -212,6 +212,21 @@ int tyd_check_params(const struct tyd_request *rq, const char *const *own, struc
                   bad);
         return -1;
     }
+    /* every parameter takes one value: a second one was ignored (updateMask=labels&updateMask=
+     * jobId patched the labels), so say so instead */
+    for (size_t i = 0; i < rq->nargs && !bad; i++)
+        for (size_t j = 0; j < i && !bad; j++)
+            if (strcmp(rq->args[i].key, rq->args[j].key) == 0)
+                bad = rq->args[i].key;
+    if (bad) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "Invalid query: parameter '%.100s' is given more than once; it takes one "
+                  "value",
+                  bad);
+        return -1;
+    }
     if (alt && strcmp(alt, "json") != 0) {
         tyd_error(rep, 400, NULL, "alt=%.40s is not supported: only alt=json", alt);
         return -1;

@@ -198,6 +198,8 @@ test_expect_success 'patch labels with the etag; a stale etag is 409 ABORTED' '
   test "$(json_get out.json "d[\"error\"][\"status\"]")" = ABORTED &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job" p.json)" = 400 &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=state" p.json)" = 400 &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels&updateMask=jobId" p.json)" = 400 &&
+  grep -q "parameter .updateMask. is given more than once" out.json &&
   echo "{\"labels\": {\"Bad Key\": \"x\"}}" >p2.json &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels" p2.json)" = 400 &&
   echo "{\"masterType\": \"n1-standard-8\"}" >p3.json &&
