@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "cli.h"
@@ -64,6 +65,8 @@ struct config_file {
     char *text; /* the content ("" when the file does not exist) */
     struct ty_kv *kv;
     size_t n;
+    bool locked; /* lock_fd holds the lock of the file's directory */
+    int lock_fd;
 };
 
 static void config_file_release(struct config_file *f)
@@ -71,11 +74,15 @@ static void config_file_release(struct config_file *f)
     free(f->path);
     free(f->text);
     ty_kvconf_free(f->kv, f->n);
+    if (f->locked)
+        close(f->lock_fd);
 }
 
 /* Read the config file (a missing one is empty, even if TRAINYARD_CONFIG names it: `set`
- * creates it). Returns 0, or -1 after printing the error. */
-static int config_file_read(const char *cmd, struct config_file *f)
+ * creates it); with @for_write, under the lock of its directory, held until
+ * config_file_release, so that two `config set` at once both land. Returns 0, or -1 after
+ * printing the error. */
+static int config_file_read(const char *cmd, struct config_file *f, bool for_write)
 {
     struct ty_error e = {0};
     bool must_exist;
@@ -86,6 +93,14 @@ static int config_file_read(const char *cmd, struct config_file *f)
     if (!f->path) {
         cli_error(cmd, "no home directory for the config file: set TRAINYARD_CONFIG");
         return -1;
+    }
+    if (for_write) {
+        f->lock_fd = ty_file_lock_dir(f->path, &e);
+        if (f->lock_fd < 0) {
+            cli_error(cmd, "%s", ty_error_msg(&e));
+            return -1;
+        }
+        f->locked = true;
     }
     r = ty_kvconf_load(f->path, &f->kv, &f->n, &e);
     if (r == -ENOENT) {
@@ -211,7 +226,7 @@ static int config_set(int argc, char **argv)
         return TY_EXIT_USAGE;
     }
     rc = TY_EXIT_FAILED;
-    if (config_file_read(cmd, &f) < 0)
+    if (config_file_read(cmd, &f, true) < 0)
         goto out;
     if (ty_kvconf_set(f.text, argv[optind], value, &text, &e) < 0) {
         cli_error(cmd, "%s", ty_error_msg(&e));
@@ -241,7 +256,7 @@ static int config_get(int argc, char **argv)
         return rc;
     if (known_key(cmd, argv[optind]) < 0)
         return TY_EXIT_USAGE;
-    if (config_file_read(cmd, &f) < 0)
+    if (config_file_read(cmd, &f, false) < 0)
         return TY_EXIT_FAILED;
     kv = config_file_get(&f, argv[optind]);
     if (kv)
@@ -266,7 +281,7 @@ static int config_unset(int argc, char **argv)
     if (known_key(cmd, argv[optind]) < 0)
         return TY_EXIT_USAGE;
     rc = TY_EXIT_FAILED;
-    if (config_file_read(cmd, &f) < 0)
+    if (config_file_read(cmd, &f, true) < 0)
         goto out;
     text = ty_kvconf_unset(f.text, argv[optind], &removed);
     if (removed && config_file_write(cmd, &f, text) < 0)
@@ -300,7 +315,7 @@ static int config_list(int argc, char **argv)
 
     if (rc >= 0)
         return rc;
-    if (config_file_read(cmd, &f) < 0)
+    if (config_file_read(cmd, &f, false) < 0)
         return TY_EXIT_FAILED;
     for (size_t i = 0; i < f.n; i++) {
         _cleanup_free_ char *why = cli_config_unknown_key(f.kv[i].key);

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,36 +127,93 @@ char *ty_kvconf_unset(const char *text, const char *key, bool *removed)
     return ty_buf_take(&b);
 }
 
-/* @path, or the target of the symbolic link at @path (relative to the link's directory). */
-static char *follow_link(const char *path)
-{
-    char target[PATH_MAX];
-    ssize_t n = readlink(path, target, sizeof(target) - 1);
-    const char *slash;
+/* Symbolic links followed from one path before giving up (as the kernel's ELOOP). */
+#define LINK_HOPS 40
 
-    if (n <= 0)
-        return xstrdup(path);
-    target[n] = '\0';
-    slash = strrchr(path, '/');
-    if (target[0] == '/' || !slash)
-        return xstrdup(target);
-    return xasprintf("%.*s/%s", (int)(slash - path), path, target);
+/* @path with every symbolic link it names followed (each target relative to its link's
+ * directory), to the file that is not a link: it need not exist. NULL (err set) for a loop. */
+static char *follow_links(const char *path, struct ty_error *err)
+{
+    char *cur = xstrdup(path);
+
+    for (int hop = 0; hop < LINK_HOPS; hop++) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(cur, target, sizeof(target) - 1);
+        const char *slash;
+        char *next;
+
+        if (n <= 0)
+            return cur;
+        target[n] = '\0';
+        slash = strrchr(cur, '/');
+        next = target[0] == '/' || !slash ? xstrdup(target)
+                                          : xasprintf("%.*s/%s", (int)(slash - cur), cur, target);
+        free(cur);
+        cur = next;
+    }
+    ty_error_set(err, ELOOP, "%s: more than %d symbolic links in a row", path, LINK_HOPS);
+    free(cur);
+    return NULL;
+}
+
+/* The directory part of @path ("." when it has none), made if missing (mode 0700). */
+static int make_parent(const char *path, char **ret, struct ty_error *err)
+{
+    char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+    int r = 0;
+
+    if (!slash) {
+        free(dir);
+        dir = xstrdup(".");
+    } else if (slash != dir) {
+        *slash = '\0';
+        r = ty_mkdir_p(dir, 0700, err);
+    } else {
+        slash[1] = '\0';
+    }
+    if (r < 0)
+        free(dir);
+    else
+        *ret = dir;
+    return r;
+}
+
+int ty_file_lock_dir(const char *path, struct ty_error *err)
+{
+    _cleanup_free_ char *real = follow_links(path, err), *dir = NULL;
+    int fd, r;
+
+    if (!real)
+        return -ELOOP;
+    if ((r = make_parent(real, &dir, err)) < 0)
+        return r;
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return ty_error_set(err, errno, "cannot open %s: %s", dir, strerror(errno));
+    while (flock(fd, LOCK_EX) < 0)
+        if (errno != EINTR) {
+            r = -errno;
+            close(fd);
+            return ty_error_set(err, -r, "cannot lock %s: %s", dir, strerror(-r));
+        }
+    return fd;
 }
 
 int ty_write_file_atomic(const char *path, const char *text, mode_t mode, struct ty_error *err)
 {
-    _cleanup_free_ char *real = follow_link(path);
-    _cleanup_free_ char *tmp = xasprintf("%s.XXXXXX", real);
-    _cleanup_free_ char *dir = xstrdup(real);
-    char *slash = strrchr(dir, '/');
+    _cleanup_free_ char *real = follow_links(path, err), *tmp = NULL, *dir = NULL;
+    struct stat st;
     int fd, r;
 
-    if (slash && slash != dir) {
-        *slash = '\0';
-        r = ty_mkdir_p(dir, 0700, err);
-        if (r < 0)
-            return r;
-    }
+    if (!real)
+        return -ELOOP;
+    /* only a file is replaced: TRAINYARD_CONFIG=/dev/null must not turn root's /dev/null
+     * into a file */
+    if (lstat(real, &st) == 0 && !S_ISREG(st.st_mode))
+        return ty_error_set(err, EINVAL, "%s is not a regular file: refusing to replace it", real);
+    if ((r = make_parent(real, &dir, err)) < 0)
+        return r;
+    tmp = xasprintf("%s.XXXXXX", real);
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return ty_error_set(

@@ -25,9 +25,16 @@ int ty_kvconf_set(
 char *ty_kvconf_unset(const char *text, const char *key, bool *removed);
 
 /* Replace the file @path with @text atomically: a temporary file beside it (mode @mode,
- * fsync'd) renamed over it, so a reader sees the old content or the new, never part. A
- * symbolic link at @path is followed (its target is replaced). Missing parent directories are
- * created (mode 0700). Returns 0, or -errno with err naming the file. */
+ * fsync'd) renamed over it, so a reader sees the old content or the new, never part. Symbolic
+ * links at @path are followed (the file they end at is replaced); something there that is not
+ * a regular file (a device, a directory, a FIFO) is -EINVAL, left as it is. Missing parent
+ * directories are created (mode 0700). Returns 0, or -errno with err naming the file. */
 int ty_write_file_atomic(const char *path, const char *text, mode_t mode, struct ty_error *err);
+
+/* Lock (flock, exclusive, waiting) the directory that holds the file @path (symbolic links
+ * followed, the directory made as ty_write_file_atomic would): a read-modify-write of the file
+ * under it is not lost to another's (the file itself is replaced, so its own lock would not
+ * hold). Returns the locked descriptor (close it to unlock), or -errno with err. */
+int ty_file_lock_dir(const char *path, struct ty_error *err);
 
 #endif

@@ -231,6 +231,28 @@ test_expect_success 'config set: TRAINYARD_CONFIG names the file; the environmen
   set +e; "$TRAINYARD" config set project 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "VALUE is required" err
 '
+test_expect_success 'config set replaces only a file: a device is refused, a chain of links followed' '
+  mknod "$TEST_DIR/null" c 1 3 &&
+  set +e; TRAINYARD_CONFIG="$TEST_DIR/null" "$TRAINYARD" config set project x 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "null is not a regular file: refusing to replace it" err &&
+  test -c "$TEST_DIR/null" &&
+  mkdir "$TEST_DIR/links" && ln -s l2 "$TEST_DIR/links/l1" && ln -s real "$TEST_DIR/links/l2" &&
+  TRAINYARD_CONFIG="$TEST_DIR/links/l1" "$TRAINYARD" config set project chained 2>err &&
+  test -L "$TEST_DIR/links/l1" && test -L "$TEST_DIR/links/l2" &&
+  grep -qx "project = chained" "$TEST_DIR/links/real" &&
+  ln -s loop "$TEST_DIR/links/loop" &&
+  set +e; TRAINYARD_CONFIG="$TEST_DIR/links/loop" "$TRAINYARD" config set project x 2>err; rc=$?; set -e
+  test $rc -eq 1 && grep -q "more than 40 symbolic links in a row" err
+'
+test_expect_success 'config set run twice at once: both land' '
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    rm -f "$TEST_DIR/cc.cfg" &&
+    TRAINYARD_CONFIG="$TEST_DIR/cc.cfg" "$TRAINYARD" config set project p$i 2>/dev/null & a=$!
+    TRAINYARD_CONFIG="$TEST_DIR/cc.cfg" "$TRAINYARD" config set gpu_devices stand-in 2>/dev/null & b=$!
+    wait $a && wait $b &&
+    grep -qx "project = p$i" "$TEST_DIR/cc.cfg" && grep -qx "gpu_devices = stand-in" "$TEST_DIR/cc.cfg" || exit 1
+  done
+'
 
 # ---- man pages -----------------------------------------------------------------------------
 
