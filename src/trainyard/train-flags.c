@@ -133,13 +133,15 @@ static int parse_accelerator(const char *flag, const char *arg, json_t **ret, st
     _cleanup_free_ char *copy = xstrdup(arg);
     _cleanup_free_ char *type = NULL;
     char *save = NULL;
-    int64_t count = -1;
+    int64_t count = 0;
+    bool have_count = false;
 
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (strncmp(item, "count=", 6) == 0) {
             if (ty_parse_int64(item + 6, INT64_MIN, INT64_MAX, &count) < 0)
                 return ty_error_set(
                     err, EINVAL, "--%s: count '%s' is not a number", flag, item + 6);
+            have_count = true;
         } else if (strncmp(item, "type=", 5) == 0) {
             free(type);
             type = enum_name(item + 5);
@@ -158,7 +160,7 @@ static int parse_accelerator(const char *flag, const char *arg, json_t **ret, st
                                 near ? "'? " : "");
         }
     }
-    if (!type || count == -1)
+    if (!type || !have_count)
         return ty_error_set(err,
                             EINVAL,
                             "--%s: both count and type are required, e.g. "

@@ -42,6 +42,11 @@ test_expect_success 'bad accelerator flag' '
   "$TRAINYARD" local train --master-image-uri=x --master-accelerator=count=0,type=nvidia-tesla-t4 \
     --dry-run 2>err; rc=$?
   set -e
+  test $rc -eq 2 && grep -q "must be greater than 0" err &&
+  set +e
+  "$TRAINYARD" local train --master-image-uri=x --master-accelerator=count=-1,type=nvidia-tesla-t4 \
+    --dry-run 2>err; rc=$?
+  set -e
   test $rc -eq 2 && grep -q "must be greater than 0" err
 '
 test_expect_success 'job without a command names the runtime option' '

@@ -718,6 +718,22 @@ static void test_text_formats(void)
     ty_job_free(job);
 
     job = good_fmt(TY_SPEC_YAML,
+                   "scaleTier: CUSTOM\nmasterType: n1-standard-4\nworkerType: n1-standard-4\n"
+                   "workerCount: 2.0\nmasterConfig: {imageUri: i}\n",
+                   "yaml: workerCount 2.0, a whole number, as JSON's 2.0");
+    if (job)
+        is_int(job->roles[TY_ROLE_WORKER].count, 2, "yaml: workerCount 2.0 is 2");
+    ty_job_free(job);
+    bad_fmt(TY_SPEC_YAML,
+            "scaleTier: CUSTOM\nmasterType: n1-standard-4\nworkerType: n1-standard-4\n"
+            "workerCount: 1.5\nmasterConfig: {imageUri: i}\n",
+            "\"1.5\": expected an integer",
+            "yaml: workerCount 1.5");
+    bad("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'2.0'}",
+        "expected an integer",
+        "JSON: the string '2.0' for an int64 is not an integer");
+
+    job = good_fmt(TY_SPEC_YAML,
                    "masterConfig: {imageUri: i}\nuseChiefInTfConfig: yes\n"
                    "region: 'on'\nenableWebAccess: 'false'\n",
                    "yaml booleans and quoting");

@@ -260,6 +260,17 @@ static int norm_int(
         n = (int64_t)d;
     } else if (json_is_string(v)) {
         int r = ty_parse_int64(json_string_value(v), lo, hi, &n);
+        double d;
+        /* YAML's scalars are all strings here: its 2.0 is a number, taken as JSON's 2.0 is */
+        if (r == -EINVAL && (flags & TY_NORM_LENIENT) &&
+            ty_parse_double(json_string_value(v), &d) == 0 && isfinite(d)) {
+            if (d != floor(d))
+                return bad_value(err, path, type, v, "expected an integer");
+            if (d < (double)lo || d >= (double)hi + 1.0)
+                return bad_value(err, path, type, v, "out of range");
+            n = (int64_t)d;
+            r = 0;
+        }
         if (r == -ERANGE)
             return bad_value(err, path, type, v, "out of range");
         if (r < 0)
@@ -267,7 +278,6 @@ static int norm_int(
     } else {
         return bad_value(err, path, type, v, "expected an integer");
     }
-    (void)flags;
     *ret = is64 ? json_sprintf("%lld", (long long)n) : json_integer(n);
     return 0;
 }
