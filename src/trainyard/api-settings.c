@@ -203,6 +203,41 @@ static char *config_relative(const char *cfg_path, const char *p)
 
 /* Check the endpoint @url (named @source in errors). Returns 0 and *@len, its length without
  * trailing slashes, or -EINVAL with err. */
+/* The port of the authority at @a (@n bytes of the URL after its scheme, up to its path), if
+ * it has one: digits from 1 to 65535. Returns 0, or -1. The port follows the host, after any
+ * user information ("user:pass@"); a host in brackets is an IPv6 address, whose colons are
+ * not the port's. */
+static int check_port(const char *a, size_t n)
+{
+    const char *end = memchr(a, '/', n), *host, *colon;
+    long port = 0;
+
+    if (end)
+        n = (size_t)(end - a);
+    host = a;
+    for (const char *p = a; p < a + n; p++)
+        if (*p == '@')
+            host = p + 1;
+    if (*host == '[') {
+        const char *close = memchr(host, ']', (size_t)(a + n - host));
+        colon = close && close + 1 < a + n && close[1] == ':' ? close + 1 : NULL;
+    } else {
+        colon = memchr(host, ':', (size_t)(a + n - host));
+    }
+    if (!colon)
+        return 0;
+    if (colon + 1 == a + n)
+        return -1;
+    for (const char *p = colon + 1; p < a + n; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        port = port * 10 + (*p - '0');
+        if (port > 65535)
+            return -1;
+    }
+    return port > 0 ? 0 : -1;
+}
+
 static int check_endpoint(const char *url, const char *source, size_t *len, struct ty_error *err)
 {
     size_t n = strlen(url);
@@ -226,6 +261,9 @@ static int check_endpoint(const char *url, const char *source, size_t *len, stru
         return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
     if (n <= strlen("http://"))
         return ty_error_set(err, EINVAL, "%s: '%s' has no host", source, url);
+    if (check_port(url + (url[4] == 's' ? 8 : 7), n - (url[4] == 's' ? 8 : 7)) < 0)
+        return ty_error_set(
+            err, EINVAL, "%s: '%s': the port must be a number from 1 to 65535", source, url);
     *len = n;
     return 0;
 }

@@ -186,6 +186,9 @@ test_expect_success 'config: unknown keys get the nearest; bad values are refuse
   test $rc -eq 2 && grep -q "did you mean .api_endpoint.?" err &&
   set +e; "$TRAINYARD" config set api_endpoint ftp://h 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "api_endpoint: .ftp://h. is not an http:// or https:// URL" err &&
+  set +e; "$TRAINYARD" config set api_endpoint http://h:99999999 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "the port must be a number from 1 to 65535" err &&
+  TRAINYARD_CONFIG="$TEST_DIR/v6.cfg" "$TRAINYARD" config set api_endpoint "http://[::1]:8080" 2>err &&
   set +e; "$TRAINYARD" config set project "" 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "project name is empty" err &&
   set +e; "$TRAINYARD" config set access_token "a b" 2>err; rc=$?; set -e
@@ -246,7 +249,7 @@ test_expect_success 'config set replaces only a file: a device is refused, a cha
 '
 test_expect_success 'config set run twice at once: both land' '
   for i in 1 2 3 4 5 6 7 8 9 10; do
-    rm -f "$TEST_DIR/cc.cfg" &&
+    rm -f "$TEST_DIR/cc.cfg" || exit 1
     TRAINYARD_CONFIG="$TEST_DIR/cc.cfg" "$TRAINYARD" config set project p$i 2>/dev/null & a=$!
     TRAINYARD_CONFIG="$TEST_DIR/cc.cfg" "$TRAINYARD" config set gpu_devices stand-in 2>/dev/null & b=$!
     wait $a && wait $b &&

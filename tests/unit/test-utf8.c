@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -52,22 +53,24 @@ static void test_scrub(void)
 {
     char s[64];
 
-    strcpy(s, "plain \xc3\xa9t\xc3\xa9 \xe2\x82\xac");
+    snprintf(s, sizeof(s), "%s", "plain \xc3\xa9t\xc3\xa9 \xe2\x82\xac");
     is_int(ty_utf8_scrub(s), 0, "scrub: valid UTF-8 untouched");
     is_str(s, "plain \xc3\xa9t\xc3\xa9 \xe2\x82\xac", "scrub: the same text");
-    strcpy(s,
-           "a\xff"
-           "b\xc0\xaf"
-           "c\x80");
+    snprintf(s,
+             sizeof(s),
+             "%s",
+             "a\xff"
+             "b\xc0\xaf"
+             "c\x80");
     is_int(ty_utf8_scrub(s), 4, "scrub: four bad bytes");
     is_str(s,
            "a?b?"
            "?c?",
            "scrub: each bad byte one '?'");
-    strcpy(s, "cut \xc3");
+    snprintf(s, sizeof(s), "%s", "cut \xc3");
     is_int(ty_utf8_scrub(s), 1, "scrub: a character cut at the end");
     is_str(s, "cut ?", "scrub: its lead byte replaced");
-    strcpy(s, "");
+    snprintf(s, sizeof(s), "%s", "");
     is_int(ty_utf8_scrub(s), 0, "scrub: empty");
 }
 

@@ -36,12 +36,13 @@ static char *nested(size_t depth)
 {
     char *s = malloc(2 * depth + 8), *p = s;
 
-    p += sprintf(p, "a: ");
+    memcpy(p, "a: ", 3);
+    p += 3;
     for (size_t i = 1; i < depth; i++)
         *p++ = '[';
     for (size_t i = 1; i < depth; i++)
         *p++ = ']';
-    strcpy(p, "\n");
+    memcpy(p, "\n", 2);
     return s;
 }
 
