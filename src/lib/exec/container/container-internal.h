@@ -215,7 +215,8 @@ bool ctr_exit_dir_parse(const char *cmdline, size_t len, char *out, size_t n);
 /* ---- the engine going away (container.c) ---- */
 
 /* Did a request end because nothing answers on the engine's socket any more (and, when the
- * engine is the podman service we started, because that service has ended)? */
+ * engine is the podman service we started, because that service has ended or refuses
+ * connections: nothing listens)? */
 bool ctr_engine_gone(struct container_rt *c, long status, const char *error);
 /* Reach the engine again (start podman's service again when it was ours), at most a few
  * times per run. Everything under way on the old engine stops: a running replica is

@@ -121,10 +121,14 @@ bool ctr_engine_gone(struct container_rt *c, long status, const char *error)
 
     if (status != 0 || !error || strncmp(error, "cannot connect to ", 18) != 0)
         return false;
-    /* Our own service: only once it has ended (its pidfd is readable); closing it then
-     * does not wait. */
+    /* Our own service: once it has ended (its pidfd is readable; closing it then does not
+     * wait), or once nothing listens on its socket: a killed process closes its sockets
+     * before its pidfd says it ended, and a replica started in that moment failed its job
+     * (t4040, once); one alive but not listening is no use either. Closing it waits for its
+     * end (SERVICE_STOP_MS at most). A full backlog (EAGAIN) is not gone. */
     if (c->eng.service_pid > 0)
-        return c->eng.service_pidfd >= 0 && poll(&p, 1, 0) == 1;
+        return (c->eng.service_pidfd >= 0 && poll(&p, 1, 0) == 1) ||
+               strstr(error, strerror(ECONNREFUSED)) != NULL;
     return true;
 }
 
