@@ -5,7 +5,7 @@
  * requests and runs the fast handlers inline; 16 worker threads run the handlers that wait
  * for a durable write or scan many rows, while their connections are suspended; a poller
  * thread wakes the followed log streams every 200 ms. Which handler runs where is a column of
- * the API table (TYD_API in route.h). Handlers (api-jobs.c, api-logs.c) work against the
+ * the API table (TYD_API in route.h). Handlers (api-jobs*.c, api-logs.c) work against the
  * store, which is thread-safe. The main thread runs the event loop of dispatch.c: it starts
  * the scheduler's passes (admission.c), starts a `trainyard-supervisor supervise-job` process
  * per admitted job, watches them through pidfds and recovers after a restart. Request threads
@@ -160,15 +160,21 @@ struct tyd_reply {
  * after it. False when the service is stopping: end the stream instead. */
 bool tyd_stream_wait(struct tyd *d, struct MHD_Connection *conn);
 
+/* --- params.c -------------------------------------------------------------------------- */
+
 /* A query parameter (decoded) or NULL. */
 const char *tyd_query(const struct tyd_request *rq, const char *name);
+/* Check the query parameters against the method's own and the standard ones (alt, fields,
+ * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one, or one given more
+ * than once (each takes one value). Returns 0 or -1 with @rep filled. */
+int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep);
 /* Fill @rep with Google's error form {"error":{"code","message","status"}}; the status text
  * follows from @code (400 INVALID_ARGUMENT, 404 NOT_FOUND, 409 ALREADY_EXISTS, ...) unless
  * @status is given. Returns 0. */
 int tyd_error(struct tyd_reply *rep, unsigned code, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* --- api-jobs.c / api-logs.c ----------------------------------------------------------- */
+/* --- api-jobs.c, api-jobs-change.c, api-logs.c -------------------------------------------- */
 /* The handlers of the API table (TYD_API in route.h). Each answers @rq by filling @rep (a
  * status and JSON, or a stream); rq->project and rq->job are valid ids, the caller was
  * authenticated, and the body is at most TYD_MAX_BODY bytes. Thread-safe. */
@@ -188,11 +194,6 @@ void tyd_projects_list(const struct tyd_request *rq, struct tyd_reply *rep);
  * the daemon; compressed when the client accepts gzip, 304 when its ETag is current. */
 void tyd_dashboard_page(const struct tyd_request *rq, struct tyd_reply *rep);
 void tyd_dashboard_asset(const struct tyd_request *rq, struct tyd_reply *rep);
-
-/* Check the query parameters against the method's own and the standard ones (alt, fields,
- * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one, or one given more
- * than once (each takes one value). Returns 0 or -1 with @rep filled. */
-int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep);
 
 /* --- dispatch.c ------------------------------------------------------------------------ */
 

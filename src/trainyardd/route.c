@@ -14,48 +14,41 @@
 #include "base64.h"
 #include "macro.h"
 
+static bool ascii_letter(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool ascii_alnum(char c)
+{
+    return ascii_letter(c) || (c >= '0' && c <= '9');
+}
+
+/* Whether the @len bytes of @s are 1 to @max characters: the first a letter or digit (a
+ * letter when @letter_first), each other a letter, a digit or one of @punct. */
+static int valid_name(const char *s, size_t len, size_t max, bool letter_first, const char *punct)
+{
+    if (len == 0 || len > max || !(letter_first ? ascii_letter(s[0]) : ascii_alnum(s[0])))
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if (!ascii_alnum(s[i]) && (!s[i] || !strchr(punct, s[i])))
+            return 0;
+    return 1;
+}
+
 int tyd_valid_job_id(const char *id, size_t len)
 {
-    if (len == 0 || len > TYD_JOB_ID_MAX)
-        return 0;
-    if (!((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z')))
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        char c = id[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_'))
-            return 0;
-    }
-    return 1;
+    return valid_name(id, len, TYD_JOB_ID_MAX, true, "_");
 }
 
 int tyd_valid_project_id(const char *id, size_t len)
 {
-    if (len == 0 || len > TYD_PROJECT_MAX)
-        return 0;
-    if (!((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z') ||
-          (id[0] >= '0' && id[0] <= '9')))
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        char c = id[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '.' || c == '_' || c == ':' || c == '~'))
-            return 0;
-    }
-    return 1;
+    return valid_name(id, len, TYD_PROJECT_MAX, false, "-._:~");
 }
 
 int tyd_valid_asset_name(const char *name, size_t len)
 {
-    if (len == 0 || len > TYD_ASSET_MAX || name[0] == '.' || name[0] == '-' || name[0] == '_')
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '.' || c == '_'))
-            return 0;
-    }
-    return 1;
+    return valid_name(name, len, TYD_ASSET_MAX, false, "-._");
 }
 
 /* The rows of TYD_API as the router sees them (the handlers are http.c's business). */

@@ -45,7 +45,7 @@ enum tyd_auth_need { TYD_AUTH_NONE, TYD_AUTH_PROJECT, TYD_AUTH_ALL, TYD_AUTH_TOK
 
 /* The whole API, one row per method. Columns:
  *   HTTP method ("*": any); path pattern (TYD_JOBS is "/v1/projects/{project}/jobs");
- *   what it is (enum tyd_method without TYD_); handler (api-jobs.c, api-logs.c,
+ *   what it is (enum tyd_method without TYD_); handler (api-jobs*.c, api-logs.c,
  *   api-projects.c, metrics.c;
  *   NULL: answered 501); where it runs (TYD_INLINE or TYD_WORKER, see enum tyd_runs_on);
  *   who may call it (TYD_AUTH_NONE, _PROJECT, _ALL or _TOKEN, see enum tyd_auth_need).

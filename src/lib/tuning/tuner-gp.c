@@ -331,28 +331,26 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The output warp's scale (INFINITY: none) for the objectives @y of the @ns succeeded trials
- * (oriented to minimise), best @ymin. The scale is the median gap to the best over the opening
- * design's succeeded trials: those sample the space uniformly, so the scale tracks the
- * objective's typical spread over the search space and stays put while later trials concentrate
- * near the optimum (a median over every trial shrinks as they do, and the ever stronger log
- * warp then stalls convergence in a narrow valley: Rosenbrock's regret at 100 trials went from
- * 0.75 to 0.19). Every succeeded trial stands in when no design trial succeeded. A warp only for
- * a long tail: the worst gap over 10 scales. @y and @ymin are scaled by 2^-@e (scale_down),
- * and the design's objectives are scaled so too. */
-static double warp_scale(
-    const struct ty_bo *b, const struct ty_tuner *t, const double *y, size_t ns, double ymin, int e)
+ * (oriented to minimise, in trial order, so the opening design's come first), best @ymin. The
+ * scale is the median gap to the best over the opening design's succeeded trials: those
+ * sample the space uniformly, so the scale tracks the objective's typical spread over the
+ * search space and stays put while later trials concentrate near the optimum (a median over
+ * every trial shrinks as they do, and the ever stronger log warp then stalls convergence in a
+ * narrow valley: Rosenbrock's regret at 100 trials went from 0.75 to 0.19). Every succeeded
+ * trial stands in when no design trial succeeded. A warp only for a long tail: the worst gap
+ * over 10 scales. */
+static double
+warp_scale(const struct ty_bo *b, const struct ty_tuner *t, const double *y, size_t ns, double ymin)
 {
     double *g = xcalloc(ns, sizeof(double)), scale, worst = 0;
     size_t ng = 0;
 
     for (size_t i = 0; i < t->n_trials && i < b->n_init; i++)
-        if (t->trials[i].state == TY_TRIAL_SUCCEEDED)
-            g[ng++] =
-                ldexp(t->spec->maximize ? -t->trials[i].objective : t->trials[i].objective, -e) -
-                ymin;
+        ng += t->trials[i].state == TY_TRIAL_SUCCEEDED;
     if (ng == 0)
-        for (size_t i = 0; i < ns; i++)
-            g[ng++] = y[i] - ymin;
+        ng = ns;
+    for (size_t i = 0; i < ng; i++)
+        g[i] = y[i] - ymin;
     qsort(g, ng, sizeof(double), cmp_double);
     scale = g[ng / 2];
     for (size_t i = ng / 2; i < ng && !(scale > 0); i++)
@@ -385,24 +383,22 @@ static void pessimistic_mean(double *w, size_t n)
  * warp: their gaps and squares would overflow a double, and the model would see infinities. */
 #define Y_MAX 1e100
 
-/* Scale the @n objectives @y (and their least, *@ymin) by 2^-e so that none is larger than
- * Y_MAX in magnitude, and return e (0: they are as they were). The warp and the
- * standardisation that follow do not depend on the objectives' scale, so nothing else
- * changes. */
-static int scale_down(double *y, size_t n, double *ymin)
+/* Scale the @n objectives @y (and their least, *@ymin) by one power of two so that none is
+ * larger than Y_MAX in magnitude; as they are when none is. The warp and the standardisation
+ * that follow do not depend on the objectives' scale, so nothing else changes. */
+static void scale_down(double *y, size_t n, double *ymin)
 {
     double m = 0;
-    int e = 0;
+    int e;
 
     for (size_t i = 0; i < n; i++)
         m = fabs(y[i]) > m ? fabs(y[i]) : m;
     if (!(m > Y_MAX))
-        return 0;
+        return;
     (void)frexp(m / Y_MAX, &e);
     for (size_t i = 0; i < n; i++)
         y[i] = ldexp(y[i], -e);
     *ymin = ldexp(*ymin, -e);
-    return e;
 }
 
 /* Fit the GP to the succeeded trials (targets warped and standardised) and add the pending
@@ -414,7 +410,6 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t, size_t run_start)
     size_t n = t->n_trials, ns = 0, np_ = 0, dim = b->dim, first_run = 0;
     double *z = xcalloc((n + 1) * dim, sizeof(double)), *y = xcalloc(n + 1, sizeof(double));
     double *w = xcalloc(n + 1, sizeof(double)), ymin = INFINITY;
-    int e;
 
     for (size_t i = 0; i < n; i++)
         if (t->trials[i].state == TY_TRIAL_SUCCEEDED) {
@@ -427,8 +422,8 @@ static size_t build_model(struct ty_bo *b, struct ty_tuner *t, size_t run_start)
         }
     if (ns < 2)
         goto out;
-    e = scale_down(y, ns, &ymin);
-    ty_warp_output(y, ns, warp_scale(b, t, y, ns, ymin, e), w, NULL);
+    scale_down(y, ns, &ymin);
+    ty_warp_output(y, ns, warp_scale(b, t, y, ns, ymin), w, NULL);
     pessimistic_mean(w, ns);
     ty_gp_set_data(b->gp, z, w, ns);
     if (b->fitted_n != ns) {
