@@ -161,7 +161,7 @@ static int parse(int verb, int argc, char **argv, bool *all)
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":", table, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", table)) != -1) {
         if (c == 'h') {
             fputs(usages[verb], stdout);
             fputs(help_text, stdout);

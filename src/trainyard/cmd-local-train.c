@@ -614,8 +614,8 @@ static int parse_local(int argc, char **argv, struct local_args *a)
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(split, argv, ":", longopts, NULL)) != -1) {
-        if (c == ':' || c == '?')
+    while ((c = cli_getopt(split, argv, ":", longopts)) != -1) {
+        if (c == ':' || c == '?' || c == CLI_FLAG_ABBREVIATED)
             return cli_flag_error(PATH, c, argv, longopts);
         rc = local_opt(a, c, optarg, argv);
         if (rc >= 0)

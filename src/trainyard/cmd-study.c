@@ -351,7 +351,7 @@ static int study(int argc, char **argv)
 
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "+h", options)) != -1) {
         switch (c) {
         case 'j':
             jsonl = true;

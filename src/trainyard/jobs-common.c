@@ -42,7 +42,7 @@ int jobs_parse_args(const char *path,
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         switch (c) {
         case JOBS_OPT_ENDPOINT:
             settings->endpoint = optarg;
@@ -59,6 +59,7 @@ int jobs_parse_args(const char *path,
             return TY_EXIT_OK;
         case ':':
         case '?':
+        case CLI_FLAG_ABBREVIATED:
             return cli_flag_error(path, c, argv, opts);
         default:
             if (!fn || fn(ctx, c, optarg) < 0) {

@@ -71,11 +71,31 @@ void cli_error(const char *path, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* The message of the abbreviated flag cli_getopt last refused. */
+static char abbreviated_msg[512];
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts)
+{
+    int li = -1, c = getopt_long(argc, argv, shortopts, opts, &li);
+    struct ty_error e = {0};
+
+    if (c == -1 || c == '?' || c == ':')
+        return c;
+    if (ty_option_typed_in_full(opts, li, argv, optind, optarg, "flag", &e) == 0)
+        return c;
+    (void)snprintf(abbreviated_msg, sizeof(abbreviated_msg), "%s", ty_error_msg(&e));
+    return CLI_FLAG_ABBREVIATED;
+}
+
 int cli_flag_error(const char *path, int c, char **argv, const struct option *opts)
 {
     const char *arg = argv[optind - 1];
     struct ty_error e = {0};
 
+    if (c == CLI_FLAG_ABBREVIATED) {
+        cli_error(path, "%s", abbreviated_msg);
+        return TY_EXIT_USAGE;
+    }
     if (c == ':') {
         cli_error(path, "%s needs a value", arg);
         return TY_EXIT_USAGE;
@@ -253,7 +273,7 @@ static int top_flag(char **argv)
     int c;
 
     opterr = 0;
-    c = getopt_long(2, argv, "+:h", opts, NULL);
+    c = cli_getopt(2, argv, "+:h", opts);
     if (c == 'h') {
         help(stdout);
         return TY_EXIT_OK;

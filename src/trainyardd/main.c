@@ -484,12 +484,16 @@ static void release(struct tyd *d);
 static int parse_args(struct tyd *d, int argc, char **argv, struct ty_error *err)
 {
     const char *config = NULL;
-    int c, r;
+    int c, r, li = -1;
 
     /* First pass: --config, --help, --version; the file is read before the other flags,
      * which override it. */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, &li)) != -1) {
+        if (c != '?' && c != ':' &&
+            ty_option_typed_in_full(options, li, argv, optind, optarg, "option", err) < 0)
+            return -EINVAL;
+        li = -1;
         if (c == O_CONFIG)
             config = optarg;
         else if (c == O_HELP || c == 'h') {

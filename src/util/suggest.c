@@ -159,3 +159,40 @@ int ty_suggest_option_error(const struct option *opts,
         return ty_error_set(err, EINVAL, "unknown %s '-%c' (see --help)", noun, short_opt);
     return ty_error_set(err, EINVAL, "unknown %s '%s' (see --help)", noun, arg);
 }
+
+int ty_option_typed_in_full(const struct option *opts,
+                            int longindex,
+                            char **argv,
+                            int optind_now,
+                            const char *optarg_now,
+                            const char *noun,
+                            struct ty_error *err)
+{
+    const struct option *o;
+    const char *tok, *name;
+    size_t len;
+    int at;
+
+    if (longindex < 0 || optind_now < 1)
+        return 0;
+    o = &opts[longindex];
+    at = optind_now - 1;
+    /* a value given as the next argument: the flag is the one before it */
+    if (o->has_arg != no_argument && optarg_now && optarg_now == argv[at] && at > 0)
+        at--;
+    tok = argv[at];
+    if (strncmp(tok, "--", 2) != 0)
+        return 0; /* not a long option's word (getopt_long_only's -name): nothing to check */
+    name = tok + 2;
+    len = strcspn(name, "=");
+    if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+        return 0;
+    return ty_error_set(err,
+                        EINVAL,
+                        "unknown %s '--%.*s' (did you mean '--%s'? %ss are not abbreviated)",
+                        noun,
+                        (int)(len > 200 ? 200 : len),
+                        name,
+                        o->name,
+                        noun);
+}

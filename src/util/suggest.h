@@ -57,4 +57,20 @@ int ty_suggest_option_error(const struct option *opts,
                             const char *noun,
                             struct ty_error *err);
 
+/* Whether the long option getopt_long just returned (@longindex into @opts, as getopt_long
+ * set it; -1: a short option, always fine) was typed in full. getopt_long takes any
+ * unambiguous prefix ("--conf" for "--config"); trainyard's programs do not, as gcloud does
+ * not: a prefix that works today would mean another flag once one is added. @argv,
+ * @optind_now and @optarg_now are getopt_long's argv, optind and optarg after the call.
+ * Returns 0, or -EINVAL with @err calling the word an unknown @noun and naming the flag it
+ * abbreviates ("unknown flag '--conf' (did you mean '--config'? flags are not
+ * abbreviated)"). */
+int ty_option_typed_in_full(const struct option *opts,
+                            int longindex,
+                            char **argv,
+                            int optind_now,
+                            const char *optarg_now,
+                            const char *noun,
+                            struct ty_error *err);
+
 #endif

@@ -95,6 +95,22 @@ test_expect_success 'a mistyped flag gets the nearest flag of that verb' '
   set +e; "$TRAINYARD" local train --bogus-flag 2>err; set -e
   grep -q "unknown flag .--bogus-flag. (see --help)" err
 '
+test_expect_success 'a long flag must be typed in full: an abbreviation is refused, naming the flag' '
+  set +e; "$TRAINYARD" local train --conf /dev/null --dry-run >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out &&
+  grep -qx "ERROR: (trainyard.local.train) unknown flag .--conf. (did you mean .--config.? flags are not abbreviated)" err &&
+  set +e; "$TRAINYARD" local train --config=/dev/null --dry-r 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "unknown flag .--dry-r. (did you mean .--dry-run.?" err &&
+  set +e; "$TRAINYARD" jobs list --proj p 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "(trainyard.jobs.list) unknown flag .--proj. (did you mean .--project.?" err &&
+  set +e; "$TRAINYARD" study --json </dev/null 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "unknown flag .--json. (did you mean .--jsonl.?" err &&
+  set +e; "$TRAINYARD" --vers >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out && grep -q "unknown flag .--vers. (did you mean .--version.?" err &&
+  set +e; "$TY_BUILD_DIR/bin/trainyardd" --state "$PWD/sd" 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "unknown option .--state. (did you mean .--state-dir.? options are not abbreviated)" err &&
+  "$TRAINYARD" config list --all >out && grep -q "^project = " out
+'
 test_expect_success 'a mistyped flag of the program itself gets --help or --version' '
   set +e; "$TRAINYARD" --verison >out 2>err; rc=$?; set -e
   test $rc -eq 2 && test ! -s out &&

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-suggest.c: the edit distance behind "did you mean" (suggest.h): known distances
  * (transpositions count 1, case is ignored, OSA is not full Damerau), the threshold relative
- * to the word's length, and the choice among candidates. */
+ * to the word's length, the choice among candidates, and that a long flag getopt_long took
+ * from an abbreviation is recognised (ty_option_typed_in_full). */
+#include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -68,10 +71,55 @@ static void test_among(void)
     is_str(ty_suggest_best(&s), "job-dir", "fed one by one: the first of the nearest");
 }
 
+/* Run getopt_long over @argv (NULL-terminated) with a small table and return what
+ * ty_option_typed_in_full says of the first option it returns. */
+static int typed_in_full(char **argv, struct ty_error *err)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"dry-run", no_argument, NULL, 'd'},
+        {"job-dir", required_argument, NULL, 'j'},
+        {NULL, 0, NULL, 0},
+    };
+    int argc = 0, li = -1, c;
+
+    while (argv[argc])
+        argc++;
+    optind = 1;
+    opterr = 0;
+    c = getopt_long(argc, argv, ":", opts, &li);
+    if (c == -1 || c == '?' || c == ':')
+        return 1;
+    return ty_option_typed_in_full(opts, li, argv, optind, optarg, "flag", err);
+}
+
+static void test_typed_in_full(void)
+{
+    struct ty_error e = {0};
+
+    ok(typed_in_full((char *[]){"p", "--config", "f", NULL}, &e) == 0, "--config f: in full");
+    ok(typed_in_full((char *[]){"p", "--config=f", NULL}, &e) == 0, "--config=f: in full");
+    ok(typed_in_full((char *[]){"p", "--dry-run", NULL}, &e) == 0, "--dry-run: in full");
+    ok(typed_in_full((char *[]){"p", "--config", "--conf", NULL}, &e) == 0,
+       "a value that looks like an abbreviation is a value");
+    ok(typed_in_full((char *[]){"p", "--conf", "f", NULL}, &e) == -EINVAL,
+       "--conf f: an abbreviation");
+    is_str(ty_error_msg(&e),
+           "unknown flag '--conf' (did you mean '--config'? flags are not abbreviated)",
+           "the message names the flag meant");
+    ok(typed_in_full((char *[]){"p", "--job=d", NULL}, &e) == -EINVAL, "--job=d: an abbreviation");
+    is_str(ty_error_msg(&e),
+           "unknown flag '--job' (did you mean '--job-dir'? flags are not abbreviated)",
+           "the value after = is not part of the name");
+    ok(typed_in_full((char *[]){"p", "--dry", NULL}, &e) == -EINVAL, "--dry: an abbreviation");
+    ok(typed_in_full((char *[]){"p", "-x", NULL}, &e) == 1, "a short option is getopt's to refuse");
+}
+
 int main(void)
 {
     test_distance();
     test_threshold();
     test_among();
+    test_typed_in_full();
     return done_testing();
 }
