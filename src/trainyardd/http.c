@@ -67,6 +67,11 @@ struct req_ctx {
     struct req_ctx *next;
 };
 
+/* The initial request context of a request whose path has an encoded '/' (raw_uri): not a
+ * struct req_ctx, never freed. */
+static char encoded_slash_mark;
+#define ENCODED_SLASH ((struct req_ctx *)(void *)&encoded_slash_mark)
+
 /* The HTTP server of a struct tyd (d->http): libmicrohttpd, the workers' queue, and the
  * followed streams waiting for news. */
 struct tyd_http {
@@ -452,13 +457,25 @@ static enum MHD_Result on_request(void *cls,
     struct req_ctx *rc = *con_cls;
     struct tyd_reply rep = {0};
 
-    if (!rc) {
+    if (!rc || rc == ENCODED_SLASH) {
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         int64_t n, delay = 0;
+        bool encoded_slash = rc == ENCODED_SLASH;
         rc = xcalloc(1, sizeof(*rc));
         rc->arrived = ty_mono_usec();
         *con_cls = rc;
         if (web_checks(d, c, &rep)) {
+            rc->answered = true;
+            return send_reply(d, rc, c, method, url, &rep, NULL);
+        }
+        if (encoded_slash) {
+            /* libmicrohttpd decodes the path before we see it: "p1%2Fjobs" would read as two
+             * segments and name another resource */
+            tyd_error(&rep,
+                      400,
+                      NULL,
+                      "the URL's path has an encoded '/' (%%2F) in a segment; no project, job "
+                      "or operation name contains '/'");
             rc->answered = true;
             return send_reply(d, rc, c, method, url, &rep, NULL);
         }
@@ -541,13 +558,26 @@ static void on_completed(void *cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct req_ctx *rc = *con_cls;
-    if (!rc)
+    if (!rc || rc == ENCODED_SLASH)
         return;
     ty_buf_release(&rc->body);
     free_args(&rc->rq);
     json_decref(rc->rep.json);
     free(rc);
     *con_cls = NULL;
+}
+
+/* libmicrohttpd's URI log callback, called with the request's URI as sent, before it is
+ * decoded: the initial request context is ENCODED_SLASH when the path (before '?') has a
+ * "%2F" (on_request refuses it), else NULL. */
+static void *raw_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    size_t path = strcspn(uri, "?");
+
+    for (size_t i = 0; i + 2 < path; i++)
+        if (uri[i] == '%' && uri[i + 1] == '2' && (uri[i + 2] == 'F' || uri[i + 2] == 'f'))
+            return ENCODED_SLASH;
+    return NULL;
 }
 
 /* libmicrohttpd's unescape callback: tyd_url_unescape (route.h), which keeps "%00". */
@@ -625,6 +655,9 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                               (MHD_socket)fd,
                               MHD_OPTION_THREAD_POOL_SIZE,
                               event_threads,
+                              MHD_OPTION_URI_LOG_CALLBACK,
+                              raw_uri,
+                              NULL,
                               MHD_OPTION_UNESCAPE_CALLBACK,
                               unescape,
                               NULL,

@@ -162,6 +162,13 @@ test_expect_success 'project ids . and .. are refused: a job is never kept outsi
   test "$(api GET /v1/projects/.hidden/jobs)" = 400 &&
   ! test -e "$SVC/escaped" && ! test -e "$SVC/jobs/./escaped"
 '
+test_expect_success 'an encoded / in a path segment is refused, not read as two segments' '
+  test "$(api GET /v1/projects/p1%2Fjobs/ok_job)" = 400 && is_error INVALID_ARGUMENT &&
+  grep -q "encoded ./. (%2F)" out.json &&
+  test "$(api GET /v1/projects/p1/jobs/ok_job%2f)" = 400 &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=labels.a%3Db%2Fc")" = 200 &&
+  test "$(api GET /v1/projects/p1/jobs/ok_job)" = 200
+'
 test_expect_success 'limits a job cannot exceed: accelerator count, maxRunningTime' '
   write_job big.ti "true" 0 0 0 "{\"masterType\": \"n1-standard-8\", \"masterConfig\": {\"imageUri\": \"x\", \"containerCommand\": [\"true\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"4294967296\"}}}" &&
   "$PYTHON" -c "import json,sys; d=json.load(open(\"big.ti\")); d[\"jobId\"]=\"gpus_2e32\"; json.dump(d, open(\"big.json\",\"w\"))" &&
