@@ -76,8 +76,12 @@ static int check_mask(const char *mask, struct tyd_reply *rep)
     }
     m = xstrdup(mask);
     for (char *f = strtok_r(m, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        size_t len;
         while (*f == ' ')
             f++;
+        len = strlen(f);
+        while (len > 0 && f[len - 1] == ' ')
+            f[--len] = '\0'; /* "labels, etag " as "labels,etag": blanks around a name */
         if (strcmp(f, "labels") == 0)
             labels = true;
         else if (strcmp(f, "etag") != 0) {

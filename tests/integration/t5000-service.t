@@ -205,6 +205,9 @@ test_expect_success 'patch labels with the etag; a stale etag is 409 ABORTED' '
   test "$(json_get out.json "d[\"error\"][\"status\"]")" = ABORTED &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job" p.json)" = 400 &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=state" p.json)" = 400 &&
+  api GET /v1/projects/p1/jobs/ok_job >/dev/null && etag=$(json_get out.json "d[\"etag\"]") &&
+  printf "{\"labels\": {\"team\": \"vision\"}, \"etag\": \"%s\"}" "$etag" >pb.json &&
+  test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=%20labels%20,etag%20" pb.json)" = 200 &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels&updateMask=jobId" p.json)" = 400 &&
   grep -q "parameter .updateMask. is given more than once" out.json &&
   echo "{\"labels\": {\"Bad Key\": \"x\"}}" >p2.json &&
