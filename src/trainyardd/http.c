@@ -444,6 +444,55 @@ static void *poller_main(void *arg)
     }
 }
 
+/* The first call for a request (its headers are in): the checks that need no body (the web
+ * checks, an encoded '/', the route, authentication and the declared length), each of which
+ * may answer at once; else the request's context is ready for its body. */
+static enum MHD_Result begin_request(
+    struct tyd *d, struct MHD_Connection *c, const char *method, const char *url, void **con_cls)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    struct req_ctx *rc = xcalloc(1, sizeof(*rc));
+    struct tyd_reply rep = {0};
+    bool encoded_slash = *con_cls == ENCODED_SLASH;
+    int64_t n, delay = 0;
+
+    rc->arrived = ty_mono_usec();
+    *con_cls = rc;
+    if (web_checks(d, c, &rep)) {
+        rc->answered = true;
+        return send_reply(d, rc, c, method, url, &rep, NULL);
+    }
+    if (encoded_slash) {
+        /* libmicrohttpd decodes the path before we see it: "p1%2Fjobs" would read as two
+         * segments and name another resource */
+        tyd_error(&rep,
+                  400,
+                  NULL,
+                  "the URL's path has an encoded '/' (%%2F) in a segment; no project, job "
+                  "or operation name contains '/'");
+        rc->answered = true;
+        return send_reply(d, rc, c, method, url, &rep, NULL);
+    }
+    tyd_route(method, url, &rc->rt);
+    if (pre_checks(d, c, method, &rc->rt, &rep, &delay)) {
+        if (delay > 0) {
+            /* read (and drop) the body, then hold the 401 back */
+            rc->delay_until = ty_mono_usec() + delay;
+            rc->rep = rep;
+            rc->rq.conn = c;
+            return MHD_YES;
+        }
+        rc->answered = true;
+        return send_reply(d, rc, c, method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
+    }
+    if (cl && (ty_parse_int64(cl, 0, INT64_MAX, &n) < 0 || n > TYD_MAX_BODY)) {
+        rc->answered = true;
+        tyd_error(&rep, 413, NULL, "Request body too large: the limit is %d bytes.", TYD_MAX_BODY);
+        return send_reply(d, rc, c, method, url, &rep, NULL);
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls,
                                   struct MHD_Connection *c,
                                   const char *url,
@@ -457,48 +506,8 @@ static enum MHD_Result on_request(void *cls,
     struct req_ctx *rc = *con_cls;
     struct tyd_reply rep = {0};
 
-    if (!rc || rc == ENCODED_SLASH) {
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        int64_t n, delay = 0;
-        bool encoded_slash = rc == ENCODED_SLASH;
-        rc = xcalloc(1, sizeof(*rc));
-        rc->arrived = ty_mono_usec();
-        *con_cls = rc;
-        if (web_checks(d, c, &rep)) {
-            rc->answered = true;
-            return send_reply(d, rc, c, method, url, &rep, NULL);
-        }
-        if (encoded_slash) {
-            /* libmicrohttpd decodes the path before we see it: "p1%2Fjobs" would read as two
-             * segments and name another resource */
-            tyd_error(&rep,
-                      400,
-                      NULL,
-                      "the URL's path has an encoded '/' (%%2F) in a segment; no project, job "
-                      "or operation name contains '/'");
-            rc->answered = true;
-            return send_reply(d, rc, c, method, url, &rep, NULL);
-        }
-        tyd_route(method, url, &rc->rt);
-        if (pre_checks(d, c, method, &rc->rt, &rep, &delay)) {
-            if (delay > 0) {
-                /* read (and drop) the body, then hold the 401 back */
-                rc->delay_until = ty_mono_usec() + delay;
-                rc->rep = rep;
-                rc->rq.conn = c;
-                return MHD_YES;
-            }
-            rc->answered = true;
-            return send_reply(d, rc, c, method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
-        }
-        if (cl && (ty_parse_int64(cl, 0, INT64_MAX, &n) < 0 || n > TYD_MAX_BODY)) {
-            rc->answered = true;
-            tyd_error(
-                &rep, 413, NULL, "Request body too large: the limit is %d bytes.", TYD_MAX_BODY);
-            return send_reply(d, rc, c, method, url, &rep, NULL);
-        }
-        return MHD_YES;
-    }
+    if (!rc || rc == ENCODED_SLASH)
+        return begin_request(d, c, method, url, con_cls);
     if (rc->answered) {
         *upload_size = 0;
         return MHD_YES;
