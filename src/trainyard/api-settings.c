@@ -21,6 +21,7 @@
 #include "kvconf.h"
 #include "local-gpus.h"
 #include "macro.h"
+#include "spec.h"
 #include "suggest.h"
 
 /* A token file holds one token: anything larger is not one. */
@@ -329,10 +330,14 @@ int api_resolve_settings(struct api_client *c, const struct api_settings *f, str
             r = ty_error_set(err, EINVAL, "--project: the project name is empty");
             goto out;
         }
+        r = ty_validate_project_id(f->project, "--project", err);
         c->project = xstrdup(f->project);
     } else if ((v = env_nonempty("TRAINYARD_PROJECT"))) {
+        r = ty_validate_project_id(v, "TRAINYARD_PROJECT", err);
         c->project = xstrdup(v);
     } else if ((kv = config_get(&cfg, "project")) && *kv->value) {
+        _cleanup_free_ char *src = xasprintf("%s:%d: project", cfg.path, kv->line);
+        r = ty_validate_project_id(kv->value, src, err);
         c->project = xstrdup(kv->value);
     } else if (kv) {
         r = ty_error_set(err, EINVAL, "%s:%d: the project name is empty", cfg.path, kv->line);
@@ -340,6 +345,8 @@ int api_resolve_settings(struct api_client *c, const struct api_settings *f, str
     } else {
         c->project = xstrdup(API_DEFAULT_PROJECT);
     }
+    if (r < 0)
+        goto out;
 
     /* access token */
     if (f->token_file) {
@@ -403,6 +410,8 @@ int cli_config_check(const char *key, const char *value, char **ret, struct ty_e
     } else if (strcmp(key, "project") == 0) {
         if (!*value)
             r = ty_error_set(err, EINVAL, "project: the project name is empty");
+        else
+            r = ty_validate_project_id(value, "project", err);
     } else if (strcmp(key, "access_token") == 0) {
         r = check_token(value, key, err);
     } else if (strcmp(key, "access_token_file") == 0 || strcmp(key, "custom_ca_certs_file") == 0) {

@@ -104,9 +104,8 @@ int tyd_admit_add_limit(struct tyd_admit *a, const char *v, const char *where, s
                             where,
                             v);
     project = xstrndup(v, (size_t)(text - 1 - v));
-    if (!tyd_valid_project_id(project, strlen(project)))
-        return ty_error_set(
-            err, EINVAL, "%s: invalid project id '%.64s': " TYD_PROJECT_ID_RULE, where, project);
+    if (ty_validate_project_id(project, where, err) < 0)
+        return -EINVAL;
     ty_resources_unlimited(&lim);
     r = ty_resources_parse(text, true, where, &lim, err);
     if (r < 0)

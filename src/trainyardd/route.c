@@ -13,6 +13,7 @@
 
 #include "base64.h"
 #include "macro.h"
+#include "spec.h"
 
 static bool ascii_letter(char c)
 {
@@ -43,7 +44,7 @@ int tyd_valid_job_id(const char *id, size_t len)
 
 int tyd_valid_project_id(const char *id, size_t len)
 {
-    return valid_name(id, len, TYD_PROJECT_MAX, false, "-._:~");
+    return ty_project_id_ok(id, len);
 }
 
 int tyd_valid_asset_name(const char *name, size_t len)
@@ -66,7 +67,7 @@ struct id_kind {
     const char *rule;
 };
 static const struct id_kind id_kinds[] = {
-    {"{project}", "project id", "/", tyd_valid_project_id, TYD_PROJECT_ID_RULE},
+    {"{project}", "project id", "/", tyd_valid_project_id, TY_PROJECT_ID_RULE},
     {"{job}",
      "job id",
      "/:",

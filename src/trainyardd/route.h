@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spec.h"
+
 /* What a request names: an API method, or why it names none. */
 enum tyd_method {
     TYD_NOT_FOUND,     /* no such resource: 404 */
@@ -87,7 +89,7 @@ struct tyd_api_row {
 };
 
 /* Longest project id accepted (Google's are 6-30 characters; domain-scoped ones are longer). */
-#define TYD_PROJECT_MAX 128
+#define TYD_PROJECT_MAX TY_PROJECT_ID_MAX
 /* Longest job id (the service's rule). */
 #define TYD_JOB_ID_MAX 128
 /* The longest name of a dashboard asset ("tuning-AB12CD34.js"). */
@@ -113,13 +115,7 @@ void tyd_route(const char *http_method, const char *path, struct tyd_route *r);
 /* Does @id follow the job id rule (letters, digits and underscores, starting with a letter,
  * at most 128 characters)? */
 int tyd_valid_job_id(const char *id, size_t len);
-/* What a project id may be, for messages: tyd_valid_project_id's rule. */
-#define TYD_PROJECT_ID_RULE                                                                        \
-    "use only letters, numbers and - . _ : ~, start with a letter or number, at most 128 "         \
-    "characters"
-/* Does @id look like a project id (1-128 of letters, digits, and - . _ : ~, the first a letter
- * or digit)? The id names a directory of the state (jobs/<project>), so "." and ".." must not
- * pass. */
+/* Does @id follow the project id rule (ty_project_id_ok in the job model, TY_PROJECT_ID_RULE)? */
 int tyd_valid_project_id(const char *id, size_t len);
 /* Could @name be a dashboard asset's name (1-64 of letters, digits, and - _ ., starting with
  * a letter or digit)? */

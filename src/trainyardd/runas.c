@@ -107,10 +107,10 @@ int tyd_runas_add(struct tyd_runas **m, const char *spec, const char *where, str
                             spec);
     project = xstrndup(spec, (size_t)(colon - spec));
     user = colon + 1;
-    if (strcmp(project, "*") != 0 && !tyd_valid_project_id(project, strlen(project)))
+    if (strcmp(project, "*") != 0 && !ty_project_id_ok(project, strlen(project)))
         return ty_error_set(err,
                             EINVAL,
-                            "%s: invalid project id '%.64s': " TYD_PROJECT_ID_RULE
+                            "%s: invalid project id '%.64s': " TY_PROJECT_ID_RULE
                             ", or '*' for every project",
                             where,
                             project);

@@ -207,6 +207,10 @@ test_expect_success 'config: unknown keys get the nearest; bad values are refuse
   TRAINYARD_CONFIG="$TEST_DIR/v6.cfg" "$TRAINYARD" config set api_endpoint "http://[::1]:8080" 2>err &&
   set +e; "$TRAINYARD" config set project "" 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "project name is empty" err &&
+  set +e; "$TRAINYARD" config set project " " 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "project: invalid project id . .: use only letters" err &&
+  set +e; "$TRAINYARD" config set project ../x 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "invalid project id .\.\./x." err &&
   set +e; "$TRAINYARD" config set access_token "a b" 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "blank" err &&
   set +e; "$TRAINYARD" config set access_token_file nosuchfile 2>err; rc=$?; set -e
@@ -216,6 +220,15 @@ test_expect_success 'config: unknown keys get the nearest; bad values are refuse
   set +e; "$TRAINYARD" config set gpu_devices standin 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "expected nvidia" err &&
   cmp before "$CFG"
+'
+test_expect_success 'a project the service would refuse is refused before a request, naming its source' '
+  set +e; "$TRAINYARD" jobs list --project "a/b" 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "^ERROR: (trainyard.jobs.list) --project: invalid project id .a/b." err &&
+  set +e; TRAINYARD_PROJECT=.. "$TRAINYARD" jobs describe j1 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "TRAINYARD_PROJECT: invalid project id .\.\.." err &&
+  printf "project = p q\n" >badproj.cfg &&
+  set +e; TRAINYARD_CONFIG=$TEST_DIR/badproj.cfg "$TRAINYARD" jobs list 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "badproj.cfg:1: project: invalid project id .p q." err
 '
 test_expect_success 'config get of an unset key: (unset) on stderr, exit 1' '
   set +e; "$TRAINYARD" config get access_token >out 2>err; rc=$?; set -e

@@ -166,6 +166,20 @@ static void test_ids(void)
     ok(tyd_valid_project_id("7up", 3), "project id: may start with a digit");
     ok(tyd_valid_project_id("a..b", 4), "project id: dots inside");
     ok(!tyd_valid_project_id(long_id, 129), "project id: not 129");
+    ok(tyd_valid_project_id(long_id, 128), "project id: 128 characters");
+    ok(!tyd_valid_project_id("a b", 3), "project id: no blank");
+    ok(!tyd_valid_project_id(" ", 1), "project id: not a blank alone");
+    ok(!tyd_valid_project_id("caf\xc3\xa9", 5), "project id: ASCII only");
+    ok(!tyd_valid_project_id("a\0b", 3), "project id: no NUL inside");
+    {
+        /* the job model's form, which the CLI checks a project with before sending it */
+        struct ty_error e = {0};
+        ok(ty_validate_project_id("p-1", "--project", &e) == 0, "project id: valid, no error");
+        is_int(ty_validate_project_id("a/b", "--project", &e), -EINVAL, "project id: invalid");
+        is_str(e.msg,
+               "--project: invalid project id 'a/b': " TY_PROJECT_ID_RULE,
+               "project id: the message names the field and the rule");
+    }
     long_id[199] = '\0';
     {
         char path[300];

@@ -37,6 +37,27 @@ int ty_validate_job_id(const char *id, struct ty_error *err)
     return 0;
 }
 
+bool ty_project_id_ok(const char *id, size_t len)
+{
+    if (len == 0 || len > TY_PROJECT_ID_MAX || (unsigned char)id[0] >= 0x80 ||
+        !isalnum((unsigned char)id[0]))
+        return false;
+    for (size_t i = 1; i < len; i++) {
+        unsigned char c = (unsigned char)id[i];
+        if (c >= 0x80 || !(isalnum(c) || (c && strchr("-._:~", c))))
+            return false;
+    }
+    return true;
+}
+
+int ty_validate_project_id(const char *id, const char *field, struct ty_error *err)
+{
+    if (ty_project_id_ok(id, strlen(id)))
+        return 0;
+    return ty_error_set(
+        err, EINVAL, "%s: invalid project id '%.64s': " TY_PROJECT_ID_RULE, field, id);
+}
+
 static bool label_chars_ok(const char *s)
 {
     for (; *s; s++)

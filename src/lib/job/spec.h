@@ -36,6 +36,12 @@ enum ty_scale_tier {
 
 /* Limits, each with its reason. */
 #define TY_JOB_ID_MAX 128 /* AI Platform's documented job-id limit */
+/* a project id names a directory of trainyardd's state (jobs/<project>) */
+#define TY_PROJECT_ID_MAX 128
+/* What a project id may be, for messages: ty_project_id_ok's rule. */
+#define TY_PROJECT_ID_RULE                                                                         \
+    "use only letters, numbers and - . _ : ~, start with a letter or number, at most 128 "         \
+    "characters"
 /* far beyond one machine; stops a typo from planning 1e12 replicas */
 #define TY_MAX_REPLICAS_PER_ROLE 10000
 #define TY_MAX_LABELS            64    /* Google's per-resource label limit */
@@ -160,6 +166,13 @@ int64_t ty_job_replica_count(const struct ty_job *job);
 
 /* Validation pieces, exposed for the CLI (flags are checked before a job exists) and tests. */
 int ty_validate_job_id(const char *id, struct ty_error *err);
+/* Do the @len bytes of @id follow TY_PROJECT_ID_RULE (1-128 of letters, digits and - . _ : ~,
+ * the first a letter or digit; so "." and ".." never pass)? The service's rule for the
+ * project of a path; the CLI checks a project with it before sending one. */
+bool ty_project_id_ok(const char *id, size_t len);
+/* 0 when @id passes ty_project_id_ok, else -EINVAL with "@field: invalid project id '...':"
+ * and the rule in @err (@field names where the id came from: "--project", a config line). */
+int ty_validate_project_id(const char *id, const char *field, struct ty_error *err);
 int ty_validate_label(const char *key, const char *value, struct ty_error *err);
 
 /* Exposed for spec.c only: semantic checks on a fully extracted job. */
