@@ -281,6 +281,11 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         json_object_set_new(tf->ti_patch, "region", json_string(arg));
         return 0;
     case O_JOB_DIR:
+        if (!*arg) /* `--job-dir=$DIR` with DIR unset: a mistake, not "no directory" */
+            return ty_error_set(err,
+                                EINVAL,
+                                "--job-dir: the directory is empty (leave the flag out for "
+                                "a job without one)");
         json_object_set_new(tf->ti_patch, "jobDir", json_string(arg));
         return 0;
     case O_LABELS:

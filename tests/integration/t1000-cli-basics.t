@@ -86,6 +86,13 @@ test_expect_success '--job-dir is passed as --job-dir=DIR' '
   "$TRAINYARD" local train dry4 --config job.json --job-dir=/tmp/jd --dry-run >out.json &&
   test "$(json_get out.json "d[1][\"args\"][-1]")" = "--job-dir=/tmp/jd"
 '
+test_expect_success 'an empty --job-dir is refused; an empty jobDir is no job directory' '
+  set +e; "$TRAINYARD" local train dry5 --config job.json --job-dir= --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "^ERROR: (trainyard.local.train) --job-dir: the directory is empty" err &&
+  write_job jd0.json "echo hi" 0 0 0 "{\"jobDir\": \"\"}" &&
+  "$TRAINYARD" local train dry6 --config jd0.json --dry-run >out.json &&
+  test "$(json_get out.json "d[0][\"args\"]")" = None
+'
 test_expect_success 'a job id cannot be reused' '
   write_job ok.json "true" &&
   "$TRAINYARD" local train same_id --config ok.json >/dev/null 2>&1 &&

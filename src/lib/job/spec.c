@@ -177,6 +177,7 @@ int ty_job_from_json(const json_t *job_json, struct ty_job **ret, struct ty_erro
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_json_ json_t *canon = NULL;
     json_t *ti;
+    const char *job_dir;
     json_t *sched;
     int r;
 
@@ -197,7 +198,9 @@ int ty_job_from_json(const json_t *job_json, struct ty_job **ret, struct ty_erro
     for (int i = 0; i < TY_ROLE_MAX; i++)
         extract_role(&job->roles[i], ti, (enum ty_role)i);
     job->args = strv_from_json(json_object_get(ti, "args"));
-    job->job_dir = xstrdup(ty_json_str(ti, "jobDir"));
+    job_dir = ty_json_str(ti, "jobDir");
+    /* an empty string is no value (proto3), as on AI Platform: no --job-dir=, no mount */
+    job->job_dir = job_dir && *job_dir ? xstrdup(job_dir) : NULL;
     job->region = xstrdup(ty_json_str(ti, "region"));
     job->use_chief = json_is_true(json_object_get(ti, "useChiefInTfConfig"));
     sched = json_object_get(ti, "scheduling");
