@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "imageref.h"
 #include "json.h"
 #include "machine.h"
 #include "macro.h"
@@ -264,7 +265,17 @@ static int validate_role_container(const struct ty_job *job, int i, struct ty_er
 {
     const struct ty_role_spec *rs = &job->roles[i];
     const char *f = ty_role_field((enum ty_role)i);
+    char why[300];
 
+    if (rs->image_uri && *rs->image_uri && ty_image_ref_check(rs->image_uri, why, sizeof(why)) < 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "trainingInput.%sConfig.imageUri: '%.200s' is not a container image "
+                            "reference ([REGISTRY/]PATH[:TAG][@DIGEST], such as "
+                            "gcr.io/project/trainer:v1): %s",
+                            f,
+                            rs->image_uri,
+                            why);
     if (rs->container_command && !rs->container_command[0])
         return ty_error_set(err,
                             EINVAL,

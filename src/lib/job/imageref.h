@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * imageref.h: whether a role's imageUri is a container image reference at all, by the
+ * grammar Docker, Podman and registries share (distribution's reference package), so that a
+ * typo is refused with the job, naming the field, instead of failing a pull later. */
+#ifndef TY_IMAGEREF_H
+#define TY_IMAGEREF_H
+
+#include <stddef.h>
+
+/* The longest name (registry and repository path, without tag or digest) a reference may
+ * have: distribution's NameTotalLengthMax. */
+#define TY_IMAGE_NAME_MAX 255
+
+/* Check @ref against NAME[:TAG][@DIGEST], where NAME is [REGISTRY/]PATH: REGISTRY a host name
+ * (components of letters, digits and inner '-', joined by '.'), an IPv4 address or a
+ * bracketed IPv6 one, with an optional :PORT; PATH components of lowercase letters and
+ * digits separated by '.', '_', '__' or runs of '-', joined by '/'; NAME at most
+ * TY_IMAGE_NAME_MAX characters; TAG 1-128 of letters, digits, '_', '.' and '-', not starting
+ * with '.' or '-'; DIGEST ALGORITHM:HEX with 32 or more hexadecimal digits. Returns 0, or
+ * -EINVAL with the broken part and its rule in @why (NUL-terminated, @whylen > 0). */
+int ty_image_ref_check(const char *ref, char *why, size_t whylen);
+
+#endif

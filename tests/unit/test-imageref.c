@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * test-imageref.c: the container image reference grammar (lib/job/imageref.c): references
+ * Docker and Podman take, and typos each refused with the part and rule that broke. */
+#include <errno.h>
+#include <string.h>
+
+#include "imageref.h"
+#include "macro.h"
+#include "tap.h"
+
+static const char *const good[] = {
+    "i",
+    "x/y:1",
+    "gcr.io/p/img:1",
+    "localhost/trainyard/digits:latest",
+    "localhost:5000/a/b",
+    "localhost:5000",          /* repository localhost, tag 5000 */
+    "127.0.0.1:5000/team/img", /* an IPv4 registry */
+    "[::1]:5000/img",          /* an IPv6 registry */
+    "Registry.Example.com/team/img",
+    "my-registry.example.com/a.b/c_d/e__f/g--h:V1.0_rc-1",
+    "us-docker.pkg.dev/proj/repo/trainer@sha256:"
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "img:1@sha256:0123456789abcdef0123456789abcdef",
+    "a/b@sha512+x.y-z_w:0123456789ABCDEF0123456789abcdef",
+    "x:_tag", /* a tag may start with '_' */
+};
+
+static const struct {
+    const char *ref, *why;
+} bad[] = {
+    {"", "it is empty"},
+    {":1", "the name before the tag or digest is empty"},
+    {"@sha256:0123456789abcdef0123456789abcdef", "the name before the tag or digest is empty"},
+    {"gcr.io/p/img:", "the tag '' is not 1 to 128 letters"},
+    {"gcr.io/p/img:-x", "the tag '-x' is not"},
+    {"gcr.io/p/img:v 1", "the tag 'v 1' is not"},
+    {"img@sha256:abc", "the digest 'sha256:abc' is not ALGORITHM:HEX"},
+    {"img@0123456789abcdef0123456789abcdef", "is not ALGORITHM:HEX"},
+    {"img@sha256:0123456789abcdef0123456789abcdeg", "is not ALGORITHM:HEX"},
+    {"img@1sha:0123456789abcdef0123456789abcdef", "is not ALGORITHM:HEX"},
+    {"gcr.io/P/img", "'P' is not a path component: lowercase letters and digits"},
+    {"Img", "'Img' is not a path component"},
+    {"gcr.io/p/-img", "'-img' is not a path component"},
+    {"gcr.io/p/img-", "'img-' is not a path component"},
+    {"a/b___c", "'b___c' is not a path component"},
+    {"a/b..c", "'b..c' is not a path component"},
+    {"gcr.io//img", "a path component is empty"},
+    {"exam:ple.comet:1st/", "the registry 'exam:ple.comet:1st' is not a host name"},
+    {"gcr.]o/p/img", "the registry 'gcr.]o' is not a host name"},
+    {"-gcr.io/p", "the registry '-gcr.io' is not a host name"},
+    {"localhost:/p", "the registry 'localhost:' is not"},
+    {"localhost:50x0/p", "the registry 'localhost:50x0' is not"},
+    {"[]/p", "the registry '[]' is not"},
+    {"[::1/p", "the registry '[::1' is not"},
+    {" gcr.io/p/img", "the registry ' gcr.io' is not"},
+    {"gcr.io/p/img:1\n", "the tag"},
+    {"_/x", "'_' is not a path component"},
+    {"img\n", "' is not a path component"},
+    {"a/b/", "a path component is empty"},
+    {"a b", "'a b' is not a path component"},
+};
+
+int main(void)
+{
+    char why[300], longname[TY_IMAGE_NAME_MAX + 8], longtag[200];
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(good); i++) {
+        ok(ty_image_ref_check(good[i], why, sizeof(why)) == 0, "valid: %s", good[i]);
+        is_str(why, "", "valid: no reason for %s", good[i]);
+    }
+    for (size_t i = 0; i < TY_ARRAY_SIZE(bad); i++) {
+        /* named by index: a few hold a line break, which a TAP line cannot */
+        is_int(ty_image_ref_check(bad[i].ref, why, sizeof(why)), -EINVAL, "bad[%zu] refused", i);
+        ok(strstr(why, bad[i].why) != NULL, "bad[%zu]: the reason says %s", i, bad[i].why);
+    }
+
+    /* the name's limit counts registry and path, not the tag */
+    memset(longname, 'a', sizeof(longname));
+    longname[TY_IMAGE_NAME_MAX] = '\0';
+    ok(ty_image_ref_check(longname, why, sizeof(why)) == 0, "a name of 255 characters");
+    strcpy(longname + TY_IMAGE_NAME_MAX, ":tag");
+    ok(ty_image_ref_check(longname, why, sizeof(why)) == 0, "255 characters and a tag");
+    memset(longname, 'a', sizeof(longname));
+    longname[TY_IMAGE_NAME_MAX + 1] = '\0';
+    is_int(ty_image_ref_check(longname, why, sizeof(why)), -EINVAL, "a name of 256 characters");
+    like(why, "the name (registry and path) is 256 characters, over 255", "256: the reason");
+
+    /* a tag of 128 characters, not 129 */
+    strcpy(longtag, "img:");
+    memset(longtag + 4, 't', 128);
+    longtag[4 + 128] = '\0';
+    ok(ty_image_ref_check(longtag, why, sizeof(why)) == 0, "a tag of 128 characters");
+    strcat(longtag, "t");
+    is_int(ty_image_ref_check(longtag, why, sizeof(why)), -EINVAL, "a tag of 129 characters");
+    return done_testing();
+}
