@@ -870,6 +870,9 @@ static void test_env_size(void)
                     arg);
     bad(doc, "replicas", "5000 workers with long args (CLUSTER_SPEC over 128 KiB)");
     like(err.msg, "the cluster of 5001 replicas is too large", "env size: names the replica count");
+    like(err.msg,
+         "string; use fewer replicas",
+         "env size: a small job is told to use fewer replicas");
     free(doc);
 
     doc = xasprintf("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'%d','args':["
@@ -886,6 +889,9 @@ static void test_env_size(void)
     huge[140000] = '\0';
     doc = xasprintf("{" IMG ",'args':['%s']}", huge);
     bad(doc, "the cluster of 1 replicas is too large", "a single replica with 140 KB of args");
+    like(err.msg,
+         "140004 of them in trainingInput.args: make trainingInput.args smaller",
+         "env size: names the field");
     free(doc);
     doc = xasprintf("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'10000',"
                     "'parameterServerType':'n1-standard-4','parameterServerCount':'10000',"
@@ -904,6 +910,9 @@ static void test_env_size(void)
     bad(doc,
         "the cluster of 1801 replicas is too large: CLUSTER_SPEC would be 1",
         "1801 replicas with 40 KB of args (the exact check)");
+    like(err.msg,
+         "use fewer replicas or make trainingInput.args smaller",
+         "env size: both ways out");
     free(doc);
     doc = xasprintf("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'1000','args':['%s']}",
                     mid);

@@ -169,20 +169,71 @@ char *ty_clusterenv_tf_config(const struct ty_clusterenv *ce, const struct ty_re
     return render(ce, r, true, "", &len);
 }
 
-/* @len is the whole environment string's length, "NAME=" included, without its NUL. */
-static int
-too_big(const struct ty_cluster_plan *plan, const char *var, size_t len, struct ty_error *err)
+/* The member of @ti (or of one of its object members, one level down: masterConfig.
+ * containerArgs, hyperparameters.params) whose compact JSON is longest: its path into @path,
+ * its length returned (0 for an empty @ti). */
+static size_t largest_part(const json_t *ti, char *path, size_t pathlen)
 {
+    const char *k, *k2;
+    json_t *v, *v2;
+    size_t best = 0;
+
+    (void)snprintf(path, pathlen, "trainingInput");
+    json_object_foreach((json_t *)ti, k, v)
+    {
+        if (!json_is_object(v)) {
+            size_t n = json_dumpb(v, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (n > best)
+                best = n, (void)snprintf(path, pathlen, "trainingInput.%s", k);
+            continue;
+        }
+        json_object_foreach(v, k2, v2)
+        {
+            size_t n = json_dumpb(v2, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (n > best)
+                best = n, (void)snprintf(path, pathlen, "trainingInput.%s.%s", k, k2);
+        }
+    }
+    return best;
+}
+
+/* -E2BIG for @var, @len bytes with "NAME=" and its NUL ("at least" when @at_least), in the
+ * cluster of @n replicas of the job of TrainingInput @ti. When the job itself is a quarter of
+ * the limit or more, the message also names its largest part, the field to shorten (a 140 KB
+ * args list of one replica was told to use fewer replicas). */
+static int too_big(const json_t *ti,
+                   size_t n,
+                   const char *var,
+                   unsigned long long len,
+                   bool at_least,
+                   struct ty_error *err)
+{
+    size_t ti_len = json_dumpb(ti, NULL, 0, JSON_COMPACT), part_len;
+    _cleanup_free_ char *advice = NULL;
+    char part[256];
+
+    if (ti_len * 4 < TY_ENV_STRING_MAX) {
+        advice = xstrdup("use fewer replicas");
+    } else {
+        part_len = largest_part(ti, part, sizeof(part));
+        advice = xasprintf("it holds every replica's address and the job's trainingInput, %zu "
+                           "bytes, %zu of them in %s: %smake %s smaller",
+                           ti_len,
+                           part_len,
+                           part,
+                           n > 1 ? "use fewer replicas or " : "",
+                           part);
+    }
     return ty_error_set(err,
                         E2BIG,
-                        "the cluster of %zu replicas is too large: %s would be %zu bytes, over "
-                        "Linux's limit of %d bytes for one environment string; use fewer "
-                        "replicas (or shorter args in the job, which %s repeats)",
-                        plan->n_replicas,
+                        "the cluster of %zu replicas is too large: %s would be %s%llu bytes, "
+                        "over Linux's limit of %d bytes for one environment string; %s",
+                        n,
                         var,
-                        len + 1,
+                        at_least ? "at least " : "",
+                        len,
                         TY_ENV_STRING_MAX,
-                        var);
+                        advice);
 }
 
 /* Set the "NAME=..." string @entry (taken) in *env, replacing an entry of the same name:
@@ -215,7 +266,12 @@ static int set_json_var(const struct ty_clusterenv *ce,
 
     if (len + 1 > TY_ENV_STRING_MAX) {
         free(entry);
-        return too_big(ce->plan, tf_config ? "TF_CONFIG" : "CLUSTER_SPEC", len, err);
+        return too_big(ce->plan->job->training_input,
+                       ce->plan->n_replicas,
+                       tf_config ? "TF_CONFIG" : "CLUSTER_SPEC",
+                       len + 1,
+                       false,
+                       err);
     }
     if (env)
         put_entry(env, entry);
@@ -373,15 +429,12 @@ int ty_clusterenv_check_size(const struct ty_job *job, size_t addr_len, struct t
     unsigned long long least = (unsigned long long)ty_job_replica_count(job) * (addr_len + 2) +
                                strlen(ti) + strlen("CLUSTER_SPEC=");
     if (least > TY_ENV_STRING_MAX)
-        return ty_error_set(err,
-                            E2BIG,
-                            "the cluster of %lld replicas is too large: CLUSTER_SPEC would be "
-                            "at least %llu bytes, over Linux's limit of %d bytes for one "
-                            "environment string; use fewer replicas (or shorter args in the "
-                            "job, which CLUSTER_SPEC repeats)",
-                            (long long)ty_job_replica_count(job),
-                            least,
-                            TY_ENV_STRING_MAX);
+        return too_big(job->training_input,
+                       (size_t)ty_job_replica_count(job),
+                       "CLUSTER_SPEC",
+                       least,
+                       true,
+                       err);
 
     memset(host, 'h', hl);
     host[hl] = '\0';
