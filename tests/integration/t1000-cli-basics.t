@@ -86,6 +86,13 @@ test_expect_success '--job-dir is passed as --job-dir=DIR' '
   "$TRAINYARD" local train dry4 --config job.json --job-dir=/tmp/jd --dry-run >out.json &&
   test "$(json_get out.json "d[1][\"args\"][-1]")" = "--job-dir=/tmp/jd"
 '
+test_expect_success 'an image that is no image reference is refused with the job, naming the field' '
+  set +e; "$TRAINYARD" local train img1 --config job.json --master-image-uri=Gcr.io/P/img --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 &&
+  grep -q "trainingInput.masterConfig.imageUri: .Gcr.io/P/img. is not a container image reference" err &&
+  grep -q "P. is not a path component: lowercase letters and digits" err &&
+  ! test -e "$TRAINYARD_HOME/jobs/local/img1"
+'
 test_expect_success 'an empty --job-dir is refused; an empty jobDir is no job directory' '
   set +e; "$TRAINYARD" local train dry5 --config job.json --job-dir= --dry-run 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "^ERROR: (trainyard.local.train) --job-dir: the directory is empty" err &&

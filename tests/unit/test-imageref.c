@@ -6,7 +6,47 @@
 
 #include "imageref.h"
 #include "macro.h"
+#include "spec.h"
 #include "tap.h"
+
+/* A job stored before the rule (an imageUri the process runtime never needed to be an image)
+ * still reads; the rule is for jobs as they are submitted (ty_job_check_images). */
+static void test_stored_job(void)
+{
+    json_t *doc = json_pack("{s:s, s:{s:{s:s, s:[s]}, s:s, s:s, s:s, s:{s:s}}}",
+                            "jobId",
+                            "old_job",
+                            "trainingInput",
+                            "masterConfig",
+                            "imageUri",
+                            "gcr.io/p/img",
+                            "containerCommand",
+                            "true",
+                            "scaleTier",
+                            "CUSTOM",
+                            "masterType",
+                            "n1-standard-4",
+                            "workerType",
+                            "n1-standard-4",
+                            "workerConfig",
+                            "imageUri",
+                            "My Trainer");
+    struct ty_job *job = NULL;
+    struct ty_error err = {0};
+
+    json_object_set_new(json_object_get(doc, "trainingInput"), "workerCount", json_string("1"));
+    ok(ty_job_from_json(doc, &job, &err) == 0,
+       "a stored job with a bad imageUri reads (%s)",
+       err.msg);
+    if (job) {
+        is_int(ty_job_check_images(job, &err), -EINVAL, "and is refused as a new job");
+        like(err.msg,
+             "trainingInput.workerConfig.imageUri: 'My Trainer' is not a container image reference",
+             "the message names the role's field");
+        ty_job_free(job);
+    }
+    json_decref(doc);
+}
 
 static const char *const good[] = {
     "i",
@@ -93,5 +133,6 @@ int main(void)
     ok(ty_image_ref_check(longtag, why, sizeof(why)) == 0, "a tag of 128 characters");
     strcat(longtag, "t");
     is_int(ty_image_ref_check(longtag, why, sizeof(why)), -EINVAL, "a tag of 129 characters");
+    test_stored_job();
     return done_testing();
 }

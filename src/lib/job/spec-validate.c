@@ -59,6 +59,25 @@ int ty_validate_project_id(const char *id, const char *field, struct ty_error *e
         err, EINVAL, "%s: invalid project id '%.64s': " TY_PROJECT_ID_RULE, field, id);
 }
 
+int ty_job_check_images(const struct ty_job *job, struct ty_error *err)
+{
+    char why[300];
+
+    for (int i = 0; i < TY_ROLE_MAX; i++) {
+        const char *ref = job->roles[i].image_uri;
+        if (ref && *ref && ty_image_ref_check(ref, why, sizeof(why)) < 0)
+            return ty_error_set(err,
+                                EINVAL,
+                                "trainingInput.%sConfig.imageUri: '%.200s' is not a container "
+                                "image reference ([REGISTRY/]PATH[:TAG][@DIGEST], such as "
+                                "gcr.io/project/trainer:v1): %s",
+                                ty_role_field((enum ty_role)i),
+                                ref,
+                                why);
+    }
+    return 0;
+}
+
 static bool label_chars_ok(const char *s)
 {
     for (; *s; s++)
@@ -265,17 +284,7 @@ static int validate_role_container(const struct ty_job *job, int i, struct ty_er
 {
     const struct ty_role_spec *rs = &job->roles[i];
     const char *f = ty_role_field((enum ty_role)i);
-    char why[300];
 
-    if (rs->image_uri && *rs->image_uri && ty_image_ref_check(rs->image_uri, why, sizeof(why)) < 0)
-        return ty_error_set(err,
-                            EINVAL,
-                            "trainingInput.%sConfig.imageUri: '%.200s' is not a container image "
-                            "reference ([REGISTRY/]PATH[:TAG][@DIGEST], such as "
-                            "gcr.io/project/trainer:v1): %s",
-                            f,
-                            rs->image_uri,
-                            why);
     if (rs->container_command && !rs->container_command[0])
         return ty_error_set(err,
                             EINVAL,

@@ -174,6 +174,12 @@ bool ty_project_id_ok(const char *id, size_t len);
  * and the rule in @err (@field names where the id came from: "--project", a config line). */
 int ty_validate_project_id(const char *id, const char *field, struct ty_error *err);
 int ty_validate_label(const char *key, const char *value, struct ty_error *err);
+/* Is every role's imageUri (after the fallback to the master's) a container image reference
+ * (imageref.h)? A rule for a job as it is submitted (ty_job_accept_wait), not one of the job
+ * model: a job stored before the rule keeps its meaning (the process runtime runs no image).
+ * Returns 0, or -EINVAL naming the role's field, the part that broke and its rule; the
+ * master's first. */
+int ty_job_check_images(const struct ty_job *job, struct ty_error *err);
 
 /* Exposed for spec.c only: semantic checks on a fully extracted job. */
 int ty_job_validate(const struct ty_job *job, struct ty_error *err);

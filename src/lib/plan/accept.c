@@ -52,7 +52,9 @@ int ty_job_accept_wait(const json_t *job_json,
     r = ty_job_from_json(job_json, &job, err);
     if (r < 0)
         return r;
-    r = ty_clusterenv_check_size(job, TY_ADDR_LEN_VALIDATE, err);
+    r = ty_job_check_images(job, err);
+    if (r >= 0)
+        r = ty_clusterenv_check_size(job, TY_ADDR_LEN_VALIDATE, err);
     if (r >= 0)
         r = check_wait(job, min_wait_usec, err);
     if (r < 0) {
