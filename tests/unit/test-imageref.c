@@ -119,7 +119,7 @@ int main(void)
     memset(longname, 'a', sizeof(longname));
     longname[TY_IMAGE_NAME_MAX] = '\0';
     ok(ty_image_ref_check(longname, why, sizeof(why)) == 0, "a name of 255 characters");
-    strcpy(longname + TY_IMAGE_NAME_MAX, ":tag");
+    memcpy(longname + TY_IMAGE_NAME_MAX, ":tag", sizeof(":tag"));
     ok(ty_image_ref_check(longname, why, sizeof(why)) == 0, "255 characters and a tag");
     memset(longname, 'a', sizeof(longname));
     longname[TY_IMAGE_NAME_MAX + 1] = '\0';
@@ -127,11 +127,12 @@ int main(void)
     like(why, "the name (registry and path) is 256 characters, over 255", "256: the reason");
 
     /* a tag of 128 characters, not 129 */
-    strcpy(longtag, "img:");
-    memset(longtag + 4, 't', 128);
+    memcpy(longtag, "img:", 4);
+    memset(longtag + 4, 't', 129);
     longtag[4 + 128] = '\0';
     ok(ty_image_ref_check(longtag, why, sizeof(why)) == 0, "a tag of 128 characters");
-    strcat(longtag, "t");
+    longtag[4 + 128] = 't';
+    longtag[4 + 129] = '\0';
     is_int(ty_image_ref_check(longtag, why, sizeof(why)), -EINVAL, "a tag of 129 characters");
     test_stored_job();
     return done_testing();
