@@ -729,6 +729,21 @@ static void test_text_formats(void)
             "workerCount: 1.5\nmasterConfig: {imageUri: i}\n",
             "\"1.5\": expected an integer",
             "yaml: workerCount 1.5");
+    bad_fmt(TY_SPEC_YAML,
+            "scaleTier: CUSTOM\nmasterType: n1-standard-4\nworkerType: n1-standard-4\n"
+            "workerCount: 010\nmasterConfig: {imageUri: i}\n",
+            "'trainingInput.workerCount' (TYPE_INT64), \"010\": a leading 0 is ambiguous: YAML 1.1",
+            "yaml: workerCount 010 (8 to gcloud, 10 to YAML 1.2)");
+    job = good_fmt(TY_SPEC_YAML,
+                   "scaleTier: CUSTOM\nmasterType: n1-standard-4\nworkerType: n1-standard-4\n"
+                   "workerCount: 0\nmasterConfig: {imageUri: i}\n",
+                   "yaml: workerCount 0 is no octal");
+    ty_job_free(job);
+    job = good("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'010'}",
+               "JSON: the int64 string '010' (proto3 JSON: decimal)");
+    if (job)
+        is_int(job->roles[TY_ROLE_WORKER].count, 10, "JSON: '010' is 10");
+    ty_job_free(job);
     bad("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'2.0'}",
         "expected an integer",
         "JSON: the string '2.0' for an int64 is not an integer");

@@ -239,6 +239,20 @@ static int bad_value(
                         why ? why : "");
 }
 
+/* Is @s a YAML 1.1 octal integer ([-+]?0[0-7]+): 010 is 8 to gcloud (YAML 1.1), 10 to a
+ * YAML 1.2 reader, so a job file meant for one would run another cluster in the other. */
+static bool yaml11_octal(const char *s)
+{
+    if (*s == '-' || *s == '+')
+        s++;
+    if (s[0] != '0' || !s[1])
+        return false;
+    for (s++; *s; s++)
+        if (*s < '0' || *s > '7')
+            return false;
+    return true;
+}
+
 static int norm_int(
     const json_t *v, const char *path, bool is64, int flags, json_t **ret, struct ty_error *err)
 {
@@ -261,6 +275,13 @@ static int norm_int(
     } else if (json_is_string(v)) {
         int r = ty_parse_int64(json_string_value(v), lo, hi, &n);
         double d;
+        if ((flags & TY_NORM_LENIENT) && yaml11_octal(json_string_value(v)))
+            return bad_value(err,
+                             path,
+                             type,
+                             v,
+                             "a leading 0 is ambiguous: YAML 1.1 (gcloud's) reads octal, "
+                             "YAML 1.2 decimal; write the number without it");
         /* YAML's scalars are all strings here: its 2.0 is a number, taken as JSON's 2.0 is */
         if (r == -EINVAL && (flags & TY_NORM_LENIENT) &&
             ty_parse_double(json_string_value(v), &d) == 0 && isfinite(d)) {
