@@ -102,10 +102,13 @@ int ty_kvconf_set(
         }
     }
     if (!last) {
+        /* a new line ends as the file's first line does (CRLF in a file written on Windows) */
+        const char *nl = strchr(text, '\n');
+        const char *eol = nl && nl > text && nl[-1] == '\r' ? "\r\n" : "\n";
         if (b.len > 0 && ty_buf_str(&b)[b.len - 1] != '\n')
-            ty_buf_putc(&b, '\n');
+            ty_buf_puts(&b, eol);
         put_setting(&b, key, value);
-        ty_buf_putc(&b, '\n');
+        ty_buf_puts(&b, eol);
     }
     *ret = ty_buf_take(&b);
     return 0;

@@ -13,7 +13,8 @@
 
 /* Set @key to @value in @text (a file's content that ty_kvconf_load accepts; "" for a new
  * file): the last line setting @key is rewritten as "key = value" in place and earlier lines
- * setting it (overridden, so dead) are dropped; without one, the line is appended. @value is
+ * setting it (overridden, so dead) are dropped; without one, the line is appended, ending as
+ * the text's first line does (CRLF or LF; LF in a new file). @value is
  * double-quoted (kvconf's escapes) when it is empty, starts with '"' or has blanks at either
  * end, else written as it is. Returns 0 and *ret (the new text, caller frees), or -EINVAL
  * with err when @value holds a line break or another control character but the tab. */

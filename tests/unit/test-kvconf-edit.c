@@ -63,6 +63,12 @@ static void test_set(void)
     t = set("a = 1\r\nproject = x\r\n", "project", "y");
     is_str(t, "a = 1\r\nproject = y\r\n", "CRLF endings kept");
     free(t);
+    t = set("a = 1\r\n", "project", "y");
+    is_str(t, "a = 1\r\nproject = y\r\n", "a line added to a CRLF file ends in CRLF");
+    free(t);
+    t = set("# c\r\na = 1", "project", "y");
+    is_str(t, "# c\r\na = 1\r\nproject = y\r\n", "and so does the end of its last line");
+    free(t);
     t = set("", "project", " two words \"q\" ");
     is_str(t, "project = \" two words \\\"q\\\" \"\n", "blanks at the ends: quoted, escaped");
     free(t);
