@@ -59,8 +59,8 @@ static const char *const good[] = {
     "[::1]:5000/img",          /* an IPv6 registry */
     "Registry.Example.com/team/img",
     "my-registry.example.com/a.b/c_d/e__f/g--h:V1.0_rc-1",
-    "us-docker.pkg.dev/proj/repo/trainer@sha256:"
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    ("us-docker.pkg.dev/proj/repo/trainer@sha256:"
+     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
     "img:1@sha256:0123456789abcdef0123456789abcdef",
     "a/b@sha512+x.y-z_w:0123456789ABCDEF0123456789abcdef",
     "x:_tag", /* a tag may start with '_' */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "error.h"
+
 #define TAG_MAX        128 /* distribution's tag rule: [\w][\w.-]{0,127} */
 #define DIGEST_HEX_MIN 32  /* the shortest digest the grammar takes */
 #define SHOW_MAX       128 /* the most of a part a message quotes */
@@ -155,6 +157,8 @@ static bool digest_ok(const char *s)
             return false;
     return true;
 }
+
+static int fail(char *why, size_t whylen, const char *fmt, ...) TY_PRINTF(3, 4);
 
 static int fail(char *why, size_t whylen, const char *fmt, ...)
 {
