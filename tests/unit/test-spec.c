@@ -736,9 +736,22 @@ static void test_text_formats(void)
             "yaml: workerCount 010 (8 to gcloud, 10 to YAML 1.2)");
     job = good_fmt(TY_SPEC_YAML,
                    "scaleTier: CUSTOM\nmasterType: n1-standard-4\nworkerType: n1-standard-4\n"
-                   "workerCount: 0\nmasterConfig: {imageUri: i}\n",
-                   "yaml: workerCount 0 is no octal");
+                   "workerCount: 07\nmasterConfig: {imageUri: i}\n",
+                   "yaml: workerCount 07, the same in YAML 1.1 and 1.2");
+    if (job)
+        is_int(job->roles[TY_ROLE_WORKER].count, 7, "yaml: 07 is 7");
     ty_job_free(job);
+    bad_fmt(
+        TY_SPEC_YAML,
+        "masterConfig: {imageUri: i}\nhyperparameters: {goal: MAXIMIZE, maxTrials: 2, params: "
+        "[{parameterName: lr, type: DOUBLE, minValue: 010, maxValue: 20}]}\n",
+        "'trainingInput.hyperparameters.params[0].minValue' (TYPE_DOUBLE), \"010\": a leading 0",
+        "yaml: a double minValue 010 (8 to gcloud)");
+    bad_fmt(TY_SPEC_YAML,
+            "masterConfig: {imageUri: i}\nhyperparameters: {goal: MAXIMIZE, maxTrials: 2, params: "
+            "[{parameterName: n, type: DISCRETE, discreteValues: [1, -0100]}]}\n",
+            "params[0].discreteValues[1]' (TYPE_DOUBLE), \"-0100\": a leading 0 is ambiguous",
+            "yaml: a discrete value -0100");
     job = good("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'010'}",
                "JSON: the int64 string '010' (proto3 JSON: decimal)");
     if (job)
