@@ -41,12 +41,15 @@ static void test_stored_job(void)
     if (job) {
         is_int(ty_job_check_images(job, &err), -EINVAL, "and is refused as a new job");
         like(err.msg,
-             "trainingInput.workerConfig.imageUri: 'My Trainer' is not a container image reference",
+             "trainingInput.workerConfig.imageUri: \"My Trainer\" is not a container image "
+             "reference",
              "the message names the role's field");
         ty_job_free(job);
     }
     json_decref(doc);
 }
+
+#define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static const char *const good[] = {
     "i",
@@ -61,8 +64,8 @@ static const char *const good[] = {
     "my-registry.example.com/a.b/c_d/e__f/g--h:V1.0_rc-1",
     ("us-docker.pkg.dev/proj/repo/trainer@sha256:"
      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
-    "img:1@sha256:0123456789abcdef0123456789abcdef",
-    "a/b@sha512+x.y-z_w:0123456789ABCDEF0123456789abcdef",
+    "img:1@sha384:" H64 "0123456789abcdef0123456789abcdef",
+    "a/b@sha512:" H64 H64,
     "x:_tag", /* a tag may start with '_' */
 };
 
@@ -75,10 +78,16 @@ static const struct {
     {"gcr.io/p/img:", "the tag '' is not 1 to 128 letters"},
     {"gcr.io/p/img:-x", "the tag '-x' is not"},
     {"gcr.io/p/img:v 1", "the tag 'v 1' is not"},
-    {"img@sha256:abc", "the digest 'sha256:abc' is not ALGORITHM:HEX"},
-    {"img@0123456789abcdef0123456789abcdef", "is not ALGORITHM:HEX"},
-    {"img@sha256:0123456789abcdef0123456789abcdeg", "is not ALGORITHM:HEX"},
-    {"img@1sha:0123456789abcdef0123456789abcdef", "is not ALGORITHM:HEX"},
+    {"img@sha256:abc", "the digest 'sha256:abc' is not sha256:, sha384: or sha512: and its 64"},
+    {"img@" H64, "is not sha256:, sha384: or sha512:"},
+    {"img@sha256:0123456789abcdef0123456789abcdef", "is not sha256:"}, /* cut short */
+    {"img@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+     "is not sha256:"}, /* upper case */
+    {"img@sha256:" H64 "0", "is not sha256:"},
+    {"img@sha384:" H64, "is not sha256:"},
+    {"img@md5:0123456789abcdef0123456789abcdef", "the digest 'md5:"},
+    {"img@sha256:" H64 "\x1b]0;x\a", "the digest 'sha256:"},
+    {"x/\x1b]0;t\a/y", "'?]0;t?' is not a path component"}, /* controls shown as '?' */
     {"gcr.io/P/img", "'P' is not a path component: lowercase letters and digits"},
     {"Img", "'Img' is not a path component"},
     {"gcr.io/p/-img", "'-img' is not a path component"},

@@ -11,9 +11,8 @@
 
 #include "error.h"
 
-#define TAG_MAX        128 /* distribution's tag rule: [\w][\w.-]{0,127} */
-#define DIGEST_HEX_MIN 32  /* the shortest digest the grammar takes */
-#define SHOW_MAX       128 /* the most of a part a message quotes */
+#define TAG_MAX  128 /* distribution's tag rule: [\w][\w.-]{0,127} */
+#define SHOW_MAX 128 /* the most of a part a message quotes */
 
 static bool lower_alnum(char c)
 {
@@ -129,33 +128,33 @@ static bool tag_ok(const char *s, size_t n)
     return true;
 }
 
-/* ALGORITHM:HEX, the algorithm components [A-Za-z][A-Za-z0-9]* joined by one of + . _ - */
+/* ALGORITHM:HEX as a pull takes it: the grammar allows any algorithm and 32 or more hex
+ * digits, but the digest parser behind it (go-digest, in Docker and in Podman's
+ * containers/image) knows only these, each with its exact length in lowercase hex, and a
+ * truncated or uppercase digest fails the pull. */
+static const struct {
+    const char *name;
+    size_t hex;
+} DIGESTS[] = {{"sha256", 64}, {"sha384", 96}, {"sha512", 128}};
+
 static bool digest_ok(const char *s)
 {
     const char *colon = strchr(s, ':');
-    size_t i = 0, n;
 
     if (!colon)
         return false;
-    n = (size_t)(colon - s);
-    for (;;) {
-        if (i >= n || !((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
+    for (size_t k = 0; k < sizeof(DIGESTS) / sizeof(DIGESTS[0]); k++) {
+        if ((size_t)(colon - s) != strlen(DIGESTS[k].name) ||
+            memcmp(s, DIGESTS[k].name, (size_t)(colon - s)) != 0)
+            continue;
+        if (strlen(colon + 1) != DIGESTS[k].hex)
             return false;
-        while (i < n && alnum(s[i]))
-            i++;
-        if (i == n)
-            break;
-        if (!strchr("+._-", s[i]))
-            return false;
-        i++;
+        for (const char *p = colon + 1; *p; p++)
+            if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                return false;
+        return true;
     }
-    n = strlen(colon + 1);
-    if (n < DIGEST_HEX_MIN)
-        return false;
-    for (i = 0; i < n; i++)
-        if (!hex_digit(colon[1 + i]))
-            return false;
-    return true;
+    return false;
 }
 
 static int fail(char *why, size_t whylen, const char *fmt, ...) TY_PRINTF(3, 4);
@@ -167,6 +166,9 @@ static int fail(char *why, size_t whylen, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(why, whylen, fmt, ap);
     va_end(ap);
+    for (char *p = why; *p; p++) /* the parts quoted are the user's: no terminal controls */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     return -EINVAL;
 }
 
@@ -176,6 +178,9 @@ static int check_name(const char *s, size_t n, char *why, size_t whylen)
 {
     const char *slash = memchr(s, '/', n), *p = s, *end = s + n;
 
+    /* A first component that can only be meant as a registry is judged as one, as Docker's
+     * splitDockerDomain reads it: "a.b_c/img" is a bad registry here, though the bare grammar
+     * would take a.b_c as a path component of Docker Hub. */
     if (slash && registry(s, (size_t)(slash - s)))
         p = slash + 1;
     else if (slash && meant_as_registry(s, (size_t)(slash - s)))
@@ -236,8 +241,8 @@ int ty_image_ref_check(const char *ref, char *why, size_t whylen)
     if (at && !digest_ok(at + 1))
         return fail(why,
                     whylen,
-                    "the digest '%.*s' is not ALGORITHM:HEX (such as sha256: and 64 "
-                    "hexadecimal digits)",
+                    "the digest '%.*s' is not sha256:, sha384: or sha512: and its 64, 96 or "
+                    "128 lowercase hexadecimal digits",
                     SHOW_MAX,
                     at + 1);
     return check_name(ref, (size_t)(name_end - ref), why, whylen);

@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 /* The longest name (registry and repository path, without tag or digest) a reference may
- * have: distribution's NameTotalLengthMax. */
+ * have: NameTotalLengthMax as Podman's parser (containers/image) counts it, registry
+ * included; distribution's own parser counts only the path since its v0.6.0 (2024). */
 #define TY_IMAGE_NAME_MAX 255
 
 /* Check @ref against NAME[:TAG][@DIGEST], where NAME is [REGISTRY/]PATH: REGISTRY a host name
@@ -16,8 +17,10 @@
  * bracketed IPv6 one, with an optional :PORT; PATH components of lowercase letters and
  * digits separated by '.', '_', '__' or runs of '-', joined by '/'; NAME at most
  * TY_IMAGE_NAME_MAX characters; TAG 1-128 of letters, digits, '_', '.' and '-', not starting
- * with '.' or '-'; DIGEST ALGORITHM:HEX with 32 or more hexadecimal digits. Returns 0, or
- * -EINVAL with the broken part and its rule in @why (NUL-terminated, @whylen > 0). */
+ * with '.' or '-'; DIGEST sha256:, sha384: or sha512: and 64, 96 or 128 lowercase hex digits
+ * (what a pull takes). Returns 0, or
+ * -EINVAL with the broken part and its rule in @why (NUL-terminated, @whylen > 0; control
+ * characters of the part shown as '?'). */
 int ty_image_ref_check(const char *ref, char *why, size_t whylen);
 
 #endif

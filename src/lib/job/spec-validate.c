@@ -65,15 +65,19 @@ int ty_job_check_images(const struct ty_job *job, struct ty_error *err)
 
     for (int i = 0; i < TY_ROLE_MAX; i++) {
         const char *ref = job->roles[i].image_uri;
-        if (ref && *ref && ty_image_ref_check(ref, why, sizeof(why)) < 0)
+        if (ref && *ref && ty_image_ref_check(ref, why, sizeof(why)) < 0) {
+            /* quoted as JSON: a control character of the user's shows escaped */
+            _cleanup_json_ json_t *j = json_string(ref);
+            _cleanup_free_ char *shown = j ? ty_json_compact_short(j) : xstrdup("(not UTF-8)");
             return ty_error_set(err,
                                 EINVAL,
-                                "trainingInput.%sConfig.imageUri: '%.200s' is not a container "
-                                "image reference ([REGISTRY/]PATH[:TAG][@DIGEST], such as "
+                                "trainingInput.%sConfig.imageUri: %s is not a container image "
+                                "reference ([REGISTRY/]PATH[:TAG][@DIGEST], such as "
                                 "gcr.io/project/trainer:v1): %s",
                                 ty_role_field((enum ty_role)i),
-                                ref,
+                                shown,
                                 why);
+        }
     }
     return 0;
 }
