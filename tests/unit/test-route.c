@@ -179,6 +179,9 @@ static void test_ids(void)
         is_str(e.msg,
                "--project: invalid project id 'a/b': " TY_PROJECT_ID_RULE,
                "project id: the message names the field and the rule");
+        ty_validate_project_id("a\x1b[2Jb", "--project", &e);
+        like(
+            e.msg, "invalid project id 'a?[2Jb'", "project id: no terminal control in the message");
     }
     long_id[199] = '\0';
     {

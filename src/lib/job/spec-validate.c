@@ -53,10 +53,16 @@ bool ty_project_id_ok(const char *id, size_t len)
 
 int ty_validate_project_id(const char *id, const char *field, struct ty_error *err)
 {
+    char shown[65];
+    size_t n = 0;
+
     if (ty_project_id_ok(id, strlen(id)))
         return 0;
+    for (; id[n] && n < sizeof(shown) - 1; n++) /* no terminal controls in a message */
+        shown[n] = (unsigned char)id[n] < 0x20 || id[n] == 0x7f ? '?' : id[n];
+    shown[n] = '\0';
     return ty_error_set(
-        err, EINVAL, "%s: invalid project id '%.64s': " TY_PROJECT_ID_RULE, field, id);
+        err, EINVAL, "%s: invalid project id '%s': " TY_PROJECT_ID_RULE, field, shown);
 }
 
 int ty_job_check_images(const struct ty_job *job, struct ty_error *err)
