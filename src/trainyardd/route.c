@@ -25,11 +25,11 @@ static bool ascii_alnum(char c)
     return ascii_letter(c) || (c >= '0' && c <= '9');
 }
 
-/* Whether the @len bytes of @s are 1 to @max characters: the first a letter or digit (a
- * letter when @letter_first), each other a letter, a digit or one of @punct. */
-static int valid_name(const char *s, size_t len, size_t max, bool letter_first, const char *punct)
+/* Whether the @len bytes of @s are 1 to @max characters: the first a letter or digit, each
+ * other a letter, a digit or one of @punct. */
+static int valid_name(const char *s, size_t len, size_t max, const char *punct)
 {
-    if (len == 0 || len > max || !(letter_first ? ascii_letter(s[0]) : ascii_alnum(s[0])))
+    if (len == 0 || len > max || !ascii_alnum(s[0]))
         return 0;
     for (size_t i = 1; i < len; i++)
         if (!ascii_alnum(s[i]) && (!s[i] || !strchr(punct, s[i])))
@@ -39,7 +39,7 @@ static int valid_name(const char *s, size_t len, size_t max, bool letter_first, 
 
 int tyd_valid_job_id(const char *id, size_t len)
 {
-    return valid_name(id, len, TYD_JOB_ID_MAX, true, "_");
+    return ty_job_id_ok(id, len);
 }
 
 int tyd_valid_project_id(const char *id, size_t len)
@@ -49,7 +49,7 @@ int tyd_valid_project_id(const char *id, size_t len)
 
 int tyd_valid_asset_name(const char *name, size_t len)
 {
-    return valid_name(name, len, TYD_ASSET_MAX, false, "-._");
+    return valid_name(name, len, TYD_ASSET_MAX, "-._");
 }
 
 /* The rows of TYD_API as the router sees them (the handlers are http.c's business). */

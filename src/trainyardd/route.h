@@ -91,7 +91,7 @@ struct tyd_api_row {
 /* Longest project id accepted (Google's are 6-30 characters; domain-scoped ones are longer). */
 #define TYD_PROJECT_MAX TY_PROJECT_ID_MAX
 /* Longest job id (the service's rule). */
-#define TYD_JOB_ID_MAX 128
+#define TYD_JOB_ID_MAX TY_JOB_ID_MAX
 /* The longest name of a dashboard asset ("tuning-AB12CD34.js"). */
 #define TYD_ASSET_MAX 64
 
@@ -112,8 +112,8 @@ void tyd_route(const char *http_method, const char *path, struct tyd_route *r);
 
 /* The id rules the router checks; exported for tests/unit/test-route.c and
  * fuzz/fuzz-api-request.c (the daemon itself only uses them through tyd_route). */
-/* Does @id follow the job id rule (letters, digits and underscores, starting with a letter,
- * at most 128 characters)? */
+/* Does @id follow the job id rule (ty_job_id_ok in the job model: letters, digits and
+ * underscores, starting with a letter, at most 128 characters)? */
 int tyd_valid_job_id(const char *id, size_t len);
 /* Does @id follow the project id rule (ty_project_id_ok in the job model, TY_PROJECT_ID_RULE)? */
 int tyd_valid_project_id(const char *id, size_t len);

@@ -14,6 +14,19 @@
 #include "strv.h"
 #include "timeutil.h"
 
+bool ty_job_id_ok(const char *id, size_t len)
+{
+    if (len == 0 || len > TY_JOB_ID_MAX || (unsigned char)id[0] >= 0x80 ||
+        !isalpha((unsigned char)id[0]))
+        return false;
+    for (size_t i = 1; i < len; i++) {
+        unsigned char c = (unsigned char)id[i];
+        if (c >= 0x80 || !(isalnum(c) || c == '_'))
+            return false;
+    }
+    return true;
+}
+
 int ty_validate_job_id(const char *id, struct ty_error *err)
 {
     size_t n;

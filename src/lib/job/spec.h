@@ -166,6 +166,10 @@ int64_t ty_job_replica_count(const struct ty_job *job);
 
 /* Validation pieces, exposed for the CLI (flags are checked before a job exists) and tests. */
 int ty_validate_job_id(const char *id, struct ty_error *err);
+/* Do the @len bytes of @id follow the job id rule (1-128 ASCII letters, digits and
+ * underscores, the first a letter)? ty_validate_job_id's rule without its messages, for ids
+ * not NUL-terminated (a segment of a URL path). */
+bool ty_job_id_ok(const char *id, size_t len);
 /* Do the @len bytes of @id follow TY_PROJECT_ID_RULE (1-128 of letters, digits and - . _ : ~,
  * the first a letter or digit; so "." and ".." never pass)? The service's rule for the
  * project of a path; the CLI checks a project with it before sending one. */
