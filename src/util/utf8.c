@@ -50,3 +50,15 @@ size_t ty_utf8_scrub(char *s)
     }
     return replaced;
 }
+
+size_t ty_ctrl_scrub(char *s)
+{
+    size_t replaced = 0;
+
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+            *s = '?';
+            replaced++;
+        }
+    return replaced;
+}

@@ -17,4 +17,8 @@ size_t ty_utf8_char(const unsigned char *s, size_t n, uint32_t *cp);
  * with '?', so that @s is valid UTF-8 of the same length. Returns how many bytes it replaced. */
 size_t ty_utf8_scrub(char *s);
 
+/* Replace, in the NUL-terminated @s, every control character (below 0x20, and DEL) with '?',
+ * so that a message quoting a user's bytes cannot drive a terminal. Returns how many. */
+size_t ty_ctrl_scrub(char *s);
+
 #endif

@@ -72,6 +72,9 @@ static void test_scrub(void)
     is_str(s, "cut ?", "scrub: its lead byte replaced");
     snprintf(s, sizeof(s), "%s", "");
     is_int(ty_utf8_scrub(s), 0, "scrub: empty");
+    snprintf(s, sizeof(s), "%s", "a\x1b[2J\tb\x7f \xc3\xa9");
+    is_int(ty_ctrl_scrub(s), 3, "control scrub: ESC, tab and DEL");
+    is_str(s, "a?[2J?b? \xc3\xa9", "control scrub: each one '?', UTF-8 untouched");
 }
 
 static void test_error_messages(void)

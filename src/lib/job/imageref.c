@@ -6,13 +6,21 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
+#include "utf8.h"
 
 #define TAG_MAX  128 /* distribution's tag rule: [\w][\w.-]{0,127} */
 #define SHOW_MAX 128 /* the most of a part a message quotes */
+
+/* The length to quote of a part of @n bytes (a "%.*s" precision). */
+static int shown(ptrdiff_t n)
+{
+    return (int)(n > SHOW_MAX ? SHOW_MAX : n);
+}
 
 static bool lower_alnum(char c)
 {
@@ -166,9 +174,7 @@ static int fail(char *why, size_t whylen, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(why, whylen, fmt, ap);
     va_end(ap);
-    for (char *p = why; *p; p++) /* the parts quoted are the user's: no terminal controls */
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    (void)ty_ctrl_scrub(why); /* the parts quoted are the user's */
     return -EINVAL;
 }
 
@@ -187,7 +193,7 @@ static int check_name(const char *s, size_t n, char *why, size_t whylen)
         return fail(why,
                     whylen,
                     "the registry '%.*s' is not a host name or address with an optional :PORT",
-                    (int)(slash - s > SHOW_MAX ? SHOW_MAX : slash - s),
+                    shown(slash - s),
                     s);
     for (;;) {
         const char *q = memchr(p, '/', (size_t)(end - p));
@@ -199,7 +205,7 @@ static int check_name(const char *s, size_t n, char *why, size_t whylen)
                         whylen,
                         "'%.*s' is not a path component: lowercase letters and digits, "
                         "separated by '.', '_', '__' or '-'",
-                        (int)(len > SHOW_MAX ? SHOW_MAX : len),
+                        shown((ptrdiff_t)len),
                         p);
         if (!q)
             return 0;
@@ -235,7 +241,7 @@ int ty_image_ref_check(const char *ref, char *why, size_t whylen)
                     whylen,
                     "the tag '%.*s' is not 1 to %d letters, digits, '_', '.' and '-' starting "
                     "with a letter, digit or '_'",
-                    (int)(end - colon - 1 > SHOW_MAX ? SHOW_MAX : end - colon - 1),
+                    shown(end - colon - 1),
                     colon + 1,
                     TAG_MAX);
     if (at && !digest_ok(at + 1))

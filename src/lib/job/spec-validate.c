@@ -3,6 +3,7 @@
  * field (camelCase path, as the REST API spells it) and the rule it breaks. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -13,6 +14,7 @@
 #include "spec.h"
 #include "strv.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 bool ty_job_id_ok(const char *id, size_t len)
 {
@@ -67,13 +69,11 @@ bool ty_project_id_ok(const char *id, size_t len)
 int ty_validate_project_id(const char *id, const char *field, struct ty_error *err)
 {
     char shown[65];
-    size_t n = 0;
 
     if (ty_project_id_ok(id, strlen(id)))
         return 0;
-    for (; id[n] && n < sizeof(shown) - 1; n++) /* no terminal controls in a message */
-        shown[n] = (unsigned char)id[n] < 0x20 || id[n] == 0x7f ? '?' : id[n];
-    shown[n] = '\0';
+    (void)snprintf(shown, sizeof(shown), "%s", id);
+    (void)ty_ctrl_scrub(shown); /* no terminal controls in a message */
     return ty_error_set(
         err, EINVAL, "%s: invalid project id '%s': " TY_PROJECT_ID_RULE, field, shown);
 }
