@@ -9,18 +9,13 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clusterenv-check.h"
 #include "clusterenv.h"
 #include "json.h"
 #include "plan.h"
 #include "spec.h"
 #include "strv.h"
 #include "tap.h"
-
-#define N4 "\"n1-standard-4\""
-/* A job document: the CUSTOM master every job has, then @rest. */
-#define DOC(id, rest)                                                                              \
-    "{\"jobId\":\"" id "\",\"trainingInput\":{\"scaleTier\":\"CUSTOM\",\"masterType\":" N4 ","     \
-    "\"masterConfig\":{\"imageUri\":\"img:1\"}" rest "}}"
 
 static const char DOC_FULL[] = DOC("mx",
                                    ",\"workerType\":" N4 ",\"workerCount\":2,"

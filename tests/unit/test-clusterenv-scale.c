@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clusterenv-check.h"
 #include "clusterenv.h"
 #include "json.h"
 #include "macro.h"
@@ -18,22 +19,6 @@
 #include "spec.h"
 #include "strv.h"
 #include "tap.h"
-
-static struct ty_job *job_from(const char *text)
-{
-    json_t *tree = NULL;
-    struct ty_job *job = NULL;
-    struct ty_error err = {0};
-
-    if (ty_spec_parse(text, strlen(text), TY_SPEC_JSON, &tree, &err) < 0 ||
-        ty_job_from_json(tree, &job, &err) < 0) {
-        diag("job rejected: %s", ty_error_msg(&err));
-        job = NULL;
-    }
-    if (tree)
-        json_decref(tree);
-    return job;
-}
 
 /* Addresses like the process runtime's: 127.0.0.1 and a port per replica; IPv6 for every
  * seventh replica, to cover the bracketed form. */
@@ -159,7 +144,6 @@ out:
     ty_job_free(job);
 }
 
-#define N4 "\"n1-standard-4\""
 #define BIG_DOC(extra)                                                                             \
     "{\"jobId\":\"big\",\"trainingInput\":{\"scaleTier\":\"CUSTOM\",\"masterType\":" N4            \
     ",\"workerType\":" N4 ",\"workerCount\":999,\"parameterServerType\":" N4                       \

@@ -3,17 +3,14 @@
  * every rule, through the public path (ty_spec_parse + ty_job_from_json).
  *
  * JSON documents are written with ' for " (dq() swaps them) to keep them readable. */
+
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "json.h"
-#include "macro.h"
-#include "spec.h"
-#include "tap.h"
-
-static struct ty_error err;
+#include "error.h"
+#include "spec-check.h"
 
 /* A job around a HyperparameterSpec body ("'params':[...]" etc.). */
 #define HPJOB(body)                                                                                \
@@ -21,51 +18,18 @@ static struct ty_error err;
     "'hyperparameters':{" body "}}}"
 #define P_LR "{'parameterName':'lr','type':'DOUBLE','minValue':0.0001,'maxValue':0.1}"
 
-static int load(const char *text, enum ty_spec_format fmt, struct ty_job **ret)
+/* The job model's own reading (ty_job_from_json); an accepted document must carry a
+ * hyperparameter spec. */
+static int spec_build(json_t *doc, struct ty_job **ret, struct ty_error *e)
 {
-    _cleanup_json_ json_t *doc = NULL;
-    _cleanup_free_ char *t = xstrdup(text);
-    int r;
-
-    if (fmt != TY_SPEC_YAML)
-        for (char *p = t; *p; p++)
-            if (*p == '\'')
-                *p = '"';
-    *ret = NULL;
-    ty_error_clear(&err);
-    r = ty_spec_parse(t, strlen(t), fmt, &doc, &err);
-    if (r < 0)
-        return r;
-    return ty_job_from_json(doc, ret, &err);
-}
-
-/* One check: rejected, with @needle in the message. */
-static void bad(const char *text, const char *needle, const char *name)
-{
-    struct ty_job *job = NULL;
-    int r = load(text, TY_SPEC_JSON, &job);
-    like(r < 0 ? err.msg : "(accepted)", needle, "rejects %s", name);
-    ty_job_free(job);
-}
-
-/* One check: accepted. Returns the job or NULL; caller frees. */
-static struct ty_job *good_fmt(enum ty_spec_format fmt, const char *text, const char *name)
-{
-    struct ty_job *job = NULL;
-    int r = load(text, fmt, &job);
-    if (!ok(r == 0 && job && job->hp, "accepts %s", name))
-        diag("error: %s", err.msg);
-    return job;
-}
-
-static struct ty_job *good(const char *text, const char *name)
-{
-    return good_fmt(TY_SPEC_JSON, text, name);
-}
-
-static void good_free(const char *text, const char *name)
-{
-    ty_job_free(good(text, name));
+    if (ty_job_from_json(doc, ret, e) < 0)
+        return -1;
+    if (!(*ret)->hp) {
+        ty_job_free(*ret);
+        *ret = NULL;
+        return ty_error_set(e, EINVAL, "(test) the job has no hyperparameters");
+    }
+    return 0;
 }
 
 static void test_full_spec(void)
