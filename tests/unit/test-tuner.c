@@ -12,32 +12,13 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "hp-check.h"
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
 #include "spec.h"
 #include "tap.h"
 #include "tuner.h"
-
-static struct ty_error err;
-
-/* A spec from a HyperparameterSpec body written with '. NULL (and a diagnostic) on error. */
-static struct ty_hp_spec *spec_of(const char *text)
-{
-    _cleanup_free_ char *t = xstrdup(text);
-    _cleanup_json_ json_t *j = NULL;
-    struct ty_hp_spec *hp = NULL;
-
-    for (char *p = t; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    ty_error_clear(&err);
-    if (ty_json_parse(t, strlen(t), &j, &err) < 0 || ty_hp_spec_from_json(j, &hp, &err) < 0) {
-        diag("spec error: %s", err.msg);
-        return NULL;
-    }
-    return hp;
-}
 
 #define P_X "{'parameterName':'x','type':'DOUBLE','minValue':-5,'maxValue':10}"
 #define P_LOG                                                                                      \
