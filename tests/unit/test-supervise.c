@@ -544,7 +544,9 @@ static void test_jobrun(void)
     ty_loop_free(loop);
 }
 
-int main(void)
+/* How a job ends: the master succeeds, a worker fails, the master is killed, a program is
+ * missing. */
+static void test_ends(void)
 {
     char err[2048];
     struct capture cap = {0};
@@ -610,6 +612,16 @@ int main(void)
     ty_job_free(job);
     ty_buf_release(&cap.lines);
     memset(&cap, 0, sizeof(cap));
+}
+
+/* Cancel with a replica ignoring SIGTERM, and an orphan that left the process group. */
+static void test_cancel_orphans(void)
+{
+    char err[2048];
+    struct capture cap = {0};
+    struct ty_job *job;
+    enum ty_job_state st;
+    int64_t t0;
 
     /* 5. cancel; a replica ignoring SIGTERM is killed after the grace period. */
     job = make_job("cancel_job", "trap '' TERM; sleep 1000.333 & wait; wait", 0, NULL, NULL, NULL);
@@ -635,6 +647,16 @@ int main(void)
     ty_job_free(job);
     ty_buf_release(&cap.lines);
     memset(&cap, 0, sizeof(cap));
+}
+
+/* scheduling.maxRunningTime, from the start and for a run taking over a running job. */
+static void test_deadlines(void)
+{
+    char err[2048];
+    struct capture cap = {0};
+    struct ty_job *job;
+    enum ty_job_state st;
+    int64_t t0;
 
     /* 7. scheduling.maxRunningTime. */
     job = make_job("deadline_job",
@@ -667,6 +689,14 @@ int main(void)
     ok(ty_mono_usec() - t0 < 20 * INT64_C(1000000), "at once, not after 600 s");
     ty_job_free(job);
     ty_buf_release(&cap.lines);
+}
+
+/* A cancel while the job is tearing down. */
+static void test_teardown_cancel(void)
+{
+    struct capture cap = {0};
+    struct ty_job *job;
+    int64_t t0;
 
     /* 8. a master that ends before its peers have all been seen starting still passes
      * through RUNNING; a cancel during the teardown skips the grace period. */
@@ -705,6 +735,12 @@ int main(void)
     ty_job_free(job);
     ty_buf_release(&cap.lines);
     memset(&cap, 0, sizeof(cap));
+}
+
+/* The exit descriptions and the start and end records of a run. */
+static void test_messages(void)
+{
+    struct capture cap = {0};
 
     /* 9. exit descriptions. */
     {
@@ -738,6 +774,12 @@ int main(void)
         ty_buf_release(&cap.lines);
         memset(&cap, 0, sizeof(cap));
     }
+}
+
+/* ty_study_start's errors. */
+static void test_study_start(void)
+{
+    struct capture cap = {0};
 
     /* 11. ty_study_start reports its failures through its error argument. */
     {
@@ -790,6 +832,16 @@ int main(void)
         }
         ty_buf_release(&cap.lines);
     }
+}
+
+int main(void)
+{
+    test_ends();
+    test_cancel_orphans();
+    test_deadlines();
+    test_teardown_cancel();
+    test_messages();
+    test_study_start();
     test_slow_cleanup();
     test_free_during_cleanup();
     test_process_cleanup();
