@@ -105,12 +105,15 @@ bool tyd_host_allowed(const struct tyd_host_rules *r, const char *host)
     return allowed(r, host, strlen(host), r->tls ? 443 : 80);
 }
 
-bool tyd_origin_allowed(const struct tyd_host_rules *r, const char *origin)
+bool tyd_origin_allowed(const struct tyd_host_rules *r, const char *origin, const char *host)
 {
     const char *scheme = r->tls ? "https://" : "http://";
     size_t sl = strlen(scheme), len;
+    unsigned default_port = r->tls ? 443 : 80, oport, hport;
+    char ohost[HOST_MAX], hhost[HOST_MAX];
+    bool oip, hip;
 
-    if (!origin || strncasecmp(origin, scheme, sl) != 0)
+    if (!origin || !host || strncasecmp(origin, scheme, sl) != 0)
         return false;
     origin += sl;
     len = strlen(origin);
@@ -118,7 +121,14 @@ bool tyd_origin_allowed(const struct tyd_host_rules *r, const char *origin)
         len--; /* not sent by browsers, harmless */
     if (memchr(origin, '/', len))
         return false;
-    return allowed(r, origin, len, r->tls ? 443 : 80);
+    /* the page's own origin is the scheme, host and port the browser reached the daemon at,
+     * which it also sent as Host: any other (another IP address with the same port
+     * included) is another site's page */
+    if (!split_host(origin, len, default_port, ohost, &oport, &oip) ||
+        !split_host(host, strlen(host), default_port, hhost, &hport, &hip))
+        return false;
+    return oport == hport && oip == hip && strcasecmp(ohost, hhost) == 0 &&
+           allowed(r, host, strlen(host), default_port);
 }
 
 bool tyd_content_type_json(const char *ct)

@@ -25,10 +25,14 @@ struct tyd_host_rules {
  * in Host, which is none of these. Names compare without case; NULL or "" is refused. */
 bool tyd_host_allowed(const struct tyd_host_rules *r, const char *host);
 
-/* Is @origin (an Origin header, "SCHEME://HOST[:PORT]") the daemon's own origin: the
- * daemon's scheme (http, or https with TLS) and a host that tyd_host_allowed accepts?
- * "null" and anything else is refused. */
-bool tyd_origin_allowed(const struct tyd_host_rules *r, const char *origin);
+/* Is @origin (an Origin header, "SCHEME://HOST[:PORT]") the daemon's own origin, the one a
+ * page of the daemon itself (the dashboard) sends: the daemon's scheme (http, or https with
+ * TLS) and the same host and port as the request's @host header, which tyd_host_allowed
+ * accepts? Host names compare without case, a missing port is the scheme's. A page of
+ * another site sends its own origin: another name, or another address with the daemon's
+ * port (a page served from any IP address), and is refused, as are "null", a NULL @host
+ * (no browser omits it) and anything malformed, --allowed-hosts=* or not. */
+bool tyd_origin_allowed(const struct tyd_host_rules *r, const char *origin, const char *host);
 
 /* Is @content_type (a Content-Type header, may be NULL) application/json, parameters such
  * as "; charset=UTF-8" allowed, without case? */

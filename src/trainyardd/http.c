@@ -196,13 +196,15 @@ static bool web_checks(struct tyd *d, struct MHD_Connection *c, struct tyd_reply
                   r->port);
         return true;
     }
-    if (origin && !tyd_origin_allowed(r, origin)) {
+    if (origin && !tyd_origin_allowed(r, origin, host)) {
         tyd_error(rep,
                   403,
                   NULL,
                   "Request refused: the Origin header '%.200s' is not this service's own "
-                  "origin; requests from web pages of other sites are not accepted",
-                  origin);
+                  "origin (the scheme and the Host header's '%.200s'); requests from web "
+                  "pages of other sites are not accepted",
+                  origin,
+                  host ? host : "");
         return true;
     }
     return false;

@@ -81,6 +81,14 @@ test_expect_success 'an Origin of another site gets 403; the daemon'"'"'s own pa
   test "$(code -H "Origin: null" "$PLAIN/v1/projects/p1/jobs")" = 403 &&
   test "$(code -H "Origin: http://127.0.0.1:$PORT" "$PLAIN/v1/projects/p1/jobs")" = 200
 '
+test_expect_success 'a page served from another IP address with the daemon'"'"'s port is another site (403)' '
+  test "$(code -H "Origin: http://93.184.216.34:$PORT" -X POST \
+    "$PLAIN/v1/projects/p1/jobs/nosuch:cancel")" = 403 &&
+  grep -q "Origin header .http://93.184.216.34:$PORT" out.json &&
+  test "$(code -H "Origin: http://localhost:$PORT" "$PLAIN/v1/projects/p1/jobs")" = 403 &&
+  test "$(code -H "Host: localhost:$PORT" -H "Origin: http://localhost:$PORT" \
+    "$PLAIN/v1/projects/p1/jobs")" = 200
+'
 test_expect_success 'POST and PATCH bodies must be application/json (400 naming the header)' '
   test "$(code -X POST -d "{}" "$PLAIN/v1/projects/p1/jobs")" = 400 &&
   grep -q "Content-Type .application/x-www-form-urlencoded" out.json &&

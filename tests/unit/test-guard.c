@@ -67,33 +67,56 @@ static void test_hosts(void)
 static void test_origins(void)
 {
     static const char *const extra[] = {"trainyard.test", NULL};
+    static const char *const any[] = {"*", NULL};
     const struct tyd_host_rules r = {.port = 8080, .extra = extra};
+    const struct tyd_host_rules star = {.port = 8080, .extra = any};
     const struct tyd_host_rules tls = {.port = 8443, .tls = true};
-    static const struct hcase c[] = {
-        {"http://127.0.0.1:8080", true},
-        {"http://localhost:8080", true},
-        {"HTTP://localhost:8080", true},
-        {"http://localhost:8080/", true},
-        {"http://trainyard.test:8080", true},
-        {"http://evil.example", false},
-        {"http://evil.example:8080", false},
-        {"https://127.0.0.1:8080", false}, /* another scheme is another origin */
-        {"http://127.0.0.1:8081", false},
-        {"http://127.0.0.1", false},
-        {"null", false},
-        {"", false},
-        {"http://", false},
-        {"http://localhost:8080/path", false},
-        {"file://", false},
+    static const struct {
+        const char *origin, *host;
+        bool want;
+    } c[] = {
+        {"http://127.0.0.1:8080", "127.0.0.1:8080", true},
+        {"http://localhost:8080", "localhost:8080", true},
+        {"HTTP://localhost:8080", "LOCALHOST:8080", true},
+        {"http://localhost:8080/", "localhost:8080", true},
+        {"http://[::1]:8080", "[::1]:8080", true},
+        {"http://trainyard.test:8080", "trainyard.test:8080", true},
+        {"http://192.0.2.7:8080", "192.0.2.7:8080", true}, /* the daemon reached at this IP */
+        /* a page of any other site: another name, or any IP address with the daemon's port */
+        {"http://93.184.216.34:8080", "127.0.0.1:8080", false},
+        {"http://10.0.0.1:8080", "127.0.0.1:8080", false},
+        {"http://localhost:8080", "127.0.0.1:8080", false},
+        {"http://127.0.0.1:8080", "localhost:8080", false},
+        {"http://evil.example", "127.0.0.1:8080", false},
+        {"http://evil.example:8080", "evil.example:8080", false}, /* Host refused too */
+        {"https://127.0.0.1:8080", "127.0.0.1:8080", false},      /* another scheme */
+        {"http://127.0.0.1:8081", "127.0.0.1:8080", false},
+        {"http://127.0.0.1", "127.0.0.1:8080", false},
+        {"null", "127.0.0.1:8080", false},
+        {"", "127.0.0.1:8080", false},
+        {"http://", "127.0.0.1:8080", false},
+        {"http://localhost:8080/path", "localhost:8080", false},
+        {"file://", "localhost:8080", false},
+        {"http://localhost:8080", NULL, false}, /* no Host: no browser */
     };
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-        ok(tyd_origin_allowed(&r, c[i].value) == c[i].want,
-           "Origin '%s' %s",
-           c[i].value,
+        ok(tyd_origin_allowed(&r, c[i].origin, c[i].host) == c[i].want,
+           "Origin '%s' with Host '%s' %s",
+           c[i].origin,
+           c[i].host ? c[i].host : "(none)",
            c[i].want ? "allowed" : "refused");
-    ok(tyd_origin_allowed(&tls, "https://localhost:8443"), "TLS: https origin");
-    ok(!tyd_origin_allowed(&tls, "http://localhost:8443"), "TLS: http origin refused");
-    ok(!tyd_origin_allowed(&r, NULL), "NULL refused");
+    ok(tyd_origin_allowed(&star, "http://any.name:8080", "any.name:8080"),
+       "--allowed-hosts=*: a page of the daemon under any name");
+    ok(!tyd_origin_allowed(&star, "http://evil.example:8080", "127.0.0.1:8080"),
+       "--allowed-hosts=*: another site's page still refused");
+    ok(tyd_origin_allowed(&tls, "https://localhost:8443", "localhost:8443"), "TLS: https origin");
+    ok(!tyd_origin_allowed(&tls, "http://localhost:8443", "localhost:8443"),
+       "TLS: http origin refused");
+    ok(tyd_origin_allowed(&(struct tyd_host_rules){.port = 443, .tls = true},
+                          "https://localhost",
+                          "localhost:443"),
+       "TLS on 443: the default port on either side");
+    ok(!tyd_origin_allowed(&r, NULL, "localhost:8080"), "NULL refused");
 }
 
 static void test_content_types(void)
