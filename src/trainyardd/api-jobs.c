@@ -536,21 +536,20 @@ struct list_ctx {
     struct tyd *d;
 };
 
+/* The filter sees the job as the list shows it, the scheduler's jobPosition and stateReason
+ * of a QUEUED job included. */
 static int list_one(const struct ty_job_row *row, void *data)
 {
     struct list_ctx *lc = data;
-    _cleanup_json_ json_t *j = NULL;
+    _cleanup_json_ json_t *j = job_json(lc->d, row);
 
-    if (lc->filter) {
-        j = ty_job_row_to_json(row);
-        if (!ty_filter_match(lc->filter, j))
-            return ty_filter_spent(lc->filter, NULL) < 0; /* stop: the patterns' budget is spent */
-    }
+    if (lc->filter && !ty_filter_match(lc->filter, j))
+        return ty_filter_spent(lc->filter, NULL) < 0; /* stop: the patterns' budget is spent */
     if (json_array_size(lc->jobs) == lc->want) {
         lc->more = true;
         return 1;
     }
-    json_array_append_new(lc->jobs, job_json(lc->d, row));
+    json_array_append_new(lc->jobs, TAKE_PTR(j));
     lc->last_seq = row->seq;
     return 0;
 }

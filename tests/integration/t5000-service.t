@@ -371,6 +371,14 @@ test_expect_success '--max-running-jobs 0 queues jobs with their position' '
   test "$(api GET /v1/projects/p1/jobs/q_two)" = 200 &&
   test "$(json_get out.json "d[\"jobPosition\"]")" = 1
 '
+test_expect_success 'list filters see what list shows: jobPosition and the scheduler'"'"'s stateReason' '
+  test "$(api GET "/v1/projects/p1/jobs?filter=jobPosition%3D1")" = 200 &&
+  test "$(json_get out.json "\",\".join(j[\"jobId\"] for j in d.get(\"jobs\", []))")" = q_two &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=jobPosition%3E1")" = 200 &&
+  test "$(json_get out.json "len(d.get(\"jobs\", []))")" = 0 &&
+  test "$(api GET "/v1/projects/p1/jobs?filter=stateReason%3A*")" = 200 &&
+  test "$(json_get out.json "\",\".join(j[\"jobId\"] for j in d.get(\"jobs\", []))")" = q_two
+'
 kill -TERM "$DPID"; wait "$DPID"; rc=$?
 test_expect_success 'SIGTERM stops the daemon with status 0' "test $rc -eq 0"
 
