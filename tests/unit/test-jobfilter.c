@@ -167,6 +167,8 @@ static void test_numbers_and_times(void)
         {"trainingInput.scheduling.maxRunningTime>3600s", 1, 0},
         {"trainingInput.scheduling.maxRunningTime<=3600s", 0, 0},
         {"trainingInput.scheduling.maxRunningTime=7200s", 1, 0},
+        {"labels.runTime=fast", 1, 0}, /* a label is text, whatever its name */
+        {"labels.runTime:fa*", 1, 0},
     };
     check_cases("numbers and times", c, TY_ARRAY_SIZE(c));
 }
@@ -424,7 +426,12 @@ static void test_errors(void)
         {".a:x", "at position 1"},
         {"a.:x", "is not a field name"},
         {"job*:x", "'job*' is not a field name"},
-        {"createTime>yesterday", "'createTime' compares times"},
+        {"createTime>yesterday", "'createTime' is a time: expected an RFC 3339 time"},
+        {"createTime>3600s", "'createTime' is a time"}, /* a duration never matched */
+        {"attemptStatus.replicas.exitTime<1s", "'attemptStatus.replicas.exitTime' is a time"},
+        {"trainingInput.scheduling.maxRunningTime>2026-01-01",
+         "'trainingInput.scheduling.maxRunningTime' is a duration: expected seconds such as "
+         "3600s"},
         {"createTime>yesterday", "not 'yesterday' at position 12"},
         {"createTime:2026*", "not '2026*' at position 12"},
         {"NOT", "expected a restriction after 'NOT', found the end at position 4"},
@@ -615,7 +622,7 @@ int main(void)
                 "'trainingOutput':{'consumedMLUnits':1.25,'completedTrialCount':'3',"
                 "'isHyperparameterTuningJob':true},"
                 "'labels':{'team':'vision','owner':'ada lovelace','my-key':'a_b',"
-                "'q':'say \\'hi\\' \\\\ ok'},'etag':'AAAAAAAAAAE='}");
+                "'q':'say \\'hi\\' \\\\ ok','runTime':'fast'},'etag':'AAAAAAAAAAE='}");
     job2 = load("{'jobId':'rnn_7','trainingInput':{'scaleTier':'BASIC'},"
                 "'createTime':'2026-12-01T10:00:00Z','state':'SUCCEEDED',"
                 "'labels':{'team':'nlp'},'etag':'AAAAAAAAAAI='}");

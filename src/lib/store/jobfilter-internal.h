@@ -30,7 +30,7 @@ struct jf_restr {
     bool is_num, is_int;
     int64_t ival;
     double dval;
-    enum jf_vkind vkind; /* fields ending in "Time" */
+    enum jf_vkind vkind; /* by the key: timestamps and durations (ty_jobkey_info.value) */
     int64_t tval, tend;  /* V_TIME, V_DURATION: the value; ':' matches [tval, tend) */
     struct ty_ere *re;   /* OP_RE, OP_NRE: the compiled value */
     uint64_t *steps;     /* OP_RE, OP_NRE: the filter's budget (ty_filter.steps) */

@@ -18,8 +18,10 @@
 enum jk_kind {
     JK_LEAF,
     JK_ENUM,
-    JK_MAP, /* any name below it, each a leaf (labels, hyperparameters, ...) */
-    JK_OBJ, /* kids (a table here) or msg (a message of schema.h) */
+    JK_TIME,     /* a leaf holding an RFC 3339 time */
+    JK_DURATION, /* a leaf holding a Duration ("3600s") */
+    JK_MAP,      /* any name below it, each a leaf (labels, hyperparameters, ...) */
+    JK_OBJ,      /* kids (a table here) or msg (a message of schema.h) */
 };
 
 struct jk_node {
@@ -38,6 +40,10 @@ struct jk_node {
 #define LEAFS(n)                                                                                   \
     {                                                                                              \
         n, JK_LEAF, true, NULL, NULL, NULL                                                         \
+    }
+#define TIME(n)                                                                                    \
+    {                                                                                              \
+        n, JK_TIME, false, NULL, NULL, NULL                                                        \
     }
 #define MAP(n)                                                                                     \
     {                                                                                              \
@@ -71,7 +77,7 @@ static const struct jk_node k_replica[] = {LEAF("taskName"),
                                            LEAF("state"),
                                            LEAF("exitCode"),
                                            LEAF("signal"),
-                                           LEAF("exitTime"),
+                                           TIME("exitTime"),
                                            LEAF("restarts"),
                                            END};
 static const struct jk_node k_attempt[] = {LEAF("attempt"),
@@ -82,12 +88,12 @@ static const struct jk_node k_attempt[] = {LEAF("attempt"),
                                            END};
 static const struct jk_node k_trial[] = {OBJS("allMetrics", k_metric),
                                          OBJ("builtInAlgorithmOutput", k_builtin),
-                                         LEAF("endTime"),
+                                         TIME("endTime"),
                                          LEAF("errorMessage"),
                                          OBJ("finalMetric", k_metric),
                                          MAP("hyperparameters"),
                                          LEAF("isTrialStoppedEarly"),
-                                         LEAF("startTime"),
+                                         TIME("startTime"),
                                          ENUM("state", ty_job_state_names),
                                          LEAF("trialId"),
                                          MAP("webAccessUris"),
@@ -104,8 +110,8 @@ static const struct jk_node k_output[] = {OBJ("builtInAlgorithmOutput", k_builti
                                           END};
 static const struct jk_node k_job[] = {
     OBJ("attemptStatus", k_attempt),
-    LEAF("createTime"),
-    LEAF("endTime"),
+    TIME("createTime"),
+    TIME("endTime"),
     LEAF("errorMessage"),
     LEAF("etag"),
     LEAF("jobId"),
@@ -113,7 +119,7 @@ static const struct jk_node k_job[] = {
     MAP("labels"),
     MAP("predictionInput"),
     MAP("predictionOutput"),
-    LEAF("startTime"),
+    TIME("startTime"),
     ENUM("state", ty_job_state_names),
     LEAF("stateReason"),
     {"trainingInput", JK_OBJ, false, NULL, &ty_msg_training_input, NULL},
@@ -140,6 +146,9 @@ static const struct jk_node *field_node(const struct ty_field *f, struct jk_node
     case TY_FT_ENUM:
         buf->kind = JK_ENUM;
         buf->enums = f->enum_values;
+        break;
+    case TY_FT_DURATION:
+        buf->kind = JK_DURATION;
         break;
     case TY_FT_STRING_ARRAY:
     case TY_FT_DOUBLE_ARRAY:
@@ -314,6 +323,9 @@ int ty_jobkey_check(const char *const *segs,
     }
     info->is_leaf = cur->kind != JK_OBJ;
     info->enums = cur->kind == JK_ENUM ? cur->enums : NULL;
+    info->value = cur->kind == JK_TIME       ? TY_JOBKEY_TIMESTAMP
+                  : cur->kind == JK_DURATION ? TY_JOBKEY_DURATION
+                                             : TY_JOBKEY_TEXT;
     return 0;
 }
 

@@ -334,17 +334,12 @@ bad:
                 f);
 }
 
-static bool ends_with_time(const char *seg)
+/* Classify a restriction's decoded value: prefix, presence, number, time. A time field
+ * (@kind: an RFC 3339 timestamp or a Duration, by the key) takes only a value of its kind: a
+ * duration compared with createTime would never match, and is refused instead. */
+static int finish_value(
+    struct parser *p, struct jf_restr *r, size_t voff, const char *field, enum ty_jobkey_value kind)
 {
-    size_t n = strlen(seg);
-    return n >= 4 && strcmp(seg + n - 4, "Time") == 0;
-}
-
-/* Classify a restriction's decoded value: prefix, presence, number, time. */
-static int finish_value(struct parser *p, struct jf_restr *r, size_t voff, const char *field)
-{
-    const char *last = r->segs[r->nsegs - 1];
-
     if (r->op <= OP_NE && r->vlen > 0 && r->value[r->vlen - 1] == '*') {
         if (r->vlen == 1 && r->op == OP_HAS) {
             r->present = true;
@@ -353,13 +348,22 @@ static int finish_value(struct parser *p, struct jf_restr *r, size_t voff, const
         r->prefix = true;
         r->value[--r->vlen] = '\0';
     }
-    if (ends_with_time(last)) {
+    if (kind == TY_JOBKEY_TIMESTAMP) {
         if (!r->prefix && ty_rfc3339_parse(r->value, &r->tval, NULL) == 0) {
             r->vkind = V_TIME;
             /* ':' with a bare date means that whole day. */
             r->tend = r->tval + (r->op == OP_HAS && r->vlen == 10 ? USEC_PER_DAY : 1);
             return 0;
         }
+        return fail(p,
+                    voff,
+                    "'%s' is a time: expected an RFC 3339 time such as "
+                    "\"2026-11-30T09:00:00Z\" or a date such as 2026-11-30, not '%.40s%s'",
+                    field,
+                    r->value,
+                    r->prefix ? "*" : "");
+    }
+    if (kind == TY_JOBKEY_DURATION) {
         if (!r->prefix && ty_duration_parse(r->value, &r->tval, NULL) == 0) {
             r->vkind = V_DURATION;
             r->tend = r->tval + 1;
@@ -367,9 +371,7 @@ static int finish_value(struct parser *p, struct jf_restr *r, size_t voff, const
         }
         return fail(p,
                     voff,
-                    "'%s' compares times: expected an RFC 3339 time such as "
-                    "\"2026-11-30T09:00:00Z\", a date such as 2026-11-30 or a duration such "
-                    "as 3600s, not '%.40s%s'",
+                    "'%s' is a duration: expected seconds such as 3600s or 1.5s, not '%.40s%s'",
                     field,
                     r->value,
                     r->prefix ? "*" : "");
@@ -451,7 +453,7 @@ static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct 
         p->filter->patterns = true;
         goto done;
     }
-    r = finish_value(p, &n->r, voff, field);
+    r = finish_value(p, &n->r, voff, field, key.value);
     if (r < 0)
         goto out;
     if (key.enums && n->r.op <= OP_NE && !n->r.present) {

@@ -15,10 +15,18 @@
 #include "error.h"
 
 /* What a valid key is. */
+/* What a leaf's value is, for comparisons that read it as more than text. */
+enum ty_jobkey_value {
+    TY_JOBKEY_TEXT,      /* a string, number or bool */
+    TY_JOBKEY_TIMESTAMP, /* an RFC 3339 time (createTime, startTime, endTime, exitTime) */
+    TY_JOBKEY_DURATION,  /* a google.protobuf.Duration, "3600s" (scheduling.maxRunningTime) */
+};
+
 struct ty_jobkey_info {
-    const char *const *enums; /* an enum: its value names (NULL-terminated), else NULL */
-    bool is_array;            /* the key (or a key on its way) is a list */
-    bool is_leaf;             /* a scalar, not an object */
+    const char *const *enums;   /* an enum: its value names (NULL-terminated), else NULL */
+    bool is_array;              /* the key (or a key on its way) is a list */
+    bool is_leaf;               /* a scalar, not an object */
+    enum ty_jobkey_value value; /* a leaf's kind of value (a map's values are TEXT) */
 };
 
 /* Check the key of @n names @segs. Returns 0 with *info (may be NULL) filled, or -EINVAL with
