@@ -9,14 +9,23 @@ export SEEN="$TEST_DIR/seen"
 mkdir -p "$SEEN"
 
 # The training program: reports accuracy v * step / 12 at steps 1..12, one every 0.15 s,
-# where v comes from --q (goodN: 0.75 + 0.05 N; badN: 0.1). At its start it copies the job's
-# record (job.json) so the test can see what trainingOutput said while the job ran.
+# where v comes from --q (goodN: 0.75 + 0.05 N; badN: 0.1). At its start, once the job's
+# record (job.json) lists its trial, it copies the record so the test can see what
+# trainingOutput said while the job ran.
 cat >"$TEST_DIR/prog.py" <<'PY'
 import json, os, shutil, sys, time
 opt = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 tid = os.environ["CLOUD_ML_TRIAL_ID"]
-shutil.copy(os.path.join(os.environ["TRAINYARD_HOME"], "jobs", "local", opt["job"], "job.json"),
-            os.path.join(os.environ["SEEN"], opt["job"] + "." + tid + ".job.json"))
+record = os.path.join(os.environ["TRAINYARD_HOME"], "jobs", "local", opt["job"], "job.json")
+for _ in range(100):  # the record lists this trial soon after it starts (written by a timer)
+    try:
+        if any(t.get("trialId") == tid for t in
+               json.load(open(record)).get("trainingOutput", {}).get("trials", [])):
+            break
+    except ValueError:
+        pass
+    time.sleep(0.05)
+shutil.copy(record, os.path.join(os.environ["SEEN"], opt["job"] + "." + tid + ".job.json"))
 q = opt["q"]
 v = 0.1 if q.startswith("bad") else 0.75 + 0.05 * int(q[4:])
 path, tag = os.environ["CLOUD_ML_HP_METRIC_FILE"], os.environ["CLOUD_ML_HP_METRIC_TAG"]
@@ -102,6 +111,13 @@ test_expect_success 'resume: the earlier trials inform the search and are not ru
 test_expect_success 'resume: the earlier trials are the reference for early stopping at once' '
   grep -q "Stopping trial 6 early: .* of 4 completed trials" out &&
   test "$(json_get "$J2" "[t[\"isTrialStoppedEarly\"] for t in d[\"trainingOutput\"][\"trials\"]]")" = "[False, True]"
+'
+test_expect_success 'resume: a grid the earlier trials cover leaves nothing to run, and succeeds' '
+  stop_job h.json stop_h good2,good1 "{\"resumePreviousJobId\": \"stop_a\"}" &&
+  "$TRAINYARD" local train stop_h --config h.json >out 2>err &&
+  grep -q "no trial was left to run (the 2 earlier trials of job stop_a cover every grid point)" out &&
+  ! grep -q "trials failed" out err &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/stop_h/job.json" "d[\"state\"]")" = SUCCEEDED
 '
 test_expect_success 'resume: a job that does not exist is refused, naming the field' '
   stop_job c.json stop_c good1 "{\"resumePreviousJobId\": \"no_such_job\"}" &&

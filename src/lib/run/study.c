@@ -47,8 +47,9 @@ struct ty_study {
     size_t n_trials;
     size_t n_failed, n_succeeded;
     enum ty_job_state state;
-    bool stopping;  /* no new trials */
-    bool exhausted; /* the tuner has no more */
+    bool stopping;     /* no new trials */
+    bool exhausted;    /* the tuner has no more */
+    bool tuner_failed; /* ... because it failed (its error logged) */
     bool cancelled;
     bool failed_limit;
     bool done;
@@ -489,6 +490,18 @@ static void finish_study(struct ty_study *st)
         final = TY_STATE_FAILED;
     } else if (st->n_succeeded > 0) {
         final = TY_STATE_SUCCEEDED;
+    } else if (st->n_trials == 0 && !st->tuner_failed) {
+        /* nothing was left to try: a resumed GRID_SEARCH whose earlier trials cover the
+         * grid. Its result is theirs; nothing failed. */
+        final = TY_STATE_SUCCEEDED;
+        study_service(st,
+                      TY_SEV_INFO,
+                      "Hyperparameter tuning completed: no trial was left to run (the %zu "
+                      "earlier trials of job %s cover every grid point).",
+                      st->resumed.succeeded + st->resumed.failed,
+                      st->job->hp->resume_job_id ? st->job->hp->resume_job_id : "-");
+    } else if (st->n_trials == 0) {
+        final = TY_STATE_FAILED; /* st->error says why */
     } else {
         final = TY_STATE_FAILED;
         free(st->error);
@@ -542,8 +555,12 @@ static void pump(struct ty_loop *loop, void *data)
         want = max_running(st) - running;
         n = 0;
         if (ty_tuner_suggest(st->tuner, want, &s, &n, &e) < 0 || n == 0) {
-            if (n == 0 && e.code)
+            if (n == 0 && e.code) {
                 study_service(st, TY_SEV_ERROR, "The tuner failed: %s", ty_error_msg(&e));
+                if (!st->error)
+                    st->error = xasprintf("The tuner failed: %s", ty_error_msg(&e));
+                st->tuner_failed = true;
+            }
             st->exhausted = true;
             break;
         }
