@@ -25,6 +25,7 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "connlimit.h"
 #include "daemon.h"
 #include "guard.h"
 #include "json.h"
@@ -87,7 +88,10 @@ struct tyd_http {
     struct req_ctx **delayed; /* held-back 401s, suspended until their delay_until */
     size_t ndelayed, capdelayed;
     struct tyd_host_rules rules;
-    char *tls_cert, *tls_key; /* PEM, kept while libmicrohttpd runs */
+    struct tyd_connlimit *clients; /* --max-connections-per-address, per client */
+    struct sockaddr_storage bound; /* the listening socket's address */
+    bool bound_any;                /* ... the wildcard (0.0.0.0 or ::) */
+    char *tls_cert, *tls_key;      /* PEM, kept while libmicrohttpd runs */
     pthread_t poller;
     bool have_poller;
 };
@@ -597,6 +601,59 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return tyd_url_unescape(s);
 }
 
+/* libmicrohttpd's accept policy: refuse a connection at once when its client (connlimit.h)
+ * has --max-connections-per-address open. Our end of the connection is not known yet: the
+ * listening socket's address, or for a wildcard one the peer's own address (a local client
+ * reaches 127.0.0.1 from 127.0.0.1); when the guess misses, the client is its address. */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    struct tyd_http *h = ((struct tyd *)cls)->http;
+    struct sockaddr_storage local = h->bound;
+    char key[TYD_CLIENT_KEY_MAX];
+
+    if (h->bound_any && len <= sizeof(local)) {
+        in_port_t port = local.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&local)->sin6_port
+                                                     : ((struct sockaddr_in *)&local)->sin_port;
+        memcpy(&local, addr, len);
+        if (local.ss_family == AF_INET6)
+            ((struct sockaddr_in6 *)&local)->sin6_port = port;
+        else
+            ((struct sockaddr_in *)&local)->sin_port = port;
+    }
+    tyd_client_key(addr, (struct sockaddr *)&local, key);
+    return tyd_connlimit_check(h->clients, key) ? MHD_YES : MHD_NO;
+}
+
+/* libmicrohttpd's connection notices: count a connection open under its client's key (kept
+ * as the connection's socket context) from its start to its close. */
+static void on_connection(void *cls,
+                          struct MHD_Connection *c,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct tyd_http *h = ((struct tyd *)cls)->http;
+    char *key = *socket_context;
+
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct sockaddr_storage peer, local;
+        socklen_t pl = sizeof(peer), ll = sizeof(local);
+        key = xmalloc(TYD_CLIENT_KEY_MAX);
+        if (ci && getpeername(ci->connect_fd, (struct sockaddr *)&peer, &pl) == 0 &&
+            getsockname(ci->connect_fd, (struct sockaddr *)&local, &ll) == 0)
+            tyd_client_key((struct sockaddr *)&peer, (struct sockaddr *)&local, key);
+        else
+            (void)snprintf(key, TYD_CLIENT_KEY_MAX, "address ?");
+        tyd_connlimit_open(h->clients, key);
+        *socket_context = key;
+    } else if (key) {
+        tyd_connlimit_close(h->clients, key);
+        free(key);
+        *socket_context = NULL;
+    }
+}
+
 /* Start the workers and the poller of @h. Returns 0 or -EAGAIN. */
 static int start_threads(struct tyd_http *h)
 {
@@ -641,6 +698,15 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
         .tls = cert != NULL,
         .extra = (const char *const *)d->allowed_hosts,
     };
+    h->clients = tyd_connlimit_new(d->max_conns_per_addr);
+    {
+        socklen_t bl = sizeof(h->bound);
+        if (getsockname(fd, (struct sockaddr *)&h->bound, &bl) < 0)
+            h->bound.ss_family = AF_UNSPEC;
+        h->bound_any = h->bound.ss_family == AF_INET6
+                           ? IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&h->bound)->sin6_addr)
+                           : ((struct sockaddr_in *)&h->bound)->sin_addr.s_addr == INADDR_ANY;
+    }
     d->http = h;
     if (start_threads(h) < 0) {
         close(fd);
@@ -655,8 +721,8 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
     h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                                   MHD_USE_ERROR_LOG | MHD_USE_TURBO | (cert ? MHD_USE_TLS : 0),
                               0,
-                              NULL,
-                              NULL,
+                              accept_policy,
+                              d,
                               on_request,
                               d,
                               MHD_OPTION_EXTERNAL_LOGGER,
@@ -677,8 +743,9 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                               d,
                               MHD_OPTION_CONNECTION_LIMIT,
                               d->max_conns,
-                              MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                              d->max_conns_per_addr,
+                              MHD_OPTION_NOTIFY_CONNECTION,
+                              on_connection,
+                              d,
                               MHD_OPTION_CONNECTION_TIMEOUT,
                               d->conn_timeout_s,
                               MHD_OPTION_THREAD_STACK_SIZE,
@@ -726,6 +793,7 @@ void tyd_http_stop(struct tyd *d)
         MHD_stop_daemon(h->mhd);
     pthread_cond_destroy(&h->cond);
     pthread_mutex_destroy(&h->lock);
+    tyd_connlimit_free(h->clients);
     free(h->waiting);
     free(h->delayed);
     free(h->tls_cert);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t5065-service-hardening: trainyardd's HTTP front against hostile or careless clients:
-# stalled and idle connections are timed out and limited per address (another address is
-# served at once); web pages are refused by Host and Origin; bodies must be JSON; HTTPS with
+# stalled and idle connections are timed out and limited per client (on loopback, per local
+# user: another user is served at once); web pages are refused by Host and Origin; bodies must be JSON; HTTPS with
 # a self-signed certificate (the CLI verifies it, with a CA file); tokens reloaded on SIGHUP
 # on open connections; failed authentications held back; no token ever in a log.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -22,10 +22,12 @@ trainyardd_start plain --auth-tokens "$TEST_DIR/tokens" --verbose --connection-t
 PLAIN_PID=$TYD_PID PLAIN=$TYD_URL PORT=${TYD_URL##*:}
 
 # hold.py PORT N KIND: open N connections from 127.0.0.1 that send half a request (KIND
-# half) or nothing (idle); then a request from 127.0.0.2 must be answered within 1 s; then
+# half) or nothing (idle), more than the per-client limit; then one more of the same user
+# must be refused at once, and a request of another local user (nobody, also from
+# 127.0.0.1: local users are told apart by who owns the socket) answered within 1 s; then
 # every held connection must be closed by the daemon within 5 s.
 cat >hold.py <<'PY'
-import socket, sys, time
+import os, socket, sys, time
 port, n, kind = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 held = []
 for i in range(n):
@@ -36,31 +38,46 @@ for i in range(n):
         s.sendall(b"POST /v1/projects/p1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
     held.append(s)
 time.sleep(0.5)
+mine = socket.socket()
+mine.settimeout(3)
+mine.connect(("127.0.0.1", port))
+try:
+    mine.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
+    assert mine.recv(100) == b"", "a connection over the limit was served"
+except (ConnectionResetError, BrokenPipeError):
+    pass
 t = time.time()
-c = socket.socket()
-c.bind(("127.0.0.2", 0))
-c.settimeout(3)
-c.connect(("127.0.0.1", port))
-c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % port)
-reply = c.recv(100)
+rfd, wfd = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setgid(65534)
+    os.setuid(65534)
+    c = socket.socket()
+    c.settimeout(3)
+    c.connect(("127.0.0.1", port))
+    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % port)
+    os.write(wfd, c.recv(100)[:12] or b"-")
+    os._exit(0)
+reply = os.read(rfd, 100)
+os.waitpid(pid, 0)
 took = time.time() - t
 assert reply.startswith(b"HTTP/1.1 200"), reply
-assert took < 1, "127.0.0.2 waited %.1f s" % took
+assert took < 1, "another user waited %.1f s" % took
 t = time.time()
 for s in held:
     try:
         assert s.recv(100) == b"", "a held connection got an answer"
     except ConnectionResetError:
-        pass  # refused at once: over the per-address limit
+        pass  # refused at once: over the per-client limit
 took = time.time() - t
 assert took < 5, "held connections open %.1f s" % took
-print("ok: other address answered, held connections closed after %.1f s" % took)
+print("ok: another user answered, held connections closed after %.1f s" % took)
 PY
 
-test_expect_success 'half-sent requests from one address: another is served at once, they time out' '
+test_expect_success 'half-sent requests of one local user: another user is served at once, they time out' '
   "$PYTHON" hold.py "$PORT" 40 half
 '
-test_expect_success 'idle connections from one address: another is served at once, they time out' '
+test_expect_success 'idle connections of one local user: another user is served at once, they time out' '
   "$PYTHON" hold.py "$PORT" 40 idle
 '
 
