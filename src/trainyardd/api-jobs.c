@@ -403,10 +403,13 @@ static void add_transitions(const struct tyd_request *rq, struct tyd_reply *rep,
 /* Whether @rq asks for the indented form (as http.c's send_reply decides). */
 static bool wants_pretty(const struct tyd_request *rq)
 {
-    const char *pp =
+    bool pretty = true;
+
+    (void)tyd_pretty_value(
         rq->conn ? MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "prettyPrint")
-                 : tyd_query(rq, "prettyPrint");
-    return !(pp && (strcmp(pp, "false") == 0 || strcmp(pp, "0") == 0));
+                 : tyd_query(rq, "prettyPrint"),
+        &pretty);
+    return pretty;
 }
 
 /* Answer 200 with @body (@len bytes) as http.c would send the same JSON; @body is @ref's,

@@ -168,6 +168,9 @@ const char *tyd_query(const struct tyd_request *rq, const char *name);
  * prettyPrint, key, quotaUser, $.xgafv, ...); 400 naming an unknown one, or one given more
  * than once (each takes one value). Returns 0 or -1 with @rep filled. */
 int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep);
+/* Is @value (prettyPrint's, NULL when absent) a boolean: true, false (any case), 1 or 0?
+ * Then *@pretty (may be NULL) says whether JSON answers are indented: yes unless false. */
+bool tyd_pretty_value(const char *value, bool *pretty);
 /* Fill @rep with Google's error form {"error":{"code","message","status"}}; the status text
  * follows from @code (400 INVALID_ARGUMENT, 404 NOT_FOUND, 409 ALREADY_EXISTS, ...) unless
  * @status is given. Returns 0. */

@@ -131,8 +131,10 @@ static enum MHD_Result send_reply(struct tyd *d,
 {
     struct MHD_Response *resp;
     enum MHD_Result ret;
-    const char *pp = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prettyPrint");
-    bool pretty = !(pp && (strcmp(pp, "false") == 0 || strcmp(pp, "0") == 0));
+    bool pretty = true;
+
+    (void)tyd_pretty_value(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
+                           &pretty);
 
     if (d->verbose)
         tyd_log("%s %s -> %u", method, url, rep->status);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon.h"
 #include "json.h"
@@ -95,6 +96,19 @@ static bool in_list(const char *const *l, const char *k)
     return false;
 }
 
+bool tyd_pretty_value(const char *value, bool *pretty)
+{
+    bool p = true;
+
+    if (value && (strcasecmp(value, "false") == 0 || strcmp(value, "0") == 0))
+        p = false;
+    else if (value && strcasecmp(value, "true") != 0 && strcmp(value, "1") != 0)
+        return false;
+    if (pretty)
+        *pretty = p;
+    return true;
+}
+
 int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep)
 {
     const char *alt = tyd_query(rq, "alt");
@@ -130,6 +144,15 @@ int tyd_check_params(const struct tyd_request *rq, const char *const *own, struc
     }
     if (alt && strcmp(alt, "json") != 0) {
         tyd_error(rep, 400, NULL, "alt=%.40s is not supported: only alt=json", alt);
+        return -1;
+    }
+    if (!tyd_pretty_value(tyd_query(rq, "prettyPrint"), NULL)) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "Invalid value at 'prettyPrint' (TYPE_BOOL), \"%.40s\": expected true or "
+                  "false",
+                  tyd_query(rq, "prettyPrint"));
         return -1;
     }
     return 0;

@@ -213,6 +213,10 @@ test_expect_success 'patch labels with the etag; a stale etag is 409 ABORTED' '
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=%20labels%20,etag%20" pb.json)" = 200 &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels&updateMask=jobId" p.json)" = 400 &&
   grep -q "parameter .updateMask. is given more than once" out.json &&
+  test "$(api GET "/v1/projects/p1/jobs/ok_job?prettyPrint=nope")" = 400 &&
+  grep -q "Invalid value at .prettyPrint. (TYPE_BOOL), ..nope.." out.json &&
+  test "$(api GET "/v1/projects/p1/jobs/ok_job?prettyPrint=FALSE")" = 200 &&
+  test "$(wc -l <out.json)" -le 1 &&
   echo "{\"labels\": {\"Bad Key\": \"x\"}}" >p2.json &&
   test "$(api PATCH "/v1/projects/p1/jobs/ok_job?updateMask=labels" p2.json)" = 400 &&
   echo "{\"masterType\": \"n1-standard-8\"}" >p3.json &&
