@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "fdutil.h"
 #include "jobfilter.h"
+#include "jobstate.h"
 #include "json.h"
 #include "macro.h"
 #include "spec.h"
@@ -112,6 +113,7 @@ static void mark_if_dead(const char *dir, json_t *job)
                      "state was %s.",
                      st ? st : "none"));
     json_object_set_new(job, "state", json_string("FAILED"));
+    (void)ty_attempt_status_settle(json_object_get(job, "attemptStatus"));
     if (!ty_json_str(job, "endTime")) {
         /* Not before the times recorded (file times are coarser than the clock). */
         int64_t end = last_written(dir), t;

@@ -29,6 +29,10 @@ api() {
 # get JOB: the job resource to JOB.json
 get() { curl -s -o "$1.json" "$BASE/v1/projects/p1/jobs/$1"; }
 state_is() { get "$1" && [ "$(json_get "$1.json" 'd.get("state")')" = "$2" ]; }
+# recorded_running JOB ATTEMPT: the job's attemptStatus is of ATTEMPT with a replica RUNNING
+recorded_running() {
+  get "$1" && [ "$(json_get "$1.json" 'd.get("attemptStatus", {}).get("attempt") == '"$2"' and any(r["state"] == "RUNNING" for r in d["attemptStatus"].get("replicas", []))')" = True ]
+}
 # logs JOB: every log entry of JOB to JOB.logs.json
 logs() { curl -s -o "$1.logs.json" "$BASE/v1/projects/p1/jobs/$1/logs?pageSize=1000"; }
 # submit JOB SCRIPT [WORKERS [EXTRA_TRAINING_INPUT_JSON]]: a job whose replicas run `sh -c SCRIPT`
@@ -70,6 +74,8 @@ test_expect_success 'its log: the service line names the internal retry; entries
   test "$(wc -l <svc.txt)" -eq 1 &&
   grep -q "the job.s supervisor (process [0-9]*) was killed by signal 9" svc.txt &&
   grep -q "Retrying the job as attempt 2 (internal retry 1 of 2)." svc.txt &&
+  test "$(entries killed "e[\"message\"]==\"Validating job requirements...\"" | wc -l)" -eq 1 &&
+  test "$(entries killed "e[\"message\"]==\"Job killed is queued.\"" | wc -l)" -eq 1 &&
   test "$(entries killed "e[\"message\"]==\"first-run-$M\" and \"labels\" not in e")" = "first-run-$M" &&
   test "$(entries killed "e[\"message\"]==\"second-run-$M\" and e[\"labels\"]==dict(attempt=\"2\")")" = "second-run-$M" &&
   test -n "$(entries killed "e[\"message\"]==\"Job completed successfully.\" and e.get(\"labels\",{}).get(\"attempt\")==\"2\"")" &&
@@ -99,6 +105,7 @@ test_expect_success 'a supervisor killed three times: the job FAILS with the int
     wait_for 20 new_sup "$prev" || { echo "no new supervisor after kill $n"; exit 1; }
     spid=$(sup_pid "$prev") &&
     wait_for 20 procs_at_least "sleep 914.$M" 1 &&
+    wait_for 10 recorded_running thrice $((n + 1)) &&
     echo "killing supervisor $spid" && kill -KILL "$spid" && prev=$spid && n=$((n + 1)) &&
     wait_for 10 sh -c "! kill -0 $spid"
   done &&
@@ -106,12 +113,15 @@ test_expect_success 'a supervisor killed three times: the job FAILS with the int
   test "$(json_get thrice.json "d[\"errorMessage\"]")" = "Internal error occurred for the current attempt." &&
   test "$(json_get thrice.json "d[\"attemptStatus\"][\"internalRetries\"]")" = 2 &&
   test "$(json_get thrice.json "d[\"attemptStatus\"][\"attempt\"]")" = 3 &&
+  test "$(json_get thrice.json "sorted(set(r[\"state\"] for r in d[\"attemptStatus\"][\"replicas\"]))")" = "['\''STOPPED'\'']" &&
   wait_for 10 no_procs "sleep 914.$M" &&
   logs thrice &&
   test "$(entries thrice "e[\"message\"]==\"run-$M\"" | wc -l)" -eq 3 &&
   test "$(entries thrice "e[\"message\"]==\"run-$M\" and e.get(\"labels\",{}).get(\"attempt\")==\"3\"")" = "run-$M" &&
   entries thrice "e[\"taskName\"]==\"service\"" >svc.txt &&
   grep -q "Retrying the job as attempt 2 (internal retry 1 of 2)." svc.txt &&
+  test "$(entries killed "e[\"message\"]==\"Validating job requirements...\"" | wc -l)" -eq 1 &&
+  test "$(entries killed "e[\"message\"]==\"Job killed is queued.\"" | wc -l)" -eq 1 &&
   grep -q "Retrying the job as attempt 3 (internal retry 2 of 2)." svc.txt &&
   grep -q "Not retrying the job: its 2 internal retries were made." svc.txt &&
   grep -q "^Job failed: Internal error occurred for the current attempt.\$" svc.txt &&

@@ -341,6 +341,69 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
+/* A job the service ended after losing its supervisor shows no replica still running: those
+ * the supervisor last recorded RUNNING or RESTARTING read STOPPED (the row keeps them). */
+static void test_settled_replicas(void)
+{
+    struct ty_store *s = open_db("settled");
+    int64_t j = add_running(s, "j", 100, 1);
+    _cleanup_json_ json_t *st = json_pack("{s:i,s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]}",
+                                          "attempt",
+                                          1,
+                                          "replicas",
+                                          "taskName",
+                                          "master-replica-0",
+                                          "state",
+                                          "SUCCEEDED",
+                                          "taskName",
+                                          "worker-replica-0",
+                                          "state",
+                                          "RUNNING",
+                                          "taskName",
+                                          "worker-replica-1",
+                                          "state",
+                                          "RESTARTING",
+                                          "taskName",
+                                          "ps-replica-0",
+                                          "state",
+                                          "PENDING");
+    struct ty_lost l;
+    json_t *shown;
+    char *states;
+
+    if (ty_store_set_attempt_status(s, j, st, &err) < 0)
+        BAIL_OUT("%s", err.msg);
+    shown = ty_job_row_to_json(by_seq(s, j));
+    states = json_dumps(json_object_get(json_object_get(shown, "attemptStatus"), "replicas"),
+                        JSON_COMPACT);
+    like(states, "\"state\":\"RUNNING\"", "RUNNING: the replicas as recorded");
+    free(states);
+    json_decref(shown);
+    if (ty_store_supervisor_lost(s, j, 100, 0, 400, FAIL_MSG, &l, NULL, &err) < 0)
+        diag("%s", err.msg);
+    is_int(l.action, TY_LOST_FAILED, "the supervisor lost with no retry left: FAILED");
+    shown = ty_job_row_to_json(by_seq(s, j));
+    {
+        json_t *r, *reps = json_object_get(json_object_get(shown, "attemptStatus"), "replicas");
+        size_t i;
+        char buf[128] = "";
+        json_array_foreach(reps, i, r)
+        {
+            size_t n = strlen(buf);
+            (void)snprintf(
+                buf + n, sizeof(buf) - n, "%s ", json_string_value(json_object_get(r, "state")));
+        }
+        is_str(buf,
+               "SUCCEEDED STOPPED STOPPED PENDING ",
+               "FAILED: the running replicas read STOPPED, the others as they were");
+    }
+    states = json_dumps(cur->attempt_status, JSON_COMPACT);
+    like(states, "\"RUNNING\"", "the row keeps what the supervisor recorded");
+    free(states);
+    json_decref(shown);
+    ty_store_close(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -350,6 +413,7 @@ int main(void)
     test_retries();
     test_outcome_and_cancel();
     test_claim_rule();
+    test_settled_replicas();
     ty_job_row_free(cur);
     (void)nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();

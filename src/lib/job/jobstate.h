@@ -6,7 +6,9 @@
 #ifndef TY_JOBSTATE_H
 #define TY_JOBSTATE_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum ty_job_state {
     TY_STATE_UNSPECIFIED,
@@ -23,5 +25,14 @@ enum ty_job_state {
 const char *ty_job_state_name(enum ty_job_state s);
 /* True for SUCCEEDED, FAILED and CANCELLED. */
 bool ty_job_state_is_final(enum ty_job_state s);
+
+/* The replicas of a job's recorded attemptStatus (docs/service.md) as they are once the job
+ * has ended: a replica still RUNNING or RESTARTING there (the job's supervisor was lost
+ * before it recorded their ends, and the service or `local train`'s reader ended the job, its
+ * processes killed) is STOPPED, ended by the job's teardown. Changes @attempt_status in
+ * place (NULL or one without replicas is fine); returns how many replicas changed. */
+size_t ty_attempt_status_settle(json_t *attempt_status);
+/* Would ty_attempt_status_settle change @attempt_status? */
+bool ty_attempt_status_unsettled(const json_t *attempt_status);
 
 #endif

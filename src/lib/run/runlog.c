@@ -74,8 +74,9 @@ void ty_run_announce(const struct ty_supervisor_options *o,
                      const char *job_id)
 {
     /* Once per job: the study said so before its first trial, so a trial does not repeat
-     * that the job was validated and queued. */
-    if (!trial) {
+     * that the job was validated and queued, and neither does a run that replaces one lost
+     * to an internal error (first_attempt after 1: the service's retry). */
+    if (!trial && o->first_attempt <= 1) {
         run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Validating job requirements...");
         run_service(o,
                     ctx,

@@ -194,7 +194,8 @@ void ty_run_vservice(const struct ty_supervisor_options *o,
                      va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* The service messages every run starts with (the job was validated and queued; not for a
- * trial, @trial non-NULL: its study said so once for the job), then @o->admitted when set. */
+ * trial, @trial non-NULL: its study said so once for the job, nor for a run after an internal
+ * error, @o->first_attempt over 1: the first run said so), then @o->admitted when set. */
 void ty_run_announce(const struct ty_supervisor_options *o,
                      void *ctx,
                      const char *trial,

@@ -27,6 +27,7 @@
 
 #include "alloc.h"
 #include "base64.h"
+#include "jobstate.h"
 #include "json.h"
 #include "macro.h"
 #include "store-internal.h"
@@ -334,18 +335,25 @@ static void set_time(json_t *o, const char *key, int64_t usec)
         json_object_set_new(o, key, json_string(ty_rfc3339(usec, 6, buf, sizeof(buf))));
 }
 
-/* attemptStatus (store.h): the recorded object as it is, or a copy with internalRetries. */
+/* attemptStatus (store.h): the recorded object as it is, or a copy with internalRetries, and
+ * for an ended job its replicas as they ended (ty_attempt_status_settle: the service may end
+ * a job whose supervisor was lost before it recorded them). */
 static void set_attempt_status(json_t *o, const struct ty_job_row *row)
 {
+    bool settle =
+        ty_job_state_is_final(row->state) && ty_attempt_status_unsettled(row->attempt_status);
     json_t *as;
 
-    if (row->internal_retries <= 0) {
+    if (row->internal_retries <= 0 && !settle) {
         if (json_is_object(row->attempt_status))
             json_object_set(o, "attemptStatus", row->attempt_status);
         return;
     }
-    as = json_is_object(row->attempt_status) ? json_copy(row->attempt_status) : json_object();
-    json_object_set_new(as, "internalRetries", json_integer(row->internal_retries));
+    as = json_is_object(row->attempt_status) ? json_deep_copy(row->attempt_status) : json_object();
+    if (row->internal_retries > 0)
+        json_object_set_new(as, "internalRetries", json_integer(row->internal_retries));
+    if (settle)
+        (void)ty_attempt_status_settle(as);
     json_object_set_new(o, "attemptStatus", as);
 }
 
