@@ -43,13 +43,16 @@ void cli_error(const char *path, const char *fmt, ...) __attribute__((format(pri
  * suggestion), or the flags an ambiguous prefix matches. Returns TY_EXIT_USAGE. */
 int cli_flag_error(const char *path, int c, char **argv, const struct option *opts);
 
-/* What cli_getopt returns for a long flag typed as an abbreviation ("--conf" for "--config"):
- * pass it to cli_flag_error, which names the flag meant. */
+/* What cli_getopt returns for a long flag typed as an abbreviation ("--conf" for "--config"),
+ * or given the next flag as its value ("--region --dry-run"): pass it to cli_flag_error,
+ * which says so. */
 #define CLI_FLAG_ABBREVIATED '!'
 
 /* getopt_long(@argc, @argv, @shortopts, @opts), except that a long flag must be typed in
- * full (docs/cli.md: any other flag is refused; gcloud takes no abbreviations either):
- * CLI_FLAG_ABBREVIATED instead of the flag's id when it was not. */
+ * full (docs/cli.md: any other flag is refused; gcloud takes no abbreviations either), and
+ * that a flag's value given as the next argument may not be a flag ("--region --dry-run",
+ * which argparse refuses too): CLI_FLAG_ABBREVIATED instead of the flag's id then. Flags and
+ * arguments are permuted (flags anywhere before "--") even under POSIXLY_CORRECT. */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts);
 
 /* api-settings.c: the keys of the CLI's config file (NULL-terminated), in the order

@@ -590,6 +590,13 @@ static int local_opt(struct local_args *a, int c, const char *arg, char **argv)
             a->opts.grace_usec = 1;
         return -1;
     case O_STATE_DIR:
+        if (!*arg) {
+            cli_error(PATH,
+                      "--state-dir: the directory is empty (leave the flag out for the "
+                      "default: $TRAINYARD_HOME, else $XDG_STATE_HOME/trainyard, else "
+                      "~/.local/state/trainyard)");
+            return TY_EXIT_USAGE;
+        }
         ty_replace_str(&a->state_dir, arg);
         return -1;
     case O_HELP:

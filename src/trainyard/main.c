@@ -8,15 +8,18 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "buf.h"
 #include "cli.h"
 #include "macro.h"
 #include "suggest.h"
 #include "ty-config.h"
+#include "utf8.h"
 
 static const struct cli_command *const commands[] = {
     &cmd_local_train,
@@ -71,20 +74,44 @@ void cli_error(const char *path, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-/* The message of the abbreviated flag cli_getopt last refused. */
+/* The message of the flag cli_getopt last refused (abbreviated, or missing its value). */
 static char abbreviated_msg[512];
 
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts)
 {
-    int li = -1, c = getopt_long(argc, argv, shortopts, opts, &li);
+    int li = -1, c;
     struct ty_error e = {0};
 
+    if (optind <= 1 && getenv("POSIXLY_CORRECT")) {
+        /* The documented order (JOB_ID anywhere before "--") needs getopt's permutation,
+         * which POSIXLY_CORRECT turns off when a parse starts: hide it for that call only,
+         * so that the programs a run starts still see it. */
+        _cleanup_free_ char *pc = xstrdup(getenv("POSIXLY_CORRECT"));
+        (void)unsetenv("POSIXLY_CORRECT");
+        c = getopt_long(argc, argv, shortopts, opts, &li);
+        (void)setenv("POSIXLY_CORRECT", pc, 1);
+    } else {
+        c = getopt_long(argc, argv, shortopts, opts, &li);
+    }
     if (c == -1 || c == '?' || c == ':')
         return c;
-    if (ty_option_typed_in_full(opts, li, argv, optind, optarg, "flag", &e) == 0)
-        return c;
-    (void)snprintf(abbreviated_msg, sizeof(abbreviated_msg), "%s", ty_error_msg(&e));
-    return CLI_FLAG_ABBREVIATED;
+    if (ty_option_typed_in_full(opts, li, argv, optind, optarg, "flag", &e) < 0) {
+        (void)snprintf(abbreviated_msg, sizeof(abbreviated_msg), "%s", ty_error_msg(&e));
+        return CLI_FLAG_ABBREVIATED;
+    }
+    if (li >= 0 && opts[li].has_arg == required_argument && optarg && optind >= 2 &&
+        optarg == argv[optind - 1] && strncmp(optarg, "--", 2) == 0) {
+        /* "--region --dry-run": the next flag is not a value (as gcloud's argparse says) */
+        (void)snprintf(abbreviated_msg,
+                       sizeof(abbreviated_msg),
+                       "argument --%s: expected one argument, not the flag '%.100s' (for a "
+                       "value that starts with --, write --%s=VALUE)",
+                       opts[li].name,
+                       optarg,
+                       opts[li].name);
+        return CLI_FLAG_ABBREVIATED;
+    }
+    return c;
 }
 
 int cli_flag_error(const char *path, int c, char **argv, const struct option *opts)
@@ -285,14 +312,41 @@ static int top_flag(char **argv)
     return c == -1 ? -1 : cli_flag_error(NULL, c, argv, opts);
 }
 
+/* Every argument must be UTF-8: a job is JSON, which holds only UTF-8 text, and a value
+ * Jansson refuses was dropped without a word (a file name in USER_ARGS, a --job-dir). Returns
+ * the index of the first argument that is not, or 0. */
+static int first_not_utf8(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        for (const unsigned char *p = (const unsigned char *)argv[i]; *p;) {
+            uint32_t cp;
+            size_t n = ty_utf8_char(p, strlen((const char *)p), &cp);
+            if (n == 0)
+                return i;
+            p += n;
+        }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int best = 0;
+    int best = 0, bad = first_not_utf8(argc, argv);
 
     /* -h is --help everywhere (before "--": what follows is the program's). */
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "-h") == 0)
             argv[i] = (char *)"--help";
+    if (bad) {
+        _cleanup_free_ char *shown = xstrdup(argv[bad]);
+        (void)ty_utf8_scrub(shown);
+        (void)ty_ctrl_scrub(shown);
+        cli_error(NULL,
+                  "the argument '%s' is not valid UTF-8 (shown with '?' for the bytes that "
+                  "are not): a job and its arguments are JSON text; rename the file or pass "
+                  "the name another way",
+                  shown);
+        return TY_EXIT_USAGE;
+    }
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
         help(argc < 2 ? stderr : stdout);
         return argc < 2 ? TY_EXIT_USAGE : TY_EXIT_OK;

@@ -100,6 +100,28 @@ test_expect_success 'an empty --job-dir is refused; an empty jobDir is no job di
   "$TRAINYARD" local train dry6 --config jd0.json --dry-run >out.json &&
   test "$(json_get out.json "d[0][\"args\"]")" = None
 '
+test_expect_success 'an argument that is not UTF-8 is refused, not dropped (USER_ARGS and flags)' '
+  set +e; "$TRAINYARD" local train u8a --config job.json --dry-run -- --input "$(printf "caf\351.csv")" --epochs 5 >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "the argument .caf?.csv. is not valid UTF-8" err && ! test -s out &&
+  set +e; "$TRAINYARD" local train u8b --config job.json --dry-run --job-dir="$(printf "/tmp/j\377")" >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "the argument .--job-dir=/tmp/j?. is not valid UTF-8" err
+'
+test_expect_success 'an empty --state-dir is refused (it wrote under /)' '
+  set +e; "$TRAINYARD" local train sd0 --config job.json --state-dir= 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "^ERROR: (trainyard.local.train) --state-dir: the directory is empty" err &&
+  ! test -e /jobs/local/sd0
+'
+test_expect_success 'a flag given the next flag as its value is refused, as argparse does' '
+  set +e; "$TRAINYARD" local train nf0 --config job.json --region --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 &&
+  grep -q "argument --region: expected one argument, not the flag .--dry-run." err &&
+  ! test -e "$TRAINYARD_HOME/jobs/local/nf0" &&
+  "$TRAINYARD" local train nf1 --config job.json --region=--odd --dry-run >/dev/null
+'
+test_expect_success 'POSIXLY_CORRECT does not stop flags after the job id' '
+  POSIXLY_CORRECT=1 "$TRAINYARD" local train px0 --config job.json --dry-run >out.json &&
+  ! test -e "$TRAINYARD_HOME/jobs/local/px0"
+'
 test_expect_success 'a job id cannot be reused' '
   write_job ok.json "true" &&
   "$TRAINYARD" local train same_id --config ok.json >/dev/null 2>&1 &&
