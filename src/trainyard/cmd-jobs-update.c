@@ -33,11 +33,11 @@ static const char update_usage[] =
     "Usage: trainyard jobs update JOB [flags]\n"
     "\n"
     "Change a job's labels (the only field that can change). The job is read, the labels\n"
-    "computed (--clear-labels, then --remove-labels, then --update-labels) and written back\n"
-    "with the job's etag; when someone else changed them meanwhile (409 ABORTED) this is\n"
-    "retried up to 3 times. Prints 'Updated job [JOB].' on stderr, or 'No update to\n"
-    "perform.' when the labels would not change. Exit 0, 1 when the request fails, 2 for\n"
-    "usage errors.\n"
+    "computed (--clear-labels, then --update-labels, then --remove-labels, as gcloud) and\n"
+    "written back with the job's etag; when someone else changed them meanwhile (409\n"
+    "ABORTED) this is retried up to 3 times. Prints 'Updated job [JOB].' on stderr, or 'No\n"
+    "update to perform.' when the labels would not change. Exit 0, 1 when the request\n"
+    "fails, 2 for usage errors.\n"
     "\n"
     "Flags (at least one of the first three):\n"
     "  --update-labels=KEY=VALUE[,...]   add or change labels; repeatable\n"
@@ -126,9 +126,10 @@ static int update_once(struct api_client *c,
     if (!json_is_object(old))
         old = NULL;
     labels = a->clear || !old ? json_object() : json_deep_copy(old);
+    /* gcloud's order (labels_util): clear, then update, then remove */
+    json_object_update(labels, a->updates);
     for (size_t i = 0; a->removes && a->removes[i]; i++)
         json_object_del(labels, a->removes[i]);
-    json_object_update(labels, a->updates);
     if (old ? json_equal(labels, old) : json_object_size(labels) == 0)
         return 1;
     if (json_object_size(labels) > TY_MAX_LABELS)

@@ -360,6 +360,10 @@ test_expect_success 'update --update-labels, --remove-labels, --clear-labels' '
   test "$etag1" != "$etag2" &&
   "$TRAINYARD" jobs update cli_ok2 --remove-labels a,c --update-labels b=20,d=4 2>err &&
   test "$(labels_of cli_ok2)" = "b=20,d=4" &&
+  "$TRAINYARD" jobs update cli_ok2 --update-labels d=5,f=6 --remove-labels d 2>err &&
+  test "$(labels_of cli_ok2)" = "b=20,f=6" &&
+  "$TRAINYARD" jobs update cli_ok2 --remove-labels f 2>err &&
+  "$TRAINYARD" jobs update cli_ok2 --update-labels d=4 2>err &&
   "$TRAINYARD" jobs update cli_ok2 --remove-labels zzz 2>err &&
   grep -q "^No update to perform.$" err &&
   "$TRAINYARD" jobs update cli_ok2 --clear-labels --update-labels e=5 --format yaml >out 2>err &&
