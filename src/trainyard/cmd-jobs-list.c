@@ -118,13 +118,20 @@ static int list_opt(void *ctx, int id, const char *arg)
     return -1;
 }
 
-/* Follow the pages into @all: --limit jobs at most, unless --sort-by wants them all first.
+/* Does the listing sort (--sort-by, or a :sort=N of --format)? Then --limit is applied after
+ * all are read and sorted, as gcloud does. */
+static bool sorts(const struct list_args *a)
+{
+    return a->nsort > 0 || ty_format_sorts(a->format);
+}
+
+/* Follow the pages into @all: --limit jobs at most, unless sorting wants them all first.
  * Returns 0 or -errno with err. */
 static int fetch(struct api_client *c, const struct list_args *a, json_t *all, struct ty_error *e)
 {
     _cleanup_free_ char *base = api_jobs_path(c, NULL, NULL);
     _cleanup_free_ char *token = NULL;
-    int64_t limit = a->nsort ? 0 : a->limit;
+    int64_t limit = sorts(a) ? 0 : a->limit;
 
     for (;;) {
         _cleanup_json_ json_t *page = NULL;
@@ -192,8 +199,8 @@ static int list(int argc, char **argv)
         goto done;
     }
     if (a.local.on) {
-        /* With --sort-by, the first N after sorting all (as for the service). */
-        if (jobs_local_list(&a.local, a.filter, a.nsort ? 0 : a.limit, all, &e) < 0) {
+        /* When sorting, the first N after sorting all (as for the service). */
+        if (jobs_local_list(&a.local, a.filter, sorts(&a) ? 0 : a.limit, all, &e) < 0) {
             rc = jobs_fail(PATH, &e);
             goto done;
         }
@@ -211,7 +218,7 @@ static int list(int argc, char **argv)
     }
     out = (struct jobs_list_output){a.format, a.sort, a.nsort, uri};
     ty_format_sort(all, a.sort, a.nsort, a.format);
-    while (a.nsort && a.limit > 0 && (int64_t)json_array_size(all) > a.limit)
+    while (sorts(&a) && a.limit > 0 && (int64_t)json_array_size(all) > a.limit)
         json_array_remove(all, json_array_size(all) - 1);
     if (jobs_print_list(PATH, all, &out) < 0)
         goto done;

@@ -297,6 +297,14 @@ static int cmp_items(const void *pa, const void *pb, void *data)
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
+bool ty_format_sorts(const struct ty_format *f)
+{
+    for (size_t i = 0; f && i < f->nkeys; i++)
+        if (f->keys[i].sort > 0)
+            return true;
+    return false;
+}
+
 void ty_format_sort(json_t *items,
                     const struct ty_fmt_key *keys,
                     size_t n,

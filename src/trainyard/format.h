@@ -96,6 +96,9 @@ void ty_format_sort(json_t *items,
                     size_t n,
                     const struct ty_format *f);
 
+/* Does @f (may be NULL) sort: has its projection a key with :sort=N? */
+bool ty_format_sorts(const struct ty_format *f);
+
 /* The value of @key in @resource (new reference, NULL when absent), transforms applied. A list
  * on the way without an index gives the list of the values in its elements. */
 json_t *ty_format_value(const json_t *resource, const struct ty_fmt_key *key);

@@ -53,7 +53,11 @@ test_expect_success 'list: value, csv and table with labels, --sort-by (~ descen
   "$TRAINYARD" jobs list --format "table(jobId:label=ID:sort=1,state)" >out &&
   printf "ID     STATE\nfmt_a  SUCCEEDED\nfmt_b  SUCCEEDED\nfmt_c  FAILED\n" >want && diff -u want out &&
   "$TRAINYARD" jobs list --sort-by state,jobId --limit 2 --format "value(jobId)" >out &&
-  printf "fmt_c\nfmt_a\n" >want && diff -u want out
+  printf "fmt_c\nfmt_a\n" >want && diff -u want out &&
+  "$TRAINYARD" jobs list --format "value(jobId:sort=1)" --limit 1 >out &&
+  printf "fmt_a\n" >want && diff -u want out &&
+  "$TRAINYARD" jobs list --format "value(state:sort=1,jobId:sort=2)" --limit 2 >out &&
+  printf "FAILED\tfmt_c\nSUCCEEDED\tfmt_a\n" >want && diff -u want out
 '
 test_expect_success 'list: the default table, table without keys, list, text, --uri' '
   "$TRAINYARD" jobs list >out && head -1 out | grep -q "^JOB_ID  STATUS     CREATED$" &&
