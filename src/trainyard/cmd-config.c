@@ -80,8 +80,10 @@ static void config_file_release(struct config_file *f)
 
 /* Read the config file (a missing one is empty, even if TRAINYARD_CONFIG names it: `set`
  * creates it); with @for_write, under the lock of its directory, held until
- * config_file_release, so that two `config set` at once both land. Returns 0, or -1 after
- * printing the error. */
+ * config_file_release, so that two `config set` at once both land. Returns 0, or after
+ * printing the error the exit status: TY_EXIT_USAGE for a file that cannot be read or is
+ * malformed (as for every verb reading it), TY_EXIT_FAILED when its directory cannot be
+ * locked. */
 static int config_file_read(const char *cmd, struct config_file *f, bool for_write)
 {
     struct ty_error e = {0};
@@ -92,13 +94,13 @@ static int config_file_read(const char *cmd, struct config_file *f, bool for_wri
     f->path = cli_config_path(&must_exist);
     if (!f->path) {
         cli_error(cmd, "no home directory for the config file: set TRAINYARD_CONFIG");
-        return -1;
+        return TY_EXIT_USAGE;
     }
     if (for_write) {
         f->lock_fd = ty_file_lock_dir(f->path, &e);
         if (f->lock_fd < 0) {
             cli_error(cmd, "%s", ty_error_msg(&e));
-            return -1;
+            return TY_EXIT_FAILED;
         }
         f->locked = true;
     }
@@ -111,7 +113,7 @@ static int config_file_read(const char *cmd, struct config_file *f, bool for_wri
         r = ty_read_file(f->path, TY_KVCONF_MAX_BYTES, &f->text, &len, &e);
     if (r < 0) {
         cli_error(cmd, "%s", ty_error_msg(&e));
-        return -1;
+        return TY_EXIT_USAGE;
     }
     return 0;
 }
@@ -225,9 +227,10 @@ static int config_set(int argc, char **argv)
         cli_error(cmd, "%s", ty_error_msg(&e));
         return TY_EXIT_USAGE;
     }
-    rc = TY_EXIT_FAILED;
-    if (config_file_read(cmd, &f, true) < 0)
+    rc = config_file_read(cmd, &f, true);
+    if (rc != 0)
         goto out;
+    rc = TY_EXIT_FAILED;
     if (ty_kvconf_set(f.text, argv[optind], value, &text, &e) < 0) {
         cli_error(cmd, "%s", ty_error_msg(&e));
         rc = TY_EXIT_USAGE;
@@ -256,8 +259,11 @@ static int config_get(int argc, char **argv)
         return rc;
     if (known_key(cmd, argv[optind]) < 0)
         return TY_EXIT_USAGE;
-    if (config_file_read(cmd, &f, false) < 0)
-        return TY_EXIT_FAILED;
+    rc = config_file_read(cmd, &f, false);
+    if (rc != 0) {
+        config_file_release(&f);
+        return rc;
+    }
     kv = config_file_get(&f, argv[optind]);
     if (kv)
         printf("%s\n", kv->value);
@@ -280,9 +286,10 @@ static int config_unset(int argc, char **argv)
         return rc;
     if (known_key(cmd, argv[optind]) < 0)
         return TY_EXIT_USAGE;
-    rc = TY_EXIT_FAILED;
-    if (config_file_read(cmd, &f, true) < 0)
+    rc = config_file_read(cmd, &f, true);
+    if (rc != 0)
         goto out;
+    rc = TY_EXIT_FAILED;
     text = ty_kvconf_unset(f.text, argv[optind], &removed);
     if (removed && config_file_write(cmd, &f, text) < 0)
         goto out;
@@ -315,14 +322,17 @@ static int config_list(int argc, char **argv)
 
     if (rc >= 0)
         return rc;
-    if (config_file_read(cmd, &f, false) < 0)
-        return TY_EXIT_FAILED;
+    rc = config_file_read(cmd, &f, false);
+    if (rc != 0) {
+        config_file_release(&f);
+        return rc;
+    }
     for (size_t i = 0; i < f.n; i++) {
         _cleanup_free_ char *why = cli_config_unknown_key(f.kv[i].key);
         if (why) {
             cli_error(cmd, "%s:%d: %s", f.path, f.kv[i].line, why);
             config_file_release(&f);
-            return TY_EXIT_FAILED;
+            return TY_EXIT_USAGE;
         }
     }
     for (size_t k = 0; cli_config_keys[k]; k++) {

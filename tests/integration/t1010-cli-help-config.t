@@ -234,6 +234,16 @@ test_expect_success 'config get of an unset key: (unset) on stderr, exit 1' '
   set +e; "$TRAINYARD" config get access_token >out 2>err; rc=$?; set -e
   test $rc -eq 1 && test ! -s out && grep -qx "(unset)" err
 '
+test_expect_success 'config verbs on a malformed config file: exit 2 as every verb, not 1 as (unset)' '
+  printf "bogus\n" >malformed.cfg &&
+  for v in "get project" "list" "set project p" "unset project"; do
+    set +e; TRAINYARD_CONFIG=$TEST_DIR/malformed.cfg "$TRAINYARD" config $v >out 2>err; rc=$?; set -e
+    test $rc -eq 2 && grep -q "malformed.cfg:1" err || { echo "config $v: rc $rc"; cat err; exit 1; }
+  done &&
+  printf "projct = p\n" >unknown.cfg &&
+  set +e; TRAINYARD_CONFIG=$TEST_DIR/unknown.cfg "$TRAINYARD" config list >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "unknown.cfg:1" err
+'
 test_expect_success 'config list masks the token; a relative token file is made absolute' '
   echo "tok-0123456789abcdefghij" >tokfile &&
   "$TRAINYARD" config set access_token_file tokfile &&
