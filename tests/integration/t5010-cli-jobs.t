@@ -65,7 +65,7 @@ test_expect_success 'usage errors exit 2 with the verb in the message' '
   "$TRAINYARD" jobs submit training x --master-image-uri=i --async --stream-logs 2>err3; r3=$?
   "$TRAINYARD" jobs list --page-size 0 2>err4; r4=$?
   "$TRAINYARD" jobs list --format tabel 2>err5; r5=$?
-  "$TRAINYARD" jobs stream-logs j --polling-interval 0 2>err6; r6=$?
+  "$TRAINYARD" jobs stream-logs j --polling-interval 0.01 2>err6; r6=$?
   "$TRAINYARD" jobs update j 2>err7; r7=$?
   "$TRAINYARD" jobs update j --clear-labels --remove-labels a 2>err8; r8=$?
   "$TRAINYARD" jobs update j --update-labels BAD=x 2>err9; r9=$?
@@ -78,7 +78,7 @@ test_expect_success 'usage errors exit 2 with the verb in the message' '
   grep -q "ERROR: (trainyard.jobs.submit.training) --async and --stream-logs" err3 &&
   grep -q -- "--page-size: expected a number from 1 to 100" err4 &&
   grep -q -- "--format: unknown format .tabel. (did you mean .table.?); valid formats: " err5 &&
-  grep -q -- "--polling-interval" err6 &&
+  grep -q -- "--polling-interval: expected seconds, from 0.1 to 86400 (got .0.01.)" err6 &&
   grep -q "nothing to update" err7 &&
   grep -q "cannot be used together" err8 &&
   grep -q "key .BAD. must start with a lowercase letter" err9 &&
