@@ -52,6 +52,22 @@ struct ty_filter {
     const char *id_prefix; /* points into the tree */
 };
 
+/* ---- the tree (jobfilter-tree.c) ---- */
+
+/* A new node of @kind, empty. */
+struct jf_node *jf_node_new(enum jf_kind kind);
+/* Free @n and everything below it (NULL is fine). */
+void jf_node_free(struct jf_node *n);
+/* Append @kid to the operands of @list. */
+void jf_node_add(struct jf_node *list, struct jf_node *kid);
+/* Add @kid to the AND/OR @list, splicing in the operands of a @kid of the same kind. */
+void jf_node_merge(struct jf_node *list, struct jf_node *kid);
+/* A list of one operand is that operand: @list, or its only operand (@list freed). */
+struct jf_node *jf_node_simplify(struct jf_node *list);
+/* Set @f's state_hint and id_prefix from the conjuncts of its top level that is a
+ * conjunction (or a single restriction): what the store may apply before the filter. */
+void jf_find_hints(struct ty_filter *f);
+
 /* An enum-valued key's @value (a prefix when @prefix): upper-cased in place when it names one
  * of @enums ignoring case (as gcloud's '=' and ':' match), else -EINVAL with @msg saying so
  * and listing the values (jobfilter-keys.c). */

@@ -11,9 +11,11 @@
  *     term        = { "NOT" | "-" } simple             NOT binds tightest
  *     simple      = "(" expression ")" | restriction | global
  *     restriction = FIELD OP VALUE                     OP: : = != < <= > >= ~ !~
+ *                 | FIELD (":" | "=") "(" VALUE { ["OR"] VALUE } ")"   any of the values
  *     global      = WORD | STRING                      a bare value
  * FIELD is names of letters, digits, '_' and '-' joined by '.'; VALUE a word (which may hold
- * ':' and '~', so bare times work) or a "string" with \" and \\ escapes; the VALUE of '~'
+ * ':' and '~', so bare times work) or a "string" or 'string' (gcloud's filters take both)
+ * with \", \' and \\ escapes; the VALUE of '~'
  * and '!~' is a regular expression, compiled here, whose unquoted form may also hold balanced
  * parentheses and the operators' characters. AND, OR and NOT are keywords
  * only in upper case and as whole words; a bare keyword is not accepted as a VALUE. */
@@ -47,60 +49,6 @@
 
 static const char *const op_names[] = {":", "=", "!=", "<", "<=", ">", ">=", "~", "!~"};
 
-static void node_free(struct jf_node *n)
-{
-    if (!n)
-        return;
-    for (size_t i = 0; i < n->n; i++)
-        node_free(n->kids[i]);
-    free(n->kids);
-    for (size_t i = 0; i < n->r.nsegs; i++)
-        free(n->r.segs[i]);
-    free(n->r.segs);
-    free(n->r.value);
-    ty_ere_free(n->r.re);
-    free(n);
-}
-
-static struct jf_node *node_new(enum jf_kind kind)
-{
-    struct jf_node *n = xcalloc(1, sizeof(*n));
-    n->kind = kind;
-    return n;
-}
-
-static void node_add(struct jf_node *list, struct jf_node *kid)
-{
-    list->kids = xreallocarray(list->kids, list->n + 1, sizeof(*list->kids));
-    list->kids[list->n++] = kid;
-}
-
-/* Add @kid to the AND/OR @list, splicing in the operands of a @kid of the same kind. */
-static void node_merge(struct jf_node *list, struct jf_node *kid)
-{
-    if (kid->kind != list->kind) {
-        node_add(list, kid);
-        return;
-    }
-    for (size_t i = 0; i < kid->n; i++)
-        node_add(list, kid->kids[i]);
-    kid->n = 0;
-    node_free(kid);
-}
-
-/* A list of one operand is that operand. */
-static struct jf_node *node_simplify(struct jf_node *list)
-{
-    struct jf_node *only;
-
-    if (list->n != 1)
-        return list;
-    only = list->kids[0];
-    list->n = 0;
-    node_free(list);
-    return only;
-}
-
 /* ---- parsing ---- */
 
 struct parser {
@@ -110,6 +58,12 @@ struct parser {
     struct ty_error *err;
     struct ty_filter *filter; /* the one being parsed: its budget, for '~' restrictions */
 };
+
+/* A string's quote: gcloud's filters take both. */
+static bool is_quote(char c)
+{
+    return c == '"' || c == '\'';
+}
 
 static bool is_space(char c)
 {
@@ -206,7 +160,7 @@ static const char *found(const struct parser *p, size_t off, char *buf, size_t n
 
     if (p->s[off] == '\0')
         return "the end";
-    if (p->s[off] == '"')
+    if (is_quote(p->s[off]))
         return "a quoted string";
     wl = word_len(p, off, false);
     if (wl == 0)
@@ -259,28 +213,29 @@ static int op_at(struct parser *p, size_t off, enum jf_op *op, size_t *len)
     }
 }
 
-/* The "string" at p->pos, decoded into *ret (caller frees). */
+/* The "string" or 'string' at p->pos, decoded into *ret (caller frees). */
 static int parse_string(struct parser *p, char **ret, size_t *ret_len)
 {
     size_t start = p->pos, n = 0;
-    char *out = xmalloc(strlen(p->s + start) + 1);
+    char *out = xmalloc(strlen(p->s + start) + 1), q = p->s[start];
 
     p->pos++;
     for (;;) {
         char c = p->s[p->pos];
         if (c == '\0') {
             free(out);
-            return fail(p, start, "unterminated string (no closing '\"') starting");
+            return fail(p, start, "unterminated string (no closing '%c') starting", q);
         }
         p->pos++;
-        if (c == '"')
+        if (c == q)
             break;
         if (c == '\\') {
             c = p->s[p->pos];
-            if (c != '"' && c != '\\') {
+            if (!is_quote(c) && c != '\\') {
                 free(out);
-                return fail(
-                    p, p->pos - 1, "unknown escape in a string (only \\\" and \\\\ are allowed)");
+                return fail(p,
+                            p->pos - 1,
+                            "unknown escape in a string (only \\\", \\' and \\\\ are allowed)");
             }
             p->pos++;
         }
@@ -400,74 +355,139 @@ check_key(struct parser *p, size_t foff, const struct jf_restr *r, struct ty_job
 
 static int parse_expr(struct parser *p, struct jf_node **ret);
 
-/* FIELD OP VALUE, with p->pos at OP. */
+/* One VALUE of the restriction @r (its field and operator set) at p->pos: a string, or a
+ * word (a pattern for '~' and '!~'); decoded, classified and checked against the key @key
+ * (@field as written, for messages). */
+static int parse_value(struct parser *p,
+                       struct jf_restr *r,
+                       const struct ty_jobkey_info *key,
+                       const char *field)
+{
+    size_t voff = p->pos;
+    int rc;
+
+    if (is_quote(p->s[p->pos])) {
+        rc = parse_string(p, &r->value, &r->vlen);
+        if (rc < 0)
+            return rc;
+    } else {
+        size_t vl = r->op >= OP_RE ? pattern_len(p, p->pos) : word_len(p, p->pos, true);
+        if (vl == 0 || keyword_at(p, p->pos))
+            return fail(p,
+                        p->pos,
+                        "expected a value after '%s%s'%s",
+                        field,
+                        op_names[r->op],
+                        vl ? " (quote a keyword to use it as a value)" : "");
+        r->value = xstrndup(p->s + p->pos, vl);
+        r->vlen = vl;
+        p->pos += vl;
+    }
+    rc = check_after_value(p);
+    if (rc < 0)
+        return rc;
+    if (r->op >= OP_RE) {
+        char msg[TY_ERROR_MSG_MAX - 64];
+        r->steps = &p->filter->steps;
+        p->filter->patterns = true;
+        if (jf_regex_compile(r, key->enums, msg, sizeof(msg)) < 0)
+            return fail(p, voff, "%s%s: %s", field, op_names[r->op], msg);
+        return 0;
+    }
+    rc = finish_value(p, r, voff, field, key->value);
+    if (rc < 0)
+        return rc;
+    if (key->enums && r->op <= OP_NE && !r->present) {
+        char msg[TY_ERROR_MSG_MAX - 64];
+        if (jf_enum_value(key->enums, r->value, r->prefix, msg, sizeof(msg)) < 0)
+            return fail(p, voff, "%s: %s", field, msg);
+    }
+    return 0;
+}
+
+/* gcloud's list of values, "FIELD:(V1 V2 ...)" with p->pos at its '(': any of them, as
+ * "(FIELD:V1 OR FIELD:V2 ...)"; an OR between two values is allowed. @tmpl holds the field
+ * and the operator (':' or '='). */
+static int parse_value_list(struct parser *p,
+                            const struct jf_restr *tmpl,
+                            const struct ty_jobkey_info *key,
+                            const char *field,
+                            struct jf_node **ret)
+{
+    struct jf_node *list = jf_node_new(N_OR);
+    size_t open = p->pos;
+    int r = 0;
+
+    p->pos++;
+    for (;;) {
+        const char *kw;
+        struct jf_node *k;
+        skip_ws(p);
+        if (p->s[p->pos] == ')' && list->n > 0)
+            break;
+        kw = keyword_at(p, p->pos);
+        if (kw && strcmp(kw, "OR") == 0 && list->n > 0) {
+            p->pos += 2;
+            continue;
+        }
+        if (p->s[p->pos] == '\0') {
+            r = fail(p, open, "unterminated list of values (no closing ')') starting");
+            break;
+        }
+        k = jf_node_new(N_RESTR);
+        k->r.segs = xcalloc(tmpl->nsegs, sizeof(*k->r.segs));
+        for (size_t i = 0; i < tmpl->nsegs; i++)
+            k->r.segs[i] = xstrdup(tmpl->segs[i]);
+        k->r.nsegs = tmpl->nsegs;
+        k->r.op = tmpl->op;
+        jf_node_add(list, k);
+        r = parse_value(p, &k->r, key, field);
+        if (r < 0)
+            break;
+    }
+    if (r < 0) {
+        jf_node_free(list);
+        return r;
+    }
+    p->pos++; /* the ')' */
+    r = check_after_value(p);
+    if (r < 0) {
+        jf_node_free(list);
+        return r;
+    }
+    *ret = jf_node_simplify(list);
+    return 0;
+}
+
+/* FIELD OP VALUE, or FIELD OP (VALUE ...) for ':' and '=', with p->pos at OP. */
 static int parse_restriction(struct parser *p, size_t foff, size_t flen, struct jf_node **ret)
 {
-    struct jf_node *n = node_new(N_RESTR);
+    struct jf_node *n = jf_node_new(N_RESTR);
     struct ty_jobkey_info key;
     char field[ECHO_WORD + 1];
-    size_t oplen, voff;
+    size_t oplen;
     int r;
 
     (void)snprintf(
         field, sizeof(field), "%.*s", (int)(flen > ECHO_WORD ? ECHO_WORD : flen), p->s + foff);
     r = parse_field(p, foff, flen, &n->r);
-    if (r < 0)
-        goto out;
-    r = check_key(p, foff, &n->r, &key);
-    if (r < 0)
-        goto out;
-    r = op_at(p, p->pos, &n->r.op, &oplen);
+    if (r >= 0)
+        r = check_key(p, foff, &n->r, &key);
+    if (r >= 0)
+        r = op_at(p, p->pos, &n->r.op, &oplen);
     if (r < 0)
         goto out;
     p->pos += oplen;
     skip_ws(p);
-    voff = p->pos;
-    if (p->s[p->pos] == '"') {
-        r = parse_string(p, &n->r.value, &n->r.vlen);
-        if (r < 0)
-            goto out;
-    } else {
-        size_t vl = n->r.op >= OP_RE ? pattern_len(p, p->pos) : word_len(p, p->pos, true);
-        if (vl == 0 || keyword_at(p, p->pos)) {
-            r = fail(p,
-                     p->pos,
-                     "expected a value after '%s%s'%s",
-                     field,
-                     op_names[n->r.op],
-                     vl ? " (quote a keyword to use it as a value)" : "");
-            goto out;
-        }
-        n->r.value = xstrndup(p->s + p->pos, vl);
-        n->r.vlen = vl;
-        p->pos += vl;
-    }
-    r = check_after_value(p);
-    if (r < 0)
+    if (p->s[p->pos] == '(' && (n->r.op == OP_HAS || n->r.op == OP_EQ)) {
+        r = parse_value_list(p, &n->r, &key, field, ret);
         goto out;
-    if (n->r.op >= OP_RE) {
-        char msg[TY_ERROR_MSG_MAX - 64];
-        if (jf_regex_compile(&n->r, key.enums, msg, sizeof(msg)) < 0)
-            r = fail(p, voff, "%s%s: %s", field, op_names[n->r.op], msg);
-        n->r.steps = &p->filter->steps;
-        p->filter->patterns = true;
-        goto done;
     }
-    r = finish_value(p, &n->r, voff, field, key.value);
-    if (r < 0)
-        goto out;
-    if (key.enums && n->r.op <= OP_NE && !n->r.present) {
-        char msg[TY_ERROR_MSG_MAX - 64];
-        if (jf_enum_value(key.enums, n->r.value, n->r.prefix, msg, sizeof(msg)) < 0) {
-            r = fail(p, voff, "%s: %s", field, msg);
-            goto out;
-        }
-    }
-done:
+    r = parse_value(p, &n->r, &key, field);
     if (r >= 0)
         *ret = TAKE_PTR(n);
 out:
-    node_free(n);
+    jf_node_free(n);
     return r;
 }
 
@@ -486,7 +506,7 @@ static int parse_parens(struct parser *p, struct jf_node **ret)
     if (r < 0)
         return r;
     if (p->s[p->pos] != ')') {
-        node_free(*ret);
+        jf_node_free(*ret);
         *ret = NULL;
         return fail(p,
                     p->pos,
@@ -503,7 +523,7 @@ static int parse_parens(struct parser *p, struct jf_node **ret)
  * an operator after it is an error (a field name cannot be quoted). */
 static int parse_quoted_global(struct parser *p, struct jf_node **ret)
 {
-    struct jf_node *n = node_new(N_GLOBAL);
+    struct jf_node *n = jf_node_new(N_GLOBAL);
     size_t start = p->pos, oplen, save;
     enum jf_op op;
     int r = parse_string(p, &n->r.value, &n->r.vlen);
@@ -521,7 +541,7 @@ static int parse_quoted_global(struct parser *p, struct jf_node **ret)
     if (r >= 0)
         r = check_after_value(p);
     if (r < 0) {
-        node_free(n);
+        jf_node_free(n);
         return r;
     }
     *ret = n;
@@ -566,7 +586,7 @@ static int parse_word(struct parser *p, const char *after, struct jf_node **ret)
     r = check_after_value(p);
     if (r < 0)
         return r;
-    n = node_new(N_GLOBAL);
+    n = jf_node_new(N_GLOBAL);
     n->r.value = xstrndup(p->s + start, wl);
     n->r.vlen = wl;
     if (n->r.value[wl - 1] == '*')
@@ -580,7 +600,7 @@ static int parse_simple(struct parser *p, const char *after, struct jf_node **re
 {
     if (p->s[p->pos] == '(')
         return parse_parens(p, ret);
-    if (p->s[p->pos] == '"')
+    if (is_quote(p->s[p->pos]))
         return parse_quoted_global(p, ret);
     return parse_word(p, after, ret);
 }
@@ -609,8 +629,8 @@ static int parse_term(struct parser *p, struct jf_node **ret)
     if (r < 0)
         return r;
     if (nots % 2) {
-        neg = node_new(N_NOT);
-        node_add(neg, n);
+        neg = jf_node_new(N_NOT);
+        jf_node_add(neg, n);
         n = neg;
     }
     *ret = n;
@@ -636,12 +656,12 @@ static int expect_operand(struct parser *p, const char *kw)
 
 static int parse_factor(struct parser *p, struct jf_node **ret)
 {
-    struct jf_node *list = node_new(N_OR), *n = NULL;
+    struct jf_node *list = jf_node_new(N_OR), *n = NULL;
     int r = parse_term(p, &n);
 
     if (r < 0)
         goto fail;
-    node_merge(list, n);
+    jf_node_merge(list, n);
     for (;;) {
         size_t save = p->pos;
         const char *kw;
@@ -658,26 +678,26 @@ static int parse_factor(struct parser *p, struct jf_node **ret)
         r = parse_term(p, &n);
         if (r < 0)
             goto fail;
-        node_merge(list, n);
+        jf_node_merge(list, n);
     }
-    *ret = node_simplify(list);
+    *ret = jf_node_simplify(list);
     return 0;
 fail:
-    node_free(list);
+    jf_node_free(list);
     return r;
 }
 
 /* Parses up to the end of the text or an unmatched ')' (left at p->pos). */
 static int parse_expr(struct parser *p, struct jf_node **ret)
 {
-    struct jf_node *list = node_new(N_AND), *n = NULL;
+    struct jf_node *list = jf_node_new(N_AND), *n = NULL;
     int r;
 
     skip_ws(p);
     r = parse_factor(p, &n);
     if (r < 0)
         goto fail;
-    node_merge(list, n);
+    jf_node_merge(list, n);
     for (;;) {
         const char *kw;
         skip_ws(p);
@@ -693,47 +713,13 @@ static int parse_expr(struct parser *p, struct jf_node **ret)
         r = parse_factor(p, &n);
         if (r < 0)
             goto fail;
-        node_merge(list, n);
+        jf_node_merge(list, n);
     }
-    *ret = node_simplify(list);
+    *ret = jf_node_simplify(list);
     return 0;
 fail:
-    node_free(list);
+    jf_node_free(list);
     return r;
-}
-
-/* The state name @v names (any case for ':'), or NULL. */
-static const char *state_name(const char *v, bool any_case)
-{
-    for (int s = TY_STATE_UNSPECIFIED; s <= TY_STATE_CANCELLED; s++) {
-        const char *name = ty_job_state_name((enum ty_job_state)s);
-        if (any_case ? strcasecmp(v, name) == 0 : strcmp(v, name) == 0)
-            return name;
-    }
-    return NULL;
-}
-
-/* Hints from the conjuncts of a top level that is a conjunction (or a single restriction). */
-static void find_hints(struct ty_filter *f)
-{
-    struct jf_node *root = f->root;
-    size_t n = root->kind == N_AND ? root->n : 1;
-
-    if (root->kind != N_AND && root->kind != N_RESTR)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const struct jf_node *k = root->kind == N_AND ? root->kids[i] : root;
-        const struct jf_restr *r = &k->r;
-        if (k->kind != N_RESTR || r->nsegs != 1 || (r->op != OP_HAS && r->op != OP_EQ) ||
-            r->present)
-            continue;
-        if (!f->state_hint && !r->prefix && strcmp(r->segs[0], "state") == 0)
-            f->state_hint = state_name(r->value, r->op == OP_HAS);
-        /* the store compares the prefix ignoring case: good for ':' and '=' alike */
-        if (!f->id_prefix && r->prefix && r->vlen > 0 && !strchr(r->value, '*') &&
-            (r->op == OP_EQ || r->op == OP_HAS) && strcmp(r->segs[0], "jobId") == 0)
-            f->id_prefix = r->value;
-    }
 }
 
 int ty_filter_parse(const char *text, struct ty_filter **ret, struct ty_error *err)
@@ -757,33 +743,15 @@ int ty_filter_parse(const char *text, struct ty_filter **ret, struct ty_error *e
         r = parse_expr(&p, &f->root);
         if (r >= 0 && p.s[p.pos] == ')') {
             r = fail(&p, p.pos, "unexpected ')' (no '(' to close)");
-            node_free(f->root);
+            jf_node_free(f->root);
             f->root = NULL;
         }
         if (r < 0) {
             free(f);
             return r;
         }
-        find_hints(f);
+        jf_find_hints(f);
     }
     *ret = f;
     return 0;
-}
-
-const char *ty_filter_state_hint(const struct ty_filter *f)
-{
-    return f ? f->state_hint : NULL;
-}
-
-const char *ty_filter_id_prefix_hint(const struct ty_filter *f)
-{
-    return f ? f->id_prefix : NULL;
-}
-
-void ty_filter_free(struct ty_filter *f)
-{
-    if (!f)
-        return;
-    node_free(f->root);
-    free(f);
 }
