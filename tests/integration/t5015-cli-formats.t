@@ -42,6 +42,7 @@ test_expect_success 'three jobs: two succeed, one fails with a long message' '
 '
 test_expect_success 'describe --format value(KEY): the polling scripts form' '
   test "$("$TRAINYARD" jobs describe fmt_a --format "value(state)")" = SUCCEEDED &&
+  test "$("$TRAINYARD" jobs describe fmt_a --format "value(transitions[0].state,transitions[-1].state)")" = "QUEUED	SUCCEEDED" &&
   "$TRAINYARD" jobs describe fmt_b --format "value(jobId,labels.team,trainingInput.masterConfig.imageUri.basename())" >out 2>/dev/null &&
   printf "fmt_b\tvision\ttest:1\n" >want && diff -u want out
 '

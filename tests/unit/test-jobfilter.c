@@ -464,6 +464,9 @@ static void test_errors(void)
          "unknown key 'bogus': the Job has no key 'bogus'; valid keys here: attemptStatus, "
          "createTime"},
         {"sate=FAILED", "unknown key 'sate': the Job has no key 'sate' (did you mean 'state'?)"},
+        {"transitions.state=RUNNING",
+         "'transitions' is shown by jobs.get (trainyard jobs describe) only: a list's jobs do "
+         "not carry it at position 1"},
         {"trainingInput.masterConfg.imageUri:x",
          "trainingInput has no key 'masterConfg' (did you mean "
          "'trainingInput.masterConfig.imageUri'?); valid keys here: scaleTier, masterType"},

@@ -108,6 +108,8 @@ static const struct jk_node k_output[] = {OBJ("builtInAlgorithmOutput", k_builti
                                           OBJS("trials", k_trial),
                                           MAP("webAccessUris"),
                                           END};
+/* trainyard's transitions (docs/service.md): shown by jobs.get only. */
+static const struct jk_node k_transition[] = {ENUM("state", ty_job_state_names), TIME("time"), END};
 static const struct jk_node k_job[] = {
     OBJ("attemptStatus", k_attempt),
     TIME("createTime"),
@@ -124,6 +126,7 @@ static const struct jk_node k_job[] = {
     LEAF("stateReason"),
     {"trainingInput", JK_OBJ, false, NULL, &ty_msg_training_input, NULL},
     OBJ("trainingOutput", k_output),
+    OBJS("transitions", k_transition),
     END,
 };
 static const struct jk_node root = OBJ("Job", k_job);
@@ -318,6 +321,7 @@ int ty_jobkey_check(const char *const *segs,
         if (!next)
             return unknown(segs, n, i, cur, err);
         info->is_array |= next->array;
+        info->get_only |= i == 0 && strcmp(next->name, "transitions") == 0;
         cur = next;
         which ^= 1;
     }

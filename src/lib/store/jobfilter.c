@@ -348,9 +348,15 @@ check_key(struct parser *p, size_t foff, const struct jf_restr *r, struct ty_job
 {
     struct ty_error e = {0};
 
-    if (ty_jobkey_check((const char *const *)r->segs, r->nsegs, info, &e) == 0)
-        return 0;
-    return fail(p, foff, "%s", ty_error_msg(&e));
+    if (ty_jobkey_check((const char *const *)r->segs, r->nsegs, info, &e) < 0)
+        return fail(p, foff, "%s", ty_error_msg(&e));
+    if (info->get_only)
+        return fail(p,
+                    foff,
+                    "'%s' is shown by jobs.get (trainyard jobs describe) only: a list's jobs do "
+                    "not carry it",
+                    r->segs[0]);
+    return 0;
 }
 
 static int parse_expr(struct parser *p, struct jf_node **ret);

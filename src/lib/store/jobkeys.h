@@ -27,6 +27,7 @@ struct ty_jobkey_info {
     bool is_array;              /* the key (or a key on its way) is a list */
     bool is_leaf;               /* a scalar, not an object */
     enum ty_jobkey_value value; /* a leaf's kind of value (a map's values are TEXT) */
+    bool get_only;              /* shown by jobs.get only (transitions), not in a list */
 };
 
 /* Check the key of @n names @segs. Returns 0 with *info (may be NULL) filled, or -EINVAL with
