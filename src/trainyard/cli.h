@@ -33,9 +33,24 @@ extern const struct cli_command cmd_config_get;
 extern const struct cli_command cmd_config_unset;
 extern const struct cli_command cmd_config_list;
 
+/* gcloud's --verbosity (a program-wide flag, as --quiet): which of the CLI's own messages
+ * are printed. Exit statuses and a verb's output do not change. */
+enum cli_verbosity {
+    CLI_VERBOSITY_DEBUG,
+    CLI_VERBOSITY_INFO,
+    CLI_VERBOSITY_WARNING, /* the default: warnings and errors */
+    CLI_VERBOSITY_ERROR,   /* errors only */
+    CLI_VERBOSITY_CRITICAL,
+    CLI_VERBOSITY_NONE, /* neither (nothing of trainyard's own fails "critically") */
+};
+extern enum cli_verbosity cli_verbosity;
+
 /* Print "ERROR: (trainyard.<path>) <msg>" to stderr ("ERROR: (trainyard) <msg>" when @path is
- * NULL: the program's own flags). */
+ * NULL: the program's own flags), unless --verbosity is critical or none. */
 void cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print "WARNING: <msg>" to stderr, unless --verbosity is error or above. */
+void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Report getopt_long's ':' (a flag without its value) or '?' (an unknown or ambiguous flag,
  * or a value given to a flag that takes none) for @c, the flag being argv[optind - 1], with

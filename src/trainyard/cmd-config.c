@@ -133,11 +133,9 @@ static void note_overrides(const char *key)
     for (size_t i = 0; i < TY_ARRAY_SIZE(overrides); i++) {
         const char *v = getenv(overrides[i].env);
         if (strcmp(overrides[i].key, key) == 0 && v && *v)
-            fprintf(stderr,
-                    "WARNING: %s is set in the environment and overrides %s of the config "
-                    "file.\n",
-                    overrides[i].env,
-                    key);
+            cli_warning("%s is set in the environment and overrides %s of the config file.",
+                        overrides[i].env,
+                        key);
     }
 }
 
@@ -241,7 +239,7 @@ static int config_set(int argc, char **argv)
     fprintf(stderr, "Updated property [%s] in %s.\n", argv[optind], f.path);
     note_overrides(argv[optind]);
     if (strcmp(argv[optind], "access_token_file") == 0 && config_file_get(&f, "access_token"))
-        fprintf(stderr, "WARNING: access_token is also set in the file and is used first.\n");
+        cli_warning("access_token is also set in the file and is used first.");
     rc = TY_EXIT_OK;
 out:
     config_file_release(&f);

@@ -222,8 +222,7 @@ int jobs_local_list(const struct jobs_local *l,
             continue;
         if (jobs_local_read(state, de->d_name, &job, &e) < 0) {
             if (e.code != ENOENT) /* ENOENT: a run being claimed, not recorded yet */
-                fprintf(
-                    stderr, "WARNING: skipping local run %s: %s\n", de->d_name, ty_error_msg(&e));
+                cli_warning("skipping local run %s: %s", de->d_name, ty_error_msg(&e));
             continue;
         }
         if (!ty_filter_match(f, job)) {

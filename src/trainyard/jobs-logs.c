@@ -118,7 +118,7 @@ static int on_follow_line(void *ctx, const char *line, size_t len, struct ty_err
         return 0;
     j = json_loadb(line, len, 0, NULL);
     if (!json_is_object(j)) {
-        fprintf(stderr, "WARNING: ignoring a log stream line that is not a JSON object\n");
+        cli_warning("ignoring a log stream line that is not a JSON object");
         return 0;
     }
     e = json_object_get(j, "error");

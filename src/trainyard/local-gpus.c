@@ -131,7 +131,7 @@ int local_gpus_setup(struct local_gpus *lg,
         return -1;
     }
     for (size_t i = 0; notes && notes[i]; i++)
-        fprintf(stderr, "WARNING: %s\n", notes[i]);
+        cli_warning("%s", notes[i]);
     if (!lg->how)
         lg->how = host_how(&lg->inv);
     ty_resources_unlimited(&have);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "alloc.h"
 #include "buf.h"
@@ -61,13 +62,29 @@ static int match_words(const char *path, char **w, int n)
     return m;
 }
 
+enum cli_verbosity cli_verbosity = CLI_VERBOSITY_WARNING;
+
 void cli_error(const char *path, const char *fmt, ...)
 {
     va_list ap;
+    if (cli_verbosity >= CLI_VERBOSITY_CRITICAL)
+        return;
     if (path)
         fprintf(stderr, "ERROR: (trainyard.%s) ", path);
     else
         fputs("ERROR: (trainyard) ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void cli_warning(const char *fmt, ...)
+{
+    va_list ap;
+    if (cli_verbosity >= CLI_VERBOSITY_ERROR)
+        return;
+    fputs("WARNING: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -234,8 +251,11 @@ static char *suggest_command(char **w, int n)
 static int unknown_command(int argc, char **argv, int best)
 {
     int shown = best > 0 ? best + 1 : 2;
-    char *fix = suggest_command(argv + 1, argc - 1);
+    char *fix;
 
+    if (cli_verbosity >= CLI_VERBOSITY_CRITICAL)
+        return TY_EXIT_USAGE;
+    fix = suggest_command(argv + 1, argc - 1);
     fputs("ERROR: (trainyard) unknown command '", stderr);
     for (int i = 1; i <= shown && i < argc; i++)
         fprintf(stderr, "%s%s", i > 1 ? " " : "", argv[i]);
@@ -328,6 +348,54 @@ static int first_not_utf8(int argc, char **argv)
     return 0;
 }
 
+/* gcloud's program-wide --quiet (-q) and --verbosity=LEVEL, anywhere before "--": taken
+ * out of @argv (*@argc shrinks). --quiet turns off prompts, and trainyard asks nothing.
+ * Returns 0, or TY_EXIT_USAGE after saying what is wrong. */
+static int global_flags(int *argc, char **argv)
+{
+    static const char *const levels[] = {"debug", "info", "warning", "error", "critical", "none"};
+    int out = 1;
+
+    for (int i = 1; i < *argc; i++) {
+        const char *level = NULL;
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < *argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+            continue;
+        if (strncmp(argv[i], "--verbosity=", 12) == 0)
+            level = argv[i] + 12;
+        else if (strcmp(argv[i], "--verbosity") == 0) {
+            if (i + 1 >= *argc || strncmp(argv[i + 1], "--", 2) == 0) {
+                cli_error(NULL, "argument --verbosity: expected one argument");
+                return TY_EXIT_USAGE;
+            }
+            level = argv[++i];
+        } else {
+            argv[out++] = argv[i];
+            continue;
+        }
+        for (size_t k = 0; k < TY_ARRAY_SIZE(levels); k++)
+            if (strcasecmp(level, levels[k]) == 0) {
+                cli_verbosity = (enum cli_verbosity)k;
+                level = NULL;
+                break;
+            }
+        if (level) {
+            cli_error(NULL,
+                      "--verbosity: expected one of debug, info, warning, error, critical, "
+                      "none (got '%s')",
+                      level);
+            return TY_EXIT_USAGE;
+        }
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int best = 0, bad = first_not_utf8(argc, argv);
@@ -347,6 +415,8 @@ int main(int argc, char **argv)
                   shown);
         return TY_EXIT_USAGE;
     }
+    if (global_flags(&argc, argv) != 0)
+        return TY_EXIT_USAGE;
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
         help(argc < 2 ? stderr : stdout);
         return argc < 2 ? TY_EXIT_USAGE : TY_EXIT_OK;

@@ -122,6 +122,18 @@ test_expect_success 'POSIXLY_CORRECT does not stop flags after the job id' '
   POSIXLY_CORRECT=1 "$TRAINYARD" local train px0 --config job.json --dry-run >out.json &&
   ! test -e "$TRAINYARD_HOME/jobs/local/px0"
 '
+test_expect_success 'gcloud-wide --quiet and --verbosity are taken anywhere before --' '
+  "$TRAINYARD" --quiet local train gq0 --config job.json -q --dry-run >out.json &&
+  "$TRAINYARD" local train gq1 --config job.json --verbosity info --dry-run >/dev/null &&
+  set +e; "$TRAINYARD" local train gq2 --config job.json --verbosity=error --bogus 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "unknown flag .--bogus." err &&
+  set +e; "$TRAINYARD" local train gq3 --config job.json --verbosity=none --bogus 2>err; rc=$?; set -e
+  test $rc -eq 2 && ! test -s err &&
+  set +e; "$TRAINYARD" local train gq4 --verbosity=loud 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--verbosity: expected one of debug, info, warning, error, critical, none (got .loud.)" err &&
+  "$TRAINYARD" local train gq5 --config job.json --dry-run -- --quiet -q --verbosity=x >out.json &&
+  test "$(json_get out.json "\" \".join(d[0][\"args\"])")" = "--quiet -q --verbosity=x"
+'
 test_expect_success 'a job id cannot be reused' '
   write_job ok.json "true" &&
   "$TRAINYARD" local train same_id --config ok.json >/dev/null 2>&1 &&
