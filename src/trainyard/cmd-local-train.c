@@ -283,12 +283,6 @@ static char *generate_job_id(void)
                      (unsigned)draw);
 }
 
-static bool label_true(const struct ty_job *job, const char *key)
-{
-    const char *v = ty_json_str(job->labels, key);
-    return v && strcmp(v, "true") == 0;
-}
-
 /* The trials table at the end of a tuning job: best first (as trainingOutput), then each
  * hyperparameter in the spec's order; trials stopped early are marked. Fitted to the terminal
  * as `jobs describe --summarize` is (80 columns when stdout is none): the columns that do not
@@ -660,9 +654,13 @@ static int build_local_job(struct local_args *a, struct ty_job **ret)
         cli_error(PATH, "%s", ty_error_msg(&e));
         return -1;
     }
-    if (label_true(*ret, "trainyard-pytorch-env"))
+    if (ty_runtime_labels_check(*ret, &e) < 0) {
+        cli_error(PATH, "%s", ty_error_msg(&e));
+        return -1;
+    }
+    if (ty_label_true(*ret, TY_LABEL_PYTORCH))
         a->opts.env.pytorch = true;
-    if (label_true(*ret, "trainyard-mxnet-env"))
+    if (ty_label_true(*ret, TY_LABEL_MXNET))
         a->opts.env.mxnet = true;
     r = ty_runtime_validate(a->runtime, *ret, &e);
     if (r < 0) {

@@ -107,7 +107,7 @@ static int check_mask(const char *mask, struct tyd_reply *rep)
  * the user's own); one set to another value, or added, is a 400 naming it. */
 static int check_read_labels(const json_t *before, json_t *after, struct tyd_reply *rep)
 {
-    static const char *const read[] = {LABEL_RUNTIME, LABEL_PYTORCH, LABEL_MXNET};
+    static const char *const read[] = {TY_LABEL_RUNTIME, TY_LABEL_PYTORCH, TY_LABEL_MXNET};
 
     for (size_t i = 0; i < TY_ARRAY_SIZE(read); i++) {
         const char *was = ty_json_str(before, read[i]), *now = ty_json_str(after, read[i]);

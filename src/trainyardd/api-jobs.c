@@ -306,7 +306,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     struct ty_job_row row = {0};
     struct ty_demand demand;
     struct ty_error e = {0};
-    const char *runtime, *pt, *mx;
+    const char *runtime;
     int r;
 
     if (tyd_check_params(rq, no_params, rep) < 0 || tyd_parse_body(rq, false, &body, rep) < 0)
@@ -316,14 +316,13 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
-    runtime = ty_json_str(job->labels, LABEL_RUNTIME);
-    if (!runtime)
-        runtime = d->runtime;
-    if (!ty_runtime_known(runtime)) {
-        (void)ty_runtime_unknown(runtime, &e);
-        tyd_error(rep, 400, NULL, "labels.%s: %s", LABEL_RUNTIME, ty_error_msg(&e));
+    if (ty_runtime_labels_check(job, &e) < 0) {
+        tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
     }
+    runtime = ty_json_str(job->labels, TY_LABEL_RUNTIME);
+    if (!runtime)
+        runtime = d->runtime;
     if (ty_runtime_validate(runtime, job, &e) < 0) {
         tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         return;
@@ -331,7 +330,6 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     tyd_admit_demand(runtime, job, &demand);
     if (check_runnable(rq, runtime, job, &demand, rep) < 0)
         return;
-    pt = ty_json_str(job->labels, LABEL_PYTORCH);
     key = random_key();
     row.project = (char *)rq->project;
     row.job_id = job->job_id;
@@ -340,12 +338,11 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     row.labels = job->labels;
     row.training_input = job->training_input;
     row.runtime = (char *)runtime;
-    mx = ty_json_str(job->labels, LABEL_MXNET);
     row.options = json_pack("{s:b, s:b}",
                             "pytorchEnv",
-                            pt && strcmp(pt, "true") == 0,
+                            ty_label_true(job, TY_LABEL_PYTORCH),
                             "mxnetEnv",
-                            mx && strcmp(mx, "true") == 0);
+                            ty_label_true(job, TY_LABEL_MXNET));
     row.sweep_key = key;
     r = ty_store_insert_job(d->store, &row, &e);
     json_decref(row.options);

@@ -11,11 +11,6 @@
 #include "json.h"
 #include "store.h"
 
-/* Labels the service reads (docs/service.md#labels-the-service-reads). */
-#define LABEL_RUNTIME "trainyard-runtime"
-#define LABEL_PYTORCH "trainyard-pytorch-env"
-#define LABEL_MXNET   "trainyard-mxnet-env"
-
 /* Answer a failed store call @r: 404 for -ENOENT, else 500. Returns true when @r succeeded
  * (nothing answered). */
 bool tyd_store_ok(const struct tyd_request *rq,

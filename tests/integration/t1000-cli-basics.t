@@ -134,6 +134,13 @@ test_expect_success 'gcloud-wide --quiet and --verbosity are taken anywhere befo
   "$TRAINYARD" local train gq5 --config job.json --dry-run -- --quiet -q --verbosity=x >out.json &&
   test "$(json_get out.json "\" \".join(d[0][\"args\"])")" = "--quiet -q --verbosity=x"
 '
+test_expect_success 'the labels trainyard reads are checked by local train as by the service' '
+  set +e; "$TRAINYARD" local train lb0 --config job.json --labels=trainyard-runtime=bogus --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "labels.trainyard-runtime: unknown runtime .bogus." err &&
+  set +e; "$TRAINYARD" local train lb1 --config job.json --labels=trainyard-pytorch-env=yes --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "labels.trainyard-pytorch-env: expected true or false (got .yes.)" err &&
+  "$TRAINYARD" local train lb2 --config job.json --labels=trainyard-mxnet-env=false --dry-run >/dev/null
+'
 test_expect_success 'a job id cannot be reused' '
   write_job ok.json "true" &&
   "$TRAINYARD" local train same_id --config ok.json >/dev/null 2>&1 &&

@@ -105,6 +105,13 @@ test_expect_success 'duplicate job id: 409 ALREADY_EXISTS, the first job untouch
 '
 
 test_expect_success 'bad input: 400 naming the field, bad JSON, unknown fields, wrong types' '
+  job_body lb1.json lb_one "true" &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); d[\"labels\"]={\"trainyard-pytorch-env\": \"yes\"}; json.dump(d, open(sys.argv[1],\"w\"))" lb1.json &&
+  test "$(api POST /v1/projects/p1/jobs lb1.json)" = 400 &&
+  grep -q "labels.trainyard-pytorch-env: expected true or false (got .yes.)" out.json &&
+  "$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); d[\"labels\"]={\"trainyard-runtime\": \"contianer\"}; json.dump(d, open(sys.argv[1],\"w\"))" lb1.json &&
+  test "$(api POST /v1/projects/p1/jobs lb1.json)" = 400 &&
+  grep -q "labels.trainyard-runtime: unknown runtime .contianer. (did you mean .container.?" out.json &&
   echo "{\"jobId\": \"1bad\", \"trainingInput\": {\"scaleTier\": \"BASIC\"}}" >b1.json &&
   test "$(api POST /v1/projects/p1/jobs b1.json)" = 400 && grep -q jobId out.json &&
   test "$(json_get out.json "d[\"error\"][\"status\"]")" = INVALID_ARGUMENT &&

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "macro.h"
 #include "runtime.h"
 #include "suggest.h"
@@ -145,4 +146,28 @@ int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_er
         if (strcmp(checks[i].name, name) == 0)
             return checks[i].validate(job, err);
     return ty_runtime_unknown(name, err);
+}
+
+int ty_runtime_labels_check(const struct ty_job *job, struct ty_error *err)
+{
+    static const char *const flags[] = {TY_LABEL_PYTORCH, TY_LABEL_MXNET};
+    const char *runtime = ty_json_str(job->labels, TY_LABEL_RUNTIME);
+
+    if (runtime && !ty_runtime_known(runtime)) {
+        (void)ty_runtime_unknown(runtime, err);
+        return ty_error_prefix(err, -EINVAL, "labels.%s", TY_LABEL_RUNTIME);
+    }
+    for (size_t i = 0; i < TY_ARRAY_SIZE(flags); i++) {
+        const char *v = ty_json_str(job->labels, flags[i]);
+        if (v && strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+            return ty_error_set(
+                err, EINVAL, "labels.%s: expected true or false (got '%s')", flags[i], v);
+    }
+    return 0;
+}
+
+bool ty_label_true(const struct ty_job *job, const char *key)
+{
+    const char *v = ty_json_str(job->labels, key);
+    return v && strcmp(v, "true") == 0;
 }

@@ -213,6 +213,15 @@ const char *ty_runtime_names(void);
  * 'container'? this build has: process, container, slurm)", the suggestion only when one is
  * near. Returns -EINVAL. */
 int ty_runtime_unknown(const char *name, struct ty_error *err);
+/* The labels that say how a job runs (docs/service.md, "Labels the service reads"). */
+#define TY_LABEL_RUNTIME "trainyard-runtime"
+#define TY_LABEL_PYTORCH "trainyard-pytorch-env"
+#define TY_LABEL_MXNET   "trainyard-mxnet-env"
+/* Check those labels of @job: a runtime of this build, and "true" or "false" (which a
+ * "yes" would silently have been). Returns 0 or -EINVAL with err naming the label. */
+int ty_runtime_labels_check(const struct ty_job *job, struct ty_error *err);
+/* Is label @key of @job "true"? */
+bool ty_label_true(const struct ty_job *job, const char *key);
 /* Check that the runtime named @name exists and can run @job; for callers that want to
  * refuse a job before creating anything. Returns 0 or -EINVAL with err saying why. */
 int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err);
