@@ -424,6 +424,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "help") == 0)
         return help_command(argv + 2, argc - 2);
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        if (argc > 2) {
+            cli_error(NULL, "%s takes no arguments (got '%s')", argv[1], argv[2]);
+            return TY_EXIT_USAGE;
+        }
         printf("trainyard %s\n", TY_VERSION);
         return TY_EXIT_OK;
     }

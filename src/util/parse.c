@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int ty_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
 {
@@ -29,7 +30,7 @@ int ty_parse_double(const char *s, double *ret)
     char *end = NULL;
     double v;
 
-    if (!s || !*s || isspace((unsigned char)*s))
+    if (!s || !*s || isspace((unsigned char)*s) || strpbrk(s, "xX"))
         return -EINVAL;
     errno = 0;
     v = strtod(s, &end);

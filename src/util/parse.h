@@ -8,7 +8,8 @@
 /* Parse a whole decimal integer (optional sign, no spaces, no trailing text) in
  * [min, max]. Returns 0, -EINVAL (not a number) or -ERANGE (outside the range). */
 int ty_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret);
-/* Parse a whole finite floating-point number. Returns 0 or -EINVAL. */
+/* Parse a whole finite decimal floating-point number ("1.5", "-2e-3"; not strtod's hexadecimal
+ * "0x10", which no user means as 16). Returns 0 or -EINVAL. */
 int ty_parse_double(const char *s, double *ret);
 
 #endif

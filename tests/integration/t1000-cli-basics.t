@@ -10,6 +10,12 @@ test_expect_success 'local train --help shows gcloud flags' '
   grep -q -- "--master-image-uri" out && grep -q -- "--evaluator-count" out &&
   grep -q -- "--dry-run" out
 '
+test_expect_success '--version takes no arguments; a number flag takes no hexadecimal' '
+  set +e; "$TRAINYARD" --version extra 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--version takes no arguments (got .extra.)" err &&
+  set +e; "$TRAINYARD" local train gp0 --config job.json --grace-period=0x10 --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--grace-period: expected seconds from 0 to 86400 (got .0x10.)" err
+'
 test_expect_success 'unknown command exits 2' '
   ! "$TRAINYARD" jobs frobnicate 2>err; test $? -ne 0; grep -q "unknown command" err
 '

@@ -361,6 +361,8 @@ static void test_parse(void)
     is_int(ty_parse_double(" 1", &d), -EINVAL, "double: leading space");
     is_int(ty_parse_double("1.5x", &d), -EINVAL, "double: trailing text");
     is_int(ty_parse_double("nan", &d), -EINVAL, "double: nan");
+    is_int(ty_parse_double("0x10", &d), -EINVAL, "double: hexadecimal");
+    is_int(ty_parse_double("-0X1p3", &d), -EINVAL, "double: hexadecimal with an exponent");
     is_int(ty_parse_double("inf", &d), -EINVAL, "double: inf");
     is_int(ty_parse_double("-infinity", &d), -EINVAL, "double: -infinity");
     is_int(ty_parse_double("1e999", &d), -EINVAL, "double: overflow");
