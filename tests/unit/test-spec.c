@@ -122,6 +122,12 @@ static void test_tiers(void)
         "trainingInput.parameterServerCount: may only be set when scaleTier is CUSTOM "
         "(scaleTier is BASIC_GPU",
         "parameterServerCount with BASIC_GPU");
+    bad("{'workerCount':'1'," IMG "}",
+        "trainingInput.workerCount: may only be set when scaleTier is CUSTOM (scaleTier is "
+        "BASIC, the default when neither scaleTier nor masterType is set, which fixes the "
+        "cluster's shape; for your own shape, set scaleTier CUSTOM with masterType and "
+        "workerType)",
+        "workerCount without a tier: the default named, and what to set");
 }
 
 static void test_roles(void)

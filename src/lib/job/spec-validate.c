@@ -252,10 +252,17 @@ static int validate_role_machine(const struct ty_job *job,
         return ty_error_set(err,
                             EINVAL,
                             "trainingInput.%s%s: may only be set when scaleTier is CUSTOM "
-                            "(scaleTier is %s, which fixes the cluster's shape)",
+                            "(scaleTier is %s%s, which fixes the cluster's shape; for your "
+                            "own shape, set scaleTier CUSTOM with masterType%s%s%s)",
                             f,
                             rs->machine_type ? "Type" : "Count",
-                            ty_scale_tier_name(job->scale_tier));
+                            ty_scale_tier_name(job->scale_tier),
+                            ty_json_str(job->training_input, "scaleTier")
+                                ? ""
+                                : ", the default when neither scaleTier nor masterType is set",
+                            i == TY_ROLE_MASTER ? "" : " and ",
+                            i == TY_ROLE_MASTER ? "" : f,
+                            i == TY_ROLE_MASTER ? "" : "Type");
     if (custom && i == TY_ROLE_MASTER && !rs->machine_type)
         return ty_error_set(
             err, EINVAL, "trainingInput.masterType: required when scaleTier is CUSTOM");
