@@ -194,6 +194,16 @@ static int list(int argc, char **argv)
     }
     if (jobs_local_check(PATH, &a.local) < 0)
         goto done;
+    {
+        const char *key = ty_format_get_only_key(a.format, a.sort, a.nsort);
+        if (key) {
+            cli_error(PATH,
+                      "'%s': only jobs describe (jobs.get) shows it; a list's jobs do not carry "
+                      "it",
+                      key);
+            goto done;
+        }
+    }
     if (a.local.on && a.uri) {
         cli_error(PATH, "--uri: a local run has no URI (not with --local)");
         goto done;

@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "buf.h"
 #include "format.h"
+#include "jobkeys.h"
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
@@ -303,6 +304,26 @@ bool ty_format_sorts(const struct ty_format *f)
         if (f->keys[i].sort > 0)
             return true;
     return false;
+}
+
+/* Is @k a key only jobs.get shows? */
+static bool get_only(const struct ty_fmt_key *k)
+{
+    struct ty_jobkey_info info;
+    const char *first = k->nsegs ? k->segs[0].name : NULL;
+    return first && ty_jobkey_check(&first, 1, &info, NULL) == 0 && info.get_only;
+}
+
+const char *
+ty_format_get_only_key(const struct ty_format *f, const struct ty_fmt_key *keys, size_t n)
+{
+    for (size_t i = 0; f && i < f->nkeys; i++)
+        if (get_only(&f->keys[i]))
+            return f->keys[i].path;
+    for (size_t i = 0; i < n; i++)
+        if (get_only(&keys[i]))
+            return keys[i].path;
+    return NULL;
 }
 
 void ty_format_sort(json_t *items,

@@ -99,6 +99,11 @@ void ty_format_sort(json_t *items,
 /* Does @f (may be NULL) sort: has its projection a key with :sort=N? */
 bool ty_format_sorts(const struct ty_format *f);
 
+/* The first key of @f's projection (@f may be NULL) or of the @n @keys (--sort-by) that the
+ * jobs of a list do not carry (jobs.get's transitions), as written; NULL when none. */
+const char *
+ty_format_get_only_key(const struct ty_format *f, const struct ty_fmt_key *keys, size_t n);
+
 /* The value of @key in @resource (new reference, NULL when absent), transforms applied. A list
  * on the way without an index gives the list of the values in its elements. */
 json_t *ty_format_value(const json_t *resource, const struct ty_fmt_key *key);

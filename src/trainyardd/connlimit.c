@@ -86,12 +86,15 @@ bool tyd_connlimit_check(struct tyd_connlimit *cl, const char *key)
     return room;
 }
 
-void tyd_connlimit_open(struct tyd_connlimit *cl, const char *key)
+bool tyd_connlimit_try_open(struct tyd_connlimit *cl, const char *key)
 {
+    bool room;
+
     pthread_mutex_lock(&cl->lock);
     {
         struct client *c = find(cl, key);
-        if (!c) {
+        room = !c || c->open < cl->max;
+        if (room && !c) {
             if (cl->n == cl->cap) {
                 cl->cap = cl->cap ? 2 * cl->cap : 16;
                 cl->clients = xreallocarray(cl->clients, cl->cap, sizeof(*cl->clients));
@@ -100,9 +103,11 @@ void tyd_connlimit_open(struct tyd_connlimit *cl, const char *key)
             (void)snprintf(c->key, sizeof(c->key), "%s", key);
             c->open = 0;
         }
-        c->open++;
+        if (room)
+            c->open++;
     }
     pthread_mutex_unlock(&cl->lock);
+    return room;
 }
 
 void tyd_connlimit_close(struct tyd_connlimit *cl, const char *key)

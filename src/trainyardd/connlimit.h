@@ -28,10 +28,13 @@ void tyd_connlimit_free(struct tyd_connlimit *cl);
  * address as IPv4). */
 void tyd_client_key(const struct sockaddr *peer, const struct sockaddr *local, char *key);
 
-/* May a connection of client @key be accepted: has it fewer than the limit open? */
+/* May a connection of client @key be accepted: has it fewer than the limit open? (An early
+ * look: the decision is tyd_connlimit_try_open's.) */
 bool tyd_connlimit_check(struct tyd_connlimit *cl, const char *key);
-/* Count one more open connection of @key (after a check said yes). */
-void tyd_connlimit_open(struct tyd_connlimit *cl, const char *key);
+/* Count one more open connection of @key if it has fewer than the limit open, in one step
+ * (connections accepted at once by several threads cannot pass the limit together). Returns
+ * whether it was counted: false, the connection is over the limit. */
+bool tyd_connlimit_try_open(struct tyd_connlimit *cl, const char *key);
 /* Count one connection of @key fewer (each open once). */
 void tyd_connlimit_close(struct tyd_connlimit *cl, const char *key);
 /* Open connections of @key now. */

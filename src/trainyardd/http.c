@@ -603,10 +603,11 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return tyd_url_unescape(s);
 }
 
-/* libmicrohttpd's accept policy: refuse a connection at once when its client (connlimit.h)
- * has --max-connections-per-address open. Our end of the connection is not known yet: the
- * listening socket's address, or for a wildcard one the peer's own address (a local client
- * reaches 127.0.0.1 from 127.0.0.1); when the guess misses, the client is its address. */
+/* libmicrohttpd's accept policy: an early refusal of a connection whose client (connlimit.h)
+ * has --max-connections-per-address open, before libmicrohttpd sets it up. Our end of the
+ * connection is not known yet: the listening socket's address, or for a wildcard one the
+ * peer's own address (a local client reaches 127.0.0.1 from 127.0.0.1). A wrong guess only
+ * lets the connection reach on_connection, which decides with both ends known. */
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
 {
     struct tyd_http *h = ((struct tyd *)cls)->http;
@@ -626,8 +627,10 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
     return tyd_connlimit_check(h->clients, key) ? MHD_YES : MHD_NO;
 }
 
-/* libmicrohttpd's connection notices: count a connection open under its client's key (kept
- * as the connection's socket context) from its start to its close. */
+/* libmicrohttpd's connection notices: at its start a connection is counted under its
+ * client's key (kept as the connection's socket context) if the client has room, else shut
+ * down at once (libmicrohttpd reads the end and closes it); at its close the count drops.
+ * The key of a refused connection is kept with a leading '!': nothing to drop. */
 static void on_connection(void *cls,
                           struct MHD_Connection *c,
                           void **socket_context,
@@ -647,10 +650,15 @@ static void on_connection(void *cls,
             tyd_client_key((struct sockaddr *)&peer, (struct sockaddr *)&local, key);
         else
             (void)snprintf(key, TYD_CLIENT_KEY_MAX, "address ?");
-        tyd_connlimit_open(h->clients, key);
+        if (!tyd_connlimit_try_open(h->clients, key)) {
+            key[0] = '!';
+            if (ci)
+                (void)shutdown(ci->connect_fd, SHUT_RDWR);
+        }
         *socket_context = key;
     } else if (key) {
-        tyd_connlimit_close(h->clients, key);
+        if (key[0] != '!')
+            tyd_connlimit_close(h->clients, key);
         free(key);
         *socket_context = NULL;
     }

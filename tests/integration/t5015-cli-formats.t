@@ -43,6 +43,10 @@ test_expect_success 'three jobs: two succeed, one fails with a long message' '
 test_expect_success 'describe --format value(KEY): the polling scripts form' '
   test "$("$TRAINYARD" jobs describe fmt_a --format "value(state)")" = SUCCEEDED &&
   test "$("$TRAINYARD" jobs describe fmt_a --format "value(transitions[0].state,transitions[-1].state)")" = "QUEUED	SUCCEEDED" &&
+  set +e; "$TRAINYARD" jobs list --format "value(transitions[0].state)" >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "transitions\[0\].state.: only jobs describe (jobs.get) shows it" err &&
+  set +e; "$TRAINYARD" jobs list --sort-by transitions >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "only jobs describe" err &&
   "$TRAINYARD" jobs describe fmt_b --format "value(jobId,labels.team,trainingInput.masterConfig.imageUri.basename())" >out 2>/dev/null &&
   printf "fmt_b\tvision\ttest:1\n" >want && diff -u want out
 '

@@ -120,8 +120,8 @@ test_expect_success 'a supervisor killed three times: the job FAILS with the int
   test "$(entries thrice "e[\"message\"]==\"run-$M\" and e.get(\"labels\",{}).get(\"attempt\")==\"3\"")" = "run-$M" &&
   entries thrice "e[\"taskName\"]==\"service\"" >svc.txt &&
   grep -q "Retrying the job as attempt 2 (internal retry 1 of 2)." svc.txt &&
-  test "$(entries killed "e[\"message\"]==\"Validating job requirements...\"" | wc -l)" -eq 1 &&
-  test "$(entries killed "e[\"message\"]==\"Job killed is queued.\"" | wc -l)" -eq 1 &&
+  test "$(entries thrice "e[\"message\"]==\"Validating job requirements...\"" | wc -l)" -eq 1 &&
+  test "$(entries thrice "e[\"message\"]==\"Job thrice is queued.\"" | wc -l)" -eq 1 &&
   grep -q "Retrying the job as attempt 3 (internal retry 2 of 2)." svc.txt &&
   grep -q "Not retrying the job: its 2 internal retries were made." svc.txt &&
   grep -q "^Job failed: Internal error occurred for the current attempt.\$" svc.txt &&

@@ -9,7 +9,7 @@ export SEEN="$TEST_DIR/seen"
 mkdir -p "$SEEN"
 
 # The training program: reports accuracy v * step / 12 at steps 1..12, one every 0.15 s,
-# where v comes from --q (goodN: 0.75 + 0.05 N; badN: 0.1). At its start, once the job's
+# where v comes from --q (goodN: 0.75 + 0.05 N; badN: 0.1; failN: exit 3). At its start, once the job's
 # record (job.json) lists its trial, it copies the record so the test can see what
 # trainingOutput said while the job ran.
 cat >"$TEST_DIR/prog.py" <<'PY'
@@ -27,6 +27,8 @@ for _ in range(100):  # the record lists this trial soon after it starts (writte
     time.sleep(0.05)
 shutil.copy(record, os.path.join(os.environ["SEEN"], opt["job"] + "." + tid + ".job.json"))
 q = opt["q"]
+if q.startswith("fail"):
+    sys.exit(3)
 v = 0.1 if q.startswith("bad") else 0.75 + 0.05 * int(q[4:])
 path, tag = os.environ["CLOUD_ML_HP_METRIC_FILE"], os.environ["CLOUD_ML_HP_METRIC_TAG"]
 lines = []
@@ -116,8 +118,20 @@ test_expect_success 'resume: a grid the earlier trials cover leaves nothing to r
   stop_job h.json stop_h good2,good1 "{\"resumePreviousJobId\": \"stop_a\"}" &&
   "$TRAINYARD" local train stop_h --config h.json >out 2>err &&
   grep -q "no trial was left to run (the 2 earlier trials of job stop_a cover every grid point)" out &&
+  test "$(grep -c "Hyperparameter tuning completed" out)" -eq 1 &&
   ! grep -q "trials failed" out err &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/stop_h/job.json" "d[\"state\"]")" = SUCCEEDED
+'
+test_expect_success 'resume: a covered grid whose earlier trials all failed has no result: FAILED' '
+  stop_job fa.json stop_fa fail1,fail2 &&
+  set +e; "$TRAINYARD" local train stop_fa --config fa.json >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  stop_job fb.json stop_fb fail1,fail2 "{\"resumePreviousJobId\": \"stop_fa\"}" &&
+  set +e; "$TRAINYARD" local train stop_fb --config fb.json >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/stop_fb/job.json" "d[\"state\"]")" = FAILED &&
+  grep -q "No trial was left to run: the 2 earlier trials of job stop_fa cover every grid point, and none of them succeeded." "$TRAINYARD_HOME/jobs/local/stop_fb/job.json" &&
+  ! grep -q "completed" out
 '
 test_expect_success 'resume: a job that does not exist is refused, naming the field' '
   stop_job c.json stop_c good1 "{\"resumePreviousJobId\": \"no_such_job\"}" &&

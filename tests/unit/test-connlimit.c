@@ -72,16 +72,18 @@ static void test_counts(void)
     char key[32];
 
     ok(tyd_connlimit_check(cl, "user 0"), "a new client has room");
-    tyd_connlimit_open(cl, "user 0");
-    tyd_connlimit_open(cl, "user 0");
+    ok(tyd_connlimit_try_open(cl, "user 0") && tyd_connlimit_try_open(cl, "user 0"),
+       "two connections counted");
     ok(!tyd_connlimit_check(cl, "user 0"), "at the limit: refused");
+    ok(!tyd_connlimit_try_open(cl, "user 0"), "a third is not counted");
+    is_int(tyd_connlimit_count(cl, "user 0"), 2, "still two open");
     ok(tyd_connlimit_check(cl, "user 1000"), "another client still has room");
     tyd_connlimit_close(cl, "user 0");
     ok(tyd_connlimit_check(cl, "user 0"), "one closed: room again");
     is_int(tyd_connlimit_count(cl, "user 0"), 1, "one open");
     for (int i = 0; i < 100; i++) {
         (void)snprintf(key, sizeof(key), "address 198.18.0.%d", i);
-        tyd_connlimit_open(cl, key);
+        (void)tyd_connlimit_try_open(cl, key);
     }
     for (int i = 0; i < 100; i += 2) {
         (void)snprintf(key, sizeof(key), "address 198.18.0.%d", i);
@@ -107,11 +109,21 @@ static void *churn(void *arg)
     struct tyd_connlimit *cl = arg;
     for (int i = 0; i < 20000; i++) {
         const char *key = i % 3 ? "user 0" : "user 1";
-        tyd_connlimit_open(cl, key);
-        (void)tyd_connlimit_check(cl, key);
-        tyd_connlimit_close(cl, key);
+        if (tyd_connlimit_try_open(cl, key))
+            tyd_connlimit_close(cl, key);
     }
     return NULL;
+}
+
+/* 4 threads opening 50 connections of one client each, against a limit of 100: exactly 100
+ * are counted, however the threads interleave. */
+static void *burst(void *arg)
+{
+    struct tyd_connlimit *cl = arg;
+    size_t n = 0;
+    for (int i = 0; i < 50; i++)
+        n += tyd_connlimit_try_open(cl, "user 7");
+    return (void *)n;
 }
 
 static void test_threads(void)
@@ -125,6 +137,21 @@ static void test_threads(void)
         pthread_join(th[i], NULL);
     ok(tyd_connlimit_count(cl, "user 0") == 0 && tyd_connlimit_count(cl, "user 1") == 0,
        "4 threads opening and closing: every count back to 0");
+    tyd_connlimit_free(cl);
+    cl = tyd_connlimit_new(100);
+    {
+        size_t total = 0;
+        for (int i = 0; i < 4; i++)
+            pthread_create(&th[i], NULL, burst, cl);
+        for (int i = 0; i < 4; i++) {
+            void *n;
+            pthread_join(th[i], &n);
+            total += (size_t)n;
+        }
+        ok(total == 100 && tyd_connlimit_count(cl, "user 7") == 100,
+           "a burst from 4 threads: exactly the limit counted (%zu)",
+           total);
+    }
     tyd_connlimit_free(cl);
 }
 

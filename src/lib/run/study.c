@@ -490,7 +490,7 @@ static void finish_study(struct ty_study *st)
         final = TY_STATE_FAILED;
     } else if (st->n_succeeded > 0) {
         final = TY_STATE_SUCCEEDED;
-    } else if (st->n_trials == 0 && !st->tuner_failed) {
+    } else if (st->n_trials == 0 && !st->tuner_failed && st->resumed.succeeded > 0) {
         /* nothing was left to try: a resumed GRID_SEARCH whose earlier trials cover the
          * grid. Its result is theirs; nothing failed. */
         final = TY_STATE_SUCCEEDED;
@@ -500,6 +500,14 @@ static void finish_study(struct ty_study *st)
                       "earlier trials of job %s cover every grid point).",
                       st->resumed.succeeded + st->resumed.failed,
                       st->job->hp->resume_job_id ? st->job->hp->resume_job_id : "-");
+    } else if (st->n_trials == 0 && !st->tuner_failed) {
+        /* ... but none of them succeeded: there is no result */
+        final = TY_STATE_FAILED;
+        free(st->error);
+        st->error = xasprintf("No trial was left to run: the %zu earlier trials of job %s cover "
+                              "every grid point, and none of them succeeded.",
+                              st->resumed.failed,
+                              st->job->hp->resume_job_id ? st->job->hp->resume_job_id : "-");
     } else if (st->n_trials == 0) {
         final = TY_STATE_FAILED; /* st->error says why */
     } else {
@@ -515,7 +523,7 @@ static void finish_study(struct ty_study *st)
     st->poll_timer = 0;
     ty_loop_cancel_timer(st->loop, st->wait_timer);
     st->wait_timer = 0;
-    if (final == TY_STATE_SUCCEEDED)
+    if (final == TY_STATE_SUCCEEDED && st->n_trials > 0)
         study_service(st,
                       TY_SEV_INFO,
                       "Hyperparameter tuning completed: %zu of %zu trials succeeded.",

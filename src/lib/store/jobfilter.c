@@ -422,6 +422,7 @@ static int parse_value_list(struct parser *p,
 {
     struct jf_node *list = jf_node_new(N_OR);
     size_t open = p->pos;
+    bool after_or = false; /* an OR must be between two values */
     int r = 0;
 
     p->pos++;
@@ -429,13 +430,19 @@ static int parse_value_list(struct parser *p,
         const char *kw;
         struct jf_node *k;
         skip_ws(p);
+        kw = keyword_at(p, p->pos);
+        if (after_or && (p->s[p->pos] == ')' || (kw && strcmp(kw, "OR") == 0))) {
+            r = fail(p, p->pos, "expected a value after 'OR' in the list of values");
+            break;
+        }
         if (p->s[p->pos] == ')' && list->n > 0)
             break;
-        kw = keyword_at(p, p->pos);
         if (kw && strcmp(kw, "OR") == 0 && list->n > 0) {
             p->pos += 2;
+            after_or = true;
             continue;
         }
+        after_or = false;
         if (p->s[p->pos] == '\0') {
             r = fail(p, open, "unterminated list of values (no closing ')') starting");
             break;
