@@ -153,6 +153,35 @@ static void test_backfill(void)
     ty_sched_free(s);
 }
 
+/* A job waiting behind the head of another project does not learn the head's job id: the
+ * reason says "a job of another project" (docs/security.md: no answer holds another project's
+ * job ids). */
+static void test_behind_other_project(void)
+{
+    struct ty_resources cap = cap_of(-1, 16), held;
+    struct ty_sched *s = ty_sched_new(&cap, NULL, 0);
+    struct ty_sched_admission *a;
+    int64_t t0 = 1000 * HOUR;
+    size_t n;
+
+    ty_resources_zero(&held);
+    held.v[TY_RES_JOBS] = 1;
+    held.v[TY_RES_CPUS] = 12;
+    ty_sched_hold(s, 1, "pb", &held, NULL, 0, t0, HOUR);
+    enq_id(s, 2, "b_secret_big", "pb", 0, t0, 2 * HOUR, 0, cpus_only(14));
+    enq_id(s, 3, "a_small", "pa", 0, t0, 2 * HOUR, 0, cpus_only(4));
+    enq_id(s, 4, "b_small", "pb", 0, t0, 2 * HOUR, 0, cpus_only(4));
+    a = pass_at(s, t0 + MIN, &n);
+    is_int(n, 0, "another project: nothing starts (each would delay the head)");
+    is_str(reason(s, 3),
+           "Waiting behind a job of another project, which is ahead of it in the queue and "
+           "waits for 14 vCPUs: starting this one now would delay it; 1 job ahead of it",
+           "another project: the head is not named");
+    like(reason(s, 4), "Waiting behind job b_secret_big", "its own project: the head is named");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
+}
+
 /* A big job needs all 8 vCPUs; 4 are held for an hour; a small job (4 vCPUs for 20 minutes)
  * arrives every 5 minutes. The big one starts when the running job ends, and small jobs run
  * before it where they end in time. */
@@ -728,6 +757,7 @@ int main(void)
     test_order();
     test_gang();
     test_backfill();
+    test_behind_other_project();
     test_no_starvation();
     test_projects();
     test_never_fits();

@@ -85,19 +85,26 @@ static void project(const struct sched_job *j, char *buf, size_t len)
 }
 
 /* "Waiting behind job big-1, which is ahead of it in the queue and waits for 4 ×
- * NVIDIA_TESLA_T4: starting this one now would delay it". */
+ * NVIDIA_TESLA_T4: starting this one now would delay it". A job of another project is not
+ * named (a project's token may not learn another's job ids: docs/security.md). */
 static void behind(const struct ty_sched *s, const struct sched_job *j, char *buf, size_t len)
 {
     const struct sched_reason *r = &j->reason;
     const struct sched_job *head = sched_index_get(&s->index, r->head_seq);
     char a[64];
 
-    if (head && head->state == ST_QUEUED)
+    if (head && head->state == ST_QUEUED && head->proj == j->proj)
         (void)snprintf(buf,
                        len,
                        "Waiting behind job %s, which is ahead of it in the queue and waits for "
                        "%s: starting this one now would delay it",
                        head->job_id,
+                       wanted(r->dim, r->need, a, sizeof(a)));
+    else if (head && head->state == ST_QUEUED)
+        (void)snprintf(buf,
+                       len,
+                       "Waiting behind a job of another project, which is ahead of it in the "
+                       "queue and waits for %s: starting this one now would delay it",
                        wanted(r->dim, r->need, a, sizeof(a)));
     else /* the head started or left since the pass; the next pass says more */
         (void)snprintf(buf,
