@@ -17,6 +17,7 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "connlimit.h"
 #include "daemon.h"
 #include "fdutil.h"
 #include "guard.h"
@@ -42,9 +43,9 @@ struct table {
     size_t n;
 };
 
-/* An address with recent failed authentications. */
+/* A client (connlimit.h's key) with recent failed authentications. */
 struct failing {
-    char addr[48];
+    char addr[TYD_CLIENT_KEY_MAX];
     unsigned count;
     int64_t last; /* monotonic usec of the last failure */
 };

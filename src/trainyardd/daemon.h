@@ -103,10 +103,11 @@ char **tyd_auth_projects(struct tyd_auth *a, const char *header);
  * @project, naming the projects it grants, into @buf. Thread-safe. */
 void tyd_auth_forbidden_msg(
     struct tyd_auth *a, const char *header, const char *project, char *buf, size_t len);
-/* Record a wrong token from client address @addr (text) at monotonic time @now (usec);
- * returns how long to hold back its 401 (guard.h: tyd_backoff_usec). Thread-safe. */
+/* Record a wrong token from client @addr (connlimit.h's key: an address, or on loopback a
+ * local user) at monotonic time @now (usec); returns how long to hold back its 401 (guard.h:
+ * tyd_backoff_usec). Thread-safe. */
 int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now);
-/* A good token from @addr: forget its failures. Thread-safe. */
+/* A token good for what @addr asked: forget its failures. Thread-safe. */
 void tyd_auth_succeeded(struct tyd_auth *a, const char *addr);
 
 /* --- listen.c ------------------------------------------------------------------------- */

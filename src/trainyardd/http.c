@@ -167,18 +167,17 @@ static enum MHD_Result send_reply(struct tyd *d,
     return ret;
 }
 
-/* The client's address as text ("" when unknown), for the failure counts of auth.c. */
-static void client_addr(struct MHD_Connection *c, char *buf, size_t n)
+/* The request's client (connlimit.h: an address; on loopback the local user owning the
+ * socket), as on_connection found it, into @buf (TYD_CLIENT_KEY_MAX): what the failure
+ * counts of auth.c are kept by, so that one local user's good token does not clear
+ * another's wrong ones. */
+static void client_of(struct MHD_Connection *c, char *buf)
 {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const char *key = ci ? ci->socket_context : NULL;
 
-    buf[0] = '\0';
-    if (sa && sa->sa_family == AF_INET)
-        (void)inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, n);
-    else if (sa && sa->sa_family == AF_INET6)
-        (void)inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, n);
+    (void)snprintf(buf, TYD_CLIENT_KEY_MAX, "%s", key ? key : "address ?");
 }
 
 /* Refuse a request that a web page made: an Origin that is not the daemon's own (a
@@ -259,8 +258,8 @@ static bool pre_checks(struct tyd *d,
         const char *project = rt->api->auth == TYD_AUTH_ALL     ? "*"
                               : rt->api->auth == TYD_AUTH_TOKEN ? NULL
                                                                 : rt->project;
-        char addr[INET6_ADDRSTRLEN];
-        client_addr(c, addr, sizeof(addr));
+        char addr[TYD_CLIENT_KEY_MAX];
+        client_of(c, addr);
         switch (tyd_auth_check(d->auth, h, project)) {
         case TYD_AUTH_OK:
             tyd_auth_succeeded(d->auth, addr);
@@ -277,8 +276,9 @@ static bool pre_checks(struct tyd *d,
             tyd_error(rep, 401, NULL, "Request had invalid authentication credentials.");
             return true;
         case TYD_AUTH_FORBIDDEN: {
+            /* a good token, of another project: it resets no count of wrong ones (else a
+             * guesser would mix in its own token to guess at full speed) */
             char msg[512];
-            tyd_auth_succeeded(d->auth, addr);
             tyd_auth_forbidden_msg(d->auth, h, project, msg, sizeof(msg));
             tyd_error(rep, 403, NULL, "%s", msg);
             return true;
