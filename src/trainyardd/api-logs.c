@@ -74,6 +74,10 @@ struct follow {
     struct ty_buf out;
     bool finished;
     int64_t last_sent;
+    /* with tokens: the request's Authorization and project, checked again after a reload
+     * (a token removed from the file cuts its streams) */
+    char *auth_header, *project;
+    uint64_t auth_gen;
 };
 
 static void follow_free(void *cls)
@@ -82,6 +86,10 @@ static void follow_free(void *cls)
     ty_log_cursor_free(f->cur);
     ty_buf_release(&f->out);
     free(f->task);
+    if (f->auth_header)
+        explicit_bzero(f->auth_header, strlen(f->auth_header));
+    free(f->auth_header);
+    free(f->project);
     free(f);
 }
 
@@ -130,6 +138,13 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
         }
         if (f->finished || atomic_load(&f->d->stopping))
             return MHD_CONTENT_READER_END_OF_STREAM;
+        if (f->d->auth && tyd_auth_generation(f->d->auth) != f->auth_gen) {
+            /* the tokens were reloaded: a stream whose token no longer grants its project is
+             * cut (an error, not the end of the job's log) */
+            f->auth_gen = tyd_auth_generation(f->d->auth);
+            if (tyd_auth_check(f->d->auth, f->auth_header, f->project) != TYD_AUTH_OK)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
         if (follow_fill(f) < 0)
             return MHD_CONTENT_READER_END_WITH_ERROR;
         if (f->out.len || f->finished)
@@ -230,6 +245,12 @@ static void start_follow(const struct tyd_request *rq,
     f->d = rq->d;
     f->conn = rq->conn;
     f->seq = seq;
+    if (rq->d->auth) {
+        const char *h = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Authorization");
+        f->auth_gen = tyd_auth_generation(rq->d->auth);
+        f->auth_header = h ? xstrdup(h) : NULL;
+        f->project = xstrdup(rq->project);
+    }
     f->task = q->task_name ? xstrdup(q->task_name) : NULL;
     f->q = *q;
     f->q.task_name = f->task;

@@ -10,6 +10,8 @@
  * address, and the answers to further failures are held back (guard.h's backoff). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +55,8 @@ struct failing {
 struct tyd_auth {
     pthread_rwlock_t lock; /* the table: read to compare, written to swap */
     struct table *t;
-    pthread_mutex_t flock; /* the failures */
+    atomic_uint_fast64_t generation; /* tables swapped in so far */
+    pthread_mutex_t flock;           /* the failures */
     struct failing *failing;
     size_t nfailing;
 };
@@ -186,8 +189,14 @@ int tyd_auth_reload(struct tyd_auth *a, const char *path, struct ty_error *err)
     old = a->t;
     a->t = t;
     pthread_rwlock_unlock(&a->lock);
+    atomic_fetch_add(&a->generation, 1);
     table_free(old);
     return (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
+uint64_t tyd_auth_generation(struct tyd_auth *a)
+{
+    return atomic_load(&a->generation);
 }
 
 static bool same_token(const char *a, const char *b)

@@ -92,6 +92,9 @@ void tyd_auth_free(struct tyd_auth *a);
  * being checked finish with the old tokens. Returns the number of tokens, or -errno with err
  * (naming the file and line) and the old tokens kept. Thread-safe. */
 int tyd_auth_reload(struct tyd_auth *a, const char *path, struct ty_error *err);
+/* How many times the tokens were reloaded: a long request (a followed log stream) checks its
+ * token again when this changes. Thread-safe. */
+uint64_t tyd_auth_generation(struct tyd_auth *a);
 enum tyd_auth_result { TYD_AUTH_OK, TYD_AUTH_MISSING, TYD_AUTH_BAD_TOKEN, TYD_AUTH_FORBIDDEN };
 /* Check the Authorization header value @header (may be NULL) for @project (NULL: any
  * project is enough, e.g. for /healthz). Thread-safe. */

@@ -2,8 +2,9 @@
  * http.c: the HTTP side of trainyardd on libmicrohttpd: the listening socket (loopback only
  * unless tokens are configured), request bodies with a size limit, authentication, running
  * the handler of the API table's row (TYD_API in route.h) on the thread the row names (its
- * query parameters and Google's JSON error form: params.c). Its state is struct tyd_http,
- * owned by struct tyd.
+ * query parameters and Google's JSON error form: params.c). Its state is struct tyd_http
+ * (http-internal.h), owned by struct tyd; its front door (connections per client, the web
+ * and authentication checks, the headers of every answer) is http-front.c.
  *
  * Threads: libmicrohttpd's pool of event threads (epoll, one per CPU) parses requests and
  * runs the fast handlers (get, logs pages) inline. Handlers that wait for a durable write or
@@ -28,16 +29,13 @@
 #include "connlimit.h"
 #include "daemon.h"
 #include "guard.h"
+#include "http-internal.h"
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
 #include "route.h"
 #include "timeutil.h"
 
-/* Worker threads for the TYD_WORKER rows. Each mostly waits for a group commit's fsync or
- * for SQLite, so they are many more than the cores: 16 let 16 creates share one commit (the
- * store's writer batches whatever is waiting) without a thread per connection. */
-#define WORKERS 16
 /* How often a followed log stream with nothing new looks at its files again: short enough
  * that `trainyard jobs stream-logs` feels live, long enough that idle streams cost nothing. */
 #define FOLLOW_POLL_MS 200
@@ -72,29 +70,6 @@ struct req_ctx {
  * struct req_ctx, never freed. */
 static char encoded_slash_mark;
 #define ENCODED_SLASH ((struct req_ctx *)(void *)&encoded_slash_mark)
-
-/* The HTTP server of a struct tyd (d->http): libmicrohttpd, the workers' queue, and the
- * followed streams waiting for news. */
-struct tyd_http {
-    struct MHD_Daemon *mhd;
-    pthread_mutex_t lock; /* guards everything below */
-    pthread_cond_t cond;  /* a request was queued, or stop */
-    struct req_ctx *head, *tail;
-    bool stop;
-    pthread_t threads[WORKERS];
-    size_t nthreads;
-    struct MHD_Connection **waiting;
-    size_t nwaiting, capwaiting;
-    struct req_ctx **delayed; /* held-back 401s, suspended until their delay_until */
-    size_t ndelayed, capdelayed;
-    struct tyd_host_rules rules;
-    struct tyd_connlimit *clients; /* --max-connections-per-address, per client */
-    struct sockaddr_storage bound; /* the listening socket's address */
-    bool bound_any;                /* ... the wildcard (0.0.0.0 or ::) */
-    char *tls_cert, *tls_key;      /* PEM, kept while libmicrohttpd runs */
-    pthread_t poller;
-    bool have_poller;
-};
 
 static void free_args(struct tyd_request *rq)
 {
@@ -140,6 +115,7 @@ static enum MHD_Result send_reply(struct tyd *d,
         tyd_log("%s %s -> %u", method, url, rep->status);
     tyd_metrics_count_request(method, &rc->rt, rep->status, ty_mono_usec() - rc->arrived);
     if (rep->stream) {
+        tyd_api_headers(rep->stream);
         ret = MHD_queue_response(c, rep->status, rep->stream);
         MHD_destroy_response(rep->stream);
         rep->stream = NULL;
@@ -158,6 +134,7 @@ static enum MHD_Result send_reply(struct tyd *d,
     if (!resp)
         return MHD_NO;
     (void)MHD_add_response_header(resp, "Content-Type", "application/json; charset=UTF-8");
+    tyd_api_headers(resp);
     if (rep->status == 401)
         (void)MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"trainyard\"");
     if (allow)
@@ -165,147 +142,6 @@ static enum MHD_Result send_reply(struct tyd *d,
     ret = MHD_queue_response(c, rep->status, resp);
     MHD_destroy_response(resp);
     return ret;
-}
-
-/* The request's client (connlimit.h: an address; on loopback the local user owning the
- * socket), as on_connection found it, into @buf (TYD_CLIENT_KEY_MAX): what the failure
- * counts of auth.c are kept by, so that one local user's good token does not clear
- * another's wrong ones. */
-static void client_of(struct MHD_Connection *c, char *buf)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    const char *key = ci ? ci->socket_context : NULL;
-
-    (void)snprintf(buf, TYD_CLIENT_KEY_MAX, "%s", key ? key : "address ?");
-}
-
-/* Refuse a request that a web page made: an Origin that is not the daemon's own (a
- * cross-site request), or a Host that is none of its names (DNS rebinding). A request
- * without Host is HTTP/1.0 (libmicrohttpd refuses HTTP/1.1 without one): no browser. */
-static bool web_checks(struct tyd *d, struct MHD_Connection *c, struct tyd_reply *rep)
-{
-    const struct tyd_host_rules *r = &d->http->rules;
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-
-    if (host && !tyd_host_allowed(r, host)) {
-        tyd_error(rep,
-                  403,
-                  NULL,
-                  "Request refused: the Host header '%.200s' is not a name of this service "
-                  "(it answers to its IP addresses and localhost with port %u, and to the "
-                  "names given with --allowed-hosts); a web page reaching it through "
-                  "another name is refused",
-                  host,
-                  r->port);
-        return true;
-    }
-    if (origin && !tyd_origin_allowed(r, origin, host)) {
-        tyd_error(rep,
-                  403,
-                  NULL,
-                  "Request refused: the Origin header '%.200s' is not this service's own "
-                  "origin (the scheme and the Host header's '%.200s'); requests from web "
-                  "pages of other sites are not accepted",
-                  origin,
-                  host ? host : "");
-        return true;
-    }
-    return false;
-}
-
-/* Does the request announce a body (Content-Length above 0, or chunked)? */
-static bool has_body(struct MHD_Connection *c)
-{
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
-    int64_t n;
-
-    if (te)
-        return true;
-    return cl && !(ty_parse_int64(cl, 0, INT64_MAX, &n) == 0 && n == 0);
-}
-
-/* Answer what routing and authentication decide before the body is read; returns true when
- * @rep holds such an answer. *delay: when set, the answer (a 401 to an address that failed
- * many times) is to be held back this many microseconds. */
-static bool pre_checks(struct tyd *d,
-                       struct MHD_Connection *c,
-                       const char *http_method,
-                       const struct tyd_route *rt,
-                       struct tyd_reply *rep,
-                       int64_t *delay)
-{
-    *delay = 0;
-    switch (rt->method) {
-    case TYD_NOT_FOUND:
-        tyd_error(rep, 404, NULL, "The requested URL was not found: %s", rt->detail);
-        return true;
-    case TYD_BAD_METHOD:
-        tyd_error(rep, 405, NULL, "HTTP method not allowed here; allowed: %s", rt->allow);
-        return true;
-    case TYD_BAD_NAME:
-        tyd_error(rep, 400, NULL, "%s", rt->detail);
-        return true;
-    default:
-        break;
-    }
-    if (d->auth && rt->api && rt->api->auth != TYD_AUTH_NONE) {
-        const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-        /* TYD_AUTH_ALL: '*' is no project id, so only a token for '*' grants it; TYD_AUTH_TOKEN:
-         * any valid token (NULL) */
-        const char *project = rt->api->auth == TYD_AUTH_ALL     ? "*"
-                              : rt->api->auth == TYD_AUTH_TOKEN ? NULL
-                                                                : rt->project;
-        char addr[TYD_CLIENT_KEY_MAX];
-        client_of(c, addr);
-        switch (tyd_auth_check(d->auth, h, project)) {
-        case TYD_AUTH_OK:
-            tyd_auth_succeeded(d->auth, addr);
-            break;
-        case TYD_AUTH_MISSING:
-            tyd_error(rep,
-                      401,
-                      NULL,
-                      "Request is missing required authentication credential. Expected "
-                      "header 'Authorization: Bearer TOKEN'.");
-            return true;
-        case TYD_AUTH_BAD_TOKEN:
-            *delay = tyd_auth_failed(d->auth, addr, ty_mono_usec());
-            tyd_error(rep, 401, NULL, "Request had invalid authentication credentials.");
-            return true;
-        case TYD_AUTH_FORBIDDEN: {
-            /* a good token, of another project: it resets no count of wrong ones (else a
-             * guesser would mix in its own token to guess at full speed) */
-            char msg[512];
-            tyd_auth_forbidden_msg(d->auth, h, project, msg, sizeof(msg));
-            tyd_error(rep, 403, NULL, "%s", msg);
-            return true;
-        }
-        }
-    }
-    if (rt->method == TYD_UNIMPLEMENTED) {
-        tyd_error(rep, 501, NULL, "%s", rt->detail);
-        return true;
-    }
-    /* Google's APIs read a body as JSON whatever it is declared as, and answer 400
-     * INVALID_ARGUMENT to a form; here a body must say it is JSON, so that no HTML form
-     * (which cannot send application/json) can post one. */
-    if ((strcmp(http_method, "POST") == 0 || strcmp(http_method, "PATCH") == 0) && has_body(c)) {
-        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-        if (!tyd_content_type_json(ct)) {
-            tyd_error(rep,
-                      400,
-                      NULL,
-                      "Invalid Content-Type '%.100s': the body of a %s must be JSON, sent "
-                      "with the header 'Content-Type: application/json'.",
-                      ct ? ct : "(none)",
-                      http_method);
-            return true;
-        }
-    }
-    return false;
 }
 
 /* The handler of each row of the API table (route.h), in its order. */
@@ -466,7 +302,7 @@ static enum MHD_Result begin_request(
 
     rc->arrived = ty_mono_usec();
     *con_cls = rc;
-    if (web_checks(d, c, &rep)) {
+    if (tyd_web_checks(d, c, &rep)) {
         rc->answered = true;
         return send_reply(d, rc, c, method, url, &rep, NULL);
     }
@@ -482,7 +318,7 @@ static enum MHD_Result begin_request(
         return send_reply(d, rc, c, method, url, &rep, NULL);
     }
     tyd_route(method, url, &rc->rt);
-    if (pre_checks(d, c, method, &rc->rt, &rep, &delay)) {
+    if (tyd_pre_checks(d, c, method, &rc->rt, &rep, &delay)) {
         if (delay > 0) {
             /* read (and drop) the body, then hold the 401 back */
             rc->delay_until = ty_mono_usec() + delay;
@@ -603,67 +439,6 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return tyd_url_unescape(s);
 }
 
-/* libmicrohttpd's accept policy: an early refusal of a connection whose client (connlimit.h)
- * has --max-connections-per-address open, before libmicrohttpd sets it up. Our end of the
- * connection is not known yet: the listening socket's address, or for a wildcard one the
- * peer's own address (a local client reaches 127.0.0.1 from 127.0.0.1). A wrong guess only
- * lets the connection reach on_connection, which decides with both ends known. */
-static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-    struct tyd_http *h = ((struct tyd *)cls)->http;
-    struct sockaddr_storage local = h->bound;
-    char key[TYD_CLIENT_KEY_MAX];
-
-    if (h->bound_any && len <= sizeof(local)) {
-        in_port_t port = local.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&local)->sin6_port
-                                                     : ((struct sockaddr_in *)&local)->sin_port;
-        memcpy(&local, addr, len);
-        if (local.ss_family == AF_INET6)
-            ((struct sockaddr_in6 *)&local)->sin6_port = port;
-        else
-            ((struct sockaddr_in *)&local)->sin_port = port;
-    }
-    tyd_client_key(addr, (struct sockaddr *)&local, key);
-    return tyd_connlimit_check(h->clients, key) ? MHD_YES : MHD_NO;
-}
-
-/* libmicrohttpd's connection notices: at its start a connection is counted under its
- * client's key (kept as the connection's socket context) if the client has room, else shut
- * down at once (libmicrohttpd reads the end and closes it); at its close the count drops.
- * The key of a refused connection is kept with a leading '!': nothing to drop. */
-static void on_connection(void *cls,
-                          struct MHD_Connection *c,
-                          void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
-{
-    struct tyd_http *h = ((struct tyd *)cls)->http;
-    char *key = *socket_context;
-
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        struct sockaddr_storage peer, local;
-        socklen_t pl = sizeof(peer), ll = sizeof(local);
-        key = xmalloc(TYD_CLIENT_KEY_MAX);
-        if (ci && getpeername(ci->connect_fd, (struct sockaddr *)&peer, &pl) == 0 &&
-            getsockname(ci->connect_fd, (struct sockaddr *)&local, &ll) == 0)
-            tyd_client_key((struct sockaddr *)&peer, (struct sockaddr *)&local, key);
-        else
-            (void)snprintf(key, TYD_CLIENT_KEY_MAX, "address ?");
-        if (!tyd_connlimit_try_open(h->clients, key)) {
-            key[0] = '!';
-            if (ci)
-                (void)shutdown(ci->connect_fd, SHUT_RDWR);
-        }
-        *socket_context = key;
-    } else if (key) {
-        if (key[0] != '!')
-            tyd_connlimit_close(h->clients, key);
-        free(key);
-        *socket_context = NULL;
-    }
-}
-
 /* Start the workers and the poller of @h. Returns 0 or -EAGAIN. */
 static int start_threads(struct tyd_http *h)
 {
@@ -731,7 +506,7 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
     h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                                   MHD_USE_ERROR_LOG | MHD_USE_TURBO | (cert ? MHD_USE_TLS : 0),
                               0,
-                              accept_policy,
+                              tyd_accept_policy,
                               d,
                               on_request,
                               d,
@@ -754,7 +529,7 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
                               MHD_OPTION_CONNECTION_LIMIT,
                               d->max_conns,
                               MHD_OPTION_NOTIFY_CONNECTION,
-                              on_connection,
+                              tyd_on_connection,
                               d,
                               MHD_OPTION_CONNECTION_TIMEOUT,
                               d->conn_timeout_s,

@@ -174,6 +174,10 @@ for victim in PROJECTS:
                     st, resp = request(meth, path, tok, auth, b)
                     check(what, meth, path, granted, st, resp,
                           json.dumps(b).encode() if b is not None else b"")
+                    if st == 401:
+                        # a good token resets the wrong-token backoff (docs/security.md,
+                        # "Guessing"); another project's token (403) does not
+                        request("GET", "/v1/projects", TOKENS[victim])
 
 # 2. Crafted ids and task names, with a project's own token.
 LONG = "a" * 3000

@@ -111,6 +111,16 @@ test_expect_success 'a page served from another IP address with the daemon'"'"'s
   test "$(code -H "Host: localhost:$PORT" -H "Origin: http://localhost:$PORT" \
     "$PLAIN/v1/projects/p1/jobs")" = 200
 '
+test_expect_success 'API answers are data, never a page: no framing, sniffing or caching' '
+  curl -s -D hdr -o /dev/null -H "Authorization: Bearer $TOK_A" "$PLAIN/v1/projects/p1/jobs" &&
+  grep -qi "^Cache-Control: no-store" hdr && grep -qi "^X-Content-Type-Options: nosniff" hdr &&
+  grep -qi "^Content-Security-Policy: default-src .none.; frame-ancestors .none." hdr &&
+  grep -qi "^X-Frame-Options: DENY" hdr &&
+  curl -s -D hdr -o /dev/null "$PLAIN/v1/projects/p1/jobs" && grep -q "^HTTP/1.1 401" hdr &&
+  grep -qi "^Cache-Control: no-store" hdr &&
+  curl -s -D hdr -o /dev/null "$PLAIN/" &&
+  test "$(grep -ci "^Content-Security-Policy:" hdr)" -eq 1 && grep -qi "script-src .self." hdr
+'
 test_expect_success 'POST and PATCH bodies must be application/json (400 naming the header)' '
   test "$(code -X POST -d "{}" "$PLAIN/v1/projects/p1/jobs")" = 400 &&
   grep -q "Content-Type .application/x-www-form-urlencoded" out.json &&
@@ -203,6 +213,54 @@ test_expect_success 'no token is ever written to a log (header, access_token, wr
   curl -s "$PLAIN/v1/projects/p1/jobs?access_token=$TOK_Q&bogus=1" >/dev/null &&
   grep -q "GET /v1/projects/p1/jobs/logged/logs -> 200" plain.log &&
   ! grep -r -l -e "$TOK_A" -e "$TOK_B" -e "$TOK_Q" plain.log plain/ --exclude=store.db* --exclude=tokens
+'
+# revoke.py PORT PID TOK_KEEP TOK_GONE: two followed streams of job "streamed", one per token;
+# once both have lines, the tokens file keeps only TOK_KEEP and the daemon gets SIGHUP: the
+# stream of TOK_GONE must end within 3 s, the other go on.
+cat >revoke.py <<'PY'
+import os, signal, socket, sys, time
+port, pid, keep, gone = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def stream(tok):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /v1/projects/p1/jobs/streamed/logs?follow=true HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port +
+              b"Authorization: Bearer " + tok.encode() + b"\r\n\r\n")
+    return s
+def read_lines(s, n, secs):
+    data, end = b"", time.time() + secs
+    while data.count(b"line-") < n and time.time() < end:
+        s.settimeout(max(0.1, end - time.time()))
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            break
+        if not chunk:
+            return data, True
+        data += chunk
+    return data, False
+q, b = stream(gone), stream(keep)
+for s in (q, b):
+    data, eof = read_lines(s, 5, 20)
+    assert data.count(b"line-") >= 5 and not eof, data[-300:]
+with open("tokens.new", "w") as f:
+    f.write(keep + " p1\n")
+os.chmod("tokens.new", 0o600)
+os.rename("tokens.new", "tokens")
+os.kill(pid, signal.SIGHUP)
+t, eof = time.time(), False
+while time.time() - t < 3 and not eof:
+    _, eof = read_lines(q, 10**9, 0.5)
+assert eof, "the stream of the removed token went on"
+data, eof = read_lines(b, 5, 10)
+assert data.count(b"line-") >= 5 and not eof, "the other stream ended"
+print("ok: cut after %.2f s" % (time.time() - t))
+PY
+test_expect_success 'a token removed from the file cuts its followed log streams' '
+  write_job job.json "i=0; while [ \$i -lt 300 ]; do echo line-\$i; i=\$((i+1)); sleep 0.1; done" &&
+  "$PYTHON" -c "import json; d=json.load(open(\"job.json\")); d[\"jobId\"]=\"streamed\"; json.dump(d, open(\"job.json\",\"w\"))" &&
+  test "$(curl -s -o out.json -w "%{http_code}" -H "Authorization: Bearer $TOK_B" -H "Content-Type: application/json" --data-binary @job.json "$PLAIN/v1/projects/p1/jobs")" = 200 &&
+  "$PYTHON" revoke.py "$PORT" "$PLAIN_PID" "$TOK_B" "$TOK_Q" &&
+  test "$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $TOK_Q" "$PLAIN/v1/projects/p1/jobs/streamed/logs")" = 401 &&
+  curl -s -o /dev/null -X POST -H "Authorization: Bearer $TOK_B" "$PLAIN/v1/projects/p1/jobs/streamed:cancel"
 '
 test_expect_success 'the store holds no token either' '
   ! grep -a -l -e "$TOK_A" -e "$TOK_B" -e "$TOK_Q" plain/*.db* 2>/dev/null

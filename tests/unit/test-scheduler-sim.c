@@ -280,8 +280,8 @@ static void check_waiting(struct world *w, int64_t now)
         bool fits = ty_resources_short(&need, &f) < 0 && ty_resources_short(&need, &room) < 0;
         if (!fits && q % 4) /* words cost time: read a quarter of the others' */
             continue;
-        bool behind = ty_sched_reason(w->s, q, why, sizeof(why)) &&
-                      strncmp(why, "Waiting behind ", 15) == 0;
+        bool behind =
+            ty_sched_reason(w->s, q, why, sizeof(why)) && strncmp(why, "Waiting behind ", 15) == 0;
         if (fits && !(behind && head && ahead(w, head, q)))
             fail(w, now, "job %lld fits but waits (head %lld)", q, head);
         if (strncmp(why, "Waiting to be scheduled", 23) == 0)
