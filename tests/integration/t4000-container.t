@@ -7,7 +7,7 @@
 # Skipped (every test) when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-require_testbox "container" env reach two limits oom fail cancel image gpus digits
+require_testbox "container" env reach two limits oom fail sweep cancel image gpus digits
 export TRAINYARD_RUNTIME=container
 J=$$ # job ids unique to this run: container labels are machine-wide
 IMG=localhost/trainyard/testbox:1
@@ -97,6 +97,15 @@ test_expect_success 'container: fail' '
   test $rc -eq 1 &&
   grep -q "The replica worker 1 exited with a non-zero status of 3." err &&
   test -z "$(leftovers ctr_fail_$J)"
+'
+test_expect_success 'container: the socket directory of a killed run is swept by the next' '
+  dead=/tmp/trainyard-podman.999999999.t4000$J && live=/tmp/trainyard-podman.$$.t4000$J &&
+  dead2=/tmp/trainyard-podman.999999998.t4000$J &&
+  mkdir -p "$dead" "$dead2" "$live" &&
+  "$PYTHON" -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$dead2/podman.sock" &&
+  ctr_job sweep.json "exit 0" &&
+  "$TRAINYARD" local train ctr_sweep_$J --config sweep.json --grace-period 2 >log 2>&1 &&
+  ! test -e "$dead" && ! test -e "$dead2" && test -d "$live" && rmdir "$live"
 '
 test_expect_success 'container: cancel' '
   ctr_job long.json "exec sleep 1000" 2 1 || exit 1

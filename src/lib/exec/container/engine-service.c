@@ -3,9 +3,12 @@
  * (container-engine.h): probing the known sockets with GET /_ping and, when none answers,
  * starting `podman system service` as our child and waiting, on the loop, until it answers
  * (retry timer), exits (its pidfd) or takes too long (deadline). Closing stops that service,
- * waiting for its end on its pidfd. */
+ * waiting for its end on its pidfd; the directory of a service whose trainyard process was
+ * killed is removed by the next one that starts a service. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -290,15 +295,66 @@ static void service_child(const char *podman, const char *url)
     _exit(127);
 }
 
+/* The socket directories of the podman services we start: /tmp/trainyard-podman.PID.XXXXXX,
+ * PID ours. */
+#define SERVICE_DIR_PARENT "/tmp"
+#define SERVICE_DIR_PREFIX "trainyard-podman."
+/* A directory of the older form, trainyard-podman.XXXXXX (no PID), is removed once this old. */
+#define SERVICE_DIR_STALE_S 3600
+
+/* Remove the socket directories of services whose trainyard process is gone. A process killed
+ * with SIGKILL cannot remove its own: its service ends with it (PR_SET_PDEATHSIG) and podman
+ * removes the socket, leaving the directory empty in /tmp, one per killed run (or keeps the
+ * socket, when it was killed too). Only directories of dead processes go, the socket in them
+ * first (a live one's directory may be empty until its service makes the socket); of the older
+ * form without a PID, only empty ones an hour old (a job of an older trainyard may still use
+ * its socket). */
+static void sweep_service_dirs(void)
+{
+    DIR *d = opendir(SERVICE_DIR_PARENT);
+    struct dirent *de;
+    size_t plen = strlen(SERVICE_DIR_PREFIX);
+
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        char path[PATH_MAX], *end;
+        const char *rest = de->d_name + plen;
+        struct stat st;
+        long pid;
+
+        if (strncmp(de->d_name, SERVICE_DIR_PREFIX, plen) != 0)
+            continue;
+        (void)snprintf(path, sizeof(path), "%s/%s", SERVICE_DIR_PARENT, de->d_name);
+        errno = 0;
+        pid = strtol(rest, &end, 10);
+        if (end != rest && *end == '.' && errno == 0) {
+            char sock[PATH_MAX + 16];
+            if (pid > 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+                continue; /* alive (or another user's: not ours to judge) */
+            (void)snprintf(sock, sizeof(sock), "%s/podman.sock", path);
+            if (lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode))
+                (void)unlink(sock);
+            (void)rmdir(path);
+        } else if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+                   time(NULL) - st.st_mtime > SERVICE_DIR_STALE_S) {
+            (void)rmdir(path);
+        }
+    }
+    closedir(d);
+}
+
 /* Start `podman system service --time=0 unix://DIR/podman.sock` as our child; its socket
  * is then pinged on a retry timer. Returns 0, or -errno with err. */
 static int service_start(struct engine_open *op, const char *podman, struct ty_error *err)
 {
     struct ty_engine *eng = op->eng;
-    char tmpl[] = "/tmp/trainyard-podman.XXXXXX";
+    _cleanup_free_ char *tmpl =
+        xasprintf("%s/%s%d.XXXXXX", SERVICE_DIR_PARENT, SERVICE_DIR_PREFIX, (int)getpid());
     _cleanup_free_ char *url = NULL;
     pid_t pid;
 
+    sweep_service_dirs();
     if (!mkdtemp(tmpl))
         return ty_error_set(
             err, errno, "cannot create a directory for podman's socket: %s", strerror(errno));
