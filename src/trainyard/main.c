@@ -337,14 +337,15 @@ static int top_flag(char **argv)
  * the index of the first argument that is not, or 0. */
 static int first_not_utf8(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        for (const unsigned char *p = (const unsigned char *)argv[i]; *p;) {
+    for (int i = 1; i < argc; i++) {
+        const unsigned char *s = (const unsigned char *)argv[i];
+        for (size_t len = strlen(argv[i]), at = 0, n; at < len; at += n) {
             uint32_t cp;
-            size_t n = ty_utf8_char(p, strlen((const char *)p), &cp);
+            n = ty_utf8_char(s + at, len - at, &cp);
             if (n == 0)
                 return i;
-            p += n;
         }
+    }
     return 0;
 }
 

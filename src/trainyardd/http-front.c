@@ -170,30 +170,6 @@ bool tyd_pre_checks(struct tyd *d,
     return false;
 }
 
-/* libmicrohttpd's accept policy: an early refusal of a connection whose client (connlimit.h)
- * has --max-connections-per-address open, before libmicrohttpd sets it up. Our end of the
- * connection is not known yet: the listening socket's address, or for a wildcard one the
- * peer's own address (a local client reaches 127.0.0.1 from 127.0.0.1). A wrong guess only
- * lets the connection reach tyd_on_connection, which decides with both ends known. */
-enum MHD_Result tyd_accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-    struct tyd_http *h = ((struct tyd *)cls)->http;
-    struct sockaddr_storage local = h->bound;
-    char key[TYD_CLIENT_KEY_MAX];
-
-    if (h->bound_any && len <= sizeof(local)) {
-        in_port_t port = local.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&local)->sin6_port
-                                                     : ((struct sockaddr_in *)&local)->sin_port;
-        memcpy(&local, addr, len);
-        if (local.ss_family == AF_INET6)
-            ((struct sockaddr_in6 *)&local)->sin6_port = port;
-        else
-            ((struct sockaddr_in *)&local)->sin_port = port;
-    }
-    tyd_client_key(addr, (struct sockaddr *)&local, key);
-    return tyd_connlimit_check(h->clients, key) ? MHD_YES : MHD_NO;
-}
-
 /* libmicrohttpd's connection notices: at its start a connection is counted under its
  * client's key (kept as the connection's socket context) if the client has room, else shut
  * down at once (libmicrohttpd reads the end and closes it); at its close the count drops.

@@ -39,8 +39,6 @@ struct tyd_http {
     size_t ndelayed, capdelayed;
     struct tyd_host_rules rules;
     struct tyd_connlimit *clients; /* --max-connections-per-address, per client */
-    struct sockaddr_storage bound; /* the listening socket's address */
-    bool bound_any;                /* ... the wildcard (0.0.0.0 or ::) */
     char *tls_cert, *tls_key;      /* PEM, kept while libmicrohttpd runs */
     pthread_t poller;
     bool have_poller;
@@ -62,9 +60,6 @@ bool tyd_pre_checks(struct tyd *d,
                     const struct tyd_route *rt,
                     struct tyd_reply *rep,
                     int64_t *delay);
-/* libmicrohttpd's accept policy (@cls: the struct tyd): an early refusal of a client at its
- * connection limit. */
-enum MHD_Result tyd_accept_policy(void *cls, const struct sockaddr *addr, socklen_t len);
 /* libmicrohttpd's connection notices (@cls: the struct tyd): each connection counted for its
  * client from its start to its close, or shut down at its start when the client is at its
  * limit. */

@@ -484,14 +484,6 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
         .extra = (const char *const *)d->allowed_hosts,
     };
     h->clients = tyd_connlimit_new(d->max_conns_per_addr);
-    {
-        socklen_t bl = sizeof(h->bound);
-        if (getsockname(fd, (struct sockaddr *)&h->bound, &bl) < 0)
-            h->bound.ss_family = AF_UNSPEC;
-        h->bound_any = h->bound.ss_family == AF_INET6
-                           ? IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&h->bound)->sin6_addr)
-                           : ((struct sockaddr_in *)&h->bound)->sin_addr.s_addr == INADDR_ANY;
-    }
     d->http = h;
     if (start_threads(h) < 0) {
         close(fd);
@@ -506,8 +498,8 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
     h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                                   MHD_USE_ERROR_LOG | MHD_USE_TURBO | (cert ? MHD_USE_TLS : 0),
                               0,
-                              tyd_accept_policy,
-                              d,
+                              NULL,
+                              NULL,
                               on_request,
                               d,
                               MHD_OPTION_EXTERNAL_LOGGER,

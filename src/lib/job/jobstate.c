@@ -17,31 +17,31 @@ bool ty_job_state_is_final(enum ty_job_state s)
     return s == TY_STATE_SUCCEEDED || s == TY_STATE_FAILED || s == TY_STATE_CANCELLED;
 }
 
-/* Is replica object @r in a state a run still in progress has? */
-static bool replica_live(const json_t *r)
+/* The replicas of @attempt_status in a state a run still in progress has (RUNNING,
+ * RESTARTING), each made STOPPED when @stop. Returns how many. */
+static size_t live_replicas(json_t *attempt_status, bool stop)
 {
-    const char *st = json_string_value(json_object_get(r, "state"));
-    return st && (strcmp(st, "RUNNING") == 0 || strcmp(st, "RESTARTING") == 0);
-}
+    json_t *replicas = json_object_get(attempt_status, "replicas");
+    size_t n = 0;
 
-size_t ty_attempt_status_settle(json_t *attempt_status)
-{
-    json_t *replicas = json_object_get(attempt_status, "replicas"), *r;
-    size_t i, n = 0;
-
-    json_array_foreach(replicas, i, r) if (replica_live(r))
-    {
-        json_object_set_new(r, "state", json_string("STOPPED"));
+    for (size_t i = 0; i < json_array_size(replicas); i++) {
+        json_t *r = json_array_get(replicas, i);
+        const char *st = json_string_value(json_object_get(r, "state"));
+        if (!st || (strcmp(st, "RUNNING") != 0 && strcmp(st, "RESTARTING") != 0))
+            continue;
+        if (stop)
+            json_object_set_new(r, "state", json_string("STOPPED"));
         n++;
     }
     return n;
 }
 
+size_t ty_attempt_status_settle(json_t *attempt_status)
+{
+    return live_replicas(attempt_status, true);
+}
+
 bool ty_attempt_status_unsettled(const json_t *attempt_status)
 {
-    json_t *replicas = json_object_get(attempt_status, "replicas"), *r;
-    size_t i;
-
-    json_array_foreach(replicas, i, r) if (replica_live(r)) return true;
-    return false;
+    return live_replicas((json_t *)attempt_status, false) > 0; /* @stop false: read only */
 }

@@ -14,56 +14,14 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "fdutil.h"
 #include "json.h"
 #include "macro.h"
 #include "runtime.h"
 #include "stoprule.h"
 #include "strv.h"
+#include "study-int.h"
 #include "timeutil.h"
 #include "tuner.h"
-
-struct trial_run {
-    struct ty_study *st;
-    struct ty_study_trial t;
-    struct ty_supervisor *sup;         /* NULL once reaped */
-    char *metric_dir;                  /* <state_dir>/trials/<trial> */
-    char **args;                       /* --name=value */
-    char **env;                        /* CLOUD_ML_HP_METRIC_TAG=... */
-    bool ended;                        /* the supervisor's run ended; not yet reaped when sup set */
-    int slot;                          /* the trial slot it holds while sup is set */
-    struct ty_file_stamp metric_stamp; /* the metric file as last read while running */
-    char *text;                        /* ty_study_trial_pretty at text_depth; NULL: changed */
-    int text_depth;
-};
-
-struct ty_study {
-    struct ty_loop *loop;
-    const struct ty_job *job;
-    struct ty_study_options opts;
-    struct ty_tuner *tuner;
-    const char *tag;
-    struct trial_run **trials;
-    size_t n_trials;
-    size_t n_failed, n_succeeded;
-    enum ty_job_state state;
-    bool stopping;     /* no new trials */
-    bool exhausted;    /* the tuner has no more */
-    bool tuner_failed; /* ... because it failed (its error logged) */
-    bool cancelled;
-    bool failed_limit;
-    bool done;
-    bool started; /* ty_study_start was called */
-    uint64_t pump_timer;
-    uint64_t notify_timer;          /* on_trial is due (notify_trial) */
-    struct trial_run *notify_last;  /* the trial that changed last, told by that call */
-    struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping, else NULL */
-    uint64_t poll_timer;
-    uint64_t wait_timer; /* scheduling.maxWaitTime, until a trial is RUNNING */
-    char *cancel_error;  /* the errorMessage of a cancel that was not the user's, or NULL */
-    char *error;         /* the job's errorMessage, once decided */
-    struct ty_study_resume_stats resumed;
-};
 
 static void study_service(struct ty_study *st, enum ty_severity sev, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -85,8 +43,7 @@ static void set_state(struct ty_study *st, enum ty_job_state s)
 }
 
 static void pump(struct ty_loop *loop, void *data);
-/* The trial's record changed: its kept text is rendered again at the next write. */
-static void trial_changed(struct trial_run *tr)
+void study_trial_changed(struct trial_run *tr)
 {
     free(tr->text);
     tr->text = NULL;
@@ -123,7 +80,7 @@ static void trial_on_state(void *ctx, enum ty_job_state s)
     if (!ty_job_state_is_final(s)) {
         if (s != TY_STATE_QUEUED && s != tr->t.state) {
             tr->t.state = s;
-            trial_changed(tr); /* shown at the next write, as ever */
+            study_trial_changed(tr); /* shown at the next write, as ever */
         }
         if (s == TY_STATE_RUNNING && st->state == TY_STATE_PREPARING) {
             ty_loop_cancel_timer(st->loop, st->wait_timer);
@@ -197,7 +154,7 @@ static void notify_trial(struct trial_run *tr)
 {
     struct ty_study *st = tr->st;
 
-    trial_changed(tr);
+    study_trial_changed(tr);
     st->notify_last = tr;
     if (!st->notify_timer && st->opts.on_trial)
         st->notify_timer = ty_loop_add_timer(st->loop, ty_mono_usec(), on_notify_timer, st);
@@ -212,123 +169,6 @@ static void trial_on_progress(void *ctx)
     json_decref(tr->t.attempt_status);
     tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup, false);
     notify_trial(tr);
-}
-
-/* Read the trial's metric file into t.metrics (a missing file is no report) and feed the
- * reports to the stopping rule. @final: the trial has ended (a last line without '\n'
- * counts, and the final metric is set). Returns 0, or -errno with err saying why the file
- * could not be used. */
-static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
-{
-    _cleanup_free_ char *path = xasprintf("%s/output.metrics", tr->metric_dir);
-    _cleanup_free_ char *text = NULL;
-    struct ty_hp_measurement *m = NULL;
-    size_t len = 0, n = 0;
-    int r;
-
-    r = ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, err);
-    if (r == -ENOENT)
-        return 0;
-    if (r < 0)
-        return r;
-    r = ty_hypertune_parse(text, len, tr->st->tag, final, &m, &n, NULL, err);
-    if (r < 0)
-        return r;
-    free(tr->t.metrics);
-    tr->t.metrics = m;
-    tr->t.n_metrics = n;
-    if (tr->st->stop_rule)
-        for (size_t i = 0; i < n; i++)
-            (void)ty_stop_rule_report(tr->st->stop_rule,
-                                      tr->t.trial_id,
-                                      m[i].step > 0 ? m[i].step : (int64_t)i + 1,
-                                      m[i].value);
-    if (final)
-        tr->t.has_metric = ty_hypertune_final(m, n, &tr->t.final);
-    return 0;
-}
-
-/* Early stopping: read running trials' metric files that changed since last time and stop
- * those the rule says are behind. */
-static void poll_trials(struct ty_loop *loop, void *data)
-{
-    struct ty_study *st = data;
-
-    st->poll_timer = 0;
-    if (st->done)
-        return;
-    for (size_t i = 0; i < st->n_trials; i++) {
-        struct trial_run *tr = st->trials[i];
-        _cleanup_free_ char *path = NULL;
-        struct ty_stop_decision d;
-        struct ty_error e = {0};
-        char why[512];
-
-        if (!tr->sup || tr->ended || tr->t.stopped_early || tr->t.state != TY_STATE_RUNNING)
-            continue;
-        path = xasprintf("%s/output.metrics", tr->metric_dir);
-        if (!ty_file_changed(path, &tr->metric_stamp))
-            continue;
-        if (read_metrics(tr, false, &e) < 0 ||
-            !ty_stop_rule_check(st->stop_rule, tr->t.trial_id, &d))
-            continue;
-        _cleanup_json_ json_t *jb = json_real(d.best);
-        _cleanup_json_ json_t *jm = json_real(d.median);
-        _cleanup_free_ char *best = ty_study_value_string(jb);
-        _cleanup_free_ char *median = ty_study_value_string(jm);
-        (void)snprintf(why,
-                       sizeof(why),
-                       "Stopping trial %s early: its best %s by step %" PRId64
-                       " (%s) is worse than the median (%s) of %zu completed trials' running "
-                       "averages.",
-                       tr->t.trial_id,
-                       st->tag,
-                       d.step,
-                       best,
-                       median,
-                       d.n_reference);
-        if (ty_supervisor_stop_early(tr->sup, why)) { /* which logs why */
-            tr->t.stopped_early = true;
-            trial_changed(tr); /* told when it ends */
-        }
-    }
-    st->poll_timer = ty_loop_add_timer(
-        st->loop,
-        ty_mono_usec() + (st->opts.poll_usec > 0 ? st->opts.poll_usec : TY_STUDY_POLL_USEC),
-        poll_trials,
-        st);
-}
-
-/* The result of a trial whose run ended as @state: a run that SUCCEEDED is a failed trial
- * when its final metric cannot be read or is missing (*@error then says why, in @msg).
- * Reads the metric file either way (a failed trial's reports are still shown, as
- * allMetrics, never used as its result). Returns the trial's state. */
-static enum ty_job_state
-judge_trial(struct trial_run *tr, enum ty_job_state state, const char **error, char *msg, size_t n)
-{
-    struct ty_error e = {0};
-
-    if (state != TY_STATE_SUCCEEDED) {
-        (void)read_metrics(tr, true, &e);
-        tr->t.has_metric = false;
-        return state;
-    }
-    if (read_metrics(tr, true, &e) < 0)
-        (void)snprintf(msg,
-                       n,
-                       "The trial succeeded but its metric file could not be read: %s",
-                       ty_error_msg(&e));
-    else if (!tr->t.has_metric)
-        (void)snprintf(msg,
-                       n,
-                       "The trial succeeded but reported no value of the metric '%s' in "
-                       "%s/output.metrics.",
-                       tr->st->tag,
-                       tr->metric_dir);
-    else
-        return TY_STATE_SUCCEEDED;
-    *error = msg;
-    return TY_STATE_FAILED;
 }
 
 /* One more failed trial: when that makes too many (maxFailedTrials), no trial starts any more
@@ -360,7 +200,7 @@ static void trial_ended(struct trial_run *tr, enum ty_job_state state, const cha
     char msg[2048];
 
     tr->t.end_usec = ty_now_usec();
-    state = judge_trial(tr, state, &error, msg, sizeof(msg));
+    state = study_judge_trial(tr, state, &error, msg, sizeof(msg));
     if (st->stop_rule)
         ty_stop_rule_end(
             st->stop_rule, tr->t.trial_id, state == TY_STATE_SUCCEEDED && !tr->t.stopped_early);
@@ -680,7 +520,7 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     }
     schedule_pump(st);
     if (st->stop_rule)
-        poll_trials(st->loop, st);
+        study_poll_trials(st->loop, st);
     return 0;
 }
 
