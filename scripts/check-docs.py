@@ -87,9 +87,14 @@ def read_doc(path):
             blocks.append(cur)
             cur = None
         elif cur is not None:
+            if m:  # CommonMark: a closing fence carries no text, so this one closes nothing
+                problem(f"{path}:{n}", "text after a code fence inside a fenced block "
+                        f"(opened at line {cur.line}): a closing fence stands alone on its line")
             cur.lines.append((n, text[indent:] if text[:indent].strip() == "" else text))
         if text.strip():
             prev = text
+    if cur is not None:
+        problem(f"{path}:{cur.line}", "fenced block never closed")
     return lines, blocks
 
 

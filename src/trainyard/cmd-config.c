@@ -167,7 +167,11 @@ static int parse(int verb, int argc, char **argv, bool *all)
             fputs(help_text, stdout);
             if (verb == CFG_LIST)
                 fputs("  --all                 every key, '(unset)' for those not set\n", stdout);
-            fputs("  --help                this text (also -h)\n", stdout);
+            fputs("  --quiet, -q           no prompts (trainyard asks nothing; taken for gcloud)\n"
+                  "  --verbosity=LEVEL     debug, info, warning (default), error: no WARNING\n"
+                  "                        lines, critical or none: no ERROR lines either\n"
+                  "  --help                this text (also -h)\n",
+                  stdout);
             return TY_EXIT_OK;
         }
         if (c == 'a') {

@@ -88,6 +88,9 @@ static const char usage[] =
     "                          killed may be run again (the old run is kept as JOB_ID.1)\n"
     "  --dry-run               print every replica's command and environment as JSON; run\n"
     "                          nothing (a tuning job: its first trial's, with its arguments)\n"
+    "  --quiet, -q             no prompts (trainyard asks nothing; taken for gcloud)\n"
+    "  --verbosity=LEVEL       debug, info, warning (default), error: no WARNING lines,\n"
+    "                          critical or none: no ERROR lines either\n"
     "  --help                  this text\n"
     "\n";
 

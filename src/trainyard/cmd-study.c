@@ -56,6 +56,8 @@ static const char usage[] =
     "  --jsonl      speak hpo-jsonl/1 on stdin/stdout (required)\n"
     "  --explain    write how each suggestion was chosen to stderr, one JSON line per\n"
     "               trial: {\"trialId\":\"7\",\"explain\":{\"phase\":...}} (docs/cli.md)\n"
+    "  --quiet, -q  no prompts (trainyard asks nothing; taken for gcloud)\n"
+    "  --verbosity=LEVEL  debug, info, warning (default), error, critical, none\n"
     "  --help       show this help\n"
     "\n"
     "Exit 0 after end, 1 when stdin ends before end (or stdout fails), 2 for usage errors.\n";

@@ -24,6 +24,9 @@ const char jobs_global_help[] =
     "  --access-token-file=FILE  send the token in FILE as 'Authorization: Bearer' (default\n"
     "                            $TRAINYARD_ACCESS_TOKEN, else access_token or\n"
     "                            access_token_file in the config file, else none)\n"
+    "  --quiet, -q               no prompts (trainyard asks nothing; taken for gcloud)\n"
+    "  --verbosity=LEVEL         debug, info, warning (default), error: no WARNING lines,\n"
+    "                            critical or none: no ERROR lines either\n"
     "  --help                    this text\n"
     "The config file is $TRAINYARD_CONFIG, else $XDG_CONFIG_HOME/trainyard/config, else\n"
     "~/.config/trainyard/config: 'key = value' lines (see docs/cli.md).\n";

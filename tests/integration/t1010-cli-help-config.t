@@ -347,7 +347,15 @@ if command -v bash >/dev/null 2>&1; then
     test "$(complete_words trainyard local train --runtime "")" = "process container slurm" &&
     test "$(complete_words trainyard config get access_t)" = "access_token access_token_file" &&
     test "$(complete_words trainyard help jobs stream)" = stream-logs &&
-    test -z "$(complete_words trainyard local train -- --d)"
+    test -z "$(complete_words trainyard local train -- --d)" &&
+    test "$(complete_words trainyard local train --l)" = --labels &&
+    test -z "$(complete_words trainyard local train --module)" &&
+    test "$(complete_words trainyard local train --worker-c)" = "--worker-command --worker-count" &&
+    test "$(complete_words trainyard jobs list --q)" = --quiet &&
+    test "$(complete_words trainyard config set --verb)" = --verbosity &&
+    test "$(complete_words trainyard --)" = "--help --version" &&
+    test "$(complete_words trainyard jobs list --format c)" = "csv(" &&
+    test "$(complete_words trainyard jobs list --format = f)" = flattened
   '
   if trainyardd_start svc --max-running-jobs 0; then
     test_expect_success 'bash completion: job ids from the service' '
@@ -356,7 +364,10 @@ if command -v bash >/dev/null 2>&1; then
       "$TRAINYARD" jobs submit training compl_1 --config job.json >/dev/null &&
       "$TRAINYARD" jobs submit training compl_2 --config job.json >/dev/null &&
       test "$(complete_words trainyard jobs describe compl)" = "compl_2 compl_1" &&
-      test "$(complete_words trainyard jobs cancel --project default compl_1)" = compl_1
+      test "$(complete_words trainyard jobs cancel --project default compl_1)" = compl_1 &&
+      test -z "$(complete_words trainyard jobs describe --project nosuch compl)" &&
+      test -z "$(complete_words trainyard jobs describe --project=nosuch compl)" &&
+      test -z "$(complete_words trainyard jobs describe --api-endpoint http://127.0.0.1:1 compl)"
     '
     test_expect_success 'the service suggests the runtime of a mistyped trainyard-runtime label' '
       export TRAINYARD_API_ENDPOINT=$TYD_URL
@@ -390,7 +401,8 @@ if command -v meson >/dev/null 2>&1; then
     # Every file installed, anywhere under the destdir, is one of these (and each is there):
     # a file added to the install must be added here, where it is checked.
     for f in $programs share/man/man1/trainyard.1 share/man/man8/trainyardd.8 \
-      share/bash-completion/completions/trainyard lib/systemd/system/trainyardd.service; do
+      share/bash-completion/completions/trainyard lib/systemd/system/trainyardd.service \
+      lib/tmpfiles.d/trainyard.conf; do
       echo "${prefix#/}/$f"
     done | sort >want &&
     (cd "$TEST_DIR/dest" && find . ! -type d | sed "s|^\./||" | sort) >got &&
@@ -423,6 +435,15 @@ if command -v meson >/dev/null 2>&1; then
     '
   else
     test_skip 'systemd-analyze verify' 'no systemd-analyze'
+  fi
+  if command -v systemd-tmpfiles >/dev/null 2>&1; then
+    test_expect_success 'the tmpfiles.d entry makes /run/trainyard sticky and writable by all' '
+      D=$(cat destdir) &&
+      systemd-tmpfiles --create --root="$TEST_DIR/root" "$D/lib/tmpfiles.d/trainyard.conf" &&
+      test "$(stat -c %a "$TEST_DIR/root/run/trainyard")" = 1777
+    '
+  else
+    test_skip 'the tmpfiles.d entry' 'no systemd-tmpfiles'
   fi
 else
   test_skip 'meson install --destdir' 'no meson'
