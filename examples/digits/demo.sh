@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh BUILD_DIR: run the digits example as a distributed job (1 master, 2 workers, 2
 # parameter servers, 1 evaluator) through `trainyard local train`, showing the live logs.
-# In containers (its image built locally, no registry) when a container engine is usable
-# here; as local processes otherwise. It says which.
+# In containers (its image built locally, no registry) when run as root and rootful Podman
+# can be set up here (scripts/setup-podman.sh); as local processes otherwise. It says which.
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
