@@ -511,6 +511,17 @@ static int open_run(struct run *run,
     return 0;
 }
 
+/* ty_study_resume_chain's lookup: a job of the run's project in the store, or NULL. */
+static json_t *lookup_stored(void *ctx, const char *job_id)
+{
+    struct run *run = ctx;
+    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+
+    if (ty_store_get_job(run->store, run->row->project, job_id, &row, NULL) < 0)
+        return NULL;
+    return ty_job_row_to_json(row);
+}
+
 static int run_job(struct run *run,
                    const char *state_dir,
                    int64_t grace,
@@ -520,6 +531,7 @@ static int run_job(struct run *run,
     struct ty_job_row *row = run->row;
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_json_ json_t *previous = NULL; /* the job resumePreviousJobId names */
+    _cleanup_json_ json_t *earlier = NULL;  /* ... and those it resumed in turn */
     _cleanup_free_ char *dir = NULL;
     struct ty_supervisor_options opts = {.grace_usec = grace, .run_as = run_as};
     /* The replicas' environment is the service's defined one, not this process's (which is
@@ -568,6 +580,8 @@ static int run_job(struct run *run,
         _cleanup_(ty_job_row_freep) struct ty_job_row *prev = NULL;
         if (ty_store_get_job(run->store, row->project, job->hp->resume_job_id, &prev, NULL) >= 0)
             previous = ty_job_row_to_json(prev);
+        if (previous)
+            earlier = ty_study_resume_chain(previous, lookup_stored, run);
     }
     {
         struct ty_jobrun_options jo = {
@@ -577,6 +591,7 @@ static int run_job(struct run *run,
             .on_state = on_state,
             .on_trial = on_trial,
             .previous_job = previous,
+            .earlier_jobs = earlier,
             .ctx = run,
         };
         r = ty_jobrun_new(loop, job, &jo, &run->jr, &e);

@@ -125,7 +125,7 @@ static void forward_metrics(struct task *t)
         return;
     path = xasprintf("%s/output.metrics", t->metric_dir);
     if (!ty_file_changed(path, &t->metric_stamp) ||
-        ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, NULL) < 0)
+        ty_read_file_tail(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, NULL, NULL) < 0)
         return;
     send_frame(t, TY_TASK_METRICS, text, len);
 }

@@ -331,6 +331,18 @@ static void print_trials(const struct ty_job *job, const struct ty_study *st)
 
 /* resumePreviousJobId: the earlier local job's record, <state>/jobs/local/<id>/job.json.
  * Returns 0 and *ret, or -errno with err naming the field. */
+/* resumePreviousJobId: the job named and the jobs it resumed in turn (ty_study_resume_chain);
+ * both NULL when the job resumes nothing. */
+struct previous_jobs {
+    json_t *job, *earlier;
+};
+
+static void previous_jobs_release(struct previous_jobs *p)
+{
+    json_decref(p->job);
+    json_decref(p->earlier);
+}
+
 static int read_previous(const char *state_dir, const char *id, json_t **ret, struct ty_error *err)
 {
     _cleanup_free_ char *path = xasprintf("%s/jobs/local/%s/job.json", state_dir, id);
@@ -425,7 +437,7 @@ claim_run(const char *state_dir, struct ty_job *job, bool generated, char **dir,
 static enum ty_job_state run_on_loop(struct run_ctx *rc,
                                      const struct ty_runtime_ops *runtime,
                                      const char *dir,
-                                     const json_t *previous,
+                                     const struct previous_jobs *previous,
                                      const struct ty_supervisor_options *opts,
                                      int sig_fd)
 {
@@ -437,7 +449,8 @@ static enum ty_job_state run_on_loop(struct run_ctx *rc,
         .on_state = on_state,
         .on_trial = on_trial,
         .before_wait = flush_record,
-        .previous_job = previous,
+        .previous_job = previous->job,
+        .earlier_jobs = previous->earlier,
         .ctx = rc,
     };
     struct ty_error e = {0};
@@ -478,7 +491,7 @@ static int run_job(struct ty_job *job,
                    bool id_generated,
                    const struct ty_runtime_ops *runtime,
                    const char *state_dir,
-                   const json_t *previous,
+                   const struct previous_jobs *previous,
                    const struct ty_supervisor_options *base,
                    struct local_gpus *lg)
 {
@@ -680,27 +693,37 @@ static int build_local_job(struct local_args *a, struct ty_job **ret)
 
 /* resumePreviousJobId: read and check the earlier job's record (*ret stays NULL when the job
  * resumes nothing). Returns 0, or -1 after printing the error. */
-static int load_previous(const struct local_args *a, const struct ty_job *job, json_t **ret)
+/* ty_study_resume_chain's lookup: a local job of the state directory @ctx, or NULL. */
+static json_t *lookup_local(void *ctx, const char *id)
+{
+    json_t *job = NULL;
+    return read_previous(ctx, id, &job, NULL) >= 0 ? job : NULL;
+}
+
+static int
+load_previous(const struct local_args *a, const struct ty_job *job, struct previous_jobs *ret)
 {
     struct ty_error e = {0};
     int r;
 
     if (!job->hp || !job->hp->resume_job_id)
         return 0;
-    r = a->state_dir ? read_previous(a->state_dir, job->hp->resume_job_id, ret, &e)
+    r = a->state_dir ? read_previous(a->state_dir, job->hp->resume_job_id, &ret->job, &e)
                      : ty_error_set(&e, ENOENT, "no state directory to find the job to resume");
     if (r >= 0)
-        r = ty_study_resume_check(job->hp, *ret, &e);
+        r = ty_study_resume_check(job->hp, ret->job, &e);
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return -1;
     }
+    ret->earlier = ty_study_resume_chain(ret->job, lookup_local, (void *)a->state_dir);
     return 0;
 }
 
 /* --dry-run: every replica's command and environment as JSON (a tuning job: its first
  * trial's). Returns the exit status. */
-static int dry_run(const struct local_args *a, const struct ty_job *job, const json_t *previous)
+static int
+dry_run(const struct local_args *a, const struct ty_job *job, const struct previous_jobs *previous)
 {
     _cleanup_json_ json_t *out = NULL;
     _cleanup_free_ char *text = NULL;
@@ -710,8 +733,21 @@ static int dry_run(const struct local_args *a, const struct ty_job *job, const j
     int r = 0;
 
     if (job->hp) {
-        r = ty_study_first_trial(
-            job, ty_study_default_seed(job), previous, &trial, &trial_args, &e);
+        r = ty_study_first_trial(job,
+                                 ty_study_default_seed(job),
+                                 previous->job,
+                                 previous->earlier,
+                                 &trial,
+                                 &trial_args,
+                                 &e);
+        if (r == -ENOENT && job->hp->resume_job_id) {
+            /* a valid job with nothing left to run: it would succeed (or fail) at once */
+            fprintf(stderr,
+                    "Dry run: no trial is left to run (the earlier trials of job %s cover "
+                    "the grid): the job would end at once.\n",
+                    job->hp->resume_job_id);
+            return TY_EXIT_OK;
+        }
         if (r >= 0) {
             _cleanup_free_ char *shown = ty_json_compact(trial->parameters);
             fprintf(stderr,
@@ -745,7 +781,7 @@ static int local_train(int argc, char **argv)
     struct local_args a = {.runtime = env_runtime && *env_runtime ? env_runtime : "process"};
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     struct local_gpus lg = {0};
-    _cleanup_json_ json_t *previous = NULL;
+    _cleanup_(previous_jobs_release) struct previous_jobs previous = {0};
     int rc;
 
     rc = parse_local(argc, argv, &a);
@@ -762,7 +798,7 @@ static int local_train(int argc, char **argv)
     if (load_previous(&a, job, &previous) < 0)
         goto out;
     if (a.dry_run) {
-        rc = dry_run(&a, job, previous);
+        rc = dry_run(&a, job, &previous);
         goto out;
     }
     if (!a.state_dir) {
@@ -773,7 +809,7 @@ static int local_train(int argc, char **argv)
         goto out;
     setvbuf(stdout, NULL, _IOLBF, 0);
     rc = run_job(
-        job, a.id_generated, ty_runtime_find(a.runtime), a.state_dir, previous, &a.opts, &lg);
+        job, a.id_generated, ty_runtime_find(a.runtime), a.state_dir, &previous, &a.opts, &lg);
 out:
     local_gpus_release(&lg);
     local_args_release(&a);

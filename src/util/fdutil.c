@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,6 +69,55 @@ int ty_read_file(const char *path, size_t max, char **ret, size_t *ret_len, stru
     }
     *ret_len = b.len;
     *ret = ty_buf_take(&b);
+    return 0;
+}
+
+int ty_read_file_tail(const char *path,
+                      size_t max,
+                      char **ret,
+                      size_t *ret_len,
+                      bool *truncated,
+                      struct ty_error *err)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    _cleanup_free_ char *buf = NULL;
+    size_t len = 0, skip = 0;
+    struct stat st;
+
+    if (truncated)
+        *truncated = false;
+    if (fd < 0 && errno == ELOOP)
+        return ty_error_set(err, ELOOP, "'%s' is a symbolic link, which is not followed", path);
+    if (fd < 0)
+        return ty_error_set(err, errno, "cannot open '%s': %s", path, strerror(errno));
+    if (fstat(fd, &st) < 0)
+        return ty_error_set(err, errno, "cannot stat '%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return ty_error_set(err, EINVAL, "'%s' is not a regular file", path);
+    if ((uint64_t)st.st_size > max && lseek(fd, st.st_size - (off_t)max, SEEK_SET) < 0)
+        return ty_error_set(err, errno, "cannot seek in '%s': %s", path, strerror(errno));
+    buf = xmalloc(max + 1);
+    while (len < max) { /* the file may grow meanwhile: never more than @max */
+        ssize_t n = read(fd, buf + len, max - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return ty_error_set(err, errno, "cannot read '%s': %s", path, strerror(errno));
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    if ((uint64_t)st.st_size > max) { /* from the first whole line */
+        const char *nl = memchr(buf, '\n', len);
+        skip = nl ? (size_t)(nl - buf) + 1 : len;
+        memmove(buf, buf + skip, len - skip);
+        len -= skip;
+        if (truncated)
+            *truncated = true;
+    }
+    buf[len] = '\0';
+    *ret_len = len;
+    *ret = TAKE_PTR(buf);
     return 0;
 }
 

@@ -17,6 +17,19 @@ int ty_write_all(int fd, const void *p, size_t n);
 /* Read a whole file (at most @max bytes, else -E2BIG) into a NUL-terminated buffer the caller
  * frees; "-" reads standard input. Returns 0 and sets *ret and *ret_len. */
 int ty_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct ty_error *err);
+/* Read the regular file @path, or its last @max bytes when it is larger, into a
+ * NUL-terminated buffer the caller frees: for files that untrusted programs write (a trial's
+ * metric file). It is opened without following a symbolic link and without blocking, so a
+ * FIFO or device planted there is refused, never waited on. A file over @max is read from the
+ * first line that starts within its last @max bytes, and *truncated (may be NULL) says so.
+ * Returns 0 with *ret and *ret_len; -ENOENT when there is no such file; else -errno with @err
+ * set (-ELOOP: a symbolic link, -EINVAL: not a regular file). */
+int ty_read_file_tail(const char *path,
+                      size_t max,
+                      char **ret,
+                      size_t *ret_len,
+                      bool *truncated,
+                      struct ty_error *err);
 /* mkdir -p with @mode for every created component. Returns 0 or -errno (err names the path). */
 int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err);
 

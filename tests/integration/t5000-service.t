@@ -294,6 +294,15 @@ test_expect_success 'resumePreviousJobId: a resumed job continues the study afte
   curl -s "$BASE/v1/projects/p1/jobs/res_job/logs?pageSize=1000" >rl.json &&
   json_get rl.json "[e for e in d[\"entries\"] if \"Resuming the study of job tune_job: 3 succeeded and 0 failed\" in e[\"message\"]][0]"
 '
+test_expect_success 'resumePreviousJobId: resuming a resumed job continues the whole study' '
+  resume_body res2.json res2_job "{\"resumePreviousJobId\": \"res_job\", \"maxTrials\": 1, \"maxParallelTrials\": 1}" &&
+  test "$(api POST /v1/projects/p1/jobs res2.json)" = 200 &&
+  wait_for 60 state_is res2_job SUCCEEDED &&
+  api GET /v1/projects/p1/jobs/res2_job >/dev/null &&
+  test "$(json_get out.json "[t[\"trialId\"] for t in d[\"trainingOutput\"][\"trials\"]]")" = "['\''6'\'']" &&
+  curl -s "$BASE/v1/projects/p1/jobs/res2_job/logs?pageSize=1000" >rl.json &&
+  json_get rl.json "[e for e in d[\"entries\"] if \"Resuming the study of job res_job (and the 1 job it resumed in turn): 5 succeeded and 0 failed\" in e[\"message\"]][0]"
+'
 test_expect_success 'resumePreviousJobId: missing, plain or incompatible jobs are 400s naming the field' '
   resume_body r1.json r1_job "{\"resumePreviousJobId\": \"nope_job\"}" &&
   test "$(api POST /v1/projects/p1/jobs r1.json)" = 400 &&

@@ -43,6 +43,7 @@ int ty_jobrun_new(struct ty_loop *loop,
             .on_state = opts->on_state,
             .on_trial = opts->on_trial,
             .previous_job = opts->previous_job,
+            .earlier_jobs = opts->earlier_jobs,
             .ctx = opts->ctx,
         };
         so.sup.on_outcome = NULL; /* a trial's outcome is not the job's */

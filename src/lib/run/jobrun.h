@@ -33,8 +33,10 @@ struct ty_jobrun_options {
      * that keeps a record of the changes above writes it here, once for every change that
      * came in the same turn (a launch's PREPARING and RUNNING). Optional. */
     void (*before_wait)(void *ctx);
-    /* resumePreviousJobId: the earlier job's REST Job JSON (borrowed; see study.h). */
+    /* resumePreviousJobId: the earlier job's REST Job JSON and the jobs it resumed in turn
+     * (borrowed; see study.h). */
     const json_t *previous_job;
+    const json_t *earlier_jobs;
     void *ctx;
 };
 

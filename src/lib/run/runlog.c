@@ -101,6 +101,18 @@ const char *ty_run_wait_expired(const struct ty_job *job, char *buf, size_t len)
     return buf;
 }
 
+const char *ty_run_time_exceeded(const struct ty_job *job, char *buf, size_t len)
+{
+    const char *d =
+        ty_json_str(json_object_get(job->training_input, "scheduling"), "maxRunningTime");
+
+    (void)snprintf(buf,
+                   len,
+                   "The job exceeded its maximum running time (scheduling.maxRunningTime %s).",
+                   d ? d : "unset");
+    return buf;
+}
+
 int64_t ty_run_wait_deadline(const struct ty_job *job, int64_t create_usec)
 {
     const char *d = ty_json_str(json_object_get(job->training_input, "scheduling"), "maxWaitTime");

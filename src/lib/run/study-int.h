@@ -53,9 +53,11 @@ struct ty_study {
     struct trial_run *notify_last;  /* the trial that changed last, told by that call */
     struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping, else NULL */
     uint64_t poll_timer;
-    uint64_t wait_timer; /* scheduling.maxWaitTime, until a trial is RUNNING */
-    char *cancel_error;  /* the errorMessage of a cancel that was not the user's, or NULL */
-    char *error;         /* the job's errorMessage, once decided */
+    uint64_t wait_timer;     /* scheduling.maxWaitTime, until a trial is RUNNING */
+    uint64_t deadline_timer; /* scheduling.maxRunningTime, from the first trial RUNNING */
+    bool timed_out;          /* ... which passed: cancelled, and the job FAILS */
+    char *cancel_error;      /* the errorMessage of a cancel that was not the user's, or NULL */
+    char *error;             /* the job's errorMessage, once decided */
     struct ty_study_resume_stats resumed;
 };
 

@@ -13,8 +13,10 @@
 #include "study-int.h"
 #include "timeutil.h"
 
-/* Read the trial's metric file into t.metrics (a missing file is no report) and feed the
- * reports to the stopping rule. @final: the trial has ended (a last line without '\n'
+/* Read the trial's metric file into t.metrics (a missing file is no report; of a file over
+ * TY_HYPERTUNE_MAX_BYTES, its last reports) and feed the reports to the stopping rule. The
+ * trial's program writes the file: a link or FIFO planted there is refused, never followed or
+ * waited on (ty_read_file_tail). @final: the trial has ended (a last line without '\n'
  * counts, and the final metric is set). Returns 0, or -errno with err saying why the file
  * could not be used. */
 static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
@@ -25,7 +27,7 @@ static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
     size_t len = 0, n = 0;
     int r;
 
-    r = ty_read_file(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, err);
+    r = ty_read_file_tail(path, TY_HYPERTUNE_MAX_BYTES, &text, &len, NULL, err);
     if (r == -ENOENT)
         return 0;
     if (r < 0)
@@ -38,10 +40,8 @@ static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
     tr->t.n_metrics = n;
     if (tr->st->stop_rule)
         for (size_t i = 0; i < n; i++)
-            (void)ty_stop_rule_report(tr->st->stop_rule,
-                                      tr->t.trial_id,
-                                      m[i].step > 0 ? m[i].step : (int64_t)i + 1,
-                                      m[i].value);
+            (void)ty_stop_rule_report(
+                tr->st->stop_rule, tr->t.trial_id, ty_stop_rule_step(m[i].step, i), m[i].value);
     if (final)
         tr->t.has_metric = ty_hypertune_final(m, n, &tr->t.final);
     return 0;

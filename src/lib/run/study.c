@@ -43,6 +43,7 @@ static void set_state(struct ty_study *st, enum ty_job_state s)
 }
 
 static void pump(struct ty_loop *loop, void *data);
+static void on_deadline(struct ty_loop *loop, void *data);
 void study_trial_changed(struct trial_run *tr)
 {
     free(tr->text);
@@ -86,6 +87,15 @@ static void trial_on_state(void *ctx, enum ty_job_state s)
             ty_loop_cancel_timer(st->loop, st->wait_timer);
             st->wait_timer = 0;
             set_state(st, TY_STATE_RUNNING);
+            /* scheduling.maxRunningTime: the job's, from when its first trial ran (or, a run
+             * taking over, from when the job first did) */
+            if (st->job->max_running_usec > 0 && !st->deadline_timer) {
+                int64_t left = st->job->max_running_usec;
+                if (st->opts.sup.running_since_usec > 0)
+                    left -= ty_now_usec() - st->opts.sup.running_since_usec;
+                st->deadline_timer = ty_loop_add_timer(
+                    st->loop, ty_mono_usec() + (left > 0 ? left : 0), on_deadline, st);
+            }
         }
         return;
     }
@@ -164,10 +174,24 @@ static void notify_trial(struct trial_run *tr)
 static void trial_on_progress(void *ctx)
 {
     struct trial_run *tr = ctx;
+    json_int_t attempt, before;
+
     if (!tr->sup)
         return;
+    before = json_integer_value(json_object_get(tr->t.attempt_status, "attempt"));
     json_decref(tr->t.attempt_status);
     tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup, false);
+    attempt = json_integer_value(json_object_get(tr->t.attempt_status, "attempt"));
+    if (before > 0 && attempt != before) {
+        /* a new attempt starts from nothing (its metric file was removed): the reports of
+         * the one that failed are no longer the trial's */
+        free(tr->t.metrics);
+        tr->t.metrics = NULL;
+        tr->t.n_metrics = 0;
+        tr->metric_stamp = (struct ty_file_stamp){0};
+        if (tr->st->stop_rule)
+            ty_stop_rule_restart(tr->st->stop_rule, tr->t.trial_id);
+    }
     notify_trial(tr);
 }
 
@@ -287,9 +311,10 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     o.on_state = trial_on_state;
     o.on_queued = trial_on_queued;
     o.on_progress = trial_on_progress;
-    o.on_replica = NULL;      /* a trial's replicas are not shown (only its attempts) */
-    o.running_since_usec = 0; /* maxRunningTime counts for each trial from its start */
-    o.wait_deadline_usec = 0; /* maxWaitTime is the job's (the study's own timer) */
+    o.on_replica = NULL;         /* a trial's replicas are not shown (only its attempts) */
+    o.running_since_usec = 0;    /* maxRunningTime is the whole job's (the study's timer) */
+    o.deadline_by_caller = true; /* ... and so is maxWaitTime */
+    o.wait_deadline_usec = 0;
     o.admitted = NULL;        /* said once, by the study */
     tr->slot = free_slot(st); /* its GPUs: held until its run is reaped */
     o.gpu_slot = tr->slot;
@@ -322,7 +347,10 @@ static void finish_study(struct ty_study *st)
     for (size_t i = 0; i < st->n_trials; i++)
         if (st->trials[i]->t.state == TY_STATE_FAILED)
             last_failed = &st->trials[i]->t;
-    if (st->cancelled) {
+    if (st->timed_out) {
+        final = TY_STATE_FAILED;
+        ty_replace_str(&st->error, st->cancel_error);
+    } else if (st->cancelled) {
         final = TY_STATE_CANCELLED;
         ty_replace_str(&st->error,
                        st->cancel_error ? st->cancel_error : "Job cancelled by the user.");
@@ -363,6 +391,8 @@ static void finish_study(struct ty_study *st)
     st->poll_timer = 0;
     ty_loop_cancel_timer(st->loop, st->wait_timer);
     st->wait_timer = 0;
+    ty_loop_cancel_timer(st->loop, st->deadline_timer);
+    st->deadline_timer = 0;
     if (final == TY_STATE_SUCCEEDED && st->n_trials > 0)
         study_service(st,
                       TY_SEV_INFO,
@@ -457,8 +487,13 @@ int ty_study_new(struct ty_loop *loop,
         else
             r = ty_study_resume_check(job->hp, opts->previous_job, err);
         if (r >= 0)
-            r = ty_study_resume_load(
-                opts->previous_job, st->tuner, st->stop_rule, &st->resumed, err);
+            r = ty_study_resume_load(job->hp,
+                                     opts->previous_job,
+                                     opts->earlier_jobs,
+                                     st->tuner,
+                                     st->stop_rule,
+                                     &st->resumed,
+                                     err);
         if (r < 0) {
             ty_study_free(st);
             return r;
@@ -474,8 +509,15 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
 {
     const struct ty_hp_spec *hp = st->job->hp;
     _cleanup_free_ char *trials = NULL;
+    char chain[64] = "";
     int r;
 
+    if (st->resumed.chained > 0)
+        (void)snprintf(chain,
+                       sizeof(chain),
+                       " (and the %zu job%s it resumed in turn)",
+                       st->resumed.chained,
+                       st->resumed.chained == 1 ? "" : "s");
     if (st->started)
         return ty_error_set(
             err, EALREADY, "the study of job %s has already started", st->job->job_id);
@@ -506,9 +548,10 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     if (hp->resume_job_id)
         study_service(st,
                       TY_SEV_INFO,
-                      "Resuming the study of job %s: %zu succeeded and %zu failed trials inform "
+                      "Resuming the study of job %s%s: %zu succeeded and %zu failed trials inform "
                       "the search (%zu skipped); new trials are numbered from %" PRIu64 ".",
                       hp->resume_job_id,
+                      chain,
                       st->resumed.succeeded,
                       st->resumed.failed,
                       st->resumed.skipped,
@@ -524,18 +567,22 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     return 0;
 }
 
-/* Cancel: @requested is logged, @error (NULL: the user's words) is the job's errorMessage. */
-static void cancel_for(struct ty_study *st, const char *requested, const char *error)
+/* Cancel: @requested is logged, @error (NULL: the user's words) is the job's errorMessage.
+ * With @fail the job FAILS instead (it ran past its maxRunningTime) and is not shown
+ * CANCELLING. */
+static void cancel_for(struct ty_study *st, const char *requested, const char *error, bool fail)
 {
     if (st->done)
         return;
     if (!st->cancelled) {
-        study_service(st, TY_SEV_INFO, "%s", requested);
+        study_service(st, fail ? TY_SEV_ERROR : TY_SEV_INFO, "%s", requested);
         st->cancelled = true;
+        st->timed_out = fail;
         st->stopping = true;
         if (error)
             st->cancel_error = xstrdup(error);
-        set_state(st, TY_STATE_CANCELLING);
+        if (!fail)
+            set_state(st, TY_STATE_CANCELLING);
     }
     /* A second request reaches each trial as a second cancel: its replicas are killed. */
     for (size_t i = 0; i < st->n_trials; i++)
@@ -546,7 +593,18 @@ static void cancel_for(struct ty_study *st, const char *requested, const char *e
 
 void ty_study_cancel(struct ty_study *st)
 {
-    cancel_for(st, "Job cancellation requested.", NULL);
+    cancel_for(st, "Job cancellation requested.", NULL, false);
+}
+
+/* scheduling.maxRunningTime passed: every trial is stopped and the job FAILS. */
+static void on_deadline(struct ty_loop *loop, void *data)
+{
+    struct ty_study *st = data;
+    char msg[256];
+
+    st->deadline_timer = 0;
+    if (!st->done && !st->cancelled)
+        cancel_for(st, ty_run_time_exceeded(st->job, msg, sizeof(msg)), msg, true);
 }
 
 /* scheduling.maxWaitTime passed and no trial runs yet: the job is cancelled. */
@@ -557,7 +615,7 @@ static void on_wait(struct ty_loop *loop, void *data)
 
     st->wait_timer = 0;
     if (!st->done && !st->cancelled && st->state != TY_STATE_RUNNING)
-        cancel_for(st, ty_run_wait_expired(st->job, msg, sizeof(msg)), msg);
+        cancel_for(st, ty_run_wait_expired(st->job, msg, sizeof(msg)), msg, false);
 }
 
 enum ty_job_state ty_study_state(const struct ty_study *st)
@@ -622,6 +680,7 @@ char *ty_study_training_output_pretty(const struct ty_study *st, int depth)
 int ty_study_first_trial(const struct ty_job *job,
                          uint64_t seed,
                          const json_t *previous_job,
+                         const json_t *earlier_jobs,
                          struct ty_trial_suggestion **ret,
                          char ***args,
                          struct ty_error *err)
@@ -634,7 +693,7 @@ int ty_study_first_trial(const struct ty_job *job,
         return ty_error_set(err, EINVAL, "job %s has no hyperparameters to tune", job->job_id);
     r = ty_tuner_new(job->hp, seed, &t, err);
     if (r >= 0 && job->hp->resume_job_id && previous_job)
-        r = ty_study_resume_load(previous_job, t, NULL, NULL, err);
+        r = ty_study_resume_load(job->hp, previous_job, earlier_jobs, t, NULL, NULL, err);
     if (r >= 0)
         r = ty_tuner_suggest(t, 1, ret, &n, err);
     if (r >= 0 && n == 0)

@@ -11,6 +11,10 @@
  *   (GRID_SEARCH also ends when its grid is exhausted).
  * - scheduling.maxWaitTime (sup.wait_deadline_usec): a study none of whose trials is RUNNING
  *   by then is cancelled, with ty_run_wait_expired's errorMessage.
+ * - scheduling.maxRunningTime is the whole job's, as AI Platform's: counted from its first
+ *   trial RUNNING (or sup.running_since_usec, a run taking over), then every running trial is
+ *   stopped (CANCELLED) and the job FAILS with ty_run_time_exceeded's errorMessage. Its
+ *   trials have no limit of their own.
  * - Each trial's replicas report through cloudml-hypertune into the trial's own metric file,
  *   <state_dir>/trials/<trial>/output.metrics (CLOUD_ML_HP_METRIC_FILE in processes; the
  *   directory is mounted at /tmp/hypertune in containers), and get CLOUD_ML_HP_METRIC_TAG.
@@ -67,6 +71,9 @@ struct ty_study_options {
     /* resumePreviousJobId: the earlier job's REST Job JSON (borrowed, used in ty_study_new);
      * NULL when the job resumes nothing, or when the earlier job was not found. */
     const json_t *previous_job;
+    /* The jobs previous_job resumed in turn (ty_study_resume_chain's array; borrowed; NULL:
+     * none): their trials inform the search too, as one study. */
+    const json_t *earlier_jobs;
     void *ctx;
 };
 
@@ -112,12 +119,15 @@ char *ty_study_training_output_pretty(const struct ty_study *st, int depth);
 void ty_study_free(struct ty_study *st);
 
 /* The first trial a study of @job (with @seed and, when it resumes an earlier job,
- * @previous_job as in ty_study_options) would start, for --dry-run: its id, parameters and
- * `--name=value` arguments. Returns 0 and *ret (free with ty_trial_suggestions_free(ret, 1))
- * and *args (ty_strv_free); the errors of ty_study_new. */
+ * @previous_job and @earlier_jobs as in ty_study_options) would start, for --dry-run: its id,
+ * parameters and `--name=value` arguments. Returns 0 and *ret (free with
+ * ty_trial_suggestions_free(ret, 1)) and *args (ty_strv_free); -ENOENT when no trial is left
+ * to run (a resumed GRID_SEARCH whose grid the earlier trials cover); the errors of
+ * ty_study_new. */
 int ty_study_first_trial(const struct ty_job *job,
                          uint64_t seed,
                          const json_t *previous_job,
+                         const json_t *earlier_jobs,
                          struct ty_trial_suggestion **ret,
                          char ***args,
                          struct ty_error *err);

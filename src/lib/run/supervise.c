@@ -246,7 +246,7 @@ static void on_started(void *ctx, struct ty_replica *r)
     ty_loop_cancel_timer(sup->loop, sup->wait_timer);
     sup->wait_timer = 0;
     set_state(sup, TY_STATE_RUNNING);
-    if (sup->job->max_running_usec > 0) {
+    if (sup->job->max_running_usec > 0 && !sup->opts.deadline_by_caller) {
         int64_t left = sup->job->max_running_usec;
         /* A run taking over a job that already ran: only what is left of its time. */
         if (sup->opts.running_since_usec > 0)
@@ -405,12 +405,7 @@ static void on_deadline(struct ty_loop *loop, void *data)
     struct ty_supervisor *sup = data;
     char msg[256];
     sup->deadline_timer = 0;
-    (void)snprintf(
-        msg,
-        sizeof(msg),
-        "The job exceeded its maximum running time (scheduling.maxRunningTime %s).",
-        ty_json_str(json_object_get(sup->job->training_input, "scheduling"), "maxRunningTime"));
-    stop(sup, TY_STATE_FAILED, msg);
+    stop(sup, TY_STATE_FAILED, ty_run_time_exceeded(sup->job, msg, sizeof(msg)));
 }
 
 static void on_prepared(void *ctx, int r, const char *error);
@@ -563,8 +558,16 @@ static void begin_attempt(struct ty_supervisor *sup)
             "Starting attempt %u of %u.",
             sup->attempt,
             ty_supervisor_last_attempt(sup));
+    /* A trial's new attempt starts on a new runtime, as on new machines: nothing the failed
+     * one reported may pass for its result. Removed before the study hears of the attempt
+     * (progress), so that it reads no more of the old reports. */
+    if (sup->opts.metric_dir) {
+        _cleanup_free_ char *mf = xasprintf("%s/output.metrics", sup->opts.metric_dir);
+        if (unlink(mf) < 0 && errno != ENOENT)
+            (void)ty_error_set(&e, errno, "cannot remove '%s': %s", mf, strerror(errno));
+    }
     progress(sup);
-    if (new_runtime(sup, &e) < 0) {
+    if (e.code || new_runtime(sup, &e) < 0) {
         /* Without a runtime there is nothing to tear down: the run ends here. */
         (void)snprintf(
             msg, sizeof(msg), "Starting attempt %u failed: %s.", sup->attempt, ty_error_msg(&e));

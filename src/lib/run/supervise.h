@@ -98,6 +98,9 @@ struct ty_supervisor_options {
      * images being pulled; QUEUED in its runtime's queue; between attempts before it ever
      * ran) is cancelled and ends CANCELLED with ty_run_wait_expired's message. */
     int64_t wait_deadline_usec;
+    /* scheduling.maxRunningTime is the caller's to enforce: the run sets no deadline of its
+     * own (a study's trials: the limit is the whole job's, ty_study's). */
+    bool deadline_by_caller;
     /* A service line written after the "Job ... is queued." of ty_run_announce (the
      * admission: how long the job waited and what it was given); NULL: none. Borrowed. */
     const char *admitted;
@@ -114,6 +117,10 @@ struct ty_run_gpus;    /* runtime.h */
  * scheduling.maxWaitTime (1800s)." (the duration as the job says it). The service says the
  * same of the jobs it cancels in its queue. Returns @buf. */
 const char *ty_run_wait_expired(const struct ty_job *job, char *buf, size_t len);
+/* The errorMessage of a job that ran past its scheduling.maxRunningTime, into @buf: "The job
+ * exceeded its maximum running time (scheduling.maxRunningTime 1.5s)." (the duration as the
+ * job says it). Returns @buf. */
+const char *ty_run_time_exceeded(const struct ty_job *job, char *buf, size_t len);
 /* createTime + scheduling.maxWaitTime of @job created at @create_usec (epoch µs); 0 when the
  * job sets no maxWaitTime. */
 int64_t ty_run_wait_deadline(const struct ty_job *job, int64_t create_usec);

@@ -88,6 +88,14 @@ bool ty_stop_rule_report(struct ty_stop_rule *r, const char *trial_id, int64_t s
     return true;
 }
 
+void ty_stop_rule_restart(struct ty_stop_rule *r, const char *trial_id)
+{
+    struct curve *c = find(r, trial_id);
+
+    if (c && c->state == CURVE_RUNNING)
+        c->n = 0;
+}
+
 void ty_stop_rule_end(struct ty_stop_rule *r, const char *trial_id, bool reference)
 {
     struct curve *c = find_or_add(r, trial_id);

@@ -39,6 +39,19 @@ struct ty_stop_rule *ty_stop_rule_new(bool maximize);
 /* Free (NULL-safe). */
 void ty_stop_rule_free(struct ty_stop_rule *r);
 
+/* The step a trial's @index-th report (from 0) stands at for the rule: its global_step, or,
+ * when it has none (@step 0, what cloudml-hypertune writes without one), its position 1, 2,
+ * ... among the trial's reports. The same for a running trial's metric file and a resumed
+ * job's allMetrics. */
+static inline int64_t ty_stop_rule_step(int64_t step, size_t index)
+{
+    return step > 0 ? step : (int64_t)index + 1;
+}
+
+/* Trial @trial_id starts again from nothing (a new attempt): its reports so far are
+ * forgotten. No effect on a trial that has ended. */
+void ty_stop_rule_restart(struct ty_stop_rule *r, const char *trial_id);
+
 /* Record trial @trial_id's report of finite @value at @step (>= 0). Reports come in
  * increasing step order: one at a step not after the trial's last report is ignored (a
  * metric file read again holds the reports already seen), as is a non-finite value or a

@@ -128,14 +128,14 @@ static int64_t metric_step(const json_t *m)
     return step;
 }
 
-int ty_study_resume_load(const json_t *previous,
-                         struct ty_tuner *tuner,
-                         struct ty_stop_rule *rule,
-                         struct ty_study_resume_stats *stats,
-                         struct ty_error *err)
+/* Add the trials of one earlier job to @tuner and @rule, counted in @s (ty_study_resume_load). */
+static int load_job(const json_t *job,
+                    struct ty_tuner *tuner,
+                    struct ty_stop_rule *rule,
+                    struct ty_study_resume_stats *s,
+                    struct ty_error *err)
 {
-    json_t *trials = json_object_get(json_object_get(previous, "trainingOutput"), "trials");
-    struct ty_study_resume_stats s = {0};
+    json_t *trials = json_object_get(json_object_get(job, "trainingOutput"), "trials");
     size_t i;
     json_t *t;
     int r;
@@ -151,13 +151,13 @@ int ty_study_resume_load(const json_t *previous,
         int64_t num;
 
         if (!id || ty_parse_int64(id, 1, INT64_MAX, &num) < 0) {
-            s.skipped++;
+            s->skipped++;
             continue;
         }
-        if ((uint64_t)num > s.last_id)
-            s.last_id = (uint64_t)num;
+        if ((uint64_t)num > s->last_id)
+            s->last_id = (uint64_t)num;
         if (!succeeded && !failed) {
-            s.skipped++;
+            s->skipped++;
             continue;
         }
         r = ty_tuner_add_prior(
@@ -165,13 +165,13 @@ int ty_study_resume_load(const json_t *previous,
         if (r == -EBUSY)
             return ty_error_set(err, EBUSY, "%s", ty_error_msg(&e));
         if (r < 0) {
-            s.skipped++; /* a value outside this job's bounds, a repeated id */
+            s->skipped++; /* a value outside this job's bounds, a repeated id */
             continue;
         }
         if (succeeded)
-            s.succeeded++;
+            s->succeeded++;
         else
-            s.failed++;
+            s->failed++;
         /* A trial that ran to its end is a reference curve for early stopping. */
         if (rule && succeeded && !json_is_true(json_object_get(t, "isTrialStoppedEarly"))) {
             size_t k;
@@ -181,11 +181,73 @@ int ty_study_resume_load(const json_t *previous,
                 json_t *v = json_object_get(m, "objectiveValue");
                 int64_t step = metric_step(m);
                 if (json_is_number(v) && step >= 0)
-                    (void)ty_stop_rule_report(rule, id, step, json_number_value(v));
+                    (void)ty_stop_rule_report(
+                        rule, id, ty_stop_rule_step(step, k), json_number_value(v));
             }
             ty_stop_rule_end(rule, id, true);
         }
     }
+    return 0;
+}
+
+/* The resumePreviousJobId of REST Job @job, or NULL. */
+static const char *resumed_id(const json_t *job)
+{
+    json_t *hp = json_object_get(json_object_get(job, "trainingInput"), "hyperparameters");
+    const char *id = ty_json_str(hp, "resumePreviousJobId");
+    return id && *id ? id : NULL;
+}
+
+json_t *ty_study_resume_chain(const json_t *previous,
+                              json_t *(*lookup)(void *ctx, const char *job_id),
+                              void *ctx)
+{
+    json_t *chain = json_array();
+    const json_t *cur = previous;
+    const char *next;
+
+    while (json_array_size(chain) < TY_RESUME_CHAIN_MAX && (next = resumed_id(cur))) {
+        json_t *job;
+        size_t i;
+        json_t *seen;
+        bool loop =
+            strcmp(next, ty_json_str(previous, "jobId") ? ty_json_str(previous, "jobId") : "") == 0;
+        json_array_foreach(chain, i, seen)
+        {
+            const char *sid = ty_json_str(seen, "jobId");
+            loop = loop || (sid && strcmp(sid, next) == 0);
+        }
+        if (loop || !(job = lookup(ctx, next)))
+            break;
+        json_array_append_new(chain, job);
+        cur = job;
+    }
+    return chain;
+}
+
+int ty_study_resume_load(const struct ty_hp_spec *spec,
+                         const json_t *previous,
+                         const json_t *earlier,
+                         struct ty_tuner *tuner,
+                         struct ty_stop_rule *rule,
+                         struct ty_study_resume_stats *stats,
+                         struct ty_error *err)
+{
+    struct ty_study_resume_stats s = {0};
+    size_t i;
+    json_t *job;
+    int r;
+
+    r = load_job(previous, tuner, rule, &s, err);
+    json_array_foreach(earlier, i, job)
+    {
+        if (r < 0 || ty_study_resume_check(spec, job, NULL) < 0)
+            break;
+        r = load_job(job, tuner, rule, &s, err);
+        s.chained++;
+    }
+    if (r < 0)
+        return r;
     ty_tuner_skip_ids(tuner, s.last_id);
     if (stats)
         *stats = s;

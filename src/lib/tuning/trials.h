@@ -101,17 +101,35 @@ int ty_study_resume_check(const struct ty_hp_spec *spec,
 struct ty_study_resume_stats {
     size_t succeeded, failed; /* trials added to the tuner */
     size_t skipped;           /* cancelled or unfinished, or values outside this job's spec */
-    uint64_t last_id;         /* the highest trial id of the earlier job */
+    uint64_t last_id;         /* the highest trial id of the earlier jobs */
+    size_t chained;           /* the jobs beyond the one named whose trials were added */
 };
 
 struct ty_stop_rule;
 
-/* Add the trials of @previous (checked) to @tuner as priors (ty_tuner_add_prior; before any
- * suggestion): SUCCEEDED ones with their finalMetric, FAILED ones as failures; the rest are
- * skipped. Each succeeded trial not stopped early also becomes a reference curve of @rule
- * (may be NULL) from its allMetrics. New trials are numbered after the earlier job's last.
- * Returns 0 and *stats (may be NULL); -EBUSY when the tuner has already suggested. */
-int ty_study_resume_load(const json_t *previous,
+/* Most earlier jobs a study resumes through a chain of resumePreviousJobId. */
+#define TY_RESUME_CHAIN_MAX 100
+
+/* The jobs that @previous (a REST Job JSON) resumed in turn, nearest first, as a new JSON
+ * array (empty when it resumed none): its resumePreviousJobId looked up with @lookup (a new
+ * reference, or NULL when not found: the chain ends there), then that job's, and so on, at
+ * most TY_RESUME_CHAIN_MAX, ending before a job already in the chain. AI Platform resumes
+ * one study however many jobs continued it, so a job resuming a resumed job continues all
+ * of their trials. */
+json_t *ty_study_resume_chain(const json_t *previous,
+                              json_t *(*lookup)(void *ctx, const char *job_id),
+                              void *ctx);
+
+/* Add the trials of @previous (checked) and of the @earlier jobs it resumed in turn (an
+ * array from ty_study_resume_chain, or NULL; one that fails ty_study_resume_check for @spec
+ * ends the chain) to @tuner as priors (ty_tuner_add_prior; before any suggestion): SUCCEEDED
+ * ones with their finalMetric, FAILED ones as failures; the rest are skipped. Each succeeded
+ * trial not stopped early also becomes a reference curve of @rule (may be NULL) from its
+ * allMetrics. New trials are numbered after the highest of them. Returns 0 and *stats (may
+ * be NULL); -EBUSY when the tuner has already suggested. */
+int ty_study_resume_load(const struct ty_hp_spec *spec,
+                         const json_t *previous,
+                         const json_t *earlier,
                          struct ty_tuner *tuner,
                          struct ty_stop_rule *rule,
                          struct ty_study_resume_stats *stats,
