@@ -269,6 +269,46 @@ static int fail_inner(struct ty_error *err)
     return ty_error_set(err, ENOENT, "cannot open '%s'", "x.yaml");
 }
 
+/* ty_read_file_tail: a file an untrusted program writes. */
+static void test_read_tail(void)
+{
+    char tmpl[] = "/tmp/ty-test-tail-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    _cleanup_free_ char *f = NULL, *fifo = NULL, *link = NULL, *big = NULL;
+    struct ty_error err = {0};
+    char *data = NULL;
+    size_t len = 0;
+    bool cut = true;
+
+    if (!ok(dir != NULL, "tail: temporary directory"))
+        return;
+    f = xasprintf("%s/f", dir);
+    fifo = xasprintf("%s/fifo", dir);
+    link = xasprintf("%s/link", dir);
+    big = xasprintf("%s/big", dir);
+    is_int(ty_read_file_tail(f, 16, &data, &len, &cut, &err), -ENOENT, "tail: missing is -ENOENT");
+    write_file(f, "one\ntwo\n", 8);
+    is_int(ty_read_file_tail(f, 16, &data, &len, &cut, &err), 0, "tail: a small file");
+    ok(len == 8 && strcmp(data, "one\ntwo\n") == 0 && !cut, "tail: all of it, not cut");
+    free(data);
+    /* 3 lines of 10 bytes; the last 15 bytes start inside the second: read from the third */
+    write_file(big, "aaaaaaaaa\nbbbbbbbbb\nccccccccc\n", 30);
+    is_int(ty_read_file_tail(big, 15, &data, &len, &cut, &err), 0, "tail: a larger file");
+    ok(cut && len == 10 && strcmp(data, "ccccccccc\n") == 0, "tail: from its first whole line");
+    free(data);
+    ok(mkfifo(fifo, 0600) == 0, "tail: a FIFO");
+    is_int(ty_read_file_tail(fifo, 16, &data, &len, &cut, &err), -EINVAL, "tail: FIFO refused");
+    ok(strstr(err.msg, "is not a regular file") != NULL, "tail: says why (%s)", err.msg);
+    ok(symlink(f, link) == 0, "tail: a symbolic link");
+    is_int(ty_read_file_tail(link, 16, &data, &len, &cut, &err), -ELOOP, "tail: link not followed");
+    ok(strstr(err.msg, "is a symbolic link") != NULL, "tail: says why (%s)", err.msg);
+    unlink(f);
+    unlink(big);
+    unlink(fifo);
+    unlink(link);
+    rmdir(dir);
+}
+
 static void test_error(void)
 {
     struct ty_error err;
@@ -321,6 +361,7 @@ int main(void)
 {
     test_loop();
     test_files();
+    test_read_tail();
     test_error();
     return done_testing();
 }
