@@ -98,7 +98,7 @@ static const char usage_more[] =
     "                            (default 10)\n"
     "  --insecure-registries=LIST  loopback registries pulled from over plain HTTP\n"
     "                            (comma-separated host:port)\n"
-    "  --container-max-memory=BYTES  cap on any container's memory limit\n"
+    "  --container-max-memory=BYTES  cap on any container's memory limit (k/m/g/t suffix)\n"
     "  --slurm-partition=NAME, --slurm-account=NAME, --slurm-qos=NAME\n"
     "                            the allocation's --partition/--account/--qos (srun)\n"
     "  --slurm-sbatch-args=ARGS  more srun allocation options for slurm jobs (split)\n"
@@ -312,10 +312,11 @@ static int apply_runtime_env(int id, const char *v, const char *where, struct ty
     case O_INSECURE:
         return setenv("TRAINYARD_INSECURE_REGISTRIES", v, 1) < 0 ? -errno : 0;
     case O_MAX_MEMORY:
-        if (ty_parse_int64(v, 4 * 1024 * 1024, INT64_MAX, &n) < 0)
+        if (ty_parse_bytes(v, TY_CONTAINER_MIN_MEMORY, &n) < 0)
             return ty_error_set(err,
                                 EINVAL,
-                                "%s: expected a number of bytes of at least 4194304 (got '%s')",
+                                "%s: expected a whole number of bytes, optionally with a k, m, g "
+                                "or t suffix, of at least 4m (got '%s')",
                                 where,
                                 v);
         return setenv("TRAINYARD_CONTAINER_MAX_MEMORY", v, 1) < 0 ? -errno : 0;

@@ -25,6 +25,35 @@ int ty_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
     return 0;
 }
 
+int ty_parse_bytes(const char *s, int64_t min, int64_t *ret)
+{
+    static const char units[] = "kmgt";
+    size_t n = s ? strlen(s) : 0;
+    const char *u;
+    char digits[32];
+    int64_t v;
+    int shift = 0, r;
+
+    if (n == 0 || n >= sizeof(digits))
+        return -EINVAL;
+    memcpy(digits, s, n + 1);
+    if ((u = strchr(units, tolower((unsigned char)digits[n - 1]))) && *u) {
+        shift = 10 * (int)(u - units + 1);
+        digits[--n] = '\0';
+    }
+    if (n == 0 || !isdigit((unsigned char)digits[0]))
+        return -EINVAL;
+    if ((r = ty_parse_int64(digits, 0, INT64_MAX, &v)) < 0)
+        return r;
+    if (v > (INT64_MAX >> shift))
+        return -ERANGE;
+    v <<= shift;
+    if (v < min)
+        return -ERANGE;
+    *ret = v;
+    return 0;
+}
+
 int ty_parse_double(const char *s, double *ret)
 {
     char *end = NULL;

@@ -147,6 +147,15 @@ test_expect_success 'the labels trainyard reads are checked by local train as by
   test $rc -eq 2 && grep -q "labels.trainyard-pytorch-env: expected true or false (got .yes.)" err &&
   "$TRAINYARD" local train lb2 --config job.json --labels=trainyard-mxnet-env=false --dry-run >/dev/null
 '
+test_expect_success 'the container runtime refuses a local jobDir it cannot mount, before anything runs' '
+  set +e; "$TRAINYARD" local train cjd --runtime container --master-image-uri=x/y:1 --job-dir rel/dir --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "trainingInput.jobDir: the container runtime mounts a local job directory at the same path in its containers, so it must be absolute (got .rel/dir." err &&
+  set +e; "$TRAINYARD" local train cjd --runtime container --master-image-uri=x/y:1 --job-dir "$TEST_DIR/a:b" --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "whose path has a .:." err &&
+  "$TRAINYARD" local train cjd --runtime container --master-image-uri=x/y:1 --job-dir gs://b/d --dry-run >/dev/null 2>&1 &&
+  set +e; TRAINYARD_CONTAINER_MAX_MEMORY=1.5g "$TRAINYARD" local train cjd --runtime container --master-image-uri=x/y:1 --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "TRAINYARD_CONTAINER_MAX_MEMORY: expected a whole number of bytes" err
+'
 test_expect_success 'a job id cannot be reused' '
   write_job ok.json "true" &&
   "$TRAINYARD" local train same_id --config ok.json >/dev/null 2>&1 &&

@@ -7,7 +7,7 @@
 # Skipped (every test) when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-require_testbox "container" env reach two limits oom fail sweep cancel image gpus digits
+require_testbox "container" env reach two limits oom fail sweep cancel paused image gpus digits
 export TRAINYARD_RUNTIME=container
 J=$$ # job ids unique to this run: container labels are machine-wide
 IMG=localhost/trainyard/testbox:1
@@ -112,10 +112,24 @@ test_expect_success 'container: cancel' '
   "$TRAINYARD" local train ctr_cancel_$J --config long.json --grace-period 2 >log 2>&1 &
   pid=$!
   { wait_for 60 running_at_least ctr_cancel_$J 4 || { kill -KILL $pid; false; }; } &&
+  net=$(podman network ls --filter label=trainyard.job=ctr_cancel_$J --format "{{.DNSEnabled}} {{.Internal}}") &&
   kill -INT $pid &&
+  test "$net" = "false true" &&
   set +e; wait $pid; rc=$?; set -e
   test $rc -eq 1 && grep -q "Job cancelled." log &&
   test -z "$(leftovers ctr_cancel_$J)"
+'
+test_expect_success 'container: paused' '
+  ctr_job paused.json "exec sleep 1000" || exit 1
+  "$TRAINYARD" local train ctr_paused_$J --config paused.json --grace-period 2 >log 2>&1 &
+  pid=$!
+  { wait_for 60 running_at_least ctr_paused_$J 1 || { kill -KILL $pid; false; }; } &&
+  podman pause $(podman ps -q --filter label=trainyard.job=ctr_paused_$J) >/dev/null &&
+  kill -INT $pid &&
+  { wait_for 30 eval "! kill -0 $pid 2>/dev/null" || { kill -KILL $pid; false; }; } &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 1 && grep -q "Job cancelled." log &&
+  test -z "$(leftovers ctr_paused_$J)"
 '
 test_expect_success 'container: image' '
   ctr_job nx.json "true" 1 &&

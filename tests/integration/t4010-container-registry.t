@@ -65,6 +65,13 @@ test_expect_success 'registry: offloop' '
   set +e
   TRAINYARD_INSECURE_REGISTRIES=registry.example.com "$TRAINYARD" local train reg_off_$$ --config o.json >log 2>err; rc=$?
   set -e
-  test $rc -eq 1 && grep -q "plain-HTTP registries are allowed only on loopback" err
+  test $rc -eq 1 && grep -q "plain-HTTP registries are allowed only on loopback" err &&
+  for r in localhost.s37.invalid:5000 127.0.0.1.s37.invalid:5000; do
+    "$PYTHON" -c "import json, sys; json.dump({\"trainingInput\": {\"masterConfig\": {\"imageUri\": sys.argv[1] + \"/x:1\", \"containerCommand\": [\"true\"]}}}, open(\"n.json\", \"w\"))" "$r" &&
+    set +e
+    TRAINYARD_INSECURE_REGISTRIES="$r" "$TRAINYARD" local train reg_name_$$ --config n.json >log 2>err; rc=$?
+    set -e
+    test $rc -eq 1 && grep -q "lists .$r., but plain-HTTP registries are allowed only on loopback" err || exit 1
+  done
 '
 test_done

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -424,14 +425,23 @@ static bool serve_engine(int fd, const char *p)
                 "application/json",
                 "{\"status\":\"Pulling\"}\n{\"error\":\"manifest unknown\"}\n");
     } else if (strncmp(p, "/containers/json?all=1", 22) == 0) {
-        respond(fd,
-                200,
-                "application/json",
-                "[{\"Id\":\"dead1\",\"Labels\":{\"trainyard.owner\":\"999999999:1\"}},"
-                "{\"Id\":\"other\",\"Labels\":{}}]");
+        /* dead owners: one of the older label (pid:start), one of this PID namespace; one
+         * of another namespace, whose pids are not ours to judge; one not trainyard's */
+        struct stat ns;
+        char list[512];
+        (void)snprintf(list,
+                       sizeof(list),
+                       "[{\"Id\":\"dead1\",\"Labels\":{\"trainyard.owner\":\"999999999:1\"}},"
+                       "{\"Id\":\"dead2\",\"Labels\":{\"trainyard.owner\":\"999999998:1:%llu\"}},"
+                       "{\"Id\":\"foreign\",\"Labels\":{\"trainyard.owner\":\"999999997:1:1\"}},"
+                       "{\"Id\":\"other\",\"Labels\":{}}]",
+                       stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0ULL);
+        respond(fd, 200, "application/json", list);
     } else if (strncmp(p, "/networks?filters=", 18) == 0) {
         respond(fd, 200, "application/json", "[]");
-    } else if (strcmp(p, "/containers/dead1?force=1") == 0) {
+    } else if (strcmp(p, "/containers/dead1?force=1") == 0 ||
+               strcmp(p, "/containers/dead2?force=1") == 0 ||
+               strcmp(p, "/containers/foreign?force=1") == 0) {
         respond(fd, 204, "text/plain", "");
     } else {
         return false;

@@ -235,7 +235,10 @@ static void test_engine_chores(struct ty_loop *loop, struct ty_docker *d)
     is_int(ty_engine_collect_garbage(&eng, egc_done, &gc), 0, "garbage: under way");
     ok(!gc.done, "garbage: no callback within the call");
     ok(run_until(loop, &gc.done, 5000), "garbage: ended");
-    is_int(gc.removed, 1, "garbage: the dead owner's container removed, the other kept");
+    is_int(gc.removed,
+           2,
+           "garbage: the dead owners' containers removed (both label forms); another PID "
+           "namespace's and one not trainyard's kept");
     ok(eng.gc == NULL, "garbage: nothing left");
 }
 

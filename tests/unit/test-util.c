@@ -367,6 +367,24 @@ static void test_parse(void)
     is_int(ty_parse_double("-infinity", &d), -EINVAL, "double: -infinity");
     is_int(ty_parse_double("1e999", &d), -EINVAL, "double: overflow");
     ok(d == 7, "double: failures leave the result alone");
+
+    is_int(ty_parse_bytes("4194304", 0, &i), 0, "bytes: plain");
+    is_int(i, 4194304, "bytes: value");
+    is_int(ty_parse_bytes("64m", 0, &i), 0, "bytes: m");
+    is_int(i, 64 << 20, "bytes: 64m");
+    is_int(ty_parse_bytes("2G", 0, &i), 0, "bytes: G");
+    ok(i == INT64_C(2) << 30, "bytes: 2G");
+    is_int(ty_parse_bytes("1t", 0, &i), 0, "bytes: t");
+    ok(i == INT64_C(1) << 40, "bytes: 1t");
+    i = 7;
+    is_int(ty_parse_bytes("1.5g", 0, &i), -EINVAL, "bytes: a fraction is not a size");
+    is_int(ty_parse_bytes("-1", 0, &i), -EINVAL, "bytes: negative");
+    is_int(ty_parse_bytes("g", 0, &i), -EINVAL, "bytes: a unit alone");
+    is_int(ty_parse_bytes("12x", 0, &i), -EINVAL, "bytes: another unit");
+    is_int(ty_parse_bytes("", 0, &i), -EINVAL, "bytes: empty");
+    is_int(ty_parse_bytes("9999999999g", 0, &i), -ERANGE, "bytes: overflow");
+    is_int(ty_parse_bytes("3m", 4 << 20, &i), -ERANGE, "bytes: below the least");
+    is_int(i, 7, "bytes: failures leave the result alone");
 }
 
 /* ---- JSON -------------------------------------------------------------------------------- */

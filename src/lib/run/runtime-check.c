@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "macro.h"
+#include "parse.h"
 #include "runtime.h"
 #include "suggest.h"
 
@@ -81,6 +82,35 @@ int ty_slurm_validate(const struct ty_job *job, struct ty_error *err)
 
 int ty_container_validate(const struct ty_job *job, struct ty_error *err)
 {
+    const char *dir = ty_json_str(job->training_input, "jobDir");
+    const char *cap = getenv("TRAINYARD_CONTAINER_MAX_MEMORY");
+    int64_t bytes;
+
+    /* A local jobDir is bind-mounted at the same path in every container (the engine's
+     * "SOURCE:TARGET" form): the replicas do not run in this directory, so a relative one
+     * would name another place inside, and a ':' would split it. */
+    if (dir && *dir && !strstr(dir, "://")) {
+        if (dir[0] != '/')
+            return ty_error_set(err,
+                                EINVAL,
+                                "trainingInput.jobDir: the container runtime mounts a local job "
+                                "directory at the same path in its containers, so it must be "
+                                "absolute (got '%s'; --job-dir \"$PWD/%s\" is this directory's)",
+                                dir,
+                                dir);
+        if (strchr(dir, ':'))
+            return ty_error_set(err,
+                                EINVAL,
+                                "trainingInput.jobDir: the container runtime cannot mount a local "
+                                "job directory whose path has a ':' (got '%s')",
+                                dir);
+    }
+    if (cap && *cap && ty_parse_bytes(cap, TY_CONTAINER_MIN_MEMORY, &bytes) < 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            "TRAINYARD_CONTAINER_MAX_MEMORY: expected a whole number of bytes, "
+                            "optionally with a k, m, g or t suffix, of at least 4m (got '%s')",
+                            cap);
     if (ty_job_replica_count(job) > TY_CONTAINER_MAX_REPLICAS)
         return ty_error_set(err,
                             EINVAL,

@@ -203,6 +203,9 @@ void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const c
 /* The container runtime runs at most this many replicas per job: one /24 network, .1 is the
  * gateway, .2 - .254 replicas. */
 #define TY_CONTAINER_MAX_REPLICAS 253
+/* The least TRAINYARD_CONTAINER_MAX_MEMORY (trainyardd's --container-max-memory) may be: 4
+ * MiB, below which no container starts. */
+#define TY_CONTAINER_MIN_MEMORY (INT64_C(4) << 20)
 
 /* runtime-check.c: the runtimes this build has and what each accepts, usable without
  * linking the runtimes (the service checks jobs with these; only job supervisors run them).

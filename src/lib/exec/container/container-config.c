@@ -17,6 +17,7 @@
 #include "json.h"
 #include "machine.h"
 #include "macro.h"
+#include "parse.h"
 
 /* cloudml-hypertune's default directory (hypertune.h: TY_HYPERTUNE_DEFAULT_FILE). */
 #define CTR_HYPERTUNE_DIR "/tmp/hypertune"
@@ -28,30 +29,11 @@ int64_t ctr_host_memory(void)
 {
     int64_t mem = (int64_t)sysconf(_SC_PHYS_PAGES) * (int64_t)sysconf(_SC_PAGESIZE);
     const char *cap = getenv("TRAINYARD_CONTAINER_MAX_MEMORY");
-    char *end = NULL;
-    long long v;
+    int64_t v;
 
-    if (!cap || !*cap)
+    /* checked before the job was taken (ty_container_validate) */
+    if (!cap || !*cap || ty_parse_bytes(cap, TY_CONTAINER_MIN_MEMORY, &v) < 0)
         return mem;
-    v = strtoll(cap, &end, 10);
-    if (v <= 0)
-        return mem;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        v <<= 10;
-        break;
-    case 'm':
-    case 'M':
-        v <<= 20;
-        break;
-    case 'g':
-    case 'G':
-        v <<= 30;
-        break;
-    default:
-        break;
-    }
     return v < mem ? v : mem;
 }
 
@@ -61,6 +43,7 @@ void ctr_size_roles(struct container_rt *c)
     const struct ty_job *job = c->base.plan->job;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int64_t mem = ctr_host_memory();
+    bool capped = mem < (int64_t)sysconf(_SC_PHYS_PAGES) * (int64_t)sysconf(_SC_PAGESIZE);
 
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         const struct ty_machine_type *mt = ty_machine_lookup(job->roles[role].machine_type);
@@ -75,7 +58,7 @@ void ctr_size_roles(struct container_rt *c)
             ty_runtime_notice(&c->base,
                               TY_SEV_WARNING,
                               "%s machine type %s asks for %lld vCPUs and %.1f GiB; this host "
-                              "has %ld CPUs and %.1f GiB, so each %s replica is limited to "
+                              "has %ld CPUs and %.1f GiB%s, so each %s replica is limited to "
                               "%lld CPUs and %.1f GiB.",
                               ty_role_name((enum ty_role)role),
                               mt->name,
@@ -83,6 +66,7 @@ void ctr_size_roles(struct container_rt *c)
                               (double)want_mem / (1 << 30),
                               cpus,
                               (double)mem / (1 << 30),
+                              capped ? " for a container (TRAINYARD_CONTAINER_MAX_MEMORY)" : "",
                               ty_role_name((enum ty_role)role),
                               (long long)(c->nano_cpus[role] / 1000000000),
                               (double)c->memory[role] / (1 << 30));

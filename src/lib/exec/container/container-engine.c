@@ -4,11 +4,13 @@
  * runs left, images present or pulled, and a free subnet for the job's network. */
 #include "container-engine.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -25,17 +27,27 @@
 #define REMOVE_TIMEOUT_MS  30000L /* removing a container may stop it first (grace period) */
 #define INSPECT_TIMEOUT_MS 30000L
 
+/* The inode of this process's PID namespace (0: unknown). */
+static unsigned long long pid_namespace(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
 void ty_engine_owner_id(char *buf, size_t n)
 {
-    (void)snprintf(buf, n, "%d:%llu", (int)getpid(), ty_proc_start_time(getpid()));
+    (void)snprintf(
+        buf, n, "%d:%llu:%llu", (int)getpid(), ty_proc_start_time(getpid()), pid_namespace());
 }
 
 static bool owner_alive(const char *owner)
 {
-    int pid;
-    unsigned long long t;
-    if (!owner || sscanf(owner, "%d:%llu", &pid, &t) != 2 || pid <= 0)
+    int pid, k;
+    unsigned long long t, ns = 0;
+    if (!owner || (k = sscanf(owner, "%d:%llu:%llu", &pid, &t, &ns)) < 2 || pid <= 0)
         return true; /* not ours to judge */
+    if (k == 3 && ns != pid_namespace())
+        return true; /* another PID namespace's pid: not ours to judge either */
     if (t == 0)      /* start time unknown: the process existing must do */
         return kill(pid, 0) == 0 || errno == EPERM;
     return ty_proc_start_time(pid) == t;
@@ -281,6 +293,38 @@ static char *registry_host(const char *image)
     return host;
 }
 
+/* Is the registry @hostport ("host[:port]") on loopback: localhost, an IPv4 address in
+ * 127.0.0.0/8 or [::1], exactly (a name that merely starts like one, "localhost.example" or
+ * "127.0.0.1.example", is looked up in DNS and may be anywhere)? */
+static bool loopback_registry(const char *hostport)
+{
+    const char *port = NULL;
+    char host[64];
+    struct in_addr a;
+    size_t len;
+
+    if (hostport[0] == '[') {
+        if (strncmp(hostport, "[::1]", 5) != 0 || (hostport[5] != '\0' && hostport[5] != ':'))
+            return false;
+        port = hostport[5] == ':' ? hostport + 6 : NULL;
+        len = 0;
+    } else {
+        const char *colon = strchr(hostport, ':');
+        len = colon ? (size_t)(colon - hostport) : strlen(hostport);
+        port = colon ? colon + 1 : NULL;
+        if (len == 0 || len >= sizeof(host))
+            return false;
+        memcpy(host, hostport, len);
+        host[len] = '\0';
+    }
+    if (port && (!*port || strlen(port) > 5 || strspn(port, "0123456789") != strlen(port)))
+        return false;
+    if (hostport[0] == '[')
+        return true;
+    return strcmp(host, "localhost") == 0 ||
+           (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
+}
+
 /* Is @image's registry listed in TRAINYARD_INSECURE_REGISTRIES (comma-separated host[:port])?
  * Returns 1 when listed (and on loopback), 0 when not listed, -EPERM when listed but not on
  * loopback: plain HTTP is allowed only there. */
@@ -299,8 +343,7 @@ static int insecure_registry(const char *image, struct ty_error *err)
             item++;
         if (strcmp(item, host) != 0)
             continue;
-        if (strncmp(host, "127.", 4) == 0 || strncmp(host, "localhost", 9) == 0 ||
-            strncmp(host, "[::1]", 5) == 0)
+        if (loopback_registry(host))
             return 1;
         return ty_error_set(err,
                             EPERM,

@@ -106,10 +106,13 @@ void ty_engine_chores_cancel(struct ty_engine *eng);
 #define TY_LABEL_RUN   "trainyard.run"   /* the run token */
 #define TY_LABEL_JOB   "trainyard.job"   /* the job id */
 #define TY_LABEL_TASK  "trainyard.task"  /* master-replica-0 ... */
-#define TY_LABEL_OWNER "trainyard.owner" /* "<pid>:<start time>" of the supervising process */
+#define TY_LABEL_OWNER "trainyard.owner" /* ty_engine_owner_id of the supervising process */
 
-/* Write "<pid>:<start time in clock ticks since boot>" of this process into @buf (size @n):
- * it identifies the process across pid reuse. */
+/* Write "<pid>:<start time in clock ticks since boot>:<PID namespace>" of this process into
+ * @buf (size @n): it identifies the process across pid reuse, and says whose pids those are
+ * (the inode of /proc/self/ns/pid): a trainyard in another PID namespace sharing the engine
+ * (one in a container, with the engine's socket) labels its containers with pids that mean
+ * other processes here, and the garbage collection leaves them alone. */
 void ty_engine_owner_id(char *buf, size_t n);
 
 /* Remove containers and networks labelled by a trainyard process that no longer exists

@@ -76,7 +76,9 @@ struct ctr_replica {
     bool logs_rest;
     char lost[200]; /* not empty: the engine lost the container, and why */
     uint64_t drain_timer;
-    struct ty_engine_call rm_call; /* its removal: before a relaunch, and in cleanup */
+    struct ty_engine_call rm_call;      /* its removal: before a relaunch, and in cleanup */
+    struct ty_engine_call unpause_call; /* before a signal (send_kill) */
+    int unpause_signal;                 /* ... the signal to send once it is answered */
     bool started, exited, reported;
     bool await_engine; /* its launch goes on once the engine is back (container.c) */
     bool wait_done, wait_ok, logs_done, exit_known, engine_oom;
@@ -110,6 +112,7 @@ struct container_rt {
     char hash[16];
     char *network;
     bool network_created;
+    bool net_compat; /* the engine has no /libpod (Docker): its networks/create */
     char subnet[32], prefix[24];
     int64_t nano_cpus[TY_ROLE_MAX], memory[TY_ROLE_MAX];
     char owner[64]; /* TY_LABEL_OWNER's value: ty_engine_owner_id */

@@ -94,6 +94,7 @@ static void prepare_end(struct container_rt *c, int r, const char *msg)
 }
 
 static void list_networks(struct container_rt *c);
+static void create_network(struct container_rt *c);
 
 static void
 on_network_created(void *ctx, long status, const char *body, size_t len, const char *error)
@@ -101,6 +102,13 @@ on_network_created(void *ctx, long status, const char *body, size_t len, const c
     struct container_rt *c = ctx;
     char msg[512], why[768];
 
+    /* Docker: no /libpod (404), or no API version 4 (400: "client version 4.0.0 is too new") */
+    if (!c->net_compat &&
+        (status == 404 || (status == 400 && strstr(body ? body : "", "version")))) {
+        c->net_compat = true;
+        create_network(c);
+        return;
+    }
     if (status == 201 || status == 200) {
         c->network_created = true;
         ctr_subnet_remember(c->hash, subnet_index(c->subnet));
@@ -130,6 +138,43 @@ on_network_created(void *ctx, long status, const char *body, size_t len, const c
 }
 
 /* The body of POST /networks/create: an Internal bridge on c->subnet. Caller frees. */
+/* The job's network for Podman's own endpoint (POST /libpod/networks/create): Internal, and
+ * without DNS. The compat endpoint cannot turn DNS off, and aardvark-dns, listening on the
+ * network's gateway, forwards every name it does not know to the host's resolvers: a replica
+ * could send queries off the machine (../shared/reference/docker-api-on-podman.md). Names in
+ * a job come from /etc/hosts (ExtraHosts), so nothing needs it. */
+static char *network_body_libpod(struct container_rt *c)
+{
+    _cleanup_free_ char *gw = xasprintf("%s1", c->prefix);
+    _cleanup_json_ json_t *body =
+        json_pack("{s:s,s:s,s:b,s:b,s:[{s:s,s:s}],s:{s:s},s:{s:s,s:s,s:s}}",
+                  "name",
+                  c->network,
+                  "driver",
+                  "bridge",
+                  "internal",
+                  1,
+                  "dns_enabled",
+                  0,
+                  "subnets",
+                  "subnet",
+                  c->subnet,
+                  "gateway",
+                  gw,
+                  "options",
+                  "isolate",
+                  "true",
+                  "labels",
+                  TY_LABEL_RUN,
+                  c->token,
+                  TY_LABEL_JOB,
+                  c->base.plan->job->job_id,
+                  TY_LABEL_OWNER,
+                  c->owner);
+    return ty_json_compact(body);
+}
+
+/* The same for Docker's endpoint (POST /networks/create), for an engine without /libpod. */
 static char *network_body(struct container_rt *c)
 {
     _cleanup_free_ char *gw = xasprintf("%s1", c->prefix);
@@ -188,12 +233,21 @@ static void on_networks(void *ctx, long status, const char *body, size_t len, co
         prepare_end(c, -e.code, ty_error_msg(&e));
         return;
     }
-    text = network_body(c);
+    create_network(c);
+}
+
+/* Create the job's network on c->subnet: Podman's endpoint first, Docker's when the engine
+ * has none. */
+static void create_network(struct container_rt *c)
+{
+    _cleanup_free_ char *text = c->net_compat ? network_body(c) : network_body_libpod(c);
+    struct ty_error e = {0};
+
     if (ty_engine_call_start(&c->pcall,
                              c->eng.api,
                              c->base.loop,
                              "POST",
-                             "/networks/create",
+                             c->net_compat ? "/networks/create" : "/libpod/networks/create",
                              text,
                              NULL,
                              NETWORK_TIMEOUT_MS,

@@ -91,6 +91,7 @@ void ctr_run_cancel(struct ctr_replica *cr)
     ty_engine_call_cancel(&cr->pid_call);
     ty_engine_call_cancel(&cr->exit_call);
     ty_engine_call_cancel(&cr->rm_call);
+    ty_engine_call_cancel(&cr->unpause_call);
     if (cr->drain_timer)
         ty_loop_cancel_timer(c->base.loop, cr->drain_timer);
     cr->drain_timer = 0;
@@ -402,11 +403,46 @@ static void on_pid_inspect(void *ctx, long status, const char *body, size_t len,
     }
 }
 
-static void send_kill(struct ctr_replica *cr, int sig)
+static void send_kill_now(struct ctr_replica *cr, int sig)
 {
     _cleanup_free_ char *path = xasprintf("/containers/%s/kill?signal=%d", cr->id, sig);
     struct ty_docker_callbacks cb = {0};
     (void)ty_docker_request(cr->rt->eng.api, "POST", path, NULL, NULL, 0, &cb, NULL, NULL);
+}
+
+static void on_unpaused(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct ctr_replica *cr = ctx;
+    (void)status, (void)body, (void)len, (void)error;
+    send_kill_now(cr, cr->unpause_signal);
+}
+
+/* Signal the replica's container. A paused one (`podman pause`: its cgroup frozen) takes no
+ * signal, SIGKILL included, until it is thawed, and its teardown would wait for it forever:
+ * the container is unpaused first (refused, harmlessly, when it is not paused) and the signal
+ * sent once that is answered. */
+static void send_kill(struct ctr_replica *cr, int sig)
+{
+    _cleanup_free_ char *path = xasprintf("/containers/%s/unpause", cr->id);
+    struct ty_error e = {0};
+
+    if (ty_engine_call_busy(&cr->unpause_call)) { /* a second signal: the stronger one */
+        cr->unpause_signal = sig == SIGKILL ? SIGKILL : cr->unpause_signal;
+        return;
+    }
+    cr->unpause_signal = sig;
+    if (ty_engine_call_start(&cr->unpause_call,
+                             cr->rt->eng.api,
+                             cr->rt->base.loop,
+                             "POST",
+                             path,
+                             NULL,
+                             NULL,
+                             CTR_INSPECT_TIMEOUT_MS,
+                             on_unpaused,
+                             cr,
+                             &e) < 0)
+        send_kill_now(cr, sig);
 }
 
 static void on_start_done(void *ctx, long status, const char *body, size_t len, const char *error)

@@ -198,7 +198,9 @@ int ty_docker_easy_new(const struct ty_docker *d,
     if (!e)
         return ty_error_set(err, ENOMEM, "cannot create a curl handle");
     so.curl = e;
-    url = xasprintf(URL_PREFIX "%s", path);
+    url = strncmp(path, "/libpod/", 8) == 0
+              ? xasprintf("http://localhost/" TY_LIBPOD_API_VERSION "%s", path)
+              : xasprintf(URL_PREFIX "%s", path);
     errbuf[0] = '\0';
 
     h = curl_slist_append(h, "Expect:");

@@ -27,6 +27,10 @@
 #include "loop.h"
 
 #define TY_DOCKER_API_VERSION "v1.41"
+/* Podman's own endpoints (paths starting /libpod/) are sent under this version instead: the
+ * compat version makes some of them refuse the request (Podman 4.3's networks/create: "given
+ * version is not supported"). An engine without them (Docker) answers 404 or 400. */
+#define TY_LIBPOD_API_VERSION "v4.0.0"
 
 struct ty_docker;
 struct ty_docker_req;
