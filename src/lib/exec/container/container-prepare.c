@@ -213,7 +213,7 @@ static void on_networks(void *ctx, long status, const char *body, size_t len, co
     unsigned seed =
         kept_index >= 0 ? (unsigned)kept_index : (unsigned)strtoul(c->hash + 6, NULL, 16);
     _cleanup_json_ json_t *nets = NULL;
-    _cleanup_free_ char *text = NULL, *why = NULL;
+    _cleanup_free_ char *why = NULL;
     struct ty_error e = {0};
 
     if (status != 200 || ty_json_parse(body, len, &nets, NULL) < 0) {
