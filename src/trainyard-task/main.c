@@ -13,7 +13,9 @@
  * The connection is the replica's lifeline: when it drops, the replica is stopped (SIGTERM,
  * then SIGKILL after the grace period) and the launcher exits. SIGTERM from Slurm (scancel,
  * the time limit, another node of the job failing) is passed on to the replica, whose end is
- * then reported as "node_lost": Slurm is ending the step. A replica killed from outside while
+ * then reported as "node_lost": Slurm is ending the step; SIGUSR1 and SIGUSR2 (scancel
+ * --signal) are notices for the program, never an end (a container replica gets them from the
+ * launcher). A replica killed from outside while
  * the launcher was not signalled is reported as the signal (the supervisor restarts it in
  * place: a second START runs it again, here, with the same port and environment). */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -68,6 +71,7 @@ struct task {
     int gpu_dev[64];  /* the GPUs Slurm gave this task (container replicas) */
     struct ty_replica_gpus gpus;
     bool launched, exited, quit, lost;
+    bool orphaned;     /* the supervisor went away without QUIT */
     bool cleaned;      /* the runtime's asynchronous cleanup ended */
     bool step_ended;   /* this launcher got SIGTERM/SIGINT/SIGHUP: Slurm ends the step */
     bool signal_sent;  /* this run of the replica was signalled from here */
@@ -541,8 +545,10 @@ static void on_conn(struct ty_loop *loop, int fd, short revents, void *data)
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (n <= 0 || ty_taskproto_feed(&t->rd, buf, (size_t)n, on_frame, t, &e) < 0 || t->lost) {
-        if (n <= 0 && !t->quit)
+        if (n <= 0 && !t->quit) {
             say("lost the connection to the supervisor; stopping the replica");
+            t->orphaned = true;
+        }
         ty_loop_remove_fd(loop, fd);
         close(fd);
         t->fd = -1;
@@ -557,6 +563,15 @@ static void on_signal(struct ty_loop *loop, int fd, short revents, void *data)
     struct task *t = data;
     unsigned char c;
     while (read(fd, &c, 1) == 1) {
+        if (c == SIGUSR1 || c == SIGUSR2) {
+            /* `scancel --signal=USR1`, `sbatch --signal`: a notice for the program (a
+             * checkpoint warning), not an end. Slurm signals the step's processes itself, a
+             * program replica among them (a child of this launcher); a container's it cannot
+             * reach, so it is passed on. */
+            if (t->rt && t->rt->ops == &ty_runtime_container && t->launched && !t->exited)
+                (void)t->rt->ops->signal(t->rt, t->rep, c, NULL);
+            continue;
+        }
         t->step_ended = true; /* the replica's end, now or pending, is Slurm's doing */
         if (t->launched && !t->exited)
             stop_replica(t, SIGTERM); /* Slurm's cancel: the exit is still reported */
@@ -604,6 +619,28 @@ static int dial(const char *spec, struct ty_error *err)
     return fd;
 }
 
+/* The supervisor went away without a word (killed, its machine lost): the Slurm job is of no
+ * use to anyone now, and its srun may be gone too, whose allocation Slurm keeps until its
+ * InactiveLimit (none by default). The launcher cancels its own job on its way out, as a user
+ * would; the supervisor, when it is alive, cancels it too. Best effort: scancel may be
+ * missing on the node, or the controller unreachable. */
+static void cancel_own_job(void)
+{
+    const char *job = getenv("SLURM_JOB_ID");
+    pid_t pid;
+
+    if (!job || !*job)
+        return;
+    say("cancelling Slurm job %s, which has no supervisor any more", job);
+    pid = fork();
+    if (pid == 0) {
+        execlp("scancel", "scancel", job, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        (void)waitpid(pid, NULL, 0);
+}
+
 /* What --help (or -h) prints, and a wrong command line gets on stderr. */
 static const char usage[] =
     "usage: trainyard-task --connect [HOST]:PORT\n"
@@ -619,7 +656,7 @@ int main(int argc, char **argv)
     const char *procid = getenv("SLURM_PROCID");
     int64_t id;
     int sig_fd;
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
     struct sigaction ign = {.sa_handler = SIG_IGN};
 
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -678,5 +715,7 @@ int main(int argc, char **argv)
     ty_strv_free(t.base_env);
     free(t.path_setting);
     ty_taskproto_reader_release(&t.rd);
+    if (t.orphaned)
+        cancel_own_job();
     return t.status;
 }

@@ -418,6 +418,24 @@ slurm_node_restart() {
   _slurm_trace "$dir" "slurmd $node restarted"
 }
 
+# slurm_ctld_stop [DIR]: stop the level-1 cluster's slurmctld (its jobs stay in its state
+# files, and their steps run on); slurm_ctld_start [DIR]: start it again, recovering them
+# (no -i). For tests of a controller outage.
+slurm_ctld_stop() {
+  local dir="${1:-${TY_SLURM_DIR:-}}"
+  [ -n "$dir" ] && [ -f "$dir/pids" ] || return 1
+  _slurm_kill_all "$dir" 5 slurmctld
+  _slurm_trace "$dir" "slurmctld stopped"
+}
+slurm_ctld_start() {
+  local dir="${1:-${TY_SLURM_DIR:-}}"
+  [ -n "$dir" ] && [ -f "$dir/slurm.conf" ] || return 1
+  env TY_SLURM_CLUSTER="$(cat "$dir/id")" SLURM_CONF="$dir/slurm.conf" \
+    "$(_slurm_bin slurmctld)" -D -f "$dir/slurm.conf" </dev/null >>"$dir/log/slurmctld.out" 2>&1 &
+  _slurm_record "$dir" $! slurmctld
+  _slurm_trace "$dir" "slurmctld started again"
+}
+
 slurm_cluster_stop() {
   local dir="${1:-${TY_SLURM_DIR:-}}" t0
   t0=$(_slurm_now)

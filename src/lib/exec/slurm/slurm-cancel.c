@@ -40,6 +40,7 @@ struct slurm_cancel {
     int64_t deadline;
     bool awaiting_srun; /* the launchers were told QUIT: srun's own end is awaited */
     bool scancelled;    /* scancel has ended (or was not needed): what is left is the wait */
+    bool scancel_again; /* ... but failed (the controller unreachable): it is sent again */
     bool on_rt_loop;    /* on the runtime's loop: `cleaned` follows the end */
     bool done;
 };
@@ -98,47 +99,75 @@ static bool cancel_read_state(struct slurm_cancel *w)
     return cancel_cmd(w, *s->job_id ? by_id : by_name, on_cancel_state);
 }
 
+static bool cancel_scancel(struct slurm_cancel *w);
+
 static void cancel_tick(struct ty_loop *loop, void *data)
 {
     struct slurm_cancel *w = data;
     w->timer = 0;
-    if (!cancel_read_state(w))
+    if (!(w->scancel_again ? cancel_scancel(w) : cancel_read_state(w)))
         cancel_end(w);
+}
+
+/* Wait CANCEL_POLL_USEC and look again, or, past the deadline, give up saying so (@what: the
+ * job's state, or why it could not be read or cancelled). */
+static void cancel_wait(struct slurm_cancel *w, const char *what)
+{
+    if (ty_mono_usec() >= w->deadline) {
+        ty_runtime_notice(&w->s->base,
+                          TY_SEV_WARNING,
+                          "Slurm job %s is still %s after scancel; cancel it with scancel.",
+                          *w->s->job_id ? w->s->job_id : w->s->job_name,
+                          what);
+        cancel_end(w);
+        return;
+    }
+    w->timer = ty_loop_add_timer(w->loop, ty_mono_usec() + CANCEL_POLL_USEC, cancel_tick, w);
 }
 
 static bool state_final(const char *st)
 {
-    static const char *const final[] = {
-        "CANCELLED", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"};
+    static const char *const final[] = {"CANCELLED",
+                                        "COMPLETED",
+                                        "FAILED",
+                                        "TIMEOUT",
+                                        "NODE_FAIL",
+                                        "OUT_OF_MEMORY",
+                                        "PREEMPTED",
+                                        "BOOT_FAIL",
+                                        "DEADLINE"};
     for (size_t i = 0; i < TY_ARRAY_SIZE(final); i++)
         if (strcmp(st, final[i]) == 0)
             return true;
     return false;
 }
 
+/* Did the command fail because Slurm does not know the job (gone: nothing to wait for)? */
+static bool unknown_job(const struct ty_subproc_result *res)
+{
+    return !res->timed_out && res->status != 0 && res->err &&
+           strstr(res->err, "Invalid job id specified");
+}
+
 static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
 {
     struct slurm_cancel *w = data;
     const char *st = res->out ? res->out : "";
+    struct ty_error e = {0};
 
+    (void)loop;
     w->cmd = NULL;
     if (res->out)
         res->out[strcspn(res->out, "\n")] = '\0';
-    /* Gone from the queue (or squeue cannot say: nothing more to learn by waiting). */
-    if (res->timed_out || !*st || state_final(st)) {
+    /* Gone from the queue, or in a final state. A squeue that failed otherwise (the
+     * controller down or busy) says nothing: the job may hold its nodes yet. */
+    if (unknown_job(res) || (!res->timed_out && res->status == 0 && (!*st || state_final(st)))) {
         cancel_end(w);
         return;
     }
-    if (ty_mono_usec() >= w->deadline) {
-        ty_runtime_notice(&w->s->base,
-                          TY_SEV_WARNING,
-                          "Slurm job %s is still %s after scancel.",
-                          *w->s->job_id ? w->s->job_id : w->s->job_name,
-                          st);
-        cancel_end(w);
-        return;
-    }
-    w->timer = ty_loop_add_timer(loop, ty_mono_usec() + CANCEL_POLL_USEC, cancel_tick, w);
+    if (slurm_cmd_check(res, "squeue", &e) < 0)
+        st = ty_error_msg(&e);
+    cancel_wait(w, st);
 }
 
 static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
@@ -146,10 +175,26 @@ static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void
     struct slurm_cancel *w = data;
     struct ty_error e = {0};
 
+    (void)loop;
     w->cmd = NULL;
     w->scancelled = true;
-    if (slurm_cmd_check(res, "scancel", &e) < 0)
-        ty_runtime_notice(&w->s->base, TY_SEV_WARNING, "%s", ty_error_msg(&e));
+    if (unknown_job(res)) { /* already gone */
+        cancel_end(w);
+        return;
+    }
+    if (slurm_cmd_check(res, "scancel", &e) < 0) {
+        /* the controller unreachable, or restarting: said once, and sent again until the
+         * deadline (a job left holding its nodes is worse than a slow cleanup) */
+        if (!w->scancel_again)
+            ty_runtime_notice(&w->s->base,
+                              TY_SEV_WARNING,
+                              "%s; trying again until the job is gone",
+                              ty_error_msg(&e));
+        w->scancel_again = true;
+        cancel_wait(w, "not cancelled");
+        return;
+    }
+    w->scancel_again = false;
     if (!cancel_read_state(w))
         cancel_end(w);
 }

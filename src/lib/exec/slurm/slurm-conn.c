@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "slurm-internal.h"
 #include "strv.h"
+#include "timeutil.h"
 
 int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *err)
 {
@@ -48,12 +49,18 @@ int slurm_local_address(const char *host, char *out, size_t n, struct ty_error *
     return 0;
 }
 
+/* A launcher says HELLO as soon as it has connected; a connection silent this long is not
+ * one. */
+#define HELLO_USEC (10 * INT64_C(1000000))
+
 /* Close @c; its memory goes now, or once on_readable is done with it (@c->busy: a message
  * of it is being handled, and handling it may end the whole run). */
 static void conn_free(struct slurm_conn *c)
 {
     if (!c)
         return;
+    ty_loop_cancel_timer(c->s->base.loop, c->hello_timer);
+    c->hello_timer = 0;
     if (c->fd >= 0) {
         ty_loop_remove_fd(c->s->base.loop, c->fd);
         close(c->fd);
@@ -84,9 +91,9 @@ static void conn_drop(struct slurm_conn *c, const char *why)
     if (i >= 0 && !s->reps[i].exited && !s->reps[i].exit_held && s->phase != PHASE_ENDED) {
         char detail[256];
         (void)snprintf(detail, sizeof(detail), "%s (node %s)", why, s->reps[i].node);
-        if (s->phase == PHASE_SUBMITTED)
+        if (s->phase == PHASE_SUBMITTED) /* a lost node, before placing (docs/lifecycle.md) */
             slurm_prepared(s,
-                           -EPIPE,
+                           -EHOSTDOWN,
                            "the launcher of replica %s on node %s went away: %s",
                            s->reps[i].r->display_name,
                            s->reps[i].node,
@@ -143,6 +150,8 @@ static int on_hello(struct slurm_conn *c, const json_t *m, struct ty_error *err)
         return ty_error_set(err, EPROTO, "task %lld said HELLO twice", (long long)procid);
     c->rep = (long)procid;
     s->reps[procid].conn = c;
+    ty_loop_cancel_timer(s->base.loop, c->hello_timer);
+    c->hello_timer = 0;
     slurm_state_fresh(s);
     (void)snprintf(s->reps[procid].node, sizeof(s->reps[procid].node), "%s", node ? node : "?");
     /* srun prints no job id: the first launcher says it (its SLURM_JOB_ID). */
@@ -366,6 +375,16 @@ static void on_readable(struct ty_loop *loop, int fd, short revents, void *data)
         conn_drop(c, r == -ECONNABORTED ? c->why : ty_error_msg(&e));
 }
 
+/* A connection that said no HELLO within HELLO_USEC is not a launcher's (one says it at once). */
+static void on_hello_timeout(struct ty_loop *loop, void *data)
+{
+    struct slurm_conn *c = data;
+
+    (void)loop;
+    c->hello_timer = 0;
+    conn_drop(c, "no HELLO");
+}
+
 static void on_accept(struct ty_loop *loop, int fd, short revents, void *data)
 {
     struct slurm_rt *s = data;
@@ -376,15 +395,23 @@ static void on_accept(struct ty_loop *loop, int fd, short revents, void *data)
         return;
     /* Each launcher connects once, maybe again after a failed attempt; far more than that
      * (4 per replica, plus a margin for small runs) is not a launcher storm we owe anything
-     * to. */
+     * to. A connection that has not said HELLO makes room: idle ones (anyone may connect to
+     * the listener) cannot lock the launchers out. */
     if (s->n_conns >= 4 * s->n + 16) {
-        close(cfd);
-        return;
+        size_t k = 0;
+        while (k < s->n_conns && (s->conns[k]->rep >= 0 || s->conns[k]->busy))
+            k++;
+        if (k == s->n_conns) {
+            close(cfd);
+            return;
+        }
+        conn_drop(s->conns[k], "no HELLO before the listener was full");
     }
     c = xcalloc(1, sizeof(*c));
     c->s = s;
     c->fd = cfd;
     c->rep = -1;
+    c->hello_timer = ty_loop_add_timer(loop, ty_mono_usec() + HELLO_USEC, on_hello_timeout, c);
     s->conns = xreallocarray(s->conns, s->n_conns + 1, sizeof(*s->conns));
     s->conns[s->n_conns++] = c;
     ty_loop_add_fd(loop, cfd, POLLIN, on_readable, c);

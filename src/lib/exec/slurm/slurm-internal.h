@@ -40,10 +40,11 @@ struct slurm_conn {
     struct slurm_rt *s;
     int fd;
     struct ty_taskproto_reader rd;
-    long rep;      /* the replica's index, -1 until HELLO */
-    char why[256]; /* why a message was refused (the connection is then dropped) */
-    bool busy;     /* its messages are being handled (see conn_free) */
-    bool dead;     /* closed; freed once not busy */
+    long rep;             /* the replica's index, -1 until HELLO */
+    char why[256];        /* why a message was refused (the connection is then dropped) */
+    bool busy;            /* its messages are being handled (see conn_free) */
+    uint64_t hello_timer; /* until HELLO: a connection that says none is dropped */
+    bool dead;            /* closed; freed once not busy */
 };
 
 struct slurm_rep {

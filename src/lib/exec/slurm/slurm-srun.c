@@ -85,8 +85,11 @@ static void add_scheduling(const struct ty_job *job, char ***argv)
                                     (int)(secs % 3600 / 60),
                                     (int)(secs % 60)));
     }
-    if (json_is_integer(prio))
-        ty_strv_push_take(argv, xasprintf("--nice=%d", 1000 - (int)json_integer_value(prio)));
+    /* scheduling.priority 0 (the default) to 1000 is --nice 1000 to 0: a job that sets none
+     * has priority 0, and must not go ahead of one that set 900 (nice 100) */
+    ty_strv_push_take(
+        argv,
+        xasprintf("--nice=%d", 1000 - (json_is_integer(prio) ? (int)json_integer_value(prio) : 0)));
 }
 
 /* The job's name: trainyard-JOB[-TRIAL]-NONCE[-KEY]. Under the service it ends with the

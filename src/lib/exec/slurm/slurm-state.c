@@ -55,22 +55,25 @@ int slurm_cmd_check(const struct ty_subproc_result *res, const char *name, struc
 /* squeue's "%i|%T|%r|%N" line for the job into s->state, s->reason, s->nodes (and its id
  * when not known yet); a job squeue no longer knows has ended ("ENDED"). Looked up by name
  * (its id not known yet), a job squeue does not show has not been made yet while srun runs:
- * then 1, nothing changed. Returns 0, 1, or -errno with err. */
+ * then 1, nothing changed. Only squeue's own word says a job is gone: an answer that failed
+ * otherwise (the controller unreachable, busy or restarting: "Unable to contact slurm
+ * controller", "Socket timed out") is an error, never an ended job. Returns 0, 1, or -errno
+ * with err. */
 static int parse_state(struct slurm_rt *s, struct ty_subproc_result *res, struct ty_error *err)
 {
+    bool empty = !res->out || !*res->out;
     char *f[4];
 
-    if (res->timed_out || res->status != 0 || !res->out || !*res->out) {
-        /* "slurm_load_jobs error: Invalid job id specified": purged, so ended */
-        if (!res->timed_out && (!res->out || !*res->out)) {
-            if (!*s->job_id && !s->srun_ended && res->status == 0)
-                return 1;
-            (void)snprintf(s->state, sizeof(s->state), "ENDED");
-            return 0;
-        }
+    if (!res->timed_out && empty && res->status == 0 && !*s->job_id && !s->srun_ended)
+        return 1;
+    if (!res->timed_out && empty &&
+        (res->status == 0 || (res->err && strstr(res->err, "Invalid job id specified")))) {
+        (void)snprintf(s->state, sizeof(s->state), "ENDED"); /* purged: ended */
+        return 0;
+    }
+    if (res->timed_out || res->status != 0 || empty)
         return slurm_cmd_check(res, "squeue", err) < 0 ? -EIO
                                                        : ty_error_set(err, EIO, "squeue failed");
-    }
     res->out[strcspn(res->out, "\n")] = '\0';
     f[0] = res->out;
     for (size_t k = 1; k < TY_ARRAY_SIZE(f); k++) {
@@ -96,12 +99,31 @@ start_squeue(struct slurm_rt *s, ty_subproc_fn fn, struct ty_subproc **ret, stru
     return slurm_cmd_start(s, *s->job_id ? by_id : by_name, NULL, fn, ret, err);
 }
 
-/* Whether the Slurm job is over or ending. The launchers stay until the supervisor says
- * QUIT, so a job that completes (COMPLETING included) before that was ended from outside. */
+/* Whether the Slurm job is over or ending: one of Slurm's final states (squeue(1), "JOB
+ * STATE CODES"), or COMPLETING, or gone from squeue. The launchers stay until the supervisor
+ * says QUIT, so a job that completes before that was ended from outside. The states a job
+ * passes through and goes on from (PENDING, CONFIGURING, RUNNING, SUSPENDED, SIGNALING while
+ * `scancel -s` delivers a signal, RESIZING, STAGE_OUT, STOPPED, REQUEUED, ...) are not ends. */
 static bool state_ended(const char *st)
 {
-    return *st && strcmp(st, "PENDING") != 0 && strcmp(st, "CONFIGURING") != 0 &&
-           strcmp(st, "RUNNING") != 0 && strcmp(st, "SUSPENDED") != 0;
+    static const char *const ends[] = {"ENDED",
+                                       "COMPLETED",
+                                       "COMPLETING",
+                                       "CANCELLED",
+                                       "FAILED",
+                                       "TIMEOUT",
+                                       "NODE_FAIL",
+                                       "PREEMPTED",
+                                       "OUT_OF_MEMORY",
+                                       "BOOT_FAIL",
+                                       "DEADLINE",
+                                       "REVOKED",
+                                       "SPECIAL_EXIT",
+                                       "REQUEUE_HOLD"};
+    for (size_t i = 0; i < TY_ARRAY_SIZE(ends); i++)
+        if (strcmp(st, ends[i]) == 0)
+            return true;
+    return false;
 }
 
 /* Report every replica lost because the job ended; @failed: a node Slurm shows failed
@@ -293,8 +315,28 @@ void slurm_poll_now(struct slurm_rt *s)
 }
 
 /* Still PENDING (or CONFIGURING): say why when the reason changed. */
+/* Pending reasons that say the job asks for more than its partition ever gives: Slurm, without
+ * EnforcePartLimits (its default), queues such a job instead of refusing it, and it would wait
+ * until cancelled. With what to change. */
+static const struct {
+    const char *reason, *what;
+} never[] = {
+    {"PartitionTimeLimit", "its time limit (scheduling.maxRunningTime) is over the partition's"},
+    {"PartitionNodeLimit", "it needs more nodes than the partition allows (fewer replicas)"},
+};
+
 static void poll_pending(struct slurm_rt *s, const char *old_state, const char *old_reason)
 {
+    for (size_t i = 0; i < TY_ARRAY_SIZE(never) && s->phase == PHASE_SUBMITTED; i++)
+        if (strcmp(s->reason, never[i].reason) == 0) {
+            slurm_prepared(s,
+                           -EINVAL,
+                           "Slurm will never run job %s as asked (%s): %s",
+                           *s->job_id ? s->job_id : s->job_name,
+                           never[i].reason,
+                           never[i].what);
+            return;
+        }
     if (s->base.ev.queued && (strcmp(old_state, s->state) || strcmp(old_reason, s->reason)))
         s->base.ev.queued(s->base.ev.ctx, s->reason);
 }
