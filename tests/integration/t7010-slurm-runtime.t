@@ -192,13 +192,13 @@ test_expect_success 'a tuning job runs parallel trials on Slurm; each metric com
   test "$(grep -c "Submitted as Slurm job" log)" = 4 &&
   wait_for 20 no_slurm_jobs && no_launchers
 '
-test_expect_success 'machine type, maxRunningTime and priority become Slurm requests' '
+test_expect_success 'machine type, maxRunningTime (plus 5 minutes to prepare) and priority become Slurm requests' '
   write_job req.json "true" 1 0 0 "{\"scheduling\": {\"maxRunningTime\": \"150s\", \"priority\": 800}}" &&
   "$TRAINYARD" local train req_job --runtime slurm --config req.json >log 2>&1 &&
   id=$(sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log) &&
   scontrol show job "$id" >sj &&
   grep -q "NumTasks=2 " sj && grep -q "CPUs/Task=4 " sj &&
-  grep -q "TimeLimit=00:03:00 " sj && grep -q "Nice=200 " sj
+  grep -q "TimeLimit=00:08:00 " sj && grep -q "Nice=200 " sj
 '
 test_expect_success 'accelerators become GPUs per task (GRES), each replica its own' '
   write_job gpu.json "echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME; sleep 2" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"x/y:1\", \"containerCommand\": [\"sh\", \"-c\", \"echo gpu=\$CUDA_VISIBLE_DEVICES-\$SLURMD_NODENAME; sleep 2\"], \"acceleratorConfig\": {\"count\": \"1\", \"type\": \"NVIDIA_TESLA_T4\"}}}" &&

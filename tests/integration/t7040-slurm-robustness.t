@@ -1,7 +1,8 @@
 #!/bin/sh
 # t7040-slurm-robustness: the slurm runtime against what a real cluster does to a job besides
 # running it (docs/slurm.md), on a simulated four-node cluster (tests/lib/slurm-cluster.sh,
-# level 1): a job without scheduling.priority queues behind one that has one; `scancel
+# level 1): a job without scheduling.priority queues behind one that has one, and Slurm's time
+# limit leaves room for preparing on the allocation; `scancel
 # --signal` (CONT, USR1) is no end of the job, and USR1 reaches the program; a controller
 # outage leaves a running job running; launchers whose supervisor was killed cancel their
 # Slurm job; idle connections to the launchers' listener do not lock the launchers out; a job
@@ -45,12 +46,13 @@ mkjob() {
 # for_run SECONDS MARKER: a script that runs about SECONDS, its processes findable by MARKER
 for_run() { echo "i=0; while [ \$i -lt $(($1 * 10)) ]; do sleep 0.1; i=\$((i + 1)); done; : $2"; }
 
-test_expect_success 'a job without scheduling.priority has priority 0: nice 1000' '
-  mkjob p.json "$(for_run 30 prio.$M)" || exit 1
+test_expect_success 'a job without scheduling.priority has priority 0: nice 1000; --time has room to prepare' '
+  mkjob p.json "$(for_run 30 prio.$M)" "{\"scheduling\": {\"maxRunningTime\": \"120s\"}}" || exit 1
   "$TRAINYARD" local train prio_job --runtime slurm --config p.json --grace-period 1 >log 2>&1 &
   pid=$!
   wait_for 30 slurm_running &&
   test "$(squeue -h -o %y | sort -u)" = 1000 &&
+  test "$(squeue -h -o %l | sort -u)" = 7:00 &&
   kill -INT $pid &&
   set +e; wait $pid; rc=$?; set -e
   test $rc -eq 1 && wait_for 30 no_slurm_jobs
@@ -118,7 +120,7 @@ test_expect_success 'a job over the partition'"'"'s time limit fails saying so i
   set +e; timeout 60 "$TRAINYARD" local train toolong_job --runtime slurm --config t.json >log 2>err; rc=$?; set -e
   scontrol update PartitionName=debug MaxTime=INFINITE &&
   test $rc -eq 1 &&
-  grep -q "Slurm will never run job .* (PartitionTimeLimit): its time limit (scheduling.maxRunningTime) is over the partition.s" err &&
+  grep -q "Slurm will never run job .* (PartitionTimeLimit): its time limit (scheduling.maxRunningTime, plus 5 minutes for preparing on the allocation) is over the partition.s" err &&
   wait_for 30 no_slurm_jobs
 '
 test_done

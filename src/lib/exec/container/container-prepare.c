@@ -137,72 +137,66 @@ on_network_created(void *ctx, long status, const char *body, size_t len, const c
     prepare_end(c, c->net_attempt >= NETWORK_ATTEMPTS ? -EADDRINUSE : -EIO, why);
 }
 
-/* The body of POST /networks/create: an Internal bridge on c->subnet. Caller frees. */
-/* The job's network for Podman's own endpoint (POST /libpod/networks/create): Internal, and
- * without DNS. The compat endpoint cannot turn DNS off, and aardvark-dns, listening on the
- * network's gateway, forwards every name it does not know to the host's resolvers: a replica
- * could send queries off the machine (../shared/reference/docker-api-on-podman.md). Names in
- * a job come from /etc/hosts (ExtraHosts), so nothing needs it. */
-static char *network_body_libpod(struct container_rt *c)
+/* The job network's labels (a new object). */
+static json_t *network_labels(const struct container_rt *c)
 {
-    _cleanup_free_ char *gw = xasprintf("%s1", c->prefix);
-    _cleanup_json_ json_t *body =
-        json_pack("{s:s,s:s,s:b,s:b,s:[{s:s,s:s}],s:{s:s},s:{s:s,s:s,s:s}}",
-                  "name",
-                  c->network,
-                  "driver",
-                  "bridge",
-                  "internal",
-                  1,
-                  "dns_enabled",
-                  0,
-                  "subnets",
-                  "subnet",
-                  c->subnet,
-                  "gateway",
-                  gw,
-                  "options",
-                  "isolate",
-                  "true",
-                  "labels",
-                  TY_LABEL_RUN,
-                  c->token,
-                  TY_LABEL_JOB,
-                  c->base.plan->job->job_id,
-                  TY_LABEL_OWNER,
-                  c->owner);
-    return ty_json_compact(body);
+    return json_pack("{s:s,s:s,s:s}",
+                     TY_LABEL_RUN,
+                     c->token,
+                     TY_LABEL_JOB,
+                     c->base.plan->job->job_id,
+                     TY_LABEL_OWNER,
+                     c->owner);
 }
 
-/* The same for Docker's endpoint (POST /networks/create), for an engine without /libpod. */
-static char *network_body(struct container_rt *c)
+/* The body creating the job's network, an Internal bridge on c->subnet (caller frees): for
+ * Podman's own endpoint (POST /libpod/networks/create), or with @compat for Docker's (POST
+ * /networks/create), for an engine without /libpod. Podman's is also without DNS: the compat
+ * endpoint cannot turn it off, and aardvark-dns, listening on the network's gateway, forwards
+ * every name it does not know to the host's resolvers, so a replica could send queries off
+ * the machine (../shared/reference/docker-api-on-podman.md). Names in a job come from
+ * /etc/hosts (ExtraHosts): nothing needs it. */
+static char *network_body(struct container_rt *c, bool compat)
 {
     _cleanup_free_ char *gw = xasprintf("%s1", c->prefix);
-    _cleanup_json_ json_t *body =
-        json_pack("{s:s,s:s,s:b,s:b,s:{s:s,s:[{s:s,s:s}]},s:{s:s,s:s,s:s}}",
-                  "Name",
-                  c->network,
-                  "Driver",
-                  "bridge",
-                  "CheckDuplicate",
-                  1,
-                  "Internal",
-                  1,
-                  "IPAM",
-                  "Driver",
-                  "default",
-                  "Config",
-                  "Subnet",
-                  c->subnet,
-                  "Gateway",
-                  gw,
-                  "Labels",
-                  TY_LABEL_RUN,
-                  c->token,
-                  TY_LABEL_JOB,
-                  c->base.plan->job->job_id,
-                  TY_LABEL_OWNER,
-                  c->owner);
+    _cleanup_json_ json_t *body = compat ? json_pack("{s:s,s:s,s:b,s:b,s:{s:s,s:[{s:s,s:s}]},s:o}",
+                                                     "Name",
+                                                     c->network,
+                                                     "Driver",
+                                                     "bridge",
+                                                     "CheckDuplicate",
+                                                     1,
+                                                     "Internal",
+                                                     1,
+                                                     "IPAM",
+                                                     "Driver",
+                                                     "default",
+                                                     "Config",
+                                                     "Subnet",
+                                                     c->subnet,
+                                                     "Gateway",
+                                                     gw,
+                                                     "Labels",
+                                                     network_labels(c))
+                                         : json_pack("{s:s,s:s,s:b,s:b,s:[{s:s,s:s}],s:{s:s},s:o}",
+                                                     "name",
+                                                     c->network,
+                                                     "driver",
+                                                     "bridge",
+                                                     "internal",
+                                                     1,
+                                                     "dns_enabled",
+                                                     0,
+                                                     "subnets",
+                                                     "subnet",
+                                                     c->subnet,
+                                                     "gateway",
+                                                     gw,
+                                                     "options",
+                                                     "isolate",
+                                                     "true",
+                                                     "labels",
+                                                     network_labels(c));
     return ty_json_compact(body);
 }
 
@@ -240,7 +234,7 @@ static void on_networks(void *ctx, long status, const char *body, size_t len, co
  * has none. */
 static void create_network(struct container_rt *c)
 {
-    _cleanup_free_ char *text = c->net_compat ? network_body(c) : network_body_libpod(c);
+    _cleanup_free_ char *text = network_body(c, c->net_compat);
     struct ty_error e = {0};
 
     if (ty_engine_call_start(&c->pcall,

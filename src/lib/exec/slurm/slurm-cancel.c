@@ -125,23 +125,6 @@ static void cancel_wait(struct slurm_cancel *w, const char *what)
     w->timer = ty_loop_add_timer(w->loop, ty_mono_usec() + CANCEL_POLL_USEC, cancel_tick, w);
 }
 
-static bool state_final(const char *st)
-{
-    static const char *const final[] = {"CANCELLED",
-                                        "COMPLETED",
-                                        "FAILED",
-                                        "TIMEOUT",
-                                        "NODE_FAIL",
-                                        "OUT_OF_MEMORY",
-                                        "PREEMPTED",
-                                        "BOOT_FAIL",
-                                        "DEADLINE"};
-    for (size_t i = 0; i < TY_ARRAY_SIZE(final); i++)
-        if (strcmp(st, final[i]) == 0)
-            return true;
-    return false;
-}
-
 /* Did the command fail because Slurm does not know the job (gone: nothing to wait for)? */
 static bool unknown_job(const struct ty_subproc_result *res)
 {
@@ -161,7 +144,8 @@ static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res,
         res->out[strcspn(res->out, "\n")] = '\0';
     /* Gone from the queue, or in a final state. A squeue that failed otherwise (the
      * controller down or busy) says nothing: the job may hold its nodes yet. */
-    if (unknown_job(res) || (!res->timed_out && res->status == 0 && (!*st || state_final(st)))) {
+    if (unknown_job(res) ||
+        (!res->timed_out && res->status == 0 && (!*st || slurm_state_final(st)))) {
         cancel_end(w);
         return;
     }
@@ -259,8 +243,9 @@ int slurm_cancel_job(struct slurm_rt *s)
     w = xcalloc(1, sizeof(*w));
     *w = (struct slurm_cancel){
         .s = s, .loop = s->base.loop, .deadline = ty_mono_usec() + CANCEL_WAIT_USEC};
-    if (s->srun_cmd && *s->job_id && s->n_placed > 0 && !s->ending) {
-        /* the launchers ran and were told QUIT: they clean up and exit, and srun with them */
+    if (s->srun_cmd && *s->job_id && s->n_placed == s->n && !s->ending) {
+        /* every launcher ran and was told QUIT: they clean up and exit, and srun with them
+         * (one that has not connected yet would never hear it: then scancel at once) */
         w->awaiting_srun = true;
         w->timer = ty_loop_add_timer(w->loop, ty_mono_usec() + QUIT_WAIT_USEC, on_quit_timeout, w);
         w->deadline += QUIT_WAIT_USEC;

@@ -36,6 +36,16 @@ enum slurm_phase {
 };
 
 /* A launcher's connection; bound to a replica once its HELLO is accepted. */
+/* Is @st (squeue's %T) one of Slurm's final job states (squeue(1), "JOB STATE CODES"), after
+ * which the job holds nothing? The states a job passes through and goes on from (PENDING,
+ * CONFIGURING, RUNNING, SUSPENDED, SIGNALING while `scancel -s` delivers a signal, RESIZING,
+ * STAGE_OUT, STOPPED, REQUEUED, COMPLETING...) are not. */
+bool slurm_state_final(const char *st);
+
+/* What --time adds to scheduling.maxRunningTime for the time between the allocation and
+ * RUNNING (slurm-srun.c, add_scheduling). */
+#define TY_SLURM_TIME_HEADROOM_SEC 300
+
 struct slurm_conn {
     struct slurm_rt *s;
     int fd;

@@ -77,7 +77,10 @@ static void add_scheduling(const struct ty_job *job, char ***argv)
     json_t *prio = json_object_get(sched, "priority");
 
     if (job->max_running_usec > 0) {
-        int64_t secs = (job->max_running_usec + 999999) / 1000000;
+        /* Slurm counts --time from the allocation, trainyard maxRunningTime from RUNNING: the
+         * launchers connecting and the images being pulled on the nodes come between, and
+         * Slurm must not end the job first (trainyard ends it at the exact time itself). */
+        int64_t secs = (job->max_running_usec + 999999) / 1000000 + TY_SLURM_TIME_HEADROOM_SEC;
         ty_strv_push_take(argv,
                           xasprintf("--time=%" PRId64 "-%02d:%02d:%02d",
                                     secs / 86400,
@@ -207,14 +210,17 @@ static void on_srun(struct ty_loop *loop, struct ty_subproc_result *res, void *d
         why = res->err && strstr(res->err, "Unable to allocate resources")
                   ? slurm_refusal_explain(res->err, &sh)
                   : NULL;
-        if (!why && slurm_cmd_check(res, "srun", &e) == 0)
+        /* srun's own error as it printed it; where srun succeeded, where the launchers (which
+         * did not come) were to connect */
+        bool quiet = !why && slurm_cmd_check(res, "srun", &e) == 0;
+        if (quiet)
             (void)ty_error_set(&e, EIO, "srun ended before its tasks connected back");
         slurm_prepared(s,
                        -EIO,
                        "%s%s%s",
                        why ? why : ty_error_msg(&e),
-                       why ? "" : "; the launchers (trainyard-task) connect back to ",
-                       why ? "" : s->listen_addr);
+                       quiet ? "; the launchers (trainyard-task) connect back to " : "",
+                       quiet ? s->listen_addr : "");
         return;
     }
     slurm_poll_now(s);

@@ -99,31 +99,32 @@ start_squeue(struct slurm_rt *s, ty_subproc_fn fn, struct ty_subproc **ret, stru
     return slurm_cmd_start(s, *s->job_id ? by_id : by_name, NULL, fn, ret, err);
 }
 
-/* Whether the Slurm job is over or ending: one of Slurm's final states (squeue(1), "JOB
- * STATE CODES"), or COMPLETING, or gone from squeue. The launchers stay until the supervisor
- * says QUIT, so a job that completes before that was ended from outside. The states a job
- * passes through and goes on from (PENDING, CONFIGURING, RUNNING, SUSPENDED, SIGNALING while
- * `scancel -s` delivers a signal, RESIZING, STAGE_OUT, STOPPED, REQUEUED, ...) are not ends. */
-static bool state_ended(const char *st)
+bool slurm_state_final(const char *st)
 {
-    static const char *const ends[] = {"ENDED",
-                                       "COMPLETED",
-                                       "COMPLETING",
-                                       "CANCELLED",
-                                       "FAILED",
-                                       "TIMEOUT",
-                                       "NODE_FAIL",
-                                       "PREEMPTED",
-                                       "OUT_OF_MEMORY",
-                                       "BOOT_FAIL",
-                                       "DEADLINE",
-                                       "REVOKED",
-                                       "SPECIAL_EXIT",
-                                       "REQUEUE_HOLD"};
-    for (size_t i = 0; i < TY_ARRAY_SIZE(ends); i++)
-        if (strcmp(st, ends[i]) == 0)
+    static const char *const final[] = {"CANCELLED",
+                                        "COMPLETED",
+                                        "FAILED",
+                                        "TIMEOUT",
+                                        "NODE_FAIL",
+                                        "OUT_OF_MEMORY",
+                                        "PREEMPTED",
+                                        "BOOT_FAIL",
+                                        "DEADLINE",
+                                        "REVOKED",
+                                        "SPECIAL_EXIT",
+                                        "REQUEUE_HOLD"};
+    for (size_t i = 0; i < TY_ARRAY_SIZE(final); i++)
+        if (strcmp(st, final[i]) == 0)
             return true;
     return false;
+}
+
+/* Whether the Slurm job is over or ending: a final state, COMPLETING, or gone from squeue
+ * ("ENDED"). The launchers stay until the supervisor says QUIT, so a job that completes
+ * before that was ended from outside. */
+static bool state_ended(const char *st)
+{
+    return slurm_state_final(st) || strcmp(st, "COMPLETING") == 0 || strcmp(st, "ENDED") == 0;
 }
 
 /* Report every replica lost because the job ended; @failed: a node Slurm shows failed
@@ -321,7 +322,9 @@ void slurm_poll_now(struct slurm_rt *s)
 static const struct {
     const char *reason, *what;
 } never[] = {
-    {"PartitionTimeLimit", "its time limit (scheduling.maxRunningTime) is over the partition's"},
+    {"PartitionTimeLimit",
+     "its time limit (scheduling.maxRunningTime, plus 5 minutes for preparing on the allocation) "
+     "is over the partition's"},
     {"PartitionNodeLimit", "it needs more nodes than the partition allows (fewer replicas)"},
 };
 
