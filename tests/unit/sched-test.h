@@ -111,6 +111,13 @@ find_adm(const struct ty_sched_admission *a, size_t n, int64_t seq)
     return NULL;
 }
 
+/* Job @seq's reason in words (kept until the next call), or "(not queued)". */
+static inline const char *reason(struct ty_sched *s, int64_t seq)
+{
+    static char buf[512];
+    return ty_sched_reason(s, seq, buf, sizeof(buf)) ? buf : "(not queued)";
+}
+
 /* A capacity: everything unlimited but @jobs slots and @cpus vCPUs (< 0: unlimited). */
 static inline struct ty_resources cap_of(int64_t jobs, int64_t cpus)
 {

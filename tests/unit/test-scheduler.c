@@ -1,24 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-scheduler.c: the scheduler's rules one by one (src/lib/admit/scheduler*.c): order,
  * gang admission, backfill behind a head and its reasons, a stream of small jobs that does
- * not starve a big head, project limits, never-fits, tuning trials, GPU devices (order,
+ * not starve a big head, tuning trials, GPU devices (order,
  * exclusivity, busy ones), unadmit, release, expiry, positions, statistics, the reasons'
  * words, and the change count (every change that can move a position or a reason bumps it; a
  * pass that decides the same as the last one does not). test-scheduler-sim.c checks the invariants
- * over many generated queues. */
+ * over many generated queues, test-scheduler-limits.c project limits and capacities. */
 #include <pthread.h>
 
 #include "sched-test.h"
 #include "tap.h"
 
-static char why[512];
-
-static const char *reason(struct ty_sched *s, int64_t seq)
-{
-    if (!ty_sched_reason(s, seq, why, sizeof(why)))
-        return "(not queued)";
-    return why;
-}
+static char why[512]; /* a reason or error message, for the calls that take a buffer */
 
 static void test_order(void)
 {
@@ -230,103 +223,6 @@ static void test_no_starvation(void)
        "stream: small jobs ran before it where they ended in time (%d)",
        small_before);
     ok(small_after >= 2, "stream: and after it (%d)", small_after);
-    ty_sched_free(s);
-}
-
-static void test_projects(void)
-{
-    struct ty_resources cap = cap_of(-1, 20), lim, got, held;
-    struct ty_sched *s = ty_sched_new(&cap, NULL, 0);
-    struct ty_sched_admission *a;
-    size_t n;
-
-    ty_resources_unlimited(&lim);
-    lim.v[TY_RES_CPUS] = 8;
-    ty_sched_set_limit(s, "vision", &lim);
-    ty_resources_unlimited(&lim);
-    lim.v[TY_RES_JOBS] = 1;
-    ty_sched_set_limit(s, "nlp", &lim);
-    ty_resources_unlimited(&lim);
-    lim.v[TY_RES_CPUS] = 2;
-    ty_sched_set_limit(s, "tiny", &lim);
-    ok(ty_sched_get_limit(s, "vision", &got) && got.v[TY_RES_CPUS] == 8 &&
-           got.v[TY_RES_JOBS] == TY_RES_UNLIMITED,
-       "projects: a limit set is read back");
-    ok(!ty_sched_get_limit(s, "other", &got) && !ty_resources_any_counted(&got),
-       "projects: none for another project");
-
-    enq(s, 1, "vision", 0, 0, HOUR, cpus_only(8));
-    enq(s, 2, "vision", 0, 0, HOUR, cpus_only(4));
-    enq(s, 3, "tiny", 0, 0, HOUR, cpus_only(4));
-    enq(s, 4, "other", 0, 0, 30 * 24 * HOUR, cpus_only(8));
-    enq(s, 5, "nlp", 0, 0, HOUR, cpus_only(1));
-    enq(s, 6, "nlp", 0, 0, HOUR, cpus_only(1));
-    a = pass_at(s, MIN, &n);
-    ok(n == 3 && find_adm(a, n, 1) && find_adm(a, n, 4) && find_adm(a, n, 5),
-       "projects: 1, 4 and 5 start; the others wait for their projects");
-    is_str(reason(s, 2),
-           "Project vision is at its limit of 8 vCPUs (it holds 8, the job needs 4)",
-           "projects: vCPU limit reason");
-    is_str(reason(s, 3),
-           "Project tiny has a limit of 2 vCPUs, less than the job needs at once (4 vCPUs); it "
-           "waits until the limit is raised; 1 job ahead of it",
-           "projects: a limit the job can never fit");
-    is_str(reason(s, 6),
-           "Project nlp is at its limit of 1 running job (it runs 1); 2 jobs ahead of it",
-           "projects: running-job limit reason");
-    is_int(ty_sched_head(s, NULL), 0, "projects: a job waiting for its project is not the head");
-    ty_sched_admissions_free(a, n);
-    ty_sched_release(s, 1);
-    a = pass_at(s, 2 * MIN, &n);
-    ok(n == 1 && a[0].seq == 2, "projects: the project's job ended: job 2 starts");
-    ty_sched_admissions_free(a, n);
-    ty_sched_free(s);
-
-    /* the head's project keeps its room: a short job of the same project may not take it */
-    cap = cap_of(-1, 16);
-    s = ty_sched_new(&cap, NULL, 0);
-    ty_resources_unlimited(&lim);
-    lim.v[TY_RES_CPUS] = 12;
-    ty_sched_set_limit(s, "vision", &lim);
-    ty_resources_zero(&held);
-    held.v[TY_RES_JOBS] = 1;
-    held.v[TY_RES_CPUS] = 10;
-    ty_sched_hold(s, 1, "other", &held, NULL, 0, 0, HOUR);
-    enq(s, 2, "vision", 0, 0, HOUR, cpus_only(12));
-    enq(s, 3, "vision", 0, 0, 10 * MIN, cpus_only(2));
-    enq(s, 4, "other", 0, 0, 10 * MIN, cpus_only(2));
-    a = pass_at(s, MIN, &n);
-    ok(n == 1 && a[0].seq == 4, "projects: a short job of another project goes ahead");
-    like(reason(s, 3), "Waiting behind job job_2", "projects: one of the head's project does not");
-    ty_sched_admissions_free(a, n);
-    ty_sched_free(s);
-}
-
-static void test_never_fits(void)
-{
-    struct ty_resources cap = cap_of(4, -1), have;
-    int types[2] = {T4, T4};
-    struct ty_sched *s = ty_sched_new(&cap, types, 2);
-    struct ty_demand big = dem(4, 0, T4, 4, 0, 0);
-    struct ty_sched_admission *a;
-    size_t n;
-
-    ty_sched_capacity(s, &have);
-    ok(have.v[TY_RES_GPU0 + T4] == 2 && have.v[TY_RES_GPU0 + K80] == 0 && have.v[TY_RES_JOBS] == 4,
-       "never fits: the capacity counts the devices");
-    is_int(ty_demand_check(&big, &have, "this service", NULL, why, sizeof(why)),
-           -1,
-           "never fits: 4 T4 of 2");
-    like(why, "needs 4 × NVIDIA_TESLA_T4 at once, and this service has 2", "never fits: words");
-    enq(s, 1, "p", 0, 0, 0, big);
-    enq(s, 2, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));
-    a = pass_at(s, MIN, &n);
-    ok(n == 1 && a[0].seq == 2, "never fits: it does not hold the queue up");
-    is_str(reason(s, 1),
-           "The job needs 4 × NVIDIA_TESLA_T4 at once, more than this service has (2); it waits "
-           "until the capacity grows",
-           "never fits: its reason");
-    ty_sched_admissions_free(a, n);
     ty_sched_free(s);
 }
 
@@ -759,8 +655,6 @@ int main(void)
     test_backfill();
     test_behind_other_project();
     test_no_starvation();
-    test_projects();
-    test_never_fits();
     test_tuning();
     test_devices();
     test_busy();

@@ -119,7 +119,7 @@ void ty_resources_sub(struct ty_resources *r, const struct ty_resources *a)
 {
     for (int i = 0; i < TY_RES_NDIMS; i++)
         if (r->v[i] != TY_RES_UNLIMITED)
-            r->v[i] -= a->v[i];
+            r->v[i] = r->v[i] > a->v[i] ? r->v[i] - a->v[i] : 0;
 }
 
 int ty_resources_short(const struct ty_resources *need, const struct ty_resources *avail)

@@ -44,7 +44,10 @@ void ty_resources_unlimited(struct ty_resources *r);
 void ty_resources_zero(struct ty_resources *r);
 /* @r += @times * @a, dimension by dimension (an unlimited dimension of @r stays so). */
 void ty_resources_add(struct ty_resources *r, const struct ty_resources *a, int64_t times);
-/* @r -= @a, dimension by dimension (an unlimited dimension of @r stays so). */
+/* @r -= @a, dimension by dimension: what is left of @r once @a is taken (an unlimited
+ * dimension of @r stays so; a counted one stops at 0, never below: more taken than there is,
+ * as after a capacity or limit was lowered under running jobs, leaves nothing, and a -1 left
+ * would read as TY_RES_UNLIMITED). */
 void ty_resources_sub(struct ty_resources *r, const struct ty_resources *a);
 /* The first dimension where @need is more than @avail (an unlimited dimension of @avail takes
  * anything), or -1 when @need fits. */

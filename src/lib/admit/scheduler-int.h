@@ -23,7 +23,7 @@ struct sched_proj {
 /* Why a queued job waits, as the last pass found it (formatted by scheduler-reason.c). */
 enum sched_why {
     WHY_UNSEEN,         /* no pass has seen it yet */
-    WHY_RESOURCE,       /* dim: need, avail free of total (aux: GPUs held outside) */
+    WHY_RESOURCE,       /* dim: need, avail free of total (aux: GPUs held outside; jobs running) */
     WHY_PROJECT,        /* its project is at its limit: need, limit (total), holds (aux) */
     WHY_PROJECT_NEVER,  /* its project's limit (total) is below its need */
     WHY_CAPACITY_NEVER, /* the capacity (total) is below its need */

@@ -313,7 +313,9 @@ static bool decide(struct pass *ps, struct sched_job *j)
                    need->v[dim],
                    ps->free.v[dim],
                    cap->v[dim],
-                   dim >= TY_RES_GPU0 ? ps->outside[dim - TY_RES_GPU0] : 0);
+                   dim >= TY_RES_GPU0   ? ps->outside[dim - TY_RES_GPU0]
+                   : dim == TY_RES_JOBS ? ps->s->used.v[TY_RES_JOBS]
+                                        : 0);
         if (!ps->head)
             shadow(ps, j, need);
         return false;

@@ -39,7 +39,7 @@ static void resource(const struct sched_job *j, char *buf, size_t len)
         (void)snprintf(buf,
                        len,
                        "Waiting for a running-job slot: %" PRId64 " of %" PRId64 " in use",
-                       r->total - r->avail,
+                       r->aux,
                        r->total);
     else if (r->dim == TY_RES_MEMORY)
         (void)snprintf(buf,
