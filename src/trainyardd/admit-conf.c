@@ -182,6 +182,8 @@ int tyd_admit_start(struct tyd *d, struct ty_error *err)
     cap = a->capacity;
     cap.v[TY_RES_JOBS] = d->max_running < 0 ? TY_RES_UNLIMITED : (int64_t)d->max_running;
     d->sched = ty_sched_new(&cap, types, a->inv.n);
+    /* a job stopped at its maxRunningTime holds on through its grace period and cleanup */
+    ty_sched_set_stop_usec(d->sched, d->grace_usec + TYD_TEARDOWN_USEC);
     for (size_t i = 0; i < a->nlimits; i++)
         ty_sched_set_limit(d->sched, a->limits[i].project, &a->limits[i].limit);
     log_capacity(d);

@@ -31,6 +31,9 @@
 /* Largest request body accepted; bigger ones get 413. A job spec is a few KiB; 1 MiB leaves
  * room for long argument lists and many labels while bounding what a client makes us hold. */
 #define TYD_MAX_BODY (1024 * 1024)
+/* What a job stopped at its maxRunningTime is given, past the grace period, for its runtime's
+ * cleanup (containers removed, Slurm's job left), in the scheduler's reservations. */
+#define TYD_TEARDOWN_USEC (5 * INT64_C(1000000))
 
 struct tyd_admit;
 struct tyd_auth;

@@ -144,6 +144,22 @@ static void test_backfill(void)
     is_int(ty_sched_head(s, NULL), 3, "backfill: job 3 is the head now");
     ty_sched_admissions_free(a, n);
     ty_sched_free(s);
+
+    /* a job stopped at its maxRunningTime holds on through its teardown: T, when the head is
+     * sure to fit, counts the running job's, and a job goes ahead only if it is torn down by
+     * then too (the service's head started 7 s past a T that forgot them) */
+    s = ty_sched_new(&cap, NULL, 0);
+    ty_sched_set_stop_usec(s, 15 * SEC);
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR);
+    enq_id(s, 2, "big_1", "p", 0, t0, 2 * HOUR, 0, cpus_only(14));
+    enq(s, 3, "p", 0, t0, HOUR - MIN + 10 * SEC, cpus_only(3));
+    enq(s, 4, "p", 0, t0, HOUR - MIN, cpus_only(2));
+    a = pass_at(s, t0 + MIN, &n);
+    ok(n == 1 && a[0].seq == 4, "backfill: only a job torn down by T goes ahead");
+    is_int(ty_sched_head(s, &T), 2, "backfill: job 2 is still the head");
+    is_int(T, t0 + HOUR + 15 * SEC, "backfill: T counts the running job's teardown");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
 }
 
 /* A job waiting behind the head of another project does not learn the head's job id: the

@@ -73,9 +73,10 @@ struct ty_sched {
     pthread_mutex_t lock;
     struct ty_resources capacity; /* GPU dimensions: devices per type */
     struct ty_resources used;     /* sum of holders' held */
-    int *dev_type;                /* per device: ty_gpu_type index, -1 not offered */
-    int *dev_holds;               /* per device: holders that list it */
-    bool *dev_busy;               /* per device: held outside the scheduler */
+    int64_t stop_usec; /* what a holder holds past its maxRunningTime: ty_sched_set_stop_usec */
+    int *dev_type;     /* per device: ty_gpu_type index, -1 not offered */
+    int *dev_holds;    /* per device: holders that list it */
+    bool *dev_busy;    /* per device: held outside the scheduler */
     size_t ndev;
 
     struct sched_job **queue; /* ordered: priority descending, then seq ascending */

@@ -196,7 +196,7 @@ static void shadow(struct pass *ps, struct sched_job *head, const struct ty_reso
     }
     for (size_t i = 0; !fits && i < s->nholders; i++) {
         const struct sched_job *h = order[i];
-        int64_t end = sched_expected_end(h);
+        int64_t end = sched_add_sat(sched_expected_end(h), s->stop_usec);
         for (int d = 0; d < TY_RES_GPU0; d++)
             if (avail.v[d] != TY_RES_UNLIMITED)
                 avail.v[d] += h->held.v[d];
@@ -258,7 +258,8 @@ static bool backfill(struct pass *ps,
         return false;
     if (same)
         res_min(&b, &ps->proj_extra);
-    if (sched_add_sat(ps->now, run) <= ps->shadow) { /* ends before T */
+    if (sched_add_sat(ps->now, sched_add_sat(run, ps->s->stop_usec)) <= ps->shadow) {
+        /* ends, torn down, before T */
         k = trials_within(&j->demand, &b, j->demand.max_trials);
         admit(ps, j, k);
     } else if (ty_resources_short(need, &ps->extra) < 0) { /* takes what is left at T */

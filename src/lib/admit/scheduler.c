@@ -169,6 +169,13 @@ static struct sched_proj *project_get(struct ty_sched *s, const char *name)
     return p;
 }
 
+void ty_sched_set_stop_usec(struct ty_sched *s, int64_t usec)
+{
+    pthread_mutex_lock(&s->lock);
+    s->stop_usec = usec > 0 ? usec : 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
 int64_t sched_expected_end(const struct sched_job *j)
 {
     int64_t run = j->max_running_usec > 0 ? j->max_running_usec : TY_SCHED_DEFAULT_RUNNING_USEC;

@@ -66,6 +66,11 @@ void ty_sched_free(struct ty_sched *s);
 /* The capacity as counted (GPUs from the devices). */
 void ty_sched_capacity(const struct ty_sched *s, struct ty_resources *out);
 
+/* A job stopped at its maxRunningTime holds its resources until its teardown ends (the
+ * grace period between SIGTERM and SIGKILL, and the runtime's cleanup): @usec (0 at first)
+ * more, which the reservations and backfill count, so that a job let go ahead of the head by
+ * ending before the head's time does end, resources freed, by then. */
+void ty_sched_set_stop_usec(struct ty_sched *s, int64_t usec);
 /* Set @project's limit (TY_RES_UNLIMITED where not limited), replacing an earlier one. */
 void ty_sched_set_limit(struct ty_sched *s, const char *project, const struct ty_resources *limit);
 /* @project's limit into *@out; false (and *@out unlimited) when it has none. */
