@@ -506,6 +506,10 @@ out:
     return r;
 }
 
+/* The longest line of a streamed answer: 6 x TY_LINE_MAX (every byte of a message escaped as
+ * \uXXXX) and room for the entry's other fields. */
+#define STREAM_LINE_MAX (6 * TY_LINE_MAX + 4096)
+
 int api_stream_lines(
     struct api_client *c, const char *path_query, api_line_fn fn, void *ctx, struct ty_error *err)
 {
@@ -515,6 +519,9 @@ int api_stream_lines(
     long http = 0;
     int r;
 
+    /* One line is one JSON entry: a message of up to TY_LINE_MAX bytes, escaped (\u0001 is
+     * six bytes for one), with its fields. Cut at 64 KiB, it was no JSON and was lost. */
+    t.ls.max = STREAM_LINE_MAX;
     request_setup(c, &q, "GET", path_query, NULL);
     SETOPT(&q, CURLOPT_WRITEFUNCTION, on_stream);
     SETOPT(&q, CURLOPT_WRITEDATA, &t);

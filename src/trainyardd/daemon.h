@@ -73,6 +73,8 @@ struct tyd {
                               * dispatch, read by request threads (it is thread-safe) */
     struct tyd_admit *admit; /* its settings and what admitted jobs hold (admission.h) */
     int kick_fd;             /* eventfd: wakes the main loop (new job, cancel) */
+    int listen_fd;           /* the listening socket, opened before recovery; -1 once MHD has it */
+    int lock_fd;             /* the state directory's lock (serve: one trainyardd per directory) */
     atomic_bool stopping;
     uint16_t port; /* the port actually bound */
     /* The rendered jobs.get answers (jobcache.h); NULL: none. */

@@ -702,17 +702,17 @@ void tyd_dispatch_signal(const struct ty_job_row *row, int sig)
 }
 
 /* Start-up: account for every unfinished job left by an earlier trainyardd: what the claimed
- * ones hold and the queue of the others (admission.c), then the supervisors. */
-static void recover(struct tyd_dispatch *dp)
+ * ones hold and the queue of the others (admission.c), then the supervisors. Returns 0, or
+ * -errno with @err when the store cannot list them (a damaged store: trainyardd does not
+ * start, rather than serve with jobs nobody runs or watches). */
+static int recover(struct tyd_dispatch *dp, struct ty_error *err)
 {
     struct ty_job_row **rows = NULL;
-    struct ty_error e = {0};
     size_t n = 0, reattached = 0;
+    int rc;
 
-    if (ty_store_unfinished_jobs(dp->d->store, &rows, &n, &e) < 0) {
-        tyd_log("recovery: %s", ty_error_msg(&e));
-        return;
-    }
+    if ((rc = ty_store_unfinished_jobs(dp->d->store, &rows, &n, err)) < 0)
+        return ty_error_prefix(err, rc, "cannot recover the jobs of %s", dp->d->state_dir);
     for (size_t i = 0; i < n; i++)
         tyd_admit_recover(dp->d, rows[i]);
     for (size_t i = 0; i < n; i++) {
@@ -721,6 +721,12 @@ static void recover(struct tyd_dispatch *dp)
             if ((int64_t)ty_proc_start_time((pid_t)r->shim_pid) == r->shim_start) {
                 watch(dp, r->seq, (pid_t)r->shim_pid, false, false);
                 reattached++;
+                /* A cancel recorded but maybe never signalled (the last trainyardd killed in
+                 * between): signalled now. One that did arrive makes this a second cancel,
+                 * which ends the replicas without the rest of their grace period: the job
+                 * ends either way, never left running CANCELLING. */
+                if (r->state == TY_STATE_CANCELLING)
+                    tyd_dispatch_signal(r, SIGTERM);
             } else {
                 supervisor_gone(
                     dp, r->seq, (pid_t)r->shim_pid, "ended while trainyardd was not running");
@@ -738,6 +744,7 @@ static void recover(struct tyd_dispatch *dp)
         tyd_log("re-attached to %zu running job(s)", reattached);
     ty_job_rows_free(rows, n);
     malloc_trim(0); /* many rows were loaded once; give their memory back */
+    return 0;
 }
 
 int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err)
@@ -761,7 +768,9 @@ int tyd_dispatch_init(struct tyd *d, struct ty_loop *loop, struct ty_error *err)
     dp->d = d;
     dp->loop = loop;
     d->dispatch = dp;
-    recover(dp);
+    int r = recover(dp, err);
+    if (r < 0)
+        return r;
     ty_loop_add_fd(loop, d->kick_fd, POLLIN, on_kick, dp);
     ty_loop_add_timer(loop, ty_mono_usec() + RESCAN_USEC, on_rescan, dp);
     dispatch(dp);

@@ -464,8 +464,12 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
     char *cert = NULL, *key = NULL;
     int fd = tyd_tls_load(d, &cert, &key, err);
 
-    if (fd == 0)
+    if (fd == 0 && d->listen_fd >= 0) { /* opened before recovery (serve) */
+        fd = d->listen_fd;
+        d->listen_fd = -1;
+    } else if (fd == 0) {
         fd = tyd_listen_open(d, err);
+    }
     if (fd < 0) {
         free(cert);
         if (key)

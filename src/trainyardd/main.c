@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "admission.h"
@@ -558,6 +559,43 @@ static void on_sig_pipe(struct ty_loop *loop, int fd, short revents, void *data)
     }
 }
 
+/* One trainyardd per state directory: an exclusive lock on STATE_DIR/trainyardd.lock, held
+ * until this process exits (not inherited by supervisors, which outlive it). Two would each
+ * start the other's queued jobs past --max-running-jobs and both count a lost supervisor's
+ * internal retry. Returns 0 or -errno with @err (naming the holder's pid, which the file
+ * holds). */
+static int lock_state_dir(struct tyd *d, struct ty_error *err)
+{
+    _cleanup_free_ char *path = xasprintf("%s/trainyardd.lock", d->state_dir);
+    char pid[32] = "";
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    ssize_t n;
+
+    if (fd < 0)
+        return ty_error_set(err, errno, "cannot open '%s': %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        n = pread(fd, pid, sizeof(pid) - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return ty_error_set(err,
+                                EBUSY,
+                                "another trainyardd (pid %s) serves the state directory %s; "
+                                "one trainyardd per state directory (%s)",
+                                *pid ? pid : "?",
+                                d->state_dir,
+                                path);
+        return ty_error_set(err, e, "cannot lock '%s': %s", path, strerror(e));
+    }
+    n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        tyd_log("warning: cannot write this process's pid to %s: %s", path, strerror(errno));
+    d->lock_fd = fd;
+    return 0;
+}
+
 static int serve(struct tyd *d)
 {
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
@@ -567,7 +605,7 @@ static int serve(struct tyd *d)
     struct ty_error e = {0};
     int r, rc, sig_fd;
 
-    if (ty_mkdir_p(d->state_dir, 0755, &e) < 0)
+    if (ty_mkdir_p(d->state_dir, 0755, &e) < 0 || lock_state_dir(d, &e) < 0)
         goto fail;
     if (!d->log_file)
         d->log_file = xasprintf("%s/trainyardd.log", d->state_dir);
@@ -575,6 +613,10 @@ static int serve(struct tyd *d)
         goto fail;
     db = xasprintf("%s/%s", d->state_dir, TY_STORE_FILE);
     if (ty_store_open(db, &d->store, &e) < 0)
+        goto fail;
+    /* the address first: a trainyardd that cannot serve must not start or watch jobs it
+     * would then leave behind */
+    if ((d->listen_fd = tyd_listen_open(d, &e)) < 0)
         goto fail;
     d->jobcache = tyd_jobcache_new(TYD_JOBCACHE_DEFAULT_BYTES); /* NULL (no memory): no cache */
     d->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -613,6 +655,10 @@ out:
     ty_loop_free(loop);
     ty_store_close(d->store);
     tyd_auth_free(d->auth);
+    if (d->listen_fd >= 0)
+        close(d->listen_fd);
+    if (d->lock_fd >= 0)
+        close(d->lock_fd);
     return rc;
 }
 
@@ -633,7 +679,7 @@ static void release(struct tyd *d)
 
 int main(int argc, char **argv)
 {
-    struct tyd d = {.max_running = -1, .kick_fd = -1};
+    struct tyd d = {.max_running = -1, .kick_fd = -1, .listen_fd = -1, .lock_fd = -1};
     struct ty_error e = {0};
     int rc;
 

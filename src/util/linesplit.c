@@ -13,15 +13,17 @@ static void emit(const char *p, size_t n, ty_line_fn fn, void *ctx)
 
 void ty_linesplit_feed(struct ty_linesplit *ls, const char *p, size_t n, ty_line_fn fn, void *ctx)
 {
+    size_t max = ls->max ? ls->max : TY_LINE_MAX;
+
     while (n > 0) {
         const char *nl = memchr(p, '\n', n);
         size_t take = nl ? (size_t)(nl - p) : n;
         /* The limit is on the line's text: a '\r' before the '\n' does not count. */
         size_t text = nl && take > 0 && p[take - 1] == '\r' ? take - 1 : take;
 
-        if (ls->pending.len + text > TY_LINE_MAX) {
+        if (ls->pending.len + text > max) {
             /* Cut: fill the pending line up to the limit and deliver it. */
-            size_t room = TY_LINE_MAX - ls->pending.len;
+            size_t room = max - ls->pending.len;
             ty_buf_append(&ls->pending, p, room);
             emit(ls->pending.data, ls->pending.len, fn, ctx);
             ty_buf_reset(&ls->pending);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * linesplit.h: turn a byte stream (a replica's stdout, a container log stream) into lines.
- * A line longer than TY_LINE_MAX is cut into pieces of that size, so one runaway line
+ * A line longer than TY_LINE_MAX (or the splitter's own max) is cut into pieces of that size,
+ * so one runaway line
  * cannot grow memory without bound; a final line without a newline is delivered by
  * ty_linesplit_flush. Lines are passed without their '\n' (and without a trailing '\r'). */
 #ifndef TY_LINESPLIT_H
@@ -17,6 +18,7 @@ typedef void (*ty_line_fn)(void *ctx, const char *line, size_t len);
 
 struct ty_linesplit {
     struct ty_buf pending;
+    size_t max; /* the longest line, cut beyond; 0: TY_LINE_MAX */
 };
 
 /* Feed @n bytes; calls @fn once per complete line. */

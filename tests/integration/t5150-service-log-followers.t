@@ -40,6 +40,17 @@ test_expect_success 'with --verbose, the daemon says that the client left' '
   grep -q "http: the client left before its response was sent (Failed to send the chunked response body" chatty.log &&
   ! grep "http: Failed to send" chatty.log
 '
+test_expect_success 'stream-logs prints a whole 64 KiB line of control bytes (its JSON six times longer)' '
+  cat >wide.json <<-JOB &&
+	{"jobId": "wide", "trainingInput": {"scaleTier": "BASIC", "masterConfig": {"imageUri": "x/y:1",
+	 "containerCommand": ["sh", "-c", "head -c 65536 /dev/zero | tr \"\\\\0\" \"\\\\001\"; echo; echo after.$M"]}}}
+	JOB
+  curl -sf -X POST -H "Content-Type: application/json" --data-binary @wide.json "$QUIET/v1/projects/p1/jobs" >/dev/null &&
+  TRAINYARD_API_ENDPOINT=$QUIET "$TRAINYARD" jobs stream-logs wide --project p1 --task-name master-replica-0 >wide.out 2>wide.err &&
+  ! grep -q "not a JSON object" wide.err &&
+  grep -q "after\.$M" wide.out &&
+  test "$(tr -cd "\001" <wide.out | wc -c)" -eq 65536
+'
 trainyardd_stop quiet
 trainyardd_stop chatty
 test_done

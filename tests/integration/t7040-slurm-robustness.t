@@ -126,4 +126,8 @@ test_expect_success 'a job over the partition'"'"'s time limit fails saying so i
   grep -q "Slurm will never run job .* (PartitionTimeLimit): its time limit (scheduling.maxRunningTime, plus 5 minutes for preparing on the allocation) is over the partition.s" err &&
   wait_for 30 no_slurm_jobs
 '
+slurm_cluster_stop
+test_expect_success 'the cluster stopped: none of its processes is left' '
+  test -z "$(slurm_cluster_procs)"
+'
 test_done

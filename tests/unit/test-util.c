@@ -143,7 +143,7 @@ static void lines_free(struct lines *l)
 
 static void test_linesplit(void)
 {
-    struct ty_linesplit ls = {TY_BUF_INIT};
+    struct ty_linesplit ls = {TY_BUF_INIT, 0};
     struct lines l = {0};
     char *big;
 
@@ -187,6 +187,16 @@ static void test_linesplit(void)
         is_str(l.v[3], "z", "lines: next line intact");
     }
     lines_free(&l);
+
+    /* A splitter of its own limit (a stream of JSON entries) keeps longer lines whole. */
+    {
+        struct ty_linesplit wide = {TY_BUF_INIT, 3 * TY_LINE_MAX};
+        ty_linesplit_feed(&wide, big, 2 * TY_LINE_MAX + 10, collect, &l);
+        ty_linesplit_feed(&wide, "\n", 1, collect, &l);
+        ok(l.n == 1 && l.len[0] == 2 * TY_LINE_MAX + 10, "lines: a wider max keeps the line");
+        lines_free(&l);
+        ty_linesplit_release(&wide);
+    }
 
     /* The same, fed one small chunk at a time. */
     for (size_t off = 0; off < TY_LINE_MAX + 5; off += 1000) {
