@@ -26,9 +26,12 @@
 #include "timeutil.h"
 
 /* Entries in a page: as many as a terminal shows at once by default; at most 1000, which
- * keeps a page's JSON around a few hundred KiB. */
+ * keeps a page's JSON around a few hundred KiB of ordinary lines; and at most about
+ * PAGE_BYTES of messages, for pages of long lines (1000 lines of 64 KiB of control bytes were
+ * 157 MB of JSON, and some 360 MB of the daemon's memory per request). */
 #define PAGE_DEFAULT 100
 #define PAGE_MAX     1000
+#define PAGE_BYTES   (1024 * 1024)
 /* An idle followed stream sends an empty line this often, so that neither the connection
  * timeout (10 min, http.c) nor a proxy's idle timeout (often 60 s) closes it. */
 #define HEARTBEAT_USEC (30 * INT64_C(1000000))
@@ -188,7 +191,7 @@ static int parse_query(const struct tyd_request *rq,
     struct ty_error e = {0};
     int64_t v;
 
-    *q = (struct ty_log_query){.max_entries = PAGE_DEFAULT};
+    *q = (struct ty_log_query){.max_entries = PAGE_DEFAULT, .max_bytes = PAGE_BYTES};
     *follow = false;
     if (tyd_check_params(rq, own, rep) < 0)
         return -1;

@@ -5,6 +5,7 @@
  * cleanly (running jobs carry on under their supervisors and are picked up by the next
  * start); SIGHUP reads the tokens file again. Each job runs under its own `trainyard-supervisor`
  * process (src/trainyard-supervisor). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "admission.h"
@@ -596,6 +598,56 @@ static int lock_state_dir(struct tyd *d, struct ty_error *err)
     return 0;
 }
 
+/* Does @dir hold an entry besides . and ..? */
+static bool dir_has_entries(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    bool any = false;
+
+    while (dp && !any && (de = readdir(dp)))
+        any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    if (dp)
+        closedir(dp);
+    return any;
+}
+
+/* The store @db is missing or empty while STATE_DIR/jobs/<project>/ holds the service's jobs
+ * (jobs/local is `local train`'s, which keeps no store): a store lost or truncated, which
+ * opening would silently replace by an empty one, every job gone from the API. Returns 0, or
+ * -ENOENT with @err saying what to do. */
+static int check_store_present(const struct tyd *d, const char *db, struct ty_error *err)
+{
+    _cleanup_free_ char *jobs = xasprintf("%s/jobs", d->state_dir);
+    struct stat st;
+    DIR *dp;
+    struct dirent *de;
+    int r = 0;
+
+    if (stat(db, &st) == 0 && st.st_size > 0)
+        return 0;
+    if (!(dp = opendir(jobs)))
+        return 0;
+    while (r == 0 && (de = readdir(dp))) {
+        _cleanup_free_ char *sub = NULL;
+        if (de->d_name[0] == '.' || strcmp(de->d_name, "local") == 0)
+            continue;
+        sub = xasprintf("%s/%s", jobs, de->d_name);
+        if (dir_has_entries(sub))
+            r = ty_error_set(err,
+                             ENOENT,
+                             "the store %s is missing or empty, but %s holds the jobs of project "
+                             "'%s': restore the store (with its -wal file), or move %s aside to "
+                             "start with no jobs",
+                             db,
+                             jobs,
+                             de->d_name,
+                             jobs);
+    }
+    closedir(dp);
+    return r;
+}
+
 static int serve(struct tyd *d)
 {
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
@@ -612,7 +664,7 @@ static int serve(struct tyd *d)
     if (d->auth_file && tyd_auth_load(d->auth_file, &d->auth, &e) < 0)
         goto fail;
     db = xasprintf("%s/%s", d->state_dir, TY_STORE_FILE);
-    if (ty_store_open(db, &d->store, &e) < 0)
+    if (check_store_present(d, db, &e) < 0 || ty_store_open(db, &d->store, &e) < 0)
         goto fail;
     /* the address first: a trainyardd that cannot serve must not start or watch jobs it
      * would then leave behind */

@@ -3,7 +3,8 @@
 # (docs/service.md, "What survives a kill"): a second trainyardd on the directory is refused
 # before it touches a job; a cancel recorded by a trainyardd killed before it signalled the
 # job's supervisor is carried out by the next one; a store whose jobs cannot be listed stops
-# the start, naming the directory, instead of serving jobs nobody runs.
+# the start, naming the directory, instead of serving jobs nobody runs; an empty store next to
+# the service's job directories is not silently replaced by a new one.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -63,5 +64,12 @@ with open(sys.argv[1], \"r+b\") as f:
   test $rc -eq 1 &&
   grep -q "cannot recover the jobs of $SD" bad.log &&
   ! grep -q "listening on" bad.log
+'
+test_expect_success 'an empty store next to the service'"'"'s jobs is not replaced by a new one' '
+  rm -f "$SD/trainyard.db-wal" "$SD/trainyard.db-shm" && : >"$SD/trainyard.db" &&
+  set +e; timeout 20 "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$SD" --allow-root-jobs >empty.log 2>&1; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "the store $SD/trainyard.db is missing or empty, but $SD/jobs holds the jobs of project .p1." empty.log &&
+  test ! -s "$SD/trainyard.db"
 '
 test_done

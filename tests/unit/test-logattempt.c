@@ -76,7 +76,7 @@ static int read_all(const char *path,
                     char **next)
 {
     struct ty_log_source src = {"t", NULL, path};
-    struct ty_log_query q = {NULL, 0, max};
+    struct ty_log_query q = {NULL, 0, max, 0};
     struct ty_log_cursor *c = NULL;
     bool more = false;
     int r;

@@ -76,7 +76,7 @@ static struct page read_page(const struct ty_log_source *src,
                              size_t max,
                              const char *token)
 {
-    struct ty_log_query q = {task, since, max};
+    struct ty_log_query q = {task, since, max, 0};
     struct ty_log_cursor *c = NULL;
     struct page p = {0};
 
@@ -394,6 +394,21 @@ static void test_long_lines(struct ty_joblog *jl)
     }
     ok(p.n == 4 && same_bytes && total == 200000, "long lines: a runaway line comes in pieces");
     page_free(&p);
+    {
+        /* a page of long lines ends once its messages reach max_bytes (the entry that reaches
+         * it included), with more to read */
+        struct ty_log_query q = {NULL, 0, 100, 100000};
+        struct ty_log_cursor *c = NULL;
+        struct ty_log_entry *e = NULL;
+        size_t n = 0;
+        bool more = false;
+        ok(ty_log_cursor_parse(NULL, &c, &err) == 0 &&
+               ty_log_read(s + 1, 1, &q, c, &e, &n, &more, &err) == 0,
+           "long lines: read with a byte limit");
+        ok(n == 2 && more, "long lines: two pieces of 64 KiB reach 100000 bytes: more follow");
+        ty_log_entries_free(e, n);
+        ty_log_cursor_free(c);
+    }
     free(big);
     free((char *)s[0].path);
     free((char *)s[1].path);

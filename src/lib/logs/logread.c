@@ -660,7 +660,7 @@ int ty_log_read(const struct ty_log_source *src,
 {
     struct reader *rd = xcalloc(n ? n : 1, sizeof(*rd));
     struct ty_log_entry *out = NULL;
-    size_t nout = 0, cap = 0;
+    size_t nout = 0, cap = 0, bytes = 0;
     int r = 0;
 
     *ret = NULL;
@@ -695,7 +695,7 @@ int ty_log_read(const struct ty_log_source *src,
                 best = &rd[i];
         if (!best)
             break;
-        if (nout >= q->max_entries) {
+        if (nout >= q->max_entries || (q->max_bytes && bytes >= q->max_bytes)) {
             *more = true;
             break;
         }
@@ -704,7 +704,8 @@ int ty_log_read(const struct ty_log_source *src,
                       : (q->max_entries < ENTRIES_INITIAL ? q->max_entries : ENTRIES_INITIAL);
             out = xreallocarray(out, cap, sizeof(*out));
         }
-        take_head(best, &out[nout++]);
+        take_head(best, &out[nout]);
+        bytes += strlen(out[nout++].message);
         r = load_head(best, q, err);
         if (r < 0)
             goto out;

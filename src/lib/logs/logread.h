@@ -40,6 +40,9 @@ struct ty_log_query {
     const char *task_name; /* only this task's records; NULL: all */
     int64_t since_usec;    /* only records at or after this time; 0: all */
     size_t max_entries;    /* page size (>= 1) */
+    /* and at most about this many bytes of messages (0: no limit): a page ends after the entry
+     * that reaches it, so it holds at least one */
+    size_t max_bytes;
 };
 
 /* Where a reader stands in each file. */
