@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "alloc.h"
 #include "base64.h"
@@ -425,6 +426,19 @@ int store_sql_error(struct store_conn *c, struct ty_error *err, const char *what
     if (!db)
         return ty_error_set(err, EIO, "%s: no database", what);
     code = ty_store_errno(sqlite3_extended_errcode(db), sqlite3_system_errno(db));
+    if (code == EROFS && file && *file) {
+        /* SQLite says read-only also of a file this user may not write (it opened it
+         * read-only): the filesystem tells which */
+        struct statvfs vfs;
+        if (statvfs(file, &vfs) == 0 && !(vfs.f_flag & ST_RDONLY))
+            return ty_error_set(err,
+                                EACCES,
+                                "%s: this user cannot write the store %s or its directory (%s): "
+                                "check their owner and modes; nothing was written",
+                                what,
+                                file,
+                                sqlite3_errmsg(db));
+    }
     switch (code) {
     case ENOSPC:
     case EDQUOT:
