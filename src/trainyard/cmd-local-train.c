@@ -27,6 +27,7 @@
 #include "jobs.h"
 #include "json.h"
 #include "local-gpus.h"
+#include "local-previous.h"
 #include "macro.h"
 #include "parse.h"
 #include "runtimes.h"
@@ -331,46 +332,6 @@ static void print_trials(const struct ty_job *job, const struct ty_study *st)
 
 /* resumePreviousJobId: the earlier local job's record, <state>/jobs/local/<id>/job.json.
  * Returns 0 and *ret, or -errno with err naming the field. */
-/* resumePreviousJobId: the job named and the jobs it resumed in turn (ty_study_resume_chain);
- * both NULL when the job resumes nothing. */
-struct previous_jobs {
-    json_t *job, *earlier;
-};
-
-static void previous_jobs_release(struct previous_jobs *p)
-{
-    json_decref(p->job);
-    json_decref(p->earlier);
-}
-
-static int read_previous(const char *state_dir, const char *id, json_t **ret, struct ty_error *err)
-{
-    _cleanup_free_ char *path = xasprintf("%s/jobs/local/%s/job.json", state_dir, id);
-    _cleanup_free_ char *text = NULL;
-    struct ty_error e = {0};
-    size_t len = 0;
-    int r;
-
-    r = ty_read_file(path, 64 * 1024 * 1024, &text, &len, &e);
-    if (r == -ENOENT)
-        return ty_error_set(err,
-                            ENOENT,
-                            "trainingInput.hyperparameters.resumePreviousJobId: no local job "
-                            "'%s' (no %s)",
-                            id,
-                            path);
-    if (r >= 0)
-        r = ty_json_parse(text, len, ret, &e);
-    if (r < 0)
-        return ty_error_set(err,
-                            -r,
-                            "trainingInput.hyperparameters.resumePreviousJobId: cannot read "
-                            "job '%s': %s",
-                            id,
-                            ty_error_msg(&e));
-    return 0;
-}
-
 /* The job ended while it waited for GPUs (@w, @why): recorded and logged as the run would.
  * Returns the exit status. */
 static int
@@ -437,7 +398,7 @@ claim_run(const char *state_dir, struct ty_job *job, bool generated, char **dir,
 static enum ty_job_state run_on_loop(struct run_ctx *rc,
                                      const struct ty_runtime_ops *runtime,
                                      const char *dir,
-                                     const struct previous_jobs *previous,
+                                     const struct local_previous *previous,
                                      const struct ty_supervisor_options *opts,
                                      int sig_fd)
 {
@@ -491,7 +452,7 @@ static int run_job(struct ty_job *job,
                    bool id_generated,
                    const struct ty_runtime_ops *runtime,
                    const char *state_dir,
-                   const struct previous_jobs *previous,
+                   const struct local_previous *previous,
                    const struct ty_supervisor_options *base,
                    struct local_gpus *lg)
 {
@@ -691,39 +652,24 @@ static int build_local_job(struct local_args *a, struct ty_job **ret)
     return 0;
 }
 
-/* resumePreviousJobId: read and check the earlier job's record (*ret stays NULL when the job
- * resumes nothing). Returns 0, or -1 after printing the error. */
-/* ty_study_resume_chain's lookup: a local job of the state directory @ctx, or NULL. */
-static json_t *lookup_local(void *ctx, const char *id)
-{
-    json_t *job = NULL;
-    return read_previous(ctx, id, &job, NULL) >= 0 ? job : NULL;
-}
-
+/* resumePreviousJobId: read and check the earlier jobs (local-previous.h). Returns 0, or -1
+ * after printing the error. */
 static int
-load_previous(const struct local_args *a, const struct ty_job *job, struct previous_jobs *ret)
+load_previous(const struct local_args *a, const struct ty_job *job, struct local_previous *ret)
 {
     struct ty_error e = {0};
-    int r;
 
-    if (!job->hp || !job->hp->resume_job_id)
-        return 0;
-    r = a->state_dir ? read_previous(a->state_dir, job->hp->resume_job_id, &ret->job, &e)
-                     : ty_error_set(&e, ENOENT, "no state directory to find the job to resume");
-    if (r >= 0)
-        r = ty_study_resume_check(job->hp, ret->job, &e);
-    if (r < 0) {
+    if (local_previous_load(a->state_dir, job, ret, &e) < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return -1;
     }
-    ret->earlier = ty_study_resume_chain(ret->job, lookup_local, (void *)a->state_dir);
     return 0;
 }
 
 /* --dry-run: every replica's command and environment as JSON (a tuning job: its first
  * trial's). Returns the exit status. */
 static int
-dry_run(const struct local_args *a, const struct ty_job *job, const struct previous_jobs *previous)
+dry_run(const struct local_args *a, const struct ty_job *job, const struct local_previous *previous)
 {
     _cleanup_json_ json_t *out = NULL;
     _cleanup_free_ char *text = NULL;
@@ -781,7 +727,7 @@ static int local_train(int argc, char **argv)
     struct local_args a = {.runtime = env_runtime && *env_runtime ? env_runtime : "process"};
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     struct local_gpus lg = {0};
-    _cleanup_(previous_jobs_release) struct previous_jobs previous = {0};
+    _cleanup_(local_previous_release) struct local_previous previous = {0};
     int rc;
 
     rc = parse_local(argc, argv, &a);
