@@ -60,19 +60,27 @@ test_expect_success 'a job without scheduling.priority has priority 0: nice 1000
   test $rc -eq 1 && wait_for 30 no_slurm_jobs
 '
 test_expect_success 'scancel --signal CONT and USR1 do not end the job; USR1 reaches the program' '
-  mkjob s.json "trap \"echo got-USR1 >>$TEST_DIR/usr1.\$\$\" USR1; touch $TEST_DIR/up.\$\$; $(for_run 8 sig.$M)" \
+  mkjob s.json "trap \"echo got-USR1 >>$TEST_DIR/usr1.\$\$\" USR1; grep SigIgn /proc/\$\$/status >$TEST_DIR/ign.\$\$; touch $TEST_DIR/up.\$\$; $(for_run 20 sig.$M)" \
     "{\"scheduling\": {\"disableRetries\": true}}" || exit 1
   "$TRAINYARD" local train sig_job --runtime slurm --config s.json --grace-period 1 >log 2>&1 &
   pid=$!
   both_up() { [ "$(ls "$TEST_DIR" | grep -c "^up\.")" -eq 2 ]; } &&
   wait_for 30 both_up &&
   id=$(squeue -h -o %i) &&
-  for i in $(seq 20); do scancel -s CONT "$id" 2>/dev/null || :; done &&
+  for i in $(seq 5); do scancel -s CONT "$id" 2>/dev/null || :; done &&
+  sleep 1 &&
   usr1() { scancel -s USR1 "$id" 2>/dev/null; } &&
-  wait_for 5 usr1 &&
+  wait_for 15 usr1 &&
   wait $pid &&
   test "$(rec sig_job "d[\"state\"]")" = SUCCEEDED &&
-  test "$(cat "$TEST_DIR"/usr1.* | grep -c got-USR1)" -ge 2
+  test "$(rec sig_job "d[\"attemptStatus\"][\"attempt\"]")" = 1 &&
+  # a shell cannot trap a signal ignored when it started (POSIX): where the environment
+  # ignores SIGUSR1, the program cannot show that it got it
+  if grep -q "SigIgn:.*[2367abef]..\$" "$TEST_DIR"/ign.* 2>/dev/null; then
+    echo "# SIGUSR1 is ignored in this environment: its delivery is not checked"
+  else
+    test "$(cat "$TEST_DIR"/usr1.* | grep -c got-USR1)" -ge 2
+  fi
 '
 test_expect_success 'a controller outage leaves a running job running' '
   mkjob o.json "$(for_run 14 outage.$M)" || exit 1

@@ -232,4 +232,3 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
         o, "etag", json_string(ty_store_etag_format(row->etag, etag, sizeof(etag))));
     return o;
 }
-
