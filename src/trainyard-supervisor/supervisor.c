@@ -575,14 +575,10 @@ static int run_job(struct run *run,
     opts.running_since_usec = row->start_usec; /* after an internal error: maxRunningTime */
     loop = ty_loop_new();
     run->loop = loop;
-    if (job->hp && job->hp->resume_job_id) {
-        /* Checked when the job was created; if it is gone now, ty_study_new says so. */
-        _cleanup_(ty_job_row_freep) struct ty_job_row *prev = NULL;
-        if (ty_store_get_job(run->store, row->project, job->hp->resume_job_id, &prev, NULL) >= 0)
-            previous = ty_job_row_to_json(prev);
-        if (previous)
-            earlier = ty_study_resume_chain(previous, lookup_stored, run);
-    }
+    /* Checked when the job was created; if it is gone now, ty_study_new says so. */
+    if (job->hp && job->hp->resume_job_id &&
+        (previous = lookup_stored(run, job->hp->resume_job_id)))
+        earlier = ty_study_resume_chain(previous, lookup_stored, run);
     {
         struct ty_jobrun_options jo = {
             .runtime = runtime,

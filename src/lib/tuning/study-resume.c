@@ -198,6 +198,13 @@ static const char *resumed_id(const json_t *job)
     return id && *id ? id : NULL;
 }
 
+/* Is REST Job @job the job @id? */
+static bool is_job(const json_t *job, const char *id)
+{
+    const char *jid = ty_json_str(job, "jobId");
+    return jid && strcmp(jid, id) == 0;
+}
+
 json_t *ty_study_resume_chain(const json_t *previous,
                               json_t *(*lookup)(void *ctx, const char *job_id),
                               void *ctx)
@@ -207,16 +214,10 @@ json_t *ty_study_resume_chain(const json_t *previous,
     const char *next;
 
     while (json_array_size(chain) < TY_RESUME_CHAIN_MAX && (next = resumed_id(cur))) {
-        json_t *job;
+        json_t *job, *seen;
         size_t i;
-        json_t *seen;
-        bool loop =
-            strcmp(next, ty_json_str(previous, "jobId") ? ty_json_str(previous, "jobId") : "") == 0;
-        json_array_foreach(chain, i, seen)
-        {
-            const char *sid = ty_json_str(seen, "jobId");
-            loop = loop || (sid && strcmp(sid, next) == 0);
-        }
+        bool loop = is_job(previous, next);
+        json_array_foreach(chain, i, seen) loop = loop || is_job(seen, next);
         if (loop || !(job = lookup(ctx, next)))
             break;
         json_array_append_new(chain, job);
