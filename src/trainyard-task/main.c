@@ -393,8 +393,7 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
     /* One replica of many on this node: it uses the node's network and a port of its own. */
     t->sub.host_network = true;
     /* A local job directory must exist on this node too (the supervisor made its own). */
-    if (t->plan->job_dir && !strstr(t->plan->job_dir, "://") &&
-        (r = ty_mkdir_p(t->plan->job_dir, 0755, err)) < 0)
+    if (ty_job_dir_is_local(t->plan->job_dir) && (r = ty_mkdir_p(t->plan->job_dir, 0755, err)) < 0)
         return r;
     if (trial) {
         char tmpl[] = "/tmp/trainyard-task.XXXXXX";

@@ -174,7 +174,7 @@ static int absolute_job_dir(json_t *doc, struct ty_error *err)
     const char *dir = ty_json_str(ti, "jobDir");
     _cleanup_free_ char *cwd = NULL, *path = NULL;
 
-    if (!dir || !*dir || dir[0] == '/' || strstr(dir, "://"))
+    if (!ty_job_dir_is_local(dir) || dir[0] == '/')
         return 0;
     cwd = getcwd(NULL, 0);
     if (!cwd)

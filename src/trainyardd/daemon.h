@@ -276,8 +276,6 @@ void tyd_runas_log_start(const struct tyd *d);
  * directory must exist and not be "/". @where names the option in errors. Returns 0 or
  * -errno with err naming @where. */
 int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struct ty_error *err);
-/* Is @job_dir (may be NULL) a directory of this machine rather than a URI ("scheme://...")? */
-bool tyd_jobdir_is_local(const char *job_dir);
 /* May a job of the service have @job_dir (its trainingInput.jobDir, may be NULL)? A URI or no
  * jobDir: yes (0). A local directory: only an absolute path without empty, "." or ".."
  * components that lies, symbolic links of its existing part resolved, inside one of @roots

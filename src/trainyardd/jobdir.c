@@ -39,11 +39,6 @@ int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struc
     return 0;
 }
 
-bool tyd_jobdir_is_local(const char *job_dir)
-{
-    return job_dir && job_dir[0] && !strstr(job_dir, "://");
-}
-
 /* @roots joined with ", ", or NULL when there are none. */
 static char *join_roots(char *const *roots)
 {
@@ -124,7 +119,7 @@ int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t 
     _cleanup_free_ char *allowed = NULL;
     int r;
 
-    if (!tyd_jobdir_is_local(job_dir))
+    if (!ty_job_dir_is_local(job_dir))
         return 0;
     allowed = join_roots(roots);
     if (!allowed) {

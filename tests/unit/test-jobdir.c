@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "spec.h"
 #include "strv.h"
 #include "tap.h"
 
@@ -92,7 +93,7 @@ int main(void)
     like(why, "symbolic link", "says so");
     is_int(check(roots, path("root/out/new/dir"), why, sizeof(why)), -1, "and below such a link");
     is_int(check(roots, "file:///etc", why, sizeof(why)), 0, "any URI is left to its scheme");
-    ok(!tyd_jobdir_is_local("gs://b/p") && tyd_jobdir_is_local("/x") && !tyd_jobdir_is_local(""),
+    ok(!ty_job_dir_is_local("gs://b/p") && ty_job_dir_is_local("/x") && !ty_job_dir_is_local(""),
        "is_local");
 
     ty_strv_free(roots);

@@ -286,6 +286,11 @@ int ty_role_gpus(const struct ty_job *job, enum ty_role role, const char **type)
     return 0;
 }
 
+bool ty_job_dir_is_local(const char *job_dir)
+{
+    return job_dir && job_dir[0] && !strstr(job_dir, "://");
+}
+
 bool ty_job_has_task(const struct ty_job *job, const char *task)
 {
     if (strcmp(task, "service") == 0)

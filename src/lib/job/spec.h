@@ -137,6 +137,11 @@ int ty_job_from_json(const json_t *job_json, struct ty_job **ret, struct ty_erro
 /* Free a job; NULL-safe; returns NULL. */
 struct ty_job *ty_job_free(struct ty_job *job);
 
+/* Whether @job_dir (a trainingInput.jobDir, may be NULL or empty) names a directory of this
+ * machine: set, and not a URI ("gs://bucket/dir", any "scheme://"), which is the program's
+ * business. */
+bool ty_job_dir_is_local(const char *job_dir);
+
 /* Whether @task names one of @job's log tasks: "service" (the service's own lines), or
  * ROLE-replica-INDEX with INDEX below the role's count (after the scale tier's expansion). */
 bool ty_job_has_task(const struct ty_job *job, const char *task);

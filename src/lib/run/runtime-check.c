@@ -89,7 +89,7 @@ int ty_container_validate(const struct ty_job *job, struct ty_error *err)
     /* A local jobDir is bind-mounted at the same path in every container (the engine's
      * "SOURCE:TARGET" form): the replicas do not run in this directory, so a relative one
      * would name another place inside, and a ':' would split it. */
-    if (dir && *dir && !strstr(dir, "://")) {
+    if (ty_job_dir_is_local(dir)) {
         if (dir[0] != '/')
             return ty_error_set(err,
                                 EINVAL,

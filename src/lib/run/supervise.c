@@ -428,8 +428,7 @@ static int new_runtime(struct ty_supervisor *sup, struct ty_error *err)
         sup->rt->base_env = sup->opts.base_env;
         sup->rt->path_setting = sup->opts.path_setting;
         if (sup->opts.start_in_job_dir) /* a local jobDir is made before any replica starts */
-            sup->rt->workdir =
-                sup->plan->job_dir && !strstr(sup->plan->job_dir, "://") ? sup->plan->job_dir : "/";
+            sup->rt->workdir = ty_job_dir_is_local(sup->plan->job_dir) ? sup->plan->job_dir : "/";
         sup->rt->gpus = sup->gpus;
         sup->rt->gpu_stand_in = sup->opts.gpus && sup->opts.gpus->stand_in;
     }
@@ -633,7 +632,7 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
 
     /* A local job directory is created for the program; remote URIs (gs://...) are the
      * program's business. */
-    if (sup->plan->job_dir && !strstr(sup->plan->job_dir, "://") &&
+    if (ty_job_dir_is_local(sup->plan->job_dir) &&
         make_job_dir(sup->plan->job_dir, sup->opts.run_as, &e) < 0) {
         prepare_failed(sup, ty_error_msg(&e));
         return 0;

@@ -207,7 +207,7 @@ static json_t *host_config(struct container_rt *c, struct ctr_replica *cr, json_
             hc, "ShmSize", json_integer(mem / 2 > MAX_SHM_BYTES ? MAX_SHM_BYTES : mem / 2));
     }
     binds = json_array();
-    if (plan->job_dir && !strstr(plan->job_dir, "://")) {
+    if (ty_job_dir_is_local(plan->job_dir)) {
         /* The job directory appears at the same path inside, as --job-dir says. */
         json_array_append_new(binds, json_sprintf("%s:%s", plan->job_dir, plan->job_dir));
     }
