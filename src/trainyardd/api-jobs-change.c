@@ -104,16 +104,19 @@ static int check_mask(const char *mask, struct tyd_reply *rep)
 /* The labels the service read when the job was created (its runtime, its extra
  * environments) describe how it runs, and a patch cannot change that: one left out of the
  * patched labels @after is kept (copied from @before, so that clearing a job's labels clears
- * the user's own); one set to another value, or added, is a 400 naming it. */
+ * the user's own); one set to another value, or added, is a 400 naming it. The labels kept
+ * count toward the job's TY_MAX_LABELS: a 400 when they take it over (a job read back must
+ * be a job the service would take). */
 static int check_read_labels(const json_t *before, json_t *after, struct tyd_reply *rep)
 {
     static const char *const read[] = {TY_LABEL_RUNTIME, TY_LABEL_PYTORCH, TY_LABEL_MXNET};
+    size_t kept = 0;
 
     for (size_t i = 0; i < TY_ARRAY_SIZE(read); i++) {
         const char *was = ty_json_str(before, read[i]), *now = ty_json_str(after, read[i]);
         if (!now) {
             if (was)
-                json_object_set_new(after, read[i], json_string(was));
+                json_object_set_new(after, read[i], json_string(was)), kept++;
             continue;
         }
         if (was && strcmp(was, now) == 0)
@@ -127,6 +130,20 @@ static int check_read_labels(const json_t *before, json_t *after, struct tyd_rep
                   was ? "'" : "",
                   was ? was : "not set",
                   was ? "'" : "");
+        return -1;
+    }
+    if (json_object_size(after) > TY_MAX_LABELS) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "labels: at most %d labels (got %zu, with the %zu of %s, %s and %s "
+                  "that the job keeps)",
+                  TY_MAX_LABELS,
+                  json_object_size(after),
+                  kept,
+                  read[0],
+                  read[1],
+                  read[2]);
         return -1;
     }
     return 0;

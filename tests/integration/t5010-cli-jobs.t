@@ -317,6 +317,18 @@ test_expect_success 'update: the labels the service read at creation stay; chang
   set +e; "$TRAINYARD" jobs update cli_args --update-labels trainyard-runtime=container 2>err; rc=$?; set -e
   test $rc -eq 1 && grep -q "labels.trainyard-runtime: the service read it when the job was created (it was .process.)" err
 '
+test_expect_success 'a patch cannot take a job over 64 labels with the two it keeps' '
+  "$PYTHON" -c "import json; json.dump({\"labels\": {\"k%d\" % i: \"v\" for i in range(63)}}, open(\"l63.json\", \"w\"))" &&
+  code=$(curl -s -o out.json -w "%{http_code}" -X PATCH -H "Content-Type: application/json" \
+    --data-binary @l63.json "$BASE/v1/projects/default/jobs/cli_args?updateMask=labels") &&
+  test "$code" = 400 && grep -q "at most 64 labels (got 65, with the 2 of trainyard-runtime" out.json &&
+  "$TRAINYARD" jobs describe cli_args --format json >d.json &&
+  test "$(json_get d.json "len(d[\"labels\"])")" = 2 &&
+  "$PYTHON" -c "import json; json.dump({\"labels\": {\"k%d\" % i: \"v\" for i in range(62)}}, open(\"l62.json\", \"w\"))" &&
+  code=$(curl -s -o out.json -w "%{http_code}" -X PATCH -H "Content-Type: application/json" \
+    --data-binary @l62.json "$BASE/v1/projects/default/jobs/cli_args?updateMask=labels") &&
+  test "$code" = 200 && test "$(json_get out.json "len(d[\"labels\"])")" = 64
+'
 
 # ---- cancel ----------------------------------------------------------------------------------
 
