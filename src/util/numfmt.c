@@ -23,9 +23,19 @@ char *ty_fmt_double(double v, char buf[TY_DOUBLE_TEXT_MAX])
         return buf;
     }
     for (int prec = 1; prec <= 17; prec++) {
-        (void)snprintf(buf, TY_DOUBLE_TEXT_MAX, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
+        int exp10;
+        (void)snprintf(buf, TY_DOUBLE_TEXT_MAX, "%.*e", prec - 1, v);
+        if (strtod(buf, NULL) != v)
+            continue;
+        /* the same digits without an exponent from 1e-4 to below 1e16, as Python's repr:
+         * %g would write 10 as "1e+01" at one digit, which no int parser takes */
+        exp10 = (int)strtol(strchr(buf, 'e') + 1, NULL, 10);
+        if (exp10 >= -4 && exp10 < 16)
+            (void)snprintf(
+                buf, TY_DOUBLE_TEXT_MAX, "%.*f", prec - 1 > exp10 ? prec - 1 - exp10 : 0, v);
+        else
+            (void)snprintf(buf, TY_DOUBLE_TEXT_MAX, "%.*g", prec, v);
+        break;
     }
     return buf;
 }

@@ -10,9 +10,10 @@
 /* Room for any text ty_fmt_double writes, with its NUL. */
 #define TY_DOUBLE_TEXT_MAX 32
 
-/* Write @v to @buf as the shortest "%.Ng" (N from 1 to 17) that strtod reads back as @v
- * ("0.1", "1e-05", "123456", "0.30000000000000004"); NaN and the infinities as "nan",
- * "inf" and "-inf". Returns @buf. */
+/* Write @v to @buf with the fewest significant digits (1 to 17) that strtod reads back as
+ * @v: without an exponent from 1e-4 to below 1e16 ("0.1", "10", "123456", "0.0001",
+ * "0.30000000000000004"), else as %g writes them ("1e-05", "1e+22"); NaN and the infinities
+ * as "nan", "inf" and "-inf". Returns @buf. */
 char *ty_fmt_double(double v, char buf[TY_DOUBLE_TEXT_MAX]);
 
 /* A copy of the JSON text @json in which every number with a fraction or an exponent is

@@ -26,16 +26,22 @@ static void test_values(void)
 {
     _cleanup_json_ json_t *r = json_real(0.1), *i = json_integer(-42), *s = json_string("relu");
     _cleanup_json_ json_t *big = json_real(1e-5), *whole = json_real(2.0);
+    _cleanup_json_ json_t *ten = json_real(10.0), *k100 = json_real(1e5);
     _cleanup_free_ char *a = ty_study_value_string(r);
     _cleanup_free_ char *b = ty_study_value_string(i);
     _cleanup_free_ char *c = ty_study_value_string(s);
     _cleanup_free_ char *d = ty_study_value_string(big);
     _cleanup_free_ char *e = ty_study_value_string(whole);
+    _cleanup_free_ char *f = ty_study_value_string(ten);
+    _cleanup_free_ char *g = ty_study_value_string(k100);
     ok(strcmp(a, "0.1") == 0, "a real in its shortest form (%s)", a);
     ok(strcmp(b, "-42") == 0, "an integer in decimal");
     ok(strcmp(c, "relu") == 0, "a category as is");
     ok(strcmp(d, "1e-05") == 0, "a small real (%s)", d);
     ok(strcmp(e, "2") == 0, "a whole real (%s)", e);
+    /* %g's shortest is "1e+01": a program's int("1e+01") fails (a DISCRETE value of epochs) */
+    ok(strcmp(f, "10") == 0, "a whole real of one digit and a zero (%s)", f);
+    ok(strcmp(g, "100000") == 0, "a whole real of one digit and zeros (%s)", g);
 }
 
 static void test_args(void)
