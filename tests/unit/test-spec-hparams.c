@@ -198,6 +198,18 @@ static void test_param_rules(void)
     bad(PARAMS("{'parameterName':'','type':'DOUBLE','minValue':0,'maxValue':1}"),
         "params[0].parameterName: '' may contain only",
         "an empty param name");
+    bad(PARAMS("{'parameterName':'-x','type':'DOUBLE','minValue':0,'maxValue':1}"),
+        "params[0].parameterName: '-x' may contain only letters, digits, '_', '-' and '.', and "
+        "must not start with '-' or '.'",
+        "a param name starting with '-'");
+    bad(PARAMS("{'parameterName':'.x','type':'DOUBLE','minValue':0,'maxValue':1}"),
+        "params[0].parameterName: '.x' may contain only",
+        "a param name starting with '.'");
+    good_free(PARAMS("{'parameterName':'_x-1.y','type':'DOUBLE','minValue':0,'maxValue':1}"),
+              "'_x-1.y' is a name");
+    bad(PARAMS("{'parameterName':'job-dir','type':'DOUBLE','minValue':0,'maxValue':1}"),
+        "params[0].parameterName: 'job-dir' is the argument that passes trainingInput.jobDir",
+        "a param named job-dir");
     bad(PARAMS(P_LR ",{'parameterName':'lr','type':'INTEGER','minValue':0,'maxValue':1}"),
         "hyperparameters.params[1].parameterName: 'lr' is already used by params[0]",
         "a duplicate param name");
@@ -298,6 +310,13 @@ static void test_param_rules(void)
     bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a','b','a']}"),
         "params[0].categoricalValues: 'a' is listed twice",
         "a repeated category");
+    bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a'],"
+               "'scaleType':'UNIT_LOG_SCALE'}"),
+        "params[0].scaleType: CATEGORICAL parameter 'o' takes no scaleType (got UNIT_LOG_SCALE)",
+        "CATEGORICAL with a scaleType");
+    good_free(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a'],"
+                     "'scaleType':'NONE'}"),
+              "CATEGORICAL with scaleType NONE");
     bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a',3]}"),
         "'trainingInput.hyperparameters.params[0].categoricalValues[1]' (TYPE_STRING)",
         "a number as a category in JSON");
@@ -345,6 +364,23 @@ static void test_param_rules(void)
         doc = xasprintf(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[%s]}"),
                         vals);
         good_free(doc, "1000 discrete values");
+        free(doc);
+        free(vals);
+    }
+    {
+        size_t n = 0, cap = 16384;
+        char *vals = xmalloc(cap);
+        char *doc;
+        for (int i = 0; i <= TY_HP_MAX_CATEGORIES; i++)
+            n += (size_t)snprintf(vals + n, cap - n, "%s'c%d'", i ? "," : "", i);
+        doc = xasprintf(
+            PARAMS("{'parameterName':'c','type':'CATEGORICAL','categoricalValues':[%s]}"), vals);
+        bad(doc, "params[0].categoricalValues: at most 1000 values (got 1001)", "1001 categories");
+        free(doc);
+        *strrchr(vals, ',') = '\0';
+        doc = xasprintf(
+            PARAMS("{'parameterName':'c','type':'CATEGORICAL','categoricalValues':[%s]}"), vals);
+        good_free(doc, "1000 categories");
         free(doc);
         free(vals);
     }

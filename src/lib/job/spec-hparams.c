@@ -29,9 +29,11 @@ static const char *str_or(const json_t *o, const char *k, const char *dflt)
     return s ? s : dflt;
 }
 
+/* A parameter name: letters, digits, '_', '-' and '.', not starting with '-' or '.' (a
+ * trial's program gets --NAME=VALUE: "---x" or "--.x" would be no option a parser knows). */
 static bool name_ok(const char *s)
 {
-    if (!*s)
+    if (!*s || *s == '-' || *s == '.')
         return false;
     for (; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
@@ -53,10 +55,18 @@ static int param_head(const json_t *pj, size_t idx, struct ty_hp_param *p, struc
         return ty_error_set(err,
                             EINVAL,
                             HP ".params[%zu].parameterName: '%s' may contain only letters, "
-                               "digits, '_', '-' and '.' (it becomes a --%s=VALUE argument)",
+                               "digits, '_', '-' and '.', and must not start with '-' or '.' "
+                               "(it becomes a --%s=VALUE argument)",
                             idx,
                             name,
                             name);
+    if (strcmp(name, "job-dir") == 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].parameterName: 'job-dir' is the argument that "
+                               "passes trainingInput.jobDir (--job-dir=DIR); name the "
+                               "parameter otherwise",
+                            idx);
     p->name = xstrdup(name);
     if (strcmp(type, "DOUBLE") == 0)
         p->type = TY_HP_DOUBLE;
@@ -73,6 +83,15 @@ static int param_head(const json_t *pj, size_t idx, struct ty_hp_param *p, struc
                                "DISCRETE) for parameter '%s'",
                             idx,
                             name);
+    /* the API: "Leave unset for categorical parameters" (NONE says the same) */
+    if (p->type == TY_HP_CATEGORICAL && strcmp(scale, "NONE") != 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].scaleType: CATEGORICAL parameter '%s' takes no "
+                               "scaleType (got %s)",
+                            idx,
+                            name,
+                            scale);
     p->scale = strcmp(scale, "UNIT_LINEAR_SCALE") == 0        ? TY_HP_SCALE_LINEAR
                : strcmp(scale, "UNIT_LOG_SCALE") == 0         ? TY_HP_SCALE_LOG
                : strcmp(scale, "UNIT_REVERSE_LOG_SCALE") == 0 ? TY_HP_SCALE_REVERSE_LOG
@@ -212,13 +231,14 @@ static int value_list(const json_t *pj,
     return 0;
 }
 
-/* categoricalValues of a CATEGORICAL parameter p: non-empty, no value twice. */
+/* categoricalValues of a CATEGORICAL parameter p: 1..TY_HP_MAX_CATEGORIES, no value twice. */
 static int
 param_categories(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
 {
     json_t *cats, *c;
     size_t i;
-    int r = value_list(pj, idx, p, "CATEGORICAL", "categoricalValues", 0, &cats, err);
+    int r = value_list(
+        pj, idx, p, "CATEGORICAL", "categoricalValues", TY_HP_MAX_CATEGORIES, &cats, err);
 
     if (r < 0)
         return r;

@@ -44,11 +44,14 @@ enum ty_scale_tier {
     "characters"
 /* far beyond one machine; stops a typo from planning 1e12 replicas */
 #define TY_MAX_REPLICAS_PER_ROLE 10000
-#define TY_MAX_LABELS            64    /* Google's per-resource label limit */
-#define TY_LABEL_MAX             63    /* Google's label key/value length limit */
-#define TY_HP_MAX_PARAMS         100   /* more dimensions than any search can use */
-#define TY_HP_MAX_DISCRETE       1000  /* the API's documented discreteValues limit */
-#define TY_HP_MAX_TRIALS         10000 /* bounds the study held in memory and on disk */
+#define TY_MAX_LABELS            64   /* Google's per-resource label limit */
+#define TY_LABEL_MAX             63   /* Google's label key/value length limit */
+#define TY_HP_MAX_PARAMS         100  /* more dimensions than any search can use */
+#define TY_HP_MAX_DISCRETE       1000 /* the API's documented discreteValues limit */
+/* categoricalValues of one parameter (the API documents none): each is one dimension of the
+ * default search, and checking them for repeats is quadratic */
+#define TY_HP_MAX_CATEGORIES 1000
+#define TY_HP_MAX_TRIALS     10000 /* bounds the study held in memory and on disk */
 
 /* Role name as CLUSTER_SPEC writes it ("master", "worker", "ps", "evaluator"). */
 const char *ty_role_name(enum ty_role role);
