@@ -76,6 +76,20 @@ void ty_strv_setenv(char ***env, const char *name, const char *value)
     ty_strv_push_take(env, entry);
 }
 
+void ty_strv_unsetenv(char **env, const char *name)
+{
+    size_t n = strlen(name), k = 0;
+
+    for (size_t i = 0; env && env[i]; i++) {
+        if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+            free(env[i]);
+        else
+            env[k++] = env[i];
+    }
+    if (env)
+        env[k] = NULL;
+}
+
 const char *ty_strv_getenv(char *const *env, const char *name)
 {
     char **slot = find_env((char **)env, name);

@@ -20,6 +20,8 @@ char **ty_strv_copy(char *const *v);
 char **ty_strv_free(char **v);
 /* Set NAME=VALUE in an environment vector, replacing an existing NAME. */
 void ty_strv_setenv(char ***env, const char *name, const char *value);
+/* Remove NAME from an environment vector (every entry of it); nothing when it is not set. */
+void ty_strv_unsetenv(char **env, const char *name);
 /* Value of NAME in an environment vector, or NULL. */
 const char *ty_strv_getenv(char *const *env, const char *name);
 /* Whether @v (NULL-safe) holds a string equal to @s. */

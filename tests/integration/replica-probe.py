@@ -16,7 +16,8 @@ srv.listen(64)
 record = {k: os.environ.get(k) for k in
           ("CLUSTER_SPEC", "TF_CONFIG", "CLOUD_ML_JOB_ID", "CLOUD_ML_TRIAL_ID", "MASTER_ADDR",
            "MASTER_PORT", "WORLD_SIZE", "RANK", "SLURMD_NODENAME", "SLURM_JOB_ID",
-           "TRAINYARD_TASK_TOKEN")}
+           "TRAINYARD_TASK_TOKEN", "DMLC_ROLE", "CLOUD_ML_HP_METRIC_TAG",
+           "CLOUD_ML_HP_METRIC_FILE")}
 record["argv"] = sys.argv[2:]
 open(os.path.join(out, name + ".ready"), "w").close()
 peers = [(r, i, a) for r, addrs in cs["cluster"].items() for i, a in enumerate(addrs)]

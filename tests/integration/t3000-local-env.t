@@ -21,9 +21,13 @@ json.dump({"jobId": "probe_job", "labels": {"team": "ml"}, "trainingInput": ti},
 PY
 }
 
+# The contract's variables in the caller's environment: none may reach a replica the job does
+# not give it to (local train passes the rest of its environment on).
+LEAK="RANK=5 WORLD_SIZE=8 MASTER_ADDR=198.18.0.9 MASTER_PORT=1 DMLC_ROLE=server CLOUD_ML_TRIAL_ID=7 CLOUD_ML_HP_METRIC_TAG=old CLOUD_ML_HP_METRIC_FILE=/nonexistent/m"
+
 test_expect_success 'a 1+2+2+1 job runs and every replica reports' '
   mkdir -p out && probe_job job.json &&
-  "$TRAINYARD" local train --config job.json --grace-period 5 >log 2>&1 &&
+  env $LEAK "$TRAINYARD" local train --config job.json --grace-period 5 >log 2>&1 &&
   grep -q "master: all 6 replicas reported" log &&
   test $(ls out/*.json | wc -l) = 6
 '
@@ -64,18 +68,21 @@ test_expect_success 'addresses are distinct loopback ports' '
 test_expect_success 'containerArgs reach the program' '
   test "$(json_get out/worker-0.json "\" \".join(d[\"argv\"])")" = "--epochs 5"
 '
-test_expect_success 'no PyTorch variables unless asked' '
-  test "$(json_get out/master-0.json "d[\"WORLD_SIZE\"]")" = None
+test_expect_success 'no PyTorch variables unless asked, nor the caller'"'"'s' '
+  for f in out/*.json; do
+    test "$(json_get $f "[d[k] for k in (\"WORLD_SIZE\", \"RANK\", \"MASTER_ADDR\", \"MASTER_PORT\", \"DMLC_ROLE\", \"CLOUD_ML_TRIAL_ID\", \"CLOUD_ML_HP_METRIC_TAG\", \"CLOUD_ML_HP_METRIC_FILE\")]")" = "[None, None, None, None, None, None, None, None]" || exit 1
+  done
 '
 test_expect_success '--pytorch-env sets MASTER_ADDR/PORT, WORLD_SIZE, RANK' '
   rm -rf out && mkdir out && probe_job job2.json "{\"jobDir\": \"$TEST_DIR/jd\"}" &&
-  "$TRAINYARD" local train pt_job --config job2.json --pytorch-env >log 2>&1 &&
+  env $LEAK "$TRAINYARD" local train pt_job --config job2.json --pytorch-env >log 2>&1 &&
   test "$(json_get out/worker-1.json "d[\"RANK\"]")" = 2 &&
   test "$(json_get out/master-0.json "d[\"RANK\"]")" = 0 &&
   test "$(json_get out/worker-0.json "d[\"WORLD_SIZE\"]")" = 3 &&
   test "$(json_get out/worker-0.json "d[\"MASTER_ADDR\"]")" = 127.0.0.1 &&
   test "$(json_get out/worker-0.json "d[\"MASTER_PORT\"]")" = "$(json_get out/master-0.json "d[\"CLUSTER_SPEC\"]" | sed "s/.*\"master\":\[\"127.0.0.1:\([0-9]*\)\".*/\1/")" &&
-  test "$(json_get out/ps-0.json "d[\"RANK\"]")" = None
+  test "$(json_get out/ps-0.json "d[\"RANK\"]")" = None &&
+  test "$(json_get out/evaluator-0.json "[d[\"RANK\"], d[\"MASTER_ADDR\"], d[\"DMLC_ROLE\"]]")" = "[None, None, None]"
 '
 test_expect_success 'jobDir reaches the program as --job-dir=DIR and is created' '
   test "$(json_get out/worker-0.json "d[\"argv\"][-1]")" = "--job-dir=$TEST_DIR/jd" &&

@@ -111,6 +111,13 @@ static void test_strv(void)
     ok(ty_strv_getenv(NULL, "HOME") == NULL, "strv: getenv on NULL");
     ty_strv_setenv(&env, "V", "a=b");
     is_str(ty_strv_getenv(env, "V"), "a=b", "strv: value with '='");
+    ty_strv_push(&env, "PATH=again");
+    ty_strv_unsetenv(env, "PATH");
+    ty_strv_unsetenv(env, "NOPE");
+    ok(ty_strv_getenv(env, "PATH") == NULL && ty_strv_len(env) == 3 &&
+           strcmp(ty_strv_getenv(env, "PATHX"), "x") == 0,
+       "strv: unsetenv removes every entry of the name, and only it");
+    ty_strv_unsetenv(NULL, "PATH");
     ty_strv_free(env);
 }
 

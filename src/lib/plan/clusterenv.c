@@ -347,6 +347,25 @@ void ty_clusterenv_free(struct ty_clusterenv *ce)
     free(ce);
 }
 
+const char *const ty_clusterenv_names[] = {
+    "CLUSTER_SPEC",
+    "TF_CONFIG",
+    "CLOUD_ML_JOB_ID",
+    "CLOUD_ML_TRIAL_ID",
+    "CLOUD_ML_HP_METRIC_FILE",
+    "CLOUD_ML_HP_METRIC_TAG",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "RANK",
+    "DMLC_ROLE",
+    "DMLC_PS_ROOT_URI",
+    "DMLC_PS_ROOT_PORT",
+    "DMLC_NUM_WORKER",
+    "DMLC_NUM_SERVER",
+    NULL,
+};
+
 const char *ty_clusterenv_dmlc_role(enum ty_role role)
 {
     switch (role) {

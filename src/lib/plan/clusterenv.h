@@ -30,6 +30,12 @@
 
 struct ty_clusterenv;
 
+/* Every variable of the contract that trainyard may set for a replica (the list above, and
+ * the tuning trial's CLOUD_ML_HP_METRIC_FILE and CLOUD_ML_HP_METRIC_TAG), NULL-terminated.
+ * A replica that inherits an environment (the process runtime's) has these removed from it
+ * first: one the job does not set for the replica must not leak in from the caller's. */
+extern const char *const ty_clusterenv_names[];
+
 struct ty_env_options {
     bool pytorch; /* also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK */
     /* Also set the DMLC_* variables of MXNet's ps-lite: the master is the scheduler, the

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clusterenv.h"
 #include "macro.h"
 #include "process-int.h"
 #include "proctree.h"
@@ -232,14 +233,19 @@ void pc_signals_to_reset(struct child_setup *cs)
 }
 
 /* The environment of @pr's program: the runtime's base (ty_runtime.base_env: the service's
- * defined one), else trainyard's own; the metric file of a tuning trial, the contract
- * variables @env and the run token. Caller frees. */
+ * defined one), else trainyard's own, without any of the contract's variables
+ * (ty_clusterenv_names: a caller's RANK or CLOUD_ML_TRIAL_ID is not the replica's); the
+ * metric file of a tuning trial, the contract variables @env and the run token. Caller
+ * frees. */
 char **pc_replica_env(struct proc_replica *pr, char *const env[])
 {
     struct process_rt *p = pr->rt;
     const struct ty_replica_gpus *g =
         p->base.gpus ? &p->base.gpus[ty_runtime_replica_index(&p->base, pr->r)] : NULL;
     char **envp = ty_strv_copy(p->base.base_env ? p->base.base_env : environ);
+
+    for (size_t i = 0; ty_clusterenv_names[i]; i++)
+        ty_strv_unsetenv(envp, ty_clusterenv_names[i]);
 
     /* A tuning trial's metric file is in its own host directory (plan.h); the run's
      * variables below may still name another. */
