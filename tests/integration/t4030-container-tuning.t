@@ -26,6 +26,7 @@ t=$CLOUD_ML_TRIAL_ID
   echo "env_file=$CLOUD_ML_HP_METRIC_FILE tag=$CLOUD_ML_HP_METRIC_TAG"
   echo "mounts=$(grep -c " /tmp/hypertune " /proc/mounts)"
   echo "before=$(ls -A /tmp/hypertune | tr "\n" " ")"; } >"$jd/seen"
+: >"$jd/../from-trial-$t" # the whole jobDir is mounted, not the trial one alone
 unset CLOUD_ML_HP_METRIC_FILE
 [ "$x" = 3 ] && exit 0
 report() { # STEP VALUE...: rewrite the whole file (temp file + rename), as the library does
@@ -98,7 +99,8 @@ test_expect_success 'container tuning: mounts' '
     cat "jd/$t/seen" &&
     grep -qx "trial=$t x=[123]" "jd/$t/seen" &&
     grep -qx "mounts=1" "jd/$t/seen" &&
-    grep -qx "before=" "jd/$t/seen" || exit 1
+    grep -qx "before=" "jd/$t/seen" &&
+    test -e "jd/from-trial-$t" || exit 1
   done &&
   for t in $(sed -n "s|.*/trials/\([0-9]*\)/output.metrics|\1|p" waiting); do
     test "$(cat "jd/$t/after")" = output.metrics || exit 1

@@ -207,9 +207,11 @@ static json_t *host_config(struct container_rt *c, struct ctr_replica *cr, json_
             hc, "ShmSize", json_integer(mem / 2 > MAX_SHM_BYTES ? MAX_SHM_BYTES : mem / 2));
     }
     binds = json_array();
-    if (ty_job_dir_is_local(plan->job_dir)) {
-        /* The job directory appears at the same path inside, as --job-dir says. */
-        json_array_append_new(binds, json_sprintf("%s:%s", plan->job_dir, plan->job_dir));
+    if (ty_job_dir_is_local(plan->job->job_dir)) {
+        /* The job directory appears at the same path inside, as --job-dir says; a tuning
+         * trial's (--job-dir=JOBDIR/TRIAL) within the whole job's, which CLUSTER_SPEC's
+         * job.jobDir names, as every trial saw its bucket on AI Platform. */
+        json_array_append_new(binds, json_sprintf("%s:%s", plan->job->job_dir, plan->job->job_dir));
     }
     if (plan->metric_dir) {
         /* A tuning trial's metric file: the trial's own host directory where
