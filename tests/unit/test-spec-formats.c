@@ -58,6 +58,7 @@ static void test_schema(void)
 
     /* int64 as string or number; canonical output */
     c2 = canon("{'jobId':'j','labels':{'b':'2','a':'1'},'state':'RUNNING','createTime':'x',"
+               "'attemptStatus':{'attempt':2},'stateReason':'why','transitions':[{}],"
                "'trainingInput':{'scheduling':{'priority':'7','maxRunningTime':'7200.000s',"
                "'maxWaitTime':'1.5s'},'evaluatorCount':'0','workerCount':3,'masterConfig':"
                "{'acceleratorConfig':{'count':2,'type':'NVIDIA_TESLA_T4'},'imageUri':'i'},"

@@ -163,6 +163,10 @@ static const struct ty_field f_job[] = {
     {"jobPosition", TY_FT_INT64, NULL, NULL, true, NULL},
     {"trainingOutput", TY_FT_STRING, NULL, NULL, true, NULL},
     {"predictionOutput", TY_FT_STRING, NULL, NULL, true, NULL},
+    /* trainyard's own output (docs/service.md): a job written by trainyard reads back */
+    {"attemptStatus", TY_FT_STRING, NULL, NULL, true, NULL},
+    {"stateReason", TY_FT_STRING, NULL, NULL, true, NULL},
+    {"transitions", TY_FT_STRING, NULL, NULL, true, NULL},
 };
 const struct ty_message ty_msg_job = MSG("Job", f_job);
 
