@@ -13,6 +13,17 @@ static void test_schema(void)
 {
     _cleanup_free_ char *c1 = NULL, *c2 = NULL, *c3 = NULL, *c4 = NULL, *c5 = NULL;
 
+    /* A UTF-8 byte order mark before a JSON document: JSON's rules, not YAML's ("010" is
+     * decimal, not an ambiguous octal). */
+    {
+        struct ty_job *job =
+            good_fmt(TY_SPEC_AUTO,
+                     "\xef\xbb\xbf{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'010'}",
+                     "a JSON document after a byte order mark");
+        ok(job && job->roles[TY_ROLE_WORKER].count == 10, "read as JSON: workerCount 10");
+        ty_job_free(job);
+    }
+
     /* Unknown names, Google's wording, at every level. */
     bad("{'masterConfig':{'imageUrl':'i'}}",
         "Invalid JSON payload received. Unknown name \"imageUrl\" at "

@@ -73,6 +73,10 @@ int ty_spec_parse(
     _cleanup_json_ json_t *tree = NULL;
     int r;
 
+    /* A UTF-8 byte order mark (editors on Windows write one) is no part of the document: left
+     * in, a JSON file would be taken for YAML and read by YAML's rules. */
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+        text += 3, len -= 3;
     if (fmt == TY_SPEC_AUTO) {
         size_t i = 0;
         while (i < len && strchr(" \t\r\n", text[i]))
