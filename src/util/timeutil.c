@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -94,6 +95,7 @@ int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err)
     const char *p = s;
     int64_t secs = 0, frac_usec = 0;
     int fd = 0;
+    bool finer = false; /* a non-zero digit past the microseconds */
 
     if (!isdigit((unsigned char)*p))
         goto bad;
@@ -111,6 +113,8 @@ int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err)
                 goto bad;
             if (fd <= 6)
                 frac_usec = frac_usec * 10 + (*p - '0');
+            else
+                finer = finer || *p != '0';
             p++;
         }
         for (int i = fd; i < 6; i++)
@@ -124,6 +128,9 @@ int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err)
                             "'%s' is longer than the longest duration, %llds (10,000 years)",
                             s,
                             (long long)TY_DURATION_MAX_SEC);
+    if (finer)
+        return ty_error_set(
+            err, EDOM, "'%s' is finer than a microsecond, the resolution trainyard keeps", s);
     *ret_usec = secs * 1000000 + frac_usec;
     return 0;
 bad:

@@ -22,7 +22,8 @@ char *ty_rfc3339(int64_t usec, int digits, char *buf, size_t n);
 /* Parse a Duration string: decimal seconds with up to 9 fractional digits and a trailing
  * 's' ("7200s", "1.5s"), at most TY_DURATION_MAX_SEC (so that a deadline computed from it
  * cannot overflow). Returns 0 and *ret_usec; -EINVAL for another form, -ERANGE for a longer
- * one. */
+ * one, -EDOM for one with a non-zero digit past the microseconds ("1.0000001s": kept, it
+ * would change without a word). */
 int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
 
 /* Parse an RFC 3339 time: "2026-11-30T09:00:00Z", with up to 9 fractional digits (kept to

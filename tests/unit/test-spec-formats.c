@@ -83,6 +83,10 @@ static void test_schema(void)
            "\"priority\":7}}}",
            "canonical: int64 as strings, int32 as numbers, schema order, durations normalised, "
            "output-only fields and nulls dropped");
+    bad("{" IMG ",'scheduling':{'maxRunningTime':'1.0000001s'}}",
+        "Invalid value at 'trainingInput.scheduling.maxRunningTime' "
+        "(google.protobuf.Duration), \"1.0000001s\": finer than a microsecond",
+        "a duration finer than a microsecond (it would change unseen)");
     bad("{" IMG ",'workerCount':'3x'}",
         "Invalid value at 'trainingInput.workerCount' "
         "(TYPE_INT64), \"3x\": expected an integer",

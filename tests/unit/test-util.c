@@ -263,9 +263,9 @@ static void test_time(void)
         {"7200s", INT64_C(7200000000)},
         {"1.5s", 1500000},
         {"0s", 0},
-        {"0.000000001s", 0},
+        {"0.000001000s", 1},
         {"0.000001s", 1},
-        {"2.123456789s", 2123456},
+        {"2.123456000s", 2123456},
         {"86400.25s", INT64_C(86400250000)},
     };
     static const char *const bad[] = {"7200",
@@ -307,6 +307,11 @@ static void test_time(void)
            "duration: a microsecond longer is out of range");
     is_int(ty_duration_parse("9223372036000s", &v, &err), -ERANGE, "duration: years too long");
     like(err.msg, "10,000 years", "duration: the message says the limit");
+    v = -42;
+    is_int(ty_duration_parse("1.0000001s", &v, &err), -EDOM, "duration: a tenth of a microsecond");
+    like(err.msg, "finer than a microsecond", "duration: the message says why");
+    is_int(ty_duration_parse("0.000000001s", &v, &err), -EDOM, "duration: a nanosecond");
+    is_int(v, -42, "duration: finer ones leave the result alone");
 
     is_str(ty_rfc3339(0, 0, buf, sizeof(buf)), "1970-01-01T00:00:00Z", "rfc3339: epoch");
     is_str(ty_rfc3339(INT64_C(1796029200123456), 6, buf, sizeof(buf)),

@@ -406,8 +406,9 @@ static int norm_duration(const json_t *v, const char *path, json_t **ret, struct
                          path,
                          "google.protobuf.Duration",
                          v,
-                         sub.code == ERANGE
-                             ? "at most 315576000000s (10,000 years)"
+                         sub.code == ERANGE ? "at most 315576000000s (10,000 years)"
+                         : sub.code == EDOM
+                             ? "finer than a microsecond, the resolution trainyard keeps"
                              : "expected seconds with an 's' suffix, such as \"7200s\"");
     if (usec % 1000000) {
         char frac[8];
