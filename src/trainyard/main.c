@@ -64,6 +64,30 @@ static int match_words(const char *path, char **w, int n)
 
 enum cli_verbosity cli_verbosity = CLI_VERBOSITY_WARNING;
 
+/* Write the message @fmt, @ap to stderr and end the line. A message quotes what the user
+ * gave (a job id, a label, a YAML key): its control characters but newline and tab are
+ * written as '?', so that none can drive the terminal. */
+__attribute__((format(printf, 1, 0))) static void put_message(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    int n;
+    char *m;
+
+    va_copy(ap2, ap);
+    n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    m = xmalloc((size_t)n + 1);
+    (void)vsnprintf(m, (size_t)n + 1, fmt, ap);
+    for (char *p = m; *p; p++)
+        if (((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+            *p = '?';
+    fputs(m, stderr);
+    fputc('\n', stderr);
+    free(m);
+}
+
 void cli_error(const char *path, const char *fmt, ...)
 {
     va_list ap;
@@ -74,9 +98,8 @@ void cli_error(const char *path, const char *fmt, ...)
     else
         fputs("ERROR: (trainyard) ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_message(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 void cli_warning(const char *fmt, ...)
@@ -86,9 +109,8 @@ void cli_warning(const char *fmt, ...)
         return;
     fputs("WARNING: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_message(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 /* The message of the flag cli_getopt last refused (abbreviated, or missing its value). */

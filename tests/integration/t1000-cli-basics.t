@@ -31,6 +31,14 @@ test_expect_success 'bad job id is refused with the rule' '
   set +e; "$TRAINYARD" local train 9lives --master-image-uri=x --dry-run 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "jobId: must start with a letter" err
 '
+test_expect_success 'a message quoting the user'"'"'s bytes writes no terminal control' '
+  esc=$(printf "\033") &&
+  set +e; "$TRAINYARD" local train "a${esc}[2JRED" --master-image-uri=x --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "(got .a?\[2JRED.)" err && ! grep -q "$esc" err &&
+  printf "%s\n" "trainingInput: {masterConfig: {imageUri: x}}" "labels: {\"k\\e[2J\": v}" >esc.yaml &&
+  set +e; "$TRAINYARD" local train esc_job --config esc.yaml --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "labels: key .k?\[2J." err && ! grep -q "$esc" err
+'
 test_expect_success 'worker count without a type is refused' '
   set +e
   "$TRAINYARD" local train j1 --master-image-uri=x --master-machine-type=n1-standard-4 \
