@@ -43,6 +43,117 @@ static bool is_null(const char *s)
            strcmp(s, "NULL") == 0;
 }
 
+static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret);
+
+/* Is the key @k YAML's merge key, a plain "<<" (YAML 1.1's, which gcloud reads)? */
+static bool is_merge_key(const yaml_node_t *k)
+{
+    return k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && k->data.scalar.length == 2 &&
+           memcmp(k->data.scalar.value, "<<", 2) == 0;
+}
+
+/* Merge into @out the mapping(s) of the merge key's @value, converted: a mapping, or a
+ * sequence of them of which the earlier win; a key @out has already is kept (the mapping's
+ * own keys win, wherever they stand). */
+static int merge_into(struct conv *c, json_t *out, yaml_node_t *value, int depth)
+{
+    json_t *m = NULL, *one;
+    const char *key;
+    json_t *v;
+    size_t i;
+    int r = convert(c, value, depth + 1, &m);
+
+    if (r < 0)
+        return r;
+    if (json_is_object(m)) {
+        json_object_foreach(m, key, v) if (!json_object_get(out, key)) json_object_set(out, key, v);
+        json_decref(m);
+        return 0;
+    }
+    if (json_is_array(m)) {
+        json_array_foreach(m, i, one)
+        {
+            if (!json_is_object(one))
+                break;
+            json_object_foreach(one, key, v) if (!json_object_get(out, key))
+                json_object_set(out, key, v);
+        }
+        if (i == json_array_size(m)) {
+            json_decref(m);
+            return 0;
+        }
+    }
+    json_decref(m);
+    return ty_error_set(c->err,
+                        EINVAL,
+                        "YAML: line %zu: a merge key (<<) takes a mapping or a list of them",
+                        value->start_mark.line + 1);
+}
+
+/* A mapping @node into *@ret: an object of its keys (scalars, each once), then what its merge
+ * keys bring that it does not have. */
+static int convert_mapping(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
+{
+    json_t *out;
+    int r;
+
+    out = json_object();
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+        json_t *v = NULL;
+        if (!k || k->type != YAML_SCALAR_NODE) {
+            json_decref(out);
+            return ty_error_set(c->err,
+                                EINVAL,
+                                "YAML: line %zu: mapping keys must be scalars",
+                                node->start_mark.line + 1);
+        }
+        if (is_merge_key(k))
+            continue; /* merged below, after the mapping's own keys */
+        /* keys are C strings from here on: one with a NUL would lose its tail unseen
+         * ("workerCount\0zzz" read as workerCount), as JSON's parser refuses it too */
+        if (strlen((const char *)k->data.scalar.value) != k->data.scalar.length) {
+            json_decref(out);
+            return ty_error_set(c->err,
+                                EINVAL,
+                                "YAML: line %zu: a key holds a NUL character",
+                                k->start_mark.line + 1);
+        }
+        if (json_object_get(out, (const char *)k->data.scalar.value)) {
+            json_decref(out);
+            return ty_error_set(c->err,
+                                EINVAL,
+                                "YAML: line %zu: duplicate key '%s'",
+                                k->start_mark.line + 1,
+                                (const char *)k->data.scalar.value);
+        }
+        r = count_bytes(c, k->data.scalar.length, k->start_mark.line);
+        if (r >= 0)
+            r = convert(c, yaml_document_get_node(c->doc, p->value), depth + 1, &v);
+        if (r < 0) {
+            json_decref(out);
+            return r;
+        }
+        if (json_object_set_new(out, (const char *)k->data.scalar.value, v) < 0) {
+            json_decref(out);
+            return ty_error_set(
+                c->err, EINVAL, "YAML: line %zu: invalid key", k->start_mark.line + 1);
+        }
+    }
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+        if (is_merge_key(k) &&
+            (r = merge_into(c, out, yaml_document_get_node(c->doc, p->value), depth)) < 0) {
+            json_decref(out);
+            return r;
+        }
+    }
+    *ret = out;
+    return 0;
+}
+
 static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
 {
     json_t *out;
@@ -92,50 +203,7 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
         *ret = out;
         return 0;
     case YAML_MAPPING_NODE:
-        out = json_object();
-        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
-             p++) {
-            yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-            json_t *v = NULL;
-            if (!k || k->type != YAML_SCALAR_NODE) {
-                json_decref(out);
-                return ty_error_set(c->err,
-                                    EINVAL,
-                                    "YAML: line %zu: mapping keys must be scalars",
-                                    node->start_mark.line + 1);
-            }
-            /* keys are C strings from here on: one with a NUL would lose its tail unseen
-             * ("workerCount\0zzz" read as workerCount), as JSON's parser refuses it too */
-            if (strlen((const char *)k->data.scalar.value) != k->data.scalar.length) {
-                json_decref(out);
-                return ty_error_set(c->err,
-                                    EINVAL,
-                                    "YAML: line %zu: a key holds a NUL character",
-                                    k->start_mark.line + 1);
-            }
-            if (json_object_get(out, (const char *)k->data.scalar.value)) {
-                json_decref(out);
-                return ty_error_set(c->err,
-                                    EINVAL,
-                                    "YAML: line %zu: duplicate key '%s'",
-                                    k->start_mark.line + 1,
-                                    (const char *)k->data.scalar.value);
-            }
-            r = count_bytes(c, k->data.scalar.length, k->start_mark.line);
-            if (r >= 0)
-                r = convert(c, yaml_document_get_node(c->doc, p->value), depth + 1, &v);
-            if (r < 0) {
-                json_decref(out);
-                return r;
-            }
-            if (json_object_set_new(out, (const char *)k->data.scalar.value, v) < 0) {
-                json_decref(out);
-                return ty_error_set(
-                    c->err, EINVAL, "YAML: line %zu: invalid key", k->start_mark.line + 1);
-            }
-        }
-        *ret = out;
-        return 0;
+        return convert_mapping(c, node, depth, ret);
     default:
         return ty_error_set(c->err, EINVAL, "YAML: unsupported node");
     }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * yaml-load.h: load a YAML document (the `gcloud --config` form) into a jansson tree.
  *
- * Mappings become objects (keys must be scalars), sequences arrays. Scalars: plain null, ~
+ * Mappings become objects (keys must be scalars; YAML 1.1's merge key "<<" merges a mapping
+ * or a list of them, the mapping's own keys winning), sequences arrays. Scalars: plain null, ~
  * and empty become null; every other scalar becomes a *string* holding its text, quoted or
  * not. The spec normaliser turns strings into numbers and booleans (YAML 1.1 spellings:
  * true/false/yes/no/on/off) where the schema wants one, so `runtimeVersion: 2.10` keeps its

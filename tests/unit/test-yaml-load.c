@@ -78,6 +78,22 @@ int main(void)
             -ENODATA,
             "the document is empty (only comments)",
             "comments only");
+    /* YAML 1.1's merge key (gcloud's PyYAML takes it): a mapping's own keys win wherever they
+     * stand, then the merged mappings in their order; "<<" quoted is an ordinary key. */
+    accepted("m: &m {imageUri: i, acceleratorConfig: {count: 1}}\n"
+             "w: {imageUri: j, <<: *m}\n",
+             "{\"m\":{\"imageUri\":\"i\",\"acceleratorConfig\":{\"count\":\"1\"}},"
+             "\"w\":{\"imageUri\":\"j\",\"acceleratorConfig\":{\"count\":\"1\"}}}",
+             "a merge key: the mapping's own keys win");
+    accepted("a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc: {<<: [*a, *b], z: 3}\n",
+             "{\"a\":{\"x\":\"1\",\"y\":\"1\"},\"b\":{\"y\":\"2\",\"z\":\"2\"},"
+             "\"c\":{\"z\":\"3\",\"x\":\"1\",\"y\":\"1\"}}",
+             "a merge key of a list: the earlier mapping wins");
+    accepted("a: {'<<': x}\n", "{\"a\":{\"<<\":\"x\"}}", "a quoted << is a key");
+    refused("a: {<<: x}\n",
+            -EINVAL,
+            "YAML: line 1: a merge key (<<) takes a mapping or a list of them",
+            "a merge key of a scalar");
     accepted("a: \"x\ty\"\nb: 'tab\there'\n",
              "{\"a\":\"x\\ty\",\"b\":\"tab\\there\"}",
              "a tab inside a quoted string is text");
