@@ -528,9 +528,9 @@ int ty_cgroup_enter(const int *fds, size_t n)
     return 0;
 }
 
-/* Call @fn for every pid in @dir's cgroup.procs and in those of its descendants. Returns the
- * count. */
-static size_t walk_pids(const char *dir, void (*fn)(pid_t pid, int sig), int sig)
+/* Call @fn(pid, @ctx) for every pid in @dir's cgroup.procs and in those of its descendants.
+ * Returns the count. */
+static size_t walk_pids(const char *dir, void (*fn)(pid_t pid, void *ctx), void *ctx)
 {
     _cleanup_free_ char *p = xasprintf("%s/cgroup.procs", dir);
     size_t count = 0;
@@ -543,7 +543,7 @@ static size_t walk_pids(const char *dir, void (*fn)(pid_t pid, int sig), int sig
         while (fscanf(f, "%ld", &pid) == 1) {
             count++;
             if (fn && pid > 0)
-                fn((pid_t)pid, sig);
+                fn((pid_t)pid, ctx);
         }
         fclose(f);
     }
@@ -552,21 +552,46 @@ static size_t walk_pids(const char *dir, void (*fn)(pid_t pid, int sig), int sig
         if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         _cleanup_free_ char *sub = xasprintf("%s/%s", dir, de->d_name);
-        count += walk_pids(sub, fn, sig);
+        count += walk_pids(sub, fn, ctx);
     }
     if (d)
         closedir(d);
     return count;
 }
 
-static void send_sig(pid_t pid, int sig)
+static void send_sig(pid_t pid, void *ctx)
 {
-    (void)kill(pid, sig);
+    (void)kill(pid, *(const int *)ctx);
 }
 
 size_t ty_cgroup_signal(const struct ty_cgroup *cg, int sig)
 {
-    return walk_pids(cg->dir[0], send_sig, sig);
+    return walk_pids(cg->dir[0], send_sig, &sig);
+}
+
+struct pid_list {
+    pid_t *v;
+    size_t n, cap;
+};
+
+static void add_pid(pid_t pid, void *ctx)
+{
+    struct pid_list *l = ctx;
+
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = xreallocarray(l->v, l->cap, sizeof(pid_t));
+    }
+    l->v[l->n++] = pid;
+}
+
+size_t ty_cgroup_pids(const struct ty_cgroup *cg, pid_t **ret)
+{
+    struct pid_list l = {0};
+
+    (void)walk_pids(cg->dir[0], add_pid, &l);
+    *ret = l.v;
+    return l.n;
 }
 
 bool ty_cgroup_populated(const struct ty_cgroup *cg)
@@ -576,7 +601,7 @@ bool ty_cgroup_populated(const struct ty_cgroup *cg)
         if (v >= 0)
             return v > 0;
     }
-    return walk_pids(cg->dir[0], NULL, 0) > 0;
+    return walk_pids(cg->dir[0], NULL, NULL) > 0;
 }
 
 /* Freeze (@on) or thaw the cgroup; when freezing, look (without sleeping) until the kernel
@@ -613,7 +638,7 @@ size_t ty_cgroup_kill(const struct ty_cgroup *cg)
     if (!ty_cgroup_populated(cg))
         return 0;
     freeze(cg, true);
-    n = walk_pids(cg->dir[0], send_sig, SIGKILL);
+    n = walk_pids(cg->dir[0], send_sig, &(int){SIGKILL});
     freeze(cg, false); /* SIGKILL takes effect once the processes run again */
     return n;
 }

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -104,6 +105,10 @@ int ty_cgroup_enter(const int *fds, size_t n);
 /* Send @sig to every process in @cg and its descendant cgroups. Returns how many were
  * signalled. */
 size_t ty_cgroup_signal(const struct ty_cgroup *cg, int sig);
+
+/* The pids of the processes in @cg and its descendant cgroups into *@ret (caller frees; NULL
+ * when none). Returns how many. */
+size_t ty_cgroup_pids(const struct ty_cgroup *cg, pid_t **ret);
 
 /* One pass of ending everything in @cg and its descendants: v2 cgroup.kill; otherwise
  * freeze, SIGKILL every process, thaw. Processes die asynchronously: call again until

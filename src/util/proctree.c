@@ -235,6 +235,26 @@ size_t ty_proctree_collect(const pid_t *roots, size_t n, const char *token, pid_
     return nout;
 }
 
+size_t ty_proctree_outside_group(
+    pid_t group, const pid_t *a, size_t na, const pid_t *b, size_t nb, pid_t **ret)
+{
+    pid_t *out = NULL;
+    size_t n = 0;
+
+    for (size_t i = 0; i < na + nb; i++) {
+        pid_t pid = i < na ? a[i] : b[i - na];
+        bool skip = pid <= 0 || pid == group || getpgid(pid) == group;
+        for (size_t k = 0; k < n && !skip; k++)
+            skip = out[k] == pid;
+        if (skip)
+            continue;
+        out = xreallocarray(out, n + 1, sizeof(pid_t));
+        out[n++] = pid;
+    }
+    *ret = out;
+    return n;
+}
+
 void ty_proctree_kill(const pid_t *pids, size_t n, int sig)
 {
     for (size_t i = 0; i < n; i++)

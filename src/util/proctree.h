@@ -31,6 +31,13 @@ size_t ty_proctree_collect(const pid_t *roots, size_t n, const char *token, pid_
 /* Send @sig to each of @n pids. */
 void ty_proctree_kill(const pid_t *pids, size_t n, int sig);
 
+/* The pids of @a (@na) and @b (@nb) that a signal to the process group @group does not
+ * reach (not in it, nor its leader), each once, into *@ret (caller frees; NULL when none):
+ * those to signal one by one before signalling the group, so that every process gets one
+ * copy (a program's SIGTERM handler ran once per copy it got). Returns how many. */
+size_t ty_proctree_outside_group(
+    pid_t group, const pid_t *a, size_t na, const pid_t *b, size_t nb, pid_t **ret);
+
 /* Reap zombie children of this process that no one owns. Returns how many. Cheap when the
  * kernel names no zombie or one no one owns; an owned zombie named first hides the others,
  * which are then found by listing the children (/proc). */

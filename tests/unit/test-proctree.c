@@ -126,6 +126,47 @@ static void reap_in_order(void)
     is_int(ty_proctree_reap_orphans(), 0, "no zombie: nothing to reap");
 }
 
+/* A child sleeping in the process group @group (0: a group of its own, -1: its own session),
+ * for the outside-group check. */
+static pid_t sleeper(pid_t group)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        if (group < 0)
+            (void)setsid();
+        else
+            (void)setpgid(0, group);
+        pause();
+        _exit(0);
+    }
+    if (pid > 0 && group >= 0)
+        (void)setpgid(pid, group ? group : pid); /* both sides: no race with the signal */
+    return pid;
+}
+
+/* Each process of a replica gets one copy of a signal: the group's members (its leader
+ * too) only through the group, the others once however many lists name them. */
+static void outside_group(void)
+{
+    pid_t leader = sleeper(0), member = sleeper(leader), away = sleeper(-1), *out = NULL;
+    pid_t tree[] = {member, away}, cg[] = {leader, away, member, away};
+    size_t n;
+
+    n = ty_proctree_outside_group(leader, tree, 2, cg, 4, &out);
+    ok(n == 1 && out && out[0] == away,
+       "outside the group: only the one that left it, once (%zu)",
+       n);
+    free(out);
+    n = ty_proctree_outside_group(leader, NULL, 0, NULL, 0, &out);
+    ok(n == 0 && !out, "outside the group: nothing of nothing");
+    for (size_t i = 0; i < 3; i++) {
+        pid_t p = i == 0 ? leader : i == 1 ? member : away;
+        (void)kill(p, SIGKILL);
+        (void)waitpid(p, NULL, 0);
+    }
+}
+
 int main(void)
 {
     pid_t pid = start_child();
@@ -146,5 +187,6 @@ int main(void)
     ok(!ty_proc_env_has(pid, KEY_NAME, KEY_VALUE), "a process that is gone has nothing");
     reap_among_many();
     reap_in_order();
+    outside_group();
     return done_testing();
 }

@@ -152,8 +152,9 @@ int pj_before_launch(struct proc_replica *pr, int fds[TY_CGROUP_MAX_DIRS], struc
 /* Did the memory limit kill something of @pr's run in progress? */
 bool pj_oom_killed(const struct proc_replica *pr);
 
-/* Send @sig to every process of @pr's cgroup (no-op without one). */
-void pj_signal(const struct proc_replica *pr, int sig);
+/* The processes of @pr's cgroup into *@ret (caller frees; none without one). Returns how
+ * many. */
+size_t pj_pids(const struct proc_replica *pr, pid_t **ret);
 
 /* Kill every process of @pr's cgroup (a restart in place; no-op without one). */
 void pj_kill_replica(const struct proc_replica *pr);

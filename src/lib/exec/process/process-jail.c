@@ -366,10 +366,10 @@ bool pj_oom_killed(const struct proc_replica *pr)
     return pr->cg && pr->oom_base >= 0 && ty_cgroup_oom_kills(pr->cg) > pr->oom_base;
 }
 
-void pj_signal(const struct proc_replica *pr, int sig)
+size_t pj_pids(const struct proc_replica *pr, pid_t **ret)
 {
-    if (pr->cg)
-        (void)ty_cgroup_signal(pr->cg, sig);
+    *ret = NULL;
+    return pr->cg ? ty_cgroup_pids(pr->cg, ret) : 0;
 }
 
 void pj_kill_replica(const struct proc_replica *pr)

@@ -520,15 +520,18 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
 {
     struct process_rt *p = cast(rt);
     struct proc_replica *pr = &p->reps[ty_runtime_replica_index(rt, r)];
-    _cleanup_free_ pid_t *desc = NULL;
-    size_t n;
+    _cleanup_free_ pid_t *desc = NULL, *in_cg = NULL, *outside = NULL;
+    size_t n, n_cg;
 
     if (pr->pid <= 0 || pr->exited)
         return 0;
-    /* Descendants first (they may have left the group), then the group itself. */
+    /* Each process once (a program's handler of SIGTERM ran once per copy): those of its
+     * tree and of its cgroup (which holds those that left the tree too) that left its process
+     * group, one by one, then the group itself. */
     n = ty_proctree_collect(&pr->pid, 1, NULL, &desc);
-    ty_proctree_kill(desc, n, sig);
-    pj_signal(pr, sig); /* those that left the tree too */
+    n_cg = pj_pids(pr, &in_cg);
+    n = ty_proctree_outside_group(pr->pid, desc, n, in_cg, n_cg, &outside);
+    ty_proctree_kill(outside, n, sig);
     if (kill(-pr->pid, sig) < 0 && errno != ESRCH)
         return ty_error_set(
             err, errno, "cannot signal replica %s: %s", r->display_name, strerror(errno));
