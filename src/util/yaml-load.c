@@ -328,7 +328,12 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
         return r;
     }
     root = yaml_document_get_root_node(&doc);
-    if (!root) {
+    if (root && root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
+        root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        /* A document with nothing in it ("---" alone, or before comments) */
+        r = ty_error_set(err, ENODATA, "the document is empty");
+        root = NULL;
+    } else if (!root) {
         /* Nothing but blank lines and comments: an empty file is a mistake (a wrong file, a
          * truncated copy), not a document with every field unset. */
         size_t i = 0;

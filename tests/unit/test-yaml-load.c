@@ -73,6 +73,8 @@ int main(void)
             "invalid YAML at line 3 column 1: did not find expected ',' or ']'",
             "another syntax error keeps libyaml's words");
     refused("", -ENODATA, "the document is empty", "an empty text");
+    refused("---\n", -ENODATA, "the document is empty", "a document marker alone");
+    refused("--- # a job\n...\n", -ENODATA, "the document is empty", "an empty document");
     refused("\n  \n\n", -ENODATA, "the document is empty", "blank lines");
     refused("# a job\n# to be written\n",
             -ENODATA,
