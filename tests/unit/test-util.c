@@ -248,6 +248,40 @@ static void test_linesplit(void)
     if (l.n == 2)
         is_str(l.v[1], "r", "lines: next line after it");
     lines_free(&l);
+
+    /* A '\r' is a line end only before a '\n': one at the limit of a cut line is text, and so
+     * is one ending a last line without a newline; the same whatever the chunking. */
+    big[TY_LINE_MAX - 1] = '\r';
+    memcpy(big + TY_LINE_MAX, "yz\n", 3);
+    for (size_t chunk = 1; chunk <= TY_LINE_MAX + 3; chunk = chunk < 8 ? chunk + 1 : chunk * 4) {
+        for (size_t off = 0; off < TY_LINE_MAX + 3; off += chunk)
+            ty_linesplit_feed(&ls,
+                              big + off,
+                              TY_LINE_MAX + 3 - off < chunk ? TY_LINE_MAX + 3 - off : chunk,
+                              collect,
+                              &l);
+        ok(l.n == 2 && l.len[0] == TY_LINE_MAX && l.v[0][TY_LINE_MAX - 1] == '\r' &&
+               strcmp(l.v[1], "yz") == 0,
+           "lines: a '\\r' at the cut is kept (chunks of %zu)",
+           chunk);
+        lines_free(&l);
+    }
+    big[TY_LINE_MAX - 1] = 'x';
+    big[TY_LINE_MAX] = '\r';
+    big[TY_LINE_MAX + 1] = '\n';
+    for (size_t split = TY_LINE_MAX - 1; split <= TY_LINE_MAX + 1; split++) {
+        ty_linesplit_feed(&ls, big, split, collect, &l);
+        ty_linesplit_feed(&ls, big + split, TY_LINE_MAX + 2 - split, collect, &l);
+        ok(l.n == 1 && l.len[0] == TY_LINE_MAX,
+           "lines: a CRLF line of TY_LINE_MAX bytes split at %zu is one line",
+           split);
+        lines_free(&l);
+    }
+    ty_linesplit_feed(&ls, "last\r", 5, collect, &l);
+    ty_linesplit_flush(&ls, collect, &l);
+    ok(l.n == 1 && l.len[0] == 5 && memcmp(l.v[0], "last\r", 5) == 0,
+       "lines: a last line without a newline keeps its '\\r'");
+    lines_free(&l);
     free(big);
     ty_linesplit_release(&ls);
 }
