@@ -5,18 +5,42 @@
  * from the caller's bytes when it is all there, else through the pending buffer. The buffer
  * holds at most max + HOLD bytes: a piece is cut off only once it is full and more of the line
  * follows, or at the line's end, so the pieces are the same whatever the chunking (a '\r' at
- * the limit may still turn out to be a line end). */
+ * the limit may still turn out to be a line end, and the whole character the limit falls in
+ * is seen before the cut). A piece ends at a character boundary: a multibyte character the
+ * limit would split goes to the next piece whole. */
 #include "linesplit.h"
 
 #include <string.h>
 
-/* Bytes the pending buffer holds beyond the limit: the '\r' that may start a "\r\n". */
-#define HOLD 1
+/* Bytes the pending buffer holds beyond the limit: the rest of a UTF-8 character the limit
+ * falls in (at most 3), or the '\r' that may start a "\r\n". */
+#define HOLD 4
 
-/* Where to cut a pending line of @len > @max bytes: at the limit. */
+/* Where to cut a pending line of more than @max bytes: before the character the limit falls
+ * in, when the bytes there start a UTF-8 character (so far as they go) that does not end
+ * before the limit; else at the limit (bytes that are no UTF-8 are cut anywhere). */
 static size_t cut_point(const struct ty_buf *pending, size_t max)
 {
-    (void)pending;
+    const unsigned char *u = (const unsigned char *)pending->data;
+    size_t len = pending->len;
+
+    for (size_t c = max; c > 0 && c + 4 > max; c--) {
+        size_t need;
+        if ((u[c] & 0xc0) == 0x80)
+            continue; /* a continuation byte: the character starts earlier */
+        if (c == max)
+            return max; /* a character starts at the limit */
+        need = u[c] >= 0xc2 && u[c] <= 0xdf   ? 2
+               : u[c] >= 0xe0 && u[c] <= 0xef ? 3
+               : u[c] >= 0xf0 && u[c] <= 0xf4 ? 4
+                                              : 0;
+        if (need == 0 || c + need <= max)
+            return max; /* no character, or one that ends before the limit */
+        for (size_t i = c + 1; i < c + need && i < len; i++)
+            if ((u[i] & 0xc0) != 0x80)
+                return max;
+        return c;
+    }
     return max;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  * linesplit.h: turn a byte stream (a replica's stdout, a container log stream) into lines.
- * A line longer than TY_LINE_MAX (or the splitter's own max) is cut into pieces of that size,
- * so one runaway line cannot grow memory without bound; a final line without a newline is
- * delivered by ty_linesplit_flush. Lines are passed without their '\n', and without the '\r'
- * of a "\r\n": a '\r' anywhere else (at the end of a piece cut at the limit, at the end of a
+ * A line longer than TY_LINE_MAX (or the splitter's own max) is cut into pieces of at most
+ * that size, so one runaway line cannot grow memory without bound: each cut at the limit, or
+ * up to 3 bytes before it where a UTF-8 character would be split (the character goes whole
+ * into the next piece; bytes that are not UTF-8 are cut at the limit); a final line without a
+ * newline is delivered by ty_linesplit_flush. Lines are passed without their '\n', and without the
+ * '\r' of a "\r\n": a '\r' anywhere else (at the end of a piece cut at the limit, at the end of a
  * final line without a newline) is part of the text. The pieces are the same whatever
  * chunks the bytes come in. */
 #ifndef TY_LINESPLIT_H

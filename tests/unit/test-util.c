@@ -13,6 +13,7 @@
 #include "error.h"
 #include "json.h"
 #include "linesplit.h"
+#include "macro.h"
 #include "parse.h"
 #include "strv.h"
 #include "tap.h"
@@ -276,6 +277,43 @@ static void test_linesplit(void)
            "lines: a CRLF line of TY_LINE_MAX bytes split at %zu is one line",
            split);
         lines_free(&l);
+    }
+    /* A cut never splits a UTF-8 character: one the limit falls in goes to the next piece
+     * whole; bytes that are no character are cut at the limit. Whatever the chunking. */
+    {
+        static const struct {
+            const char *ch; /* at TY_LINE_MAX - @at */
+            size_t at, first;
+        } cases[] = {
+            {"\xc3\xa9", 1, TY_LINE_MAX - 1},         /* é across the limit */
+            {"\xe2\x82\xac", 2, TY_LINE_MAX - 2},     /* € across it */
+            {"\xe2\x82\xac", 1, TY_LINE_MAX - 1},     /* € with one byte before it */
+            {"\xf0\x9f\x98\x80", 3, TY_LINE_MAX - 3}, /* U+1F600 */
+            {"\xc3\xa9", 2, TY_LINE_MAX},             /* é ends at the limit */
+            {"\xc3(", 1, TY_LINE_MAX},                /* no character: cut at the limit */
+            {"\xa9\xa9\xa9\xa9", 2, TY_LINE_MAX},     /* stray continuation bytes */
+        };
+        for (size_t i = 0; i < TY_ARRAY_SIZE(cases); i++) {
+            size_t cl = strlen(cases[i].ch), total;
+            memset(big, 'x', 3 * TY_LINE_MAX);
+            memcpy(big + TY_LINE_MAX - cases[i].at, cases[i].ch, cl);
+            memcpy(big + TY_LINE_MAX - cases[i].at + cl, "tail\n", 5);
+            total = TY_LINE_MAX - cases[i].at + cl + 5;
+            for (size_t chunk = 1; chunk <= total; chunk = chunk < 6 ? chunk + 1 : chunk * 8) {
+                for (size_t off = 0; off < total; off += chunk)
+                    ty_linesplit_feed(
+                        &ls, big + off, total - off < chunk ? total - off : chunk, collect, &l);
+                ok(l.n == 2 && l.len[0] == cases[i].first &&
+                       l.len[1] == total - 1 - cases[i].first &&
+                       memcmp(l.v[1] + l.len[1] - 4, "tail", 4) == 0,
+                   "lines: case %zu cut at %zu (chunks of %zu)",
+                   i,
+                   l.n ? l.len[0] : 0,
+                   chunk);
+                lines_free(&l);
+            }
+        }
+        memset(big, 'x', 3 * TY_LINE_MAX);
     }
     ty_linesplit_feed(&ls, "last\r", 5, collect, &l);
     ty_linesplit_flush(&ls, collect, &l);
