@@ -38,6 +38,7 @@
 #include "study.h"
 #include "supervise.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 #define PATH "local.train"
 
@@ -116,6 +117,9 @@ struct run_ctx {
 static void print_record(void *ctx, const struct ty_log_record *rec)
 {
     char ts[40], trial[64] = "", attempt[32] = "";
+    /* The whole message as the logs API and `jobs stream-logs` show it: a NUL byte or a byte
+     * that is no UTF-8 is U+FFFD (a NUL once ended the line here). */
+    _cleanup_free_ char *msg = ty_utf8_dup_replacing(rec->message, rec->len);
     (void)ctx;
     /* As `jobs stream-logs` shows them: a trial's lines say which trial, and from the second
      * attempt on every line says which attempt (docs/lifecycle.md). */
@@ -123,13 +127,12 @@ static void print_record(void *ctx, const struct ty_log_record *rec)
         (void)snprintf(trial, sizeof(trial), "[trial %s] ", rec->trial);
     if (rec->attempt > 1)
         (void)snprintf(attempt, sizeof(attempt), "[attempt %u] ", rec->attempt);
-    printf("%s %-19s %s%s%.*s\n",
+    printf("%s %-19s %s%s%s\n",
            ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
            rec->task,
            trial,
            attempt,
-           (int)rec->len,
-           rec->message);
+           msg);
 }
 
 /* ty_json_pretty of @j with the study's trainingOutput as its last member, byte for byte,

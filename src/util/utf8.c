@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+#include "alloc.h"
+#include "buf.h"
+
 size_t ty_utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
 {
     uint32_t c = s[0], min;
@@ -32,6 +35,31 @@ size_t ty_utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
         return 0;
     *cp = c;
     return k + 1;
+}
+
+char *ty_utf8_dup_replacing(const char *p, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    struct ty_buf b = TY_BUF_INIT;
+    size_t i = 0, run = 0;
+
+    while (i < n && u[i] >= 0x01 && u[i] <= 0x7f)
+        i++;
+    if (i == n)
+        return xstrndup(p, n);
+    while (i < n) {
+        uint32_t cp;
+        size_t k = u[i] ? ty_utf8_char(u + i, n - i, &cp) : 0;
+        if (k) {
+            i += k;
+            continue;
+        }
+        ty_buf_append(&b, p + run, i - run);
+        ty_buf_append(&b, "\xef\xbf\xbd", 3);
+        run = ++i;
+    }
+    ty_buf_append(&b, p + run, n - run);
+    return ty_buf_take(&b);
 }
 
 size_t ty_utf8_scrub(char *s)

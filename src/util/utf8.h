@@ -13,6 +13,11 @@
  * overlong form, a surrogate, a value over U+10FFFF, or a character cut short by @n). */
 size_t ty_utf8_char(const unsigned char *s, size_t n, uint32_t *cp);
 
+/* A NUL-terminated copy of the @n bytes at @p that is valid UTF-8: each NUL byte and each byte
+ * that does not start a strict UTF-8 character becomes U+FFFD (as the logs API shows a log
+ * line). Caller frees. */
+char *ty_utf8_dup_replacing(const char *p, size_t n);
+
 /* Replace, in the NUL-terminated @s, every byte that is not part of a strict UTF-8 character
  * with '?', so that @s is valid UTF-8 of the same length. Returns how many bytes it replaced. */
 size_t ty_utf8_scrub(char *s);

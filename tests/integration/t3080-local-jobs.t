@@ -74,6 +74,15 @@ test_expect_success 'jobs stream-logs --local follows a running run to its end' 
   set +e; "$TRAINYARD" jobs stream-logs stream_1 --local --task-name master 2>err; rc=$?; set -e
   test $rc -eq 1 && grep -q "run .stream_1. has no task .master. (its tasks: service, master-replica-0)" err
 '
+test_expect_success 'local train shows a line with NUL bytes whole, as stream-logs --local does' '
+  "$TRAINYARD" local train nul_1 "$IMG" \
+    --master-command=python3,-c,"import sys; sys.stdout.buffer.write(b\"nul\\0in\\0middle \\xff end.$M\\n\")" \
+    >log 2>&1 &&
+  r=$(printf "\357\277\275") &&
+  grep -q "master-replica-0 *nul${r}in${r}middle ${r} end\.$M$" log &&
+  "$TRAINYARD" jobs stream-logs nul_1 --local --task-name master-replica-0 >out &&
+  grep -q "	nul${r}in${r}middle ${r} end\.$M$" out
+'
 test_expect_success 'a killed run shows FAILED, and its id is free for a retry; the old run is kept' '
   "$TRAINYARD" local train killed_1 "$IMG" --master-command=sh,-c,"echo first; exec sleep 905.$M" >/dev/null 2>&1 &
   pid=$!

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -77,6 +78,23 @@ static void test_scrub(void)
     is_str(s, "a?[2J?b? \xc3\xa9", "control scrub: each one '?', UTF-8 untouched");
 }
 
+static void test_dup_replacing(void)
+{
+    char *d;
+
+    d = ty_utf8_dup_replacing("nul\0in\0middle", 13);
+    is_str(d, "nul\xef\xbf\xbdin\xef\xbf\xbdmiddle", "dup: each NUL is U+FFFD, the rest kept");
+    free(d);
+    d = ty_utf8_dup_replacing("a\xff\xc3\xa9\xc3(\xed\xa0\x80z", 10);
+    is_str(d,
+           "a\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz",
+           "dup: each byte that is no character is U+FFFD (a surrogate's three)");
+    free(d);
+    d = ty_utf8_dup_replacing("plain \x1b[0m\r", 11);
+    is_str(d, "plain \x1b[0m\r", "dup: ASCII (controls too) as it is");
+    free(d);
+}
+
 static void test_error_messages(void)
 {
     struct ty_error err = {0};
@@ -107,6 +125,7 @@ int main(void)
 {
     test_char();
     test_scrub();
+    test_dup_replacing();
     test_error_messages();
     return done_testing();
 }

@@ -32,6 +32,7 @@
 #include "linesplit.h"
 #include "macro.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 /* Longest line handled whole: a TY_LINE_MAX message plus time and severity (the writer's
  * head, an RFC 3339 time with microseconds and a severity name, is under 64 bytes; 256 leaves
@@ -256,64 +257,6 @@ bad:
 
 /* ---- lines ---- */
 
-/* Length of the valid UTF-8 sequence at @p (@n bytes left), 0 when it is not one. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    size_t need;
-    unsigned char lo = 0x80, hi = 0xbf;
-
-    if (p[0] >= 0x01 && p[0] <= 0x7f)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        need = 1;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        need = 2;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        need = 3;
-    else
-        return 0;
-    if (p[0] == 0xe0)
-        lo = 0xa0; /* overlong */
-    else if (p[0] == 0xed)
-        hi = 0x9f; /* surrogates */
-    else if (p[0] == 0xf0)
-        lo = 0x90; /* overlong */
-    else if (p[0] == 0xf4)
-        hi = 0x8f; /* past U+10FFFF */
-    if (n < need + 1 || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i <= need; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return need + 1;
-}
-
-/* Copy of @n bytes as a string of valid UTF-8 (for the JSON of the logs API): each NUL byte
- * and each byte that does not start a valid sequence becomes U+FFFD. */
-static char *text_dup(const char *p, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)p;
-    struct ty_buf b = TY_BUF_INIT;
-    size_t i = 0, run = 0;
-
-    while (i < n && u[i] >= 0x01 && u[i] <= 0x7f)
-        i++;
-    if (i == n)
-        return xstrndup(p, n);
-    while (i < n) {
-        size_t k = utf8_len(u + i, n - i);
-        if (k) {
-            i += k;
-            continue;
-        }
-        ty_buf_append(&b, p + run, i - run);
-        ty_buf_append(&b, "\xef\xbf\xbd", 3);
-        run = ++i;
-    }
-    ty_buf_append(&b, p + run, n - run);
-    return ty_buf_take(&b);
-}
-
 /* The attempt after a severity: "@N" at @p (@n bytes) followed by a space or the end of the
  * line; N from 1 to TY_LOG_MAX_ATTEMPT without leading zeros. Returns the bytes used, 0 when
  * there is no valid marker. */
@@ -392,7 +335,7 @@ int ty_log_parse_line(
         .severity = sev,
         .task = xstrdup(task),
         .trial = xstrdup(trial),
-        .message = text_dup(line + msg_off, len - msg_off),
+        .message = ty_utf8_dup_replacing(line + msg_off, len - msg_off),
         .attempt = attempt,
     };
     return 0;
@@ -643,7 +586,7 @@ static void take_head(struct reader *r, struct ty_log_entry *e)
         .severity = r->sev,
         .task = xstrdup(r->src->task),
         .trial = xstrdup(r->src->trial),
-        .message = text_dup(line + r->msg_off, r->line_len - r->msg_off),
+        .message = ty_utf8_dup_replacing(line + r->msg_off, r->line_len - r->msg_off),
         .attempt = r->attempt,
     };
     r->pos += r->consumed;
