@@ -402,7 +402,7 @@ void tyd_job_log(struct tyd *d,
         struct ty_log_record rec = {
             .time_usec = ty_now_usec(),
             .severity = sev,
-            .task = "service",
+            .task = "service", /* its control characters escaped: one line */
             .message = msg,
             .len = strlen(msg),
             .attempt = attempt > 0 && attempt <= UINT32_MAX ? (unsigned)attempt : 1,

@@ -83,6 +83,19 @@ test_expect_success 'local train shows a line with NUL bytes whole, as stream-lo
   "$TRAINYARD" jobs stream-logs nul_1 --local --task-name master-replica-0 >out &&
   grep -q "	nul${r}in${r}middle ${r} end\.$M$" out
 '
+test_expect_success 'a newline in a service message cannot forge a log record' '
+  set +e
+  "$TRAINYARD" local train forge_1 "$IMG" \
+    --master-command="$(printf "nosuch.$M\n2020-01-01T00:00:00.000000Z WARNING forged")" >log 2>err
+  rc=$?; set -e
+  test $rc -eq 1 &&
+  svc="$TRAINYARD_HOME/jobs/local/forge_1/logs/service.log" &&
+  ! grep -q "^2020-01-01T00:00:00.000000Z" "$svc" &&
+  grep -q "^20.*Z ERROR Job failed: .*cannot run .nosuch\.$M\\\\n2020-01-01T00:00:00.000000Z WARNING forged" "$svc" &&
+  grep -q "Job failed: .*nosuch\.$M\\\\n2020" log && ! grep -q "^2020-01-01" log &&
+  "$TRAINYARD" jobs stream-logs forge_1 --local --task-name service >out &&
+  test "$(grep -c forged out)" -eq 1 && grep -q "^ERROR	.*forged" out
+'
 test_expect_success 'a killed run shows FAILED, and its id is free for a retry; the old run is kept' '
   "$TRAINYARD" local train killed_1 "$IMG" --master-command=sh,-c,"echo first; exec sleep 905.$M" >/dev/null 2>&1 &
   pid=$!

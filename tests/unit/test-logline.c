@@ -4,8 +4,10 @@
  * whole files back: test-logread.c. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "logread.h"
 #include "logs.h"
 #include "macro.h"
@@ -146,11 +148,58 @@ static void test_rfc3339(void)
     ok(1, "rfc3339: round trips with ty_rfc3339");
 }
 
+/* A record is one line of its file: a service message's control characters are escaped (it
+ * may quote a user's command), so a newline in it cannot forge a record; a replica's '\r',
+ * tab and escape sequences are kept. */
+static void test_format_line(void)
+{
+    static const char forged[] =
+        "cannot run 'x\n2020-01-01T00:00:00.000000Z WARNING forged\r\t\x01'";
+    struct ty_log_record rec = {
+        .time_usec = T0,
+        .severity = TY_SEV_ERROR,
+        .task = "service",
+        .message = forged,
+        .len = sizeof(forged) - 1,
+        .attempt = 2,
+    };
+    struct ty_buf b = TY_BUF_INIT;
+    struct ty_log_entry e;
+
+    ty_log_format_line(&b, &rec);
+    ok(memchr(b.data, '\n', b.len) == b.data + b.len - 1, "format: a service record is one line");
+    ok(ty_log_parse_line(b.data, b.len - 1, "service", NULL, &e) == 0 &&
+           e.severity == TY_SEV_ERROR && e.attempt == 2 && e.time_usec == T0 &&
+           strcmp(e.message,
+                  "cannot run 'x\\n2020-01-01T00:00:00.000000Z WARNING forged\\r\\t\\x01'") == 0,
+       "format: its control characters written \\n, \\r, \\t, \\xHH");
+    free(e.task);
+    free(e.message);
+    ty_buf_reset(&b);
+    rec.task = "master-replica-0";
+    rec.message = "50%\rdone \x1b[1mbold\x1b[0m\tx";
+    rec.len = strlen(rec.message);
+    ty_log_format_line(&b, &rec);
+    ok(ty_log_parse_line(b.data, b.len - 1, "master-replica-0", NULL, &e) == 0 &&
+           strcmp(e.message, rec.message) == 0,
+       "format: a replica's line keeps its '\\r', tab and escapes");
+    free(e.task);
+    free(e.message);
+    ty_buf_reset(&b);
+    rec.message = "a\nb";
+    rec.len = 3;
+    ty_log_format_line(&b, &rec);
+    ok(memchr(b.data, '\n', b.len) == b.data + b.len - 1 && strstr(b.data, " a\\nb\n"),
+       "format: any record with a '\\n' is still one line");
+    ty_buf_release(&b);
+}
+
 /* ---- concurrent readers of growing files ---- */
 
 int main(void)
 {
     test_rfc3339();
     test_parse_line();
+    test_format_line();
     return done_testing();
 }

@@ -173,6 +173,28 @@ file_for(struct ty_joblog *jl, const char *task, const char *trial, int *err)
     return f;
 }
 
+void ty_log_append_escaped(struct ty_buf *b, const char *p, size_t n, bool all)
+{
+    size_t run = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c != '\n' && (!all || (c >= 0x20 && c != 0x7f)))
+            continue;
+        ty_buf_append(b, p + run, i - run);
+        if (c == '\n')
+            ty_buf_puts(b, "\\n");
+        else if (c == '\r')
+            ty_buf_puts(b, "\\r");
+        else if (c == '\t')
+            ty_buf_puts(b, "\\t");
+        else
+            ty_buf_printf(b, "\\x%02x", c);
+        run = i + 1;
+    }
+    ty_buf_append(b, p + run, n - run);
+}
+
 void ty_log_format_line(struct ty_buf *b, const struct ty_log_record *rec)
 {
     char ts[40];
@@ -184,7 +206,7 @@ void ty_log_format_line(struct ty_buf *b, const struct ty_log_record *rec)
         ty_buf_printf(
             b, "@%u", rec->attempt < TY_LOG_MAX_ATTEMPT ? rec->attempt : TY_LOG_MAX_ATTEMPT);
     ty_buf_putc(b, ' ');
-    ty_buf_append(b, rec->message, rec->len);
+    ty_log_append_escaped(b, rec->message, rec->len, strcmp(rec->task, "service") == 0);
     ty_buf_putc(b, '\n');
 }
 

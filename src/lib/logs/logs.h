@@ -11,6 +11,7 @@
 #ifndef TY_LOGS_H
 #define TY_LOGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,8 +41,16 @@ struct ty_buf; /* buf.h */
 /* "INFO", "ERROR", ... */
 const char *ty_severity_name(enum ty_severity s);
 
-/* Append the line of @rec as it goes into its file (the format above; the message as it is,
- * then '\n') to @b. Exposed for the reader's tests and fuzz target. */
+/* Append the @n bytes of a message at @p to @b with control characters (below 0x20, and DEL)
+ * written as \n, \r, \t or \xHH: every one when @all, else only '\n'. Service messages
+ * (task "service") are written with @all: they may quote a user's text (a command, a name),
+ * which must not make a second record, with its own time and severity, nor drive a terminal.
+ * A replica's line keeps its '\r', tabs and escape sequences (it holds no '\n'). */
+void ty_log_append_escaped(struct ty_buf *b, const char *p, size_t n, bool all);
+/* Append the line of @rec as it goes into its file (the format above; the message as
+ * ty_log_append_escaped writes it, all of its control characters escaped for task "service",
+ * so a record is always one line; then '\n') to @b. Exposed for the reader's tests and fuzz
+ * target. */
 void ty_log_format_line(struct ty_buf *b, const struct ty_log_record *rec);
 
 /* Open (creating) the log directory @dir. Returns 0 and *ret. */

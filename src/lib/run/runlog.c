@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "json.h"
 #include "supervise.h"
 #include "timeutil.h"
@@ -41,9 +42,14 @@ void ty_run_vservice(const struct ty_supervisor_options *o,
                      const char *fmt,
                      va_list ap)
 {
+    struct ty_buf b = TY_BUF_INIT;
     char msg[2048];
+
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    ty_run_log(o, ctx, sev, "service", trial, attempt, msg, strlen(msg));
+    /* One record, shown as its file has it (the console of local train too). */
+    ty_log_append_escaped(&b, msg, strlen(msg), true);
+    ty_run_log(o, ctx, sev, "service", trial, attempt, ty_buf_str(&b), b.len);
+    ty_buf_release(&b);
 }
 
 static void run_service(const struct ty_supervisor_options *o,
