@@ -204,11 +204,16 @@ static int parse_query(const struct tyd_request *rq,
         return -1;
     }
     if (ps && *ps) {
+        /* As Google's list methods: any size is taken, a large one lowered to the maximum. */
         if (ty_parse_int64(ps, 0, INT32_MAX, &v) < 0) {
             tyd_error(rep,
                       400,
                       NULL,
-                      "pageSize: expected a number from 0 to %d (got '%.40s')",
+                      "pageSize: expected a number from 0 to %d (0 is the default, %d; more "
+                      "than %d is read as %d) (got '%.40s')",
+                      INT32_MAX,
+                      PAGE_DEFAULT,
+                      PAGE_MAX,
                       PAGE_MAX,
                       ps);
             return -1;

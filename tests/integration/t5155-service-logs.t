@@ -1,0 +1,35 @@
+#!/bin/sh
+# t5155-service-logs: the logs endpoint's edges: pageSize (any size taken, a large one lowered,
+# the error saying so).
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+M=$RUN_ID
+trainyardd_start svc || { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/svc.log"; exit 1; }
+BASE=$TYD_URL
+
+# submit FILE: POST the job in FILE to project p1
+submit() {
+  curl -sf -X POST -H 'Content-Type: application/json' --data-binary @"$1" \
+    "$BASE/v1/projects/p1/jobs" >/dev/null
+}
+# ended JOB: JOB has an endTime
+ended() {
+  curl -s "$BASE/v1/projects/p1/jobs/$1" | grep -q '"endTime"'
+}
+# job_json FILE ID SCRIPT: a BASIC job whose master runs sh -c SCRIPT
+job_json() {
+  "$PYTHON" -c 'import json,sys; json.dump({"jobId": sys.argv[2], "trainingInput": {"scaleTier": "BASIC",
+ "masterConfig": {"imageUri": "x/y:1", "containerCommand": ["sh", "-c", sys.argv[3]]}}}, open(sys.argv[1], "w"))' "$@"
+}
+
+test_expect_success 'pageSize: a large one is lowered to 1000, and the error says so' '
+  job_json many.json many "seq 1 1500 | sed s/^/n$M./" && submit many.json &&
+  wait_for 20 ended many &&
+  curl -s "$BASE/v1/projects/p1/jobs/many/logs?pageSize=1001&taskName=master-replica-0" >p.json &&
+  test "$(json_get p.json "len(d[\"entries\"])")" -eq 1000 &&
+  curl -s "$BASE/v1/projects/p1/jobs/many/logs?pageSize=99999999999" >e.json &&
+  json_get e.json "d[\"error\"][\"message\"]" >msg &&
+  grep -q "^pageSize: expected a number from 0 to 2147483647 (0 is the default, 100; more than 1000 is read as 1000)" msg
+'
+trainyardd_stop svc
+test_done
