@@ -27,8 +27,10 @@
 
 /* Entries in a page: as many as a terminal shows at once by default; at most 1000, which
  * keeps a page's JSON around a few hundred KiB of ordinary lines; and at most about
- * PAGE_BYTES of messages, for pages of long lines (1000 lines of 64 KiB of control bytes were
- * 157 MB of JSON, and some 360 MB of the daemon's memory per request). */
+ * PAGE_BYTES of JSON as sent (messages counted escaped), for pages of long lines (1000 lines
+ * of 64 KiB of control bytes were 157 MB of JSON, and some 360 MB of the daemon's memory per
+ * request; counting the raw bytes, 16 such lines still made a page of 6.3 MB). The follow
+ * stream reads a page only once the last is sent, so it holds no more than that either. */
 #define PAGE_DEFAULT 100
 #define PAGE_MAX     1000
 #define PAGE_BYTES   (1024 * 1024)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t5155-service-logs: the logs endpoint's edges: pageSize (any size taken, a large one lowered,
-# the error saying so).
+# the error saying so), a page's size counted as sent (a control byte escaped is six).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -30,6 +30,16 @@ test_expect_success 'pageSize: a large one is lowered to 1000, and the error say
   curl -s "$BASE/v1/projects/p1/jobs/many/logs?pageSize=99999999999" >e.json &&
   json_get e.json "d[\"error\"][\"message\"]" >msg &&
   grep -q "^pageSize: expected a number from 0 to 2147483647 (0 is the default, 100; more than 1000 is read as 1000)" msg
+'
+test_expect_success 'a page of control bytes stays near 1 MiB of JSON as sent (escaped)' '
+  job_json ctrl.json ctrl "i=0; while [ \$i -lt 40 ]; do head -c 65536 /dev/zero | tr \"\\\\0\" \"\\\\001\"; echo; i=\$((i+1)); done" &&
+  submit ctrl.json && wait_for 30 ended ctrl &&
+  curl -s -o page.json "$BASE/v1/projects/p1/jobs/ctrl/logs?taskName=master-replica-0" &&
+  n=$(json_get page.json "len(d[\"entries\"])") && size=$(wc -c <page.json) &&
+  echo "entries $n, $size bytes" &&
+  test "$n" -ge 1 && test "$n" -lt 40 &&
+  test "$(json_get page.json "len(d[\"entries\"][0][\"message\"])")" -eq 65536 &&
+  test "$size" -lt $((1024 * 1024 + 6 * 65536 + 65536))
 '
 trainyardd_stop svc
 test_done

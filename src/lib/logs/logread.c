@@ -577,6 +577,28 @@ static void cursor_prune(struct ty_log_cursor *c, const struct ty_log_source *sr
     }
 }
 
+/* What an entry adds to a page: its strings as JSON escapes them (jansson: \" \\ \b \f \n \r
+ * \t, \u00XX for any other control character, so one byte can be six; UTF-8 as it is) and
+ * ENTRY_JSON_BYTES for its other fields, names and punctuation. */
+#define ENTRY_JSON_BYTES 160
+static size_t json_len(const char *s)
+{
+    size_t n = 0;
+
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+        n += *p == '"' || *p == '\\' || *p == '\b' || *p == '\f' || *p == '\n' || *p == '\r' ||
+                     *p == '\t'
+                 ? 2
+             : *p < 0x20 ? 6
+                         : 1;
+    return n;
+}
+
+static size_t entry_json_bytes(const struct ty_log_entry *e)
+{
+    return json_len(e->message) + json_len(e->task) + json_len(e->trial) + ENTRY_JSON_BYTES;
+}
+
 static void take_head(struct reader *r, struct ty_log_entry *e)
 {
     const char *line = r->buf + r->pos;
@@ -648,7 +670,7 @@ int ty_log_read(const struct ty_log_source *src,
             out = xreallocarray(out, cap, sizeof(*out));
         }
         take_head(best, &out[nout]);
-        bytes += strlen(out[nout++].message);
+        bytes += entry_json_bytes(&out[nout++]);
         r = load_head(best, q, err);
         if (r < 0)
             goto out;

@@ -40,8 +40,9 @@ struct ty_log_query {
     const char *task_name; /* only this task's records; NULL: all */
     int64_t since_usec;    /* only records at or after this time; 0: all */
     size_t max_entries;    /* page size (>= 1) */
-    /* and at most about this many bytes of messages (0: no limit): a page ends after the entry
-     * that reaches it, so it holds at least one */
+    /* and at most about this many bytes of entries as they are sent, in JSON (0: no limit):
+     * a message counted as escaped (a control byte as \u0001 is six bytes), plus its entry's
+     * other fields; a page ends after the entry that reaches it, so it holds at least one */
     size_t max_bytes;
 };
 
