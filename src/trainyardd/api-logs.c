@@ -295,7 +295,7 @@ static void answer_page(const struct tyd_request *rq,
     r = read_page(rq->d, seq, q, cur, &ents, &n, &more, &e);
     if (r < 0) {
         ty_log_cursor_free(cur);
-        if (r == -EINVAL) /* a token whose position does not fit the files */
+        if (r == -EINVAL) /* a file name too long for a token */
             tyd_error(rep, 400, NULL, "%s", ty_error_msg(&e));
         else
             tyd_error(rep, 500, NULL, "cannot read the job's logs: %s", ty_error_msg(&e));

@@ -1,6 +1,7 @@
 #!/bin/sh
 # t5155-service-logs: the logs endpoint's edges: pageSize (any size taken, a large one lowered,
-# the error saying so), a page's size counted as sent (a control byte escaped is six).
+# the error saying so), a page's size counted as sent (a control byte escaped is six), a log
+# file truncated under a reader (read again from its start).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -40,6 +41,21 @@ test_expect_success 'a page of control bytes stays near 1 MiB of JSON as sent (e
   test "$n" -ge 1 && test "$n" -lt 40 &&
   test "$(json_get page.json "len(d[\"entries\"][0][\"message\"])")" -eq 65536 &&
   test "$size" -lt $((1024 * 1024 + 6 * 65536 + 65536))
+'
+test_expect_success 'a log truncated under its readers: the page token and the stream carry on' '
+  job_json trunc.json trunc "for i in 1 2 3 4 5 6 7 8 9 10; do echo before\$i.$M.........................................; done; while [ ! -e \"$TEST_DIR/go\" ]; do sleep 0.05; done; echo after.$M" &&
+  submit trunc.json &&
+  url="$BASE/v1/projects/p1/jobs/trunc/logs?taskName=master-replica-0" &&
+  wait_for 20 sh -c "curl -s \"$url\" | grep -q before10\\.$M" &&
+  curl -s "$url" >p1.json && tok=$(json_get p1.json "d[\"nextPageToken\"]")
+  { curl -sN "$url&follow=true" >f.out; echo $? >f.rc; } &
+  wait_for 10 grep -q "before10\.$M" f.out &&
+  : >"$TEST_DIR/svc/jobs/p1/trunc/logs/master-replica-0.log" &&
+  touch "$TEST_DIR/go" &&
+  wait_for 20 ended trunc && wait_for 10 test -s f.rc &&
+  test "$(cat f.rc)" = 0 && grep -q "\"after\.$M\"" f.out &&
+  test "$(curl -s -o p2.json -w "%{http_code}" "$url&pageToken=$tok")" = 200 &&
+  test "$(json_get p2.json "[e[\"message\"] for e in d[\"entries\"]]")" = "[$(printf "%s" "'"'"'after.$M'"'"'")]"
 '
 trainyardd_stop svc
 test_done

@@ -557,11 +557,17 @@ static void test_tokens(void)
     free(t2);
     free(tok);
 
-    /* a well-formed token with an offset past the end of its file */
+    /* a well-formed token with an offset past the end of its file: the file was truncated
+     * since, and is read from its start */
     tok = forge("L1|0,16,master-replica-0999999;");
-    p = read_page(src3, NTASK, NULL, 0, 10, tok);
-    is_int(p.r, -EINVAL, "tokens: offset past the end refused");
-    like(err.msg, "pageToken: not a token from this service", "tokens: offset message");
+    p = read_page(src3, NTASK, "master-replica-0", 0, 1000, tok);
+    {
+        struct page whole = read_page(src3, NTASK, "master-replica-0", 0, 1000, NULL);
+        ok(p.r == 0 && p.n == whole.n && p.n > 0 && strcmp(p.token, whole.token) == 0,
+           "tokens: an offset past the end reads the file from its start (%zu entries)",
+           p.n);
+        page_free(&whole);
+    }
     page_free(&p);
     free(tok);
 
@@ -573,6 +579,36 @@ static void test_tokens(void)
     ok(ty_log_cursor_parse(t2, &c, &err) == 0, "tokens: the start's token parses");
     ty_log_cursor_free(c);
     free(t2);
+}
+
+/* A file truncated under a reader (an operator freeing space) is read again from its start:
+ * what it holds was written since; the other files go on from where they were. */
+static void test_truncated(void)
+{
+    struct ty_log_source s[] = {{"trunc", NULL, path_of("trunc")}, {"kept", NULL, path_of("kept")}};
+    struct page p, q;
+
+    append_str("trunc",
+               "2026-11-30T10:00:00.000000Z INFO old one\n"
+               "2026-11-30T10:00:01.000000Z INFO old two\n");
+    append_str("kept", "2026-11-30T10:00:02.000000Z INFO kept one\n");
+    p = read_page(s, 2, NULL, 0, 10, NULL);
+    ok(p.r == 0 && p.n == 3, "truncated: everything read first");
+    if (truncate(s[0].path, 0) < 0)
+        diag("truncate failed");
+    append_str("trunc", "2026-11-30T10:00:03.000000Z INFO new\n");
+    append_str("kept", "2026-11-30T10:00:04.000000Z INFO kept two\n");
+    q = read_page(s, 2, NULL, 0, 10, p.token);
+    ok(q.r == 0 && q.n == 2 && strcmp(q.e[0].message, "new") == 0 &&
+           strcmp(q.e[1].message, "kept two") == 0,
+       "truncated: its new line, then the other file's next one");
+    page_free(&p);
+    p = read_page(s, 2, NULL, 0, 10, q.token);
+    ok(p.r == 0 && p.n == 0, "truncated: then nothing more");
+    page_free(&p);
+    page_free(&q);
+    free((char *)s[0].path);
+    free((char *)s[1].path);
 }
 
 static void test_many_files(void)
@@ -704,6 +740,7 @@ int main(void)
     test_long_lines(jl);
     test_sources(jl);
     test_tokens();
+    test_truncated();
     test_many_files();
     test_concurrent(jl);
     ty_joblog_close(jl);

@@ -14,8 +14,8 @@
  * prefix it shares with the previous key plus the rest (front coding, so the many
  * "worker-replica-N" keys of a big job stay short); numbers are decimal without leading
  * zeros; CHECKSUM is 8 lower-case hex digits of the FNV-1a hash of everything before '~'.
- * Parsing is strict, so a token this code did not make is refused, and an offset past the
- * end of its file is refused when the file is read. */
+ * Parsing is strict, so a token this code did not make is refused. An offset past the end of
+ * its file (the file was truncated since) reads that file again from its start. */
 #include "logread.h"
 
 #include <errno.h>
@@ -438,8 +438,14 @@ static int refill(struct reader *r, struct ty_error *err)
         struct stat st;
         if (fstat(fd, &st) < 0)
             return ty_error_set(err, errno, "cannot stat '%s': %s", r->src->path, strerror(errno));
-        if (r->base > st.st_size)
-            return ty_error_set(err, EINVAL, BAD_TOKEN " (it is past the end of the log)");
+        if (r->base > st.st_size) {
+            /* The file shrank under the reader (truncated, say by an operator freeing space):
+             * what it holds now was written since, so it is read from its start. */
+            r->base = 0;
+            r->prev_known = true;
+            r->prev_time = 0;
+            r->prev_attempt = 1;
+        }
         r->checked = true;
     }
     want = r->cap - r->len;

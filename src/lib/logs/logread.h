@@ -59,12 +59,12 @@ void ty_log_cursor_free(struct ty_log_cursor *c);
 
 /* Read up to q->max_entries records after @cur from the @n files, oldest first across files
  * (equal times in the order of @src), advancing @cur past them. *more is true when records
- * matching @q were left unread. A file that does not exist yet reads as empty. A line that
+ * matching @q were left unread. A file that does not exist yet reads as empty; a file now
+ * shorter than @cur's offset in it (truncated since) is read from its start. A line that
  * does not parse (damaged, cut) is returned as a DEFAULT record with its raw text and the time
  * and attempt of the record before it in its file (0 and 1 when none). At most 4096 distinct files,
  * each task[.trial] at most 256 bytes (-E2BIG / -EINVAL beyond). Safe to call from many threads on
- * files being appended to. Returns 0, or -errno with err naming the file (-EINVAL "pageToken: ..."
- * for a token whose offset lies past the end of its file). */
+ * files being appended to. Returns 0, or -errno with err naming the file. */
 int ty_log_read(const struct ty_log_source *src,
                 size_t n,
                 const struct ty_log_query *q,
