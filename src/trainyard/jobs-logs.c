@@ -225,7 +225,6 @@ static int poll_logs(struct api_client *c,
 {
     _cleanup_free_ char *base = api_jobs_path(c, job_id, "/logs");
     _cleanup_free_ char *token = NULL;
-    bool ended = false;
     char size[16];
 
     snprintf(size, sizeof(size), "%d", POLL_PAGE_SIZE);
@@ -252,22 +251,21 @@ static int poll_logs(struct api_client *c,
             print_log_entry(o->out, e, o->allow_multiline);
         }
         fflush(o->out);
+        /* No token: the job had ended and this page held its last entries. */
         next = ty_json_str(page, "nextPageToken");
-        if (next && *next)
-            ty_replace_str(&token, next);
-
-        if (n == 0) {
-            if (ended)
-                return 0; /* the job had ended before this poll, which found nothing new */
+        if (!next || !*next)
+            return 0;
+        ty_replace_str(&token, next);
+        if (n >= POLL_PAGE_SIZE)
+            continue; /* a full page: the next at once */
+        if (n > 0) {
+            /* A page also ends at about 1 MiB (docs/service.md): once the job has ended, a
+             * token means that more is there now, so it is read at once too. */
             r = job_ended(c, job_id, err);
             if (r < 0)
                 return r;
-            if (r > 0) {
-                ended = true;
-                continue; /* one more poll for what was written before the end */
-            }
-        } else if (n >= POLL_PAGE_SIZE || ended) {
-            continue;
+            if (r > 0)
+                continue;
         }
         sleep_secs(o->poll_secs);
     }

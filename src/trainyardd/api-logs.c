@@ -2,8 +2,9 @@
  * api-logs.c: GET /v1/projects/{project}/jobs/{job}/logs, trainyard's log endpoint (there
  * is no ml v1 method for logs: AI Platform sent them to Cloud Logging). Entries
  * {timestamp, severity, taskName, trialId, labels.attempt (from the job's second attempt on),
- * message}, oldest first, narrowed by taskName and
- * since, in pages; nextPageToken is always given so a client can poll for newer entries.
+ * message}, oldest first, narrowed by taskName and since, in pages; nextPageToken is given
+ * while more can come (always while the job runs, so a client can poll for newer entries),
+ * and left out once the job has ended and the page holds its last entries.
  * With follow=true the answer is a stream of one entry per line (application/x-ndjson)
  * that ends when the job has ended and every entry was sent; between reads of the files it
  * waits with its connection suspended (http.c), holding no thread. Also the service's own
@@ -277,9 +278,12 @@ static void start_follow(const struct tyd_request *rq,
     rep->status = 200;
 }
 
-/* Answer with one page of job @seq's entries from @cur (taken) on, and the token after it. */
+/* Answer with one page of job @seq's entries from @cur (taken) on, and the token after it
+ * unless the job had @ended before the read and the page holds the last of its entries (as
+ * Google's list methods: no nextPageToken when there is nothing more). */
 static void answer_page(const struct tyd_request *rq,
                         int64_t seq,
+                        bool ended,
                         const struct ty_log_query *q,
                         struct ty_log_cursor *cur,
                         struct tyd_reply *rep)
@@ -304,11 +308,13 @@ static void answer_page(const struct tyd_request *rq,
     arr = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(arr, ty_log_entry_json(&ents[i]));
-    next = ty_log_cursor_format(cur);
     rep->status = 200;
     rep->json = json_object();
     json_object_set_new(rep->json, "entries", arr);
-    json_object_set_new(rep->json, "nextPageToken", json_string(next));
+    if (more || !ended) {
+        next = ty_log_cursor_format(cur);
+        json_object_set_new(rep->json, "nextPageToken", json_string(next));
+    }
     ty_log_entries_free(ents, n);
     ty_log_cursor_free(cur);
 }
@@ -360,7 +366,7 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
     if (follow)
         start_follow(rq, row->seq, &q, cur, rep);
     else
-        answer_page(rq, row->seq, &q, cur, rep);
+        answer_page(rq, row->seq, ty_job_state_is_final(row->state), &q, cur, rep);
 }
 
 /* --- the service's lines in a job's log

@@ -326,6 +326,18 @@ def logs_after_restart():
     expect(seen == list(range(1, seen[-1] + 1)), f'lines missing or repeated: {seen[:3]}...{seen[-3:]}')
 
 
+def logs_long_lines():
+    """An ended job's log of long lines fills more than one page of the API (a page ends at
+    about 1 MiB, well before 1000 entries): every line is shown, to the last."""
+    browser.open(f'#/projects/p1/jobs/{J["long"]}/logs')
+    browser.wait_text('.live', 'Ended', timeout=20)
+    heads = browser.js("return Array.from(document.querySelectorAll('.logbox .ln .msg'),"
+                       " e => e.textContent.slice(0, 12).split(' ')[0])")
+    longs = [h[:9] if h.startswith('long-end-') else h for h in heads if h.startswith('long-')]
+    want = [f'long-{i}' for i in range(24)] + ['long-end-']
+    expect(longs == want, f'{len(longs)} long lines shown, not 25: ...{longs[-3:]}')
+
+
 # --- narrow screens and size ---------------------------------------------------------------
 
 def narrow():
@@ -386,6 +398,8 @@ def main():
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])
+        check('an ended job\'s log of long lines is shown whole (more than one page)',
+              logs_long_lines)
         check('Cancel cancels a QUEUED job (its first request broken before it was sent)',
               lambda: cancel(J['queue'], False))
         check('Cancel cancels a RUNNING job (its first request broken after it landed)',

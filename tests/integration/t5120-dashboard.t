@@ -46,6 +46,8 @@ test_expect_success 'jobs of p1 (ended, failed, running, queued) and of p2' '
   make_job p1 ok_job "echo hello-$M; echo warning-line >&2" 0 "{\"team\": \"vision\"}" &&
   make_job p1 fail_job "if echo \$CLUSTER_SPEC | grep -q \"type\\\":\\\"worker\\\"\"; then echo worker-dies >&2; exit 3; fi; exec sleep 60" 1 &&
   wait_for 20 state_is p1 ok_job SUCCEEDED && wait_for 20 state_is p1 fail_job FAILED &&
+  make_job p1 long_job "i=0; while [ \$i -lt 24 ]; do printf \"long-%d \" \$i; head -c 60000 /dev/zero | tr \"\\\\0\" q; echo; i=\$((i+1)); done; echo long-end-$M" &&
+  wait_for 20 state_is p1 long_job SUCCEEDED &&
   make_job p1 run_job "i=0; while [ \$i -lt 400 ]; do i=\$((i+1)); echo tick-\$i; sleep 0.3; done" &&
   wait_for 20 logs_have p1 run_job tick-1 &&
   make_job p1 queue_job "echo queued-$M" &&
@@ -77,7 +79,7 @@ cat >"$TEST_DIR/config.json" <<EOF2
 {"base": "$BASE", "t1": "$T1", "t2": "$T2", "restart": "$TEST_DIR/restart.sh",
  "artifacts": "$DASHBOARD_ART",
  "jobs": {"ok": "ok_job", "fail": "fail_job", "run": "run_job", "queue": "queue_job",
-          "other": "other_job"}}
+          "other": "other_job", "long": "long_job"}}
 EOF2
 dashboard_checks 'dashboard' dashboard-check.py "$TEST_DIR/config.json"
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t5155-service-logs: the logs endpoint's edges: pageSize (any size taken, a large one lowered,
 # the error saying so), a page's size counted as sent (a control byte escaped is six), a log
-# file truncated under a reader (read again from its start).
+# file truncated under a reader (read again from its start), nextPageToken left out only after
+# an ended job's last entries (and polling reading pages of long lines at once).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -56,6 +57,20 @@ test_expect_success 'a log truncated under its readers: the page token and the s
   test "$(cat f.rc)" = 0 && grep -q "\"after\.$M\"" f.out &&
   test "$(curl -s -o p2.json -w "%{http_code}" "$url&pageToken=$tok")" = 200 &&
   test "$(json_get p2.json "[e[\"message\"] for e in d[\"entries\"]]")" = "[$(printf "%s" "'"'"'after.$M'"'"'")]"
+'
+test_expect_success 'nextPageToken: none after an ended job'"'"'s last entries; pages of long lines read at once' '
+  job_json longl.json longl "i=0; while [ \$i -lt 40 ]; do printf \"L%d \" \$i; head -c 65000 /dev/zero | tr \"\\\\0\" q; echo; i=\$((i+1)); done" &&
+  submit longl.json && wait_for 30 ended longl &&
+  url="$BASE/v1/projects/p1/jobs/longl/logs?taskName=master-replica-0" &&
+  curl -s "$url" >p1.json &&
+  test "$(json_get p1.json "len(d[\"entries\"])")" -lt 40 &&
+  tok=$(json_get p1.json "d[\"nextPageToken\"]") &&
+  curl -s "$url&pageToken=$tok" >p2.json && tok=$(json_get p2.json "d[\"nextPageToken\"]") &&
+  curl -s "$url&pageToken=$tok" >p3.json &&
+  json_get p3.json "\"nextPageToken\" not in d" | grep -q True &&
+  TRAINYARD_API_ENDPOINT=$BASE timeout 10 "$TRAINYARD" jobs stream-logs longl --project p1 \
+    --task-name master-replica-0 --polling-interval 60 >poll.out &&
+  test "$(grep -c "	L[0-9]* q" poll.out)" -eq 40
 '
 trainyardd_stop svc
 test_done

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // logs.js: the Logs page (#/projects/P/jobs/J/logs?task=T&severity=S&q=TEXT&trial=N&end=1).
-// It reads the job's log in pages of 1000 (one task, through the API's taskName, or all),
-// then, while the job runs, follows it: logs?follow=true from the last page's token, read as
+// It reads the job's log in pages of 1000 (one task, through the API's taskName, or all; an
+// ended job's to the page without a nextPageToken), then, while the job runs, follows it: logs?follow=true from the last page's token, read as
 // it arrives. A broken connection is picked up again from that token, skipping the entries
 // already shown, so nothing is lost or repeated. Severity, text search (highlighted) and a
 // tuning job's trial are filters in the page. At most the last 20,000 lines are kept.
@@ -24,7 +24,10 @@ function unshown(list, skip, shown) {
     const k = entryKey(e);
     const n = skip.get(k) || 0;
     if (n) {
-      skip.set(k, n - 1);
+      if (n > 1)
+        skip.set(k, n - 1);
+      else
+        skip.delete(k);
       return false;
     }
     shown.set(k, (shown.get(k) || 0) + 1);
@@ -321,19 +324,30 @@ class LogsPage {
     return `${jobPath(this.ctx.project, this.ctx.jobId, '/logs')}?${p}`;
   }
 
-  /** Read the pages after @token and show their entries, less those @shown counts (the
-   *  entries already shown since @token; those shown now are counted in it too); returns the
-   *  token after the last page. */
-  async readPages(token, shown, signal) {
-    const skip = new Map(shown);
+  /** Read the pages after @at.token and show their entries, less those @at.shown counts
+   *  (shown before, after that token). @at moves on page by page, so that if a read fails it
+   *  still says where the reading stands and what was shown after it. Reads to the end of the
+   *  log when @toEnd (the job has ended: the service leaves nextPageToken out with its last
+   *  entries), else until a page shorter than asked (a page may also end at about 1 MiB: the
+   *  stream followed from the token then sends the rest). */
+  async readPages(at, signal, toEnd) {
     for (;;) {
-      const r = await this.ctx.api.get(this.logsUrl({ pageSize: PAGE, ...(token ? { pageToken: token } : {}) }), { signal });
-      const ents = unshown(r.entries || [], skip, shown);
+      const r = await this.ctx.api.get(this.logsUrl({ pageSize: PAGE, ...(at.token ? { pageToken: at.token } : {}) }), { signal });
+      const fresh = new Map();
+      // Entries of this page met in at.shown are before the page's token: taken off it.
+      const ents = unshown(r.entries || [], at.shown, fresh);
       if (ents.length)
         this.add(ents);
-      token = r.nextPageToken || token;
-      if ((r.entries || []).length < PAGE)
-        return token;
+      if (!r.nextPageToken) {
+        // The job has ended and this was its last page: the token stays, and what this page
+        // showed is after it.
+        for (const [k, n] of fresh)
+          at.shown.set(k, (at.shown.get(k) || 0) + n);
+        return;
+      }
+      at.token = r.nextPageToken;
+      if (!toEnd && (r.entries || []).length < PAGE)
+        return;
     }
   }
 
@@ -344,19 +358,19 @@ class LogsPage {
     return this.job.state;
   }
 
-  /** Follow the log from @token until the job has ended; reconnects after a broken stream. */
-  async follow(token, signal) {
+  /** Follow the log from @at.token until the job has ended; reconnects after a broken
+   *  stream. @at.shown counts the entries shown after @at.token, whichever read showed them:
+   *  every read from the token (the stream again, or the pages after a broken stream) skips
+   *  them, so that a catch-up that fails too (the service still down) does not make the next
+   *  try show them twice. */
+  async follow(at, signal) {
     let wait = 500;
-    // The entries shown since @token, whichever read showed them: every read from @token
-    // (the stream again, or the pages after a broken stream) skips them, so that a catch-up
-    // that fails too (the service still down) does not make the next try show them twice.
-    let shown = new Map();
     for (;;) {
       this.setLive('● Live', 'on');
       try {
-        const skip = new Map(shown);
-        await readStream(this.logsUrl({ follow: 'true', ...(token ? { pageToken: token } : {}) }), (list) => {
-          const ents = unshown(list, skip, shown);
+        const skip = new Map(at.shown);
+        await readStream(this.logsUrl({ follow: 'true', ...(at.token ? { pageToken: at.token } : {}) }), (list) => {
+          const ents = unshown(list, skip, at.shown);
           if (ents.length)
             this.add(ents);
           wait = 500;
@@ -373,11 +387,9 @@ class LogsPage {
       wait = Math.min(wait * 2, 10000);
       if (signal.aborted)
         return;
-      // Catch up from the same token without repeating what was shown; once read to the
-      // end, the new token is past everything shown.
+      // Catch up from the token without repeating what was shown.
       try {
-        token = await this.readPages(token, shown, signal);
-        shown = new Map();
+        await this.readPages(at, signal, false);
       } catch (e) {
         if (signal.aborted || (e.httpStatus && e.httpStatus !== 503))
           throw e;
@@ -403,11 +415,12 @@ class LogsPage {
       this.drawTasks();
       this.drawTrials();
       this.loading = true;
-      const token = await this.readPages('', new Map(), signal);
+      const at = { token: '', shown: new Map() };
+      await this.readPages(at, signal, FINAL_STATES.has(state));
       this.loading = false;
       this.view.redraw();
       if (!FINAL_STATES.has(state))
-        await this.follow(token, signal);
+        await this.follow(at, signal);
       if (signal.aborted)
         return;
       this.setLive(`Ended: the job is ${this.job.state}`);
