@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  * jobs-logs.c: log streaming shared by `jobs stream-logs` and `jobs submit training
  * --stream-logs`: a job's log entries in gcloud's tab-separated form until the job has ended,
- * read from the daemon's `logs?follow=true` stream (reconnecting where it left off if the
- * stream ends early) or, with a polling interval, by polling `logs` with its page token; and
- * with --local the same lines from the files of a `local train` run (jobs-local.h). */
+ * read from the daemon's `logs?follow=true` stream (reconnecting from the stream's last
+ * position, skipping per file what was shown after it, if the stream ends early) or, with a polling
+ * interval, by polling `logs` with its page token; and with --local the same lines from the files
+ * of a `local train` run (jobs-local.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -97,22 +98,72 @@ static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline
 
 /* ---- follow=true ---------------------------------------------------------------------------- */
 
+/* What was shown of one log file (a task, and a trial in tuning) after the stream's last
+ * position: the stream gives each file's entries in the file's order, but interleaves files
+ * only as far as it knew their times when it read them (docs/service.md), so a reconnection
+ * from a position skips, per file, the entries shown after it: never by time. */
+struct file_count {
+    char *key;    /* taskName '\t' trialId */
+    size_t ahead; /* entries of the file shown after the position */
+    size_t seen;  /* entries of the file this connection gave after the position */
+};
+
 struct follow {
     const struct jobs_logs_opts *o;
-    bool have_last;
-    int64_t last_usec; /* time of the newest entry shown */
-    char **at_last;    /* the entries shown with that time (compact JSON), to skip on reconnect */
-    size_t shown;      /* entries shown by the current connection */
+    char *token;              /* the stream's last position (NULL: the start of the log) */
+    struct file_count *files; /* sorted by key */
+    size_t nfiles;
+    size_t shown; /* entries shown by the current connection */
 };
+
+/* The count of the file of @entry, added when new. */
+static struct file_count *file_of(struct follow *f, const json_t *entry)
+{
+    const char *task = ty_json_str(entry, "taskName");
+    json_t *tj = json_object_get(entry, "trialId");
+    _cleanup_free_ char *key = NULL;
+    size_t lo = 0, hi = f->nfiles;
+
+    if (json_is_integer(tj))
+        key = xasprintf("%s\t%lld", task ? task : "", (long long)json_integer_value(tj));
+    else
+        key =
+            xasprintf("%s\t%s", task ? task : "", json_is_string(tj) ? json_string_value(tj) : "");
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(f->files[mid].key, key);
+        if (c == 0)
+            return &f->files[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    f->files = xreallocarray(f->files, f->nfiles + 1, sizeof(*f->files));
+    memmove(f->files + lo + 1, f->files + lo, (f->nfiles - lo) * sizeof(*f->files));
+    f->files[lo] = (struct file_count){TAKE_PTR(key), 0, 0};
+    f->nfiles++;
+    return &f->files[lo];
+}
+
+/* The stream's position after every entry it sent before it: what was shown after it is
+ * what was shown of each file beyond what this connection gave before it. */
+static void on_position(struct follow *f, const char *token)
+{
+    ty_replace_str(&f->token, token);
+    for (size_t i = 0; i < f->nfiles; i++) {
+        f->files[i].ahead -= f->files[i].seen;
+        f->files[i].seen = 0;
+    }
+}
 
 static int on_follow_line(void *ctx, const char *line, size_t len, struct ty_error *err)
 {
     struct follow *f = ctx;
     _cleanup_json_ json_t *j = NULL;
-    _cleanup_free_ char *key = NULL;
-    const char *ts;
+    struct file_count *fc;
+    const char *pos;
     json_t *e;
-    int64_t usec;
 
     if (strspn(line, " \t\r") >= len)
         return 0;
@@ -128,22 +179,15 @@ static int on_follow_line(void *ctx, const char *line, size_t len, struct ty_err
         return ty_error_set(
             err, EIO, "%s: %s", status ? status : "log stream error", msg ? msg : "(no message)");
     }
-    ts = ty_json_str(j, "timestamp");
-    key = ty_json_compact(j);
-    if (ts && ty_rfc3339_parse(ts, &usec, NULL) == 0) {
-        if (f->have_last && usec < f->last_usec)
-            return 0; /* shown before a reconnection */
-        if (f->have_last && usec == f->last_usec) {
-            for (size_t i = 0; f->at_last && f->at_last[i]; i++)
-                if (strcmp(f->at_last[i], key) == 0)
-                    return 0;
-        } else {
-            f->at_last = ty_strv_free(f->at_last);
-            f->last_usec = usec;
-            f->have_last = true;
-        }
-        ty_strv_push(&f->at_last, key);
+    pos = ty_json_str(j, "nextPageToken");
+    if (pos && !json_object_get(j, "timestamp")) {
+        on_position(f, pos);
+        return 0;
     }
+    fc = file_of(f, j);
+    if (++fc->seen <= fc->ahead)
+        return 0; /* shown before a reconnection */
+    fc->ahead = fc->seen;
     print_log_entry(f->o->out, j, f->o->allow_multiline);
     fflush(f->o->out);
     f->shown++;
@@ -180,13 +224,13 @@ static int follow_logs(struct api_client *c,
     for (;;) {
         _cleanup_free_ char *base = api_jobs_path(c, job_id, "/logs");
         struct ty_buf q = TY_BUF_INIT;
-        char since[40];
 
         ty_buf_puts(&q, base);
         api_query_add(&q, "follow", "true");
         api_query_add(&q, "taskName", o->task_name);
-        if (f.have_last)
-            api_query_add(&q, "since", ty_rfc3339(f.last_usec, 6, since, sizeof(since)));
+        api_query_add(&q, "pageToken", f.token);
+        for (size_t i = 0; i < f.nfiles; i++)
+            f.files[i].seen = 0;
         f.shown = 0;
         r = api_stream_lines(c, ty_buf_str(&q), on_follow_line, &f, err);
         ty_buf_release(&q);
@@ -212,7 +256,10 @@ static int follow_logs(struct api_client *c,
         }
         sleep_secs(fruitless ? 1.0 : 0.1);
     }
-    ty_strv_free(f.at_last);
+    for (size_t i = 0; i < f.nfiles; i++)
+        free(f.files[i].key);
+    free(f.files);
+    free(f.token);
     return r < 0 ? r : 0;
 }
 

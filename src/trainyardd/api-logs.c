@@ -5,9 +5,12 @@
  * message}, oldest first, narrowed by taskName and since, in pages; nextPageToken is given
  * while more can come (always while the job runs, so a client can poll for newer entries),
  * and left out once the job has ended and the page holds its last entries.
- * With follow=true the answer is a stream of one entry per line (application/x-ndjson)
- * that ends when the job has ended and every entry was sent; between reads of the files it
- * waits with its connection suspended (http.c), holding no thread. Also the service's own
+ * With follow=true the answer is a stream of one entry per line (application/x-ndjson),
+ * each file's entries in order and the files merged by time as far as each read knew them
+ * (files read to their ends at different instants: a later read may bring an entry older
+ * than one sent), with {"nextPageToken": ...} lines giving the position after every entry
+ * before them; it ends when the job has ended and every entry was sent. Between reads of the
+ * files it waits with its connection suspended (http.c), holding no thread. Also the service's own
  * lines in a job's log (tyd_job_log), for what trainyardd does to a job no supervisor has. */
 #include <errno.h>
 #include <microhttpd.h>
@@ -40,6 +43,14 @@
 #define HEARTBEAT_USEC (30 * INT64_C(1000000))
 /* Bytes libmicrohttpd asks a stream for at once. */
 #define STREAM_BLOCK (16 * 1024)
+/* A followed stream sends its position ({"nextPageToken": ...}) after the entries of a read
+ * that caught up with the files, and while it has more to send at least every second and
+ * every MiB, so that a client that reconnects from it has little to skip; never a token
+ * longer than POSITION_MAX_CHARS (a job of thousands of files: its clients skip more
+ * instead; the CLI reads lines of up to ~390 KiB). */
+#define POSITION_EVERY_USEC  (1 * INT64_C(1000000))
+#define POSITION_EVERY_BYTES (1024 * 1024)
+#define POSITION_MAX_CHARS   (256 * 1024)
 
 /* Read one page of job @seq's logs after @cur. */
 static int read_page(struct tyd *d,
@@ -80,6 +91,8 @@ struct follow {
     struct ty_buf out;
     bool finished;
     int64_t last_sent;
+    int64_t last_position; /* when the last position line was made */
+    size_t since_position; /* bytes of entries made since */
     /* with tokens: the request's Authorization and project, checked again after a reload
      * (a token removed from the file cuts its streams) */
     char *auth_header, *project;
@@ -120,10 +133,19 @@ static int follow_fill(struct follow *f)
         char *text = ty_json_compact(j);
         ty_buf_puts(&f->out, text);
         ty_buf_putc(&f->out, '\n');
+        f->since_position += strlen(text) + 1;
         free(text);
         json_decref(j);
     }
     ty_log_entries_free(ents, n);
+    if (n > 0 && (!more || f->since_position >= POSITION_EVERY_BYTES ||
+                  ty_mono_usec() - f->last_position >= POSITION_EVERY_USEC)) {
+        _cleanup_free_ char *token = ty_log_cursor_format(f->cur);
+        if (strlen(token) <= POSITION_MAX_CHARS) /* URL-safe base64: nothing to escape */
+            ty_buf_printf(&f->out, "{\"nextPageToken\":\"%s\"}\n", token);
+        f->last_position = ty_mono_usec();
+        f->since_position = 0;
+    }
     if (ended && n == 0 && !more)
         f->finished = true;
     return (int)n;
@@ -266,7 +288,7 @@ static void start_follow(const struct tyd_request *rq,
     f->q = *q;
     f->q.task_name = f->task;
     f->cur = cur;
-    f->last_sent = ty_mono_usec();
+    f->last_sent = f->last_position = ty_mono_usec();
     rep->stream = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, STREAM_BLOCK, follow_read, f, follow_free);
     if (!rep->stream) {

@@ -2,7 +2,8 @@
 # t5155-service-logs: the logs endpoint's edges: pageSize (any size taken, a large one lowered,
 # the error saying so), a page's size counted as sent (a control byte escaped is six), a log
 # file truncated under a reader (read again from its start), nextPageToken left out only after
-# an ended job's last entries (and polling reading pages of long lines at once).
+# an ended job's last entries (and polling reading pages of long lines at once), a followed
+# stream of replicas writing at once (every line once, each file in order; its position lines).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -71,6 +72,39 @@ test_expect_success 'nextPageToken: none after an ended job'"'"'s last entries; 
   TRAINYARD_API_ENDPOINT=$BASE timeout 10 "$TRAINYARD" jobs stream-logs longl --project p1 \
     --task-name master-replica-0 --polling-interval 60 >poll.out &&
   test "$(grep -c "	L[0-9]* q" poll.out)" -eq 40
+'
+# steady_job FILE ID SECONDS: a master and 3 workers writing numbered lines as fast as they
+# can for SECONDS (steady-writer.py)
+steady_job() {
+  "$PYTHON" -c 'import json,sys
+c = {"imageUri": "x/y:1", "containerCommand": ["python3", sys.argv[3], sys.argv[4]]}
+json.dump({"jobId": sys.argv[2], "trainingInput": {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
+ "workerType": "n1-standard-4", "workerCount": "3", "masterConfig": c, "workerConfig": c}},
+ open(sys.argv[1], "w"))' "$1" "$2" "$TY_SOURCE_DIR/tests/integration/steady-writer.py" "$3"
+}
+
+test_expect_success 'stream-logs of 4 replicas writing at once: every line once, each replica'"'"'s in order' '
+  steady_job steady.json steady 4 && submit steady.json &&
+  TRAINYARD_API_ENDPOINT=$BASE timeout 60 "$TRAINYARD" jobs stream-logs steady --project p1 >out &&
+  "$PYTHON" "$TY_SOURCE_DIR/tests/integration/steady-check.py" out 4
+'
+test_expect_success 'the follow stream gives its position; the pages from one hold what followed it' '
+  curl -sN "$BASE/v1/projects/p1/jobs/steady/logs?follow=true" >raw &&
+  "$PYTHON" - raw "$BASE/v1/projects/p1/jobs/steady/logs" <<-\PY
+	import collections, json, sys, urllib.request
+	lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+	pos = [i for i, l in enumerate(lines) if "nextPageToken" in l]
+	assert len(pos) >= 3 and all(set(lines[i]) == {"nextPageToken"} for i in pos), pos[:5]
+	key = lambda e: (e["taskName"], e["message"])
+	for i in (pos[0], pos[len(pos) // 2]):
+	    want = collections.Counter(key(e) for e in lines[i + 1:] if "timestamp" in e)
+	    got, tok = collections.Counter(), lines[i]["nextPageToken"]
+	    while tok:
+	        d = json.load(urllib.request.urlopen("%s?pageSize=1000&pageToken=%s" % (sys.argv[2], tok)))
+	        got.update(key(e) for e in d["entries"])
+	        tok = d.get("nextPageToken")
+	    assert got == want, (i, len(got), len(want))
+	PY
 '
 trainyardd_stop svc
 test_done

@@ -134,7 +134,8 @@ export const api = {
 };
 
 /** Read the NDJSON stream at @path (a logs URL with follow=true): calls @onEntries(array)
- *  with the entries of each piece that arrives (heartbeats, empty lines, are skipped).
+ *  with the objects of each piece that arrives: entries, and the stream's position lines
+ *  ({nextPageToken}); heartbeats, empty lines, are skipped.
  *  Resolves when the service ends the stream; rejects with an ApiError for an error answer,
  *  a TypeError when the connection breaks, an AbortError when @signal aborts. */
 export async function readStream(path, onEntries, signal) {

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // logs.js: the Logs page (#/projects/P/jobs/J/logs?task=T&severity=S&q=TEXT&trial=N&end=1).
 // It reads the job's log in pages of 1000 (one task, through the API's taskName, or all; an
-// ended job's to the page without a nextPageToken), then, while the job runs, follows it: logs?follow=true from the last page's token, read as
-// it arrives. A broken connection is picked up again from that token, skipping the entries
-// already shown, so nothing is lost or repeated. Severity, text search (highlighted) and a
-// tuning job's trial are filters in the page. At most the last 20,000 lines are kept.
+// ended job's to the page without a nextPageToken), then, while the job runs, follows it:
+// logs?follow=true from the last page's token, read as it arrives, the stream's position lines
+// moving the token on. A broken connection is picked up again from the last token, skipping
+// the entries already shown after it, so nothing is lost or repeated. Severity, text search
+// (highlighted) and a tuning job's trial are filters in the page. At most the last 20,000
+// lines are kept.
 import { jobPath, readStream } from './api.js';
 import { FINAL_STATES, fill, fmtTimeMs, h, isTuning, links, message } from './format.js';
 import { jobHeader } from './job.js';
@@ -370,7 +372,17 @@ class LogsPage {
       try {
         const skip = new Map(at.shown);
         await readStream(this.logsUrl({ follow: 'true', ...(at.token ? { pageToken: at.token } : {}) }), (list) => {
-          const ents = unshown(list, skip, at.shown);
+          const ents = [];
+          for (const e of list) {
+            if (e.nextPageToken !== undefined && e.timestamp === undefined) {
+              // The stream's position after every entry before it: those shown after it are
+              // the ones this connection has not given again yet.
+              at.token = e.nextPageToken;
+              at.shown = new Map(skip);
+            } else {
+              ents.push(...unshown([e], skip, at.shown));
+            }
+          }
           if (ents.length)
             this.add(ents);
           wait = 500;
