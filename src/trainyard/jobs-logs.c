@@ -26,8 +26,13 @@
 
 /* Entries asked for per poll; a full page is followed at once by the next. */
 #define POLL_PAGE_SIZE 100
-/* Reconnections of the follow stream in a row that bring nothing new before giving up. */
-#define FOLLOW_RETRIES 5
+/* Reconnections of the follow stream in a row that bring nothing new before giving up, and
+ * failed polls in a row: the waits between them double from RETRY_FIRST_SECS up to
+ * RETRY_MAX_SECS, so a service restarting (down a few seconds) is waited for, about 15 s. */
+#define FOLLOW_RETRIES   5
+#define POLL_RETRIES     5
+#define RETRY_FIRST_SECS 0.5
+#define RETRY_MAX_SECS   8.0
 
 /* One output line; @attempt (NULL for the first attempt) marks the message of a later one. */
 static void print_line(FILE *out,
@@ -213,17 +218,36 @@ static void sleep_secs(double secs)
         ;
 }
 
+/* Is @r (an api_call or api_stream_lines result) the service being away for a moment: not
+ * listening (restarting), the connection broken, no answer in time, or 503 UNAVAILABLE
+ * ("shutting down")? Such a failure is retried once the service has answered. */
+static bool transient(int r)
+{
+    return r == -ECONNREFUSED || r == -ECONNRESET || r == -ETIMEDOUT || r == -EAGAIN;
+}
+
+/* The wait before the @n-th retry in a row (n >= 1). */
+static double retry_wait(int n)
+{
+    double w = RETRY_FIRST_SECS;
+    while (--n > 0 && w < RETRY_MAX_SECS)
+        w *= 2;
+    return w < RETRY_MAX_SECS ? w : RETRY_MAX_SECS;
+}
+
 static int follow_logs(struct api_client *c,
                        const char *job_id,
                        const struct jobs_logs_opts *o,
                        struct ty_error *err)
 {
     struct follow f = {.o = o};
+    bool answered = false; /* the service has answered once: a failure now may be a restart */
     int fruitless = 0, r;
 
     for (;;) {
         _cleanup_free_ char *base = api_jobs_path(c, job_id, "/logs");
         struct ty_buf q = TY_BUF_INIT;
+        int ended;
 
         ty_buf_puts(&q, base);
         api_query_add(&q, "follow", "true");
@@ -234,27 +258,31 @@ static int follow_logs(struct api_client *c,
         f.shown = 0;
         r = api_stream_lines(c, ty_buf_str(&q), on_follow_line, &f, err);
         ty_buf_release(&q);
-        if (r < 0 && r != -ECONNRESET)
+        if (r == 0 || r == -ECONNRESET)
+            answered = true;
+        if (r < 0 && r != -ECONNRESET && !(answered && transient(r)))
             break;
-        /* The stream ended (or broke off): done if the job has ended and the stream was
-         * complete; else pick up where it stopped. */
-        int ended = job_ended(c, job_id, err);
-        if (ended < 0) {
+        /* The stream ended (or broke off, or the service is away): done if the job has ended
+         * and the stream was complete; else pick up where it stopped. */
+        ended = r == 0 ? job_ended(c, job_id, err) : 0;
+        if (ended < 0 && !transient(ended)) {
             r = ended;
             break;
         }
-        if (ended && r == 0)
+        if (ended > 0)
             break;
         fruitless = f.shown > 0 ? 0 : fruitless + 1;
         if (fruitless >= FOLLOW_RETRIES) {
-            if (r == 0)
+            if (r == 0 && ended == 0)
                 r = ty_error_set(err,
                                  EPROTO,
                                  "the log stream of job %s keeps ending before the job does",
                                  job_id);
+            else if (r == 0)
+                r = ended;
             break;
         }
-        sleep_secs(fruitless ? 1.0 : 0.1);
+        sleep_secs(fruitless ? retry_wait(fruitless) : 0.1);
     }
     for (size_t i = 0; i < f.nfiles; i++)
         free(f.files[i].key);
@@ -272,6 +300,8 @@ static int poll_logs(struct api_client *c,
 {
     _cleanup_free_ char *base = api_jobs_path(c, job_id, "/logs");
     _cleanup_free_ char *token = NULL;
+    bool answered = false; /* the service has answered once: a failure now may be a restart */
+    int failed = 0;        /* polls in a row that failed */
     char size[16];
 
     snprintf(size, sizeof(size), "%d", POLL_PAGE_SIZE);
@@ -289,8 +319,14 @@ static int poll_logs(struct api_client *c,
         api_query_add(&q, "pageToken", token);
         r = api_call(c, "GET", ty_buf_str(&q), NULL, &page, err);
         ty_buf_release(&q);
+        if (r < 0 && answered && transient(r) && ++failed < POLL_RETRIES) {
+            sleep_secs(retry_wait(failed)); /* the same page again */
+            continue;
+        }
         if (r < 0)
             return r;
+        answered = true;
+        failed = 0;
         entries = json_object_get(page, "entries");
         n = json_array_size(entries);
         json_array_foreach(entries, i, e)
@@ -309,10 +345,10 @@ static int poll_logs(struct api_client *c,
             /* A page also ends at about 1 MiB (docs/service.md): once the job has ended, a
              * token means that more is there now, so it is read at once too. */
             r = job_ended(c, job_id, err);
-            if (r < 0)
+            if (r < 0 && !transient(r))
                 return r;
             if (r > 0)
-                continue;
+                continue; /* (a failure: the next poll tells) */
         }
         sleep_secs(o->poll_secs);
     }

@@ -164,8 +164,12 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
             f->last_sent = ty_mono_usec();
             return (ssize_t)n;
         }
-        if (f->finished || atomic_load(&f->d->stopping))
+        if (f->finished)
             return MHD_CONTENT_READER_END_OF_STREAM;
+        /* The service stops while the job may go on: the stream breaks off (no end of the
+         * chunked body), never ends as a complete log does, so a client reconnects. */
+        if (atomic_load(&f->d->stopping))
+            return MHD_CONTENT_READER_END_WITH_ERROR;
         if (f->d->auth && tyd_auth_generation(f->d->auth) != f->auth_gen) {
             /* the tokens were reloaded: a stream whose token no longer grants its project is
              * cut (an error, not the end of the job's log) */
@@ -182,7 +186,7 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *buf, size_t max)
             ty_buf_putc(&f->out, '\n');
             continue;
         }
-        return tyd_stream_wait(f->d, f->conn) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+        return tyd_stream_wait(f->d, f->conn) ? 0 : MHD_CONTENT_READER_END_WITH_ERROR;
     }
 }
 

@@ -230,6 +230,12 @@ void tyd_mhd_log(void *cls, const char *fmt, va_list ap)
             tyd_log("http: the client left before its response was sent (%s)", msg);
         return;
     }
+    if (d && atomic_load(&d->stopping) && strstr(msg, "application error generating response")) {
+        /* A followed log stream broken off by the stop (api-logs.c): its client reconnects. */
+        if (d->verbose)
+            tyd_log("http: a log stream was broken off by the stop (%s)", msg);
+        return;
+    }
     pthread_mutex_lock(&log_lock);
     if (strcmp(msg, last_msg) == 0 && now - last_time < 1000000) {
         repeats++;

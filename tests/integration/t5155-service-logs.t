@@ -3,7 +3,8 @@
 # the error saying so), a page's size counted as sent (a control byte escaped is six), a log
 # file truncated under a reader (read again from its start), nextPageToken left out only after
 # an ended job's last entries (and polling reading pages of long lines at once), a followed
-# stream of replicas writing at once (every line once, each file in order; its position lines).
+# stream of replicas writing at once (every line once, each file in order; its position lines),
+# a service restart under a followed stream (it breaks off; stream-logs and polling go on).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 M=$RUN_ID
@@ -107,4 +108,34 @@ test_expect_success 'the follow stream gives its position; the pages from one ho
 	PY
 '
 trainyardd_stop svc
+
+# A service restarted (SIGTERM, then started again on the same port and state) while its
+# job runs on.
+trainyardd_start rs || { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/rs.log"; exit 1; }
+RS=$TYD_URL
+ROOT_JOBS=; [ "$(id -u)" -eq 0 ] && ROOT_JOBS=--allow-root-jobs
+test_expect_success 'a service restart: the stream breaks off (no clean end); stream-logs and polling carry on' '
+  job_json rjob.json rjob "i=0; while [ \$i -lt 300 ]; do echo r\$i.$M; i=\$((i+1)); sleep 0.02; done" &&
+  curl -sf -X POST -H "Content-Type: application/json" --data-binary @rjob.json "$RS/v1/projects/p1/jobs" >/dev/null &&
+  url="$RS/v1/projects/p1/jobs/rjob/logs?taskName=master-replica-0"
+  # (set -e holds in these too: the status is kept by an if)
+  if curl -sN "$url&follow=true" >raw.out; then echo 0; else echo $?; fi >raw.rc &
+  if TRAINYARD_API_ENDPOINT=$RS "$TRAINYARD" jobs stream-logs rjob --project p1 --task-name master-replica-0 >cli.out 2>cli.err; then echo 0; else echo $?; fi >cli.rc &
+  if TRAINYARD_API_ENDPOINT=$RS "$TRAINYARD" jobs stream-logs rjob --project p1 --task-name master-replica-0 --polling-interval 0.2 >poll.out 2>poll.err; then echo 0; else echo $?; fi >poll.rc &
+  wait_for 20 grep -q "r20\.$M" cli.out && wait_for 20 grep -q "r20\.$M" poll.out &&
+  kill -TERM "$(cat "$TEST_DIR/rs.pid")" &&
+  wait_for 20 test -s raw.rc && wait_for 20 sh -c "! curl -s -o /dev/null \"$RS/healthz\"" &&
+  sleep 1 &&
+  { "$TY_BUILD_DIR/bin/trainyardd" --listen "127.0.0.1:${RS##*:}" --state-dir "$TEST_DIR/rs" \
+      --grace-period 1 $ROOT_JOBS >>"$TEST_DIR/rs.log" 2>&1 & echo $! >"$TEST_DIR/rs.pid"; } &&
+  wait_for 20 curl -sf -o /dev/null "$RS/healthz" &&
+  wait_for 60 test -s cli.rc && wait_for 20 test -s poll.rc &&
+  echo "raw $(cat raw.rc) cli $(cat cli.rc) poll $(cat poll.rc)" && cat cli.err poll.err &&
+  test "$(cat raw.rc)" != 0 && test "$(cat cli.rc)" = 0 && test "$(cat poll.rc)" = 0 &&
+  seq 0 299 | sed "s/.*/r&.$M/" >want &&
+  cut -f5 cli.out >cli.msgs && diff want cli.msgs &&
+  cut -f5 poll.out >poll.msgs && diff want poll.msgs &&
+  ! grep -q "application error" "$TEST_DIR/rs.log"
+'
+trainyardd_stop rs
 test_done
