@@ -40,8 +40,8 @@ static void one(const char *text, size_t len, const char *tag)
     struct ty_hp_measurement *run = NULL, *fin = NULL, last;
     size_t nrun = 0, nfin = 0, srun = 0, sfin = 0;
 
-    check(ty_hypertune_parse(text, len, tag, false, &run, &nrun, &srun, &err) == 0);
-    check(ty_hypertune_parse(text, len, tag, true, &fin, &nfin, &sfin, &err) == 0);
+    check(ty_hypertune_parse(text, len, tag, false, &run, &nrun, &srun, NULL, &err) == 0);
+    check(ty_hypertune_parse(text, len, tag, true, &fin, &nfin, &sfin, NULL, &err) == 0);
     check((nrun == 0) == (run == NULL) && (nfin == 0) == (fin == NULL));
     check(nrun + srun == lines(text, len));
     check(nfin + sfin == lines(text, len));

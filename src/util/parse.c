@@ -63,7 +63,9 @@ int ty_parse_double(const char *s, double *ret)
         return -EINVAL;
     errno = 0;
     v = strtod(s, &end);
-    if (*end != '\0' || errno == ERANGE || !isfinite(v))
+    /* ERANGE with a finite result is an underflow ("1e-320": a denormal or 0), a number all
+     * the same; an overflow is infinite */
+    if (*end != '\0' || !isfinite(v))
         return -EINVAL;
     *ret = v;
     return 0;

@@ -10,7 +10,8 @@ export SEEN="$TEST_DIR/seen"
 
 # The training program: records what it got in $SEEN/<trial>.json, then reports
 # (x - 0.3)^2 as the metric (a first report that must not count, then the final one).
-# --mode=nometric reports nothing; --mode=fail exits 1; --mode=sleep sleeps forever.
+# --mode=nometric reports nothing; --mode=nan reports nan last (as cloudml-hypertune writes a
+# diverged loss); --mode=fail exits 1; --mode=sleep sleeps forever.
 cat >"$TEST_DIR/prog.py" <<'PY'
 import json, os, sys, time
 args = sys.argv[1:]
@@ -42,11 +43,12 @@ time.sleep(0.2)
 os.remove(os.path.join(run, tid))
 if mode == "fail":
     sys.exit(1)
-if mode == "ok":
+if mode in ("ok", "nan"):
     x = float(opt.get("x", opt.get("a", "0")))
     tag = rec["tag"]
     with open(rec["file"], "w") as f:
-        for step, v in ((1, 99.0), (10, (x - 0.3) ** 2)):
+        last = float("nan") if mode == "nan" else (x - 0.3) ** 2
+        for step, v in ((1, 99.0), (10, last)):
             f.write(json.dumps({"global_step": str(step), tag: str(v), "timestamp": 1.0, "trial": tid}, sort_keys=True) + "\n")
 PY
 
@@ -206,6 +208,14 @@ test_expect_success 'a trial that reports no metric is a failed trial, with the 
   test "$(json_get "$TRAINYARD_HOME/jobs/local/nom_job/job.json" "d[\"trainingOutput\"][\"trials\"][0][\"state\"]")" = FAILED &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/nom_job/job.json" "d[\"trainingOutput\"][\"completedTrialCount\"]")" = 0 &&
   grep -qF "$msg" err
+'
+test_expect_success 'a trial whose last report is nan is a failed trial, not its earlier value' '
+  tuning_job nan.json nan "{\"maxTrials\": 1, \"algorithm\": \"RANDOM_SEARCH\", \"params\": [{\"parameterName\": \"x\", \"type\": \"DOUBLE\", \"minValue\": 0, \"maxValue\": 1}]}" &&
+  set +e; "$TRAINYARD" local train nan_job --config nan.json >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  msg="The trial succeeded but its last report of the metric '\''training/hptuning/metric'\'' (step 10) is NaN, not a number the search can use: its training may have diverged." &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/nan_job/job.json" "d[\"trainingOutput\"][\"trials\"][0][\"errorMessage\"]")" = "$msg" &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/nan_job/job.json" "d[\"trainingOutput\"][\"trials\"][0][\"state\"]")" = FAILED
 '
 test_expect_success 'maxFailedTrials stops the job once that many trials failed' '
   tuning_job mf.json fail "{\"maxTrials\": 8, \"maxFailedTrials\": 2, \"algorithm\": \"RANDOM_SEARCH\", \"params\": [{\"parameterName\": \"x\", \"type\": \"DOUBLE\", \"minValue\": 0, \"maxValue\": 1}]}" &&

@@ -33,7 +33,7 @@ static int parse(const char *text, const char *tag, bool final)
     free(ms);
     ms = NULL;
     ty_error_clear(&err);
-    return ty_hypertune_parse(t, strlen(t), tag, final, &ms, &n, &skipped, &err);
+    return ty_hypertune_parse(t, strlen(t), tag, final, &ms, &n, &skipped, NULL, &err);
 }
 
 /* Exactly what cloudml-hypertune writes: json.dumps(record, sort_keys=True) per line. */
@@ -181,7 +181,7 @@ static void test_malformed(void)
         static const char raw[] = "{\"m\": \"1\"}\n{\"m\":\0\"2\"}\n{\"m\": \"3\"}\n";
         free(ms);
         ms = NULL;
-        is_int(ty_hypertune_parse(raw, sizeof(raw) - 1, "m", false, &ms, &n, &skipped, &err),
+        is_int(ty_hypertune_parse(raw, sizeof(raw) - 1, "m", false, &ms, &n, &skipped, NULL, &err),
                0,
                "raw NUL parse");
         ok(n == 2 && skipped == 1 && ms[1].value == 3, "a line with a raw NUL is skipped");
@@ -205,16 +205,19 @@ static void test_empty_and_limits(void)
     char *big;
     int r;
 
-    is_int(ty_hypertune_parse(NULL, 0, NULL, false, &m, &k, &s, &err), 0, "empty file parses");
+    is_int(
+        ty_hypertune_parse(NULL, 0, NULL, false, &m, &k, &s, NULL, &err), 0, "empty file parses");
     ok(m == NULL && k == 0 && s == 0, "empty file: nothing, NULL array");
-    is_int(ty_hypertune_parse("\n", 1, NULL, true, &m, &k, NULL, &err), 0, "skipped may be NULL");
+    is_int(ty_hypertune_parse("\n", 1, NULL, true, &m, &k, NULL, NULL, &err),
+           0,
+           "skipped may be NULL");
     ok(m == NULL && k == 0, "a single newline is nothing");
 
     big = xmalloc(TY_HYPERTUNE_MAX_BYTES + 1);
     memset(big, ' ', TY_HYPERTUNE_MAX_BYTES + 1);
     big[TY_HYPERTUNE_MAX_BYTES] = '\n';
     ty_error_clear(&err);
-    r = ty_hypertune_parse(big, TY_HYPERTUNE_MAX_BYTES + 1, NULL, false, &m, &k, &s, &err);
+    r = ty_hypertune_parse(big, TY_HYPERTUNE_MAX_BYTES + 1, NULL, false, &m, &k, &s, NULL, &err);
     is_int(r, -E2BIG, "more than 1 MiB is refused");
     like(err.msg, "over the limit", "with a message");
     ok(m == NULL && k == 0, "no result when refused");
@@ -224,7 +227,7 @@ static void test_empty_and_limits(void)
         static const char rec[] = "{\"m\": \"2.5\"}";
         memcpy(big, rec, sizeof(rec) - 1);
         big[TY_HYPERTUNE_MAX_BYTES - 1] = '\n';
-        r = ty_hypertune_parse(big, TY_HYPERTUNE_MAX_BYTES, "m", false, &m, &k, &s, &err);
+        r = ty_hypertune_parse(big, TY_HYPERTUNE_MAX_BYTES, "m", false, &m, &k, &s, NULL, &err);
         ok(r == 0 && k == 1 && m && m[0].value == 2.5, "exactly 1 MiB is read");
         free(m);
     }
@@ -244,6 +247,51 @@ static void test_empty_and_limits(void)
     }
 }
 
+/* A last report that is not a finite number (a diverged training) is named, not passed over
+ * for an earlier one; a finite report after it clears it. */
+static void test_nonfinite_last(void)
+{
+    static const struct {
+        const char *text;
+        double want; /* 0: none named */
+        const char *name;
+    } cases[] = {
+        {"{'m': '0.5', 'global_step': '1'}\n{'m': 'nan', 'global_step': '2'}\n", NAN, "nan last"},
+        {"{'m': '0.5'}\n{'m': 'inf'}\n", INFINITY, "inf last"},
+        {"{'m': '-Infinity'}\n", -INFINITY, "-Infinity alone"},
+        {"{'m': 'nan'}\n{'m': '0.5'}\n", 0, "a number after nan"},
+        {"{'m': '0.5'}\n{'x': 'nan'}\n", 0, "nan of another tag"},
+        {"{'m': '0.5'}\n{'m': 'abc'}\n", 0, "a value that is no number"},
+    };
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *t = dq(cases[i].text);
+        _cleanup_free_ struct ty_hp_measurement *m = NULL;
+        struct ty_hp_measurement last = {.value = 42};
+        size_t k = 0;
+        double w = cases[i].want;
+
+        is_int(ty_hypertune_parse(t, strlen(t), "m", true, &m, &k, NULL, &last, &err),
+               0,
+               "%s: parses",
+               cases[i].name);
+        ok(isnan(w) ? isnan(last.value) : last.value == w,
+           "%s: the last report named",
+           cases[i].name);
+    }
+    {
+        _cleanup_free_ char *t = dq("{'m': 'nan', 'global_step': '7'}\n");
+        _cleanup_free_ struct ty_hp_measurement *m = NULL;
+        struct ty_hp_measurement last;
+        size_t k = 0;
+        (void)ty_hypertune_parse(t, strlen(t), "m", true, &m, &k, NULL, &last, &err);
+        ok(k == 0 && last.step == 7,
+           "nan: no measurement, its step kept (%zu, %lld)",
+           k,
+           (long long)last.step);
+    }
+}
+
 int main(void)
 {
     test_library_output();
@@ -252,6 +300,7 @@ int main(void)
     test_malformed();
     test_line_ends();
     test_empty_and_limits();
+    test_nonfinite_last();
     free(ms);
     return done_testing();
 }

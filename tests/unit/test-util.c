@@ -461,6 +461,10 @@ static void test_parse(void)
     is_int(ty_parse_double("-infinity", &d), -EINVAL, "double: -infinity");
     is_int(ty_parse_double("1e999", &d), -EINVAL, "double: overflow");
     ok(d == 7, "double: failures leave the result alone");
+    is_int(ty_parse_double("1e-320", &d), 0, "double: an underflow is a number (a denormal)");
+    ok(d > 0 && d < 1e-300, "double: 1e-320's value");
+    is_int(ty_parse_double("-1e-999", &d), 0, "double: an underflow to zero");
+    ok(d == 0, "double: -1e-999 is 0");
 
     is_int(ty_parse_bytes("4194304", 0, &i), 0, "bytes: plain");
     is_int(i, 4194304, "bytes: value");

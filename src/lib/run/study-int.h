@@ -27,7 +27,10 @@ struct trial_run {
     bool ended;                        /* the supervisor's run ended; not yet reaped when sup set */
     int slot;                          /* the trial slot it holds while sup is set */
     struct ty_file_stamp metric_stamp; /* the metric file as last read while running */
-    char *text;                        /* ty_study_trial_pretty at text_depth; NULL: changed */
+    /* The metric file's last report of the tag when its value was not finite ("nan": value
+     * NaN), else all zeros: a trial whose training diverged has no result */
+    struct ty_hp_measurement nonfinite;
+    char *text; /* ty_study_trial_pretty at text_depth; NULL: changed */
     int text_depth;
 };
 

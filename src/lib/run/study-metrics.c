@@ -3,6 +3,7 @@
  * median stopping rule (enableTrialEarlyStopping), and when it ends, for its result. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,7 +33,7 @@ static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
         return 0;
     if (r < 0)
         return r;
-    r = ty_hypertune_parse(text, len, tr->st->tag, final, &m, &n, NULL, err);
+    r = ty_hypertune_parse(text, len, tr->st->tag, final, &m, &n, NULL, &tr->nonfinite, err);
     if (r < 0)
         return r;
     free(tr->t.metrics);
@@ -43,7 +44,7 @@ static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
             (void)ty_stop_rule_report(
                 tr->st->stop_rule, tr->t.trial_id, ty_stop_rule_step(m[i].step, i), m[i].value);
     if (final)
-        tr->t.has_metric = ty_hypertune_final(m, n, &tr->t.final);
+        tr->t.has_metric = ty_hypertune_final(m, n, &tr->t.final) && isfinite(tr->nonfinite.value);
     return 0;
 }
 
@@ -117,6 +118,17 @@ enum ty_job_state study_judge_trial(
                        n,
                        "The trial succeeded but its metric file could not be read: %s",
                        ty_error_msg(&e));
+    else if (!isfinite(tr->nonfinite.value))
+        (void)snprintf(msg,
+                       n,
+                       "The trial succeeded but its last report of the metric '%s' (step %" PRId64
+                       ") is %s, not a number the search can use: its training may have "
+                       "diverged.",
+                       tr->st->tag,
+                       tr->nonfinite.step,
+                       isnan(tr->nonfinite.value) ? "NaN"
+                       : tr->nonfinite.value > 0  ? "infinite"
+                                                  : "-infinite");
     else if (!tr->t.has_metric)
         (void)snprintf(msg,
                        n,

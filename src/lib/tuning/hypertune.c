@@ -59,26 +59,51 @@ static bool is_blank(const char *s, size_t len)
     return true;
 }
 
-/* One line (without its '\n'): true with *m filled when it is a report of @tag. */
-static bool parse_line(const char *line, size_t len, const char *tag, struct ty_hp_measurement *m)
+/* Is @j a string of a number that is not finite ("nan", "inf", "-inf": what the library
+ * writes of a float('nan') a diverged training reports)? Its value into *@ret. */
+static bool nonfinite_text(const json_t *j, double *ret)
+{
+    const char *s = json_is_string(j) ? plain_string(j) : NULL;
+    char *end = NULL;
+    double v;
+
+    if (!s || !*s || strpbrk(s, "xX"))
+        return false;
+    v = strtod(s, &end);
+    if (*end != '\0' || isfinite(v))
+        return false;
+    *ret = v;
+    return true;
+}
+
+enum line_kind { NOT_A_REPORT, REPORT, REPORT_NONFINITE };
+
+/* One line (without its '\n'): a report of @tag (*m filled), one whose value is a number
+ * that is not finite (m->value is it), or no report. */
+static enum line_kind
+parse_line(const char *line, size_t len, const char *tag, struct ty_hp_measurement *m)
 {
     _cleanup_json_ json_t *doc = NULL;
+    enum line_kind kind = REPORT;
     const json_t *v;
 
     if (len > 0 && line[len - 1] == '\r')
         len--;
     if (is_blank(line, len) || ty_json_parse(line, len, &doc, NULL) < 0 || !json_is_object(doc))
-        return false;
+        return NOT_A_REPORT;
     *m = (struct ty_hp_measurement){0};
-    if (get_double(json_object_get(doc, tag), &m->value) < 0)
-        return false;
+    v = json_object_get(doc, tag);
+    if (nonfinite_text(v, &m->value))
+        kind = REPORT_NONFINITE;
+    else if (get_double(v, &m->value) < 0)
+        return NOT_A_REPORT;
     v = json_object_get(doc, "global_step");
     if (v && !json_is_null(v) && get_int64(v, &m->step) < 0)
-        return false;
+        return NOT_A_REPORT;
     v = json_object_get(doc, "timestamp");
     if (v && !json_is_null(v) && get_double(v, &m->timestamp) < 0)
-        return false;
-    return true;
+        return NOT_A_REPORT;
+    return kind;
 }
 
 int ty_hypertune_parse(const char *text,
@@ -88,15 +113,19 @@ int ty_hypertune_parse(const char *text,
                        struct ty_hp_measurement **ret,
                        size_t *n,
                        size_t *skipped,
+                       struct ty_hp_measurement *last_nonfinite,
                        struct ty_error *err)
 {
     _cleanup_free_ struct ty_hp_measurement *out = NULL;
+    struct ty_hp_measurement nonfinite = {0};
     size_t count = 0, cap = 0, bad = 0, pos = 0;
 
     *ret = NULL;
     *n = 0;
     if (skipped)
         *skipped = 0;
+    if (last_nonfinite)
+        *last_nonfinite = nonfinite;
     if (len > TY_HYPERTUNE_MAX_BYTES)
         return ty_error_set(err,
                             E2BIG,
@@ -111,16 +140,21 @@ int ty_hypertune_parse(const char *text,
         const char *nl = memchr(line, '\n', len - pos);
         size_t linelen = nl ? (size_t)(nl - line) : len - pos;
         struct ty_hp_measurement m;
+        enum line_kind kind;
 
         pos += linelen + (nl ? 1 : 0);
         if (!nl && !final) {
             bad++; /* still being written */
             break;
         }
-        if (!parse_line(line, linelen, tag, &m)) {
+        kind = parse_line(line, linelen, tag, &m);
+        if (kind != REPORT) {
             bad++;
+            if (kind == REPORT_NONFINITE)
+                nonfinite = m;
             continue;
         }
+        nonfinite = (struct ty_hp_measurement){0};
         if (count == cap) {
             cap = cap ? cap * 2 : 16;
             out = xreallocarray(out, cap, sizeof(*out));
@@ -130,6 +164,8 @@ int ty_hypertune_parse(const char *text,
 
     if (skipped)
         *skipped = bad;
+    if (last_nonfinite)
+        *last_nonfinite = nonfinite;
     *n = count;
     *ret = count ? TAKE_PTR(out) : NULL;
     return 0;

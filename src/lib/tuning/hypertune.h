@@ -43,9 +43,11 @@ struct ty_hp_measurement {
  * integer or a string of one; "timestamp" a number or a string of one. Lines that are blank,
  * partial (still being written), not JSON, not objects, without the tag, with a
  * non-finite/non-numeric value, or with a global_step/timestamp present but not a number are
- * skipped and counted in *skipped (may be NULL) — never an error. More than
- * TY_HYPERTUNE_MAX_BYTES is refused with -E2BIG. Returns 0 with *ret (caller frees; NULL when
- * *n == 0) and *n. */
+ * skipped and counted in *skipped (may be NULL) — never an error. When the tag's last report
+ * is a string of a number that is not finite ("nan", "inf": a training that diverged), it
+ * goes to *@last_nonfinite (may be NULL), its value that number; else *@last_nonfinite is all
+ * zeros. More than TY_HYPERTUNE_MAX_BYTES is refused with -E2BIG. Returns 0 with *ret (caller
+ * frees; NULL when *n == 0) and *n. */
 int ty_hypertune_parse(const char *text,
                        size_t len,
                        const char *tag,
@@ -53,6 +55,7 @@ int ty_hypertune_parse(const char *text,
                        struct ty_hp_measurement **ret,
                        size_t *n,
                        size_t *skipped,
+                       struct ty_hp_measurement *last_nonfinite,
                        struct ty_error *err);
 
 /* The final metric of a trial: the last measurement (AI Platform's finalMetric is "the final
