@@ -74,7 +74,9 @@ test_expect_success 'maxRunningTime is the whole tuning job'"'"'s: its trials ar
   grep -q "The job exceeded its maximum running time (scheduling.maxRunningTime 3s)." err &&
   test "$(json_get "$(record mrt)" "d[\"state\"]")" = FAILED &&
   test "$(json_get "$(record mrt)" "sorted((t[\"trialId\"], t[\"state\"]) for t in d[\"trainingOutput\"][\"trials\"])")" = \
-    "[('\''1'\'', '\''SUCCEEDED'\''), ('\''2'\'', '\''CANCELLED'\'')]"
+    "[('\''1'\'', '\''SUCCEEDED'\''), ('\''2'\'', '\''CANCELLED'\'')]" &&
+  test "$(json_get "$(record mrt)" "[t.get(\"errorMessage\") for t in d[\"trainingOutput\"][\"trials\"] if t[\"state\"] == \"CANCELLED\"]")" = \
+    "['\''The job exceeded its maximum running time (scheduling.maxRunningTime 3s).'\'']"
 '
 test_expect_success 'a retried trial starts from an empty metric file: a crashed attempt'"'"'s report is not its result' '
   hp_job cr.json cr "$(grid "{\"maxTrials\": 1}" crash1)" &&

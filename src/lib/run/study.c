@@ -584,10 +584,16 @@ static void cancel_for(struct ty_study *st, const char *requested, const char *e
         if (!fail)
             set_state(st, TY_STATE_CANCELLING);
     }
-    /* A second request reaches each trial as a second cancel: its replicas are killed. */
+    /* A second request reaches each trial as a second cancel: its replicas are killed. A
+     * trial stopped for the job's maxRunningTime or maxWaitTime says so, not that the user
+     * cancelled it. */
     for (size_t i = 0; i < st->n_trials; i++)
-        if (st->trials[i]->sup && !st->trials[i]->ended)
-            ty_supervisor_cancel(st->trials[i]->sup);
+        if (st->trials[i]->sup && !st->trials[i]->ended) {
+            if (st->cancel_error)
+                ty_supervisor_cancel_for(st->trials[i]->sup, requested, st->cancel_error);
+            else
+                ty_supervisor_cancel(st->trials[i]->sup);
+        }
     schedule_pump(st);
 }
 

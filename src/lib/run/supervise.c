@@ -684,8 +684,7 @@ static void launch_all(struct ty_supervisor *sup)
     launch_batch(sup);
 }
 
-/* Cancel: @requested is logged, @error is the run's errorMessage. */
-static void cancel_for(struct ty_supervisor *sup, const char *requested, const char *error)
+void ty_supervisor_cancel_for(struct ty_supervisor *sup, const char *requested, const char *error)
 {
     if (sup->done)
         return;
@@ -725,7 +724,7 @@ static void cancel_for(struct ty_supervisor *sup, const char *requested, const c
 
 void ty_supervisor_cancel(struct ty_supervisor *sup)
 {
-    cancel_for(sup, "Job cancellation requested.", "Job cancelled by the user.");
+    ty_supervisor_cancel_for(sup, "Job cancellation requested.", "Job cancelled by the user.");
 }
 
 /* scheduling.maxWaitTime passed: a run that never became RUNNING is cancelled. */
@@ -736,7 +735,7 @@ static void on_wait(struct ty_loop *loop, void *data)
 
     sup->wait_timer = 0;
     if (!sup->ever_running && !sup->done && (!sup->stopping || sup->retrying))
-        cancel_for(sup, ty_run_wait_expired(sup->job, msg, sizeof(msg)), msg);
+        ty_supervisor_cancel_for(sup, ty_run_wait_expired(sup->job, msg, sizeof(msg)), msg);
 }
 
 bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why)

@@ -149,6 +149,11 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err);
  * Not async-signal-safe: call it from the loop. */
 void ty_supervisor_cancel(struct ty_supervisor *sup);
 
+/* ty_supervisor_cancel for another reason than the user's: @requested is logged (the first
+ * time) and @error is the run's errorMessage ("The job exceeded its maximum running time
+ * ...", for a tuning trial its study's). */
+void ty_supervisor_cancel_for(struct ty_supervisor *sup, const char *requested, const char *error);
+
 /* End a RUNNING run early with success (a tuning trial stopped by the early-stopping rule):
  * logs @why, then stops every replica as when the master succeeds (SIGTERM, the grace period,
  * SIGKILL); the run ends SUCCEEDED whatever the replicas' exits. Returns false and does
