@@ -133,6 +133,14 @@ static void test_plan_args(void)
             (const char *[]){"--job-dir=/jd/7", "--opt=sgd", NULL},
             "args: evaluator trial args");
     ty_plan_free(plan);
+    {
+        char *was = job->job_dir;
+        job->job_dir = (char *)"gs://b/out/";
+        is_int(ty_plan_build(job, "7", targs, &plan, NULL), 0, "args: trial plan, jobDir with a /");
+        is_str(plan->job_dir, "gs://b/out/7", "args: one '/' before the trial (os.path.join's)");
+        ty_plan_free(plan);
+        job->job_dir = was;
+    }
     ty_job_free(job);
 
     job = job_from(DOC_JOBDIR);

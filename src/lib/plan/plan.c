@@ -22,9 +22,15 @@ int ty_plan_build(const struct ty_job *job,
     plan->job = job;
     plan->trial_id = xstrdup(trial_id);
     plan->trial_args = trial_args ? ty_strv_copy(trial_args) : NULL;
-    if (job->job_dir)
+    /* A trial's is JOBDIR/TRIAL, one '/' between them as os.path.join puts it (AI Platform's
+     * launcher): "gs://b/out/" gives "gs://b/out/1", never "gs://b/out//1", another prefix. */
+    if (job->job_dir && trial_id) {
+        size_t n = strlen(job->job_dir);
         plan->job_dir =
-            trial_id ? xasprintf("%s/%s", job->job_dir, trial_id) : xstrdup(job->job_dir);
+            xasprintf("%s%s%s", job->job_dir, n && job->job_dir[n - 1] == '/' ? "" : "/", trial_id);
+    } else if (job->job_dir) {
+        plan->job_dir = xstrdup(job->job_dir);
+    }
     plan->replicas = xcalloc((size_t)total, sizeof(struct ty_replica));
     plan->n_replicas = (size_t)total;
 
