@@ -226,6 +226,15 @@ test_expect_success 'maxFailedTrials stops the job once that many trials failed'
   test "$(json_get "$TRAINYARD_HOME/jobs/local/mf_job/job.json" "len(d[\"trainingOutput\"][\"trials\"])")" = 2 &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/mf_job/job.json" "d[\"state\"]")" = FAILED
 '
+test_expect_success 'trials failing after maxFailedTrials was reached count in the job'"'"'s error' '
+  tuning_job mf1.json fail "{\"maxTrials\": 6, \"maxParallelTrials\": 3, \"maxFailedTrials\": 1, \"algorithm\": \"RANDOM_SEARCH\", \"params\": [{\"parameterName\": \"x\", \"type\": \"DOUBLE\", \"minValue\": 0, \"maxValue\": 1}]}" &&
+  set +e; "$TRAINYARD" local train mf1_job --config mf1.json >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  n=$(json_get "$TRAINYARD_HOME/jobs/local/mf1_job/job.json" "len(d[\"trainingOutput\"][\"trials\"])") &&
+  test "$n" -ge 2 &&
+  json_get "$TRAINYARD_HOME/jobs/local/mf1_job/job.json" "d[\"errorMessage\"]" >msg &&
+  cat msg && grep -q "^$n trials failed, reaching maxFailedTrials (1). The last failure (trial [0-9]*):" msg
+'
 test_expect_success 'maxFailedTrials unset: the job fails when the first 3 trials all fail' '
   tuning_job df.json fail "{\"maxTrials\": 10, \"maxParallelTrials\": 1, \"algorithm\": \"RANDOM_SEARCH\", \"params\": [{\"parameterName\": \"x\", \"type\": \"DOUBLE\", \"minValue\": 0, \"maxValue\": 1}]}" &&
   set +e; "$TRAINYARD" local train df_job --config df.json >out 2>err; rc=$?; set -e

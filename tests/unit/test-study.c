@@ -96,6 +96,11 @@ static void test_args(void)
                strcmp(msg, "4 trials failed, reaching maxFailedTrials (4).") == 0,
            "maxFailedTrials 4: 4 failed (even after successes): stop (%s)",
            msg);
+        spec->max_failed_trials = 1;
+        ok(ty_study_too_many_failures(spec, 1, 0, msg, sizeof(msg)) &&
+               strcmp(msg, "1 trial failed, reaching maxFailedTrials (1).") == 0,
+           "maxFailedTrials 1: one trial (%s)",
+           msg);
     }
     ty_hp_free(spec);
 }

@@ -203,13 +203,17 @@ static void count_failure(struct trial_run *tr)
     char msg[2048];
 
     st->n_failed++;
-    if (st->failed_limit || st->cancelled ||
+    if ((st->cancelled && !st->failed_limit) ||
         !ty_study_too_many_failures(st->job->hp, st->n_failed, st->n_succeeded, msg, sizeof(msg)))
+        return;
+    /* A running trial that fails after the limit was reached counts too, and is the last
+     * failure the job's error names. */
+    free(st->error);
+    st->error = xasprintf("%s The last failure (trial %s): %s", msg, tr->t.trial_id, tr->t.error);
+    if (st->failed_limit)
         return;
     st->failed_limit = true;
     st->stopping = true;
-    free(st->error);
-    st->error = xasprintf("%s The last failure (trial %s): %s", msg, tr->t.trial_id, tr->t.error);
     if (n_running(st) > 0)
         study_service(
             st, TY_SEV_ERROR, "%s No more trials are started; waiting for the running ones.", msg);

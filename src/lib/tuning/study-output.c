@@ -256,8 +256,9 @@ bool ty_study_too_many_failures(
             return false;
         (void)snprintf(msg,
                        len,
-                       "%zu trials failed, reaching maxFailedTrials (%d).",
+                       "%zu %s failed, reaching maxFailedTrials (%d).",
                        n_failed,
+                       n_failed == 1 ? "trial" : "trials",
                        spec->max_failed_trials);
         return true;
     }
