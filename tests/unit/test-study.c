@@ -44,6 +44,17 @@ static void test_values(void)
     ok(strcmp(g, "100000") == 0, "a whole real of one digit and zeros (%s)", g);
 }
 
+static void test_params_shown(void)
+{
+    _cleanup_json_ json_t *p =
+        json_pack("{s:i,s:f,s:s,s:f}", "a", 1, "b", 10.0, "c", "x\"y", "d", 0.1);
+    _cleanup_free_ char *s = ty_study_params_shown(p);
+
+    ok(strcmp(s, "{\"a\":1,\"b\":10,\"c\":\"x\\\"y\",\"d\":0.1}") == 0,
+       "params shown as the trial gets them: %s",
+       s);
+}
+
 static void test_args(void)
 {
     struct ty_error err = {0};
@@ -260,6 +271,7 @@ int main(void)
 {
     test_values();
     test_args();
+    test_params_shown();
     test_sort_and_output();
     test_output_text();
     return done_testing();

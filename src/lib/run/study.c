@@ -307,7 +307,7 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     st->trials = xreallocarray(st->trials, st->n_trials + 1, sizeof(*st->trials));
     st->trials[st->n_trials++] = tr;
 
-    shown = ty_json_compact(tr->t.parameters);
+    shown = ty_study_params_shown(tr->t.parameters);
     study_service(st, TY_SEV_INFO, "Trial %s started with %s.", tr->t.trial_id, shown);
     notify_trial(tr);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "json.h"
 #include "macro.h"
 #include "numfmt.h"
@@ -30,6 +31,26 @@ char *ty_study_value_string(const json_t *v)
     if (json_is_false(v))
         return xstrdup("false");
     return ty_json_compact(v);
+}
+
+char *ty_study_params_shown(const json_t *parameters)
+{
+    struct ty_buf b = TY_BUF_INIT;
+    const char *key;
+    json_t *v;
+    bool first = true;
+
+    ty_buf_putc(&b, '{');
+    json_object_foreach((json_t *)parameters, key, v)
+    {
+        _cleanup_json_ json_t *k = json_string(key);
+        _cleanup_free_ char *kt = ty_json_compact(k);
+        _cleanup_free_ char *vt = json_is_number(v) ? ty_study_value_string(v) : ty_json_compact(v);
+        ty_buf_printf(&b, "%s%s:%s", first ? "" : ",", kt, vt);
+        first = false;
+    }
+    ty_buf_putc(&b, '}');
+    return ty_buf_take(&b);
 }
 
 char **ty_study_trial_args(const struct ty_hp_spec *spec, const json_t *parameters)

@@ -45,6 +45,11 @@ uint64_t ty_study_default_seed(const struct ty_job *job);
  * decimal, a real in the shortest form that reads back to the same double. Caller frees. */
 char *ty_study_value_string(const json_t *v);
 
+/* @parameters as a compact JSON object whose numbers are written as the trial gets them
+ * (ty_study_value_string: a DISCRETE 10 is 10, not 10.0), for the "Trial N started with"
+ * line. Caller frees. */
+char *ty_study_params_shown(const json_t *parameters);
+
 /* The trial arguments `--name=value` for @parameters, in the spec's parameter order.
  * Caller frees (ty_strv_free). */
 char **ty_study_trial_args(const struct ty_hp_spec *spec, const json_t *parameters);
