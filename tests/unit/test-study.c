@@ -55,6 +55,29 @@ static void test_params_shown(void)
        s);
 }
 
+/* allMetrics keeps the last TY_HYPERTUNE_KEEP reports, as the library's file does. */
+static void test_all_metrics_bounded(void)
+{
+    struct ty_study_trial t = mk("1", TY_STATE_SUCCEEDED, true, 0.5);
+    struct ty_hp_measurement m[TY_HYPERTUNE_KEEP + 50];
+    _cleanup_json_ json_t *o = NULL;
+    json_t *all;
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(m); i++)
+        m[i] = (struct ty_hp_measurement){.value = (double)i, .step = (int64_t)i};
+    t.parameters = json_object();
+    t.metrics = m;
+    t.n_metrics = TY_ARRAY_SIZE(m);
+    o = ty_study_trial_json(&t);
+    all = json_object_get(o, "allMetrics");
+    ok(json_array_size(all) == TY_HYPERTUNE_KEEP &&
+           strcmp(ty_json_str(json_array_get(all, 0), "trainingStep"), "50") == 0,
+       "allMetrics: the last %d of %zu reports",
+       TY_HYPERTUNE_KEEP,
+       TY_ARRAY_SIZE(m));
+    json_decref(t.parameters);
+}
+
 static void test_args(void)
 {
     struct ty_error err = {0};
@@ -272,6 +295,7 @@ int main(void)
     test_values();
     test_args();
     test_params_shown();
+    test_all_metrics_bounded();
     test_sort_and_output();
     test_output_text();
     return done_testing();

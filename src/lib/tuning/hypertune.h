@@ -26,6 +26,8 @@
 #define TY_HYPERTUNE_DEFAULT_FILE "/tmp/hypertune/output.metrics"
 /* The metric key when the job names no hyperparameterMetricTag (and the library's default). */
 #define TY_HYPERTUNE_DEFAULT_TAG "training/hptuning/metric"
+/* The reports cloudml-hypertune keeps in its file, and a trial's allMetrics at most. */
+#define TY_HYPERTUNE_KEEP 100
 /* Largest metric file parsed: 1 MiB (100 records of a sane tag are a few KiB). */
 #define TY_HYPERTUNE_MAX_BYTES (1024u * 1024)
 

@@ -122,7 +122,11 @@ json_t *ty_study_trial_json(const struct ty_study_trial *t)
     if (t->has_metric) {
         json_t *all = json_array();
         json_object_set_new(o, "finalMetric", metric_json(&t->final));
-        for (size_t i = 0; i < t->n_metrics; i++)
+        /* the last TY_HYPERTUNE_KEEP, as many as the library keeps in its file: a program
+         * appending its own reports must not make every jobs.get megabytes long */
+        for (size_t i = t->n_metrics > TY_HYPERTUNE_KEEP ? t->n_metrics - TY_HYPERTUNE_KEEP : 0;
+             i < t->n_metrics;
+             i++)
             json_array_append_new(all, metric_json(&t->metrics[i]));
         json_object_set_new(o, "allMetrics", all);
     }
