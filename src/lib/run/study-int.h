@@ -73,9 +73,9 @@ void study_trial_changed(struct trial_run *tr);
  * changed since last time, stop those the rule says are behind, and come again. */
 void study_poll_trials(struct ty_loop *loop, void *data);
 /* The result of a trial whose run ended as @state: a run that SUCCEEDED is a failed trial
- * when its final metric cannot be read or is missing (*@error then says why, in @msg, @n
- * bytes). Reads the metric file either way (a failed trial's reports are still shown, as
- * allMetrics, never used as its result). Returns the trial's state. */
+ * when its final metric cannot be read, is missing or is not finite (*@error then says why,
+ * in @msg, @n bytes). Reads the metric file either way, but only a succeeded trial has a
+ * result (finalMetric and allMetrics). Returns the trial's state. */
 enum ty_job_state study_judge_trial(
     struct trial_run *tr, enum ty_job_state state, const char **error, char *msg, size_t n);
 

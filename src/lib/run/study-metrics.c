@@ -99,10 +99,6 @@ void study_poll_trials(struct ty_loop *loop, void *data)
         st);
 }
 
-/* The result of a trial whose run ended as @state: a run that SUCCEEDED is a failed trial
- * when its final metric cannot be read or is missing (*@error then says why, in @msg).
- * Reads the metric file either way (a failed trial's reports are still shown, as
- * allMetrics, never used as its result). Returns the trial's state. */
 enum ty_job_state study_judge_trial(
     struct trial_run *tr, enum ty_job_state state, const char **error, char *msg, size_t n)
 {
