@@ -303,7 +303,8 @@ static char *grant_text(const struct tyd_hold *h)
     return json_dumps(j, JSON_COMPACT);
 }
 
-int tyd_admit_relock(struct tyd *d, int64_t seq, int **fds, size_t *nfds, char **grant)
+int tyd_admit_relock(
+    struct tyd *d, int64_t seq, int **fds, size_t *nfds, char **grant, int *device, bool *first)
 {
     struct tyd_hold *h = find_hold(d->admit, seq);
     int failed = -1, r;
@@ -311,11 +312,18 @@ int tyd_admit_relock(struct tyd *d, int64_t seq, int **fds, size_t *nfds, char *
     *fds = NULL;
     *nfds = 0;
     *grant = NULL;
+    *device = -1;
+    *first = false;
     if (!h)
         return 0;
     r = lock_all(d->admit, &h->grant, fds, &failed);
-    if (r < 0)
+    if (r < 0) {
+        *device = failed;
+        *first = !h->relock_waits;
+        h->relock_waits = true;
         return r;
+    }
+    h->relock_waits = false;
     *nfds = h->grant.ngpus;
     *grant = grant_text(h);
     return 0;

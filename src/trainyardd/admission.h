@@ -34,6 +34,7 @@ struct tyd_hold {
     bool pass_grant;          /* its supervisors get --grant (GPUs or a study; not Slurm) */
     bool pending;             /* admitted, its supervisor not started yet */
     unsigned watched;         /* its supervisors and sweepers that dispatch.c watches */
+    bool relock_waits;        /* a new supervisor waits for a device another process took */
 };
 
 struct tyd_admit {
@@ -128,8 +129,10 @@ void tyd_admit_watched(struct tyd *d, int64_t seq, int delta);
 /* For a new supervisor of job @seq after an internal error: lock the GPU devices it holds
  * again. 0 and *@fds (*@nfds of them, in grant order; caller closes) and *@grant (its --grant
  * JSON text or NULL; caller frees), or -EWOULDBLOCK when a device is held by another process
- * (nothing kept locked: try again on a later pass), or -errno. */
-int tyd_admit_relock(struct tyd *d, int64_t seq, int **fds, size_t *nfds, char **grant);
+ * (nothing kept locked: try again on a later pass; *@device is it, and *@first says whether
+ * this is the first such wait of the job's new supervisor), or -errno. */
+int tyd_admit_relock(
+    struct tyd *d, int64_t seq, int **fds, size_t *nfds, char **grant, int *device, bool *first);
 /* Whether a job holds something with no supervisor or sweeper watched and no start to come
  * (it waits for a new supervisor after an internal error, or it ended unseen). O(holds). */
 bool tyd_admit_unsupervised(struct tyd *d);

@@ -183,6 +183,34 @@ test_expect_success 'a restart keeps what running jobs hold' '
   wait_for 10 state_is p1 g4 SUCCEEDED && wait_for 10 state_is p1 big SUCCEEDED
 '
 
+# A job whose supervisor is lost while trainyardd is down, and whose GPU another process takes
+# meanwhile: its next attempt waits for the device, and its log says so.
+test_expect_success 'a lost job'"'"'s next attempt waits for its GPU held outside, saying so' '
+  rm -f "$GO/rl.env" &&
+  test "$(create p1 rl 2)" = 200 &&
+  wait_for 10 test -s "$GO/rl.env" &&
+  spid=$(pgrep -f "supervise-job .*$SVC" | head -1) && test -n "$spid" &&
+  kill -KILL "$DPID" && { wait "$DPID" || true; } &&
+  kill -KILL "$spid" &&
+  wait_for 10 sh -c "! kill -0 $spid 2>/dev/null" &&
+  { "$PYTHON" -c "import fcntl, sys, time; f = open(sys.argv[1], \"a\"); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB); time.sleep(60)" \
+      "$SVC/stand-in-gpus/gpu-0.lock" & echo $! >holder.pid; } &&
+  sleep 0.5 && kill -0 "$(cat holder.pid)"
+'
+start_daemon sched3 || { echo "Bail out! trainyardd did not restart"; cat "$TEST_DIR/sched3.log"; exit 1; }
+test_expect_success 'its log says what it waits for; it runs once the device is free' '
+  wait_for 30 grep -q "p1/rl: a GPU device it holds is held by another process" sched3.log &&
+  curl -s "$BASE/v1/projects/p1/jobs/rl/logs" >rl-logs.json &&
+  grep -q "its next attempt waits for GPU device 0, which it held and another process" rl-logs.json &&
+  rm -f "$GO/rl.env" &&
+  kill "$(cat holder.pid)" &&
+  wait_for 30 test -s "$GO/rl.env" &&
+  test "$(cuda_of rl)" = "0,1" &&
+  touch "$GO/rl" &&
+  wait_for 20 state_is p1 rl SUCCEEDED &&
+  test "$(field p1 rl "d[\"attemptStatus\"][\"attempt\"]")" = 2
+'
+
 kill -TERM "$DPID"; wait "$DPID"; rc2=$?
 test_expect_success 'SIGTERM stops both daemons with status 0' "test $rc1 -eq 0 && test $rc2 -eq 0"
 test_done
