@@ -556,6 +556,11 @@ static int run_job(struct run *run,
         if (row->internal_retries == 0)
             opts.admitted =
                 grant_admitted(grant, job, row->create_usec, admitted, sizeof(admitted));
+    } else if (!runtime->queues && row->internal_retries == 0) {
+        /* No grant: one trial, no GPU (docs/service.md); the line says what it waited and
+         * was given all the same. A runtime with its own queue (Slurm) admits for itself. */
+        const struct grant one = {.grant = {.trials = 1}};
+        opts.admitted = grant_admitted(&one, job, row->create_usec, admitted, sizeof(admitted));
     }
     /* A job that has run once has started: maxWaitTime is over for it. */
     if (row->start_usec == 0)

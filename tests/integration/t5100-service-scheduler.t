@@ -182,6 +182,10 @@ test_expect_success 'a restart keeps what running jobs hold' '
   touch "$GO/big" "$GO/g4" &&
   wait_for 10 state_is p1 g4 SUCCEEDED && wait_for 10 state_is p1 big SUCCEEDED
 '
+test_expect_success 'a job without GPUs has its admission line too' '
+  curl -s "$BASE/v1/projects/p1/jobs/big/logs" >big-logs.json &&
+  grep -q "Admitted after [0-9.]* s in the queue: 16 vCPUs and 60.0 GiB of memory.\"" big-logs.json
+'
 
 # A job whose supervisor is lost while trainyardd is down, and whose GPU another process takes
 # meanwhile: its next attempt waits for the device, and its log says so.
