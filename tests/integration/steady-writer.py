@@ -1,6 +1,7 @@
 # steady-writer.py SECONDS: a replica that writes numbered lines as fast as it can for SECONDS,
-# 20 at a time (each flushed), then "<task> LAST <count>": for the log tests of several replicas
-# writing at once (t5155).
+# 20 at a time (each flushed), then "<task> LAST <count>" (the master 3 s later, so that the
+# job ends after every replica's): for the log tests of several replicas writing at once
+# (t5155).
 import json
 import os
 import sys
@@ -17,5 +18,9 @@ while time.time() < end:
         out.flush()
         i += 1
     time.sleep(0.001)
+if task.get("type") in ("master", "chief"):
+    # the master's end ends the job: the workers, started a moment later, write their LAST
+    # lines first
+    time.sleep(3)
 out.write(b"%s LAST %d\n" % (name, i))
 out.flush()
