@@ -24,6 +24,10 @@ static int spec_build(json_t *doc, struct ty_job **ret, struct ty_error *e)
 {
     if (ty_job_from_json(doc, ret, e) < 0)
         return -1;
+    if (ty_hp_check_new((*ret)->hp, e) < 0) { /* a new job's rules (ty_job_accept's) */
+        *ret = ty_job_free(*ret);
+        return -1;
+    }
     if (!(*ret)->hp) {
         ty_job_free(*ret);
         *ret = NULL;
@@ -199,11 +203,11 @@ static void test_param_rules(void)
         "params[0].parameterName: '' may contain only",
         "an empty param name");
     bad(PARAMS("{'parameterName':'-x','type':'DOUBLE','minValue':0,'maxValue':1}"),
-        "params[0].parameterName: '-x' may contain only letters, digits, '_', '-' and '.', and "
-        "must not start with '-' or '.'",
+        "params[0].parameterName: '-x' must not start with '-' or '.' (it becomes a ---x=VALUE "
+        "argument, which no option parser reads)",
         "a param name starting with '-'");
     bad(PARAMS("{'parameterName':'.x','type':'DOUBLE','minValue':0,'maxValue':1}"),
-        "params[0].parameterName: '.x' may contain only",
+        "params[0].parameterName: '.x' must not start with",
         "a param name starting with '.'");
     good_free(PARAMS("{'parameterName':'_x-1.y','type':'DOUBLE','minValue':0,'maxValue':1}"),
               "'_x-1.y' is a name");
@@ -317,6 +321,20 @@ static void test_param_rules(void)
     good_free(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a'],"
                      "'scaleType':'NONE'}"),
               "CATEGORICAL with scaleType NONE");
+    {
+        /* A job stored before these rules still reads (its supervisor starts it): they are a
+         * new job's (ty_hp_check_new), not the model's. */
+        _cleanup_free_ char *t =
+            dq(PARAMS("{'parameterName':'-o','type':'CATEGORICAL','categoricalValues':['a'],"
+                      "'scaleType':'UNIT_LOG_SCALE'}"));
+        _cleanup_json_ json_t *doc = NULL;
+        struct ty_job *job = NULL;
+        ok(ty_spec_parse(t, strlen(t), TY_SPEC_JSON, &doc, &err) == 0 &&
+               ty_job_from_json(doc, &job, &err) == 0,
+           "a stored job of the older rules reads: %s",
+           err.msg);
+        ty_job_free(job);
+    }
     bad(PARAMS("{'parameterName':'o','type':'CATEGORICAL','categoricalValues':['a',3]}"),
         "'trainingInput.hyperparameters.params[0].categoricalValues[1]' (TYPE_STRING)",
         "a number as a category in JSON");

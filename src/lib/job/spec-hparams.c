@@ -29,11 +29,11 @@ static const char *str_or(const json_t *o, const char *k, const char *dflt)
     return s ? s : dflt;
 }
 
-/* A parameter name: letters, digits, '_', '-' and '.', not starting with '-' or '.' (a
- * trial's program gets --NAME=VALUE: "---x" or "--.x" would be no option a parser knows). */
+/* A parameter name: letters, digits, '_', '-' and '.' (ty_hp_check_new adds the rules of a
+ * new job's). */
 static bool name_ok(const char *s)
 {
-    if (!*s || *s == '-' || *s == '.')
+    if (!*s)
         return false;
     for (; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
@@ -55,18 +55,10 @@ static int param_head(const json_t *pj, size_t idx, struct ty_hp_param *p, struc
         return ty_error_set(err,
                             EINVAL,
                             HP ".params[%zu].parameterName: '%s' may contain only letters, "
-                               "digits, '_', '-' and '.', and must not start with '-' or '.' "
-                               "(it becomes a --%s=VALUE argument)",
+                               "digits, '_', '-' and '.' (it becomes a --%s=VALUE argument)",
                             idx,
                             name,
                             name);
-    if (strcmp(name, "job-dir") == 0)
-        return ty_error_set(err,
-                            EINVAL,
-                            HP ".params[%zu].parameterName: 'job-dir' is the argument that "
-                               "passes trainingInput.jobDir (--job-dir=DIR); name the "
-                               "parameter otherwise",
-                            idx);
     p->name = xstrdup(name);
     if (strcmp(type, "DOUBLE") == 0)
         p->type = TY_HP_DOUBLE;
@@ -83,15 +75,6 @@ static int param_head(const json_t *pj, size_t idx, struct ty_hp_param *p, struc
                                "DISCRETE) for parameter '%s'",
                             idx,
                             name);
-    /* the API: "Leave unset for categorical parameters" (NONE says the same) */
-    if (p->type == TY_HP_CATEGORICAL && strcmp(scale, "NONE") != 0)
-        return ty_error_set(err,
-                            EINVAL,
-                            HP ".params[%zu].scaleType: CATEGORICAL parameter '%s' takes no "
-                               "scaleType (got %s)",
-                            idx,
-                            name,
-                            scale);
     p->scale = strcmp(scale, "UNIT_LINEAR_SCALE") == 0        ? TY_HP_SCALE_LINEAR
                : strcmp(scale, "UNIT_LOG_SCALE") == 0         ? TY_HP_SCALE_LOG
                : strcmp(scale, "UNIT_REVERSE_LOG_SCALE") == 0 ? TY_HP_SCALE_REVERSE_LOG
@@ -231,28 +214,46 @@ static int value_list(const json_t *pj,
     return 0;
 }
 
-/* categoricalValues of a CATEGORICAL parameter p: 1..TY_HP_MAX_CATEGORIES, no value twice. */
+/* Indices into the categories @ctx by value, then by index (qsort_r). */
+static int cmp_cat(const void *a, const void *b, void *ctx)
+{
+    char *const *cats = ctx;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(cats[x], cats[y]);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* categoricalValues of a CATEGORICAL parameter p: non-empty, no value twice (at most
+ * TY_HP_MAX_CATEGORIES in a new job: ty_hp_check_new). */
 static int
 param_categories(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
 {
     json_t *cats, *c;
     size_t i;
-    int r = value_list(
-        pj, idx, p, "CATEGORICAL", "categoricalValues", TY_HP_MAX_CATEGORIES, &cats, err);
+    int r = value_list(pj, idx, p, "CATEGORICAL", "categoricalValues", 0, &cats, err);
+    size_t n = json_array_size(cats), rep = SIZE_MAX;
+    _cleanup_free_ size_t *order = NULL;
 
     if (r < 0)
         return r;
-    p->categories = xcalloc(1, sizeof(char *));
-    json_array_foreach(cats, i, c)
-    {
-        if (ty_strv_contains(p->categories, json_string_value(c)))
-            return ty_error_set(err,
-                                EINVAL,
-                                HP ".params[%zu].categoricalValues: '%s' is listed twice",
-                                idx,
-                                json_string_value(c));
-        ty_strv_push(&p->categories, json_string_value(c));
-    }
+    p->categories = xcalloc(n + 1, sizeof(char *));
+    json_array_foreach(cats, i, c) p->categories[i] = xstrdup(json_string_value(c));
+    /* A value listed twice, the first repeat in list order, by sorting (a stored job of
+     * thousands of values costs no more than n log n to read again) */
+    order = xcalloc(n, sizeof(*order));
+    for (i = 0; i < n; i++)
+        order[i] = i;
+    qsort_r(order, n, sizeof(*order), cmp_cat, p->categories);
+    for (i = 1; i < n; i++)
+        if (strcmp(p->categories[order[i]], p->categories[order[i - 1]]) == 0 &&
+            (rep == SIZE_MAX || order[i] < rep))
+            rep = order[i];
+    if (rep != SIZE_MAX)
+        return ty_error_set(err,
+                            EINVAL,
+                            HP ".params[%zu].categoricalValues: '%s' is listed twice",
+                            idx,
+                            p->categories[rep]);
     return 0;
 }
 
@@ -413,9 +414,60 @@ int ty_hp_spec_from_json(const json_t *spec, struct ty_hp_spec **ret, struct ty_
     /* the schema knows HyperparameterSpec as a field of TrainingInput */
     wrap = json_pack("{s:O}", "hyperparameters", spec);
     r = ty_schema_normalize(&ty_msg_training_input, wrap, "trainingInput", 0, &canon, err);
-    if (r < 0)
-        return r;
-    return ty_hp_from_json(json_object_get(canon, "hyperparameters"), ret, err);
+    if (r >= 0)
+        r = ty_hp_from_json(json_object_get(canon, "hyperparameters"), ret, err);
+    if (r >= 0 && (r = ty_hp_check_new(*ret, err)) < 0)
+        *ret = ty_hp_free(*ret);
+    return r;
+}
+
+static const char *scale_name(enum ty_hp_scale s)
+{
+    return s == TY_HP_SCALE_LINEAR ? "UNIT_LINEAR_SCALE"
+           : s == TY_HP_SCALE_LOG  ? "UNIT_LOG_SCALE"
+                                   : "UNIT_REVERSE_LOG_SCALE";
+}
+
+int ty_hp_check_new(const struct ty_hp_spec *hp, struct ty_error *err)
+{
+    for (size_t i = 0; hp && i < hp->n_params; i++) {
+        const struct ty_hp_param *p = &hp->params[i];
+        size_t n = ty_strv_len(p->categories);
+
+        if (p->name[0] == '-' || p->name[0] == '.')
+            return ty_error_set(err,
+                                EINVAL,
+                                HP ".params[%zu].parameterName: '%s' must not start with '-' or "
+                                   "'.' (it becomes a --%s=VALUE argument, which no option parser "
+                                   "reads)",
+                                i,
+                                p->name,
+                                p->name);
+        if (strcmp(p->name, "job-dir") == 0)
+            return ty_error_set(err,
+                                EINVAL,
+                                HP ".params[%zu].parameterName: 'job-dir' is the argument that "
+                                   "passes trainingInput.jobDir (--job-dir=DIR); name the "
+                                   "parameter otherwise",
+                                i);
+        /* the API: "Leave unset for categorical parameters" (NONE says the same) */
+        if (p->type == TY_HP_CATEGORICAL && p->scale != TY_HP_SCALE_NONE)
+            return ty_error_set(err,
+                                EINVAL,
+                                HP ".params[%zu].scaleType: CATEGORICAL parameter '%s' takes no "
+                                   "scaleType (got %s)",
+                                i,
+                                p->name,
+                                scale_name(p->scale));
+        if (n > TY_HP_MAX_CATEGORIES)
+            return ty_error_set(err,
+                                EINVAL,
+                                HP ".params[%zu].categoricalValues: at most %d values (got %zu)",
+                                i,
+                                TY_HP_MAX_CATEGORIES,
+                                n);
+    }
+    return 0;
 }
 
 struct ty_hp_spec *ty_hp_free(struct ty_hp_spec *hp)

@@ -203,5 +203,11 @@ struct ty_hp_spec *ty_hp_free(struct ty_hp_spec *hp);
  * the schema (unknown names, enum values, types), then every rule of ty_hp_from_json. Error
  * messages name fields under "trainingInput.hyperparameters". Returns 0 or -EINVAL. */
 int ty_hp_spec_from_json(const json_t *spec, struct ty_hp_spec **ret, struct ty_error *err);
+/* The rules of a new study's spec that a stored one is not held to (a job queued before
+ * trainyard took them up must still run): a parameterName not starting with '-' or '.' nor
+ * 'job-dir', no scaleType on a CATEGORICAL parameter, at most TY_HP_MAX_CATEGORIES
+ * categoricalValues. ty_hp_spec_from_json and ty_job_accept apply them. @hp may be NULL.
+ * Returns 0 or -EINVAL naming the field. */
+int ty_hp_check_new(const struct ty_hp_spec *hp, struct ty_error *err);
 
 #endif

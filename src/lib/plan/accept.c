@@ -54,6 +54,8 @@ int ty_job_accept_wait(const json_t *job_json,
         return r;
     r = ty_job_check_images(job, err);
     if (r >= 0)
+        r = ty_hp_check_new(job->hp, err);
+    if (r >= 0)
         r = ty_clusterenv_check_size(job, TY_ADDR_LEN_VALIDATE, err);
     if (r >= 0)
         r = check_wait(job, min_wait_usec, err);
