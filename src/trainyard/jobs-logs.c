@@ -26,9 +26,9 @@
 
 /* Entries asked for per poll; a full page is followed at once by the next. */
 #define POLL_PAGE_SIZE 100
-/* Reconnections of the follow stream in a row that bring nothing new before giving up, and
- * failed polls in a row: the waits between them double from RETRY_FIRST_SECS up to
- * RETRY_MAX_SECS, so a service restarting (down a few seconds) is waited for, about 15 s. */
+/* Waits, in a row, for a follow stream that brought nothing new (or a poll that failed)
+ * before one more try and giving up: they double from RETRY_FIRST_SECS to RETRY_MAX_SECS
+ * (0.5, 1, 2, 4, 8 s), so a service restarting within about 15 s is waited for. */
 #define FOLLOW_RETRIES   5
 #define POLL_RETRIES     5
 #define RETRY_FIRST_SECS 0.5
@@ -272,7 +272,7 @@ static int follow_logs(struct api_client *c,
         if (ended > 0)
             break;
         fruitless = f.shown > 0 ? 0 : fruitless + 1;
-        if (fruitless >= FOLLOW_RETRIES) {
+        if (fruitless > FOLLOW_RETRIES) { /* after waits of 0.5, 1, 2, 4 and 8 s */
             if (r == 0 && ended == 0)
                 r = ty_error_set(err,
                                  EPROTO,
@@ -319,7 +319,7 @@ static int poll_logs(struct api_client *c,
         api_query_add(&q, "pageToken", token);
         r = api_call(c, "GET", ty_buf_str(&q), NULL, &page, err);
         ty_buf_release(&q);
-        if (r < 0 && answered && transient(r) && ++failed < POLL_RETRIES) {
+        if (r < 0 && answered && transient(r) && ++failed <= POLL_RETRIES) {
             sleep_secs(retry_wait(failed)); /* the same page again */
             continue;
         }

@@ -336,17 +336,20 @@ class LogsPage {
     for (;;) {
       const r = await this.ctx.api.get(this.logsUrl({ pageSize: PAGE, ...(at.token ? { pageToken: at.token } : {}) }), { signal });
       const fresh = new Map();
-      // Entries of this page met in at.shown are before the page's token: taken off it.
-      const ents = unshown(r.entries || [], at.shown, fresh);
+      // Entries of this page met in at.shown are not shown again; they come off it only if
+      // the page's token moves past them.
+      const skip = new Map(at.shown);
+      const ents = unshown(r.entries || [], skip, fresh);
       if (ents.length)
         this.add(ents);
       if (!r.nextPageToken) {
-        // The job has ended and this was its last page: the token stays, and what this page
-        // showed is after it.
+        // The job has ended and this was its last page: the token stays, and what was shown
+        // after it is still after it, this page's fresh entries too.
         for (const [k, n] of fresh)
           at.shown.set(k, (at.shown.get(k) || 0) + n);
         return;
       }
+      at.shown = skip;
       at.token = r.nextPageToken;
       if (!toEnd && (r.entries || []).length < PAGE)
         return;
