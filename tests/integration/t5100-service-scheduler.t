@@ -204,8 +204,8 @@ test_expect_success 'a lost job'"'"'s next attempt waits for its GPU held outsid
 start_daemon sched3 || { echo "Bail out! trainyardd did not restart"; cat "$TEST_DIR/sched3.log"; exit 1; }
 test_expect_success 'its log says what it waits for; it runs once the device is free' '
   wait_for 30 grep -q "p1/rl: a GPU device it holds is held by another process" sched3.log &&
-  curl -s "$BASE/v1/projects/p1/jobs/rl/logs" >rl-logs.json &&
-  grep -q "its next attempt waits for GPU device 0, which it held and another process" rl-logs.json &&
+  rl_log_says() { curl -s "$BASE/v1/projects/p1/jobs/rl/logs" | grep -q "$1"; } &&
+  wait_for 10 rl_log_says "its next attempt waits for GPU device 0, which it held and another process" &&
   rm -f "$GO/rl.env" &&
   kill "$(cat holder.pid)" &&
   wait_for 30 test -s "$GO/rl.env" &&

@@ -75,13 +75,14 @@ test_expect_success 'nextPageToken: none after an ended job'"'"'s last entries; 
   test "$(grep -c "	L[0-9]* q" poll.out)" -eq 40
 '
 # steady_job FILE ID SECONDS: a master and 3 workers writing numbered lines as fast as they
-# can for SECONDS (steady-writer.py)
+# can for SECONDS (steady-writer.py; the workers say they are done in $TEST_DIR/ID.done)
 steady_job() {
+  mkdir -p "$TEST_DIR/$2.done" &&
   "$PYTHON" -c 'import json,sys
-c = {"imageUri": "x/y:1", "containerCommand": ["python3", sys.argv[3], sys.argv[4]]}
+c = {"imageUri": "x/y:1", "containerCommand": ["python3", sys.argv[3], sys.argv[4], sys.argv[5]]}
 json.dump({"jobId": sys.argv[2], "trainingInput": {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
  "workerType": "n1-standard-4", "workerCount": "3", "masterConfig": c, "workerConfig": c}},
- open(sys.argv[1], "w"))' "$1" "$2" "$TY_SOURCE_DIR/tests/integration/steady-writer.py" "$3"
+ open(sys.argv[1], "w"))' "$1" "$2" "$TY_SOURCE_DIR/tests/integration/steady-writer.py" "$3" "$TEST_DIR/$2.done"
 }
 
 test_expect_success 'stream-logs of 4 replicas writing at once: every line once, each replica'"'"'s in order' '
@@ -95,7 +96,7 @@ test_expect_success 'the follow stream gives its position; the pages from one ho
 	import collections, json, sys, urllib.request
 	lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 	pos = [i for i, l in enumerate(lines) if "nextPageToken" in l]
-	assert len(pos) >= 3 and all(set(lines[i]) == {"nextPageToken"} for i in pos), pos[:5]
+	assert len(pos) >= 1 and all(set(lines[i]) == {"nextPageToken"} for i in pos), pos[:5]
 	key = lambda e: (e["taskName"], e["message"])
 	for i in (pos[0], pos[len(pos) // 2]):
 	    want = collections.Counter(key(e) for e in lines[i + 1:] if "timestamp" in e)
