@@ -65,8 +65,9 @@ static int match_words(const char *path, char **w, int n)
 enum cli_verbosity cli_verbosity = CLI_VERBOSITY_WARNING;
 
 /* Write the message @fmt, @ap to stderr and end the line. A message quotes what the user
- * gave (a job id, a label, a YAML key): its control characters but newline and tab are
- * written as '?', so that none can drive the terminal. */
+ * gave (a job id, a label, a YAML key): its control characters (C0 but newline and tab, DEL,
+ * C1) and the bytes that are no UTF-8 are written as '?', so that none can drive the
+ * terminal. */
 __attribute__((format(printf, 1, 0))) static void put_message(const char *fmt, va_list ap)
 {
     va_list ap2;
@@ -80,9 +81,13 @@ __attribute__((format(printf, 1, 0))) static void put_message(const char *fmt, v
         return;
     m = xmalloc((size_t)n + 1);
     (void)vsnprintf(m, (size_t)n + 1, fmt, ap);
-    for (char *p = m; *p; p++)
-        if (((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+    (void)ty_utf8_scrub(m); /* a lone 0x9b is CSI to an 8-bit terminal */
+    for (unsigned char *p = (unsigned char *)m; *p; p++) {
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
             *p = '?';
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* U+0080..U+009F: C1 controls */
+            p[0] = p[1] = '?';
+    }
     fputs(m, stderr);
     fputc('\n', stderr);
     free(m);

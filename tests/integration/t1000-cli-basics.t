@@ -37,7 +37,10 @@ test_expect_success 'a message quoting the user'"'"'s bytes writes no terminal c
   test $rc -eq 2 && grep -q "(got .a?\[2JRED.)" err && ! grep -q "$esc" err &&
   printf "%s\n" "trainingInput: {masterConfig: {imageUri: x}}" "labels: {\"k\\e[2J\": v}" >esc.yaml &&
   set +e; "$TRAINYARD" local train esc_job --config esc.yaml --dry-run 2>err; rc=$?; set -e
-  test $rc -eq 2 && grep -q "labels: key .k?\[2J." err && ! grep -q "$esc" err
+  test $rc -eq 2 && grep -q "labels: key .k?\[2J." err && ! grep -q "$esc" err &&
+  printf "%s\n" "trainingInput: {masterConfig: {imageUri: x}}" "labels: {\"k\\u009b2J\": v}" >c1.yaml &&
+  set +e; "$TRAINYARD" local train c1_job --config c1.yaml --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "labels: key .k??2J." err
 '
 test_expect_success 'worker count without a type is refused' '
   set +e
