@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "json.h"
+#include "macro.h"
 #include "utf8.h"
 
 #define YAML_MAX_DEPTH 64
@@ -19,9 +20,24 @@
 struct conv {
     yaml_document_t *doc;
     size_t nodes;
-    size_t bytes; /* text in scalars and keys after expanding aliases */
+    size_t bytes;        /* text in scalars and keys after expanding aliases */
+    json_t *plain_octal; /* the strings of plain scalars that read as two numbers (or NULL) */
     struct ty_error *err;
 };
+
+bool ty_yaml11_octal_differs(const char *s)
+{
+    if (*s == '-' || *s == '+')
+        s++;
+    if (s[0] != '0' || !s[1])
+        return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '7')
+            return false;
+    while (*s == '0')
+        s++;
+    return strlen(s) >= 2;
+}
 
 /* Aliases repeat text as well as nodes: a 1 MB scalar aliased 1000 times is 1 GB. Bound the
  * expanded text like a document's size. */
@@ -184,6 +200,9 @@ static int convert(struct conv *c, yaml_node_t *node, int depth, json_t **ret)
                                 EINVAL,
                                 "YAML: line %zu: scalar is not valid UTF-8",
                                 node->start_mark.line + 1);
+        if (c->plain_octal && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+            strlen(s) == n && ty_yaml11_octal_differs(s))
+            json_array_append(c->plain_octal, out);
         *ret = out;
         return 0;
     }
@@ -307,10 +326,17 @@ static int check_depth(const char *text, size_t len, struct ty_error *err)
 
 int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *err)
 {
+    return ty_yaml_parse_marked(text, len, ret, NULL, err);
+}
+
+int ty_yaml_parse_marked(
+    const char *text, size_t len, json_t **ret, json_t **plain_octal, struct ty_error *err)
+{
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_node_t *root;
-    struct conv c = {.doc = &doc, .err = err};
+    _cleanup_json_ json_t *marks = plain_octal ? json_array() : NULL;
+    struct conv c = {.doc = &doc, .plain_octal = marks, .err = err};
     int r;
 
     if (len > TY_JSON_MAX_BYTES)
@@ -367,5 +393,7 @@ int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *e
         }
     }
     yaml_parser_delete(&parser);
+    if (r >= 0 && plain_octal)
+        *plain_octal = TAKE_PTR(marks);
     return r;
 }

@@ -12,6 +12,7 @@
 #define TY_YAML_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -21,5 +22,18 @@
  * as such), or -ENODATA for a text without a document (blank lines and comments only: "the
  * document is empty"). */
 int ty_yaml_parse(const char *text, size_t len, json_t **ret, struct ty_error *err);
+
+/* ty_yaml_parse, and the strings of the tree that are plain (unquoted) scalars YAML 1.1 and
+ * 1.2 read as two numbers (ty_yaml11_octal_differs) into *@plain_octal: an array holding
+ * those very json_t (compare by pointer), set on success only. A quoted "010" is text in
+ * both, and is not among them. */
+int ty_yaml_parse_marked(
+    const char *text, size_t len, json_t **ret, json_t **plain_octal, struct ty_error *err);
+
+/* Does the scalar @s read as another number in YAML 1.1 than in YAML 1.2: an octal integer
+ * there ([-+]?0[0-7]+) with two or more digits after its leading zeros? 010 is 8 to gcloud
+ * (YAML 1.1) and 10 to a YAML 1.2 reader, so a job file meant for one would run another
+ * cluster, or search another range, in the other; 07 and 00 read the same in both. */
+bool ty_yaml11_octal_differs(const char *s);
 
 #endif

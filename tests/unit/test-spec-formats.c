@@ -241,7 +241,8 @@ static void test_text_formats(void)
     bad_fmt(TY_SPEC_YAML,
             "scaleTier: CUSTOM\nmasterType: n1-standard-4\nworkerType: n1-standard-4\n"
             "workerCount: 010\nmasterConfig: {imageUri: i}\n",
-            "'trainingInput.workerCount' (TYPE_INT64), \"010\": a leading 0 is ambiguous: YAML 1.1",
+            "Invalid value at 'trainingInput.workerCount', \"010\": a leading 0 is ambiguous: YAML "
+            "1.1 (gcloud's) reads an unquoted 010 as octal 8, YAML 1.2 as 10",
             "yaml: workerCount 010 (8 to gcloud, 10 to YAML 1.2)");
     job = good_fmt(TY_SPEC_YAML,
                    "scaleTier: CUSTOM\nmasterType: n1-standard-4\nworkerType: n1-standard-4\n"
@@ -250,17 +251,41 @@ static void test_text_formats(void)
     if (job)
         is_int(job->roles[TY_ROLE_WORKER].count, 7, "yaml: 07 is 7");
     ty_job_free(job);
-    bad_fmt(
-        TY_SPEC_YAML,
-        "masterConfig: {imageUri: i}\nhyperparameters: {goal: MAXIMIZE, maxTrials: 2, params: "
-        "[{parameterName: lr, type: DOUBLE, minValue: 010, maxValue: 20}]}\n",
-        "'trainingInput.hyperparameters.params[0].minValue' (TYPE_DOUBLE), \"010\": a leading 0",
-        "yaml: a double minValue 010 (8 to gcloud)");
+    bad_fmt(TY_SPEC_YAML,
+            "masterConfig: {imageUri: i}\nhyperparameters: {goal: MAXIMIZE, maxTrials: 2, params: "
+            "[{parameterName: lr, type: DOUBLE, minValue: 010, maxValue: 20}]}\n",
+            "'trainingInput.hyperparameters.params[0].minValue', \"010\": a leading 0",
+            "yaml: a double minValue 010 (8 to gcloud)");
     bad_fmt(TY_SPEC_YAML,
             "masterConfig: {imageUri: i}\nhyperparameters: {goal: MAXIMIZE, maxTrials: 2, params: "
             "[{parameterName: n, type: DISCRETE, discreteValues: [1, -0100]}]}\n",
-            "params[0].discreteValues[1]' (TYPE_DOUBLE), \"-0100\": a leading 0 is ambiguous",
+            "params[0].discreteValues[1]', \"-0100\": a leading 0 is ambiguous",
             "yaml: a discrete value -0100");
+    /* Quoted, 010 is text in YAML 1.1 and 1.2 alike: a number field reads it as proto3 JSON
+     * does (decimal), and a text field keeps it; snake_case keys are followed too. */
+    job = good_fmt(TY_SPEC_YAML,
+                   "scale_tier: CUSTOM\nmaster_type: n1-standard-4\nworker_type: n1-standard-4\n"
+                   "worker_count: \"010\"\nmaster_config: {image_uri: i, container_args: [010]}\n",
+                   "yaml: a quoted \"010\" (text in both YAMLs) and a plain 010 of a text field");
+    if (job) {
+        is_int(job->roles[TY_ROLE_WORKER].count, 10, "yaml: \"010\" is 10");
+        is_str(job->roles[TY_ROLE_MASTER].container_args
+                   ? job->roles[TY_ROLE_MASTER].container_args[0]
+                   : "(none)",
+               "010",
+               "yaml: a plain 010 of a text field keeps its text");
+    }
+    ty_job_free(job);
+    bad_fmt(TY_SPEC_YAML,
+            "scale_tier: CUSTOM\nmaster_type: n1-standard-4\nworker_type: n1-standard-4\n"
+            "worker_count: 010\nmaster_config: {image_uri: i}\n",
+            "Invalid value at 'trainingInput.workerCount', \"010\": a leading 0",
+            "yaml: a plain 010 under a snake_case key, named by its field's name");
+    bad_fmt(TY_SPEC_YAML,
+            "labels: {v: &w 010}\ntrainingInput: {scaleTier: CUSTOM, masterType: n1-standard-4, "
+            "workerType: n1-standard-4, workerCount: *w, masterConfig: {imageUri: i}}\n",
+            "'trainingInput.workerCount', \"010\"",
+            "yaml: a plain 010 through an alias");
     job = good("{" CUSTOM ",'workerType':'n1-standard-4','workerCount':'010'}",
                "JSON: the int64 string '010' (proto3 JSON: decimal)");
     if (job)

@@ -243,28 +243,6 @@ static int bad_value(
                         why ? why : "");
 }
 
-/* Does the YAML scalar @s read as another number in YAML 1.1 than in YAML 1.2: an octal
- * integer there ([-+]?0[0-7]+) with two or more digits after its leading zeros? 010 is 8 to
- * gcloud (YAML 1.1) and 10 to a YAML 1.2 reader, so a job file meant for one would run
- * another cluster, or search another range, in the other; 07 and 00 read the same in both. */
-static bool yaml11_octal_differs(const char *s)
-{
-    if (*s == '-' || *s == '+')
-        s++;
-    if (s[0] != '0' || !s[1])
-        return false;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '7')
-            return false;
-    while (*s == '0')
-        s++;
-    return strlen(s) >= 2;
-}
-
-#define OCTAL_WHY                                                                                  \
-    "a leading 0 is ambiguous: YAML 1.1 (gcloud's) reads an unquoted 010 as octal 8, YAML 1.2 "    \
-    "as 10; write the number without it"
-
 static int norm_int(
     const json_t *v, const char *path, bool is64, int flags, json_t **ret, struct ty_error *err)
 {
@@ -287,8 +265,6 @@ static int norm_int(
     } else if (json_is_string(v)) {
         int r = ty_parse_int64(json_string_value(v), lo, hi, &n);
         double d;
-        if ((flags & TY_NORM_LENIENT) && yaml11_octal_differs(json_string_value(v)))
-            return bad_value(err, path, type, v, OCTAL_WHY);
         /* YAML's scalars are all strings here: its 2.0 is a number, taken as JSON's 2.0 is */
         if (r == -EINVAL && (flags & TY_NORM_LENIENT) &&
             ty_parse_double(json_string_value(v), &d) == 0 && isfinite(d)) {
@@ -316,9 +292,6 @@ norm_double(const json_t *v, const char *path, int flags, json_t **ret, struct t
     double d;
     if (json_is_number(v)) {
         d = json_number_value(v);
-    } else if ((flags & TY_NORM_LENIENT) && json_is_string(v) &&
-               yaml11_octal_differs(json_string_value(v))) {
-        return bad_value(err, path, "TYPE_DOUBLE", v, OCTAL_WHY);
     } else if (!json_is_string(v) || ty_parse_double(json_string_value(v), &d) < 0) {
         return bad_value(err, path, "TYPE_DOUBLE", v, "expected a number");
     }

@@ -67,10 +67,84 @@ int ty_spec_normalize_job(const json_t *in, bool lenient, json_t **ret, struct t
     return 0;
 }
 
+/* The member of the canonical object @canon that the input's @key names: the same key, or
+ * its camelCase spelling when it was written snake_case ("worker_count"); its name to
+ * *@name. NULL when the canonical form has none (a null, an output-only field). */
+static json_t *canon_member(const json_t *canon, const char *key, const char **name)
+{
+    char camel[128];
+    size_t j = 0;
+    json_t *v = json_object_get(canon, key);
+
+    *name = key;
+    if (v || !strchr(key, '_'))
+        return v;
+    for (size_t i = 0; key[i] && j + 1 < sizeof(camel); i++)
+        camel[j++] = key[i] == '_' && key[i + 1] && i > 0
+                         ? (char)(key[++i] >= 'a' && key[i] <= 'z' ? key[i] - 'a' + 'A' : key[i])
+                         : key[i];
+    camel[j] = '\0';
+    v = json_object_get(canon, camel);
+    if (v)
+        *name = json_object_iter_key(json_object_iter_at((json_t *)canon, camel));
+    return v;
+}
+
+/* Walk the YAML tree @in and its canonical form @canon together (@path: the canonical path
+ * to them): a string of @marks (a plain scalar such as 010, octal 8 to YAML 1.1, gcloud's,
+ * and 10 to YAML 1.2) that the canonical form does not hold as the same text was read as a
+ * number, which the document does not say: refused with its path. A quoted "010" is text in
+ * both YAMLs, and a number field reads it as proto3 JSON does, 10. */
+static int check_plain_octal(const json_t *in,
+                             const json_t *canon,
+                             const json_t *marks,
+                             struct ty_buf *path,
+                             struct ty_error *err)
+{
+    size_t at = path->len, i;
+    const char *key, *name;
+    json_t *v, *c;
+
+    if (json_is_object(in) && json_is_object(canon)) {
+        json_object_foreach((json_t *)in, key, v)
+        {
+            if (!(c = canon_member(canon, key, &name)))
+                continue;
+            ty_buf_printf(path, "%s%s", at ? "." : "", name);
+            if (check_plain_octal(v, c, marks, path, err) < 0)
+                return -EINVAL;
+            path->len = at;
+            path->data[at] = '\0';
+        }
+    } else if (json_is_array(in) && json_is_array(canon)) {
+        json_array_foreach(in, i, v)
+        {
+            if (!(c = json_array_get(canon, i)))
+                break;
+            ty_buf_printf(path, "[%zu]", i);
+            if (check_plain_octal(v, c, marks, path, err) < 0)
+                return -EINVAL;
+            path->len = at;
+            path->data[at] = '\0';
+        }
+    } else if (json_is_string(in) &&
+               !(json_is_string(canon) &&
+                 strcmp(json_string_value(canon), json_string_value(in)) == 0)) {
+        json_array_foreach(marks, i, v) if (v == in) return ty_error_set(
+            err,
+            EINVAL,
+            "Invalid value at '%s', \"%s\": a leading 0 is ambiguous: YAML 1.1 (gcloud's) reads an "
+            "unquoted 010 as octal 8, YAML 1.2 as 10; write the number without it",
+            ty_buf_str(path),
+            json_string_value(in));
+    }
+    return 0;
+}
+
 int ty_spec_parse(
     const char *text, size_t len, enum ty_spec_format fmt, json_t **ret, struct ty_error *err)
 {
-    _cleanup_json_ json_t *tree = NULL;
+    _cleanup_json_ json_t *tree = NULL, *marks = NULL;
     int r;
 
     /* A UTF-8 byte order mark (editors on Windows write one) is no part of the document: left
@@ -86,10 +160,25 @@ int ty_spec_parse(
     if (fmt == TY_SPEC_JSON)
         r = ty_json_parse(text, len, &tree, err);
     else
-        r = ty_yaml_parse(text, len, &tree, err);
+        r = ty_yaml_parse_marked(text, len, &tree, &marks, err);
     if (r < 0)
         return r;
-    return ty_spec_normalize_job(tree, fmt == TY_SPEC_YAML, ret, err);
+    r = ty_spec_normalize_job(tree, fmt == TY_SPEC_YAML, ret, err);
+    if (r >= 0 && json_array_size(marks) > 0) {
+        /* a bare TrainingInput is the Job's trainingInput */
+        bool is_job = false;
+        const char *key;
+        json_t *v;
+        _cleanup_(ty_buf_release) struct ty_buf path = TY_BUF_INIT;
+        json_object_foreach(tree, key, v) is_job = is_job || ty_schema_has_field(&ty_msg_job, key);
+        if (!is_job)
+            ty_buf_puts(&path, "trainingInput");
+        r = check_plain_octal(
+            tree, is_job ? *ret : json_object_get(*ret, "trainingInput"), marks, &path, err);
+        if (r < 0)
+            json_decref(*ret), *ret = NULL;
+    }
+    return r;
 }
 
 static char **strv_from_json(const json_t *arr)
