@@ -136,8 +136,10 @@ static json_t *on_study(struct study *st, const json_t *msg)
     if (study_seed(msg, &seed, &e) < 0)
         return error_reply("study.%s", e.msg);
     st->spec = ty_hp_free(st->spec);
-    if (ty_hp_spec_from_json(spec, &st->spec, &e) < 0)
+    if (ty_hp_spec_from_json(spec, &st->spec, &e) < 0 || ty_hp_check_new(st->spec, &e) < 0) {
+        st->spec = ty_hp_free(st->spec);
         return error_reply("study.spec: %s", e.msg);
+    }
     if (ty_tuner_new(st->spec, seed, &st->tuner, &e) < 0)
         return error_reply("study.spec.%s", e.msg);
     ty_tuner_set_explain(st->tuner, st->explain);

@@ -172,9 +172,51 @@ static void test_reference_steps(void)
     ty_hp_free(spec);
 }
 
+/* A job stored before a rule of new jobs (no scaleType on a CATEGORICAL parameter) can be
+ * resumed all the same: the rule is a new job's (ty_hp_check_new), not a stored one's. */
+static void test_older_rules(void)
+{
+    _cleanup_json_ json_t *jobs = json_object();
+    _cleanup_json_ json_t *hp_old = hp_json(3, NULL), *hp_new = hp_json(3, "old");
+    _cleanup_json_ json_t *chain = NULL;
+    struct ty_hp_spec *spec = NULL;
+    struct ty_tuner *t = NULL;
+    struct ty_study_resume_stats s = {0};
+    struct ty_error e = {0};
+
+    json_array_append_new(json_object_get(hp_old, "params"),
+                          json_pack("{s:s, s:s, s:[s], s:s}",
+                                    "parameterName",
+                                    "o",
+                                    "type",
+                                    "CATEGORICAL",
+                                    "categoricalValues",
+                                    "a",
+                                    "scaleType",
+                                    "UNIT_LINEAR_SCALE"));
+    json_array_append_new(json_object_get(hp_new, "params"),
+                          json_pack("{s:s, s:s, s:[s]}",
+                                    "parameterName",
+                                    "o",
+                                    "type",
+                                    "CATEGORICAL",
+                                    "categoricalValues",
+                                    "a"));
+    json_object_set_new(jobs, "old", job_json("old", json_incref(hp_old), json_array()));
+    chain = ty_study_resume_chain(json_object_get(jobs, "old"), lookup, jobs);
+    ok(ty_hp_spec_from_json(hp_new, &spec, &e) == 0, "spec: %s", e.msg);
+    ok(spec && ty_tuner_new(spec, 1, &t, &e) == 0, "tuner: %s", e.msg);
+    ok(t && ty_study_resume_load(spec, json_object_get(jobs, "old"), chain, t, NULL, &s, &e) == 0,
+       "a job stored before the rules of new jobs is resumed: %s",
+       e.msg);
+    ty_tuner_free(t);
+    ty_hp_free(spec);
+}
+
 int main(void)
 {
     test_chain();
     test_reference_steps();
+    test_older_rules();
     return done_testing();
 }

@@ -416,8 +416,6 @@ int ty_hp_spec_from_json(const json_t *spec, struct ty_hp_spec **ret, struct ty_
     r = ty_schema_normalize(&ty_msg_training_input, wrap, "trainingInput", 0, &canon, err);
     if (r >= 0)
         r = ty_hp_from_json(json_object_get(canon, "hyperparameters"), ret, err);
-    if (r >= 0 && (r = ty_hp_check_new(*ret, err)) < 0)
-        *ret = ty_hp_free(*ret);
     return r;
 }
 

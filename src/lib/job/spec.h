@@ -206,7 +206,8 @@ int ty_hp_spec_from_json(const json_t *spec, struct ty_hp_spec **ret, struct ty_
 /* The rules of a new study's spec that a stored one is not held to (a job queued before
  * trainyard took them up must still run): a parameterName not starting with '-' or '.' nor
  * 'job-dir', no scaleType on a CATEGORICAL parameter, at most TY_HP_MAX_CATEGORIES
- * categoricalValues. ty_hp_spec_from_json and ty_job_accept apply them. @hp may be NULL.
+ * categoricalValues. ty_job_accept and `trainyard study` apply them (not ty_hp_spec_from_json,
+ * which also reads stored jobs' specs, for resumePreviousJobId). @hp may be NULL.
  * Returns 0 or -EINVAL naming the field. */
 int ty_hp_check_new(const struct ty_hp_spec *hp, struct ty_error *err);
 
