@@ -251,6 +251,7 @@ static int follow_logs(struct api_client *c,
 
         ty_buf_puts(&q, base);
         api_query_add(&q, "follow", "true");
+        api_query_add(&q, "positions", "true");
         api_query_add(&q, "taskName", o->task_name);
         api_query_add(&q, "pageToken", f.token);
         for (size_t i = 0; i < f.nfiles; i++)
@@ -334,9 +335,10 @@ static int poll_logs(struct api_client *c,
             print_log_entry(o->out, e, o->allow_multiline);
         }
         fflush(o->out);
-        /* No token: the job had ended and this page held its last entries. */
+        /* logComplete: the job had ended and this page held its last entries (no token: a
+         * service that gives none, which only the first releases' jobs.list did, says so too) */
         next = ty_json_str(page, "nextPageToken");
-        if (!next || !*next)
+        if (json_is_true(json_object_get(page, "logComplete")) || !next || !*next)
             return 0;
         ty_replace_str(&token, next);
         if (n >= POLL_PAGE_SIZE)

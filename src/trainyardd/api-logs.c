@@ -2,14 +2,17 @@
  * api-logs.c: GET /v1/projects/{project}/jobs/{job}/logs, trainyard's log endpoint (there
  * is no ml v1 method for logs: AI Platform sent them to Cloud Logging). Entries
  * {timestamp, severity, taskName, trialId, labels.attempt (from the job's second attempt on),
- * message}, oldest first, narrowed by taskName and since, in pages; nextPageToken is given
- * while more can come (always while the job runs, so a client can poll for newer entries),
- * and left out once the job has ended and the page holds its last entries.
+ * message}, oldest first, narrowed by taskName and since, in pages; every page has a
+ * nextPageToken (a client polls with it for newer entries), and the page that holds an ended
+ * job's last entries also says "logComplete": true (a page ends at about 1 MiB too, so a
+ * short page is no end; clients of the first releases, which know no logComplete, read one
+ * more, empty page and look at the job).
  * With follow=true the answer is a stream of one entry per line (application/x-ndjson),
  * each file's entries in order and the files merged by time as far as each read knew them
  * (files read to their ends at different instants: a later read may bring an entry older
- * than one sent), with {"nextPageToken": ...} lines giving the position after every entry
- * before them; it ends when the job has ended and every entry was sent. Between reads of the
+ * than one sent); with positions=true also {"nextPageToken": ...} lines giving the position
+ * after every entry before them (asked for: a client of the first releases would show them
+ * as entries); it ends when the job has ended and every entry was sent. Between reads of the
  * files it waits with its connection suspended (http.c), holding no thread. Also the service's own
  * lines in a job's log (tyd_job_log), for what trainyardd does to a job no supervisor has. */
 #include <errno.h>
@@ -93,6 +96,7 @@ struct follow {
     int64_t last_sent;
     int64_t last_position; /* when the last position line was made */
     size_t since_position; /* bytes of entries made since */
+    bool positions;        /* positions=true: position lines asked for */
     /* with tokens: the request's Authorization and project, checked again after a reload
      * (a token removed from the file cuts its streams) */
     char *auth_header, *project;
@@ -138,8 +142,9 @@ static int follow_fill(struct follow *f)
         json_decref(j);
     }
     ty_log_entries_free(ents, n);
-    if (n > 0 && (!more || f->since_position >= POSITION_EVERY_BYTES ||
-                  ty_mono_usec() - f->last_position >= POSITION_EVERY_USEC)) {
+    if (f->positions && n > 0 &&
+        (!more || f->since_position >= POSITION_EVERY_BYTES ||
+         ty_mono_usec() - f->last_position >= POSITION_EVERY_USEC)) {
         _cleanup_free_ char *token = ty_log_cursor_format(f->cur);
         if (strlen(token) <= POSITION_MAX_CHARS) /* URL-safe base64: nothing to escape */
             ty_buf_printf(&f->out, "{\"nextPageToken\":\"%s\"}\n", token);
@@ -206,23 +211,43 @@ static bool valid_task_name(const char *t)
     return true;
 }
 
-/* Read the query of a logs request into @q and *follow. Returns 0, or -1 with a 400 in @rep. */
+/* Whether the boolean query parameter @name of @rq is true: *@ret (false when absent). Returns
+ * 0, or -1 with a 400 in @rep. */
+static int
+query_bool(const struct tyd_request *rq, const char *name, bool *ret, struct tyd_reply *rep)
+{
+    const char *v = tyd_query(rq, name);
+
+    *ret = false;
+    if (!v || !*v || strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+        return 0;
+    if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0) {
+        *ret = true;
+        return 0;
+    }
+    tyd_error(rep, 400, NULL, "%s: expected true or false (got '%.20s')", name, v);
+    return -1;
+}
+
+/* Read the query of a logs request into @q, *follow and *positions. Returns 0, or -1 with a
+ * 400 in @rep. */
 static int parse_query(const struct tyd_request *rq,
                        struct ty_log_query *q,
                        bool *follow,
+                       bool *positions,
                        struct tyd_reply *rep)
 {
-    static const char *const own[] = {"taskName", "since", "pageToken", "pageSize", "follow", NULL};
+    static const char *const own[] = {
+        "taskName", "since", "pageToken", "pageSize", "follow", "positions", NULL};
     const char *since = tyd_query(rq, "since");
     const char *ps = tyd_query(rq, "pageSize");
-    const char *fol = tyd_query(rq, "follow");
     const char *task = tyd_query(rq, "taskName");
     struct ty_error e = {0};
     int64_t v;
 
     *q = (struct ty_log_query){.max_entries = PAGE_DEFAULT, .max_bytes = PAGE_BYTES};
-    *follow = false;
-    if (tyd_check_params(rq, own, rep) < 0)
+    if (tyd_check_params(rq, own, rep) < 0 || query_bool(rq, "follow", follow, rep) < 0 ||
+        query_bool(rq, "positions", positions, rep) < 0)
         return -1;
     if (since && *since && ty_rfc3339_parse(since, &q->since_usec, &e) < 0) {
         tyd_error(rep,
@@ -249,14 +274,6 @@ static int parse_query(const struct tyd_request *rq,
         }
         q->max_entries = v == 0 ? PAGE_DEFAULT : v > PAGE_MAX ? PAGE_MAX : (size_t)v;
     }
-    if (fol && *fol) {
-        if (strcmp(fol, "true") == 0 || strcmp(fol, "1") == 0)
-            *follow = true;
-        else if (strcmp(fol, "false") != 0 && strcmp(fol, "0") != 0) {
-            tyd_error(rep, 400, NULL, "follow: expected true or false (got '%.20s')", fol);
-            return -1;
-        }
-    }
     if (task && *task && !valid_task_name(task)) {
         tyd_error(rep,
                   400,
@@ -274,6 +291,7 @@ static int parse_query(const struct tyd_request *rq,
 static void start_follow(const struct tyd_request *rq,
                          int64_t seq,
                          const struct ty_log_query *q,
+                         bool positions,
                          struct ty_log_cursor *cur,
                          struct tyd_reply *rep)
 {
@@ -292,6 +310,7 @@ static void start_follow(const struct tyd_request *rq,
     f->q = *q;
     f->q.task_name = f->task;
     f->cur = cur;
+    f->positions = positions;
     f->last_sent = f->last_position = ty_mono_usec();
     rep->stream = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, STREAM_BLOCK, follow_read, f, follow_free);
@@ -304,9 +323,9 @@ static void start_follow(const struct tyd_request *rq,
     rep->status = 200;
 }
 
-/* Answer with one page of job @seq's entries from @cur (taken) on, and the token after it
- * unless the job had @ended before the read and the page holds the last of its entries (as
- * Google's list methods: no nextPageToken when there is nothing more). */
+/* Answer with one page of job @seq's entries from @cur (taken) on, the token after it, and
+ * "logComplete": true when the job had @ended before the read and the page holds the last of
+ * its entries. */
 static void answer_page(const struct tyd_request *rq,
                         int64_t seq,
                         bool ended,
@@ -337,10 +356,10 @@ static void answer_page(const struct tyd_request *rq,
     rep->status = 200;
     rep->json = json_object();
     json_object_set_new(rep->json, "entries", arr);
-    if (more || !ended) {
-        next = ty_log_cursor_format(cur);
-        json_object_set_new(rep->json, "nextPageToken", json_string(next));
-    }
+    next = ty_log_cursor_format(cur);
+    json_object_set_new(rep->json, "nextPageToken", json_string(next));
+    if (!more && ended)
+        json_object_set_new(rep->json, "logComplete", json_true());
     ty_log_entries_free(ents, n);
     ty_log_cursor_free(cur);
 }
@@ -369,10 +388,10 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
     struct ty_log_query q;
     struct ty_log_cursor *cur = NULL;
     struct ty_error e = {0};
-    bool follow;
+    bool follow, positions;
     int r;
 
-    if (parse_query(rq, &q, &follow, rep) < 0)
+    if (parse_query(rq, &q, &follow, &positions, rep) < 0)
         return;
     r = ty_store_get_job(rq->d->store, rq->project, rq->job, &row, &e);
     if (r == -ENOENT) {
@@ -390,7 +409,7 @@ void tyd_jobs_logs(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     }
     if (follow)
-        start_follow(rq, row->seq, &q, cur, rep);
+        start_follow(rq, row->seq, &q, positions, cur, rep);
     else
         answer_page(rq, row->seq, ty_job_state_is_final(row->state), &q, cur, rep);
 }

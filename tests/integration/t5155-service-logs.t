@@ -1,9 +1,10 @@
 #!/bin/sh
 # t5155-service-logs: the logs endpoint's edges: pageSize (any size taken, a large one lowered,
 # the error saying so), a page's size counted as sent (a control byte escaped is six), a log
-# file truncated under a reader (read again from its start), nextPageToken left out only after
-# an ended job's last entries (and polling reading pages of long lines at once), a followed
-# stream of replicas writing at once (every line once, each file in order; its position lines),
+# file truncated under a reader (read again from its start), logComplete on the page of an
+# ended job's last entries (and polling reading pages of long lines at once; a client that
+# knows no logComplete gets an empty page next), a followed stream of replicas writing at once
+# (every line once, each file in order; its position lines, only when asked for),
 # a service restart under a followed stream (it breaks off; stream-logs and polling go on).
 . "$(dirname "$0")/../lib/test-lib.sh"
 
@@ -60,7 +61,7 @@ test_expect_success 'a log truncated under its readers: the page token and the s
   test "$(curl -s -o p2.json -w "%{http_code}" "$url&pageToken=$tok")" = 200 &&
   test "$(json_get p2.json "[e[\"message\"] for e in d[\"entries\"]]")" = "[$(printf "%s" "'"'"'after.$M'"'"'")]"
 '
-test_expect_success 'nextPageToken: none after an ended job'"'"'s last entries; pages of long lines read at once' '
+test_expect_success 'logComplete on an ended job'"'"'s last page, then an empty one; pages of long lines read at once' '
   job_json longl.json longl "i=0; while [ \$i -lt 40 ]; do printf \"L%d \" \$i; head -c 65000 /dev/zero | tr \"\\\\0\" q; echo; i=\$((i+1)); done" &&
   submit longl.json && wait_for 30 ended longl &&
   url="$BASE/v1/projects/p1/jobs/longl/logs?taskName=master-replica-0" &&
@@ -69,7 +70,10 @@ test_expect_success 'nextPageToken: none after an ended job'"'"'s last entries; 
   tok=$(json_get p1.json "d[\"nextPageToken\"]") &&
   curl -s "$url&pageToken=$tok" >p2.json && tok=$(json_get p2.json "d[\"nextPageToken\"]") &&
   curl -s "$url&pageToken=$tok" >p3.json &&
-  json_get p3.json "\"nextPageToken\" not in d" | grep -q True &&
+  json_get p3.json "d.get(\"logComplete\") is True and len(d[\"entries\"]) > 0" | grep -q True &&
+  json_get p2.json "\"logComplete\" not in d" | grep -q True &&
+  tok=$(json_get p3.json "d[\"nextPageToken\"]") && curl -s "$url&pageToken=$tok" >p4.json &&
+  json_get p4.json "d[\"entries\"] == [] and d[\"logComplete\"] is True and bool(d[\"nextPageToken\"])" | grep -q True &&
   TRAINYARD_API_ENDPOINT=$BASE timeout 10 "$TRAINYARD" jobs stream-logs longl --project p1 \
     --task-name master-replica-0 --polling-interval 60 >poll.out &&
   test "$(grep -c "	L[0-9]* q" poll.out)" -eq 40
@@ -91,7 +95,9 @@ test_expect_success 'stream-logs of 4 replicas writing at once: every line once,
   "$PYTHON" "$TY_SOURCE_DIR/tests/integration/steady-check.py" out 4
 '
 test_expect_success 'the follow stream gives its position; the pages from one hold what followed it' '
-  curl -sN "$BASE/v1/projects/p1/jobs/steady/logs?follow=true" >raw &&
+  curl -sN "$BASE/v1/projects/p1/jobs/steady/logs?follow=true" >plain &&
+  ! grep -q "nextPageToken" plain &&
+  curl -sN "$BASE/v1/projects/p1/jobs/steady/logs?follow=true&positions=true" >raw &&
   "$PYTHON" - raw "$BASE/v1/projects/p1/jobs/steady/logs" <<-\PY
 	import collections, json, sys, urllib.request
 	lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -104,7 +110,7 @@ test_expect_success 'the follow stream gives its position; the pages from one ho
 	    while tok:
 	        d = json.load(urllib.request.urlopen("%s?pageSize=1000&pageToken=%s" % (sys.argv[2], tok)))
 	        got.update(key(e) for e in d["entries"])
-	        tok = d.get("nextPageToken")
+	        tok = None if d.get("logComplete") else d["nextPageToken"]
 	    assert got == want, (i, len(got), len(want))
 	PY
 '

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // logs.js: the Logs page (#/projects/P/jobs/J/logs?task=T&severity=S&q=TEXT&trial=N&end=1).
 // It reads the job's log in pages of 1000 (one task, through the API's taskName, or all; an
-// ended job's to the page without a nextPageToken), then, while the job runs, follows it:
-// logs?follow=true from the last page's token, read as it arrives, the stream's position lines
-// moving the token on. A broken connection is picked up again from the last token, skipping
+// ended job's to the page that says logComplete), then, while the job runs, follows it:
+// logs?follow=true&positions=true from the last page's token, read as it arrives, the
+// stream's position lines moving the token on. A broken connection is picked up again from the last token, skipping
 // the entries already shown after it, so nothing is lost or repeated. Severity, text search
 // (highlighted) and a tuning job's trial are filters in the page. At most the last 20,000
 // lines are kept.
@@ -329,8 +329,8 @@ class LogsPage {
   /** Read the pages after @at.token and show their entries, less those @at.shown counts
    *  (shown before, after that token). @at moves on page by page, so that if a read fails it
    *  still says where the reading stands and what was shown after it. Reads to the end of the
-   *  log when @toEnd (the job has ended: the service leaves nextPageToken out with its last
-   *  entries), else until a page shorter than asked (a page may also end at about 1 MiB: the
+   *  log when @toEnd (the job has ended: the page of its last entries says logComplete),
+   *  else until a page shorter than asked (a page may also end at about 1 MiB: the
    *  stream followed from the token then sends the rest). */
   async readPages(at, signal, toEnd) {
     for (;;) {
@@ -342,7 +342,7 @@ class LogsPage {
       const ents = unshown(r.entries || [], skip, fresh);
       if (ents.length)
         this.add(ents);
-      if (!r.nextPageToken) {
+      if (r.logComplete || !r.nextPageToken) {
         // The job has ended and this was its last page: the token stays, and what was shown
         // after it is still after it, this page's fresh entries too.
         for (const [k, n] of fresh)
@@ -374,7 +374,7 @@ class LogsPage {
       this.setLive('● Live', 'on');
       try {
         const skip = new Map(at.shown);
-        await readStream(this.logsUrl({ follow: 'true', ...(at.token ? { pageToken: at.token } : {}) }), (list) => {
+        await readStream(this.logsUrl({ follow: 'true', positions: 'true', ...(at.token ? { pageToken: at.token } : {}) }), (list) => {
           const ents = [];
           for (const e of list) {
             if (e.nextPageToken !== undefined && e.timestamp === undefined) {
