@@ -319,8 +319,8 @@ int tyd_admit_relock(
     r = lock_all(d->admit, &h->grant, fds, &failed);
     if (r < 0) {
         *device = failed;
-        *first = !h->relock_waits;
-        h->relock_waits = true;
+        *first = r == -EWOULDBLOCK && !h->relock_waits;
+        h->relock_waits = h->relock_waits || r == -EWOULDBLOCK;
         return r;
     }
     h->relock_waits = false;

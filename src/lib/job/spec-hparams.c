@@ -228,14 +228,14 @@ static int cmp_cat(const void *a, const void *b, void *ctx)
 static int
 param_categories(const json_t *pj, size_t idx, struct ty_hp_param *p, struct ty_error *err)
 {
-    json_t *cats, *c;
-    size_t i;
-    int r = value_list(pj, idx, p, "CATEGORICAL", "categoricalValues", 0, &cats, err);
-    size_t n = json_array_size(cats), rep = SIZE_MAX;
+    json_t *cats = NULL, *c;
+    size_t i, n, rep = SIZE_MAX;
     _cleanup_free_ size_t *order = NULL;
+    int r = value_list(pj, idx, p, "CATEGORICAL", "categoricalValues", 0, &cats, err);
 
     if (r < 0)
         return r;
+    n = json_array_size(cats);
     p->categories = xcalloc(n + 1, sizeof(char *));
     json_array_foreach(cats, i, c) p->categories[i] = xstrdup(json_string_value(c));
     /* A value listed twice, the first repeat in list order, by sorting (a stored job of

@@ -127,7 +127,7 @@ static int check_plain_octal(const json_t *in,
             path->len = at;
             path->data[at] = '\0';
         }
-    } else if (json_is_string(in) &&
+    } else if (json_is_string(in) && ty_yaml11_octal_differs(json_string_value(in)) &&
                !(json_is_string(canon) &&
                  strcmp(json_string_value(canon), json_string_value(in)) == 0)) {
         json_array_foreach(marks, i, v) if (v == in) return ty_error_set(
