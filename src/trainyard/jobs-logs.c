@@ -242,6 +242,7 @@ static int follow_logs(struct api_client *c,
 {
     struct follow f = {.o = o};
     bool answered = false; /* the service has answered once: a failure now may be a restart */
+    bool positions = true; /* asked for; a service of the first releases knows no such thing */
     int fruitless = 0, r;
 
     for (;;) {
@@ -251,7 +252,8 @@ static int follow_logs(struct api_client *c,
 
         ty_buf_puts(&q, base);
         api_query_add(&q, "follow", "true");
-        api_query_add(&q, "positions", "true");
+        if (positions)
+            api_query_add(&q, "positions", "true");
         api_query_add(&q, "taskName", o->task_name);
         api_query_add(&q, "pageToken", f.token);
         for (size_t i = 0; i < f.nfiles; i++)
@@ -259,6 +261,13 @@ static int follow_logs(struct api_client *c,
         f.shown = 0;
         r = api_stream_lines(c, ty_buf_str(&q), on_follow_line, &f, err);
         ty_buf_release(&q);
+        if (r == -EINVAL && positions && strstr(ty_error_msg(err), "\"positions\"")) {
+            /* without positions the counts shown per file run from the start of the log,
+             * which a reconnection (from the start) skips: nothing lost or repeated */
+            positions = false;
+            ty_error_clear(err);
+            continue;
+        }
         if (r == 0 || r == -ECONNRESET)
             answered = true;
         if (r < 0 && r != -ECONNRESET && !(answered && transient(r)))
@@ -301,8 +310,9 @@ static int poll_logs(struct api_client *c,
 {
     _cleanup_free_ char *base = api_jobs_path(c, job_id, "/logs");
     _cleanup_free_ char *token = NULL;
-    bool answered = false; /* the service has answered once: a failure now may be a restart */
-    int failed = 0;        /* polls in a row that failed */
+    bool answered = false;  /* the service has answered once: a failure now may be a restart */
+    bool last_poll = false; /* the job had ended: this poll reads what came before its end */
+    int failed = 0;         /* polls in a row that failed */
     char size[16];
 
     snprintf(size, sizeof(size), "%d", POLL_PAGE_SIZE);
@@ -351,6 +361,18 @@ static int poll_logs(struct api_client *c,
                 return r;
             if (r > 0)
                 continue; /* (a failure: the next poll tells) */
+        } else {
+            /* A service of the first releases says no logComplete: an empty page of a job
+             * that has ended, then one more poll (what it wrote before its end), is the end */
+            if (last_poll)
+                return 0;
+            r = job_ended(c, job_id, err);
+            if (r < 0 && !transient(r))
+                return r;
+            if (r > 0) {
+                last_poll = true;
+                continue;
+            }
         }
         sleep_secs(o->poll_secs);
     }

@@ -130,6 +130,13 @@ static void test_args(void)
                strcmp(msg, "4 trials failed, reaching maxFailedTrials (4).") == 0,
            "maxFailedTrials 4: 4 failed (even after successes): stop (%s)",
            msg);
+        spec->max_failed_trials = 0;
+        spec->max_trials = 1;
+        ok(ty_study_too_many_failures(spec, 1, 0, msg, sizeof(msg)) &&
+               strcmp(msg, "1 trial failed: the first trial failed (maxFailedTrials is unset).") ==
+                   0,
+           "unset, maxTrials 1: one trial (%s)",
+           msg);
         spec->max_failed_trials = 1;
         ok(ty_study_too_many_failures(spec, 1, 0, msg, sizeof(msg)) &&
                strcmp(msg, "1 trial failed, reaching maxFailedTrials (1).") == 0,

@@ -203,8 +203,10 @@ static void count_failure(struct trial_run *tr)
     char msg[2048];
 
     st->n_failed++;
+    /* once the limit was reached, a trial that succeeded since does not take it back */
     if ((st->cancelled && !st->failed_limit) ||
-        !ty_study_too_many_failures(st->job->hp, st->n_failed, st->n_succeeded, msg, sizeof(msg)))
+        !ty_study_too_many_failures(
+            st->job->hp, st->n_failed, st->failed_limit ? 0 : st->n_succeeded, msg, sizeof(msg)))
         return;
     /* A running trial that fails after the limit was reached counts too, and is the last
      * failure the job's error names. */

@@ -295,11 +295,19 @@ bool ty_study_too_many_failures(
         first = 1;
     if (n_succeeded > 0 || n_failed < first)
         return false;
-    (void)snprintf(msg,
-                   len,
-                   "%zu trials failed: the first %zu trials all failed (maxFailedTrials is unset).",
-                   n_failed,
-                   first);
+    if (first == 1)
+        (void)snprintf(msg,
+                       len,
+                       "%zu %s failed: the first trial failed (maxFailedTrials is unset).",
+                       n_failed,
+                       n_failed == 1 ? "trial" : "trials");
+    else
+        (void)snprintf(msg,
+                       len,
+                       "%zu trials failed: the first %zu trials all failed (maxFailedTrials is "
+                       "unset).",
+                       n_failed,
+                       first);
     return true;
 }
 
