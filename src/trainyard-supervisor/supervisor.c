@@ -126,15 +126,18 @@ static void grant_run_gpus(const struct grant *g, struct ty_run_gpus *out)
     };
 }
 
-/* The admission line of the job's log (ty_grant_describe) for @job created at @create_usec.
+/* The admission line of the job's log (ty_grant_describe) for @job created at @create_usec:
+ * what @g gives, or without a grant (not given) one trial and no GPU (docs/service.md).
  * Returns @buf. */
 static const char *grant_admitted(
     const struct grant *g, const struct ty_job *job, int64_t create_usec, char *buf, size_t len)
 {
+    const struct ty_grant one = {.trials = 1};
     struct ty_demand d;
 
     ty_demand_of_job(job, &d);
-    return ty_grant_describe(&g->grant, &d, ty_now_usec() - create_usec, buf, len);
+    return ty_grant_describe(
+        g->given ? &g->grant : &one, &d, ty_now_usec() - create_usec, buf, len);
 }
 
 static void grant_release(struct grant *g)
@@ -552,16 +555,11 @@ static int run_job(struct run *run,
     if (grant->given) {
         grant_run_gpus(grant, &gpus);
         opts.gpus = &gpus;
-        /* Once, when the job first starts (not again after an internal error). */
-        if (row->internal_retries == 0)
-            opts.admitted =
-                grant_admitted(grant, job, row->create_usec, admitted, sizeof(admitted));
-    } else if (!runtime->queues && row->internal_retries == 0) {
-        /* No grant: one trial, no GPU (docs/service.md); the line says what it waited and
-         * was given all the same. A runtime with its own queue (Slurm) admits for itself. */
-        const struct grant one = {.grant = {.trials = 1}};
-        opts.admitted = grant_admitted(&one, job, row->create_usec, admitted, sizeof(admitted));
     }
+    /* Once, when the job first starts (not again after an internal error); a runtime with
+     * its own queue (Slurm) admits for itself. */
+    if (row->internal_retries == 0 && (grant->given || !runtime->queues))
+        opts.admitted = grant_admitted(grant, job, row->create_usec, admitted, sizeof(admitted));
     /* A job that has run once has started: maxWaitTime is over for it. */
     if (row->start_usec == 0)
         opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);

@@ -304,25 +304,32 @@ static char *grant_text(const struct tyd_hold *h)
 }
 
 int tyd_admit_relock(
-    struct tyd *d, int64_t seq, int **fds, size_t *nfds, char **grant, int *device, bool *first)
+    struct tyd *d, const struct ty_job_row *row, int **fds, size_t *nfds, char **grant)
 {
-    struct tyd_hold *h = find_hold(d->admit, seq);
+    struct tyd_hold *h = find_hold(d->admit, row->seq);
     int failed = -1, r;
 
     *fds = NULL;
     *nfds = 0;
     *grant = NULL;
-    *device = -1;
-    *first = false;
     if (!h)
         return 0;
     r = lock_all(d->admit, &h->grant, fds, &failed);
-    if (r < 0) {
-        *device = failed;
-        *first = r == -EWOULDBLOCK && !h->relock_waits;
-        h->relock_waits = h->relock_waits || r == -EWOULDBLOCK;
-        return r;
+    if (r == -EWOULDBLOCK && !h->relock_waits) {
+        /* the job's own log says so once: it shows RUNNING, its last attempt's replicas
+         * gone, until the device is free again */
+        h->relock_waits = true;
+        tyd_job_log(d,
+                    row,
+                    ty_job_row_attempt(row),
+                    TY_SEV_WARNING,
+                    "The job's supervisor was lost; its next attempt waits for GPU device %d, "
+                    "which it held and another process (a `local train`, another service) has "
+                    "taken meanwhile.",
+                    failed);
     }
+    if (r < 0)
+        return r;
     h->relock_waits = false;
     *nfds = h->grant.ngpus;
     *grant = grant_text(h);

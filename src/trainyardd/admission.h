@@ -126,13 +126,13 @@ void tyd_admit_recover(struct tyd *d, const struct ty_job_row *row);
 void tyd_admit_after(struct tyd *d, const struct ty_job_row *row);
 /* A supervisor or sweeper of job @seq is watched (@delta 1) or not any more (-1). */
 void tyd_admit_watched(struct tyd *d, int64_t seq, int delta);
-/* For a new supervisor of job @seq after an internal error: lock the GPU devices it holds
+/* For a new supervisor of job @row after an internal error: lock the GPU devices it holds
  * again. 0 and *@fds (*@nfds of them, in grant order; caller closes) and *@grant (its --grant
  * JSON text or NULL; caller frees), or -EWOULDBLOCK when a device is held by another process
- * (nothing kept locked: try again on a later pass; *@device is it, and *@first says whether
- * this is the first such wait of the job's new supervisor), or -errno. */
+ * (nothing kept locked: try again on a later pass; the job's log says so, the first time), or
+ * -errno. */
 int tyd_admit_relock(
-    struct tyd *d, int64_t seq, int **fds, size_t *nfds, char **grant, int *device, bool *first);
+    struct tyd *d, const struct ty_job_row *row, int **fds, size_t *nfds, char **grant);
 /* Whether a job holds something with no supervisor or sweeper watched and no start to come
  * (it waits for a new supervisor after an internal error, or it ended unseen). O(holds). */
 bool tyd_admit_unsupervised(struct tyd *d);

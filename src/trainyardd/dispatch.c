@@ -591,26 +591,13 @@ static void start_retry(struct tyd_dispatch *dp, const struct ty_job_row *row)
     _cleanup_free_ int *fds = NULL;
     _cleanup_free_ char *grant = NULL;
     size_t nfds = 0;
-    int device = -1;
-    bool first = false;
-    int r = tyd_admit_relock(dp->d, row->seq, &fds, &nfds, &grant, &device, &first);
+    int r = tyd_admit_relock(dp->d, row, &fds, &nfds, &grant);
 
     if (r < 0) {
         tyd_log("job %s/%s: a GPU device it holds is %s: its new supervisor waits",
                 row->project,
                 row->job_id,
                 r == -EWOULDBLOCK ? "held by another process" : strerror(-r));
-        /* the job's own log says so once: it shows RUNNING, its last attempt's replicas
-         * gone, until the device is free again */
-        if (first && r == -EWOULDBLOCK)
-            tyd_job_log(dp->d,
-                        row,
-                        ty_job_row_attempt(row),
-                        TY_SEV_WARNING,
-                        "The job's supervisor was lost; its next attempt waits for GPU device %d, "
-                        "which it held and another process (a `local train`, another service) "
-                        "has taken meanwhile.",
-                        device);
         return;
     }
     tyd_log("job %s/%s: starting a new supervisor for attempt %lld (internal retry %lld)",
