@@ -342,12 +342,13 @@ test_expect_success 'cancel a running job: Cancelled, replicas gone, exit 0' '
   wait_for 10 no_procs "sleep 907.$M"
 '
 test_expect_success 'cancel of a finished job succeeds and changes nothing' '
-  "$TRAINYARD" jobs cancel cli_ok1 2>err && grep -q "Cancelled job \[cli_ok1\]." err &&
-  state_is cli_ok1 SUCCEEDED
+  "$TRAINYARD" jobs cancel cli_ok1 2>err &&
+  grep -q "^Job \[cli_ok1\] has already ended (SUCCEEDED): nothing to cancel.$" err &&
+  ! grep -q Cancelled err && state_is cli_ok1 SUCCEEDED
 '
 test_expect_success 'cancel --format: the service'"'"'s reply (the empty object, as gcloud); a bad format cancels nothing' '
   "$TRAINYARD" jobs cancel cli_ok1 --format json >out 2>err && test "$(cat out)" = "{}" &&
-  grep -q "Cancelled job \[cli_ok1\]." err &&
+  grep -q "Job \[cli_ok1\] has already ended" err &&
   set +e; "$TRAINYARD" jobs cancel cli_ok1 --format yml >out 2>err; rc=$?; set -e
   test $rc -eq 2 && test ! -s out && ! grep -q Cancelled err &&
   grep -q "ERROR: (trainyard.jobs.cancel) --format: unknown format .yml. (did you mean .yaml.?)" err
