@@ -96,6 +96,14 @@ static void test_full_spec(void)
     }
     ty_job_free(job);
 
+    /* proto3: a 0 is the field's default, as if absent (AI Platform ran one trial) */
+    job = good(HPJOB("'maxTrials':0,'maxParallelTrials':'0','params':[" P_LR "]"), "zeros");
+    if (job && job->hp) {
+        is_int(job->hp->max_trials, 1, "maxTrials 0 is the default, 1");
+        is_int(job->hp->max_parallel_trials, 1, "maxParallelTrials 0 is the default, 1");
+    }
+    ty_job_free(job);
+
     job =
         good(HPJOB("'goal':'GOAL_TYPE_UNSPECIFIED','params':[" P_LR "]"), "GOAL_TYPE_UNSPECIFIED");
     if (job && job->hp)
@@ -142,9 +150,9 @@ static void test_spec_rules(void)
     bad(HPJOB("'params':" P_LR),
         "'trainingInput.hyperparameters.params' (TYPE_ARRAY)",
         "params as an object");
-    bad(HPJOB("'maxTrials':0,'params':[" P_LR "]"),
-        "trainingInput.hyperparameters.maxTrials: must be between 1 and 10000 (got 0)",
-        "maxTrials 0");
+    bad(HPJOB("'maxTrials':-1,'params':[" P_LR "]"),
+        "trainingInput.hyperparameters.maxTrials: must be between 1 and 10000 (got -1)",
+        "maxTrials -1");
     bad(HPJOB("'maxTrials':10001,'params':[" P_LR "]"),
         "hyperparameters.maxTrials: must be",
         "maxTrials 10001");
@@ -152,9 +160,9 @@ static void test_spec_rules(void)
     bad(HPJOB("'maxTrials':'many','params':[" P_LR "]"),
         "'trainingInput.hyperparameters.maxTrials' (TYPE_INT32)",
         "maxTrials 'many'");
-    bad(HPJOB("'maxParallelTrials':0,'params':[" P_LR "]"),
-        "hyperparameters.maxParallelTrials: must be at least 1",
-        "maxParallelTrials 0");
+    bad(HPJOB("'maxParallelTrials':-2,'params':[" P_LR "]"),
+        "hyperparameters.maxParallelTrials: must be at least 1 (got -2)",
+        "maxParallelTrials -2");
     bad(HPJOB("'maxFailedTrials':-1,'params':[" P_LR "]"),
         "hyperparameters.maxFailedTrials: must not be negative",
         "maxFailedTrials -1");

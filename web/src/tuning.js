@@ -51,7 +51,7 @@ function makeStudy(job) {
     finished,
     better,
     byId: new Map(trials.map((t) => [t.id, t])),
-    maxTrials: Number(hp.maxTrials) || 0,
+    maxTrials: Number(hp.maxTrials) || 1, // absent or 0: the API's default, one trial
   };
   study.best = sortTrials(finished, 'objective', 1, study)[0] || null;
   const objs = finished.map((t) => t.objective);

@@ -322,10 +322,13 @@ static int param_from_json(const json_t *pj,
     return 0;
 }
 
+/* An int32 field of the API, @dflt when absent or 0: proto3 cannot tell a 0 from an absent
+ * field, so AI Platform read `maxTrials: 0` as its default (one trial). */
 static int int_or(const json_t *o, const char *k, int dflt)
 {
     json_t *v = json_object_get(o, k);
-    return v ? (int)json_integer_value(v) : dflt;
+    int i = v ? (int)json_integer_value(v) : 0;
+    return i ? i : dflt;
 }
 
 int ty_hp_from_json(const json_t *hj, struct ty_hp_spec **ret, struct ty_error *err)
