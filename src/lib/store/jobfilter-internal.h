@@ -26,6 +26,7 @@ struct jf_restr {
     char *value; /* decoded; without the '*' of a prefix */
     size_t vlen;
     bool prefix;  /* ':' '=' '!=' with a trailing '*': the value is a prefix */
+    size_t star;  /* ':' with a leading or inner '*': 1 + its offset in value (0: none) */
     bool present; /* ':*': the field is set */
     bool is_num, is_int;
     int64_t ival;

@@ -3,7 +3,8 @@
  * Dotted paths are followed through objects (an array on the way matches when any element
  * does); a missing field fails its restriction. Numbers and int64 strings compare as numbers
  * when the filter value is one, fields ending in "Time" as instants or durations, other
- * strings ignoring ASCII case for ':', '=' and '!=' (as gcloud's filters do) and byte-wise for
+ * strings ignoring ASCII case for ':' (the value occurs in the string, or a pattern with one
+ * '*'), '=' and '!=' (the whole string, or a prefix) as gcloud's filters do, and byte-wise for
  * '<', '<=', '>' and '>='. '~' and '!~' search a POSIX extended regular expression (ere.h:
  * linear time, whatever the client sends), compiled once when the filter is parsed, in the
  * value (case-sensitive, as gcloud's). Nothing is allocated while matching. */
@@ -70,7 +71,14 @@ static bool match_string(const struct jf_restr *r, const char *s, size_t n, enum
         return n >= r->vlen && strncasecmp(s, r->value, r->vlen) == 0;
     if (r->is_num && ty_parse_int64(s, INT64_MIN, INT64_MAX, &v) == 0)
         return cmp_ok(op, cmp_num(r, true, v, 0));
-    if (op == OP_HAS || op == OP_EQ)
+    if (op == OP_HAS && r->star) { /* PREFIX*SUFFIX, either part possibly empty */
+        size_t a = r->star - 1, b = r->vlen - r->star;
+        return n >= a + b && strncasecmp(s, r->value, a) == 0 &&
+               strncasecmp(s + n - b, r->value + r->star, b) == 0;
+    }
+    if (op == OP_HAS) /* gcloud's ':': the value occurs in the string */
+        return strcasestr(s, r->value) != NULL;
+    if (op == OP_EQ)
         return n == r->vlen && strncasecmp(s, r->value, n) == 0;
     return cmp_ok(op, cmp_str(r, s, n));
 }

@@ -303,6 +303,16 @@ static int finish_value(
         r->prefix = true;
         r->value[--r->vlen] = '\0';
     }
+    if (r->op == OP_HAS) { /* gcloud's ':' patterns: PREFIX*, *SUFFIX or PREFIX*SUFFIX */
+        const char *star = memchr(r->value, '*', r->vlen);
+        if (star && (r->prefix || memchr(star + 1, '*', r->vlen - (size_t)(star - r->value) - 1)))
+            return fail(p,
+                        voff,
+                        "at most one '*' in a ':' pattern, not '%.40s%s'",
+                        r->value,
+                        r->prefix ? "*" : "");
+        r->star = star ? (size_t)(star - r->value) + 1 : 0;
+    }
     if (kind == TY_JOBKEY_TIMESTAMP) {
         if (!r->prefix && ty_rfc3339_parse(r->value, &r->tval, NULL) == 0) {
             r->vkind = V_TIME;
