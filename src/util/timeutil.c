@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static int64_t clock_usec(clockid_t id)
@@ -227,5 +228,116 @@ bad:
                         EINVAL,
                         "'%.64s' is not an RFC 3339 time: expected a time such as "
                         "'2026-11-30T09:00:00Z' or a date such as '2026-11-30'",
+                        s);
+}
+
+/* One "nX" of an ISO 8601 duration at *@p: its number (at most 9 digits; with @frac, up to 6
+ * fractional digits, as microseconds in *@us) and its designator in *@unit. */
+static bool iso_part(const char **p, bool frac, int64_t *n, int64_t *us, char *unit)
+{
+    const char *q = *p;
+    int nd = 0;
+
+    *n = 0;
+    *us = 0;
+    while (*q >= '0' && *q <= '9' && nd < 10) {
+        *n = *n * 10 + (*q++ - '0');
+        nd++;
+    }
+    if (nd == 0 || nd > 9)
+        return false;
+    if (frac && *q == '.') {
+        int nf = 0;
+        q++;
+        while (*q >= '0' && *q <= '9' && nf < 7) {
+            *us = *us * 10 + (*q++ - '0');
+            nf++;
+        }
+        if (nf == 0 || nf > 6 || *q != 'S')
+            return false;
+        while (nf++ < 6)
+            *us *= 10;
+    }
+    *unit = *q;
+    if (!*unit)
+        return false;
+    *p = q + 1;
+    return true;
+}
+
+int ty_iso8601_offset(const char *s, int64_t now_usec, int64_t *ret_usec, struct ty_error *err)
+{
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const int64_t day = 86400000000LL, limit = 10000LL * 366 * day;
+    const char *p = s, *order = "YMWD";
+    int64_t months = 0, usec = 0, y, days, sod;
+    int sign = 1, parts = 0, m, d, last;
+    bool in_time = false;
+
+    if (*p == '-') {
+        sign = -1;
+        p++;
+    }
+    if (*p++ != 'P')
+        goto bad;
+    while (*p) {
+        int64_t n, us, unit_usec;
+        const char *at;
+        char unit;
+        if (*p == 'T' && !in_time) {
+            in_time = true;
+            order = "HMS";
+            if (!*++p)
+                goto bad;
+            continue;
+        }
+        if (!iso_part(&p, in_time, &n, &us, &unit) || !(at = strchr(order, unit)))
+            goto bad;
+        order = at + 1; /* each designator at most once, in order */
+        parts++;
+        if (!in_time && (unit == 'Y' || unit == 'M')) {
+            months += unit == 'Y' ? n * 12 : n;
+            if (months > 12 * 10000)
+                goto range;
+            continue;
+        }
+        unit_usec = in_time ? (unit == 'H'   ? 3600
+                               : unit == 'M' ? 60
+                                             : 1) *
+                                  1000000LL
+                            : (unit == 'W' ? 7 : 1) * day;
+        if (n > limit / unit_usec)
+            goto range;
+        usec += n * unit_usec + us;
+        if (usec > limit)
+            goto range;
+    }
+    if (parts == 0)
+        goto bad;
+    /* the calendar part: the date of @now_usec moved by whole months, the day clamped */
+    days = now_usec >= 0 ? now_usec / day : (now_usec - day + 1) / day;
+    sod = now_usec - days * day;
+    civil_from_days(days, &y, &m, &d);
+    if (months) {
+        int64_t mi = y * 12 + (m - 1) + sign * months;
+        y = mi >= 0 ? mi / 12 : (mi - 11) / 12;
+        m = (int)(mi - y * 12) + 1;
+        last = mdays[m - 1] + (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0));
+        d = d > last ? last : d;
+    }
+    if (y < 0 || y > 9999)
+        goto range;
+    *ret_usec = days_from_civil(y, m, d) * day + sod + sign * usec;
+    if (*ret_usec < days_from_civil(0, 1, 1) * day ||
+        *ret_usec >= days_from_civil(10000, 1, 1) * day)
+        goto range;
+    return 0;
+range:
+    return ty_error_set(err, ERANGE, "'%.64s' reaches beyond the years 0000-9999", s);
+bad:
+    return ty_error_set(err,
+                        EINVAL,
+                        "'%.64s' is not an ISO 8601 duration such as '-P1D', 'P1W' or "
+                        "'-PT2H30M'",
                         s);
 }

@@ -32,4 +32,12 @@ int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
  * Returns 0 and *ret_usec (epoch microseconds), or -EINVAL (@ret_usec untouched). */
 int ty_rfc3339_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
 
+/* The time an ISO 8601 duration away from @now_usec, as gcloud's filters read one
+ * ("-P1D": a day before, "P1W", "-PT2H30M", "-P1Y2M3DT4H5M6.5S"): [-]P, then any of nY nM nW
+ * nD, then T and any of nH nM nS (whole numbers of at most 9 digits; the seconds may have up
+ * to 6 fractional digits), at least one of them. Years and months move the calendar date (in
+ * UTC; a day past the month's end is its last day), the rest are exact. Returns 0 and
+ * *ret_usec; -EINVAL for another form, -ERANGE for a time outside years 0000-9999. */
+int ty_iso8601_offset(const char *s, int64_t now_usec, int64_t *ret_usec, struct ty_error *err);
+
 #endif

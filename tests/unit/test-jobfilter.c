@@ -187,6 +187,13 @@ static void test_numbers_and_times(void)
         {"createTime:2026-12-01", 0, 1},
         {"createTime:2026-11-30T09:00:00Z", 1, 0},
         {"createTime!=2026-11-30T09:00:00Z", 0, 1},
+        /* gcloud's relative times: an ISO 8601 duration from now (the fixtures are older) */
+        {"createTime<-P1D", 1, 1},
+        {"createTime>-P1D", 0, 0},
+        {"createTime>-PT1H", 0, 0},
+        {"createTime>-P900Y", 1, 1},
+        {"createTime<P1W", 1, 1},
+        {"createTime>P1W", 0, 0},
         {"startTime>2026-11-30T09:01:00.4Z", 1, 0},
         {"startTime<2026-11-30T09:01:00.500001Z", 1, 0},
         {"startTime:*", 1, 0},
@@ -466,6 +473,9 @@ static void test_errors(void)
         {"job*:x", "'job*' is not a field name"},
         {"createTime>yesterday", "'createTime' is a time: expected an RFC 3339 time"},
         {"createTime>3600s", "'createTime' is a time"}, /* a duration never matched */
+        {"createTime>-P1X", "or a duration from now such as -P1D (ISO 8601), not '-P1X'"},
+        {"createTime>-PT", "not '-PT' at position 12"},
+        {"createTime>-P5000Y", "'createTime': '-P5000Y' reaches beyond the years 0000-9999"},
         {"attemptStatus.replicas.exitTime<1s", "'attemptStatus.replicas.exitTime' is a time"},
         {"trainingInput.scheduling.maxRunningTime>2026-01-01",
          "'trainingInput.scheduling.maxRunningTime' is a duration: expected seconds such as "

@@ -403,6 +403,47 @@ static void test_time(void)
            "rfc3339: before the epoch");
     ok(ty_rfc3339(5, 6, buf, sizeof(buf)) == buf, "rfc3339: returns buf");
 
+    /* ISO 8601 durations from a time, as gcloud's filters read them */
+    static const struct {
+        const char *s, *from, *want;
+    } iso[] = {
+        {"-P1D", "2026-03-01T10:00:00Z", "2026-02-28T10:00:00Z"},
+        {"P1W", "2026-12-30T00:00:00Z", "2027-01-06T00:00:00Z"},
+        {"-PT2H30M", "2026-12-07T01:00:00Z", "2026-12-06T22:30:00Z"},
+        {"-PT1.5S", "2026-12-07T00:00:00Z", "2026-12-06T23:59:58.500000Z"},
+        {"P1M", "2026-01-31T12:00:00Z", "2026-02-28T12:00:00Z"},
+        {"-P1M", "2024-03-31T00:00:00Z", "2024-02-29T00:00:00Z"},
+        {"-P1Y2M3DT4H5M6S", "2026-12-07T08:00:00Z", "2025-10-04T03:54:54Z"},
+        {"P12M", "2026-12-07T00:00:00Z", "2027-12-07T00:00:00Z"},
+        {"-P0D", "2026-12-07T00:00:00Z", "2026-12-07T00:00:00Z"},
+    };
+    for (size_t i = 0; i < TY_ARRAY_SIZE(iso); i++) {
+        int64_t from = 0;
+        v = 0;
+        (void)ty_rfc3339_parse(iso[i].from, &from, NULL);
+        is_int(ty_iso8601_offset(iso[i].s, from, &v, NULL), 0, "iso8601: '%s' parses", iso[i].s);
+        is_str(ty_rfc3339(v, strchr(iso[i].want, '.') ? 6 : 0, buf, sizeof(buf)),
+               iso[i].want,
+               "iso8601: %s from %s",
+               iso[i].s,
+               iso[i].from);
+    }
+    static const char *const iso_bad[] = {
+        "P",     "-P",           "PT",           "1D",   "P1",       "P1D2",   "PD",
+        "P1H",   "PT1D",         "P1D1D",        "P1DT", "P-1D",     "P1.5D",  "PT1.5M",
+        "PT1.S", "PT1.1234567S", "P1234567890D", "p1d",  "P1DT1H1H", "P1MT1Y",
+    };
+    for (size_t i = 0; i < TY_ARRAY_SIZE(iso_bad); i++)
+        is_int(ty_iso8601_offset(iso_bad[i], 0, &v, &err),
+               -EINVAL,
+               "iso8601: '%s' refused",
+               iso_bad[i]);
+    like(err.msg, "is not an ISO 8601 duration such as '-P1D'", "iso8601: the message");
+    is_int(ty_iso8601_offset("P99999999D", 0, &v, &err), -ERANGE, "iso8601: past 9999");
+    is_int(ty_iso8601_offset("-P2000Y", 0, &v, &err), -ERANGE, "iso8601: before 0000");
+    like(err.msg, "reaches beyond the years 0000-9999", "iso8601: range message");
+    is_int(ty_iso8601_offset("P999999999W", 0, &v, &err), -ERANGE, "iso8601: no overflow");
+
     t0 = ty_mono_usec();
     t1 = ty_mono_usec();
     ok(t1 >= t0 && t0 > 0, "mono clock does not go back");
