@@ -94,8 +94,9 @@ int cli_config_check(const char *key, const char *value, char **ret, struct ty_e
 struct train_flags {
     const char *config; /* --config FILE */
     json_t *ti_patch;   /* TrainingInput fields set by flags (canonical names) */
-    json_t *labels;     /* --labels, merged over the config's */
+    json_t *labels;     /* --labels, replacing the config's (as gcloud) */
     char **user_args;   /* after "--": replace trainingInput.args; NULL if none */
+    const char *kms[4]; /* --kms-key, --kms-keyring, --kms-location, --kms-project */
     bool have_user_args;
 };
 

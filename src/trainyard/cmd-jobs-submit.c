@@ -257,6 +257,9 @@ static int parse_submit(int argc,
     *job_id = jobs_job_arg(PATH, split, argv, first);
     if (!*job_id || build_job(a, *job_id, body) < 0)
         return TY_EXIT_USAGE;
+    if (a->async) /* as gcloud says it */
+        cli_warning("The --async flag is deprecated: submitting without waiting is the default, "
+                    "so it can be left out. To wait for the job, pass --stream-logs.");
     return -1;
 }
 

@@ -28,6 +28,14 @@ enum {
     O_JOB_DIR,
     O_LABELS,
     O_USE_CHIEF,
+    /* recorded in the job, no effect here (as in a config file) */
+    O_SERVICE_ACCOUNT,
+    O_ENABLE_WEB_ACCESS,
+    O_KMS_KEY, /* then O_KMS_KEYRING, O_KMS_LOCATION, O_KMS_PROJECT: tf->kms[] in order */
+    O_KMS_KEYRING,
+    O_KMS_LOCATION,
+    O_KMS_PROJECT,
+    O_STAGING_BUCKET, /* accepted, no effect: nothing is uploaded */
     /* gcloud's python-package (runtime-version) flags: refused with the reason, but
      * --python-version, recorded as pythonVersion is in a config file */
     O_MODULE_NAME,
@@ -49,6 +57,13 @@ const struct option train_options[] = {
     {"job-dir", required_argument, NULL, O_JOB_DIR},
     {"labels", required_argument, NULL, O_LABELS},
     {"use-chief-in-tf-config", required_argument, NULL, O_USE_CHIEF},
+    {"service-account", required_argument, NULL, O_SERVICE_ACCOUNT},
+    {"enable-web-access", no_argument, NULL, O_ENABLE_WEB_ACCESS},
+    {"kms-key", required_argument, NULL, O_KMS_KEY},
+    {"kms-keyring", required_argument, NULL, O_KMS_KEYRING},
+    {"kms-location", required_argument, NULL, O_KMS_LOCATION},
+    {"kms-project", required_argument, NULL, O_KMS_PROJECT},
+    {"staging-bucket", required_argument, NULL, O_STAGING_BUCKET},
     {"module-name", required_argument, NULL, O_MODULE_NAME},
     {"package-path", required_argument, NULL, O_PACKAGE_PATH},
     {"packages", required_argument, NULL, O_PACKAGES},
@@ -101,6 +116,11 @@ const char train_flags_help[] =
     "  -- USER_ARGS...                   replace trainingInput.args (containerArgs of the\n"
     "                                    roles that have a command)\n"
     "  --python-version=VERSION          recorded in the job (pythonVersion), no effect\n"
+    "  --service-account=ACCOUNT  --enable-web-access  --kms-key=KEY [--kms-keyring=R\n"
+    "  --kms-location=L --kms-project=P]   recorded in the job (serviceAccount,\n"
+    "                                    enableWebAccess, encryptionConfig.kmsKeyName), no\n"
+    "                                    effect here\n"
+    "  --staging-bucket=BUCKET           accepted, no effect (nothing is uploaded)\n"
     "gcloud's python-package flags (--module-name, --package-path, --packages,\n"
     "--runtime-version) are refused: trainyard runs custom-container jobs only; give the\n"
     "program with --master-command and the image with --master-image-uri.\n";
@@ -193,6 +213,16 @@ static int parse_labels(struct train_flags *tf, const char *arg, struct ty_error
         int r = ty_validate_label(item, eq + 1, err);
         if (r < 0)
             return r; /* the message already names labels and the rule */
+        const char *had = json_string_value(json_object_get(tf->labels, item));
+        if (had) /* as gcloud's dict flags */
+            return ty_error_set(err,
+                                EINVAL,
+                                "--labels: '%s' cannot be given more than once (%s=%s, %s=%s)",
+                                item,
+                                item,
+                                had,
+                                item,
+                                eq + 1);
         json_object_set_new(tf->labels, item, json_string(eq + 1));
     }
     return 0;
@@ -298,19 +328,38 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
     case O_PYTHON_VERSION: /* as pythonVersion in a config file: recorded, no effect */
         json_object_set_new(tf->ti_patch, "pythonVersion", json_string(arg));
         return 0;
-    case O_USE_CHIEF:
-        if (strcasecmp(arg, "true") != 0 && strcasecmp(arg, "false") != 0) {
-            const char *near = ty_suggest_among(arg, (const char *const[]){"true", "false", NULL});
+    case O_USE_CHIEF: { /* gcloud's ArgBoolean: true, yes, false, no, in any case */
+        static const char *const words[] = {"true", "yes", "false", "no", NULL};
+        int i = 0;
+        while (words[i] && strcasecmp(arg, words[i]) != 0)
+            i++;
+        if (!words[i]) {
+            const char *near = ty_suggest_among(arg, words);
             return ty_error_set(err,
                                 EINVAL,
-                                "--use-chief-in-tf-config: expected true or false (got '%s'%s%s%s)",
+                                "--use-chief-in-tf-config: expected true, false, yes or no (got "
+                                "'%s'%s%s%s)",
                                 arg,
                                 near ? "; did you mean '" : "",
                                 near ? near : "",
                                 near ? "'?" : "");
         }
-        json_object_set_new(
-            tf->ti_patch, "useChiefInTfConfig", json_boolean(strcasecmp(arg, "true") == 0));
+        json_object_set_new(tf->ti_patch, "useChiefInTfConfig", json_boolean(i < 2));
+        return 0;
+    }
+    case O_SERVICE_ACCOUNT:
+        json_object_set_new(tf->ti_patch, "serviceAccount", json_string(arg));
+        return 0;
+    case O_ENABLE_WEB_ACCESS:
+        json_object_set_new(tf->ti_patch, "enableWebAccess", json_true());
+        return 0;
+    case O_KMS_KEY:
+    case O_KMS_KEYRING:
+    case O_KMS_LOCATION:
+    case O_KMS_PROJECT:
+        tf->kms[id - O_KMS_KEY] = arg;
+        return 0;
+    case O_STAGING_BUCKET:
         return 0;
     default:
         break;
@@ -408,13 +457,54 @@ static void set_user_args(json_t *ti, char *const *user_args)
     json_decref(a);
 }
 
+/* --kms-key (a full name, or a key id with --kms-keyring, --kms-location and --kms-project,
+ * as gcloud's resource arguments) into encryptionConfig.kmsKeyName. */
+static int kms_key_name(struct train_flags *tf, struct ty_error *err)
+{
+    static const char *const flags[4] = {"kms-key", "kms-keyring", "kms-location", "kms-project"};
+    _cleanup_free_ char *name = NULL;
+    json_t *enc;
+
+    if (!tf->kms[0]) {
+        for (int i = 1; i < 4; i++)
+            if (tf->kms[i])
+                return ty_error_set(err, EINVAL, "--%s: needs --kms-key", flags[i]);
+        return 0;
+    }
+    if (strncmp(tf->kms[0], "projects/", 9) == 0 || strchr(tf->kms[0], '/')) {
+        name = xstrdup(tf->kms[0]);
+    } else {
+        for (int i = 1; i < 4; i++)
+            if (!tf->kms[i])
+                return ty_error_set(err,
+                                    EINVAL,
+                                    "--kms-key: '%s' is a key id: give --kms-keyring, "
+                                    "--kms-location and --kms-project too (--%s is missing), or "
+                                    "the key's full name, projects/P/locations/L/keyRings/R/"
+                                    "cryptoKeys/K",
+                                    tf->kms[0],
+                                    flags[i]);
+        name = xasprintf("projects/%s/locations/%s/keyRings/%s/cryptoKeys/%s",
+                         tf->kms[3],
+                         tf->kms[2],
+                         tf->kms[1],
+                         tf->kms[0]);
+    }
+    if (!tf->ti_patch)
+        tf->ti_patch = json_object();
+    enc = json_object();
+    json_object_set_new(enc, "kmsKeyName", json_string(name));
+    json_object_set_new(tf->ti_patch, "encryptionConfig", enc);
+    return 0;
+}
+
 int train_flags_build_job(struct train_flags *tf,
                           const char *job_id,
                           json_t **ret,
                           struct ty_error *err)
 {
     _cleanup_json_ json_t *job = NULL;
-    json_t *ti, *labels;
+    json_t *ti;
     int r;
 
     if (tf->config) {
@@ -434,18 +524,15 @@ int train_flags_build_job(struct train_flags *tf,
         ti = json_object();
         json_object_set_new(job, "trainingInput", ti);
     }
+    r = kms_key_name(tf, err);
+    if (r < 0)
+        return r;
     if (tf->ti_patch)
         merge(ti, tf->ti_patch);
     if (tf->have_user_args)
         set_user_args(ti, tf->user_args);
-    if (tf->labels) {
-        labels = json_object_get(job, "labels");
-        if (!labels) {
-            labels = json_object();
-            json_object_set_new(job, "labels", labels);
-        }
-        json_object_update(labels, tf->labels);
-    }
+    if (tf->labels) /* as gcloud: --labels replace the file's labels */
+        json_object_set(job, "labels", tf->labels);
     if (job_id)
         json_object_set_new(job, "jobId", json_string(job_id));
     *ret = TAKE_PTR(job);

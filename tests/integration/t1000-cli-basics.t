@@ -80,7 +80,25 @@ test_expect_success '--use-chief-in-tf-config takes a value, as in gcloud' '
   "$TRAINYARD" local train uc1 --config job.json --use-chief-in-tf-config true --dry-run >out.json &&
   grep -q "chief" out.json &&
   set +e; "$TRAINYARD" local train uc2 --config job.json --use-chief-in-tf-config=maybe --dry-run 2>err; rc=$?; set -e
-  test $rc -eq 2 && grep -q "expected true or false" err
+  test $rc -eq 2 && grep -q "expected true, false, yes or no (got .maybe." err &&
+  "$TRAINYARD" local train uc3 --config job.json --use-chief-in-tf-config=YES --dry-run >out.json &&
+  grep -q "chief" out.json &&
+  "$TRAINYARD" local train uc4 --config job.json --use-chief-in-tf-config=no --dry-run >out.json &&
+  ! grep -q "chief" out.json
+'
+test_expect_success 'gcloud'"'"'s recorded-only flags: --service-account, --enable-web-access, --kms-key, --staging-bucket' '
+  "$TRAINYARD" local train rec1 --config job.json --service-account sa@p.iam.gserviceaccount.com \
+    --enable-web-access --kms-key k1 --kms-keyring r1 --kms-location us-central1 --kms-project p1 \
+    --staging-bucket gs://b --dry-run >out.json &&
+  test "$(json_get out.json "json.loads(d[0][\"env\"][\"CLUSTER_SPEC\"])[\"job\"][\"serviceAccount\"]")" = sa@p.iam.gserviceaccount.com &&
+  test "$(json_get out.json "json.loads(d[0][\"env\"][\"CLUSTER_SPEC\"])[\"job\"][\"enableWebAccess\"]")" = True &&
+  test "$(json_get out.json "json.loads(d[0][\"env\"][\"CLUSTER_SPEC\"])[\"job\"][\"encryptionConfig\"][\"kmsKeyName\"]")" = projects/p1/locations/us-central1/keyRings/r1/cryptoKeys/k1 &&
+  "$TRAINYARD" local train rec2 --config job.json --kms-key projects/a/locations/b/keyRings/c/cryptoKeys/d --dry-run >out.json &&
+  grep -q "projects/a/locations/b/keyRings/c/cryptoKeys/d" out.json &&
+  set +e; "$TRAINYARD" local train rec3 --config job.json --kms-key k1 --kms-keyring r1 --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "kms-key: .k1. is a key id: give --kms-keyring, --kms-location and --kms-project too (--kms-location is missing)" err &&
+  set +e; "$TRAINYARD" local train rec4 --config job.json --kms-project p1 --dry-run 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "kms-project: needs --kms-key" err
 '
 test_expect_success 'dry run prints every replica, flags override the config' '
   write_job job.json "echo hi" 2 1 1 &&

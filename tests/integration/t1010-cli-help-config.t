@@ -163,7 +163,7 @@ test_expect_success 'the values of enum-like flags and settings get the nearest'
   set -e
   test $r1 -eq 2 && test $r6 -eq 2 &&
   grep -q "(got .unlimted.; did you mean .unlimited.?)" e1 &&
-  grep -q "expected true or false (got .treu.; did you mean .true.?)" e2 &&
+  grep -q "expected true, false, yes or no (got .treu.; did you mean .true.?)" e2 &&
   grep -q "unknown key .cont. in .cont=1. (did you mean .count.? expected count=COUNT,type=TYPE)" e3 &&
   grep -q "gpu_devices: expected nvidia .* (got .standin.; did you mean .stand-in.?)" e4 &&
   grep -q "unknown GPU type .nvidia-tesla-t5. (did you mean NVIDIA_TESLA_T4? known: NVIDIA_TESLA_K80," e5 &&

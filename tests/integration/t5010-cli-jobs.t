@@ -168,6 +168,7 @@ test_expect_success 'submit of an existing id: exit 1 with the server message' '
 test_expect_success 'submit --async (accepted) and --format json' '
   "$TRAINYARD" jobs submit training cli_ok2 --config ok.json --async --format json >out.json 2>err &&
   test "$(json_get out.json "d[\"jobId\"]")" = cli_ok2 &&
+  grep -q "^WARNING: The --async flag is deprecated: submitting without waiting is the default" err &&
   test -n "$(json_get out.json "d[\"createTime\"]")" &&
   "$TRAINYARD" jobs submit training cli_ok3 --config ok.json >/dev/null 2>&1 &&
   wait_for 30 state_is cli_ok2 SUCCEEDED && wait_for 30 state_is cli_ok3 SUCCEEDED
@@ -328,6 +329,19 @@ test_expect_success 'a patch cannot take a job over 64 labels with the two it ke
   code=$(curl -s -o out.json -w "%{http_code}" -X PATCH -H "Content-Type: application/json" \
     --data-binary @l62.json "$BASE/v1/projects/default/jobs/cli_args?updateMask=labels") &&
   test "$code" = 200 && test "$(json_get out.json "len(d[\"labels\"])")" = 64
+'
+
+test_expect_success '--labels replace the config file'"'"'s labels, as gcloud; a key given twice is refused' '
+  "$PYTHON" -c "import json; d=json.load(open(\"ok.json\")); d[\"labels\"]={\"team\": \"a\", \"env\": \"b\"}; json.dump(d, open(\"lab.json\", \"w\"))" &&
+  "$TRAINYARD" jobs submit training cli_lab1 --config lab.json --labels owner=c >/dev/null 2>&1 &&
+  "$TRAINYARD" jobs describe cli_lab1 --format "value(labels)" >out 2>/dev/null &&
+  test "$(cat out)" = "owner=c" &&
+  "$TRAINYARD" jobs submit training cli_lab2 --config lab.json >/dev/null 2>&1 &&
+  "$TRAINYARD" jobs describe cli_lab2 --format "value(labels)" >out 2>/dev/null &&
+  test "$(cat out)" = "env=b;team=a" &&
+  set +e; "$TRAINYARD" jobs submit training cli_lab3 --config lab.json --labels a=1 --labels a=2 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "labels: .a. cannot be given more than once (a=1, a=2)" err &&
+  wait_for 30 state_is cli_lab1 SUCCEEDED && wait_for 30 state_is cli_lab2 SUCCEEDED
 '
 
 # ---- cancel ----------------------------------------------------------------------------------
