@@ -38,7 +38,7 @@ static const char describe_usage[] =
     "(e.g. NOT_FOUND), 2 for usage errors.\n"
     "\n"
     "Flags:\n"
-    "  --summarize               boxed tables instead of the resource\n"
+    "  --summarize               boxed tables instead of the resource (--format ignored)\n"
     "  --format=FORMAT           gcloud's NAME[ATTRIBUTES](KEYS): yaml (the default), json,\n"
     "                            value(KEY,...) (e.g. 'value(state)' for scripts), csv(...),\n"
     "                            table(...), list, text, flattened, none (docs/cli.md)\n"
@@ -258,10 +258,8 @@ static int describe(int argc, char **argv)
     if (rc >= 0)
         goto out;
     rc = TY_EXIT_USAGE;
-    if (a.summarize && a.format) {
-        cli_error(PATH, "--summarize and --format cannot be used together");
-        goto out;
-    }
+    if (a.summarize && a.format) /* as gcloud: the summary wins */
+        cli_warning("--format is ignored when --summarize is present");
     job_id = jobs_job_arg(PATH, argc, argv, first);
     if (!job_id || jobs_local_check(PATH, &a.local) < 0)
         goto out;
@@ -277,10 +275,11 @@ static int describe(int argc, char **argv)
     else if (jobs_print_job(PATH, job, a.format, NULL) < 0)
         goto out;
     fflush(stdout);
-    fprintf(stderr,
-            "\nView logs with:\n  $ trainyard jobs stream-logs %s%s\n",
-            job_id,
-            a.local.on ? " --local" : "");
+    if (!a.format || a.summarize) /* gcloud prints its epilog only without --format */
+        fprintf(stderr,
+                "\nView logs with:\n  $ trainyard jobs stream-logs %s%s\n",
+                job_id,
+                a.local.on ? " --local" : "");
     rc = TY_EXIT_OK;
 out:
     ty_format_free(a.format);

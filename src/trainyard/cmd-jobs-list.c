@@ -43,8 +43,9 @@ static const char list_usage[] =
     "Usage: trainyard jobs list [flags]\n"
     "\n"
     "List the project's jobs, newest first, as a table JOB_ID, STATUS, CREATED (local time),\n"
-    "following the pages until --limit jobs were listed or there are no more. With no jobs,\n"
-    "'Listed 0 items.' goes to stderr. Exit 0, 1 when the list cannot be read (an unknown\n"
+    "following the pages until --limit jobs were listed or there are no more. With no jobs\n"
+    "(and no --format), 'Listed 0 items.' goes to stderr. Exit 0, 1 when the list cannot be read "
+    "(an unknown\n"
     "key or value in --filter, a project the token does not grant), 2 for usage errors.\n"
     "\n"
     "Flags:\n"
@@ -52,7 +53,7 @@ static const char list_usage[] =
     "state=failed'\n"
     "                            (keys of the Job; enum values in any case)\n"
     "  --limit=N                 list at most N jobs (or 'unlimited', the default)\n"
-    "  --page-size=N             jobs per request, 1 to 100 (default 100)\n"
+    "  --page-size=N             jobs per request (default and most 100; unlimited: 100)\n"
     "  --sort-by=[~]KEY[,...]    sort by these keys of the Job ('~': descending), e.g.\n"
     "                            '~createTime' or 'state,jobId'; with --limit, the first N\n"
     "                            after sorting all\n"
@@ -100,12 +101,20 @@ static int list_opt(void *ctx, int id, const char *arg)
             return -1;
         }
         return 0;
-    case O_PAGE_SIZE:
-        if (ty_parse_int64(arg, 1, MAX_PAGE, &a->page_size) < 0) {
-            cli_error(
-                PATH, "--page-size: expected a number from 1 to %d (got '%s')", MAX_PAGE, arg);
+    case O_PAGE_SIZE: /* as gcloud's: any positive number or unlimited; the service sends
+                       * at most MAX_PAGE a page */
+        if (strcmp(arg, "unlimited") == 0) {
+            a->page_size = MAX_PAGE;
+        } else if (ty_parse_int64(arg, 1, INT64_MAX, &a->page_size) < 0) {
+            const char *near = ty_suggest_among(arg, (const char *const[]){"unlimited", NULL});
+            cli_error(PATH,
+                      "--page-size: expected a positive number or unlimited (got '%s'%s)",
+                      arg,
+                      near ? "; did you mean 'unlimited'?" : "");
             return -1;
         }
+        if (a->page_size > MAX_PAGE)
+            a->page_size = MAX_PAGE;
         return 0;
     case O_SORT_BY:
         return jobs_sort_opt(PATH, arg, &a->sort, &a->nsort);
@@ -233,7 +242,7 @@ static int list(int argc, char **argv)
     if (jobs_print_list(PATH, all, &out) < 0)
         goto done;
     fflush(stdout);
-    if (json_array_size(all) == 0) {
+    if (json_array_size(all) == 0 && !a.format) { /* gcloud's epilog: not with --format */
         fprintf(stderr, "Listed 0 items.\n");
         if ((!a.filter || !*a.filter) && project)
             fprintf(stderr, "Project [%s] has no jobs.\n", project);

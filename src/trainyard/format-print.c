@@ -261,7 +261,7 @@ static void print_doc(const struct ty_format *f, const json_t *items, bool one, 
     json_array_foreach(all, i, r)
     {
         _cleanup_free_ char *text = ty_yaml_dump(r);
-        if (i > 0)
+        if (!one) /* as gcloud's: each resource of a list starts a document, the first too */
             fputs("---\n", out);
         fputs(text, out);
     }

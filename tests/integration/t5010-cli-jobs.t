@@ -69,20 +69,18 @@ test_expect_success 'usage errors exit 2 with the verb in the message' '
   "$TRAINYARD" jobs update j 2>err7; r7=$?
   "$TRAINYARD" jobs update j --clear-labels --remove-labels a 2>err8; r8=$?
   "$TRAINYARD" jobs update j --update-labels BAD=x 2>err9; r9=$?
-  "$TRAINYARD" jobs describe j --summarize --format json 2>err10; r10=$?
   "$TRAINYARD" jobs submit training 2>err11; r11=$?
   set -e
-  for r in $r1 $r2 $r3 $r4 $r5 $r6 $r7 $r8 $r9 $r10 $r11; do test "$r" -eq 2 || exit 1; done &&
+  for r in $r1 $r2 $r3 $r4 $r5 $r6 $r7 $r8 $r9 $r11; do test "$r" -eq 2 || exit 1; done &&
   grep -q "ERROR: (trainyard.jobs.describe) JOB is required" err1 &&
   grep -q "unexpected argument .b." err2 &&
   grep -q "ERROR: (trainyard.jobs.submit.training) --async and --stream-logs" err3 &&
-  grep -q -- "--page-size: expected a number from 1 to 100" err4 &&
+  grep -q -- "--page-size: expected a positive number or unlimited (got .0.)" err4 &&
   grep -q -- "--format: unknown format .tabel. (did you mean .table.?); valid formats: " err5 &&
   grep -q -- "--polling-interval: expected seconds, from 0.1 to 86400 (got .0.01.)" err6 &&
   grep -q "nothing to update" err7 &&
   grep -q "cannot be used together" err8 &&
   grep -q "key .BAD. must start with a lowercase letter" err9 &&
-  grep -q "cannot be used together" err10 &&
   grep -q "JOB is required" err11
 '
 test_expect_success 'job-spec errors are caught before sending (exit 2, nothing created)' '
@@ -201,7 +199,18 @@ test_expect_success 'describe --summarize: boxed tables (ASCII outside UTF-8 loc
   grep -q "| cli_ok1 *|" out && grep -q "| SUCCEEDED *|" out && grep -q "MASTER_TYPE" out &&
   ! grep -q "WORKER_COUNT" out &&
   LC_ALL=C.UTF-8 "$TRAINYARD" jobs describe cli_ok1 --summarize >out &&
-  grep -q "┌" out && grep -q "│ cli_ok1" out
+  grep -q "┌" out && grep -q "│ cli_ok1" out &&
+  LC_ALL=C "$TRAINYARD" jobs describe cli_ok1 --summarize --format json >out 2>err &&
+  grep -q "^WARNING: --format is ignored when --summarize is present$" err &&
+  grep -q "| cli_ok1 *|" out && grep -q "^View logs with:$" err
+'
+test_expect_success 'with --format, describe and list print no epilog (as gcloud)' '
+  "$TRAINYARD" jobs describe cli_ok1 --format "value(state)" >out 2>err &&
+  test "$(cat out)" = SUCCEEDED && ! grep -q "View logs" err &&
+  "$TRAINYARD" jobs describe cli_ok1 --format none >out 2>err &&
+  test ! -s out && ! test -s err &&
+  "$TRAINYARD" jobs list --filter jobId:zzz --format json >out 2>err &&
+  test "$(cat out)" = "[]" && ! test -s err
 '
 test_expect_success 'list: table newest first, CREATED in local time' '
   "$TRAINYARD" jobs list >out &&
@@ -219,7 +228,9 @@ test_expect_success 'list --limit and --page-size follow the pages' '
   test "$(sed -n 2p out | cut -d" " -f1)" = cli_ok3 &&
   test "$(sed -n 3p out | cut -d" " -f1)" = cli_ok2 &&
   "$TRAINYARD" jobs list --page-size 1 >out && test "$(wc -l <out)" -eq 4 &&
-  "$TRAINYARD" jobs list --limit unlimited --page-size 2 >out && test "$(wc -l <out)" -eq 4
+  "$TRAINYARD" jobs list --limit unlimited --page-size 2 >out && test "$(wc -l <out)" -eq 4 &&
+  "$TRAINYARD" jobs list --page-size 500 >out && test "$(wc -l <out)" -eq 4 &&
+  "$TRAINYARD" jobs list --page-size unlimited >out && test "$(wc -l <out)" -eq 4
 '
 test_expect_success 'list --filter is evaluated by the server' '
   "$TRAINYARD" jobs list --filter "jobId:cli_ok1 OR jobId:cli_ok2" >out &&
@@ -233,9 +244,10 @@ test_expect_success 'list --format json and yaml' '
   "$TRAINYARD" jobs list --format json >out.json &&
   test "$(json_get out.json "[j[\"jobId\"] for j in d]")" = "[$(printf "%s" "'"'"'cli_ok3'"'"', '"'"'cli_ok2'"'"', '"'"'cli_ok1'"'"'")]" &&
   "$TRAINYARD" jobs list --format yaml --limit 2 >out &&
-  test "$(grep -c "^---$" out)" -eq 1 && test "$(grep -c "^jobId: " out)" -eq 2 &&
+  test "$(grep -c "^---$" out)" -eq 2 && test "$(head -n 1 out)" = "---" &&
+  test "$(grep -c "^jobId: " out)" -eq 2 &&
   "$TRAINYARD" jobs list --format json --project empty_p >out 2>err &&
-  test "$(cat out)" = "[]" && grep -q "Listed 0 items." err
+  test "$(cat out)" = "[]" && ! grep -q "Listed 0 items." err
 '
 test_expect_success 'projects: --project > TRAINYARD_PROJECT > config > default' '
   "$TRAINYARD" jobs submit training p_job --project p2 --config ok.json >/dev/null 2>&1 &&

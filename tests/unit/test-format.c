@@ -131,8 +131,9 @@ static void test_printers(void)
     expect_render("json(jobId)",
                   false,
                   "[\n  {\n    \"jobId\": \"a1\"\n  },\n  {\n    \"jobId\": \"b2\"\n  }\n]\n");
-    expect_render(
-        "yaml(jobId,state)", false, "jobId: a1\nstate: SUCCEEDED\n---\njobId: b2\nstate: FAILED\n");
+    expect_render("yaml(jobId,state)",
+                  false,
+                  "---\njobId: a1\nstate: SUCCEEDED\n---\njobId: b2\nstate: FAILED\n");
     expect_render("none", false, "");
     expect_render(" value ( jobId , state ) ", true, "a1\tSUCCEEDED\n");
 }
