@@ -7,7 +7,7 @@ set -euo pipefail
 # Build: compiler, meson/ninja, libraries; clang-format (make test checks formatting).
 # Tests: clang + compiler-rt (libFuzzer, ASan), python3-sklearn (the digits data set of
 # examples/digits), procps (ps in tests), python3-prometheus-client (Prometheus' parser reads
-# trainyardd's /metrics in t5110).
+# trainyardd's /metrics in t5110), tzdata (the time zones of the CLI's date(tz=...)).
 # Container runtime (podman's Docker-compatible API; scripts/setup-podman.sh configures it):
 # podman with crun, conmon, netavark + aardvark-dns (iptables: netavark needs it, or every
 # container on a network fails with "netavark: No such file or directory"), catatonit (--init),
@@ -25,7 +25,7 @@ PACKAGES=(
   libjansson-dev libyaml-dev zlib1g-dev
   libclang-rt-14-dev
   python3-sklearn python3-prometheus-client
-  procps iproute2
+  procps iproute2 tzdata
   python3-torch strace
   podman crun conmon netavark aardvark-dns iptables catatonit uidmap
   busybox-static libcurl4-openssl-dev docker-registry

@@ -200,7 +200,7 @@ static int parse_transform(struct parser *p, const char *name, struct ty_fmt_key
             break;
     if (i == TY_ARRAY_SIZE(tr_names))
         return fail(p,
-                    "unknown transform '%s()' (valid: basename(), date([FORMAT][,tz=LOCAL|UTC]), "
+                    "unknown transform '%s()' (valid: basename(), date([FORMAT][,tz=ZONE]), "
                     "yesno([YES][,NO]), len(), join([SEPARATOR]), lower(), upper())",
                     name);
     /* in the key at once: freed with it on an error */
@@ -216,11 +216,16 @@ static int parse_transform(struct parser *p, const char *name, struct ty_fmt_key
         if (nargs > 0 && (r = expect(p, ',', "between arguments")) < 0)
             return r;
         skip_ws(p);
-        /* name=value: format= tz= yes= no= separator= */
-        nl = strspn(p->s + p->pos, "abcdefghijklmnopqrstuvwxyz");
+        /* name=value: format= tz= tz_default= yes= no= separator= */
+        nl = strspn(p->s + p->pos, "abcdefghijklmnopqrstuvwxyz_");
         if (nl > 0 && p->s[p->pos + nl] == '=') {
             slot = (nl == 2 &&
                     (strncmp(p->s + p->pos, "tz", 2) == 0 || strncmp(p->s + p->pos, "no", 2) == 0));
+            if (nl == 10 && strncmp(p->s + p->pos, "tz_default", 10) == 0) {
+                if (t->kind != TY_TR_DATE)
+                    return fail(p, "tz_default= is an argument of date() only");
+                slot = 2;
+            }
             p->pos += nl + 1;
         }
         free(t->arg[slot]);
@@ -232,6 +237,12 @@ static int parse_transform(struct parser *p, const char *name, struct ty_fmt_key
         skip_ws(p);
     }
     p->pos++;
+    for (int z = 1; t->kind == TY_TR_DATE && z < 3; z++)
+        if (t->arg[z] && !ty_fmt_zone_valid(t->arg[z]))
+            return fail(p,
+                        "date(): unknown time zone '%s' (LOCAL, UTC, or a name of the tz "
+                        "database such as US/Pacific or Europe/Paris)",
+                        t->arg[z]);
     return 0;
 }
 
@@ -353,8 +364,8 @@ static void key_release(struct ty_fmt_key *k)
         free(k->segs[i].name);
     free(k->segs);
     for (size_t i = 0; i < k->ntr; i++) {
-        free(k->tr[i].arg[0]);
-        free(k->tr[i].arg[1]);
+        for (size_t a = 0; a < TY_ARRAY_SIZE(k->tr[i].arg); a++)
+            free(k->tr[i].arg[a]);
     }
     free(k->tr);
     free(k->path);

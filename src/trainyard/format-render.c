@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -45,20 +46,86 @@ static json_t *walk(const json_t *v, const struct ty_fmt_key *k, size_t i)
     return v && !json_is_null(v) ? json_incref((json_t *)v) : NULL;
 }
 
+bool ty_fmt_zone_valid(const char *zone)
+{
+    const char *dir = getenv("TZDIR");
+    _cleanup_free_ char *path = NULL;
+    struct stat st;
+
+    if (!strcasecmp(zone, "LOCAL") || !strcasecmp(zone, "UTC") || !strcasecmp(zone, "GMT") ||
+        !strcasecmp(zone, "Z"))
+        return true;
+    if (!*zone || zone[0] == '/' || strstr(zone, "..") ||
+        zone[strspn(zone, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-/")])
+        return false;
+    path = xasprintf("%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", zone);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The broken-down time of @sec in @zone (ty_fmt_zone_valid's): a named zone through TZ, set
+ * for the call and put back (the CLI is one thread). */
+static bool tm_in_zone(time_t sec, const char *zone, struct tm *tm)
+{
+    _cleanup_free_ char *saved = NULL;
+    const char *old;
+    bool ok;
+
+    if (!strcasecmp(zone, "LOCAL"))
+        return localtime_r(&sec, tm) != NULL;
+    if (!strcasecmp(zone, "UTC") || !strcasecmp(zone, "GMT") || !strcasecmp(zone, "Z"))
+        return gmtime_r(&sec, tm) != NULL;
+    old = getenv("TZ");
+    saved = old ? xstrdup(old) : NULL;
+    (void)setenv("TZ", zone, 1);
+    tzset();
+    ok = localtime_r(&sec, tm) != NULL;
+    if (saved)
+        (void)setenv("TZ", saved, 1);
+    else
+        (void)unsetenv("TZ");
+    tzset();
+    return ok;
+}
+
+/* The UTC offset an RFC 3339 time @s states, in seconds (0 for Z and for a bare date). */
+static long stated_offset(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 20 || s[n - 1] == 'Z' || s[n - 1] == 'z' || s[n - 3] != ':')
+        return 0;
+    long h = (s[n - 5] - '0') * 10 + (s[n - 4] - '0'), m = (s[n - 2] - '0') * 10 + (s[n - 1] - '0');
+    return (s[n - 6] == '-' ? -1 : 1) * (h * 3600 + m * 60);
+}
+
+/* gcloud's date(): in tz= when given, else in the zone the time states (UTC for "...Z"). */
 static json_t *tr_date(const char *s, const struct ty_fmt_transform *t)
 {
     const char *fmt = t->arg[0] && *t->arg[0] ? t->arg[0] : "%Y-%m-%dT%H:%M:%S";
-    bool utc = t->arg[1] && strcasecmp(t->arg[1], "UTC") == 0;
+    char buf[256], zname[16];
     struct tm tm;
     int64_t usec;
     time_t sec;
-    char buf[256];
 
     if (ty_rfc3339_parse(s, &usec, NULL) < 0)
         return json_string(s);
     sec = (time_t)(usec >= 0 ? usec / 1000000 : -((-usec + 999999) / 1000000));
-    if (!(utc ? gmtime_r(&sec, &tm) : localtime_r(&sec, &tm)))
-        return json_string(s);
+    if (t->arg[1]) {
+        if (!tm_in_zone(sec, t->arg[1], &tm))
+            return json_string(s);
+    } else {
+        long off = stated_offset(s);
+        time_t shifted = sec + off;
+        if (!gmtime_r(&shifted, &tm))
+            return json_string(s);
+        tm.tm_gmtoff = off;
+        (void)snprintf(zname,
+                       sizeof(zname),
+                       "%c%02ld%02ld",
+                       off < 0 ? '-' : '+',
+                       labs(off) / 3600,
+                       labs(off) / 60 % 60);
+        tm.tm_zone = off ? zname : "UTC";
+    }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
     /* the user's format: strftime writes what it is given, bounded by buf */

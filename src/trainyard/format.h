@@ -40,7 +40,8 @@ enum ty_fmt_tr {
 /* A transform of a key's value: key.date('%Y-%m-%d'), key.basename(), ... */
 struct ty_fmt_transform {
     enum ty_fmt_tr kind;
-    char *arg[2]; /* date: format, tz; yesno: yes, no; join: separator (NULL: default) */
+    char *arg[3]; /* date: format, tz, tz_default; yesno: yes, no; join: separator (NULL:
+                   * default) */
 };
 
 /* One name of a key, with its list index (key[0]) when has_index. */
@@ -98,6 +99,10 @@ void ty_format_sort(json_t *items,
 
 /* Does @f (may be NULL) sort: has its projection a key with :sort=N? */
 bool ty_format_sorts(const struct ty_format *f);
+
+/* Is @zone a time zone date() takes: LOCAL, UTC (or GMT, Z), or a zone of the tz database
+ * (a file under $TZDIR, default /usr/share/zoneinfo: US/Pacific, Europe/Paris, EST5EDT)? */
+bool ty_fmt_zone_valid(const char *zone);
 
 /* The first key of @f's projection (@f may be NULL) or of the @n @keys (--sort-by) that the
  * jobs of a list do not carry (jobs.get's transitions), as written; NULL when none. */

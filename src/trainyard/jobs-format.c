@@ -18,7 +18,8 @@
 #include "parse.h"
 
 /* gcloud ai-platform jobs list's columns. */
-#define LIST_DEFAULT "table(jobId:label=JOB_ID,state:label=STATUS,createTime.date():label=CREATED)"
+#define LIST_DEFAULT                                                                               \
+    "table(jobId:label=JOB_ID,state:label=STATUS,createTime.date(tz=LOCAL):label=CREATED)"
 
 int jobs_format_opt(const char *path, const char *arg, struct ty_format **fmt)
 {

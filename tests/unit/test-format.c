@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "format.h"
@@ -94,6 +95,18 @@ static void test_printers(void)
     expect_render("value(jobId.join(-))", true, "a1\n");
     expect_render("value(createTime.date('%Y-%m-%d',tz=UTC))", true, "2026-11-30\n");
     expect_render("value(createTime.date(format='%H:%M', tz=UTC))", true, "09:00\n");
+    /* gcloud's: without tz=, the zone the time states (UTC for ...Z), whatever TZ says */
+    setenv("TZ", "Asia/Tokyo", 1);
+    tzset();
+    expect_render("value(createTime.date())", true, "2026-11-30T09:00:00\n");
+    expect_render("value(createTime.date('%H:%M %Z %z'))", true, "09:00 UTC +0000\n");
+    expect_render("value(createTime.date('%H:%M',tz=LOCAL))", true, "18:00\n");
+    expect_render("value(createTime.date(tz=US/Pacific,format='%H:%M %Z'))", true, "01:00 PST\n");
+    expect_render(
+        "value(createTime.date(tz_default=UTC, tz=Europe/Paris))", true, "2026-11-30T10:00:00\n");
+    expect_render("value(createTime.date('%H:%M'))", true, "09:00\n"); /* TZ put back */
+    unsetenv("TZ");
+    tzset();
     expect_render("value(errorMessage.yesno(bad,good),jobId.len(),jobId.upper())",
                   false,
                   "good\t2\tA1\nbad\t2\tB2\n");
@@ -202,6 +215,10 @@ static void test_errors(void)
         {"value(createTime.date('%Y)",
          "unterminated string (no closing ') starting at position 23"},
         {"value(jobId.basename().x)", "expected a transform after a transform"},
+        {"value(createTime.date(tz=Mars/Olympus))",
+         "date(): unknown time zone 'Mars/Olympus' (LOCAL, UTC, or a name of the tz database"},
+        {"value(createTime.date(tz_default=../../etc/passwd))", "unknown time zone"},
+        {"value(jobId.yesno(tz_default=x))", "tz_default= is an argument of date() only"},
     };
     for (size_t i = 0; i < TY_ARRAY_SIZE(c); i++) {
         struct ty_format *f = NULL;
