@@ -238,6 +238,15 @@ http_error(struct api_client *c, long http, const struct ty_buf *body, struct ty
                         n > 200 ? "..." : "");
 }
 
+volatile sig_atomic_t api_interrupted;
+
+/* curl's progress callback, at least once a second: non-zero abandons the transfer. */
+static int check_interrupted(
+    void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    return api_interrupted != 0;
+}
+
 /* A transfer (curl_easy_perform) failed with @rc; @detail is curl's error buffer. The
  * message names the request and the endpoint. */
 static int curl_failure(struct api_client *c,
@@ -250,6 +259,8 @@ static int curl_failure(struct api_client *c,
     const char *what = *detail ? detail : curl_easy_strerror(rc);
 
     switch (rc) {
+    case CURLE_ABORTED_BY_CALLBACK:
+        return ty_error_set(err, EINTR, "%s %s%s: interrupted", method, c->endpoint, path_query);
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -357,6 +368,8 @@ static void request_setup(struct api_client *c,
     SETOPT(q, CURLOPT_NOSIGNAL, 1L);
     SETOPT(q, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
     SETOPT(q, CURLOPT_TCP_KEEPALIVE, 1L);
+    SETOPT(q, CURLOPT_XFERINFOFUNCTION, check_interrupted);
+    SETOPT(q, CURLOPT_NOPROGRESS, 0L);
     SETOPT(q, CURLOPT_USERAGENT, "trainyard/" TY_VERSION);
     SETOPT(q, CURLOPT_PROTOCOLS_STR, "http,https");
     /* https:// is always verified (curl's default, said again here): peer and host name */

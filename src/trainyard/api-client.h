@@ -19,6 +19,7 @@
 #define TY_API_CLIENT_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 
 #include "buf.h"
@@ -35,6 +36,10 @@ struct api_settings {
 };
 
 struct api_client;
+
+/* Set (by a SIGINT handler, for one) to stop: a transfer under way is abandoned, and calls
+ * fail with -EINTR ("interrupted"), until it is cleared. */
+extern volatile sig_atomic_t api_interrupted;
 
 /* Resolve the settings and make a client. Returns 0 and *ret, or -EINVAL (a bad flag value,
  * environment variable or config file; err names which, with FILE:LINE for the file) or

@@ -106,8 +106,16 @@ static int stream_logs(int argc, char **argv)
     if (!c)
         return TY_EXIT_USAGE;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    jobs_catch_interrupt();
     r = jobs_stream_logs(c, job, &a.o, &e);
     api_client_free(c);
+    if (api_interrupted) { /* gcloud's words for Ctrl-C, and its exit status */
+        jobs_release_interrupt();
+        fflush(stdout);
+        fprintf(stderr, "\n\nCommand killed by keyboard interrupt\n\n");
+        return TY_EXIT_FAILED;
+    }
+    jobs_release_interrupt();
     if (r < 0)
         return jobs_fail(PATH, &e);
     return TY_EXIT_OK;

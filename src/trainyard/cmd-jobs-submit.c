@@ -272,8 +272,20 @@ static void print_job(const struct submit_args *a, const json_t *job)
         print_brief(job);
 }
 
+/* gcloud's words for a job left running. */
+static void print_follow_up(const char *job_id)
+{
+    fprintf(stderr,
+            "Your job is still active. You may view the status of your job with the "
+            "command\n\n  $ trainyard jobs describe %s\n\nor continue streaming the logs "
+            "with the command\n\n  $ trainyard jobs stream-logs %s\n",
+            job_id,
+            job_id);
+}
+
 /* --stream-logs: the logs on stderr (as gcloud) until the job ends, then the final job on
- * stdout. Returns the exit status: 0 only when the job SUCCEEDED. */
+ * stdout. Ctrl-C stops the logs (the job runs on): the job as it is then, exit 1 unless it
+ * had SUCCEEDED, as gcloud. Returns the exit status: 0 only when the job SUCCEEDED. */
 static int stream_until_end(struct api_client *c, const struct submit_args *a, const char *job_id)
 {
     struct jobs_logs_opts lo = {.out = stderr};
@@ -281,8 +293,23 @@ static int stream_until_end(struct api_client *c, const struct submit_args *a, c
     _cleanup_json_ json_t *job = NULL;
     struct ty_error e = {0};
     const char *state, *msg;
+    int r;
 
-    if (jobs_stream_logs(c, job_id, &lo, &e) < 0)
+    jobs_catch_interrupt();
+    r = jobs_stream_logs(c, job_id, &lo, &e);
+    if (api_interrupted) {
+        jobs_release_interrupt();
+        fprintf(stderr, "Received keyboard interrupt.\n\n");
+        print_follow_up(job_id);
+        path = api_jobs_path(c, job_id, NULL);
+        if (api_call(c, "GET", path, NULL, &job, &e) < 0)
+            return jobs_fail(PATH, &e);
+        print_job(a, job);
+        state = ty_json_str(job, "state");
+        return state && strcmp(state, "SUCCEEDED") == 0 ? TY_EXIT_OK : TY_EXIT_FAILED;
+    }
+    jobs_release_interrupt();
+    if (r < 0)
         return jobs_fail(PATH, &e);
     path = api_jobs_path(c, job_id, NULL);
     if (api_call(c, "GET", path, NULL, &job, &e) < 0)
@@ -332,12 +359,7 @@ static int submit_training(int argc, char **argv)
         rc = stream_until_end(c, &a, job_id);
         goto out;
     }
-    fprintf(stderr,
-            "Your job is still active. You may view the status of your job with the "
-            "command\n\n  $ trainyard jobs describe %s\n\nor continue streaming the logs "
-            "with the command\n\n  $ trainyard jobs stream-logs %s\n",
-            job_id,
-            job_id);
+    print_follow_up(job_id);
     print_job(&a, job);
     rc = TY_EXIT_OK;
 out:

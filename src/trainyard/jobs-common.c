@@ -2,6 +2,7 @@
  * jobs-common.c: the parts of the remote `trainyard jobs ...` verbs that are not verbs:
  * global flags and argument parsing, and local times (output formats: jobs-format.c). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -128,6 +129,27 @@ int jobs_job_call(const char *path,
     r = api_call(c, method, p, body, ret, &e);
     api_client_free(c);
     return r < 0 ? jobs_fail(path, &e) : -1;
+}
+
+static void on_interrupt(int sig)
+{
+    api_interrupted = 1;
+}
+
+void jobs_catch_interrupt(void)
+{
+    struct sigaction sa = {.sa_handler = on_interrupt}; /* no SA_RESTART: waits end */
+    sigemptyset(&sa.sa_mask);
+    api_interrupted = 0;
+    (void)sigaction(SIGINT, &sa, NULL);
+}
+
+void jobs_release_interrupt(void)
+{
+    struct sigaction sa = {.sa_handler = SIG_DFL};
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGINT, &sa, NULL);
+    api_interrupted = 0;
 }
 
 int jobs_fail(const char *path, const struct ty_error *err)

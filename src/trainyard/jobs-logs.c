@@ -210,11 +210,12 @@ static int job_ended(struct api_client *c, const char *job_id, struct ty_error *
     return ty_json_str(job, "endTime") != NULL;
 }
 
+/* Sleep @secs, less when api_interrupted is set (a signal cuts the sleep short). */
 static void sleep_secs(double secs)
 {
     struct timespec ts = {.tv_sec = (time_t)secs,
                           .tv_nsec = (long)((secs - (double)(time_t)secs) * 1e9)};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    while (!api_interrupted && nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
 }
 

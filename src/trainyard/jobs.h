@@ -74,6 +74,11 @@ int jobs_job_call(const char *path,
 /* Print the error of a failed API call; returns its exit status (1). */
 int jobs_fail(const char *path, const struct ty_error *err);
 
+/* Ctrl-C (SIGINT) sets api_interrupted, which ends the calls under way, instead of killing
+ * the program, until jobs_release_interrupt() puts its default action back. */
+void jobs_catch_interrupt(void);
+void jobs_release_interrupt(void);
+
 /* Parse a --format text (format.h) into *fmt, replacing one given before. Returns 0, or -1
  * after printing the error ("trainyard: jobs.list: --format: ..."). */
 int jobs_format_opt(const char *path, const char *arg, struct ty_format **fmt);

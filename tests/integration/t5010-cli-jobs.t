@@ -356,6 +356,27 @@ test_expect_success '--labels replace the config file'"'"'s labels, as gcloud; a
   wait_for 30 state_is cli_lab1 SUCCEEDED && wait_for 30 state_is cli_lab2 SUCCEEDED
 '
 
+test_expect_success 'Ctrl-C stops the logs, not the job: submit --stream-logs prints the job (exit 1), stream-logs gcloud'"'"'s line' '
+  write_job int.json "echo started-$M; exec sleep 909.$M" &&
+  "$TRAINYARD" jobs submit training cli_int --config int.json --stream-logs >out 2>err &
+  pid=$! &&
+  wait_for 30 grep -q "started-$M" err || exit 1
+  (sleep 20; kill -KILL $pid 2>/dev/null) & guard=$!
+  kill -INT $pid && set +e; wait $pid; rc=$?; kill $guard 2>/dev/null; set -e
+  test $rc -eq 1 && grep -q "^Received keyboard interrupt.$" err &&
+  grep -q "^  \$ trainyard jobs stream-logs cli_int$" err &&
+  grep -q "^jobId: cli_int$" out && grep -q "^state: RUNNING$" out &&
+  state_is cli_int RUNNING &&
+  "$TRAINYARD" jobs stream-logs cli_int >out2 2>err2 &
+  pid=$! &&
+  wait_for 30 grep -q "started-$M" out2 || exit 1
+  (sleep 20; kill -KILL $pid 2>/dev/null) & guard=$!
+  kill -INT $pid && set +e; wait $pid; rc=$?; kill $guard 2>/dev/null; set -e
+  test $rc -eq 1 && grep -q "^Command killed by keyboard interrupt$" err2 &&
+  "$TRAINYARD" jobs cancel cli_int 2>/dev/null &&
+  wait_for 30 state_is cli_int CANCELLED && wait_for 10 no_procs "sleep 909.$M"
+'
+
 # ---- cancel ----------------------------------------------------------------------------------
 
 test_expect_success 'cancel a running job: Cancelled, replicas gone, exit 0' '
