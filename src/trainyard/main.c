@@ -424,6 +424,41 @@ static int global_flags(int *argc, char **argv)
     return 0;
 }
 
+/* gcloud takes its global flags anywhere: the flags of the remote verbs given before the
+ * command words (`trainyard --project p jobs list`, `--format=json`) are moved behind the
+ * words that follow them, where the verb reads them. A leading flag that is not one of them
+ * stays (and is refused as before). */
+static void move_leading_flags(int argc, char **argv)
+{
+    static const char *const with_value[] = {
+        "--project", "--format", "--api-endpoint", "--access-token-file"};
+    char *moved[64];
+    int k = 1, w, n;
+
+    while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {
+        bool known = false;
+        for (size_t j = 0; j < TY_ARRAY_SIZE(with_value); j++) {
+            size_t len = strlen(with_value[j]);
+            if (strncmp(argv[k], with_value[j], len) == 0 &&
+                (argv[k][len] == '=' || (argv[k][len] == '\0' && k + 1 < argc)))
+                known = true;
+            if (known)
+                break;
+        }
+        if (!known)
+            break;
+        k += strchr(argv[k], '=') ? 1 : 2;
+    }
+    n = k - 1;
+    if (n == 0 || n > (int)TY_ARRAY_SIZE(moved) || k >= argc || argv[k][0] == '-')
+        return;
+    for (w = k; w < argc && argv[w][0] != '-'; w++)
+        ;
+    memcpy(moved, argv + 1, (size_t)n * sizeof(char *));
+    memmove(argv + 1, argv + k, (size_t)(w - k) * sizeof(char *));
+    memcpy(argv + 1 + (w - k), moved, (size_t)n * sizeof(char *));
+}
+
 int main(int argc, char **argv)
 {
     int best = 0, bad = first_not_utf8(argc, argv);
@@ -445,6 +480,7 @@ int main(int argc, char **argv)
     }
     if (global_flags(&argc, argv) != 0)
         return TY_EXIT_USAGE;
+    move_leading_flags(argc, argv);
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
         help(argc < 2 ? stderr : stdout);
         return argc < 2 ? TY_EXIT_USAGE : TY_EXIT_OK;

@@ -119,7 +119,7 @@ test_expect_success 'a mistyped flag of the program itself gets --help or --vers
   grep -qx "ERROR: (trainyard) unknown flag .--hlep. (did you mean .--help.?)" err &&
   set +e; "$TRAINYARD" --version=2 2>err; set -e
   grep -q -- "--version takes no value" err &&
-  set +e; "$TRAINYARD" --project=p jobs list 2>err; set -e
+  set +e; "$TRAINYARD" --project=p 2>err; set -e
   grep -qx "ERROR: (trainyard) unknown flag .--project. (see --help)" err
 '
 test_expect_success 'machine types, enum values and job fields get the nearest' '

@@ -258,7 +258,12 @@ test_expect_success 'projects: --project > TRAINYARD_PROJECT > config > default'
   TRAINYARD_CONFIG=p.conf "$TRAINYARD" jobs list >out && grep -q "^p_job " out &&
   "$TRAINYARD" jobs list >out && ! grep -q p_job out &&
   set +e; "$TRAINYARD" jobs describe p_job 2>err; rc=$?; set -e
-  test $rc -eq 1 && grep -q NOT_FOUND err
+  test $rc -eq 1 && grep -q NOT_FOUND err &&
+  "$TRAINYARD" --project p2 jobs list >out && grep -q "^p_job " out &&
+  "$TRAINYARD" --project=p2 --format "value(state)" jobs describe p_job >out &&
+  grep -qx "QUEUED\|PREPARING\|RUNNING\|SUCCEEDED" out &&
+  set +e; "$TRAINYARD" --local jobs list 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "unknown flag .--local." err
 '
 
 # ---- logs ------------------------------------------------------------------------------------
