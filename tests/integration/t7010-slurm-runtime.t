@@ -192,6 +192,30 @@ test_expect_success 'a tuning job runs parallel trials on Slurm; each metric com
   test "$(grep -c "Submitted as Slurm job" log)" = 4 &&
   wait_for 20 no_slurm_jobs && no_launchers
 '
+test_expect_success 'the last report written decides, not the last to reach the supervisor' '
+  "$PYTHON" - last.json <<-\PY &&
+	import json, sys
+	rep = ("printf \"{\\\"timestamp\\\": %s, \\\"loss\\\": \\\"%s\\\", \\\"global_step\\\": \\\"%s\\\"}\\n\" "
+	       "\"$(date +%s.%N)\" \"$1\" \"$2\" >\"$CLOUD_ML_HP_METRIC_FILE\"")
+	# the worker reports first and runs on; the master reports later and ends the trial at once,
+	# before the worker'"'"'s launcher forwards its (older) file
+	worker = "set -- 0.9 1; " + rep + "; exec sleep 30"
+	master = "sleep 0.4; set -- 0.2 100; " + rep
+	ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4", "workerType": "n1-standard-4",
+	      "workerCount": 1,
+	      "masterConfig": {"imageUri": "x/y:1", "containerCommand": ["sh", "-c", master]},
+	      "workerConfig": {"imageUri": "x/y:1", "containerCommand": ["sh", "-c", worker]},
+	      "hyperparameters": {"goal": "MINIMIZE", "maxTrials": 1, "hyperparameterMetricTag": "loss",
+	                          "algorithm": "RANDOM_SEARCH",
+	                          "params": [{"parameterName": "x", "type": "DOUBLE",
+	                                      "minValue": 0, "maxValue": 1}]}}
+	json.dump({"trainingInput": ti}, open(sys.argv[1], "w"))
+	PY
+  "$TRAINYARD" local train last_job --runtime slurm --config last.json --grace-period 1 >log 2>&1 &&
+  test "$(rec last_job "d[\"trainingOutput\"][\"trials\"][0][\"finalMetric\"][\"objectiveValue\"]")" = 0.2 &&
+  test "$(rec last_job "d[\"trainingOutput\"][\"trials\"][0][\"finalMetric\"][\"trainingStep\"]")" = 100 &&
+  wait_for 20 no_slurm_jobs && no_launchers
+'
 test_expect_success 'machine type, maxRunningTime (plus 5 minutes to prepare) and priority become Slurm requests' '
   write_job req.json "true" 1 0 0 "{\"scheduling\": {\"maxRunningTime\": \"150s\", \"priority\": 800}}" &&
   "$TRAINYARD" local train req_job --runtime slurm --config req.json >log 2>&1 &&

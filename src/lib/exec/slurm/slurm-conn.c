@@ -239,21 +239,52 @@ static int on_exit_msg(struct slurm_conn *c, const json_t *m)
     return 0;
 }
 
+/* The newest "timestamp" of the reports in a metric file (cloudml-hypertune writes the time
+ * of each, in seconds), or 0 when it has none. */
+static double newest_timestamp(const char *p, size_t len)
+{
+    static const char key[] = "\"timestamp\"";
+    const char *end = p + len, *at;
+    double newest = 0;
+
+    while ((at = memmem(p, (size_t)(end - p), key, sizeof(key) - 1))) {
+        char num[40];
+        size_t n = 0;
+        p = at + sizeof(key) - 1;
+        while (p < end && (*p == ' ' || *p == ':' || *p == '"'))
+            p++;
+        while (p < end && n + 1 < sizeof(num) && strchr("0123456789.eE+-", *p))
+            num[n++] = *p++;
+        num[n] = '\0';
+        double t = n ? strtod(num, NULL) : 0;
+        newest = t > newest ? t : newest;
+    }
+    return newest;
+}
+
 /* A trial's metric file from a node: replace the supervisor's copy (plan->metric_dir, where
- * the trial runner reads it) atomically, as cloudml-hypertune rewrites the whole file. An empty
- * file reports nothing and replaces nothing: a replica stopped at teardown between truncating
- * its own file and writing it (`echo ... >file`) must not erase the report another replica
- * (the master) sent just before. (Where replicas share one file, in the process and container
- * runtimes, such a replica empties the shared file itself.) */
+ * the trial runner reads it) atomically, as cloudml-hypertune rewrites the whole file. The
+ * replicas share one file in the process and container runtimes, where the last report
+ * written wins; here each launcher forwards its replica's file when it changes (within a
+ * second), so one written earlier may arrive later: a file whose newest report is older than
+ * the stored one's (by cloudml-hypertune's "timestamp") replaces nothing. Without timestamps
+ * the last to arrive wins. An empty file reports nothing and replaces nothing: a replica
+ * stopped at teardown between truncating its own file and writing it (`echo ... >file`) must
+ * not erase the report another replica (the master) sent just before. */
 static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
 {
     const char *dir = s->base.plan->metric_dir;
     _cleanup_free_ char *tmp = NULL;
     _cleanup_free_ char *path = NULL;
+    double newest;
     int fd, w;
 
     if (!dir || len == 0)
         return;
+    newest = newest_timestamp(payload, len);
+    if (newest < s->metric_newest)
+        return;
+    s->metric_newest = newest;
     tmp = xasprintf("%s/.output.metrics.%d", dir, (int)getpid());
     path = xasprintf("%s/output.metrics", dir);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

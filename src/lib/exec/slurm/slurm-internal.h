@@ -122,6 +122,7 @@ struct slurm_rt {
     bool prepared_sent;
     uint64_t lost_timer;         /* reports the replicas whose launch found no launcher */
     char **notices;              /* the launchers' notices already logged (once each) */
+    double metric_newest;        /* the newest "timestamp" in the stored metric file (0: none) */
     struct slurm_cancel *cancel; /* cleanup's scancel and wait, while under way */
     bool cleaned;                /* the Slurm job is gone (or given up on): cleanup ended */
 };
