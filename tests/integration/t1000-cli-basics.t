@@ -191,4 +191,11 @@ test_expect_success 'a job id cannot be reused' '
   set +e; "$TRAINYARD" local train same_id --config ok.json 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "already exists" err
 '
+test_expect_success 'a command on no directory of a long PATH: whole directories named, then ...' '
+  long=$(i=0; while [ $i -lt 30 ]; do printf "/opt/not-here/directory-%02d:" $i; i=$((i + 1)); done)
+  set +e; PATH="$long$PATH" "$TRAINYARD" local train lp_1 --master-image-uri=x --master-command=no-such-program-$M >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "cannot run .no-such-program-$M.: not found on the replica.s PATH (set by trainyard.s environment): /opt/not-here/directory-00:/opt/not-here/directory-01:" err &&
+  grep -q "/opt/not-here/directory-[0-9][0-9]:\.\.\." err
+'
 test_done

@@ -225,13 +225,29 @@ static void not_on_path(const struct proc_replica *pr, char *buf, size_t len)
 {
     const struct process_rt *p = pr->rt;
     const char *path = ty_strv_getenv(p->base.base_env ? p->base.base_env : environ, "PATH");
+    int head = snprintf(buf,
+                        len,
+                        "cannot run '%s': not found on the replica's PATH (set by %s): ",
+                        pr->program,
+                        p->base.path_setting ? p->base.path_setting : "trainyard's environment");
+    size_t room, keep;
 
-    (void)snprintf(buf,
-                   len,
-                   "cannot run '%s': not found on the replica's PATH (set by %s): %s",
-                   pr->program,
-                   p->base.path_setting ? p->base.path_setting : "trainyard's environment",
-                   path ? path : "(unset)");
+    if (head < 0 || (size_t)head >= len)
+        return;
+    path = path ? path : "(unset)";
+    room = len - (size_t)head - 1;
+    keep = strlen(path);
+    if (keep > room) { /* whole directories only, then "..." */
+        keep = room > 4 ? room - 4 : 0;
+        while (keep > 0 && path[keep] != ':')
+            keep--;
+    }
+    (void)snprintf(buf + head,
+                   len - (size_t)head,
+                   "%.*s%s",
+                   (int)keep,
+                   path,
+                   keep < strlen(path) ? (keep ? ":..." : "...") : "");
 }
 
 /* After a replica's reaping: reap the orphans, unless the first zombie is a replica of @p
