@@ -111,6 +111,7 @@ test_expect_success 'a job that cannot fit is refused by sbatch: Slurm'"'"'s rea
   rec big_job "d[\"errorMessage\"]" >msg && cat msg &&
   grep -q "^Preparing the slurm runtime failed: Slurm refused the job: Requested node configuration is not available; trainyard asked for 2 tasks (on any nodes), each 4 CPUs (master n1-standard-4), 15.0 GiB of memory (master n1-standard-4; --mem-per-cpu=3840M), in the cluster.s default partition\. " msg &&
   grep -q "leave memory to the cluster (TRAINYARD_SLURM_MEMORY=none; the service: slurm-memory = none)" msg &&
+  grep -q "(TRAINYARD_SLURM_PARTITION; the service: slurm-partition)\.$" msg && ! grep -q "\.\.$" msg &&
   grep -q "Slurm refused the job: Requested node configuration" log
 '
 test_expect_success 'refusals of CPUs, GPUs and a partition name what was asked and the setting' '
@@ -125,7 +126,7 @@ test_expect_success 'refusals of CPUs, GPUs and a partition name what was asked 
   grep -q "Slurm refused the job: .*; trainyard asked for 2 tasks .* and 4 GPUs (worker 0 acceleratorConfig; --gpus-per-task)" msg &&
   set +e; TRAINYARD_SLURM_PARTITION=nope "$TRAINYARD" local train part_job --runtime slurm --config rv.json >log 2>&1; rc=$?; set -e
   test $rc -eq 1 && rec part_job "d[\"errorMessage\"]" >msg && cat msg &&
-  grep -q "Slurm refused the job: invalid partition specified: nope; .*in the partition .nope.\. The partition is TRAINYARD_SLURM_PARTITION (the service: slurm-partition)" msg
+  grep -q "Slurm refused the job: invalid partition specified: nope; .*in the partition .nope.\. The partition is TRAINYARD_SLURM_PARTITION (the service: slurm-partition); .sinfo -s. lists the cluster.s partitions\.$" msg
 '
 test_expect_success 'a job waiting for resources is QUEUED with Slurm'"'"'s reason; Ctrl-C cancels it' '
   blocker=$(sbatch --parsable -N 4 --exclusive --output=/dev/null --wrap "sleep 300") &&

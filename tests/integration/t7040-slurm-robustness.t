@@ -4,7 +4,8 @@
 # level 1): a job without scheduling.priority queues behind one that has one, and Slurm's time
 # limit leaves room for preparing on the allocation; `scancel
 # --signal` (CONT, USR1) is no end of the job, and USR1 reaches the program; a controller
-# outage leaves a running job running; launchers whose supervisor was killed cancel their
+# outage leaves a running job running, and a job that ends during one is cancelled once the
+# controller is back; launchers whose supervisor was killed cancel their
 # Slurm job; idle connections to the launchers' listener do not lock the launchers out; a job
 # over the partition's time limit fails instead of waiting for ever.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -92,6 +93,18 @@ test_expect_success 'a controller outage leaves a running job running' '
   test "$(rec outage_job "d[\"state\"]")" = SUCCEEDED &&
   test "$(rec outage_job "d[\"attemptStatus\"][\"attempt\"]")" = 1 &&
   grep -q "Cannot read the Slurm job.s state" log && grep -q "can be read again" log
+'
+test_expect_success 'a job that ends while the controller is down is cancelled once it is back' '
+  mkjob e.json "$(for_run 4 ended.$M)" \
+    "{\"workerConfig\": {\"imageUri\": \"x/y:1\", \"containerCommand\": [\"sh\", \"-c\", \"$(for_run 60 ended.$M)\"]}}" || exit 1
+  "$TRAINYARD" local train ended_job --runtime slurm --config e.json --grace-period 1 >elog 2>&1 &
+  pid=$!
+  wait_for 30 slurm_running && sleep 1 &&
+  slurm_ctld_stop && sleep 6 && slurm_ctld_start &&
+  wait $pid &&
+  test "$(rec ended_job "d[\"state\"]")" = SUCCEEDED &&
+  grep -q "Cannot read the Slurm job.s state" elog &&
+  wait_for 120 no_slurm_jobs
 '
 test_expect_success 'launchers whose supervisor was killed cancel their Slurm job' '
   { wait_for 30 no_slurm_jobs && mkjob k.json "$(for_run 300 orphan.$M)"; } || exit 1

@@ -474,11 +474,23 @@ int ty_supervisor_new(struct ty_loop *loop,
     return 0;
 }
 
+/* "Preparing the RUNTIME runtime failed: WHY." into @msg, with one full stop (@why may end
+ * with its own). */
+static void prepare_msg(const struct ty_supervisor *sup, const char *why, char *msg, size_t n)
+{
+    size_t len = strlen(why);
+    (void)snprintf(msg,
+                   n,
+                   "Preparing the %s runtime failed: %s%s",
+                   sup->rt->ops->name,
+                   why,
+                   len && strchr(".!?", why[len - 1]) ? "" : ".");
+}
+
 static void prepare_failed(struct ty_supervisor *sup, const char *why)
 {
     char msg[TY_ERROR_MSG_MAX + 128];
-    (void)snprintf(
-        msg, sizeof(msg), "Preparing the %s runtime failed: %s.", sup->rt->ops->name, why);
+    prepare_msg(sup, why, msg, sizeof(msg));
     stop(sup, TY_STATE_FAILED, msg);
 }
 
@@ -497,8 +509,7 @@ static void on_prepared(void *ctx, int r, const char *error)
             TY_RETRY_JOB) {
         /* The allocation was lost before the replicas were placed: as for a lost node. */
         char msg[TY_ERROR_MSG_MAX + 128];
-        (void)snprintf(
-            msg, sizeof(msg), "Preparing the %s runtime failed: %s.", sup->rt->ops->name, error);
+        prepare_msg(sup, error, msg, sizeof(msg));
         retry(sup, msg, NULL);
         return;
     }

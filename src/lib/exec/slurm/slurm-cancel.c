@@ -41,6 +41,7 @@ struct slurm_cancel {
     bool awaiting_srun; /* the launchers were told QUIT: srun's own end is awaited */
     bool scancelled;    /* scancel has ended (or was not needed): what is left is the wait */
     bool scancel_again; /* ... but failed (the controller unreachable): it is sent again */
+    bool scancel_sent;  /* a scancel has succeeded */
     bool on_rt_loop;    /* on the runtime's loop: `cleaned` follows the end */
     bool done;
 };
@@ -109,16 +110,26 @@ static void cancel_tick(struct ty_loop *loop, void *data)
         cancel_end(w);
 }
 
-/* Wait CANCEL_POLL_USEC and look again, or, past the deadline, give up saying so (@what: the
- * job's state, or why it could not be read or cancelled). */
-static void cancel_wait(struct slurm_cancel *w, const char *what)
+/* Wait CANCEL_POLL_USEC and look again, or, past the deadline, give up saying so: the job's
+ * @state, or @why it could not be read or cancelled. */
+static void cancel_wait(struct slurm_cancel *w, const char *state, const char *why)
 {
+    const char *job = *w->s->job_id ? w->s->job_id : w->s->job_name;
+
     if (ty_mono_usec() >= w->deadline) {
-        ty_runtime_notice(&w->s->base,
-                          TY_SEV_WARNING,
-                          "Slurm job %s is still %s after scancel; cancel it with scancel.",
-                          *w->s->job_id ? w->s->job_id : w->s->job_name,
-                          what);
+        if (state)
+            ty_runtime_notice(&w->s->base,
+                              TY_SEV_WARNING,
+                              "Slurm job %s is still %s after scancel; cancel it with scancel.",
+                              job,
+                              state);
+        else
+            ty_runtime_notice(&w->s->base,
+                              TY_SEV_WARNING,
+                              "Slurm job %s may still hold its nodes (%s); cancel it with "
+                              "scancel once the controller answers.",
+                              job,
+                              why);
         cancel_end(w);
         return;
     }
@@ -130,6 +141,13 @@ static bool unknown_job(const struct ty_subproc_result *res)
 {
     return !res->timed_out && res->status != 0 && res->err &&
            strstr(res->err, "Invalid job id specified");
+}
+
+/* Did scancel fail because the job is ending already (as good as cancelled)? */
+static bool job_ending(const struct ty_subproc_result *res)
+{
+    return !res->timed_out && res->status != 0 && res->err &&
+           strstr(res->err, "already completing or completed");
 }
 
 static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
@@ -149,9 +167,14 @@ static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res,
         cancel_end(w);
         return;
     }
+    /* Not gone, or not known to be: srun ended without a word from the controller (which
+     * then never released the job), so the job must be cancelled after all. */
+    if (!w->scancel_sent && strcmp(st, "COMPLETING") != 0)
+        w->scancel_again = true;
     if (slurm_cmd_check(res, "squeue", &e) < 0)
-        st = ty_error_msg(&e);
-    cancel_wait(w, st);
+        cancel_wait(w, NULL, ty_error_msg(&e));
+    else
+        cancel_wait(w, st, NULL);
 }
 
 static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
@@ -166,7 +189,7 @@ static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void
         cancel_end(w);
         return;
     }
-    if (slurm_cmd_check(res, "scancel", &e) < 0) {
+    if (!job_ending(res) && slurm_cmd_check(res, "scancel", &e) < 0) {
         /* the controller unreachable, or restarting: said once, and sent again until the
          * deadline (a job left holding its nodes is worse than a slow cleanup) */
         if (!w->scancel_again)
@@ -175,10 +198,11 @@ static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void
                               "%s; trying again until the job is gone",
                               ty_error_msg(&e));
         w->scancel_again = true;
-        cancel_wait(w, "not cancelled");
+        cancel_wait(w, NULL, ty_error_msg(&e));
         return;
     }
     w->scancel_again = false;
+    w->scancel_sent = true;
     if (!cancel_read_state(w))
         cancel_end(w);
 }

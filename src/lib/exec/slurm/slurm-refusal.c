@@ -140,7 +140,7 @@ static void put_fix(struct ty_buf *b, enum refusal kind, const struct slurm_shap
     case PARTITION:
         ty_buf_puts(b,
                     ". The partition is TRAINYARD_SLURM_PARTITION (the service: "
-                    "slurm-partition); `sinfo -s` lists the cluster's");
+                    "slurm-partition); `sinfo -s` lists the cluster's partitions");
         break;
     case ACCOUNT:
         ty_buf_puts(b,

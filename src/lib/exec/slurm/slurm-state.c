@@ -344,9 +344,24 @@ static void poll_pending(struct slurm_rt *s, const char *old_state, const char *
         s->base.ev.queued(s->base.ev.ctx, s->reason);
 }
 
+/* The launchers' address for a message: HOST:PORT, or for ":PORT" (each launcher connects to
+ * the host srun ran on) words that say so. */
+static const char *shown_listen_addr(const struct slurm_rt *s, char *buf, size_t n)
+{
+    if (s->listen_addr[0] != ':')
+        return s->listen_addr;
+    (void)snprintf(buf,
+                   n,
+                   "port %s of this host (at the address each node saw srun's launch come from)",
+                   s->listen_addr + 1);
+    return buf;
+}
+
 /* Running: fail prepare() when the launchers do not all connect in time. */
 static void poll_running(struct slurm_rt *s)
 {
+    char addr[160];
+
     if (!s->running_since)
         s->running_since = ty_mono_usec();
     if (s->phase == PHASE_SUBMITTED && ty_mono_usec() - s->running_since > TY_SLURM_CONNECT_USEC)
@@ -360,14 +375,14 @@ static void poll_running(struct slurm_rt *s)
                        s->n_placed,
                        s->n,
                        (int)(TY_SLURM_CONNECT_USEC / 1000000),
-                       s->listen_addr);
+                       shown_listen_addr(s, addr, sizeof(addr)));
 }
 
 /* Ended in Slurm while we still need it: cancelled outside trainyard, a node failure, the
  * time limit, launchers that could not connect... */
 static void poll_ended(struct slurm_rt *s)
 {
-    char how[200] = "";
+    char how[200] = "", addr[160];
     bool reason = *s->reason && strcmp(s->reason, "None") != 0;
 
     if (s->phase != PHASE_SUBMITTED) {
@@ -386,7 +401,7 @@ static void poll_ended(struct slurm_rt *s)
                    how,
                    s->n_placed,
                    s->n,
-                   s->listen_addr,
+                   shown_listen_addr(s, addr, sizeof(addr)),
                    *s->srun_err ? "; srun said: " : "",
                    s->srun_err);
 }
