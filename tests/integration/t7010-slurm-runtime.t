@@ -305,7 +305,7 @@ test_expect_success 'a node that dies mid-job, retries disabled: the job fails, 
   set +e; wait $pid; rc=$?; set -e
   test $rc -eq 1 &&
   rec nd_job "d[\"errorMessage\"]" >msg && cat msg &&
-  grep -q "node $victim failed" msg &&
+  grep -q "The replica .* was lost: its node $victim failed" msg &&
   wait_for 20 no_launchers && no_procs "sleep 916.$M" &&
   echo "$victim" >victim &&
   sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log >slurm_job && test -s slurm_job

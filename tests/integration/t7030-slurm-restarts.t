@@ -197,7 +197,7 @@ test_expect_success 'a node that dies under a running job: the job is retried on
   cat log &&
   test $rc -eq 0 &&
   test "$(rec node_job "d[\"state\"]")" = SUCCEEDED &&
-  grep -q "Retrying the job (attempt 2 of 4): The replica .* was lost: .*node $victim failed" log &&
+  grep -q "Retrying the job (attempt 2 of 4): The replica .* was lost: its node $victim failed" log &&
   grep -q "Starting attempt 2 of 4\." log && ! grep -q "restarting it" log &&
   sed -n "s/.*Submitted as Slurm job \([0-9]*\)\..*/\1/p" log >ids &&
   test "$(wc -l <ids)" = 2 && first=$(head -1 ids) && second=$(tail -1 ids) &&

@@ -134,8 +134,16 @@ static void report_ended(struct slurm_rt *s, const char *failed, const char *fst
     char why[256];
     bool reason = *s->reason && strcmp(s->reason, "None") != 0;
 
-    for (size_t i = 0; i < s->n && s->phase != PHASE_ENDED; i++) {
-        if (*failed && strcmp(s->reps[i].node, failed) == 0)
+    /* The replicas of the failed node first: the first loss reported is the one the job's
+     * retry names. */
+    for (size_t k = 0; k < 2 * s->n && s->phase != PHASE_ENDED; k++) {
+        size_t i = k % s->n;
+        bool on_failed = *failed && strcmp(s->reps[i].node, failed) == 0;
+        if (*failed && (k < s->n) != on_failed)
+            continue;
+        if (!*failed && k >= s->n)
+            break;
+        if (on_failed)
             (void)snprintf(
                 why, sizeof(why), "its node %s failed (Slurm marks it %s)", failed, fstate);
         else if (*failed)
