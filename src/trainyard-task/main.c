@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -50,6 +51,9 @@
 /* How often a trial's metric file is looked at (the supervisor's early stopping reads its
  * copy as often). */
 #define METRIC_POLL_USEC (INT64_C(1000000))
+/* An orphaned launcher cancels its Slurm job this long after losing the supervisor, leaving
+ * the step's other launchers time to clean up first (cancel_own_job). */
+#define ORPHAN_SETTLE_USEC (10 * INT64_C(1000000))
 /* A replica killed by SIGTERM/SIGKILL that this launcher did not send: how long to wait for
  * the launcher's own SIGTERM before the end is reported. Slurm ending a step signals every
  * process of it at once, so the launcher's signal follows the replica's within microseconds;
@@ -71,11 +75,12 @@ struct task {
     int gpu_dev[64];  /* the GPUs Slurm gave this task (container replicas) */
     struct ty_replica_gpus gpus;
     bool launched, exited, quit, lost;
-    bool orphaned;     /* the supervisor went away without QUIT */
-    bool cleaned;      /* the runtime's asynchronous cleanup ended */
-    bool step_ended;   /* this launcher got SIGTERM/SIGINT/SIGHUP: Slurm ends the step */
-    bool signal_sent;  /* this run of the replica was signalled from here */
-    bool exit_pending; /* its end waits (SETTLE_USEC) to be judged: see on_exited */
+    bool orphaned;       /* the supervisor went away without QUIT */
+    int64_t orphaned_at; /* when (monotonic µs) */
+    bool cleaned;        /* the runtime's asynchronous cleanup ended */
+    bool step_ended;     /* this launcher got SIGTERM/SIGINT/SIGHUP: Slurm ends the step */
+    bool signal_sent;    /* this run of the replica was signalled from here */
+    bool exit_pending;   /* its end waits (SETTLE_USEC) to be judged: see on_exited */
     struct ty_exit_status pending;
     int64_t previous_port; /* ASSIGN.previous: the port to keep on this host, or 0 */
     char previous_host[64];
@@ -547,6 +552,7 @@ static void on_conn(struct ty_loop *loop, int fd, short revents, void *data)
         if (n <= 0 && !t->quit) {
             say("lost the connection to the supervisor; stopping the replica");
             t->orphaned = true;
+            t->orphaned_at = ty_mono_usec();
         }
         ty_loop_remove_fd(loop, fd);
         close(fd);
@@ -621,15 +627,25 @@ static int dial(const char *spec, struct ty_error *err)
 /* The supervisor went away without a word (killed, its machine lost): the Slurm job is of no
  * use to anyone now, and its srun may be gone too, whose allocation Slurm keeps until its
  * InactiveLimit (none by default). The launcher cancels its own job on its way out, as a user
- * would; the supervisor, when it is alive, cancels it too. Best effort: scancel may be
- * missing on the node, or the controller unreachable. */
-static void cancel_own_job(void)
+ * would; the supervisor, when it is alive, cancels it too. Not at once: the other launchers of
+ * the step, which lost the supervisor at the same moment, are cleaning up too (removing a
+ * container takes a second or two), and scancel signals them and their container engines; so
+ * the cancel waits until ORPHAN_SETTLE_USEC after the loss (@since, monotonic µs). Best
+ * effort: scancel may be missing on the node, or the controller unreachable. */
+static void cancel_own_job(int64_t since)
 {
     const char *job = getenv("SLURM_JOB_ID");
+    int64_t left = since + ORPHAN_SETTLE_USEC - ty_mono_usec();
     pid_t pid;
 
     if (!job || !*job)
         return;
+    if (left > 0) {
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000000),
+                              .tv_nsec = (long)(left % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
     say("cancelling Slurm job %s, which has no supervisor any more", job);
     pid = fork();
     if (pid == 0) {
@@ -715,6 +731,6 @@ int main(int argc, char **argv)
     free(t.path_setting);
     ty_taskproto_reader_release(&t.rd);
     if (t.orphaned)
-        cancel_own_job();
+        cancel_own_job(t.orphaned_at);
     return t.status;
 }
