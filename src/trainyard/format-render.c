@@ -101,7 +101,7 @@ static long stated_offset(const char *s)
 static json_t *tr_date(const char *s, const struct ty_fmt_transform *t)
 {
     const char *fmt = t->arg[0] && *t->arg[0] ? t->arg[0] : "%Y-%m-%dT%H:%M:%S";
-    char buf[256], zname[16];
+    char buf[256], zname[48];
     struct tm tm;
     int64_t usec;
     time_t sec;
