@@ -11,12 +11,13 @@
 
 #define PATH "jobs.stream-logs"
 
-enum { O_TASK_NAME = 1, O_POLLING_INTERVAL, O_ALLOW_MULTILINE };
+enum { O_TASK_NAME = 1, O_POLLING_INTERVAL, O_ALLOW_MULTILINE, O_FORMAT };
 
 static const struct option options[] = {
     {"task-name", required_argument, NULL, O_TASK_NAME},
     {"polling-interval", required_argument, NULL, O_POLLING_INTERVAL},
     {"allow-multiline-logs", no_argument, NULL, O_ALLOW_MULTILINE},
+    {"format", required_argument, NULL, O_FORMAT},
     JOBS_LOCAL_OPTIONS,
     JOBS_GLOBAL_OPTIONS,
     {NULL, 0, NULL, 0},
@@ -37,6 +38,10 @@ static const char usage[] =
     "                            instead of following the daemon's log stream\n"
     "  --allow-multiline-logs    print a multi-line message as it is (default: one output\n"
     "                            line per message line)\n"
+    "  --format=FORMAT           each entry as gcloud's log resource, with the keys\n"
+    "                            severity, timestamp, task_name, trial_id and message: json\n"
+    "                            (a list), yaml, value(KEY,...) (e.g. 'value(message)') or\n"
+    "                            none\n"
     "With --local: the logs of a 'trainyard local train' run (polled every\n"
     "--polling-interval, default 0.5 s, until the run has ended).\n"
     "\n";
@@ -44,6 +49,7 @@ static const char usage[] =
 struct stream_args {
     struct jobs_logs_opts o;
     struct jobs_local local;
+    struct jobs_log_format format;
 };
 
 static int on_opt(void *ctx, int id, const char *arg)
@@ -74,40 +80,39 @@ static int on_opt(void *ctx, int id, const char *arg)
     case O_ALLOW_MULTILINE:
         o->allow_multiline = true;
         return 0;
+    case O_FORMAT:
+        o->format = &a->format;
+        return jobs_log_format_opt(PATH, arg, &a->format);
     }
     return -1;
 }
 
-static int stream_logs(int argc, char **argv)
+/* The verb after its flags: the logs of the job named in argv[first..argc). */
+static int
+run(struct stream_args *a, struct api_settings *settings, int argc, char **argv, int first)
 {
-    static const char *const help[] = {usage, jobs_local_help, jobs_global_help, NULL};
-    struct stream_args a = {.o = {.out = stdout}};
-    struct api_settings settings = {0};
     struct api_client *c;
     struct ty_error e = {0};
     const char *job;
-    int first, rc, r;
+    int r;
 
-    rc = jobs_parse_args(PATH, argc, argv, options, help, &settings, on_opt, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (jobs_local_check(PATH, &a.local) < 0)
+    if (jobs_local_check(PATH, &a->local) < 0)
         return TY_EXIT_USAGE;
     job = jobs_job_arg(PATH, argc, argv, first);
     if (!job)
         return TY_EXIT_USAGE;
-    if (a.local.on) {
+    if (a->local.on) {
         setvbuf(stdout, NULL, _IOLBF, 0);
-        if (jobs_local_stream_logs(&a.local, job, &a.o, &e) < 0)
+        if (jobs_local_stream_logs(&a->local, job, &a->o, &e) < 0)
             return jobs_fail(PATH, &e);
         return TY_EXIT_OK;
     }
-    c = jobs_client(PATH, &settings);
+    c = jobs_client(PATH, settings);
     if (!c)
         return TY_EXIT_USAGE;
     setvbuf(stdout, NULL, _IOLBF, 0);
     jobs_catch_interrupt();
-    r = jobs_stream_logs(c, job, &a.o, &e);
+    r = jobs_stream_logs(c, job, &a->o, &e);
     api_client_free(c);
     if (api_interrupted) { /* gcloud's words for Ctrl-C, and its exit status */
         jobs_release_interrupt();
@@ -119,6 +124,25 @@ static int stream_logs(int argc, char **argv)
     if (r < 0)
         return jobs_fail(PATH, &e);
     return TY_EXIT_OK;
+}
+
+static int stream_logs(int argc, char **argv)
+{
+    static const char *const help[] = {usage, jobs_local_help, jobs_global_help, NULL};
+    struct stream_args a = {.o = {.out = stdout}};
+    struct api_settings settings = {0};
+    int first, rc;
+
+    rc = jobs_parse_args(PATH, argc, argv, options, help, &settings, on_opt, &a, &first);
+    if (rc < 0) {
+        rc = run(&a, &settings, argc, argv, first);
+        /* a list begun is closed; an empty one only when the logs were read to their end */
+        jobs_log_format_end(&a.format, rc == TY_EXIT_OK || a.format.printed ? stdout : NULL);
+    } else {
+        jobs_log_format_end(&a.format, NULL);
+    }
+    fflush(stdout);
+    return rc;
 }
 
 const struct cli_command cmd_jobs_stream_logs = {

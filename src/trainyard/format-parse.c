@@ -50,6 +50,7 @@ struct parser {
     const char *s;
     size_t pos;
     struct ty_error *err;
+    ty_fmt_key_check_fn check; /* the keys of the resources (default: the Job's) */
 };
 
 static int fail(struct parser *p, const char *fmt, ...) TY_PRINTF(2, 3);
@@ -340,7 +341,12 @@ static int parse_key(struct parser *p, struct ty_fmt_key *k, bool attrs)
     return r;
 }
 
-/* The key's names must be a key of the Job. */
+static int job_key_check(const char *const *names, size_t n, struct ty_error *err)
+{
+    return ty_jobkey_check(names, n, NULL, err);
+}
+
+/* The key's names must be a key of the resources (the Job's, unless the parse says). */
 static int check_key(struct parser *p, size_t at, const struct ty_fmt_key *k)
 {
     const char **names = xcalloc(k->nsegs + 1, sizeof(*names));
@@ -349,7 +355,7 @@ static int check_key(struct parser *p, size_t at, const struct ty_fmt_key *k)
 
     for (size_t i = 0; i < k->nsegs; i++)
         names[i] = k->segs[i].name;
-    r = ty_jobkey_check(names, k->nsegs, NULL, &e);
+    r = (p->check ? p->check : job_key_check)(names, k->nsegs, &e);
     free(names);
     if (r < 0) {
         p->pos = at;
@@ -456,7 +462,15 @@ static int parse_name(struct parser *p, struct ty_format *f)
 
 int ty_format_parse(const char *text, struct ty_format **ret, struct ty_error *err)
 {
-    struct parser p = {.s = text, .err = err};
+    return ty_format_parse_keys(text, NULL, ret, err);
+}
+
+int ty_format_parse_keys(const char *text,
+                         ty_fmt_key_check_fn check,
+                         struct ty_format **ret,
+                         struct ty_error *err)
+{
+    struct parser p = {.s = text, .err = err, .check = check};
     struct ty_format *f;
     char buf[8];
     int r;

@@ -75,6 +75,16 @@ struct ty_format {
  * createTime.date('%Y-%m-%d'):sort=1)", "json". Keys must be keys of the Job (jobkeys.h).
  * Returns 0, or -EINVAL with err saying what is wrong and where (position in characters). */
 int ty_format_parse(const char *text, struct ty_format **ret, struct ty_error *err);
+
+/* Checks a key (@names, @n of them) of the resources a format prints: 0, or -EINVAL with err
+ * naming the valid keys. */
+typedef int (*ty_fmt_key_check_fn)(const char *const *names, size_t n, struct ty_error *err);
+
+/* ty_format_parse for resources other than the Job: their keys checked by @check. */
+int ty_format_parse_keys(const char *text,
+                         ty_fmt_key_check_fn check,
+                         struct ty_format **ret,
+                         struct ty_error *err);
 void ty_format_free(struct ty_format *f);
 static inline void ty_format_freep(struct ty_format **f)
 {

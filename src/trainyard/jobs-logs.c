@@ -57,11 +57,100 @@ static const char *entry_attempt(const json_t *entry)
     return a && *a && strcmp(a, "1") != 0 ? a : NULL;
 }
 
+/* ---- --format ------------------------------------------------------------------------------ */
+
+static const char *const log_keys[] = {"severity", "timestamp", "task_name", "trial_id", "message"};
+
+static int log_key_check(const char *const *names, size_t n, struct ty_error *err)
+{
+    for (size_t i = 0; n == 1 && i < TY_ARRAY_SIZE(log_keys); i++)
+        if (strcmp(names[0], log_keys[i]) == 0)
+            return 0;
+    return ty_error_set(err,
+                        EINVAL,
+                        "unknown key '%s%s': a log entry has severity, timestamp, task_name, "
+                        "trial_id and message",
+                        names[0],
+                        n > 1 ? ".…" : "");
+}
+
+int jobs_log_format_opt(const char *path, const char *arg, struct jobs_log_format *lf)
+{
+    struct ty_format *f = NULL;
+    struct ty_error e = {0};
+
+    if (ty_format_parse_keys(arg, log_key_check, &f, &e) < 0) {
+        cli_error(path, "--format: %s", ty_error_msg(&e));
+        return -1;
+    }
+    if (f->name != TY_FMT_DEFAULT && f->name != TY_FMT_JSON && f->name != TY_FMT_YAML &&
+        f->name != TY_FMT_VALUE && f->name != TY_FMT_NONE) {
+        cli_error(path,
+                  "--format: '%s': the log verbs print json, yaml, value(...) or none, an entry "
+                  "at a time",
+                  arg);
+        ty_format_free(f);
+        return -1;
+    }
+    ty_format_free(lf->f);
+    lf->f = f->name == TY_FMT_DEFAULT ? (ty_format_free(f), NULL) : f;
+    return 0;
+}
+
+void jobs_log_format_end(struct jobs_log_format *lf, FILE *out)
+{
+    if (lf && lf->f && lf->f->name == TY_FMT_JSON && out)
+        fputs(lf->printed ? "\n]\n" : "[]\n", out);
+    if (lf) {
+        ty_format_free(lf->f);
+        lf->f = NULL;
+    }
+}
+
+/* One line of an entry as gcloud's log resource, printed in @lf. */
+static void print_formatted(
+    FILE *out, struct jobs_log_format *lf, const json_t *entry, const char *msg, size_t len)
+{
+    _cleanup_json_ json_t *r = json_object();
+    _cleanup_json_ json_t *one = json_array();
+    json_t *trial = json_object_get(entry, "trialId");
+
+    json_object_set_new(r, "severity", json_string(ty_json_str(entry, "severity")));
+    json_object_set_new(r, "timestamp", json_string(ty_json_str(entry, "timestamp")));
+    json_object_set_new(r, "task_name", json_string(ty_json_str(entry, "taskName")));
+    json_object_set(r, "trial_id", trial ? trial : json_null());
+    json_object_set_new(r, "message", json_stringn(msg, len));
+    json_array_append(one, r);
+    if (lf->f->name == TY_FMT_JSON) { /* a list, written as it grows */
+        char *text = NULL;
+        size_t size = 0;
+        FILE *mem = open_memstream(&text, &size);
+        if (!mem)
+            return;
+        ty_format_print(lf->f, one, true, mem);
+        (void)fclose(mem);
+        fputs(lf->printed ? ",\n" : "[\n", out);
+        for (const char *l = text; l && *l;) { /* indented as the list's item, no last \n */
+            size_t n = strcspn(l, "\n");
+            fprintf(out, "  %.*s", (int)n, l);
+            l += n + (l[n] ? 1 : 0);
+            if (*l)
+                fputc('\n', out);
+        }
+        free(text);
+    } else {
+        ty_format_print(lf->f, one, false, out);
+    }
+    lf->printed++;
+}
+
 /* Print one log entry: SEVERITY\tYYYY-mm-dd HH:MM:SS +zzzz\tTASK\tTRIAL\tMESSAGE, one line
  * per line of the message unless @allow_multiline; from the job's second attempt on, the
  * message starts with "[attempt N] " (the first attempt's lines are as they always were). */
-static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline)
+static void print_log_entry(const struct jobs_logs_opts *o, const json_t *entry)
 {
+    FILE *out = o->out;
+    bool allow_multiline = o->allow_multiline;
     const char *sev = ty_json_str(entry, "severity");
     const char *task = ty_json_str(entry, "taskName");
     const char *trial = ty_json_str(entry, "trialId");
@@ -84,7 +173,10 @@ static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline
         size_t len = strlen(msg);
         while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
             len--; /* the line's own end */
-        print_line(out, sev, ts, task, trial, attempt, msg, len);
+        if (o->format && o->format->f)
+            print_formatted(out, o->format, entry, msg, len);
+        else
+            print_line(out, sev, ts, task, trial, attempt, msg, len);
         return;
     }
     /* as Python's splitlines: \n, \r\n and \r end lines; no empty line after the last one */
@@ -92,7 +184,10 @@ static void print_log_entry(FILE *out, const json_t *entry, bool allow_multiline
     end = msg + strlen(msg);
     while (p < end) {
         size_t n = strcspn(p, "\r\n");
-        print_line(out, sev, ts, task, trial, attempt, p, n);
+        if (o->format && o->format->f)
+            print_formatted(out, o->format, entry, p, n);
+        else
+            print_line(out, sev, ts, task, trial, attempt, p, n);
         p += n;
         if (*p == '\r' && p[1] == '\n')
             p += 2;
@@ -193,7 +288,7 @@ static int on_follow_line(void *ctx, const char *line, size_t len, struct ty_err
     if (++fc->seen <= fc->ahead)
         return 0; /* shown before a reconnection */
     fc->ahead = fc->seen;
-    print_log_entry(f->o->out, j, f->o->allow_multiline);
+    print_log_entry(f->o, j);
     fflush(f->o->out);
     f->shown++;
     return 0;
@@ -343,7 +438,7 @@ static int poll_logs(struct api_client *c,
         n = json_array_size(entries);
         json_array_foreach(entries, i, e)
         {
-            print_log_entry(o->out, e, o->allow_multiline);
+            print_log_entry(o, e);
         }
         fflush(o->out);
         /* logComplete: the job had ended and this page held its last entries (no token: a
@@ -440,7 +535,7 @@ static int local_read_all(const char *logdir,
         r = ty_log_read(src, n, &q, cur, &e, &ne, &more, err);
         for (size_t i = 0; r >= 0 && i < ne; i++) {
             _cleanup_json_ json_t *j = ty_log_entry_json(&e[i]);
-            print_log_entry(o->out, j, o->allow_multiline);
+            print_log_entry(o, j);
         }
         ty_log_entries_free(e, ne);
         fflush(o->out);

@@ -123,13 +123,30 @@ enum jobs_time_style {
 /* @rfc3339 in local time into @buf; @rfc3339 itself when it does not parse. Returns @buf. */
 const char *jobs_local_time(const char *rfc3339, enum jobs_time_style style, char *buf, size_t n);
 
+/* A --format for log entries (gcloud's: each entry a resource with the keys severity,
+ * timestamp, task_name, trial_id and message), and what was printed in it so far. */
+struct jobs_log_format {
+    struct ty_format *f; /* NULL: trainyard's line per entry */
+    size_t printed;
+};
+
 /* How to show logs. */
 struct jobs_logs_opts {
-    const char *task_name; /* only this task; NULL: all */
-    double poll_secs;      /* > 0: poll `logs` every poll_secs; 0: follow=true stream */
-    bool allow_multiline;  /* print multi-line messages as they are */
+    const char *task_name;          /* only this task; NULL: all */
+    double poll_secs;               /* > 0: poll `logs` every poll_secs; 0: follow=true stream */
+    bool allow_multiline;           /* print multi-line messages as they are */
+    struct jobs_log_format *format; /* NULL, or --format's */
     FILE *out;
 };
+
+/* Parse @arg, a --format of the log verbs, into @lf (json, yaml, value(...) or none: formats
+ * printed as the entries come; `default` is the line per entry). Returns 0, or -1 after
+ * printing the error. */
+int jobs_log_format_opt(const char *path, const char *arg, struct jobs_log_format *lf);
+
+/* After the last entry: close what the format opened (JSON's list) on @out (NULL: nothing was
+ * streamed), and free it. */
+void jobs_log_format_end(struct jobs_log_format *lf, FILE *out);
 
 /* Show the logs of @job_id until the job has ended and everything was shown. Returns 0 or
  * -errno with err. */

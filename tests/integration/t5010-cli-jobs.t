@@ -275,6 +275,24 @@ test_expect_success 'stream-logs of a finished job: gcloud lines, local times, t
   grep -q "^INFO${TAB}.*${TAB}service${TAB}${TAB}Job completed successfully.$" out &&
   TZ=UTC-3 "$TRAINYARD" jobs stream-logs cli_ok1 >out3 && grep -q " +0300${TAB}" out3
 '
+test_expect_success 'stream-logs --format: gcloud'"'"'s log resources (json list, yaml, value)' '
+  "$TRAINYARD" jobs stream-logs cli_ok1 --format json >out.json &&
+  test "$(json_get out.json "[e[\"message\"] for e in d if e[\"task_name\"] == \"master-replica-0\"]")" = "[$(printf "%s" "'"'"'hello-$M'"'"', '"'"'to-stderr-$M'"'"'")]" &&
+  test "$(json_get out.json "sorted(d[0].keys())")" = "[$(printf "%s" "'"'"'message'"'"', '"'"'severity'"'"', '"'"'task_name'"'"', '"'"'timestamp'"'"', '"'"'trial_id'"'"'")]" &&
+  "$TRAINYARD" jobs stream-logs cli_ok1 --format "value(severity,message)" --task-name master-replica-0 >out &&
+  printf "INFO\thello-$M\nERROR\tto-stderr-$M\n" >want && cmp want out &&
+  "$TRAINYARD" jobs stream-logs cli_ok1 --format "json(message)" --task-name master-replica-0 --polling-interval 0.2 >out.json &&
+  test "$(json_get out.json "d")" = "[{'"'"'message'"'"': '"'"'hello-$M'"'"'}, {'"'"'message'"'"': '"'"'to-stderr-$M'"'"'}]" &&
+  "$TRAINYARD" jobs stream-logs cli_ok1 --format yaml --task-name master-replica-0 >out &&
+  test "$(grep -c "^---$" out)" -eq 2 && grep -q "^message: hello-$M$" out &&
+  set +e; "$TRAINYARD" jobs stream-logs cli_ok1 --format "value(jobId)" >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && test ! -s out &&
+  grep -q "unknown key .jobId.: a log entry has severity, timestamp, task_name, trial_id and message" err &&
+  set +e; "$TRAINYARD" jobs stream-logs cli_ok1 --format table >out 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "the log verbs print json, yaml, value(...) or none" err &&
+  set +e; "$TRAINYARD" jobs stream-logs cli_ok1 --format json --task-name master 2>err >out; rc=$?; set -e
+  test $rc -eq 1 && test ! -s out
+'
 test_expect_success 'stream-logs --task-name and --polling-interval' '
   "$TRAINYARD" jobs stream-logs cli_ok1 --task-name master-replica-0 >out &&
   test "$(cut -f3 out | sort -u)" = master-replica-0 &&
