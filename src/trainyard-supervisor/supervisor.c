@@ -569,6 +569,7 @@ static int run_job(struct run *run,
     opts.base_env = base_env;
     opts.path_setting = TY_JOB_PATH_SETTING;
     opts.start_in_job_dir = true; /* not the daemon's directory: the jobDir, else / */
+    opts.job_dir_no_links = true; /* jobs may plant links where the next one's jobDir is */
     opts.log = log;
     opts.on_queued = on_queued;
     opts.on_progress = on_progress;

@@ -113,10 +113,34 @@ static int resolve_existing(const char *path, char out[PATH_MAX])
     }
 }
 
+/* The length of the first prefix of clean absolute @path that is a symbolic link (a dangling
+ * one too), or 0 when none of its existing part is. */
+static size_t link_on_way(const char *path)
+{
+    char head[PATH_MAX];
+    struct stat st;
+
+    (void)snprintf(head, sizeof(head), "%s", path);
+    for (size_t i = 1;; i++) {
+        if (head[i] != '/' && head[i] != '\0')
+            continue;
+        char c = head[i];
+        head[i] = '\0';
+        if (lstat(head, &st) < 0)
+            return 0; /* the rest does not exist yet */
+        if (S_ISLNK(st.st_mode))
+            return i;
+        if (!c)
+            return 0;
+        head[i] = c;
+    }
+}
+
 int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t whylen)
 {
     char real[PATH_MAX];
     _cleanup_free_ char *allowed = NULL;
+    size_t n;
     int r;
 
     if (!ty_job_dir_is_local(job_dir))
@@ -150,6 +174,17 @@ int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t 
         return -1;
     }
     r = resolve_existing(job_dir, real);
+    if (r == 0 && (n = link_on_way(job_dir)) > 0) { /* the roots are real paths: a job's */
+        (void)snprintf(why,
+                       whylen,
+                       "trainingInput.jobDir: '%.512s' has a symbolic link on its way, '%.*s', "
+                       "which the service does not follow (--job-dir-root: %.512s)",
+                       job_dir,
+                       (int)n,
+                       job_dir,
+                       allowed);
+        return -1;
+    }
     if (r < 0 || !root_of(roots, real)) {
         (void)snprintf(why,
                        whylen,

@@ -166,6 +166,51 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
     return 0;
 }
 
+int ty_mkdir_nofollow(const char *path, mode_t mode, bool *created, struct ty_error *err)
+{
+    const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    _cleanup_free_ char *p = xstrdup(path);
+    char *comp, *save = NULL;
+    int fd, next;
+
+    *created = false;
+    if (p[0] != '/')
+        return ty_error_set(err, EINVAL, "'%s' is not an absolute path", path);
+    fd = open("/", flags);
+    if (fd < 0)
+        return ty_error_set(err, errno, "cannot open '/': %s", strerror(errno));
+    for (comp = strtok_r(p, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+        bool made = false;
+        next = openat(fd, comp, flags);
+        if (next < 0 && errno == ENOENT) {
+            if (mkdirat(fd, comp, mode) == 0)
+                made = true;
+            else if (errno != EEXIST)
+                goto fail;
+            next = openat(fd, comp, flags);
+        }
+        if (next < 0)
+            goto fail;
+        close(fd);
+        fd = next;
+        *created = made;
+    }
+    return fd;
+fail:;
+    int r = errno;
+    struct stat st;
+    bool link = fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+    close(fd);
+    /* named as in @path: its prefix up to and with the component */
+    return ty_error_set(err,
+                        link ? ELOOP : r,
+                        "cannot create directory '%s': '%.*s' %s",
+                        path,
+                        (int)(comp - p + strlen(comp)),
+                        path,
+                        link ? "is a symbolic link, which is not followed" : strerror(r));
+}
+
 bool ty_file_changed(const char *path, struct ty_file_stamp *stamp)
 {
     struct stat sb;

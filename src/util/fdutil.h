@@ -33,6 +33,14 @@ int ty_read_file_tail(const char *path,
 /* mkdir -p with @mode for every created component. Returns 0 or -errno (err names the path). */
 int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err);
 
+/* ty_mkdir_p for a directory that others may have written on the way to: absolute @path is
+ * walked from "/" one component at a time, each opened without following a symbolic link and
+ * created (with @mode) when missing, so that a link planted anywhere on the way (a job
+ * swapping its directory for a link to another) is refused, never followed. Returns an open
+ * O_DIRECTORY descriptor of @path (caller closes), *@created whether this call made @path
+ * itself; or -errno with err saying which component is a link or not a directory. */
+int ty_mkdir_nofollow(const char *path, mode_t mode, bool *created, struct ty_error *err);
+
 /* What a file looked like when last seen (size and modification time), to notice changes
  * without reading it. Zero-initialised: never seen. */
 struct ty_file_stamp {

@@ -80,6 +80,27 @@ test_expect_success 'a relative ./DIR, ../DIR, a//b too (made clean); URIs and a
   "$TRAINYARD" jobs submit training rel_3 "$IMG" --master-command=true --job-dir gs://b/x --format json >r.json 2>/dev/null &&
   test "$(json_get r.json "d[\"trainingInput\"][\"jobDir\"]")" = gs://b/x
 '
+test_expect_success 'a link a job plants where a later run'"'"'s jobDir is, is refused, never followed' '
+  mkdir -p "$TEST_DIR/victim" && J="$TEST_DIR/jobs/tune_ln" &&
+  "$PYTHON" - ln.json "$J" "$TEST_DIR/victim" <<-\PY &&
+	import json, sys
+	f, j, victim = sys.argv[1:]
+	plant = ("if [ \"$CLOUD_ML_TRIAL_ID\" = 1 ]; then cd / && mv %s %s.moved && ln -s %s %s; fi"
+	         % (j, j, victim, j))
+	ti = {"masterConfig": {"imageUri": "example.com/none:1", "containerCommand": ["sh", "-c", plant]},
+	      "jobDir": j,
+	      "hyperparameters": {"goal": "MINIMIZE", "maxTrials": 2, "maxParallelTrials": 1,
+	                          "maxFailedTrials": 2, "algorithm": "GRID_SEARCH",
+	                          "params": [{"parameterName": "x", "type": "DISCRETE", "discreteValues": [1, 2]}]}}
+	json.dump({"trainingInput": ti}, open(f, "w"))
+	PY
+  { "$TRAINYARD" jobs submit training tune_ln --config ln.json --stream-logs >out 2>log || :; } &&
+  test -L "$J" && test ! -e "$TEST_DIR/victim/2" &&
+  grep -q "jobDir: cannot create directory .$J/2.: .$J. is a symbolic link, which is not followed" log &&
+  { "$TRAINYARD" jobs submit training ln_2 "$IMG" --master-command=true --job-dir "$J/x" >out 2>err || :; } &&
+  grep -q "has a symbolic link on its way, .$J., which the service does not follow" err &&
+  test ! -e "$TEST_DIR/victim/x"
+'
 test_expect_success 'trainyardd refuses a --job-path with a relative directory' '
   set +e; "$TY_BUILD_DIR/bin/trainyardd" --state-dir "$TEST_DIR/x" --job-path "bin:/usr/bin" 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q -- "--job-path: .bin. is not an absolute directory" err

@@ -78,7 +78,13 @@ int main(void)
     is_int(tyd_jobdir_root_add(&roots, path("root"), "--job-dir-root", &e), 0, "a root is added");
     is_int(check(roots, path("root"), why, sizeof(why)), 0, "the root itself");
     is_int(check(roots, path("root/sub/new/deeper"), why, sizeof(why)), 0, "a new dir below it");
-    is_int(check(roots, path("root/in/x"), why, sizeof(why)), 0, "a link that stays inside");
+    /* no link at all below a root: a job can plant one where the next jobDir is */
+    is_int(check(roots, path("root/in/x"), why, sizeof(why)), -1, "a link that stays inside");
+    like(why, "has a symbolic link on its way, '", "says so");
+    like(why, "root/in', which the service does not follow", "naming the link");
+    ok(symlink(path("other/notyet"), path("root/dang")) == 0, "a dangling link");
+    is_int(check(roots, path("root/dang/sub"), why, sizeof(why)), -1, "through a dangling link");
+    like(why, "root/dang', which the service does not follow", "naming it");
     is_int(check(roots, path("rootx/a"), why, sizeof(why)), -1, "a sibling with the root's prefix");
     like(why, "outside", "says outside");
     is_int(check(roots, path("other/a"), why, sizeof(why)), -1, "another directory");
@@ -99,6 +105,7 @@ int main(void)
     ty_strv_free(roots);
     (void)unlink(path("root/out"));
     (void)unlink(path("root/in"));
+    (void)unlink(path("root/dang"));
     (void)rmdir(path("root/sub"));
     (void)rmdir(path("root"));
     (void)rmdir(path("other"));

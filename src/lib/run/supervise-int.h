@@ -59,4 +59,12 @@ struct ty_supervisor {
 /* The last attempt this run may go to (first_attempt + the policy's max_attempts - 1). */
 unsigned ty_supervisor_last_attempt(const struct ty_supervisor *sup);
 
+/* Create the local job directory @dir: with @no_links (the service) without following a
+ * symbolic link anywhere on its path, else as mkdir -p. When the replicas run as @run_as (NULL:
+ * as this process), a directory this call creates is given to that user, so that the program
+ * can write its outputs there; one that existed is left as it is. The directory is opened
+ * without following a symbolic link, so a link planted in its place is never given away.
+ * Returns 0 or -errno with err set. */
+int ty_run_make_job_dir(const char *dir, const char *run_as, bool no_links, struct ty_error *err);
+
 #endif

@@ -592,36 +592,6 @@ static void begin_attempt(struct ty_supervisor *sup)
     prepare_attempt(sup);
 }
 
-/* Create the local job directory @dir. When the replicas run as @run_as (NULL: as this
- * process), a directory this call creates is given to that user, so that the program can write
- * its outputs there; one that existed is left as it is. The directory is opened without
- * following a symbolic link, so a link planted in its place is never given away. Returns 0 or
- * -errno with err set. */
-static int make_job_dir(const char *dir, const char *run_as, struct ty_error *err)
-{
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-    struct stat st;
-    bool existed = lstat(dir, &st) == 0;
-    int fd, r;
-
-    r = ty_mkdir_p(dir, 0755, err);
-    if (r < 0 || !run_as || existed)
-        return r;
-    if (getpwnam_r(run_as, &pw, buf, sizeof(buf), &res) != 0 || !res)
-        return ty_error_set(err, ENOENT, "jobDir %s: unknown user '%s'", dir, run_as);
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || fchown(fd, pw.pw_uid, pw.pw_gid) < 0) {
-        r = -errno;
-        if (fd >= 0)
-            close(fd);
-        return ty_error_set(
-            err, -r, "jobDir %s: cannot give it to %s: %s", dir, run_as, strerror(-r));
-    }
-    close(fd);
-    return 0;
-}
-
 static void on_wait(struct ty_loop *loop, void *data);
 
 int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
@@ -644,7 +614,8 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
     /* A local job directory is created for the program; remote URIs (gs://...) are the
      * program's business. */
     if (ty_job_dir_is_local(sup->plan->job_dir) &&
-        make_job_dir(sup->plan->job_dir, sup->opts.run_as, &e) < 0) {
+        ty_run_make_job_dir(sup->plan->job_dir, sup->opts.run_as, sup->opts.job_dir_no_links, &e) <
+            0) {
         prepare_failed(sup, ty_error_msg(&e));
         return 0;
     }

@@ -61,6 +61,10 @@ struct ty_supervisor_options {
      * process's working directory, as `local train` does (the user's). Handed to the runtime
      * (ty_runtime.workdir). */
     bool start_in_job_dir;
+    /* The local jobDir is created, and opened, without following a symbolic link anywhere on
+     * its path (ty_mkdir_nofollow): the service's, whose jobs may plant links in their
+     * directories. false: mkdir -p, as `local train` does (the user's own paths). */
+    bool job_dir_no_links;
     /* Called for every record (replica lines and service messages), and on each state
      * change. Both optional. */
     void (*on_log)(void *ctx, const struct ty_log_record *rec);
