@@ -735,6 +735,8 @@ int main(int argc, char **argv)
     struct ty_error e = {0};
     int rc;
 
+    /* Nothing the daemon inherited (a shell's `7<secret`) may reach a supervisor or a job. */
+    ty_cloexec_from(3);
     setvbuf(stderr, NULL, _IOLBF, 0);
     d.listen = xstrdup(DEFAULT_LISTEN);
     d.runtime = xstrdup("process");

@@ -2,17 +2,21 @@
  * fdutil.c: file-descriptor and file-system helpers. */
 #include "fdutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "buf.h"
 #include "macro.h"
+#include "parse.h"
 
 int ty_fd_nonblock(int fd)
 {
@@ -164,6 +168,26 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
         p[i] = c;
     }
     return 0;
+}
+
+void ty_cloexec_from(int lowest)
+{
+    DIR *d;
+    struct dirent *de;
+
+#ifdef CLOSE_RANGE_CLOEXEC
+    if (syscall(SYS_close_range, (unsigned)lowest, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+        return;
+#endif
+    d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        int64_t fd;
+        if (ty_parse_int64(de->d_name, lowest, INT32_MAX, &fd) == 0 && fd != dirfd(d))
+            (void)fcntl((int)fd, F_SETFD, fcntl((int)fd, F_GETFD) | FD_CLOEXEC);
+    }
+    closedir(d);
 }
 
 int ty_mkdir_nofollow(const char *path, mode_t mode, bool *created, struct ty_error *err)

@@ -30,6 +30,11 @@ int ty_read_file_tail(const char *path,
                       size_t *ret_len,
                       bool *truncated,
                       struct ty_error *err);
+/* Mark every open descriptor from @lowest up close-on-exec (close_range's CLOSE_RANGE_CLOEXEC,
+ * else one at a time from /proc/self/fd): what a program inherited, such as a shell's
+ * `7<secret`, then reaches none of the programs it starts. */
+void ty_cloexec_from(int lowest);
+
 /* mkdir -p with @mode for every created component. Returns 0 or -errno (err names the path). */
 int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err);
 

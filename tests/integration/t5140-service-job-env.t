@@ -14,7 +14,9 @@ unset TRAINYARD_CONFIG TRAINYARD_PROJECT TRAINYARD_ACCESS_TOKEN TRAINYARD_API_EN
 mkdir -p "$TEST_DIR/jobs"
 # Something of the daemon's own that no replica may see.
 export TY_DAEMON_ONLY_$M=leak
-trainyardd_start svc --job-dir-root "$TEST_DIR/jobs" --job-path "$JOBPATH" ||
+echo "daemon-only-secret-$M" >"$TEST_DIR/secret"
+# (fd 7: something the daemon inherited, which no job may read)
+trainyardd_start svc --job-dir-root "$TEST_DIR/jobs" --job-path "$JOBPATH" 7<"$TEST_DIR/secret" ||
   { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/svc.log"; exit 1; }
 unset TY_DAEMON_ONLY_$M
 export TRAINYARD_API_ENDPOINT="$TYD_URL"
@@ -38,6 +40,12 @@ test_expect_success 'a replica gets the defined environment, not the daemon'"'"'
       *) echo "unexpected variable $n"; exit 1 ;;
     esac
   done
+'
+test_expect_success 'a descriptor the daemon inherited reaches no replica' '
+  "$TRAINYARD" jobs submit training fd_1 "$IMG" \
+    --master-command=sh,-c,"cat <&7 >$TEST_DIR/leak.txt 2>&1; ls /proc/self/fd >$TEST_DIR/fds.txt" \
+    --stream-logs >/dev/null 2>&1 &&
+  ! grep -q "daemon-only-secret" leak.txt && ! grep -qx 7 fds.txt
 '
 test_expect_success 'a replica starts in its local jobDir, else in /, never in the daemon'"'"'s directory' '
   test "$(cat pwd.txt)" = / &&
