@@ -35,6 +35,7 @@
 #include "parse.h"
 #include "route.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 /* How often a followed log stream with nothing new looks at its files again: short enough
  * that `trainyard jobs stream-logs` feels live, long enough that idle streams cost nothing. */
@@ -111,8 +112,11 @@ static enum MHD_Result send_reply(struct tyd *d,
     (void)tyd_pretty_value(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
                            &pretty);
 
-    if (d->verbose)
-        tyd_log("%s %s -> %u", method, url, rep->status);
+    if (d->verbose) { /* the path decoded: a %0A in it must not start a line of the log */
+        _cleanup_free_ char *shown = xstrdup(url);
+        (void)ty_ctrl_scrub(shown);
+        tyd_log("%s %s -> %u", method, shown, rep->status);
+    }
     tyd_metrics_count_request(method, &rc->rt, rep->status, ty_mono_usec() - rc->arrived);
     if (rep->stream) {
         tyd_api_headers(rep->stream);

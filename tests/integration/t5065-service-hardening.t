@@ -89,6 +89,11 @@ test_expect_success 'idle connections of one local user: another user is served 
 # code [CURL ARGS...]: the HTTP status, body in out.json
 code() { curl -s -o out.json -w '%{http_code}' -H "Authorization: Bearer $TOK_A" "$@"; }
 
+test_expect_success 'the --verbose request log shows a path'"'"'s control characters as ?, forging no line' '
+  curl -s -o /dev/null "$PLAIN/healthz%0A2026-12-07T09:12:00.000Z%20trainyardd:%20forged_$RUN_ID" &&
+  wait_for 5 grep -q "healthz?2026-12-07T09:12:00.000Z trainyardd: forged_$RUN_ID -> " plain.log &&
+  ! grep -q "^2026-12-07T09:12:00.000Z trainyardd: forged_$RUN_ID" plain.log
+'
 test_expect_success 'a Host that is not the daemon'"'"'s (DNS rebinding) gets 403 naming it' '
   test "$(code -H "Host: evil.example:$PORT" "$PLAIN/v1/projects/p1/jobs")" = 403 &&
   grep -q PERMISSION_DENIED out.json && grep -q "Host header .evil.example:$PORT" out.json &&
