@@ -134,7 +134,8 @@ def one_point_per_trial():
     expect(len(lines) == len(fin), f'parallel: {len(lines)} lines for {len(fin)} trials')
     types = [a['type'] for a in par['parallelAxis']]
     expect(types == ['log', 'value', 'category', 'value'], f'parallel axes {types}')
-    curves = sum(len(s['data']) for s in chart_option('curves')['series'] if s['type'] == 'lines')
+    curves = sum(len(s['data']) for s in chart_option('curves')['series']
+                 if s['type'] == 'lines' or s.get('id') == 'single')
     expect(curves == len(fin), f'intermediate values: {curves} curves for {len(fin)} trials')
     shown = browser.js('return [...document.querySelectorAll(".tn [data-chart]")]'
                        '.map((e) => [e.dataset.chart, e.dataset.points])')

@@ -10,7 +10,8 @@ import random
 
 def synthetic_job(n):
     """A SUCCEEDED tuning job of @n trials (4 parameters, 10 steps each; every 50th fails,
-    every 9th is stopped early), as jobs.get returns it."""
+    every 9th is stopped early, every 13th reports once, as most programs do), as jobs.get
+    returns it."""
     rnd = random.Random(15)
     trials = []
     for i in range(1, n + 1):
@@ -22,7 +23,7 @@ def synthetic_job(n):
         if i % 50 == 7:
             t.update(state='FAILED', errorMessage='The replica master 0 exited with a non-zero status of 1.')
         else:
-            steps = 5 if i % 9 == 4 else 10
+            steps = 5 if i % 9 == 4 else 1 if i % 13 == 5 else 10
             pts = [{'trainingStep': str(100 * s), 'objectiveValue': f * (1 - 0.6 ** s) + rnd.gauss(0, 0.005)}
                    for s in range(1, steps + 1)]
             t.update(state='SUCCEEDED', isTrialStoppedEarly=steps == 5, allMetrics=pts, finalMetric=pts[-1])

@@ -334,9 +334,16 @@ const SHADES = 6; // the curves' colours: this many steps of the objective scale
 // coloured by its final objective (grey: none); trials stopped early dashed, ended by a cross.
 export function curvesOption(study, sel) {
   const groups = new Map(); // "shade/early" -> trials
+  const singles = []; // trials that reported once: a dot (a polyline of one point throws)
+  const shadeOf = (t) => (t.objective === null ? -1 : Math.round(study.quality(t.objective) * (SHADES - 1)));
+  const colorOf = (shade) => (shade < 0 ? GREY : rampColor(shade / (SHADES - 1)));
   for (const t of study.trials) {
     if (!t.curve.length) continue;
-    const shade = t.objective === null ? -1 : Math.round(study.quality(t.objective) * (SHADES - 1));
+    if (t.curve.length === 1) {
+      singles.push(t);
+      continue;
+    }
+    const shade = shadeOf(t);
     const key = `${shade}/${t.early}`;
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(t);
@@ -351,7 +358,7 @@ export function curvesOption(study, sel) {
       polyline: true,
       data: g.map((t) => ({ coords: t.curve })),
       lineStyle: {
-        color: shade < 0 ? GREY : rampColor(shade / (SHADES - 1)),
+        color: colorOf(shade),
         width: 1.2,
         opacity: 0.75,
         type: key.endsWith('true') ? 'dashed' : 'solid',
@@ -361,6 +368,13 @@ export function curvesOption(study, sel) {
     });
     ids.push(g.map((t) => t.id));
   }
+  series.push({
+    id: 'single',
+    type: 'scatter',
+    data: singles.map((t) => ({ value: t.curve[0], itemStyle: { color: colorOf(shadeOf(t)) } })),
+    symbolSize: 6,
+  });
+  ids.push(singles.map((t) => t.id));
   const early = study.trials.filter((t) => t.early && t.curve.length);
   series.push({
     type: 'scatter',
