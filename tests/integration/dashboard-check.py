@@ -310,6 +310,15 @@ def logs_stream():
     browser.shot('logs')
 
 
+def search_marks_the_match():
+    """The match is marked where it is, also after characters that change length when
+    lower-cased ("İ" is two characters in lower case)."""
+    browser.open(f'#/projects/p1/jobs/{J["ok"]}/logs?q=ERROR-MARK')
+    browser.wait('the match marked', lambda: browser.css('.logbox mark'))
+    marks = [e.text for e in browser.css('.logbox mark')]
+    expect(marks == ['error-mark'], f'marked {marks}, not the match')
+
+
 def logs_after_restart():
     """The service restarts while the page follows the running job's log: the page picks the
     stream up again, without a gap or a repeated line. The service is down for 2 s (restart.sh),
@@ -396,6 +405,7 @@ def main():
         check('a label save whose connection broke is sent again, safely (its etag)',
               labels_save_survives_broken_connection, allow=[r' 409 '])
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
+        check('a search marks the match, after non-ASCII letters too', search_marks_the_match)
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])
         check('an ended job\'s log of long lines is shown whole (more than one page)',

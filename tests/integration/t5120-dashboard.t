@@ -43,7 +43,7 @@ logs_have() {
 }
 
 test_expect_success 'jobs of p1 (ended, failed, running, queued) and of p2' '
-  make_job p1 ok_job "echo hello-$M; echo warning-line >&2" 0 "{\"team\": \"vision\"}" &&
+  make_job p1 ok_job "echo hello-$M; echo warning-line >&2; echo hello İstanbul error-mark" 0 "{\"team\": \"vision\"}" &&
   make_job p1 fail_job "if echo \$CLUSTER_SPEC | grep -q \"type\\\":\\\"worker\\\"\"; then echo worker-dies >&2; exit 3; fi; exec sleep 60" 1 &&
   wait_for 20 state_is p1 ok_job SUCCEEDED && wait_for 20 state_is p1 fail_job FAILED &&
   make_job p1 long_job "i=0; while [ \$i -lt 24 ]; do printf \"long-%d \" \$i; head -c 60000 /dev/zero | tr \"\\\\0\" q; echo; i=\$((i+1)); done; echo long-end-$M" &&

@@ -41,13 +41,15 @@ function unshown(list, skip, shown) {
 function highlighted(text, search) {
   if (!search)
     return esc(text);
-  const low = text.toLowerCase();
-  const needle = search.toLowerCase();
+  // found in the text itself, ignoring case: lower-casing first can change a string's length
+  // ("İ" becomes two characters), which put every later mark beside its match
+  const re = new RegExp(search.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'giu');
   let out = '';
   let at = 0;
-  for (let i = low.indexOf(needle); i >= 0; i = low.indexOf(needle, at)) {
-    out += `${esc(text.slice(at, i))}<mark>${esc(text.slice(i, i + needle.length))}</mark>`;
-    at = i + needle.length;
+  for (const m of text.matchAll(re)) {
+    if (!m[0]) break;
+    out += `${esc(text.slice(at, m.index))}<mark>${esc(m[0])}</mark>`;
+    at = m.index + m[0].length;
   }
   return out + esc(text.slice(at));
 }
