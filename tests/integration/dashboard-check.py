@@ -310,6 +310,25 @@ def logs_stream():
     browser.shot('logs')
 
 
+def overview_error_clears():
+    """A read of the job that fails (twice: a GET is asked again once) says so; the next one
+    that works clears it, instead of leaving the error beside a page that updates again."""
+    browser.open(f'#/projects/p1/jobs/{J["run"]}')
+    browser.wait_css('.jobhead .badge')
+    browser.js("""
+        const real = window.__tyRealFetch || window.fetch;
+        window.__tyRealFetch = real;
+        window.__tyCalls = 0;
+        window.fetch = async (path, init) => {
+          if ((!init || !init.method || init.method === 'GET') && window.__tyCalls++ < 2)
+            throw new TypeError('Failed to fetch');
+          return real(path, init);
+        };""")
+    browser.wait('the failed read said so', lambda: 'did not answer' in browser.text(), timeout=10)
+    browser.wait('the next read clearing it', lambda: 'did not answer' not in browser.text(), timeout=10)
+    unbreak()
+
+
 def search_marks_the_match():
     """The match is marked where it is, also after characters that change length when
     lower-cased ("İ" is two characters in lower case)."""
@@ -406,6 +425,8 @@ def main():
               labels_save_survives_broken_connection, allow=[r' 409 '])
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
         check('a search marks the match, after non-ASCII letters too', search_marks_the_match)
+        check('a failed read of the job is said, and cleared by the next that works',
+              overview_error_clears, allow=[r'Failed to fetch'])
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])
         check('an ended job\'s log of long lines is shown whole (more than one page)',

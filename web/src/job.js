@@ -325,6 +325,8 @@ export function showJob(root, ctx) {
   let timer = null;
   let stopped = false;
   let job = null;
+  // the note says that a read of the job failed: the next read that works clears it
+  let noteFrom = null;
   const editor = labelsEditor(ctx, () => refresh());
 
   fill(root, head, actions, note, errBox,
@@ -354,8 +356,10 @@ export function showJob(root, ctx) {
           await ctx.api.post(path, {});
       }
       fill(note, message('ok', 'Cancel requested.'));
+      noteFrom = null;
     } catch (e) {
       fill(note, message('error', e.message));
+      noteFrom = null;
     }
     refresh();
   }
@@ -399,12 +403,17 @@ export function showJob(root, ctx) {
         return;
       job = j;
       draw();
+      if (noteFrom === 'refresh') {
+        fill(note, null);
+        noteFrom = null;
+      }
     } catch (e) {
       if (stopped)
         return;
       if (!job)
         fill(head, jobHeader(ctx, null, 'job'));
       fill(note, message('error', e.message));
+      noteFrom = 'refresh';
       if (e.httpStatus === 404 || e.httpStatus === 403 || e.httpStatus === 401)
         return;
     }
