@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -292,6 +293,53 @@ static void *poller_main(void *arg)
     }
 }
 
+/* How a request says where its body ends: Content-Length (how many, and whether they
+ * agree), Transfer-Encoding, and header names with blanks (`Content-Length : 2`). */
+struct framing {
+    unsigned n_length;
+    const char *length;
+    bool lengths_differ, chunked, blank_in_name;
+};
+
+static enum MHD_Result
+on_framing_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    struct framing *f = cls;
+
+    (void)kind;
+    if (strcasecmp(key, "Content-Length") == 0) {
+        if (f->n_length++ && strcmp(f->length, value ? value : "") != 0)
+            f->lengths_differ = true;
+        f->length = value ? value : "";
+    } else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+        f->chunked = true;
+    }
+    if (key[strcspn(key, " \t")])
+        f->blank_in_name = true;
+    return MHD_YES;
+}
+
+/* A request whose end is ambiguous (RFC 9112 section 6.3: lengths that disagree, a length
+ * and a transfer coding, a blank before a header's colon): a proxy in front and this
+ * service could read another request into its body (request smuggling). Says why in @rep. */
+static bool ambiguous_framing(struct MHD_Connection *c, struct tyd_reply *rep)
+{
+    struct framing f = {0};
+
+    (void)MHD_get_connection_values(c, MHD_HEADER_KIND, on_framing_header, &f);
+    if (!f.lengths_differ && !(f.n_length && f.chunked) && !f.blank_in_name)
+        return false;
+    tyd_error(rep,
+              400,
+              NULL,
+              "the request's end is ambiguous: %s",
+              f.lengths_differ ? "Content-Length headers that disagree"
+              : f.blank_in_name
+                  ? "a header name with a blank (as 'Content-Length : 2'; RFC 9112 refuses it)"
+                  : "both Content-Length and Transfer-Encoding");
+    return true;
+}
+
 /* The first call for a request (its headers are in): the checks that need no body (the web
  * checks, an encoded '/', the route, authentication and the declared length), each of which
  * may answer at once; else the request's context is ready for its body. */
@@ -306,7 +354,7 @@ static enum MHD_Result begin_request(
 
     rc->arrived = ty_mono_usec();
     *con_cls = rc;
-    if (tyd_web_checks(d, c, &rep)) {
+    if (ambiguous_framing(c, &rep) || tyd_web_checks(d, c, &rep)) {
         rc->answered = true;
         return send_reply(d, rc, c, method, url, &rep, NULL);
     }

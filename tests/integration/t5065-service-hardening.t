@@ -89,6 +89,37 @@ test_expect_success 'idle connections of one local user: another user is served 
 # code [CURL ARGS...]: the HTTP status, body in out.json
 code() { curl -s -o out.json -w '%{http_code}' -H "Authorization: Bearer $TOK_A" "$@"; }
 
+# smuggle.py PORT KIND: one connection with a request whose end is ambiguous and a second
+# request after it; prints the status of every answer the daemon gives on it.
+cat >smuggle.py <<'PY'
+import socket, sys
+port, kind = int(sys.argv[1]), sys.argv[2]
+host = "Host: 127.0.0.1:%d\r\n" % port
+second = "GET /healthz HTTP/1.1\r\n" + host + "\r\n"
+heads = {"lengths": "Content-Length: 2\r\nContent-Length: %d\r\n" % (2 + len(second)),
+         "blank": "Content-Length : 2\r\n",
+         "both": "Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % (2 + len(second))}[kind]
+body = "{}" if kind != "both" else "0\r\n\r\n"
+req = "POST /v1/projects/p1/jobs/x:cancel HTTP/1.1\r\n" + host + heads + "\r\n" + body + second
+s = socket.create_connection(("127.0.0.1", port), timeout=3)
+s.sendall(req.encode())
+got = b""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+except socket.timeout:
+    pass
+print(" ".join(l.split()[1] for l in got.decode("latin-1").split("\r\n") if l.startswith("HTTP/1.")))
+PY
+test_expect_success 'a request whose end is ambiguous is refused (400), and nothing is read as a next request' '
+  for k in lengths blank both; do
+    "$PYTHON" smuggle.py "$PORT" $k >codes || exit 1
+    test "$(cat codes)" = 400 || { echo "$k: answers $(cat codes)"; exit 1; }
+  done
+'
 test_expect_success 'the --verbose request log shows a path'"'"'s control characters as ?, forging no line' '
   curl -s -o /dev/null "$PLAIN/healthz%0A2026-12-07T09:12:00.000Z%20trainyardd:%20forged_$RUN_ID" &&
   wait_for 5 grep -q "healthz?2026-12-07T09:12:00.000Z trainyardd: forged_$RUN_ID -> " plain.log &&
