@@ -280,6 +280,10 @@ int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struc
  * (NULL-terminated real paths, may be NULL); else -1 with the reason, naming the field and
  * the setting, in @why (cut at @whylen). Reads the filesystem (realpath), changes nothing. */
 int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t whylen);
+/* At start, as root: a warning in the log for each --job-dir-root (and the state directory,
+ * where tuning trials' metric directories are mounted into containers) on a mount without
+ * nosuid and nodev, where a container job could leave a set-user-ID program. */
+void tyd_jobdir_log_mounts(const struct tyd *d);
 
 /* --- metrics.c: GET /healthz, and GET /metrics in the Prometheus text format ------------ */
 

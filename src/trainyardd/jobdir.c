@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "buf.h"
@@ -197,4 +199,28 @@ int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t 
         return -1;
     }
     return 0;
+}
+
+/* Warn about @dir (@what: the setting) on a mount that lets set-user-ID programs and device
+ * nodes work. */
+static void warn_suid_mount(const char *what, const char *dir)
+{
+    struct statvfs sv;
+
+    if (statvfs(dir, &sv) == 0 && (sv.f_flag & (ST_NOSUID | ST_NODEV)) != (ST_NOSUID | ST_NODEV))
+        tyd_log("warning: %s %s is on a mount without nosuid and nodev: a container job (root in "
+                "its container) can leave a set-user-ID program or a device node there that "
+                "works as root on this host; mount it nosuid,nodev (docs/security.md)",
+                what,
+                dir);
+}
+
+void tyd_jobdir_log_mounts(const struct tyd *d)
+{
+    if (geteuid() != 0)
+        return;
+    for (size_t i = 0; d->job_dir_roots && d->job_dir_roots[i]; i++)
+        warn_suid_mount("--job-dir-root", d->job_dir_roots[i]);
+    if (d->job_dir_roots || strcmp(d->runtime, "container") == 0)
+        warn_suid_mount("the state directory (its trials' metric directories)", d->state_dir);
 }

@@ -684,6 +684,7 @@ static int serve(struct tyd *d)
         tyd_http_start(d, &e) < 0)
         goto fail;
     tyd_runas_log_start(d);
+    tyd_jobdir_log_mounts(d);
     tyd_log("listening on %s://%.*s:%u (state %s, runtime %s%s)",
             d->tls_cert ? "https" : "http",
             (int)(strrchr(d->listen, ':') - d->listen),
