@@ -315,3 +315,14 @@ int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now)
     pthread_mutex_unlock(&a->flock);
     return delay;
 }
+
+void tyd_auth_succeeded(struct tyd_auth *a, const char *addr)
+{
+    struct failing *f;
+
+    pthread_mutex_lock(&a->flock);
+    f = find_failing(a, addr);
+    if (f)
+        *f = a->failing[--a->nfailing];
+    pthread_mutex_unlock(&a->flock);
+}

@@ -115,6 +115,8 @@ void tyd_auth_forbidden_msg(
  * local user) at monotonic time @now (usec); returns how long to hold back its 401 (guard.h:
  * tyd_backoff_usec). Thread-safe. */
 int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now);
+/* A token good for what @addr asked: forget its failures. Thread-safe. */
+void tyd_auth_succeeded(struct tyd_auth *a, const char *addr);
 
 /* --- listen.c ------------------------------------------------------------------------- */
 

@@ -123,9 +123,8 @@ bool tyd_pre_checks(struct tyd *d,
         char addr[TYD_CLIENT_KEY_MAX];
         client_of(c, addr);
         switch (tyd_auth_check(d->auth, h, project)) {
-        case TYD_AUTH_OK: /* resets no count of wrong tokens: else a tenant could guess
-                           * others' at full speed by mixing in its own (they fade after
-                           * TYD_BACKOFF_WINDOW_USEC without one) */
+        case TYD_AUTH_OK:
+            tyd_auth_succeeded(d->auth, addr);
             break;
         case TYD_AUTH_MISSING:
             tyd_error(rep,
