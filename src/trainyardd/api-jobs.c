@@ -273,7 +273,7 @@ static int check_runnable(const struct tyd_request *rq,
         return -1;
     }
     /* Where it would write on this machine (jobdir.c). */
-    if (tyd_jobdir_check(d->job_dir_roots, job->job_dir, why, sizeof(why)) < 0) {
+    if (tyd_jobdir_check(d->job_dir_roots, rq->project, job->job_dir, why, sizeof(why)) < 0) {
         tyd_error(rep, 400, NULL, "%s", why);
         return -1;
     }

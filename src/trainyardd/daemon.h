@@ -272,16 +272,19 @@ void tyd_runas_log_start(const struct tyd *d);
 
 /* --- jobdir.c: where a job may write on this machine (docs/security.md) ----------------- */
 
-/* Add one --job-dir-root DIR to *@roots (created on the first call), as its real path. The
- * directory must exist and not be "/". @where names the option in errors. Returns 0 or
+/* Add one --job-dir-root to *@roots (created on the first call): DIR, for every project's
+ * jobs, as its real path; or PROJECT:DIR, for that project's jobs only, as "PROJECT:REAL".
+ * The directory must exist and not be "/". @where names the option in errors. Returns 0 or
  * -errno with err naming @where. */
 int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struct ty_error *err);
-/* May a job of the service have @job_dir (its trainingInput.jobDir, may be NULL)? A URI or no
- * jobDir: yes (0). A local directory: only an absolute path without empty, "." or ".."
- * components that lies, symbolic links of its existing part resolved, inside one of @roots
- * (NULL-terminated real paths, may be NULL); else -1 with the reason, naming the field and
- * the setting, in @why (cut at @whylen). Reads the filesystem (realpath), changes nothing. */
-int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t whylen);
+/* May a job of @project (NULL: any) have @job_dir (its trainingInput.jobDir, may be NULL)? A
+ * URI or no jobDir: yes (0). A local directory: only an absolute path without empty, "." or
+ * ".." components and without a symbolic link on its existing part, inside one of @roots
+ * (tyd_jobdir_root_add's entries, may be NULL) that is every project's or @project's; else -1
+ * with the reason, naming the field and the setting, in @why (cut at @whylen). Reads the
+ * filesystem (lstat, realpath), changes nothing. */
+int tyd_jobdir_check(
+    char *const *roots, const char *project, const char *job_dir, char *why, size_t whylen);
 /* At start, as root: a warning in the log for each --job-dir-root (and the state directory,
  * where tuning trials' metric directories are mounted into containers) on a mount without
  * nosuid and nodev, where a container job could leave a set-user-ID program. */

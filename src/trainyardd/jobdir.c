@@ -21,15 +21,26 @@
 #include "buf.h"
 #include "daemon.h"
 #include "macro.h"
+#include "spec.h"
 #include "strv.h"
 
 int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struct ty_error *err)
 {
     char real[PATH_MAX];
+    _cleanup_free_ char *project = NULL;
+    /* project ids may hold ':' but never '/': the first ":/" ends one */
+    const char *colon = dir[0] != '/' ? strstr(dir, ":/") : NULL;
     struct stat st;
 
+    if (colon) { /* PROJECT:DIR, the directory of one project's jobs */
+        project = xstrndup(dir, (size_t)(colon - dir));
+        if (ty_validate_project_id(project, where, err) < 0)
+            return -EINVAL;
+        dir = colon + 1;
+    }
     if (dir[0] != '/')
-        return ty_error_set(err, EINVAL, "%s: '%s' is not an absolute path", where, dir);
+        return ty_error_set(
+            err, EINVAL, "%s: '%s' is not an absolute path (or PROJECT:/DIR)", where, dir);
     if (!realpath(dir, real) || stat(real, &st) < 0)
         return ty_error_set(err, errno, "%s: cannot use '%s': %s", where, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
@@ -37,17 +48,38 @@ int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struc
     if (strcmp(real, "/") == 0)
         return ty_error_set(
             err, EINVAL, "%s: '/' would let jobs write anywhere; name a directory for them", where);
-    ty_strv_push(roots, real);
+    if (project) {
+        _cleanup_free_ char *entry = xasprintf("%s:%s", project, real);
+        ty_strv_push(roots, entry);
+    } else {
+        ty_strv_push(roots, real);
+    }
     return 0;
 }
 
-/* @roots joined with ", ", or NULL when there are none. */
-static char *join_roots(char *const *roots)
+/* A root entry's directory: "DIR", or "PROJECT:DIR" (one project's). */
+static const char *root_dir(const char *entry)
+{
+    return entry[0] == '/' ? entry : strstr(entry, ":/") + 1;
+}
+
+/* May a job of @project (NULL: any) write below the root @entry? */
+static bool root_for(const char *entry, const char *project)
+{
+    size_t n = (size_t)(root_dir(entry) - entry);
+    return entry[0] == '/' || !project ||
+           (n > 0 && strlen(project) == n - 1 && strncmp(entry, project, n - 1) == 0);
+}
+
+/* The roots @project may use, joined with ", ", or NULL when there are none. */
+static char *join_roots(char *const *roots, const char *project)
 {
     struct ty_buf b = {0};
 
     for (size_t i = 0; roots && roots[i]; i++) {
-        if (i)
+        if (!root_for(roots[i], project))
+            continue;
+        if (b.len)
             ty_buf_puts(&b, ", ");
         ty_buf_puts(&b, roots[i]);
     }
@@ -79,11 +111,11 @@ static bool is_below(const char *path, const char *root)
     return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* The first of @roots that @path is below, or NULL. */
-static const char *root_of(char *const *roots, const char *path)
+/* The first of @roots that @project may use and @path is below, or NULL. */
+static const char *root_of(char *const *roots, const char *project, const char *path)
 {
     for (size_t i = 0; roots && roots[i]; i++)
-        if (is_below(path, roots[i]))
+        if (root_for(roots[i], project) && is_below(path, root_dir(roots[i])))
             return roots[i];
     return NULL;
 }
@@ -138,7 +170,8 @@ static size_t link_on_way(const char *path)
     }
 }
 
-int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t whylen)
+int tyd_jobdir_check(
+    char *const *roots, const char *project, const char *job_dir, char *why, size_t whylen)
 {
     char real[PATH_MAX];
     _cleanup_free_ char *allowed = NULL;
@@ -147,15 +180,17 @@ int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t 
 
     if (!ty_job_dir_is_local(job_dir))
         return 0;
-    allowed = join_roots(roots);
+    allowed = join_roots(roots, project);
     if (!allowed) {
         (void)snprintf(why,
                        whylen,
                        "trainingInput.jobDir: '%.512s' is a directory of this machine, and this "
                        "service takes one only inside a directory its operator allows "
-                       "(--job-dir-root=DIR, job-dir-root = DIR in its config file): it has "
-                       "none; use a URI such as gs://BUCKET/PATH",
-                       job_dir);
+                       "(--job-dir-root=DIR or PROJECT:DIR, job-dir-root = DIR in its config "
+                       "file): it has none%s%s; use a URI such as gs://BUCKET/PATH",
+                       job_dir,
+                       project && roots && *roots ? " for project " : "",
+                       project && roots && *roots ? project : "");
         return -1;
     }
     if (!is_clean(job_dir)) {
@@ -166,7 +201,7 @@ int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t 
                        job_dir);
         return -1;
     }
-    if (!root_of(roots, job_dir)) {
+    if (!root_of(roots, project, job_dir)) {
         (void)snprintf(why,
                        whylen,
                        "trainingInput.jobDir: '%.512s' is outside the directories this service "
@@ -187,7 +222,7 @@ int tyd_jobdir_check(char *const *roots, const char *job_dir, char *why, size_t 
                        allowed);
         return -1;
     }
-    if (r < 0 || !root_of(roots, real)) {
+    if (r < 0 || !root_of(roots, project, real)) {
         (void)snprintf(why,
                        whylen,
                        "trainingInput.jobDir: '%.512s' %s (--job-dir-root: %.512s)",
@@ -220,7 +255,7 @@ void tyd_jobdir_log_mounts(const struct tyd *d)
     if (geteuid() != 0)
         return;
     for (size_t i = 0; d->job_dir_roots && d->job_dir_roots[i]; i++)
-        warn_suid_mount("--job-dir-root", d->job_dir_roots[i]);
+        warn_suid_mount("--job-dir-root", root_dir(d->job_dir_roots[i]));
     if (d->job_dir_roots || strcmp(d->runtime, "container") == 0)
         warn_suid_mount("the state directory (its trials' metric directories)", d->state_dir);
 }

@@ -105,6 +105,19 @@ test_expect_success '--job-dir-root: a jobDir inside is taken; outside, with .. 
   json_get out.json "d[\"error\"][\"message\"]" | grep -q "symbolic link"
 '
 trainyardd_stop jd
+
+mkdir -p "$TEST_DIR/pa_dir" "$TEST_DIR/pb_dir"
+trainyardd_start pj --max-running-jobs 0 --allow-root-jobs --job-dir-root "pa:$TEST_DIR/pa_dir" \
+  --job-dir-root "pb:$TEST_DIR/pb_dir" && PJ=$TYD_URL || PJ=
+test_expect_success '--job-dir-root PROJECT:DIR: only that project'"'"'s jobs may write there' '
+  test -n "$PJ" &&
+  with_dir own "$TEST_DIR/pa_dir/run1" && test "$(api "$PJ" POST /v1/projects/pa/jobs own.json)" = 200 &&
+  with_dir theirs "$TEST_DIR/pb_dir/run1" && test "$(api "$PJ" POST /v1/projects/pa/jobs theirs.json)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "outside the directories" &&
+  ! json_get out.json "d[\"error\"][\"message\"]" | grep -q "pb:" &&
+  test "$(api "$PJ" POST /v1/projects/pb/jobs theirs.json)" = 200
+'
+trainyardd_stop pj
 test_expect_success 'a --job-dir-root that does not exist stops the start, naming the option' '
   set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/sd_$M" --listen 127.0.0.1:0 --job-dir-root "$TEST_DIR/none" 2>err; rc=$?; set -e
   test "$rc" -ne 0 && grep -q -- "--job-dir-root" err

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "daemon.h"
 #include "spec.h"
 #include "strv.h"
@@ -40,7 +41,7 @@ static char *path(const char *rel)
 static int check(char *const *roots, const char *dir, char *why, size_t n)
 {
     why[0] = '\0';
-    return tyd_jobdir_check(roots, dir, why, n);
+    return tyd_jobdir_check(roots, NULL, dir, why, n);
 }
 
 int main(void)
@@ -99,6 +100,36 @@ int main(void)
     like(why, "symbolic link", "says so");
     is_int(check(roots, path("root/out/new/dir"), why, sizeof(why)), -1, "and below such a link");
     is_int(check(roots, "file:///etc", why, sizeof(why)), 0, "any URI is left to its scheme");
+
+    /* PROJECT:DIR: a root of one project's jobs */
+    {
+        char **proots = NULL, *arg = xasprintf("pa:%s", path("other"));
+        char *arg2 = xasprintf("org:team:%s", path("other"));
+        is_int(tyd_jobdir_root_add(&proots, arg, "--job-dir-root", &e), 0, "PROJECT:DIR is added");
+        is_int(
+            tyd_jobdir_root_add(&proots, arg2, "--job-dir-root", &e), 0, "a project id with ':'");
+        is_int(tyd_jobdir_check(proots, "org:team", path("other/z"), why, sizeof(why)),
+               0,
+               "is that project's");
+        free(arg2);
+        is_int(tyd_jobdir_root_add(&proots, path("root"), "--job-dir-root", &e), 0, "and DIR");
+        is_int(tyd_jobdir_check(proots, "pa", path("other/x"), why, sizeof(why)),
+               0,
+               "its project may use it");
+        is_int(tyd_jobdir_check(proots, "pb", path("other/x"), why, sizeof(why)),
+               -1,
+               "another project may not");
+        like(why, "outside the directories", "says so");
+        ok(strstr(why, "pa:") == NULL, "not naming the other project's root");
+        is_int(tyd_jobdir_check(proots, "pb", path("root/y"), why, sizeof(why)),
+               0,
+               "every project may use a plain DIR");
+        is_int(tyd_jobdir_root_add(&proots, "a b:/tmp", "--job-dir-root", &e),
+               -EINVAL,
+               "a bad project id is refused");
+        ty_strv_free(proots);
+        free(arg);
+    }
     ok(!ty_job_dir_is_local("gs://b/p") && ty_job_dir_is_local("/x") && !ty_job_dir_is_local(""),
        "is_local");
 
