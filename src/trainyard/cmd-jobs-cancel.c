@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "format.h"
 #include "jobs.h"
+#include "jobstate.h"
 #include "json.h"
 #include "macro.h"
 
@@ -57,8 +58,9 @@ static char *ended_state(struct api_client *c, const char *job_id)
     if (api_call(c, "GET", p, NULL, &job, &e) < 0)
         return NULL;
     st = ty_json_str(job, "state");
-    if (st && (!strcmp(st, "SUCCEEDED") || !strcmp(st, "FAILED") || !strcmp(st, "CANCELLED")))
-        return xstrdup(st);
+    for (enum ty_job_state s = TY_STATE_UNSPECIFIED; st && s <= TY_STATE_CANCELLED; s++)
+        if (strcmp(st, ty_job_state_name(s)) == 0)
+            return ty_job_state_is_final(s) ? xstrdup(st) : NULL;
     return NULL;
 }
 

@@ -63,15 +63,21 @@ static const char *const log_keys[] = {"severity", "timestamp", "task_name", "tr
 
 static int log_key_check(const char *const *names, size_t n, struct ty_error *err)
 {
+    struct ty_buf key = TY_BUF_INIT;
+    int r;
+
     for (size_t i = 0; n == 1 && i < TY_ARRAY_SIZE(log_keys); i++)
         if (strcmp(names[0], log_keys[i]) == 0)
             return 0;
-    return ty_error_set(err,
-                        EINVAL,
-                        "unknown key '%s%s': a log entry has severity, timestamp, task_name, "
-                        "trial_id and message",
-                        names[0],
-                        n > 1 ? ".…" : "");
+    for (size_t i = 0; i < n; i++)
+        ty_buf_printf(&key, "%s%s", i ? "." : "", names[i]);
+    r = ty_error_set(err,
+                     EINVAL,
+                     "unknown key '%s': a log entry has severity, timestamp, task_name, trial_id "
+                     "and message, each a value with no keys",
+                     ty_buf_str(&key));
+    ty_buf_release(&key);
+    return r;
 }
 
 int jobs_log_format_opt(const char *path, const char *arg, struct jobs_log_format *lf)

@@ -424,31 +424,36 @@ static int global_flags(int *argc, char **argv)
     return 0;
 }
 
+/* How many words the remote verbs' flag at argv[@k] takes (1: --project=P, 2: --project P), or
+ * 0 when it is not one of them. */
+static int leading_flag_words(int argc, char **argv, int k)
+{
+    static const char *const with_value[] = {
+        "--project", "--format", "--api-endpoint", "--access-token-file"};
+
+    for (size_t j = 0; j < TY_ARRAY_SIZE(with_value); j++) {
+        size_t len = strlen(with_value[j]);
+        if (strncmp(argv[k], with_value[j], len) != 0)
+            continue;
+        if (argv[k][len] == '=')
+            return 1;
+        if (argv[k][len] == '\0' && k + 1 < argc)
+            return 2;
+    }
+    return 0;
+}
+
 /* gcloud takes its global flags anywhere: the flags of the remote verbs given before the
  * command words (`trainyard --project p jobs list`, `--format=json`) are moved behind the
  * words that follow them, where the verb reads them. A leading flag that is not one of them
  * stays (and is refused as before). */
 static void move_leading_flags(int argc, char **argv)
 {
-    static const char *const with_value[] = {
-        "--project", "--format", "--api-endpoint", "--access-token-file"};
     char *moved[64];
     int k = 1, w, n;
 
-    while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {
-        bool known = false;
-        for (size_t j = 0; j < TY_ARRAY_SIZE(with_value); j++) {
-            size_t len = strlen(with_value[j]);
-            if (strncmp(argv[k], with_value[j], len) == 0 &&
-                (argv[k][len] == '=' || (argv[k][len] == '\0' && k + 1 < argc)))
-                known = true;
-            if (known)
-                break;
-        }
-        if (!known)
-            break;
-        k += strchr(argv[k], '=') ? 1 : 2;
-    }
+    while (k < argc && (w = leading_flag_words(argc, argv, k)) > 0)
+        k += w;
     n = k - 1;
     if (n == 0 || n > (int)TY_ARRAY_SIZE(moved) || k >= argc || argv[k][0] == '-')
         return;

@@ -294,8 +294,83 @@ static int parse_command(const char *flag, const char *arg, json_t **ret, struct
     }
 }
 
+/* gcloud's ArgBoolean: true, yes, false, no, in any case, into *@ret. Returns 0 or -EINVAL
+ * with err naming --@flag. */
+static int parse_bool(const char *flag, const char *arg, bool *ret, struct ty_error *err)
+{
+    static const char *const words[] = {"true", "yes", "false", "no", NULL};
+    const char *near;
+    int i = 0;
+
+    while (words[i] && strcasecmp(arg, words[i]) != 0)
+        i++;
+    if (words[i]) {
+        *ret = i < 2;
+        return 0;
+    }
+    near = ty_suggest_among(arg, words);
+    return ty_error_set(err,
+                        EINVAL,
+                        "--%s: expected true, false, yes or no (got '%s'%s%s%s)",
+                        flag,
+                        arg,
+                        near ? "; did you mean '" : "",
+                        near ? near : "",
+                        near ? "'?" : "");
+}
+
+/* One of the per-role flags (ROLE_OPT ids). */
+static int apply_role_flag(struct train_flags *tf, int id, const char *arg, struct ty_error *err)
+{
+    enum ty_role role = (enum ty_role)((id - O_ROLE_FIRST) / W_N);
+    _cleanup_free_ char *flag = NULL;
+    json_t *acc = NULL;
+    int r;
+
+    switch ((id - O_ROLE_FIRST) % W_N) {
+    case W_TYPE: {
+        _cleanup_free_ char *key = xasprintf("%sType", ty_role_field(role));
+        json_object_set_new(tf->ti_patch, key, json_string(arg));
+        return 0;
+    }
+    case W_IMAGE:
+        json_object_set_new(role_config(tf, role), "imageUri", json_string(arg));
+        return 0;
+    case W_COMMAND:
+        flag = xasprintf("%s-command", flag_role[role]);
+        r = parse_command(flag, arg, &acc, err);
+        if (r < 0)
+            return r;
+        json_object_set_new(role_config(tf, role), "containerCommand", acc);
+        return 0;
+    case W_ACCEL:
+        flag = xasprintf("%s-accelerator", flag_role[role]);
+        r = parse_accelerator(flag, arg, &acc, err);
+        if (r < 0)
+            return r;
+        json_object_set_new(role_config(tf, role), "acceleratorConfig", acc);
+        return 0;
+    default: { /* W_COUNT */
+        _cleanup_free_ char *key = xasprintf("%sCount", ty_role_field(role));
+        int64_t n;
+        if (ty_parse_int64(arg, 0, TY_MAX_REPLICAS_PER_ROLE, &n) < 0)
+            return ty_error_set(err,
+                                EINVAL,
+                                "--%s-count: expected a whole number from 0 to %d (got '%s')",
+                                flag_role[role],
+                                TY_MAX_REPLICAS_PER_ROLE,
+                                arg);
+        json_object_set_new(tf->ti_patch, key, json_sprintf("%lld", (long long)n));
+        return 0;
+    }
+    }
+}
+
 int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty_error *err)
 {
+    bool b = false;
+    int r;
+
     if (!tf->ti_patch)
         tf->ti_patch = json_object();
     switch (id) {
@@ -307,8 +382,26 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         json_object_set_new(tf->ti_patch, "scaleTier", json_string(tier));
         return 0;
     }
+    /* recorded in the job, no effect here (as the same fields in a config file) */
     case O_REGION:
         json_object_set_new(tf->ti_patch, "region", json_string(arg));
+        return 0;
+    case O_PYTHON_VERSION:
+        json_object_set_new(tf->ti_patch, "pythonVersion", json_string(arg));
+        return 0;
+    case O_SERVICE_ACCOUNT:
+        json_object_set_new(tf->ti_patch, "serviceAccount", json_string(arg));
+        return 0;
+    case O_ENABLE_WEB_ACCESS:
+        json_object_set_new(tf->ti_patch, "enableWebAccess", json_true());
+        return 0;
+    case O_KMS_KEY:
+    case O_KMS_KEYRING:
+    case O_KMS_LOCATION:
+    case O_KMS_PROJECT:
+        tf->kms[id - O_KMS_KEY] = arg;
+        return 0;
+    case O_STAGING_BUCKET: /* accepted: nothing is uploaded */
         return 0;
     case O_JOB_DIR:
         if (!*arg) /* `--job-dir=$DIR` with DIR unset: a mistake, not "no directory" */
@@ -325,91 +418,16 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
     case O_PACKAGES:
     case O_RUNTIME_VERSION:
         return python_package_flag(id, err);
-    case O_PYTHON_VERSION: /* as pythonVersion in a config file: recorded, no effect */
-        json_object_set_new(tf->ti_patch, "pythonVersion", json_string(arg));
-        return 0;
-    case O_USE_CHIEF: { /* gcloud's ArgBoolean: true, yes, false, no, in any case */
-        static const char *const words[] = {"true", "yes", "false", "no", NULL};
-        int i = 0;
-        while (words[i] && strcasecmp(arg, words[i]) != 0)
-            i++;
-        if (!words[i]) {
-            const char *near = ty_suggest_among(arg, words);
-            return ty_error_set(err,
-                                EINVAL,
-                                "--use-chief-in-tf-config: expected true, false, yes or no (got "
-                                "'%s'%s%s%s)",
-                                arg,
-                                near ? "; did you mean '" : "",
-                                near ? near : "",
-                                near ? "'?" : "");
-        }
-        json_object_set_new(tf->ti_patch, "useChiefInTfConfig", json_boolean(i < 2));
-        return 0;
-    }
-    case O_SERVICE_ACCOUNT:
-        json_object_set_new(tf->ti_patch, "serviceAccount", json_string(arg));
-        return 0;
-    case O_ENABLE_WEB_ACCESS:
-        json_object_set_new(tf->ti_patch, "enableWebAccess", json_true());
-        return 0;
-    case O_KMS_KEY:
-    case O_KMS_KEYRING:
-    case O_KMS_LOCATION:
-    case O_KMS_PROJECT:
-        tf->kms[id - O_KMS_KEY] = arg;
-        return 0;
-    case O_STAGING_BUCKET:
-        return 0;
+    case O_USE_CHIEF:
+        r = parse_bool("use-chief-in-tf-config", arg, &b, err);
+        if (r == 0)
+            json_object_set_new(tf->ti_patch, "useChiefInTfConfig", json_boolean(b));
+        return r;
     default:
         break;
     }
-    if (id >= O_ROLE_FIRST && id < ROLE_OPT(TY_ROLE_MAX, 0)) {
-        enum ty_role role = (enum ty_role)((id - O_ROLE_FIRST) / W_N);
-        int what = (id - O_ROLE_FIRST) % W_N;
-        _cleanup_free_ char *flag = NULL;
-        json_t *acc = NULL;
-        int r;
-
-        switch (what) {
-        case W_TYPE: {
-            _cleanup_free_ char *key = xasprintf("%sType", ty_role_field(role));
-            json_object_set_new(tf->ti_patch, key, json_string(arg));
-            return 0;
-        }
-        case W_IMAGE:
-            json_object_set_new(role_config(tf, role), "imageUri", json_string(arg));
-            return 0;
-        case W_COMMAND:
-            flag = xasprintf("%s-command", flag_role[role]);
-            r = parse_command(flag, arg, &acc, err);
-            if (r < 0)
-                return r;
-            json_object_set_new(role_config(tf, role), "containerCommand", acc);
-            return 0;
-        case W_ACCEL:
-            flag = xasprintf("%s-accelerator", flag_role[role]);
-            r = parse_accelerator(flag, arg, &acc, err);
-            if (r < 0)
-                return r;
-            json_object_set_new(role_config(tf, role), "acceleratorConfig", acc);
-            return 0;
-        case W_COUNT: {
-            _cleanup_free_ char *key = xasprintf("%sCount", ty_role_field(role));
-            int64_t n;
-            if (ty_parse_int64(arg, 0, TY_MAX_REPLICAS_PER_ROLE, &n) < 0)
-                return ty_error_set(err,
-                                    EINVAL,
-                                    "--%s-count: expected a whole number from 0 to "
-                                    "%d (got '%s')",
-                                    flag_role[role],
-                                    TY_MAX_REPLICAS_PER_ROLE,
-                                    arg);
-            json_object_set_new(tf->ti_patch, key, json_sprintf("%lld", (long long)n));
-            return 0;
-        }
-        }
-    }
+    if (id >= O_ROLE_FIRST && id < ROLE_OPT(TY_ROLE_MAX, 0))
+        return apply_role_flag(tf, id, arg, err);
     return ty_error_set(err, EINVAL, "internal: unknown option %d", id);
 }
 

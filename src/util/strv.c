@@ -103,3 +103,16 @@ bool ty_strv_contains(char *const *v, const char *s)
             return true;
     return false;
 }
+
+size_t ty_list_fit(const char *s, char sep, size_t room, bool *cut)
+{
+    size_t keep = strlen(s);
+
+    *cut = keep > room;
+    if (!*cut)
+        return keep;
+    keep = room > 4 ? room - 4 : 0;
+    while (keep > 0 && s[keep] != sep)
+        keep--;
+    return keep;
+}

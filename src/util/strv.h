@@ -26,6 +26,10 @@ void ty_strv_unsetenv(char **env, const char *name);
 const char *ty_strv_getenv(char *const *env, const char *name);
 /* Whether @v (NULL-safe) holds a string equal to @s. */
 bool ty_strv_contains(char *const *v, const char *s);
+/* How much of the @sep-separated list @s (a PATH) to show in @room bytes: all of it when it
+ * fits; else the longest prefix of whole entries that leaves 4 bytes for ":...", *@cut set
+ * (0 when not even the first entry fits). */
+size_t ty_list_fit(const char *s, char sep, size_t room, bool *cut);
 
 static inline void ty_strv_freep(char ***v)
 {

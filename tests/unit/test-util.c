@@ -108,6 +108,14 @@ static void test_strv(void)
            !ty_strv_contains(NULL, "x"),
        "strv: contains (whole strings only; NULL-safe)");
     ok(ty_strv_getenv(env, "PAT") == NULL, "strv: prefix is not a match");
+    {
+        bool cut = true;
+        is_int((int)ty_list_fit("/a:/bb", ':', 6, &cut), 6, "list_fit: it fits");
+        ok(!cut, "list_fit: not cut");
+        is_int((int)ty_list_fit("/a:/bb:/ccc", ':', 8, &cut), 2, "list_fit: whole entries");
+        ok(cut, "list_fit: cut");
+        is_int((int)ty_list_fit("/aaaa:/b", ':', 5, &cut), 0, "list_fit: not even the first");
+    }
     ok(ty_strv_getenv(env, "HOME") == NULL, "strv: getenv missing");
     ok(ty_strv_getenv(NULL, "HOME") == NULL, "strv: getenv on NULL");
     ty_strv_setenv(&env, "V", "a=b");

@@ -15,7 +15,7 @@ int ty_run_make_job_dir(const char *dir, const char *run_as, bool no_links, stru
     struct passwd pw, *res = NULL;
     char buf[4096];
     struct stat st;
-    bool existed = lstat(dir, &st) == 0, created = false;
+    bool existed, created = false;
     int fd = -1, r;
 
     if (no_links) {
@@ -24,6 +24,7 @@ int ty_run_make_job_dir(const char *dir, const char *run_as, bool no_links, stru
             return ty_error_prefix(err, fd, "jobDir");
         existed = !created;
     } else {
+        existed = lstat(dir, &st) == 0;
         r = ty_mkdir_p(dir, 0755, err);
         if (r < 0)
             return r;

@@ -230,24 +230,19 @@ static void not_on_path(const struct proc_replica *pr, char *buf, size_t len)
                         "cannot run '%s': not found on the replica's PATH (set by %s): ",
                         pr->program,
                         p->base.path_setting ? p->base.path_setting : "trainyard's environment");
-    size_t room, keep;
+    size_t keep;
+    bool cut;
 
     if (head < 0 || (size_t)head >= len)
         return;
     path = path ? path : "(unset)";
-    room = len - (size_t)head - 1;
-    keep = strlen(path);
-    if (keep > room) { /* whole directories only, then "..." */
-        keep = room > 4 ? room - 4 : 0;
-        while (keep > 0 && path[keep] != ':')
-            keep--;
-    }
+    keep = ty_list_fit(path, ':', len - (size_t)head - 1, &cut); /* whole directories */
     (void)snprintf(buf + head,
                    len - (size_t)head,
                    "%.*s%s",
                    (int)keep,
                    path,
-                   keep < strlen(path) ? (keep ? ":..." : "...") : "");
+                   cut ? (keep ? ":..." : "...") : "");
 }
 
 /* After a replica's reaping: reap the orphans, unless the first zombie is a replica of @p

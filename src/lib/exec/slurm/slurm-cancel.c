@@ -136,18 +136,16 @@ static void cancel_wait(struct slurm_cancel *w, const char *state, const char *w
     w->timer = ty_loop_add_timer(w->loop, ty_mono_usec() + CANCEL_POLL_USEC, cancel_tick, w);
 }
 
+/* Did the command fail saying @words? */
+static bool failed_saying(const struct ty_subproc_result *res, const char *words)
+{
+    return !res->timed_out && res->status != 0 && res->err && strstr(res->err, words);
+}
+
 /* Did the command fail because Slurm does not know the job (gone: nothing to wait for)? */
 static bool unknown_job(const struct ty_subproc_result *res)
 {
-    return !res->timed_out && res->status != 0 && res->err &&
-           strstr(res->err, "Invalid job id specified");
-}
-
-/* Did scancel fail because the job is ending already (as good as cancelled)? */
-static bool job_ending(const struct ty_subproc_result *res)
-{
-    return !res->timed_out && res->status != 0 && res->err &&
-           strstr(res->err, "already completing or completed");
+    return failed_saying(res, "Invalid job id specified");
 }
 
 static void on_cancel_state(struct ty_loop *loop, struct ty_subproc_result *res, void *data)
@@ -189,7 +187,9 @@ static void on_scancel(struct ty_loop *loop, struct ty_subproc_result *res, void
         cancel_end(w);
         return;
     }
-    if (!job_ending(res) && slurm_cmd_check(res, "scancel", &e) < 0) {
+    /* a job ending already is as good as cancelled */
+    if (!failed_saying(res, "already completing or completed") &&
+        slurm_cmd_check(res, "scancel", &e) < 0) {
         /* the controller unreachable, or restarting: said once, and sent again until the
          * deadline (a job left holding its nodes is worse than a slow cleanup) */
         if (!w->scancel_again)

@@ -127,39 +127,40 @@ static bool state_ended(const char *st)
     return slurm_state_final(st) || strcmp(st, "COMPLETING") == 0 || strcmp(st, "ENDED") == 0;
 }
 
-/* Report every replica lost because the job ended; @failed: a node Slurm shows failed
- * (@fstate its state), or "". */
-static void report_ended(struct slurm_rt *s, const char *failed, const char *fstate)
+/* Report replica @i lost because the job ended; @failed: a node Slurm shows failed (@fstate
+ * its state), or "". */
+static void report_lost(struct slurm_rt *s, size_t i, const char *failed, const char *fstate)
 {
     char why[256];
     bool reason = *s->reason && strcmp(s->reason, "None") != 0;
 
-    /* The replicas of the failed node first: the first loss reported is the one the job's
-     * retry names. */
-    for (size_t k = 0; k < 2 * s->n && s->phase != PHASE_ENDED; k++) {
-        size_t i = k % s->n;
-        bool on_failed = *failed && strcmp(s->reps[i].node, failed) == 0;
-        if (*failed && (k < s->n) != on_failed)
-            continue;
-        if (!*failed && k >= s->n)
-            break;
-        if (on_failed)
-            (void)snprintf(
-                why, sizeof(why), "its node %s failed (Slurm marks it %s)", failed, fstate);
-        else if (*failed)
-            (void)snprintf(
-                why, sizeof(why), "Slurm ended job %s when node %s failed", s->job_id, failed);
-        else
-            (void)snprintf(why,
-                           sizeof(why),
-                           "the Slurm job %s ended (%s%s%s)",
-                           s->job_id,
-                           s->state,
-                           reason ? ": " : "",
-                           reason ? s->reason : "");
-        s->reps[i].exit_held = false;
-        slurm_lost(s, i, why);
-    }
+    if (*failed && strcmp(s->reps[i].node, failed) == 0)
+        (void)snprintf(why, sizeof(why), "its node %s failed (Slurm marks it %s)", failed, fstate);
+    else if (*failed)
+        (void)snprintf(
+            why, sizeof(why), "Slurm ended job %s when node %s failed", s->job_id, failed);
+    else
+        (void)snprintf(why,
+                       sizeof(why),
+                       "the Slurm job %s ended (%s%s%s)",
+                       s->job_id,
+                       s->state,
+                       reason ? ": " : "",
+                       reason ? s->reason : "");
+    s->reps[i].exit_held = false;
+    slurm_lost(s, i, why);
+}
+
+/* Report every replica lost because the job ended, those of the failed node @failed (when
+ * there is one) first: the first loss reported is the one the job's retry names. */
+static void report_ended(struct slurm_rt *s, const char *failed, const char *fstate)
+{
+    for (size_t i = 0; *failed && i < s->n && s->phase != PHASE_ENDED; i++)
+        if (strcmp(s->reps[i].node, failed) == 0)
+            report_lost(s, i, failed, fstate);
+    for (size_t i = 0; i < s->n && s->phase != PHASE_ENDED; i++)
+        if (!*failed || strcmp(s->reps[i].node, failed) != 0)
+            report_lost(s, i, failed, fstate);
 }
 
 /* The state sinfo's "%N|%T" lines @out give @node, into @st ("" when not listed). */
