@@ -61,6 +61,7 @@ struct tyd {
     bool allow_insecure_http;    /* --allow-insecure-http: plain HTTP off loopback */
     struct tyd_runas *runas;     /* --project-user: who runs a project's process jobs (runas.c) */
     bool allow_root_jobs;        /* --allow-root-jobs: process and slurm jobs may run as root */
+    bool leave_mounts;           /* --leave-mounts: warn only (tyd_jobdir_secure_mounts) */
     char **job_dir_roots;        /* --job-dir-root: where a local jobDir may be (jobdir.c) */
     int64_t min_wait_usec;       /* --shortest-max-wait-time: the least maxWaitTime accepted */
 
@@ -285,10 +286,13 @@ int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struc
  * filesystem (lstat, realpath), changes nothing. */
 int tyd_jobdir_check(
     char *const *roots, const char *project, const char *job_dir, char *why, size_t whylen);
-/* At start, as root: a warning in the log for each --job-dir-root (and the state directory,
- * where tuning trials' metric directories are mounted into containers) on a mount without
- * nosuid and nodev, where a container job could leave a set-user-ID program. */
-void tyd_jobdir_log_mounts(const struct tyd *d);
+/* At start, as root, with the container runtime: each --job-dir-root, and the state directory
+ * (where tuning trials' metric directories are mounted into containers), that is on a mount
+ * without nosuid and nodev is made a nosuid,nodev bind mount of its own in the host's mount
+ * namespace, so that no set-user-ID program or device node a container job (root in its
+ * container) leaves there works on this host. The mounts stay after trainyardd ends. With
+ * --leave-mounts, or where that fails, a warning in the log instead. */
+void tyd_jobdir_secure_mounts(const struct tyd *d);
 
 /* --- metrics.c: GET /healthz, and GET /metrics in the Prometheus text format ------------ */
 

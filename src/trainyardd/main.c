@@ -119,6 +119,9 @@ static const char usage_more[] =
     "  --job-dir-root=[PROJECT:]DIR  a local jobDir must lie inside DIR (PROJECT: of that\n"
     "                            project's jobs only; repeatable; without one, only URIs\n"
     "                            such as gs://... are taken as jobDir)\n"
+    "  --leave-mounts            as root with the container runtime, only warn about a\n"
+    "                            --job-dir-root or the state directory on a mount without\n"
+    "                            nosuid,nodev (default: make each a nosuid,nodev bind mount)\n"
     "  --job-path=DIRS           PATH of the replicas run as programs (process runtime,\n"
     "                            slurm's too), which start from a defined environment, not\n"
     "                            this one (default " TY_JOB_PATH_DEFAULT ")\n"
@@ -146,6 +149,7 @@ enum {
     O_PROJECT_USER,
     O_ALLOW_ROOT,
     O_JOB_DIR_ROOT,
+    O_LEAVE_MOUNTS,
     O_LOG_FILE,
     O_CONFIG,
     O_VERBOSE,
@@ -183,6 +187,7 @@ static const struct option options[] = {
     {"project-user", required_argument, NULL, O_PROJECT_USER},
     {"allow-root-jobs", optional_argument, NULL, O_ALLOW_ROOT},
     {"job-dir-root", required_argument, NULL, O_JOB_DIR_ROOT},
+    {"leave-mounts", optional_argument, NULL, O_LEAVE_MOUNTS},
     {"log-file", required_argument, NULL, O_LOG_FILE},
     {"config", required_argument, NULL, O_CONFIG},
     {"verbose", no_argument, NULL, O_VERBOSE},
@@ -401,6 +406,8 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
             return ty_error_set(err, EINVAL, "%s: expected 'true' or 'false' (got '%s')", where, v);
         d->allow_root_jobs = !v || strcmp(v, "true") == 0;
         return 0;
+    case O_LEAVE_MOUNTS:
+        return set_bool(&d->leave_mounts, v, where, err);
     case O_JOB_DIR_ROOT:
         return tyd_jobdir_root_add(&d->job_dir_roots, v, where, err);
     case O_LOG_FILE:
@@ -681,11 +688,11 @@ static int serve(struct tyd *d)
     (void)sigaction(SIGPIPE, &ign, NULL);
     loop = ty_loop_new();
     ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, d);
+    tyd_jobdir_secure_mounts(d); /* before any job's container starts */
     if (tyd_admit_start(d, &e) < 0 || tyd_dispatch_init(d, loop, &e) < 0 ||
         tyd_http_start(d, &e) < 0)
         goto fail;
     tyd_runas_log_start(d);
-    tyd_jobdir_log_mounts(d);
     tyd_log("listening on %s://%.*s:%u (state %s, runtime %s%s)",
             d->tls_cert ? "https" : "http",
             (int)(strrchr(d->listen, ':') - d->listen),

@@ -48,9 +48,19 @@ test_skip() {
   echo "ok $test_count - $1 # SKIP $2"
 }
 
+# Usage: umount_scratch   detach the mounts under $TEST_DIR (a root trainyardd with the
+# container runtime makes its state directory and --job-dir-roots nosuid,nodev mounts that
+# outlive it), deepest first, so that the directory can be removed
+umount_scratch() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  awk -v d="$TEST_DIR/" 'index($5 "/", d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || :; done
+}
+
 # Usage: test_done  (prints the plan; exits 1 if any test failed)
 test_done() {
   echo "1..$test_count"
+  umount_scratch
   if [ "$test_failed" -eq 0 ]; then
     rm -rf "$TEST_DIR"
     exit 0

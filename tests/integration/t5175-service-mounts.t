@@ -1,0 +1,60 @@
+#!/bin/sh
+# t5175-service-mounts: a root trainyardd with the container runtime makes its --job-dir-roots
+# and state directory nosuid,nodev mounts at start (docs/security.md), so that a set-user-ID
+# program a container job (root in its container) leaves there gives a local user no root;
+# the mounts outlive it and a restart adds none; --leave-mounts and the process runtime only
+# warn or say nothing. Needs root and a scratch directory on a mount without nosuid.
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+NAMES="made leave process"
+suid=$("$PYTHON" -c "import os,sys; f=os.statvfs(sys.argv[1]).f_flag; print(int(f & (os.ST_NOSUID | os.ST_NODEV) != (os.ST_NOSUID | os.ST_NODEV)))" "$TEST_DIR")
+if [ "$(id -u)" -ne 0 ] || [ "$suid" != 1 ]; then
+  for t in $NAMES; do test_skip "mounts: $t" "needs root and a scratch directory on a mount without nosuid,nodev"; done
+  test_done
+fi
+chmod 711 "$TEST_DIR" # a local user may reach the job directory, as on a shared machine
+mkdir -p "$TEST_DIR/jobs" "$TEST_DIR/other"
+
+# tyd NAME FLAGS...: run trainyardd on state NAME until it listens, then stop it; NAME.log
+tyd() {
+  local name=$1 pid; shift
+  "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/$name" "$@" \
+    >"$TEST_DIR/$name.log" 2>&1 &
+  pid=$!
+  wait_for 20 grep -q "listening on" "$TEST_DIR/$name.log" || { kill "$pid"; return 1; }
+  kill -TERM "$pid" && wait "$pid"
+}
+# mounted DIR: the mount options of the mounts at DIR, one line each
+mounted() {
+  awk -v d="$1" '$5 == d { print $6 }' /proc/self/mountinfo
+}
+
+test_expect_success 'mounts: the roots and the state directory are made nosuid,nodev, once' '
+  tyd svc --runtime container --job-dir-root "$TEST_DIR/jobs" --job-dir-root "p:$TEST_DIR/other" &&
+  grep -q -- "--job-dir-root $TEST_DIR/jobs: made a nosuid,nodev bind mount of it, which stays" svc.log &&
+  grep -q -- "--job-dir-root $TEST_DIR/other: made a nosuid,nodev bind mount" svc.log &&
+  grep -q "the state directory (its trials. metric directories) $TEST_DIR/svc: made a nosuid,nodev" svc.log &&
+  ! grep -q warning svc.log &&
+  for d in jobs other svc; do
+    test "$(mounted "$TEST_DIR/$d" | wc -l)" = 1 &&
+    mounted "$TEST_DIR/$d" | grep -q "nosuid,nodev" || exit 1
+  done &&
+  cp /usr/bin/id jobs/id && chmod 4755 jobs/id &&
+  test "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$TEST_DIR/jobs/id" -u)" = 65534 &&
+  tyd svc --runtime container --job-dir-root "$TEST_DIR/jobs" &&
+  ! grep -q "nosuid" svc.log &&
+  test "$(mounted "$TEST_DIR/jobs" | wc -l)" = 1 && test "$(mounted "$TEST_DIR/svc" | wc -l)" = 1
+'
+test_expect_success 'mounts: --leave-mounts only warns' '
+  mkdir -p lj && tyd leave --runtime container --job-dir-root "$TEST_DIR/lj" --leave-mounts &&
+  grep -q -- "warning: --job-dir-root $TEST_DIR/lj is on a mount without nosuid and nodev, and is left so (--leave-mounts): a container job" leave.log &&
+  grep -q "warning: the state directory (its trials. metric directories) $TEST_DIR/leave is on a mount without" leave.log &&
+  test -z "$(mounted "$TEST_DIR/lj")" && test -z "$(mounted "$TEST_DIR/leave")"
+'
+test_expect_success 'mounts: the process runtime (no job root in a container) leaves them' '
+  mkdir -p pj && tyd process --job-dir-root "$TEST_DIR/pj" &&
+  ! grep -q "nosuid" process.log &&
+  test -z "$(mounted "$TEST_DIR/pj")" && test -z "$(mounted "$TEST_DIR/process")"
+'
+
+test_done
