@@ -127,8 +127,11 @@ static bool watching(const struct tyd_dispatch *dp, int64_t seq)
 /* --- sweeping what a dead supervisor left ---------------------------------------------- */
 
 /* Kill every process whose environment carries the job's sweep key (local replicas and
- * anything they started inherit it). */
-static int sweep_processes(const char *key)
+ * anything they started inherit it), but, with @spare_slurm_tasks, the tasks of a Slurm job on
+ * this host (SLURM_JOB_ID in their environment): the job's cancel by sweep-slurm ends those
+ * with Slurm's SIGTERM and KillWait, in which a task launcher removes its containers and
+ * directories and a replica may save its work, where SIGKILL would leave them behind. */
+static int sweep_processes(const char *key, bool spare_slurm_tasks)
 {
     DIR *dir = opendir("/proc");
     struct dirent *de;
@@ -141,7 +144,10 @@ static int sweep_processes(const char *key)
 
         if (ty_parse_int64(de->d_name, 2, INT32_MAX, &pid) < 0 || pid == getpid())
             continue; /* not a process (".", "self", ...), init, or ourselves */
-        if (ty_proc_env_has((pid_t)pid, TY_SWEEP_ENV, key) && kill((pid_t)pid, SIGKILL) == 0)
+        if (!ty_proc_env_has((pid_t)pid, TY_SWEEP_ENV, key) ||
+            (spare_slurm_tasks && ty_proc_env_has((pid_t)pid, "SLURM_JOB_ID", NULL)))
+            continue;
+        if (kill((pid_t)pid, SIGKILL) == 0)
             killed++;
     }
     closedir(dir);
@@ -158,7 +164,9 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
  * new supervisor for the job waits until its helpers have ended (dispatch). */
 static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
 {
-    int n = row->sweep_key && *row->sweep_key ? sweep_processes(row->sweep_key) : 0;
+    bool slurm = row->runtime && strcmp(row->runtime, "slurm") == 0;
+    int n = row->sweep_key && *row->sweep_key ? sweep_processes(row->sweep_key, slurm) : 0;
+
     if (n)
         tyd_log("job %s/%s: killed %d leftover process(es)", row->project, row->job_id, n);
     if (row->runtime && strcmp(row->runtime, "container") == 0) {
@@ -168,8 +176,7 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
             watch(dp, row->seq, pid, true, true);
     }
     /* Slurm jobs it left (pending ones would otherwise wait in the queue for nothing). */
-    if (row->runtime && strcmp(row->runtime, "slurm") == 0 && row->sweep_key &&
-        strlen(row->sweep_key) >= 8) {
+    if (slurm && row->sweep_key && strlen(row->sweep_key) >= 8) {
         char *argv[] = {
             (char *)"trainyard-supervisor", (char *)"sweep-slurm", row->sweep_key, NULL};
         pid_t pid = spawn_self(dp, argv, environ, NULL, 0);

@@ -170,7 +170,8 @@ static bool is_zombie(pid_t pid)
 bool ty_proc_env_has(pid_t pid, const char *name, const char *value)
 {
     char path[64];
-    _cleanup_free_ char *want = xasprintf("%s=%s", name, value);
+    _cleanup_free_ char *want = xasprintf("%s=%s", name, value ? value : "");
+    size_t n = strlen(want);
     _cleanup_fclose_ FILE *f = NULL;
     char *entry = NULL;
     size_t cap = 0;
@@ -182,7 +183,7 @@ bool ty_proc_env_has(pid_t pid, const char *name, const char *value)
         return false;
     /* Entry by entry to the end of the file: no size limit to miss an entry past. */
     while (getdelim(&entry, &cap, '\0', f) > 0) {
-        if (strcmp(entry, want) == 0) {
+        if (value ? strcmp(entry, want) == 0 : strncmp(entry, want, n) == 0) {
             found = true;
             break;
         }

@@ -48,7 +48,8 @@ int ty_proctree_reap_orphans(void);
  * call after it (ty_proctree_reap_orphans would list the children to look past it). */
 pid_t ty_proctree_first_zombie(void);
 
-/* Does the environment of process @pid hold the entry @name=@value exactly? Reads all of
+/* Does the environment of process @pid hold the entry @name=@value exactly (@value NULL: an
+ * entry @name, whatever its value)? Reads all of
  * /proc/PID/environ, however long (a CLUSTER_SPEC alone may exceed 128 KiB, and the entry
  * sought may come after it). False when the process is gone or not ours to read. */
 bool ty_proc_env_has(pid_t pid, const char *name, const char *value);

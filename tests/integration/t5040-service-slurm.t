@@ -143,6 +143,32 @@ test_expect_success 'a supervisor that dies: the service cancels its Slurm job a
   wait_for 30 only_blocker &&
   scancel "$blocker" && wait_for 20 no_slurm_jobs
 '
+# The service's sweep spares the Slurm tasks on its own host: they end by their launcher's
+# loss of the supervisor or by Slurm's cancel, which give the launcher time to remove what it
+# made (here the replica's container, which takes a grace period, and the engine it started),
+# where a SIGKILL would leave them until another launcher starts on that node (none here: the
+# job is cancelled at once).
+if "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 &&
+   "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1; then
+  test_expect_success 'a supervisor that dies: its replica'"'"'s container on a node is removed' '
+    "$PYTHON" -c "import json, sys; json.dump({\"trainingInput\": {\"scaleTier\": \"BASIC\", \"masterConfig\": {\"imageUri\": \"localhost/trainyard/testbox:1\"}, \"args\": [\"sh\", \"-c\", \"exec sleep 300\"]}}, open(sys.argv[1], \"w\"))" img.json &&
+    "$TRAINYARD" jobs submit training svc_img --config img.json --async >out 2>&1 &&
+    ctr() { podman ps -q --filter label=trainyard.job=svc_img; } &&
+    ctr_up() { test -n "$(ctr)"; } &&
+    { wait_for 90 ctr_up || { podman ps -a; cat svc/jobs/p1/svc_img/logs/*; false; }; } && first=$(ctr) &&
+    engine_dir=$(sed -n "s|.*started .* on \(/tmp/trainyard-podman\.[^/]*\)/podman.sock.*|\1|p" svc/jobs/p1/svc_img/logs/service.log) &&
+    test -d "$engine_dir" &&
+    sup=$(pgrep -f "supervise-job $TEST_DIR/svc " | head -1) && test -n "$sup" &&
+    kill -KILL "$sup" && "$TRAINYARD" jobs cancel svc_img >/dev/null 2>&1 &&
+    wait_for 60 ended svc_img && wait_for 30 no_slurm_jobs &&
+    { wait_for 30 sh -c "! podman container exists $first" || { podman ps -a; false; }; } &&
+    { wait_for 30 test ! -e "$engine_dir" || { ls -la "$engine_dir"; false; }; } &&
+    no_ctr() { test -z "$(podman ps -aq --filter label=trainyard.job=svc_img)"; } &&
+    wait_for 30 no_ctr
+  '
+else
+  test_skip "a supervisor that dies: its replica's container on a node is removed" "no container engine: $(tail -1 "$TEST_DIR/setup.log" 2>/dev/null)"
+fi
 trainyardd_stop svc
 slurm_cluster_stop
 test_expect_success 'nothing of the cluster is left' '

@@ -182,6 +182,10 @@ int main(void)
     ok(!ty_proc_env_has(pid, "_KEY", KEY_VALUE), "a suffix of the name is not a match");
     ok(!ty_proc_env_has(pid, "CLUSTER_SPEC_0", ""), "an entry with another value is not a match");
     ok(!ty_proc_env_has(getpid(), KEY_NAME, KEY_VALUE), "this process does not have it");
+    ok(ty_proc_env_has(pid, KEY_NAME, NULL), "a name, whatever its value, is found");
+    ok(ty_proc_env_has(pid, "CLUSTER_SPEC_0", NULL), "a name early in the environment too");
+    ok(!ty_proc_env_has(pid, "TY_TEST_SWEEP", NULL), "a prefix of a name is not a match");
+    ok(!ty_proc_env_has(getpid(), KEY_NAME, NULL), "nor is a name the process lacks");
     (void)kill(pid, SIGKILL);
     (void)waitpid(pid, NULL, 0);
     ok(!ty_proc_env_has(pid, KEY_NAME, KEY_VALUE), "a process that is gone has nothing");
