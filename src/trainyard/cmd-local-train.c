@@ -34,6 +34,7 @@
 #include "sigpipe.h"
 #include "spec.h"
 #include "statedir.h"
+#include "statemode.h"
 #include "strv.h"
 #include "study.h"
 #include "supervise.h"
@@ -184,7 +185,7 @@ static void write_record(struct run_ctx *rc, enum ty_job_state st)
     if (!text)
         text = ty_json_pretty(j);
     tmp = xasprintf("%s.tmp", rc->job_record);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, TY_STATE_FILE_MODE);
     if (fd < 0)
         return;
     if (ty_write_all(fd, text, strlen(text)) == 0 && ty_write_all(fd, "\n", 1) == 0 &&

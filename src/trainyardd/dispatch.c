@@ -38,6 +38,7 @@
 #include "parse.h"
 #include "proctree.h"
 #include "statedir.h"
+#include "statemode.h"
 #include "strv.h"
 #include "subproc.h"
 #include "timeutil.h"
@@ -502,7 +503,7 @@ static pid_t spawn_self(
     int logfd, nullfd, r;
     pid_t pid = -1;
 
-    logfd = open(d->log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    logfd = open(d->log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, TY_STATE_FILE_MODE);
     nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     sigfillset(&all);
     sigemptyset(&block);

@@ -34,6 +34,7 @@
 #include "runtime.h"
 #include "sigpipe.h"
 #include "statedir.h"
+#include "statemode.h"
 #include "strv.h"
 #include "suggest.h"
 #include "timeutil.h"
@@ -663,10 +664,16 @@ static int serve(struct tyd *d)
     _cleanup_free_ char *db = NULL;
     struct ty_loop *loop = NULL;
     struct ty_error e = {0};
+    size_t n_tight;
     int r, rc, sig_fd;
 
-    if (ty_mkdir_p(d->state_dir, 0755, &e) < 0 || lock_state_dir(d, &e) < 0)
+    if (ty_mkdir_p(d->state_dir, TY_STATE_DIR_MODE, &e) < 0 || lock_state_dir(d, &e) < 0)
         goto fail;
+    if ((n_tight = ty_statedir_tighten(d->state_dir)) > 0)
+        tyd_log("state directory %s: made %zu directories and files an earlier version left "
+                "readable by every local user private (docs/security.md)",
+                d->state_dir,
+                n_tight);
     if (!d->log_file)
         d->log_file = xasprintf("%s/trainyardd.log", d->state_dir);
     if (d->auth_file && tyd_auth_load(d->auth_file, &d->auth, &e) < 0)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -234,6 +235,7 @@ int tyd_runas_supervisor_arg(
 void tyd_runas_log_start(const struct tyd *d)
 {
     const struct tyd_runas *m = d->runas;
+    struct stat st;
 
     if (geteuid() != 0) {
         if (m && m->n)
@@ -250,6 +252,13 @@ void tyd_runas_log_start(const struct tyd *d)
                 (unsigned)m->e[i].uid,
                 m->e[i].uid == 0 && !d->allow_root_jobs ? ": refused, root needs --allow-root-jobs"
                                                         : "");
+    if (m && m->n && stat(d->state_dir, &st) == 0 && !(st.st_mode & S_IXOTH))
+        tyd_log("warning: the state directory %s (mode %04o) is not searchable by other "
+                "users: a project-user may not reach its tuning trials' metric directories "
+                "there, and those trials fail; make it 0711, which lets nobody list or read "
+                "its jobs (docs/security.md)",
+                d->state_dir,
+                (unsigned)(st.st_mode & 07777));
     if (d->allow_root_jobs)
         tyd_log("--allow-root-jobs: process-runtime jobs of projects without an unprivileged "
                 "project-user run as root");

@@ -267,4 +267,63 @@ test_expect_success 'it starts in its jobDir; a jobDir closed to its user fails 
 trainyardd_stop e2e
 rm -rf "$JR"
 
+# --- the state directory: private, yet a mapped user's trials reach their metric files -----
+SD=$(mktemp -d /tmp/t5060-sd.XXXXXX) && chmod 711 "$SD"
+trainyardd_start sd --project-user=pa:nobody --state-dir "$SD/state" && SDU=$TYD_URL || SDU=
+# as_nobody CMD...: run CMD as uid/gid 65534
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+cat >"$SD/report.sh" <<'EOF'
+test "$(id -u)" = 65534 && printf '{"m": "0.5", "global_step": "1"}\n' >"$CLOUD_ML_HP_METRIC_FILE"
+EOF
+chmod 755 "$SD/report.sh"
+test_expect_success 'a mapped project'"'"'s tuning trials run as its user and report their metric' '
+  test -n "$SDU" &&
+  job_body t.json t_$M "sh $SD/report.sh" &&
+  "$PYTHON" -c "import json; d=json.load(open(\"t.json\")); d[\"trainingInput\"][\"hyperparameters\"]={\"goal\": \"MAXIMIZE\", \"hyperparameterMetricTag\": \"m\", \"maxTrials\": 2, \"params\": [{\"parameterName\": \"x\", \"type\": \"DOUBLE\", \"minValue\": 0, \"maxValue\": 1}]}; json.dump(d, open(\"t.json\", \"w\"))" &&
+  test "$(api "$SDU" POST /v1/projects/pa/jobs t.json)" = 200 &&
+  wait_for 60 sh -c "curl -s $SDU/v1/projects/pa/jobs/t_$M | grep -q -E \"SUCCEEDED|FAILED\"" &&
+  test "$(api "$SDU" GET /v1/projects/pa/jobs/t_$M)" = 200 &&
+  { json_get out.json "d[\"state\"]" | grep -qx SUCCEEDED || { cat out.json; false; }; } &&
+  test "$(json_get out.json "[t[\"finalMetric\"][\"objectiveValue\"] for t in d[\"trainingOutput\"][\"trials\"]]")" = "[0.5, 0.5]"
+'
+test_expect_success 'no local user lists its jobs or reads their logs or the store' '
+  test "$(stat -c %a "$SD/state")" = 711 && test "$(stat -c %a "$SD/state/jobs")" = 711 &&
+  test "$(stat -c %a "$SD/state/jobs/pa/t_$M")" = 711 &&
+  test "$(stat -c %a "$SD/state/jobs/pa/t_$M/logs")" = 700 &&
+  test "$(stat -c %a "$SD/state/trainyard.db")" = 600 &&
+  test "$(stat -c %a "$SD/state/trainyardd.log")" = 600 &&
+  ! as_nobody ls "$SD/state/jobs" >/dev/null 2>&1 &&
+  ! as_nobody ls "$SD/state/jobs/pa/t_$M/logs" >/dev/null 2>&1 &&
+  ! as_nobody cat "$SD/state/trainyard.db" >/dev/null 2>&1 &&
+  ! as_nobody cat "$SD/state/jobs/pa/t_$M/logs/service.log" >/dev/null 2>&1
+'
+trainyardd_stop sd
+# tyd_once DIR LOG [FLAGS...]: start trainyardd on DIR until it listens, then stop it
+tyd_once() {
+  local dir=$1 log=$2 pid; shift 2
+  "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir "$dir" "$@" >"$log" 2>&1 & pid=$!
+  wait_for 20 grep -q "listening on" "$log" || { kill $pid; return 1; }
+  kill -TERM $pid && wait $pid
+}
+test_expect_success 'what an earlier version left readable is made private; other modes are kept' '
+  old="$SD/old" && tyd_once "$old" old0.log --project-user=pa:nobody &&
+  mkdir -p "$old/jobs/pa/j1/logs" "$old/jobs/pa/j1/trials/1" "$old/jobs/pb/j2/logs" &&
+  chmod 755 "$old" "$old/jobs" "$old/jobs/pa" "$old/jobs/pa/j1" "$old/jobs/pa/j1/logs" \
+    "$old/jobs/pa/j1/trials" "$old/jobs/pa/j1/trials/1" "$old/jobs/pb" "$old/jobs/pb/j2" &&
+  chmod 750 "$old/jobs/pb/j2/logs" && : >"$old/trainyardd.log" && chmod 644 "$old/trainyard.db" "$old/trainyardd.log" &&
+  tyd_once "$old" old.log --project-user=pa:nobody &&
+  grep -q "state directory $old: made [0-9]* directories and files an earlier version left readable by every local user private" old.log &&
+  test "$(stat -c %a "$old/jobs")" = 711 && test "$(stat -c %a "$old/jobs/pa/j1")" = 711 &&
+  test "$(stat -c %a "$old/jobs/pa/j1/logs")" = 700 && test "$(stat -c %a "$old/jobs/pa/j1/trials")" = 711 &&
+  test "$(stat -c %a "$old/jobs/pa/j1/trials/1")" = 700 && test "$(stat -c %a "$old/jobs/pb/j2/logs")" = 750 &&
+  test "$(stat -c %a "$old/trainyard.db")" = 600 && test "$(stat -c %a "$old/trainyardd.log")" = 600 &&
+  test "$(stat -c %a "$old")" = 755 &&
+  tyd_once "$old" old2.log --project-user=pa:nobody && ! grep -q "earlier version" old2.log
+'
+test_expect_success 'a state directory others cannot search, with a project-user: a warning at start' '
+  mkdir -m 700 "$SD/closed" && tyd_once "$SD/closed" closed.log --project-user=pa:nobody &&
+  grep -q "warning: the state directory $SD/closed (mode 0700) is not searchable by other users: a project-user may not reach its tuning trials. metric directories there" closed.log
+'
+rm -rf "$SD"
+
 test_done

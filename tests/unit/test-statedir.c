@@ -4,7 +4,8 @@
  * (ty_statedir_run_active), a running run keeps its id, a SUCCEEDED one keeps it, one whose
  * record cannot be read keeps it, and a FAILED one, or one that ended without a record, is
  * moved aside to <id>.1, <id>.2 with its files; a generated id takes only a new directory; the
- * names of runs and of runs kept aside (ty_statedir_run_name). */
+ * names of runs and of runs kept aside (ty_statedir_run_name); an earlier version's modes made
+ * private (ty_statedir_tighten: its exact modes only, no link followed). */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -57,6 +58,70 @@ static int claim(const char *id, char **moved, struct ty_error *e)
     if (ty_statedir_claim_run(tmpdir, id, &dir, &fd, moved, e) < 0)
         return -1;
     return fd;
+}
+
+/* The mode bits of @rel under @root, or -1. */
+static int mode_of(const char *root, const char *rel)
+{
+    struct stat st;
+    _cleanup_free_ char *p = xasprintf("%s/%s", root, rel);
+    return lstat(p, &st) < 0 ? -1 : (int)(st.st_mode & 07777);
+}
+
+/* A state directory as an earlier version left it (0755 and 0644), with a directory the
+ * operator made 0750 and links that lead outside. */
+static void tighten(void)
+{
+    _cleanup_free_ char *root = xasprintf("%s/old", tmpdir), *outside = NULL, *p = NULL;
+    static const char *const dirs[] = {"jobs",
+                                       "jobs/pa",
+                                       "jobs/pa/j1",
+                                       "jobs/pa/j1/logs",
+                                       "jobs/pa/j1/trials",
+                                       "jobs/pa/j1/trials/1",
+                                       "jobs/pb",
+                                       "jobs/pb/j2",
+                                       "jobs/pb/j2/logs",
+                                       "outside"};
+
+    if (mkdir(root, 0755) < 0)
+        BAIL_OUT("mkdir %s", root);
+    for (size_t i = 0; i < TY_ARRAY_SIZE(dirs); i++) {
+        free(p);
+        p = xasprintf("%s/%s", root, dirs[i]);
+        if (mkdir(p, 0755) < 0 || chmod(p, 0755) < 0)
+            BAIL_OUT("mkdir %s", p);
+    }
+    free(p);
+    p = xasprintf("%s/jobs/pb/j2/logs", root);
+    (void)chmod(p, 0750);
+    free(p);
+    p = xasprintf("%s/trainyard.db", root);
+    write_text(p, "");
+    (void)chmod(p, 0644);
+    outside = xasprintf("%s/outside", root);
+    free(p);
+    p = xasprintf("%s/jobs/pc", root); /* a link where a project is: not followed */
+    if (symlink(outside, p) < 0)
+        BAIL_OUT("symlink");
+    free(p);
+    p = xasprintf("%s/jobs/pa/j1/trials/2", root);
+    if (symlink(outside, p) < 0)
+        BAIL_OUT("symlink");
+
+    is_int((int)ty_statedir_tighten(root), 9, "nine entries an earlier version made are changed");
+    is_int(mode_of(root, "jobs"), 0711, "jobs/ is searchable, not listable");
+    is_int(mode_of(root, "jobs/pa"), 0711, "a project's directory too");
+    is_int(mode_of(root, "jobs/pa/j1"), 0711, "and a job's");
+    is_int(mode_of(root, "jobs/pa/j1/logs"), 0700, "its logs are private");
+    is_int(mode_of(root, "jobs/pa/j1/trials"), 0711, "trials/ is searchable");
+    is_int(mode_of(root, "jobs/pa/j1/trials/1"), 0700, "a trial's directory is private");
+    is_int(mode_of(root, "jobs/pb/j2/logs"), 0750, "a mode the operator chose is kept");
+    is_int(mode_of(root, "trainyard.db"), 0600, "the store is private");
+    is_int(mode_of(root, "outside"), 0755, "no link is followed");
+    is_int(mode_of(root, ""), 0755, "the state directory itself is the operator's");
+    is_int((int)ty_statedir_tighten(root), 0, "a second pass changes nothing");
+    is_int((int)ty_statedir_tighten("/nonexistent/ty"), 0, "no directory: nothing");
 }
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
@@ -187,6 +252,7 @@ int main(void)
         is_int(ty_statedir_run_name(bad[i][0], &e), -EINVAL, "'%s' names no run", bad[i][0]);
         like(e.msg, bad[i][1], "and says why");
     }
+    tighten();
     (void)nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();
 }

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "fdutil.h"
 #include "macro.h"
+#include "statemode.h"
 #include "timeutil.h"
 
 struct log_file {
@@ -65,7 +66,7 @@ const char *ty_severity_name(enum ty_severity s)
 int ty_joblog_open(const char *dir, struct ty_joblog **ret, struct ty_error *err)
 {
     struct ty_joblog *jl;
-    int r = ty_mkdir_p(dir, 0755, err);
+    int r = ty_mkdir_p(dir, TY_STATE_PRIVATE_DIR_MODE, err);
     if (r < 0)
         return r;
     jl = xcalloc(1, sizeof(*jl));
@@ -161,7 +162,7 @@ file_for(struct ty_joblog *jl, const char *task, const char *trial, int *err)
         slot_put(jl, h, jl->n++);
     }
     path = xasprintf("%s/%s", jl->dir, f->name);
-    f->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    f->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, TY_STATE_FILE_MODE);
     if (f->fd < 0) {
         *err = errno;
         free(path);

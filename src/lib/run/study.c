@@ -17,6 +17,7 @@
 #include "json.h"
 #include "macro.h"
 #include "runtime.h"
+#include "statemode.h"
 #include "stoprule.h"
 #include "strv.h"
 #include "study-int.h"
@@ -329,7 +330,7 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     o.metric_dir = tr->metric_dir;
     /* A fresh, empty directory: nothing from an earlier run may pass for this trial's. */
     metric_file = xasprintf("%s/output.metrics", tr->metric_dir);
-    r = ty_mkdir_p(tr->metric_dir, 0755, &e);
+    r = ty_mkdir_p(tr->metric_dir, TY_STATE_PRIVATE_DIR_MODE, &e);
     if (r >= 0 && unlink(metric_file) < 0 && errno != ENOENT)
         r = ty_error_set(&e, errno, "cannot remove '%s': %s", metric_file, strerror(errno));
     if (r >= 0)
@@ -535,7 +536,7 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     /* Every trial's metric directory goes here: a state directory that cannot hold them is
      * the runner's failure, not each trial's. */
     trials = xasprintf("%s/trials", st->opts.state_dir);
-    r = ty_mkdir_p(trials, 0755, err);
+    r = ty_mkdir_p(trials, TY_STATE_DIR_MODE, err);
     if (r < 0)
         return ty_error_prefix(err, r, "the trials of job %s", st->job->job_id);
     st->started = true;

@@ -19,6 +19,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "spec.h"
+#include "statemode.h"
 
 char *ty_statedir_default(void)
 {
@@ -63,10 +64,10 @@ int ty_statedir_claim_job(const char *state,
         return r;
     parent = xasprintf("%s/jobs/%s", state, project);
     dir = xasprintf("%s/%s", parent, job_id);
-    r = ty_mkdir_p(parent, 0755, err);
+    r = ty_mkdir_p(parent, TY_STATE_DIR_MODE, err);
     if (r < 0)
         return r;
-    if (mkdir(dir, 0755) < 0) {
+    if (mkdir(dir, TY_STATE_DIR_MODE) < 0) {
         if (errno == EEXIST)
             return ty_error_set(err,
                                 EEXIST,
@@ -77,7 +78,7 @@ int ty_statedir_claim_job(const char *state,
         return ty_error_set(err, errno, "cannot create '%s': %s", dir, strerror(errno));
     }
     logs = xasprintf("%s/logs", dir);
-    r = ty_mkdir_p(logs, 0755, err);
+    r = ty_mkdir_p(logs, TY_STATE_PRIVATE_DIR_MODE, err);
     if (r < 0) {
         /* Half a job directory is none: a full filesystem must not leave one behind. */
         (void)rmdir(dir);
@@ -101,7 +102,7 @@ int ty_statedir_reopen_job(const char *state,
         return r;
     dir = xasprintf("%s/jobs/%s/%s", state, project, job_id);
     logs = xasprintf("%s/logs", dir);
-    r = ty_mkdir_p(logs, 0755, err);
+    r = ty_mkdir_p(logs, TY_STATE_PRIVATE_DIR_MODE, err);
     if (r < 0)
         return r;
     *ret_dir = TAKE_PTR(dir);
@@ -151,7 +152,7 @@ static int lock_run(const char *dir, struct ty_error *err)
     _cleanup_free_ char *path = xasprintf("%s/%s", dir, TY_STATEDIR_RUN_LOCK);
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     char pid[24];
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, TY_STATE_FILE_MODE);
 
     if (fd < 0)
         return ty_error_set(err, errno, "cannot open '%s': %s", path, strerror(errno));
@@ -311,7 +312,7 @@ int ty_statedir_claim_run(const char *state,
         return r;
     parent = xasprintf("%s/jobs/local", state);
     dir = xasprintf("%s/%s", parent, job_id);
-    r = ty_mkdir_p(parent, 0755, err);
+    r = ty_mkdir_p(parent, TY_STATE_DIR_MODE, err);
     if (r < 0)
         return r;
     /* Claims take turns (a few system calls each): two runs of one id never both see the

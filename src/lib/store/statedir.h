@@ -5,10 +5,11 @@
  * use the project "local", and each holds a lock on its run.lock for as long as it runs (so
  * that a run killed before it recorded its end is told apart from one still running); an
  * earlier local run of the same id that did not succeed is kept as jobs/local/<jobId>.<N>
- * (N = 1, 2, ...; never a job id, which has no '.'). */
+ * (N = 1, 2, ...; never a job id, which has no '.'). Modes: statemode.h. */
 #ifndef TY_STATEDIR_H
 #define TY_STATEDIR_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -67,5 +68,12 @@ int ty_statedir_run_name(const char *name, struct ty_error *err);
  * when not NULL, is the pid written in it, 0 if none), 0 when it is not or there is no run.lock, or
  * -errno when the file cannot be opened. Takes no lock itself. */
 int ty_statedir_run_active(const char *dir, pid_t *ret_pid);
+
+/* Bring what an earlier version made in @state to statemode.h's modes: the store, its journals
+ * and trainyardd.log 0644 to 0600; jobs/, each project's and job's directory and trials/ 0755
+ * to 0711; each job's logs/ and trial directory 0755 to 0700. Only those exact modes change
+ * (any other is the operator's); links are not followed. Returns how many changed; errors
+ * (an entry gone, no right) leave an entry as it was. */
+size_t ty_statedir_tighten(const char *state);
 
 #endif

@@ -22,14 +22,17 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "statemode.h"
 #include "store-internal.h"
 #include "timeutil.h"
 
@@ -343,8 +346,15 @@ int store_conn_open(const char *path, bool create, struct store_conn **ret, stru
 {
     struct store_conn *c = xcalloc(1, sizeof(*c));
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
-    int rc = sqlite3_open_v2(path, &c->db, flags, NULL);
+    int rc, fd;
     char *pragmas;
+
+    /* SQLite would make a new database 0644 (its journals follow the database's mode): made
+     * here first, the owner's alone (an empty file is an empty database). */
+    if (create &&
+        (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, TY_STATE_FILE_MODE)) >= 0)
+        close(fd);
+    rc = sqlite3_open_v2(path, &c->db, flags, NULL);
 
     if (rc != SQLITE_OK) {
         int sys = c->db ? sqlite3_system_errno(c->db) : 0;

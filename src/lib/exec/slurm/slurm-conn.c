@@ -19,6 +19,7 @@
 #include "json.h"
 #include "macro.h"
 #include "slurm-internal.h"
+#include "statemode.h"
 #include "strv.h"
 #include "timeutil.h"
 
@@ -287,7 +288,7 @@ static void store_metrics(struct slurm_rt *s, const char *payload, size_t len)
     s->metric_newest = newest;
     tmp = xasprintf("%s/.output.metrics.%d", dir, (int)getpid());
     path = xasprintf("%s/output.metrics", dir);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, TY_STATE_FILE_MODE);
     if (fd < 0)
         return;
     w = ty_write_all(fd, payload, len);
