@@ -284,6 +284,35 @@ PY
   json_get tl.json "sorted(set(e.get(\"trialId\") for e in d[\"entries\"] if e[\"message\"].startswith(\"trial-\")))" | grep -q "1.*2.*3"
 '
 
+test_expect_success 'a trial carries its replicas while it runs, and when it failed; a succeeded one not' '
+  "$PYTHON" - trr.json <<"PY" &&
+import json, sys
+# trial 1 fails (its master exits 3, its worker is stopped), trial 2 waits for a file, then succeeds
+prog = ("case $CLOUD_ML_TRIAL_ID-$TF_CONFIG in 1-*worker\\\",\\\"index*) exec sleep 30;; 1-*) sleep 0.5; exit 3;; esac; "
+        "while [ ! -e \"$GO\" ]; do sleep 0.1; done; "
+        "printf \"{\\\"m\\\": \\\"1\\\", \\\"global_step\\\": \\\"1\\\"}\\n\" >\"$CLOUD_ML_HP_METRIC_FILE\"")
+ti = {"scaleTier": "CUSTOM", "masterType": "n1-standard-4", "workerType": "n1-standard-4", "workerCount": 1,
+      "masterConfig": {"imageUri": "x/y:1", "containerCommand": ["sh", "-c", prog, "prog"]},
+      "hyperparameters": {"goal": "MAXIMIZE", "hyperparameterMetricTag": "m", "maxTrials": 2,
+                          "maxParallelTrials": 1, "algorithm": "RANDOM_SEARCH",
+                          "params": [{"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}}
+json.dump({"jobId": "trr_job", "trainingInput": ti}, open(sys.argv[1], "w"))
+PY
+  sed -i "s|\$GO|$TEST_DIR/go_$M|g" trr.json &&
+  test "$(api POST /v1/projects/p1/jobs trr.json)" = 200 &&
+  t2_up() { api GET /v1/projects/p1/jobs/trr_job >/dev/null &&
+            json_get out.json "[(r[\"taskName\"], r[\"state\"], r[\"address\"][:10]) for t in d[\"trainingOutput\"][\"trials\"] if t[\"trialId\"] == \"2\" for r in t[\"attemptStatus\"][\"replicas\"]]" |
+            grep -qx "\[(.master-replica-0., .RUNNING., .127.0.0.1:.), (.worker-replica-0., .RUNNING., .127.0.0.1:.)\]"; } &&
+  { wait_for 30 t2_up || { touch "go_$M"; false; }; } &&
+  json_get out.json "[(r[\"taskName\"], r[\"state\"], r.get(\"exitCode\")) for t in d[\"trainingOutput\"][\"trials\"] if t[\"trialId\"] == \"1\" for r in t[\"attemptStatus\"][\"replicas\"]]" >t1 &&
+  { grep -q "(.master-replica-0., .FAILED., 3)" t1 && grep -q "(.worker-replica-0., .STOPPED., None)" t1 ||
+    { cat t1; touch "go_$M"; false; }; } &&
+  touch "go_$M" && wait_for 30 state_is trr_job SUCCEEDED &&
+  api GET /v1/projects/p1/jobs/trr_job >/dev/null &&
+  test "$(json_get out.json "[\"replicas\" in t[\"attemptStatus\"] for t in d[\"trainingOutput\"][\"trials\"] if t[\"trialId\"] == \"2\"]")" = "[False]" &&
+  test "$(json_get out.json "[len(t[\"attemptStatus\"][\"replicas\"]) for t in d[\"trainingOutput\"][\"trials\"] if t[\"trialId\"] == \"1\"]")" = "[2]"
+'
+
 # resume_body FILE JOB_ID HP_OVERRIDES_JSON: tune.json's job, renamed, hyperparameters changed.
 resume_body() {
   "$PYTHON" -c 'import json,sys; d=json.load(open("tune.json")); d["jobId"]=sys.argv[2]; d["trainingInput"]["hyperparameters"].update(json.loads(sys.argv[3])); json.dump(d, open(sys.argv[1],"w"))' "$@"

@@ -25,6 +25,7 @@ struct trial_run {
     char **args;                       /* --name=value */
     char **env;                        /* CLOUD_ML_HP_METRIC_TAG=... */
     bool ended;                        /* the supervisor's run ended; not yet reaped when sup set */
+    bool replicas_changed;             /* a replica started or ended since attempt_status */
     int slot;                          /* the trial slot it holds while sup is set */
     struct ty_file_stamp metric_stamp; /* the metric file as last read while running */
     /* The metric file's last report of the tag when its value was not finite ("nan": value
@@ -53,6 +54,7 @@ struct ty_study {
     bool started; /* ty_study_start was called */
     uint64_t pump_timer;
     uint64_t notify_timer;          /* on_trial is due (notify_trial) */
+    uint64_t replica_timer;         /* gathers trials' replica changes (TRIAL_REPLICA_USEC) */
     struct trial_run *notify_last;  /* the trial that changed last, told by that call */
     struct ty_stop_rule *stop_rule; /* enableTrialEarlyStopping, else NULL */
     uint64_t poll_timer;

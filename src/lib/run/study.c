@@ -24,6 +24,9 @@
 #include "timeutil.h"
 #include "tuner.h"
 
+/* How long a trial's replica changes are gathered before its attemptStatus is written. */
+#define TRIAL_REPLICA_USEC (250 * INT64_C(1000))
+
 static void study_service(struct ty_study *st, enum ty_severity sev, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void study_service(struct ty_study *st, enum ty_severity sev, const char *fmt, ...)
@@ -181,7 +184,8 @@ static void trial_on_progress(void *ctx)
         return;
     before = json_integer_value(json_object_get(tr->t.attempt_status, "attempt"));
     json_decref(tr->t.attempt_status);
-    tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup, false);
+    tr->replicas_changed = false;
+    tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup, true);
     attempt = json_integer_value(json_object_get(tr->t.attempt_status, "attempt"));
     if (before > 0 && attempt != before) {
         /* a new attempt starts from nothing (its metric file was removed): the reports of
@@ -194,6 +198,30 @@ static void trial_on_progress(void *ctx)
             ty_stop_rule_restart(tr->st->stop_rule, tr->t.trial_id);
     }
     notify_trial(tr);
+}
+
+static void on_replica_timer(struct ty_loop *loop, void *data)
+{
+    struct ty_study *st = data;
+    (void)loop;
+    st->replica_timer = 0;
+    for (size_t i = 0; i < st->n_trials; i++)
+        if (st->trials[i]->sup && st->trials[i]->replicas_changed)
+            trial_on_progress(st->trials[i]);
+}
+
+/* A replica of the trial started or ended: its attemptStatus.replicas follows within
+ * TRIAL_REPLICA_USEC, the changes of every trial in that time in one notice (as the job's own
+ * replicas are written). */
+static void trial_on_replica(void *ctx)
+{
+    struct trial_run *tr = ctx;
+    struct ty_study *st = tr->st;
+
+    tr->replicas_changed = true;
+    if (!st->replica_timer)
+        st->replica_timer =
+            ty_loop_add_timer(st->loop, ty_mono_usec() + TRIAL_REPLICA_USEC, on_replica_timer, st);
 }
 
 /* One more failed trial: when that makes too many (maxFailedTrials), no trial starts any more
@@ -238,6 +266,8 @@ static void trial_ended(struct trial_run *tr, enum ty_job_state state, const cha
     tr->t.state = state;
     if (state != TY_STATE_SUCCEEDED)
         tr->t.error = xstrdup(error && *error ? error : "The trial failed.");
+    else if (tr->t.attempt_status) /* replicas are kept while they may explain a failure: */
+        (void)json_object_del(tr->t.attempt_status, "replicas"); /* else every trial's */
     (void)ty_tuner_complete(st->tuner,
                             tr->t.trial_id,
                             state == TY_STATE_SUCCEEDED,
@@ -318,7 +348,7 @@ static void start_trial(struct ty_study *st, struct ty_trial_suggestion *s)
     o.on_state = trial_on_state;
     o.on_queued = trial_on_queued;
     o.on_progress = trial_on_progress;
-    o.on_replica = NULL;         /* a trial's replicas are not shown (only its attempts) */
+    o.on_replica = trial_on_replica;
     o.running_since_usec = 0;    /* maxRunningTime is the whole job's (the study's timer) */
     o.deadline_by_caller = true; /* ... and so is maxWaitTime */
     o.wait_deadline_usec = 0;
@@ -428,6 +458,8 @@ static void pump(struct ty_loop *loop, void *data)
             continue;
         state = ty_supervisor_state(tr->sup);
         error = xstrdup(ty_supervisor_error(tr->sup));
+        json_decref(tr->t.attempt_status); /* its replicas as they ended */
+        tr->t.attempt_status = ty_supervisor_attempt_status(tr->sup, true);
         ty_supervisor_free(tr->sup);
         tr->sup = NULL;
         trial_ended(tr, state, error);
@@ -723,6 +755,7 @@ void ty_study_free(struct ty_study *st)
         return;
     ty_loop_cancel_timer(st->loop, st->pump_timer);
     ty_loop_cancel_timer(st->loop, st->notify_timer);
+    ty_loop_cancel_timer(st->loop, st->replica_timer);
     ty_loop_cancel_timer(st->loop, st->poll_timer);
     ty_loop_cancel_timer(st->loop, st->wait_timer);
     ty_stop_rule_free(st->stop_rule);
