@@ -453,6 +453,15 @@ test_expect_success 'update --update-labels, --remove-labels, --clear-labels' '
   grep -q "^  e: .5.$" out && test "$(labels_of cli_ok2)" = "e=5" &&
   "$TRAINYARD" jobs update cli_ok2 --clear-labels 2>err && test "$(labels_of cli_ok2)" = ""
 '
+test_expect_success 'international labels (gcloud'"'"'s rule): kept, listed and filtered by' '
+  set +e; "$TRAINYARD" jobs update cli_ok2 --update-labels "Équipe=x" 2>bad; rc=$?; set -e
+  test $rc -eq 2 &&
+  "$TRAINYARD" jobs update cli_ok2 --update-labels "チーム=機械学習,équipe=٣-ß" 2>err &&
+  test "$(labels_of cli_ok2)" = "équipe=٣-ß,チーム=機械学習" &&
+  "$TRAINYARD" jobs list --filter "labels.チーム=機械学習" --format "value(jobId)" >out &&
+  test "$(cat out)" = cli_ok2 && grep -q "key .Équipe. must start with a lowercase letter and contain only lowercase letters, digits, hyphens and underscores (international characters are allowed" bad &&
+  "$TRAINYARD" jobs update cli_ok2 --clear-labels 2>err
+'
 test_expect_success 'concurrent updates all land (etag conflicts are retried)' '
   "$TRAINYARD" jobs update cli_ok3 --update-labels k1=1 2>e1 & p1=$!
   "$TRAINYARD" jobs update cli_ok3 --update-labels k2=2 2>e2 & p2=$!

@@ -408,6 +408,25 @@ static void test_misc_rules(void)
     bad("{'jobId':'j','labels':{'':'ml'},'trainingInput':{" IMG "}}",
         "labels: key ''",
         "an empty label key");
+    /* gcloud's "International characters are allowed": caseless and lowercase letters of
+     * any script, other scripts' digits; a length in characters, not bytes */
+    job = good("{'jobId':'j','labels':{'\u30c1\u30fc\u30e0':'\u6a5f\u68b0\u5b66\u7fd2',"
+               "'\u00e9quipe':'\u0663-\u00df'},'trainingInput':{" IMG "}}",
+               "international labels");
+    ty_job_free(job);
+    bad("{'jobId':'j','labels':{'\u00c9quipe':'ml'},'trainingInput':{" IMG "}}",
+        "labels: key '\u00c9quipe' must start with a lowercase letter",
+        "an uppercase international letter");
+    bad("{'jobId':'j','labels':{'team':'\u00c9'},'trainingInput':{" IMG "}}",
+        "labels.team: value '\u00c9' may contain only lowercase letters, digits, hyphens and "
+        "underscores (international characters are allowed; at most 63 characters)",
+        "an uppercase international letter in a value");
+    bad("{'jobId':'j','labels':{'\u0663a':'ml'},'trainingInput':{" IMG "}}",
+        "labels: key '\u0663a'",
+        "a key starting with another script's digit");
+    bad("{'jobId':'j','labels':{'team':'a\u00b7b'},'trainingInput':{" IMG "}}",
+        "labels.team: value",
+        "a middle dot (punctuation) in a value");
     bad("{'jobId':'j','labels':{'team':'ML'},'trainingInput':{" IMG "}}",
         "labels.team: value 'ML' may contain only",
         "an uppercase label value");

@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "imageref.h"
 #include "json.h"
+#include "labelchars.h"
 #include "machine.h"
 #include "macro.h"
 #include "spec.h"
@@ -101,30 +102,22 @@ int ty_job_check_images(const struct ty_job *job, struct ty_error *err)
     return 0;
 }
 
-static bool label_chars_ok(const char *s)
-{
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-            return false;
-    return true;
-}
-
 int ty_validate_label(const char *key, const char *value, struct ty_error *err)
 {
-    if (!*key || strlen(key) > TY_LABEL_MAX || !(key[0] >= 'a' && key[0] <= 'z') ||
-        !label_chars_ok(key))
+    if (!ty_label_text_ok(key, true, TY_LABEL_MAX))
         return ty_error_set(err,
                             EINVAL,
                             "labels: key '%s' must start with a lowercase letter and contain "
                             "only lowercase letters, digits, hyphens and underscores "
-                            "(at most %d characters)",
+                            "(international characters are allowed; at most %d characters)",
                             key,
                             TY_LABEL_MAX);
-    if (strlen(value) > TY_LABEL_MAX || !label_chars_ok(value))
+    if (!ty_label_text_ok(value, false, TY_LABEL_MAX))
         return ty_error_set(err,
                             EINVAL,
                             "labels.%s: value '%s' may contain only lowercase letters, digits, "
-                            "hyphens and underscores (at most %d characters)",
+                            "hyphens and underscores (international characters are allowed; "
+                            "at most %d characters)",
                             key,
                             value,
                             TY_LABEL_MAX);
