@@ -48,8 +48,8 @@ static void test_projects(void)
            "waits until the limit is raised; 1 job ahead of it",
            "projects: a limit the job can never fit");
     is_str(reason(s, 6),
-           "Project nlp is at its limit of 1 running job (it runs 1); 2 jobs ahead of it",
-           "projects: running-job limit reason");
+           "Project nlp is at its limit of 1 running job (it runs 1); 1 job ahead of it",
+           "projects: running-job limit reason (job 3, which never fits, is not ahead)");
     is_int(ty_sched_head(s, NULL), 0, "projects: a job waiting for its project is not the head");
     ty_sched_admissions_free(a, n);
     ty_sched_release(s, 1);
@@ -140,6 +140,27 @@ static void test_never_fits(void)
            "The job needs 4 × NVIDIA_TESLA_T4 at once, more than this service has (2); it waits "
            "until the capacity grows",
            "never fits: its reason");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
+
+    /* One running-job slot: behind a job that never fits, the others' positions (and "N
+     * jobs ahead") count only the jobs that can start. */
+    cap = cap_of(1, -1);
+    s = ty_sched_new(&cap, types, 2);
+    enq(s, 1, "p", 0, 0, 0, big);
+    enq(s, 2, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));
+    enq(s, 3, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));
+    enq(s, 4, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));
+    a = pass_at(s, MIN, &n);
+    ok(n == 1 && a[0].seq == 2, "never fits, one slot: the first that fits runs");
+    ok(ty_sched_position(s, 1) == 1 && ty_sched_position(s, 3) == 1 && ty_sched_position(s, 4) == 2,
+       "never fits: not counted ahead of the others (1, 1, 2: got %d, %d, %d)",
+       (int)ty_sched_position(s, 1),
+       (int)ty_sched_position(s, 3),
+       (int)ty_sched_position(s, 4));
+    is_str(reason(s, 4),
+           "Waiting for a running-job slot: 1 of 1 in use; 1 job ahead of it",
+           "never fits: the reason's count of jobs ahead leaves it out");
     ty_sched_admissions_free(a, n);
     ty_sched_free(s);
 }

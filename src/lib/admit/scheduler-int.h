@@ -92,6 +92,9 @@ struct ty_sched {
     bool deadline_ok;
 
     int64_t head_seq, head_shadow; /* the last pass's head and its T; 0 when none */
+    /* The last pass left a job that can never start as things are (WHY_*_NEVER) in the queue:
+     * positions then count only the others (sched_queue_rank). */
+    bool any_never;
 
     /* ty_sched_changes: bumped (under the lock, after the change) by every change that can
      * move a queued job's position or reason; read without the lock */
@@ -109,8 +112,13 @@ static inline bool sched_before(const struct sched_job *a, const struct sched_jo
 {
     return a->priority != b->priority ? a->priority > b->priority : a->seq < b->seq;
 }
-/* The place of @j in the queue (it is queued). O(log n). */
-size_t sched_queue_place(const struct ty_sched *s, const struct sched_job *j);
+/* Does @j's reason say it can never start as things are (its need above the capacity, or
+ * above its project's limit)? Such a job is passed over: it delays nobody. */
+bool sched_reason_never(const struct sched_job *j);
+/* How many queued jobs before @j (it is queued) can start, those that never can as things
+ * are left out (as the last pass judged them): its jobPosition less one. O(log n), O(place)
+ * while such a job waits. */
+size_t sched_queue_rank(const struct ty_sched *s, const struct sched_job *j);
 /* Put @j (queued) into the queue at its place. */
 void sched_queue_insert(struct ty_sched *s, struct sched_job *j);
 /* Make @j (not in the queue) a holder of @held and the devices @gpus (taken) since @start. */

@@ -346,6 +346,7 @@ int ty_sched_pass(struct ty_sched *s,
     int64_t *exp = NULL;
     size_t w = 0, ne = 0;
     bool changed = false; /* a waiting job's reason moved */
+    bool any_never = false;
 
     pthread_mutex_lock(&s->lock);
     size_t n0 = s->nqueue;
@@ -370,12 +371,14 @@ int ty_sched_pass(struct ty_sched *s,
         if (decide(&ps, j))
             continue;
         changed = changed || !reason_same(&before, &j->reason);
+        any_never = any_never || sched_reason_never(j);
         s->queue[w++] = j;
         if (j->wait_deadline_usec &&
             (s->next_deadline == 0 || j->wait_deadline_usec < s->next_deadline))
             s->next_deadline = j->wait_deadline_usec;
     }
     s->nqueue = w;
+    s->any_never = any_never;
     s->deadline_ok = true;
     s->head_seq = ps.head ? ps.head->seq : 0;
     s->head_shadow = ps.head ? ps.shadow : 0;

@@ -107,9 +107,20 @@ static size_t queue_lower_bound(const struct ty_sched *s, const struct sched_job
     return lo;
 }
 
-size_t sched_queue_place(const struct ty_sched *s, const struct sched_job *j)
+bool sched_reason_never(const struct sched_job *j)
 {
-    return queue_lower_bound(s, j);
+    return j->reason.why == WHY_CAPACITY_NEVER || j->reason.why == WHY_PROJECT_NEVER;
+}
+
+size_t sched_queue_rank(const struct ty_sched *s, const struct sched_job *j)
+{
+    size_t at = queue_lower_bound(s, j), n = 0;
+
+    if (!s->any_never)
+        return at;
+    for (size_t i = 0; i < at; i++)
+        n += !sched_reason_never(s->queue[i]);
+    return n;
 }
 
 void sched_queue_insert(struct ty_sched *s, struct sched_job *j)
@@ -480,7 +491,7 @@ int64_t ty_sched_position(struct ty_sched *s, int64_t seq)
 {
     LOCK(s);
     const struct sched_job *j = sched_index_get(&s->index, seq);
-    int64_t pos = j && j->state == ST_QUEUED ? (int64_t)sched_queue_place(s, j) + 1 : 0;
+    int64_t pos = j && j->state == ST_QUEUED ? (int64_t)sched_queue_rank(s, j) + 1 : 0;
     UNLOCK(s);
     return pos;
 }
@@ -491,7 +502,7 @@ bool ty_sched_reason(struct ty_sched *s, int64_t seq, char *buf, size_t len)
     const struct sched_job *j = sched_index_get(&s->index, seq);
     bool queued = j && j->state == ST_QUEUED;
     if (queued)
-        sched_reason_format(s, j, (int64_t)sched_queue_place(s, j) + 1, buf, len);
+        sched_reason_format(s, j, (int64_t)sched_queue_rank(s, j) + 1, buf, len);
     else if (len)
         buf[0] = '\0';
     UNLOCK(s);
