@@ -36,11 +36,12 @@ int main(void)
     ok(!ty_label_text_ok("a\xff", false, 63) && !ty_label_text_ok("a\xc3", false, 63) &&
            !ty_label_text_ok("\xc0\xa1", false, 63),
        "strict UTF-8: a stray byte, a cut character, an overlong form");
-    s[0] = '\0';
     for (int i = 0; i < 63; i++)
-        strcat(s, "\xe6\x97\xa5");
+        memcpy(s + 3 * i, "\xe6\x97\xa5", 3);
+    s[189] = '\0';
     ok(ty_label_text_ok(s, true, 63), "63 characters of 3 bytes each (189 bytes)");
-    strcat(s, "a");
+    s[189] = 'a';
+    s[190] = '\0';
     ok(!ty_label_text_ok(s, true, 63), "64 characters are one too many");
     return done_testing();
 }
