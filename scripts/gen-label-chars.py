@@ -5,7 +5,8 @@
 # that str.isalpha() and not str.isupper() unless also str.islower(), "lowercase characters
 # ... International characters are allowed"; a digit one that str.isdigit()), from this
 # Python's Unicode database. Run it again when Debian's Python moves to a newer Unicode:
-#   python3 scripts/gen-label-chars.py >src/util/labelchars-table.h
+#   python3 scripts/gen-label-chars.py >src/util/labelchars-table.h &&
+#     clang-format -i src/util/labelchars-table.h
 import sys
 import unicodedata
 
