@@ -181,6 +181,42 @@ def last_lines_link():
     expect(at_end, 'the logs are not scrolled to the end')
 
 
+LAST_LINE_SHOWN = """
+    const b = document.querySelector('.logbox');
+    const ls = b && b.querySelectorAll('.ln');
+    if (!ls || !ls.length || !/\\bwide-end-/.test(b.textContent)) return false;
+    const r = ls[ls.length - 1].getBoundingClientRect(), box = b.getBoundingClientRect();
+    return b.scrollTop + b.clientHeight >= b.scrollHeight - 8 && r.top >= box.top && r.bottom <= box.bottom + 1;"""
+
+
+def at_the_real_end(what):
+    """The log box shows its last line, and stays there: its blocks are laid out only near
+    the view, at heights (long lines wrapped) that the first estimate did not know."""
+    browser.wait(f'{what}: the last line in view', lambda: browser.js(LAST_LINE_SHOWN), timeout=5)
+    time.sleep(1)
+    expect(browser.js(LAST_LINE_SHOWN), f'{what}: the view left the last line')
+
+
+def end_of_wrapped_lines():
+    """A log of 500 lines of 1,500 characters (wrapped into many rows each, so more than 3
+    blocks of lines whose heights the page cannot guess): "last lines" and "Jump to end"
+    reach its last line, wide and narrow."""
+    for size in (WIDE, NARROW):
+        browser.resize(*size)
+        browser.open(f'#/projects/p1/jobs/{J["wide"]}')
+        browser.wait_css('table.replicas a[href*="end=1"]').click()
+        browser.wait_text('.live', 'Ended')
+        at_the_real_end(f'"last lines" at {size[0]} px')
+        browser.js('document.querySelector(".logbox").dataset.before = "1"')
+        browser.go(f'#/projects/p1/jobs/{J["wide"]}/logs')
+        browser.wait('the log opened again', lambda: browser.css('.logbox:not([data-before])') and
+                     'Ended' in browser.text('.live'))
+        expect(browser.js('return document.querySelector(".logbox").scrollTop') == 0, 'the log did not open at its start')
+        next(b for b in browser.css('button') if b.text == 'Jump to end').click()
+        at_the_real_end(f'"Jump to end" at {size[0]} px')
+    browser.resize(*WIDE)
+
+
 def labels_edit_and_stale():
     browser.open(f'#/projects/p1/jobs/{J["ok"]}')
     browser.wait_css('form.labels .label-row')
@@ -419,6 +455,8 @@ def main():
         check('Tab reaches a job link with a visible focus; Enter opens it', keyboard_to_a_job)
         check('a failed job\'s page shows its errorMessage and the failing replica', failed_job_page)
         check('"last lines" opens the failing replica\'s logs at the end', last_lines_link)
+        check('"last lines" and "Jump to end" reach the real end of a log of long wrapped lines',
+              end_of_wrapped_lines)
         check('labels are saved with the etag; a stale etag is reported', labels_edit_and_stale,
               allow=[r' 409 '])
         check('a label save whose connection broke is sent again, safely (its etag)',

@@ -5,7 +5,8 @@
 # every 0.3 s and one QUEUED behind it (p1 may run one job at once); p2 has its own job. The
 # checks: sign-in (a wrong token refused with the service's message), p1's jobs and not p2's,
 # the queue position, filter (and its 400), sorting by click and keyboard, a failed job's
-# errorMessage and failing replica, its "last lines", labels saved with the etag (a stale one
+# errorMessage and failing replica, its "last lines" (and "Jump to end") at the real end of a
+# log of long wrapped lines, labels saved with the etag (a stale one
 # reported; a save whose connection broke sent again), the running job's logs streaming in (and again after the service restarts),
 # Cancel (its first request broken before or after it landed), 390 px wide pages, the first load's size, and no console errors. Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -48,6 +49,8 @@ test_expect_success 'jobs of p1 (ended, failed, running, queued) and of p2' '
   wait_for 20 state_is p1 ok_job SUCCEEDED && wait_for 20 state_is p1 fail_job FAILED &&
   make_job p1 long_job "i=0; while [ \$i -lt 24 ]; do printf \"long-%d \" \$i; head -c 60000 /dev/zero | tr \"\\\\0\" q; echo; i=\$((i+1)); done; echo long-end-$M" &&
   wait_for 20 state_is p1 long_job SUCCEEDED &&
+  make_job p1 wide_job "i=0; while [ \$i -lt 500 ]; do printf \"wide-%d \" \$i; head -c 1500 /dev/zero | tr \"\\\\0\" w; echo; i=\$((i+1)); done; echo wide-end-$M" &&
+  wait_for 20 state_is p1 wide_job SUCCEEDED &&
   make_job p1 run_job "i=0; while [ \$i -lt 400 ]; do i=\$((i+1)); echo tick-\$i; sleep 0.3; done" &&
   wait_for 20 logs_have p1 run_job tick-1 &&
   make_job p1 queue_job "echo queued-$M" &&
@@ -79,7 +82,7 @@ cat >"$TEST_DIR/config.json" <<EOF2
 {"base": "$BASE", "t1": "$T1", "t2": "$T2", "restart": "$TEST_DIR/restart.sh",
  "artifacts": "$DASHBOARD_ART",
  "jobs": {"ok": "ok_job", "fail": "fail_job", "run": "run_job", "queue": "queue_job",
-          "other": "other_job", "long": "long_job"}}
+          "other": "other_job", "long": "long_job", "wide": "wide_job"}}
 EOF2
 dashboard_checks 'dashboard' dashboard-check.py "$TEST_DIR/config.json"
 

@@ -83,6 +83,13 @@ class LogView {
     this.filters = { severity: '', trial: '', search: '' };
     this.stick = false; // keep the view at the end as lines arrive
     this.onCounts = onCounts;
+    // A block's height is known only once the browser lays it out (content-visibility: when
+    // near the view), so the end of the box moves as blocks are drawn: whenever one changes
+    // size, the view goes to the end again while it sticks there.
+    this.sizes = new ResizeObserver(() => {
+      if (this.stick)
+        this.box.scrollTop = this.box.scrollHeight;
+    });
     this.box.addEventListener('scroll', () => {
       const b = this.box;
       this.stick = b.scrollTop + b.clientHeight >= b.scrollHeight - 8;
@@ -103,6 +110,7 @@ class LogView {
     this.pending = [];
     this.dropped = 0;
     this.shown = 0;
+    this.sizes.disconnect();
     this.box.replaceChildren();
   }
 
@@ -153,6 +161,7 @@ class LogView {
       if (room === 0) {
         flush();
         last = box.appendChild(h('div', { class: 'chunk', dataset: { n: '0' } }));
+        this.sizes.observe(last);
         room = CHUNK;
       }
       html.push(lineHtml(e, this.filters.search));
@@ -164,6 +173,7 @@ class LogView {
       const n = Number(first.dataset.n);
       const over = this.shown - MAX_LINES;
       if (n <= over) {
+        this.sizes.unobserve(first);
         first.remove();
         this.shown -= n;
       } else {
@@ -180,6 +190,7 @@ class LogView {
     clearTimeout(this.timer);
     this.timer = null;
     this.pending = [];
+    this.sizes.disconnect();
     this.box.replaceChildren();
     this.shown = 0;
     this.append(this.entries);
@@ -190,11 +201,10 @@ class LogView {
       this.toEnd();
   }
 
+  /** Show the last line. The blocks brought into view are laid out only then, at their real
+   *  heights (long lines wrap): the size observer follows them to the real end. */
   toEnd() {
-    const b = this.box;
-    b.scrollTop = b.scrollHeight;
-    // Blocks laid out only now may change the height: once more after the next frame.
-    requestAnimationFrame(() => { if (this.stick) b.scrollTop = b.scrollHeight; });
+    this.box.scrollTop = this.box.scrollHeight;
   }
 
   countText() {
