@@ -402,6 +402,38 @@ def logs_long_lines():
     expect(longs == want, f'{len(longs)} long lines shown, not 25: ...{longs[-3:]}')
 
 
+def submit(job_id, script):
+    """Make job @job_id of p1 that runs the shell @script."""
+    ti = {'scaleTier': 'CUSTOM', 'masterType': 'n1-standard-4',
+          'masterConfig': {'imageUri': cfg['image'], 'containerCommand': ['sh', '-c', script]}}
+    status, body = api1.call('POST', '/v1/projects/p1/jobs', {'jobId': job_id, 'trainingInput': ti})
+    expect(status == 200, f'submitting {job_id}: {status} {body}')
+
+
+def logs_header_follows_state():
+    """The logs page of a QUEUED job follows its log (an open stream, nothing in it yet); when
+    the job starts, its header says RUNNING while the stream goes on, not only once it ends."""
+    submit('block_job', 'sleep 60')
+    browser.wait('block_job to run', lambda: api1.job('p1', 'block_job')['state'] == 'RUNNING', timeout=20)
+    submit('state_job', 'i=0; while [ $i -lt 200 ]; do i=$((i+1)); echo state-tick-$i; sleep 0.3; done')
+    try:
+        expect(api1.job('p1', 'state_job')['state'] == 'QUEUED', 'state_job is not QUEUED behind block_job')
+        browser.open('#/projects/p1/jobs/state_job/logs')
+        browser.wait_text('.live', 'Live')
+        browser.wait_text('.jobhead .badge', 'QUEUED')
+        status, _ = api1.call('POST', '/v1/projects/p1/jobs/block_job:cancel', {})
+        expect(status == 200, f'cancelling block_job: {status}')
+        browser.wait('state_job to run', lambda: api1.job('p1', 'state_job')['state'] == 'RUNNING', timeout=20)
+        browser.wait_text('.jobhead .badge', 'RUNNING', timeout=6)
+        browser.wait_text('.logbox', 'state-tick-3')
+        expect('Live' in browser.text('.live'), 'the log is no longer followed')
+        api1.call('POST', '/v1/projects/p1/jobs/state_job:cancel', {})
+        browser.wait_text('.jobhead .badge', 'CANCELLED', timeout=15)
+    finally:
+        for j in ('block_job', 'state_job'):  # the next checks need p1's one place free
+            api1.call('POST', f'/v1/projects/p1/jobs/{j}:cancel', {})
+
+
 # --- narrow screens and size ---------------------------------------------------------------
 
 def narrow():
@@ -473,6 +505,8 @@ def main():
               lambda: cancel(J['queue'], False))
         check('Cancel cancels a RUNNING job (its first request broken after it landed)',
               lambda: cancel(J['run'], True))
+        check('the logs page\'s header follows the job\'s state while its log streams',
+              logs_header_follows_state)
         check('pages are readable at 390 px (no sideways scrolling)', narrow)
         check('the first load is under 300 KB as served', first_load_size)
     finally:

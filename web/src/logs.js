@@ -14,6 +14,7 @@ import { jobHeader } from './job.js';
 const MAX_LINES = 20000;
 const PAGE = 1000;
 const CHUNK = 200;
+const POLL_MS = 2000; // how often the job is read while its log is followed
 const SEVERITIES = ['DEFAULT', 'DEBUG', 'INFO', 'NOTICE', 'WARNING', 'ERROR', 'CRITICAL', 'ALERT', 'EMERGENCY'];
 const sevRank = (s) => Math.max(0, SEVERITIES.indexOf(s || 'DEFAULT'));
 const entryKey = (e) => `${e.timestamp}\u0000${e.taskName}\u0000${e.trialId || ''}\u0000${e.message}`;
@@ -368,11 +369,38 @@ class LogsPage {
     }
   }
 
+  /** Read the job: its replicas' tasks join the selector, and the header is drawn again
+   *  when its state changed (not otherwise: the focus on a tab stays). */
   async jobState(signal) {
     this.job = await this.ctx.api.get(jobPath(this.ctx.project, this.ctx.jobId), { signal });
     this.learnJob(this.job);
-    fill(this.el.head, jobHeader(this.ctx, this.job, 'logs'));
+    const key = `${this.job.state} ${isTuning(this.job)}`;
+    if (this.el.head.dataset.key !== key) {
+      this.el.head.dataset.key = key;
+      fill(this.el.head, jobHeader(this.ctx, this.job, 'logs'));
+    }
     return this.job.state;
+  }
+
+  /** While the log is followed, read the job every POLL_MS until @signal aborts, as the Job
+   *  page does: the header follows its state (the stream says nothing of it), and a 401 brings
+   *  the sign-in form back at once. Returns the function that stops it. */
+  watchJob(signal) {
+    let timer = null;
+    const tick = async () => {
+      try {
+        await this.jobState(signal);
+      } catch {
+        // a read that failed changes nothing: the stream's reconnection says what is wrong
+      }
+      if (!signal.aborted && timer !== null)
+        timer = setTimeout(tick, POLL_MS);
+    };
+    timer = setTimeout(tick, POLL_MS);
+    return () => {
+      clearTimeout(timer);
+      timer = null;
+    };
   }
 
   /** Follow the log from @at.token until the job has ended; reconnects after a broken
@@ -446,8 +474,14 @@ class LogsPage {
       await this.readPages(at, signal, FINAL_STATES.has(state));
       this.loading = false;
       this.view.redraw();
-      if (!FINAL_STATES.has(state))
-        await this.follow(at, signal);
+      if (!FINAL_STATES.has(state)) {
+        const unwatch = this.watchJob(signal);
+        try {
+          await this.follow(at, signal);
+        } finally {
+          unwatch();
+        }
+      }
       if (signal.aborted)
         return;
       this.setLive(`Ended: the job is ${this.job.state}`);
