@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -434,6 +435,37 @@ def logs_header_follows_state():
             api1.call('POST', f'/v1/projects/p1/jobs/{j}:cancel', {})
 
 
+def revoked_token_while_streaming():
+    """The token is taken out of the tokens file (SIGHUP) while the logs page follows a log:
+    the service cuts the stream, which Chromium may notice only at the next heartbeat (30 s);
+    the page must notice within seconds, end the stream and say the token was refused."""
+    submit('revoke_job', 'i=0; while [ $i -lt 200 ]; do i=$((i+1)); echo revoke-tick-$i; sleep 0.3; done')
+    browser.open('#/projects/p1/jobs/revoke_job/logs')
+    browser.wait_text('.live', 'Live')
+    good = open(cfg['tokens']).read()
+    pid = int(open(cfg['pidfile']).read())
+    try:
+        with open(cfg['tokens'], 'w') as f:
+            f.write(f'{T2} p2\n')
+        os.kill(pid, signal.SIGHUP)
+        browser.wait_text('.signin-status .msg-error', 'refused the token', timeout=6)
+        expect(not browser.css('.live'), 'the log is still shown as followed')
+        with open(cfg['tokens'], 'w') as f:
+            f.write(good)
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(0.5)
+        # Signed in again (the token is good again), the page follows the log again.
+        browser.sign_in(T1)
+        browser.wait_text('.live', 'Live')
+    finally:
+        with open(cfg['tokens'], 'w') as f:
+            f.write(good)
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(0.5)
+        api1.call('POST', '/v1/projects/p1/jobs/revoke_job:cancel', {})
+        browser.driver.refresh()  # whatever happened, the next check starts signed in
+
+
 # --- narrow screens and size ---------------------------------------------------------------
 
 def narrow():
@@ -507,6 +539,8 @@ def main():
               lambda: cancel(J['run'], True))
         check('the logs page\'s header follows the job\'s state while its log streams',
               logs_header_follows_state)
+        check('a token revoked while the logs page streams is noticed at once and said',
+              revoked_token_while_streaming, allow=[r' 401 ', r'net::ERR_'])
         check('pages are readable at 390 px (no sideways scrolling)', narrow)
         check('the first load is under 300 KB as served', first_load_size)
     finally:

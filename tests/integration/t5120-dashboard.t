@@ -9,7 +9,8 @@
 # log of long wrapped lines, labels saved with the etag (a stale one
 # reported; a save whose connection broke sent again), the running job's logs streaming in (and again after the service restarts),
 # Cancel (its first request broken before or after it landed), the logs page's header
-# following a job from QUEUED to RUNNING while its log streams, 390 px wide pages, the first load's size, and no console errors. Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
+# following a job from QUEUED to RUNNING while its log streams, a token revoked (SIGHUP) while
+# the page follows a log noticed at once, 390 px wide pages, the first load's size, and no console errors. Screenshots go to $TY_ARTIFACT_DIR, else $TEST_DIR/artifacts.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 . "$TY_SOURCE_DIR/tests/lib/dashboard.sh"
@@ -82,6 +83,7 @@ chmod +x "$TEST_DIR/restart.sh"
 cat >"$TEST_DIR/config.json" <<EOF2
 {"base": "$BASE", "t1": "$T1", "t2": "$T2", "restart": "$TEST_DIR/restart.sh",
  "image": "${JOB_IMAGE:-example.com/test:1}",
+ "tokens": "$TEST_DIR/tokens", "pidfile": "$TEST_DIR/svc.pid",
  "artifacts": "$DASHBOARD_ART",
  "jobs": {"ok": "ok_job", "fail": "fail_job", "run": "run_job", "queue": "queue_job",
           "other": "other_job", "long": "long_job", "wide": "wide_job"}}
@@ -90,7 +92,7 @@ dashboard_checks 'dashboard' dashboard-check.py "$TEST_DIR/config.json"
 
 # The UI cancelled both, the checks their own jobs; whatever is left must not outlive the test.
 (cd "$TEST_DIR" &&
-  for j in block_job state_job; do api p1 POST "/v1/projects/p1/jobs/$j:cancel" >/dev/null; done
+  for j in block_job state_job revoke_job; do api p1 POST "/v1/projects/p1/jobs/$j:cancel" >/dev/null; done
   api p1 POST /v1/projects/p1/jobs/run_job:cancel >/dev/null &&
   api p1 POST /v1/projects/p1/jobs/queue_job:cancel >/dev/null &&
   wait_for 10 state_is p1 run_job CANCELLED)

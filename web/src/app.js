@@ -230,9 +230,9 @@ let unauthorizedQuiet = false;
 
 onUnauthorized((err) => {
   // During a sign-in the form shows the error itself; later, a token that stopped working
-  // (removed from the tokens file) brings the form back with the service's words.
+  // (removed from the tokens file) brings the form back, saying so in the service's words.
   if (!unauthorizedQuiet)
-    signInForm(err.message);
+    signInForm(`The service refused the token: ${err.message}`);
 });
 
 async function start() {
