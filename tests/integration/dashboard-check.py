@@ -100,6 +100,28 @@ def queued_position():
     browser.wait(f'the queue cell to show {want}', lambda: all(w in browser.text(cell) for w in want))
 
 
+def rows_kept_on_refresh():
+    """While a job runs the list refreshes every 5 s and its duration changes: the rows are
+    updated in place, not drawn again, so a text selected in another row stays selected."""
+    browser.open('#/jobs?project=p1')
+    duration = f'tr[data-job="{J["run"]}"] td[data-label="Duration"]'
+    browser.wait_css(duration)
+    before = browser.js("""
+        document.querySelectorAll('table.jobs tbody tr').forEach((r) => { r.tyKept = true; });
+        const range = document.createRange();
+        range.selectNodeContents(document.querySelector(`tr[data-job="${arguments[0]}"] td.id a`));
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+        return document.querySelector(arguments[1]).textContent;""", J['ok'], duration)
+    browser.wait('a refresh showing the running job\'s new duration',
+                 lambda: browser.text(duration) not in ('', before), timeout=15)
+    replaced = browser.js("return Array.from(document.querySelectorAll('table.jobs tbody tr'),"
+                          " (r) => r.tyKept ? null : r.dataset.job).filter((j) => j !== null)")
+    expect(not replaced, f'rows drawn again by the refresh: {replaced}')
+    sel = browser.js('return getSelection().toString()')
+    expect(sel == J['ok'], f'the selection is now "{sel}", not "{J["ok"]}"')
+
+
 def filter_and_bad_filter():
     box = browser.wait_css('#filter')
     box.clear()
@@ -513,6 +535,7 @@ def main():
         check('sign in with the token', sign_in)
         check('the jobs page lists p1\'s jobs, newest first, and not p2\'s', jobs_of_p1_only)
         check('a QUEUED job shows its position and reason', queued_position)
+        check('the list\'s refresh updates rows in place (a selection stays)', rows_kept_on_refresh)
         check('the filter narrows the list; a bad one shows the service\'s 400', filter_and_bad_filter,
               allow=[r' 400 '])
         check('columns sort by click and keyboard', sort_by_keyboard)

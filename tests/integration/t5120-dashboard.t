@@ -4,7 +4,7 @@
 # projects; p1 has a job that succeeded, one whose worker exited 3, one that prints a line
 # every 0.3 s and one QUEUED behind it (p1 may run one job at once); p2 has its own job. The
 # checks: sign-in (a wrong token refused with the service's message), p1's jobs and not p2's,
-# the queue position, filter (and its 400), sorting by click and keyboard, a failed job's
+# the queue position, rows updated in place by the list's refresh (a selection kept), filter (and its 400), sorting by click and keyboard, a failed job's
 # errorMessage and failing replica, its "last lines" (and "Jump to end") at the real end of a
 # log of long wrapped lines, labels saved with the etag (a stale one
 # reported; a save whose connection broke sent again), the running job's logs streaming in (and again after the service restarts),

@@ -4,7 +4,7 @@
 // pages them, so a project of 10,000 jobs costs one page), with the filter of
 // `trainyard jobs list --filter` (the service's 400 shown under the box), Next/Previous with
 // the page tokens, the columns of the page sortable, and a refresh every 5 s while the tab
-// is visible that redraws only rows that changed.
+// is visible that updates the rows in place, only the cells that changed.
 import { jobsPath } from './api.js';
 import { badge, between, fill, fmtTime, h, links, message, timeEl } from './format.js';
 
@@ -63,6 +63,32 @@ function jobRow(project, j) {
     h('td', { class: 'queue', dataset: { label: 'Queue' } }, queue),
     h('td', { class: 'labels', dataset: { label: 'Labels' } },
       labels.length ? h('span', {}, labels.map(([k, v]) => h('span', { class: 'chip' }, `${k}=${v}`))) : ''));
+}
+
+/** @fresh's content in @row (the same job's row as drawn before): each cell that differs is
+ *  replaced; the others, and the row itself, stay. Returns the row to show (@fresh if none). */
+function updateRow(row, fresh) {
+  if (!row)
+    return fresh;
+  const cells = [...fresh.cells];
+  cells.forEach((td, i) => {
+    if (!row.cells[i].isEqualNode(td))
+      row.cells[i].replaceWith(td);
+  });
+  return row;
+}
+
+/** Make @rows the children of @tbody in that order, moving a row only when it is not in its
+ *  place (a node moved loses the focus), and removing the others. */
+function placeRows(tbody, rows) {
+  const keep = new Set(rows);
+  for (const tr of [...tbody.rows])
+    if (!keep.has(tr))
+      tr.remove();
+  rows.forEach((tr, i) => {
+    if (tbody.rows[i] !== tr)
+      tbody.insertBefore(tr, tbody.rows[i] || null);
+  });
 }
 
 /** The Jobs page: its state, its elements, and what it does. */
@@ -188,17 +214,22 @@ class JobsPage {
     })));
   }
 
-  /** Redraw the rows; keeps the focused link focused (a refresh must not move the user). */
+  /** Show the rows of the page's jobs, in order. A job's row is kept and only its cells that
+   *  changed are replaced (keyed by job id), so that a refresh leaves a text selection, the
+   *  focus and the pointer's hover where they were; rows are moved only when the order changed. */
   drawRows() {
     const { tbody, prev, next, pageNo, count } = this.el;
     const active = document.activeElement;
     const focused = active && tbody.contains(active) ? active.closest('tr')?.dataset.job : null;
-    const rows = sortJobs(this.jobs, this.sort, this.dir).map((j) => jobRow(this.project, j));
+    const jobs = sortJobs(this.jobs, this.sort, this.dir);
+    const old = new Map([...tbody.rows].filter((tr) => tr.dataset.job !== undefined).map((tr) => [tr.dataset.job, tr]));
+    const rows = jobs.map((j) => updateRow(old.get(j.jobId), jobRow(this.project, j)));
     if (!rows.length)
       rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'empty' },
         this.filter ? 'No job matches this filter.' : 'No jobs in this project yet.')));
-    fill(tbody, rows);
-    if (focused)
+    placeRows(tbody, rows);
+    // A row moved (the order changed) lost the focus: back to the same job's link.
+    if (focused && !tbody.contains(document.activeElement))
       tbody.querySelector(`tr[data-job="${CSS.escape(focused)}"] a`)?.focus();
     prev.disabled = this.tokens.length <= 1;
     next.disabled = !this.next;
