@@ -122,6 +122,22 @@ def rows_kept_on_refresh():
     expect(sel == J['ok'], f'the selection is now "{sel}", not "{J["ok"]}"')
 
 
+def counts_follow_the_list():
+    """The project selector's job counts are read again with the list: a job made meanwhile
+    counts, as it appears in the list."""
+    browser.open('#/jobs?project=p1')
+    browser.wait_css('table.jobs td.id a')
+    n = next(int(p['jobCount']) for p in api1.get('/v1/projects')['projects'] if p['projectId'] == 'p1')
+    browser.wait(f'the count p1 ({n})', lambda: browser.text('#project option') == f'p1 ({n})', timeout=6)
+    submit('count_job', 'true')  # QUEUED behind the running job; cancelled below
+    try:
+        browser.wait('the new job listed', lambda: 'count_job' in job_ids_shown(), timeout=12)
+        browser.wait(f'the count p1 ({n + 1})', lambda: browser.text('#project option') == f'p1 ({n + 1})',
+                     timeout=6)
+    finally:
+        api1.call('POST', '/v1/projects/p1/jobs/count_job:cancel', {})
+
+
 def filter_and_bad_filter():
     box = browser.wait_css('#filter')
     box.clear()
@@ -536,6 +552,7 @@ def main():
         check('the jobs page lists p1\'s jobs, newest first, and not p2\'s', jobs_of_p1_only)
         check('a QUEUED job shows its position and reason', queued_position)
         check('the list\'s refresh updates rows in place (a selection stays)', rows_kept_on_refresh)
+        check('the project\'s job count follows the list', counts_follow_the_list)
         check('the filter narrows the list; a bad one shows the service\'s 400', filter_and_bad_filter,
               allow=[r' 400 '])
         check('columns sort by click and keyboard', sort_by_keyboard)

@@ -4,7 +4,8 @@
 # projects; p1 has a job that succeeded, one whose worker exited 3, one that prints a line
 # every 0.3 s and one QUEUED behind it (p1 may run one job at once); p2 has its own job. The
 # checks: sign-in (a wrong token refused with the service's message), p1's jobs and not p2's,
-# the queue position, rows updated in place by the list's refresh (a selection kept), filter (and its 400), sorting by click and keyboard, a failed job's
+# the queue position, rows updated in place by the list's refresh (a selection kept), the
+# project's job count following the list, filter (and its 400), sorting by click and keyboard, a failed job's
 # errorMessage and failing replica, its "last lines" (and "Jump to end") at the real end of a
 # log of long wrapped lines, labels saved with the etag (a stale one
 # reported; a save whose connection broke sent again), the running job's logs streaming in (and again after the service restarts),
@@ -92,7 +93,7 @@ dashboard_checks 'dashboard' dashboard-check.py "$TEST_DIR/config.json"
 
 # The UI cancelled both, the checks their own jobs; whatever is left must not outlive the test.
 (cd "$TEST_DIR" &&
-  for j in block_job state_job revoke_job; do api p1 POST "/v1/projects/p1/jobs/$j:cancel" >/dev/null; done
+  for j in count_job block_job state_job revoke_job; do api p1 POST "/v1/projects/p1/jobs/$j:cancel" >/dev/null; done
   api p1 POST /v1/projects/p1/jobs/run_job:cancel >/dev/null &&
   api p1 POST /v1/projects/p1/jobs/queue_job:cancel >/dev/null &&
   wait_for 10 state_is p1 run_job CANCELLED)

@@ -181,11 +181,35 @@ class JobsPage {
     this.load(false);
   }
 
+  /** The project selector: the projects of @list with their job counts. When they are the
+   *  projects shown already, only the texts that changed are set (the selector stays open). */
   drawProjects(list) {
     if (this.project && !list.some((p) => p.projectId === this.project))
       list = [...list, { projectId: this.project, jobCount: '' }];
-    fill(this.el.project, list.map((p) => h('option', { value: p.projectId, selected: p.projectId === this.project },
-      p.jobCount === '' ? p.projectId : `${p.projectId} (${p.jobCount})`)));
+    const text = (p) => (p.jobCount === '' ? p.projectId : `${p.projectId} (${p.jobCount})`);
+    const opts = [...this.el.project.options];
+    if (opts.length === list.length && opts.every((o, i) => o.value === list[i].projectId)) {
+      opts.forEach((o, i) => {
+        if (o.textContent !== text(list[i]))
+          o.textContent = text(list[i]);
+      });
+      return;
+    }
+    fill(this.el.project, list.map((p) => h('option', { value: p.projectId, selected: p.projectId === this.project }, text(p))));
+  }
+
+  /** Read the projects' job counts again, with each refresh of the list (jobs are made and
+   *  deleted meanwhile). A failure is left to the list's own read to report. */
+  async refreshCounts() {
+    try {
+      const list = await this.ctx.refreshProjects();
+      if (!this.stopped) {
+        this.ctx.projects = list;
+        this.drawProjects(list);
+      }
+    } catch {
+      // the list's read says what is wrong
+    }
   }
 
   /** Sort by column @id: ascending, then descending, then the service's order again. */
@@ -297,8 +321,10 @@ class JobsPage {
   }
 
   tick() {
-    if (this.auto && document.visibilityState === 'visible')
+    if (this.auto && document.visibilityState === 'visible') {
       this.load(true);
+      this.refreshCounts();
+    }
   }
 
   setCrumbs() {
