@@ -286,13 +286,21 @@ int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struc
  * filesystem (lstat, realpath), changes nothing. */
 int tyd_jobdir_check(
     char *const *roots, const char *project, const char *job_dir, char *why, size_t whylen);
+/* The directory of a --job-dir-root entry ("DIR" or "PROJECT:DIR"). */
+const char *tyd_jobdir_root_dir(const char *entry);
+
+/* --- nosuid.c: the directories container jobs write to as root ------------------------- */
+
 /* At start, as root, with the container runtime: each --job-dir-root, and the state directory
  * (where tuning trials' metric directories are mounted into containers), that is on a mount
- * without nosuid and nodev is made a nosuid,nodev bind mount of its own in the host's mount
- * namespace, so that no set-user-ID program or device node a container job (root in its
- * container) leaves there works on this host. The mounts stay after trainyardd ends. With
- * --leave-mounts, or where that fails, a warning in the log instead. */
-void tyd_jobdir_secure_mounts(const struct tyd *d);
+ * without nosuid and nodev is covered by a copy of its tree made nosuid,nodev throughout
+ * (submounts included) before it is attached, in the host's mount namespace, so that no
+ * set-user-ID program, file capability or device node a container job (root in its
+ * container) leaves there works through that path. The mounts stay after trainyardd ends.
+ * With --leave-mounts, a link on a directory's way, a mount namespace not PID 1's (or one
+ * that cannot be told), or a failure: a warning in the log instead; with the slurm runtime
+ * (image replicas on a node that may be this host), the warning alone. */
+void tyd_secure_mounts(const struct tyd *d);
 
 /* --- metrics.c: GET /healthz, and GET /metrics in the Prometheus text format ------------ */
 

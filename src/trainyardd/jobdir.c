@@ -7,16 +7,14 @@
  * container runtime written to as root. So the service takes such a jobDir only inside the
  * directories its operator allows (--job-dir-root=DIR, repeatable; `job-dir-root = DIR` lines
  * in the config file), refusing the job at create otherwise. `trainyard local train` has no
- * such rule: a user runs their own job. With the container runtime, trainyardd (root) makes
- * those directories and its state directory nosuid,nodev mounts at start, so that what a
- * job leaves there as root cannot work as root on the host. */
+ * such rule: a user runs their own job. (What a container job leaves there as root:
+ * nosuid.c.) */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -24,6 +22,7 @@
 #include "alloc.h"
 #include "buf.h"
 #include "daemon.h"
+#include "fdutil.h"
 #include "macro.h"
 #include "spec.h"
 #include "strv.h"
@@ -35,6 +34,7 @@ int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struc
     /* project ids may hold ':' but never '/': the first ":/" ends one */
     const char *colon = dir[0] != '/' ? strstr(dir, ":/") : NULL;
     struct stat st;
+    int fd;
 
     if (colon) { /* PROJECT:DIR, the directory of one project's jobs */
         project = xstrndup(dir, (size_t)(colon - dir));
@@ -49,6 +49,19 @@ int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struc
         return ty_error_set(err, errno, "%s: cannot use '%s': %s", where, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return ty_error_set(err, ENOTDIR, "%s: '%s' is not a directory", where, dir);
+    /* Checked at every start: a user who owns a directory on the way could otherwise make it
+     * a link to /usr/bin before the next one, for jobs to write in as root. */
+    if ((fd = ty_open_dir_no_links(dir)) == -ELOOP)
+        return ty_error_set(err,
+                            ELOOP,
+                            "%s: '%s' has a symbolic link on its way, which is not followed "
+                            "(one who can change it could send jobs anywhere); give the real "
+                            "path, '%s'",
+                            where,
+                            dir,
+                            real);
+    if (fd >= 0)
+        close(fd);
     if (strcmp(real, "/") == 0)
         return ty_error_set(
             err, EINVAL, "%s: '/' would let jobs write anywhere; name a directory for them", where);
@@ -240,79 +253,7 @@ int tyd_jobdir_check(
     return 0;
 }
 
-/* Is this process in a mount namespace other than PID 1's (the host's, as far as we can tell)?
- * A mount made there (a unit's private namespace) is not what the machine's users see. Where
- * PID 1's cannot be read (a hardened or foreign init), no. */
-static bool outside_init_mount_ns(void)
+const char *tyd_jobdir_root_dir(const char *entry)
 {
-    struct stat self, init;
-
-    return stat("/proc/self/ns/mnt", &self) == 0 && stat("/proc/1/ns/mnt", &init) == 0 &&
-           (self.st_dev != init.st_dev || self.st_ino != init.st_ino);
-}
-
-/* Bind-mount @dir onto itself (its submounts with it) and make that mount nosuid,nodev,
- * keeping its read-only and noexec flags from @st_flags (statvfs's; the atime flags are kept
- * by the kernel). 0, or -errno with nothing left mounted. */
-static int bind_nosuid(const char *dir, unsigned long st_flags)
-{
-    unsigned long keep =
-        ((st_flags & ST_RDONLY) ? MS_RDONLY : 0) | ((st_flags & ST_NOEXEC) ? MS_NOEXEC : 0);
-    int r;
-
-    if (mount(dir, dir, NULL, MS_BIND | MS_REC, NULL) < 0)
-        return -errno;
-    if (mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | keep, NULL) < 0) {
-        r = -errno;
-        (void)umount2(dir, MNT_DETACH);
-        return r;
-    }
-    return 0;
-}
-
-/* @dir (@what: the setting that names it) on a mount that lets set-user-ID programs, file
- * capabilities and device nodes work: made a nosuid,nodev bind mount of its own (@make, and
- * this process in the host's mount namespace), else a warning. Logs either. */
-static void secure_mount(const char *what, const char *dir, bool make)
-{
-    struct statvfs sv;
-    const char *why;
-    int r = 0;
-
-    if (statvfs(dir, &sv) < 0 || (sv.f_flag & (ST_NOSUID | ST_NODEV)) == (ST_NOSUID | ST_NODEV))
-        return;
-    if (!make) {
-        why = "--leave-mounts";
-    } else if (outside_init_mount_ns()) {
-        why = "trainyardd is not in the host's mount namespace, where a mount of its own "
-              "would not be seen";
-    } else if ((r = bind_nosuid(dir, sv.f_flag)) < 0) {
-        why = strerror(-r);
-    } else {
-        tyd_log("%s %s: made a nosuid,nodev bind mount of it, which stays when trainyardd "
-                "stops (a container job's set-user-ID program or device node there would "
-                "work as root on this host; docs/security.md)",
-                what,
-                dir);
-        return;
-    }
-    tyd_log("warning: %s %s is on a mount without nosuid and nodev, and is left so (%s): a "
-            "container job (root in its container) can leave a set-user-ID program or a "
-            "device node there that works as root on this host; mount it nosuid,nodev "
-            "(docs/security.md)",
-            what,
-            dir,
-            why);
-}
-
-void tyd_jobdir_secure_mounts(const struct tyd *d)
-{
-    /* Only a container job writes there as root: a process job runs as its project's user
-     * (or as root only by --allow-root-jobs, root already). */
-    if (geteuid() != 0 || strcmp(d->runtime, "container") != 0)
-        return;
-    for (size_t i = 0; d->job_dir_roots && d->job_dir_roots[i]; i++)
-        secure_mount("--job-dir-root", root_dir(d->job_dir_roots[i]), !d->leave_mounts);
-    secure_mount(
-        "the state directory (its trials' metric directories)", d->state_dir, !d->leave_mounts);
+    return root_dir(entry);
 }

@@ -122,7 +122,7 @@ static const char usage_more[] =
     "                            such as gs://... are taken as jobDir)\n"
     "  --leave-mounts            as root with the container runtime, only warn about a\n"
     "                            --job-dir-root or the state directory on a mount without\n"
-    "                            nosuid,nodev (default: make each a nosuid,nodev bind mount)\n"
+    "                            nosuid,nodev (default: cover each with a nosuid,nodev mount)\n"
     "  --job-path=DIRS           PATH of the replicas run as programs (process runtime,\n"
     "                            slurm's too), which start from a defined environment, not\n"
     "                            this one (default " TY_JOB_PATH_DEFAULT ")\n"
@@ -695,7 +695,7 @@ static int serve(struct tyd *d)
     (void)sigaction(SIGPIPE, &ign, NULL);
     loop = ty_loop_new();
     ty_loop_add_fd(loop, sig_fd, POLLIN, on_sig_pipe, d);
-    tyd_jobdir_secure_mounts(d); /* before any job's container starts */
+    tyd_secure_mounts(d); /* before any job's container starts */
     if (tyd_admit_start(d, &e) < 0 || tyd_dispatch_init(d, loop, &e) < 0 ||
         tyd_http_start(d, &e) < 0)
         goto fail;

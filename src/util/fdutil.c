@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,4 +277,13 @@ bool ty_nofile_original(struct rlimit *ret)
     if (nofile_raised)
         *ret = nofile_original;
     return nofile_raised;
+}
+
+int ty_open_dir_no_links(const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS};
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+    return fd < 0 ? -errno : (int)fd;
 }

@@ -46,6 +46,11 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err);
  * itself; or -errno with err saying which component is a link or not a directory. */
 int ty_mkdir_nofollow(const char *path, mode_t mode, bool *created, struct ty_error *err);
 
+/* The directory @path opened as a path (O_PATH, close-on-exec), following no symbolic link
+ * anywhere on its way (openat2's RESOLVE_NO_SYMLINKS): the fd, -ELOOP when a link is on the
+ * way, or another -errno. */
+int ty_open_dir_no_links(const char *path);
+
 /* What a file looked like when last seen (size and modification time), to notice changes
  * without reading it. Zero-initialised: never seen. */
 struct ty_file_stamp {
