@@ -579,7 +579,7 @@ static int lock_state_dir(struct tyd *d, struct ty_error *err)
 {
     _cleanup_free_ char *path = xasprintf("%s/trainyardd.lock", d->state_dir);
     char pid[32] = "";
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, TY_STATE_FILE_MODE);
     ssize_t n;
 
     if (fd < 0)
@@ -667,13 +667,8 @@ static int serve(struct tyd *d)
     size_t n_tight;
     int r, rc, sig_fd;
 
-    if (ty_mkdir_p(d->state_dir, TY_STATE_DIR_MODE, &e) < 0 || lock_state_dir(d, &e) < 0)
+    if (ty_mkdir_p_exact(d->state_dir, TY_STATE_DIR_MODE, &e) < 0 || lock_state_dir(d, &e) < 0)
         goto fail;
-    if ((n_tight = ty_statedir_tighten(d->state_dir)) > 0)
-        tyd_log("state directory %s: made %zu directories and files an earlier version left "
-                "readable by every local user private (docs/security.md)",
-                d->state_dir,
-                n_tight);
     if (!d->log_file)
         d->log_file = xasprintf("%s/trainyardd.log", d->state_dir);
     if (d->auth_file && tyd_auth_load(d->auth_file, &d->auth, &e) < 0)
@@ -681,6 +676,11 @@ static int serve(struct tyd *d)
     db = xasprintf("%s/%s", d->state_dir, TY_STORE_FILE);
     if (check_store_present(d, db, &e) < 0 || ty_store_open(db, &d->store, &e) < 0)
         goto fail;
+    if ((n_tight = ty_statedir_tighten(d->state_dir)) > 0)
+        tyd_log("state directory %s: made %zu directories and files an earlier version left "
+                "readable by every local user private (docs/security.md)",
+                d->state_dir,
+                n_tight);
     /* the address first: a trainyardd that cannot serve must not start or watch jobs it
      * would then leave behind */
     if ((d->listen_fd = tyd_listen_open(d, &e)) < 0)

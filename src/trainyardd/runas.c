@@ -11,6 +11,8 @@
  * supervisor of a job with a user gets `--run-as=USER` and its process runtime switches to
  * that user before it runs a replica. */
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,10 +234,43 @@ int tyd_runas_supervisor_arg(
     }
 }
 
+/* The first directory on the way to @dir (resolved) that @user may not search, in @buf;
+ * false when every one can be (or @dir cannot be resolved, or @user is unknown). */
+static bool closed_to(const char *dir, const char *user, char *buf, size_t len)
+{
+    struct passwd *pw = getpwnam(user);
+    gid_t groups[256];
+    int ng = (int)TY_ARRAY_SIZE(groups);
+    char real[PATH_MAX];
+
+    if (!pw || !realpath(dir, real) || getgrouplist(user, pw->pw_gid, groups, &ng) < 0)
+        return false;
+    for (char *end = real;; end = strchr(end + 1, '/')) {
+        char c = end ? *end : '\0';
+        struct stat st;
+        bool in_group = false;
+        mode_t bit;
+
+        if (end && end != real)
+            *end = '\0';
+        if (stat(end == real ? "/" : real, &st) == 0) {
+            for (int g = 0; g < ng && !in_group; g++)
+                in_group = groups[g] == st.st_gid;
+            bit = st.st_uid == pw->pw_uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
+            if (!(st.st_mode & bit)) {
+                (void)snprintf(buf, len, "%s", end == real ? "/" : real);
+                return true;
+            }
+        }
+        if (!end || !c)
+            return false;
+        *end = c;
+    }
+}
+
 void tyd_runas_log_start(const struct tyd *d)
 {
     const struct tyd_runas *m = d->runas;
-    struct stat st;
 
     if (geteuid() != 0) {
         if (m && m->n)
@@ -252,13 +287,19 @@ void tyd_runas_log_start(const struct tyd *d)
                 (unsigned)m->e[i].uid,
                 m->e[i].uid == 0 && !d->allow_root_jobs ? ": refused, root needs --allow-root-jobs"
                                                         : "");
-    if (m && m->n && stat(d->state_dir, &st) == 0 && !(st.st_mode & S_IXOTH))
-        tyd_log("warning: the state directory %s (mode %04o) is not searchable by other "
-                "users: a project-user may not reach its tuning trials' metric directories "
-                "there, and those trials fail; make it 0711, which lets nobody list or read "
-                "its jobs (docs/security.md)",
+    for (size_t i = 0; m && i < m->n; i++) {
+        char closed[PATH_MAX];
+        if (m->e[i].uid == 0 || !closed_to(d->state_dir, m->e[i].user, closed, sizeof(closed)))
+            continue;
+        tyd_log("warning: the state directory %s is out of reach of project-user %s (%s is "
+                "not searchable by it): its tuning trials cannot reach their metric "
+                "directories there, and fail; make the directories on the way searchable "
+                "(0711 lets nobody list or read the jobs; docs/security.md)",
                 d->state_dir,
-                (unsigned)(st.st_mode & 07777));
+                m->e[i].user,
+                closed);
+        break; /* one is enough to say it */
+    }
     if (d->allow_root_jobs)
         tyd_log("--allow-root-jobs: process-runtime jobs of projects without an unprivileged "
                 "project-user run as root");

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,12 +129,16 @@ int ty_read_file_tail(const char *path,
 
 /* mkdir @p, or find it is a directory already. Returns 0, -ENOENT when a parent is missing
  * (nothing set in @err), or -errno with @err. */
-static int mkdir_one(const char *p, mode_t mode, struct ty_error *err)
+/* mkdir @p with @mode (@exact: whatever the umask, chmod after it was made). */
+static int mkdir_one(const char *p, mode_t mode, bool exact, struct ty_error *err)
 {
     struct stat st;
 
-    if (mkdir(p, mode) == 0)
+    if (mkdir(p, mode) == 0) {
+        if (exact && chmod(p, mode) < 0)
+            return ty_error_set(err, errno, "cannot set the mode of '%s': %s", p, strerror(errno));
         return 0;
+    }
     if (errno == ENOENT)
         return -ENOENT;
     if (errno != EEXIST)
@@ -144,11 +149,11 @@ static int mkdir_one(const char *p, mode_t mode, struct ty_error *err)
     return 0;
 }
 
-int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
+static int mkdir_p(const char *path, mode_t mode, bool exact, struct ty_error *err)
 {
     _cleanup_free_ char *p = NULL;
     size_t len;
-    int r = mkdir_one(path, mode, err);
+    int r = mkdir_one(path, mode, exact, err);
 
     /* Mostly the parent exists (a job's directory in the state directory): one mkdir. */
     if (r != -ENOENT)
@@ -160,7 +165,7 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
             continue;
         char c = p[i];
         p[i] = '\0';
-        r = mkdir_one(p, mode, err);
+        r = mkdir_one(p, mode, exact, err);
         if (r == -ENOENT)
             return ty_error_set(
                 err, ENOENT, "cannot create directory '%s': %s", p, strerror(ENOENT));
@@ -169,6 +174,16 @@ int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
         p[i] = c;
     }
     return 0;
+}
+
+int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err)
+{
+    return mkdir_p(path, mode, false, err);
+}
+
+int ty_mkdir_p_exact(const char *path, mode_t mode, struct ty_error *err)
+{
+    return mkdir_p(path, mode, true, err);
 }
 
 void ty_cloexec_from(int lowest)

@@ -37,6 +37,9 @@ void ty_cloexec_from(int lowest);
 
 /* mkdir -p with @mode for every created component. Returns 0 or -errno (err names the path). */
 int ty_mkdir_p(const char *path, mode_t mode, struct ty_error *err);
+/* The same, every created component given exactly @mode whatever the umask (a directory
+ * others must be able to pass through). Existing components are left as they are. */
+int ty_mkdir_p_exact(const char *path, mode_t mode, struct ty_error *err);
 
 /* ty_mkdir_p for a directory that others may have written on the way to: absolute @path is
  * walked from "/" one component at a time, each opened without following a symbolic link and

@@ -320,9 +320,14 @@ test_expect_success 'what an earlier version left readable is made private; othe
   test "$(stat -c %a "$old")" = 755 &&
   tyd_once "$old" old2.log --project-user=pa:nobody && ! grep -q "earlier version" old2.log
 '
-test_expect_success 'a state directory others cannot search, with a project-user: a warning at start' '
+test_expect_success 'a state directory out of reach of a project-user: a warning at start; the umask does not narrow the modes' '
   mkdir -m 700 "$SD/closed" && tyd_once "$SD/closed" closed.log --project-user=pa:nobody &&
-  grep -q "warning: the state directory $SD/closed (mode 0700) is not searchable by other users: a project-user may not reach its tuning trials. metric directories there" closed.log
+  grep -q "warning: the state directory $SD/closed is out of reach of project-user nobody ($SD/closed is not searchable by it): its tuning trials cannot reach their metric directories there" closed.log &&
+  mkdir -m 711 "$SD/closed/inner" && chmod 711 "$SD/closed" && chmod 700 "$SD" &&
+  { tyd_once "$SD/closed/inner" inner.log --project-user=pa:nobody; rc=$?; chmod 711 "$SD"; test $rc -eq 0; } &&
+  grep -q "warning: the state directory $SD/closed/inner is out of reach of project-user nobody ($SD is not searchable by it)" inner.log &&
+  umask 027 && tyd_once "$SD/um" um.log --project-user=pa:nobody && umask 022 &&
+  test "$(stat -c %a "$SD/um")" = 711 && ! grep -q "out of reach" um.log
 '
 rm -rf "$SD"
 

@@ -122,6 +122,11 @@ static void tighten(void)
     is_int(mode_of(root, ""), 0755, "the state directory itself is the operator's");
     is_int((int)ty_statedir_tighten(root), 0, "a second pass changes nothing");
     is_int((int)ty_statedir_tighten("/nonexistent/ty"), 0, "no directory: nothing");
+    free(p);
+    p = xasprintf("%s/jobs/pa/j1/logs", root); /* jobs/ no longer 0755: no walk */
+    (void)chmod(p, 0755);
+    is_int((int)ty_statedir_tighten(root), 0, "with jobs/ not 0755, the jobs are not walked");
+    is_int(mode_of(root, "jobs/pa/j1/logs"), 0755, "so a mode set since is kept");
 }
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)

@@ -568,7 +568,7 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     /* Every trial's metric directory goes here: a state directory that cannot hold them is
      * the runner's failure, not each trial's. */
     trials = xasprintf("%s/trials", st->opts.state_dir);
-    r = ty_mkdir_p(trials, TY_STATE_DIR_MODE, err);
+    r = ty_mkdir_p_exact(trials, TY_STATE_DIR_MODE, err);
     if (r < 0)
         return ty_error_prefix(err, r, "the trials of job %s", st->job->job_id);
     st->started = true;

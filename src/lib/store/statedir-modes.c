@@ -27,7 +27,8 @@ static int fix_mode(int dfd, const char *name, bool dir, mode_t from, mode_t to)
     if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
         !(dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) || (st.st_mode & 07777) != from)
         return 0;
-    return fchmodat(dfd, name, to, 0) == 0 ? 1 : 0;
+    /* (a link put there since the fstatat is not followed either) */
+    return fchmodat(dfd, name, to, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
 }
 
 /* The subdirectory @name of @dfd, opened without following a link, or -1. */
@@ -90,17 +91,25 @@ static size_t project(int jobs_fd, const char *name)
 
 size_t ty_statedir_tighten(const char *state)
 {
-    static const char *const files[] = {
-        TY_STORE_FILE, TY_STORE_FILE "-wal", TY_STORE_FILE "-shm", "trainyardd.log"};
+    static const char *const files[] = {TY_STORE_FILE,
+                                        TY_STORE_FILE "-wal",
+                                        TY_STORE_FILE "-shm",
+                                        "trainyardd.log",
+                                        "trainyardd.lock"};
     _cleanup_close_ int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), jfd = -EBADF;
     size_t n = 0;
+    struct stat st;
 
     if (sfd < 0)
         return 0;
     for (size_t i = 0; i < TY_ARRAY_SIZE(files); i++)
         n += (size_t)fix_mode(sfd, files[i], false, 0644, TY_STATE_FILE_MODE);
-    n += (size_t)fix_mode(sfd, "jobs", true, 0755, TY_STATE_DIR_MODE);
+    /* The walk, over every job, only while jobs/ is as an earlier version made it: jobs/ is
+     * changed last, so a pass cut short is done again, and later starts cost a stat. */
+    if (fstatat(sfd, "jobs", &st, AT_SYMLINK_NOFOLLOW) < 0 || (st.st_mode & 07777) != 0755)
+        return n;
     if ((jfd = open_sub(sfd, "jobs")) >= 0)
         n = each_entry(jfd, project, n);
+    n += (size_t)fix_mode(sfd, "jobs", true, 0755, TY_STATE_DIR_MODE);
     return n;
 }

@@ -64,7 +64,7 @@ int ty_statedir_claim_job(const char *state,
         return r;
     parent = xasprintf("%s/jobs/%s", state, project);
     dir = xasprintf("%s/%s", parent, job_id);
-    r = ty_mkdir_p(parent, TY_STATE_DIR_MODE, err);
+    r = ty_mkdir_p_exact(parent, TY_STATE_DIR_MODE, err);
     if (r < 0)
         return r;
     if (mkdir(dir, TY_STATE_DIR_MODE) < 0) {
@@ -78,7 +78,11 @@ int ty_statedir_claim_job(const char *state,
         return ty_error_set(err, errno, "cannot create '%s': %s", dir, strerror(errno));
     }
     logs = xasprintf("%s/logs", dir);
-    r = ty_mkdir_p(logs, TY_STATE_PRIVATE_DIR_MODE, err);
+    /* 0711 whatever the umask: a mapped user's trials are reached through it */
+    if (chmod(dir, TY_STATE_DIR_MODE) < 0)
+        r = ty_error_set(err, errno, "cannot set the mode of '%s': %s", dir, strerror(errno));
+    else
+        r = ty_mkdir_p(logs, TY_STATE_PRIVATE_DIR_MODE, err);
     if (r < 0) {
         /* Half a job directory is none: a full filesystem must not leave one behind. */
         (void)rmdir(dir);
@@ -312,7 +316,7 @@ int ty_statedir_claim_run(const char *state,
         return r;
     parent = xasprintf("%s/jobs/local", state);
     dir = xasprintf("%s/%s", parent, job_id);
-    r = ty_mkdir_p(parent, TY_STATE_DIR_MODE, err);
+    r = ty_mkdir_p_exact(parent, TY_STATE_DIR_MODE, err);
     if (r < 0)
         return r;
     /* Claims take turns (a few system calls each): two runs of one id never both see the

@@ -69,11 +69,12 @@ int ty_statedir_run_name(const char *name, struct ty_error *err);
  * -errno when the file cannot be opened. Takes no lock itself. */
 int ty_statedir_run_active(const char *dir, pid_t *ret_pid);
 
-/* Bring what an earlier version made in @state to statemode.h's modes: the store, its journals
- * and trainyardd.log 0644 to 0600; jobs/, each project's and job's directory and trials/ 0755
- * to 0711; each job's logs/ and trial directory 0755 to 0700. Only those exact modes change
- * (any other is the operator's); links are not followed. Returns how many changed; errors
- * (an entry gone, no right) leave an entry as it was. */
+/* Bring what an earlier version made in @state to statemode.h's modes: the store, its journals,
+ * trainyardd.log and trainyardd.lock 0644 to 0600; and, while jobs/ is 0755 (changed last, so
+ * that a start after a complete pass costs no walk), each project's and job's directory and
+ * trials/ 0755 to 0711, each job's logs/ and trial directory 0755 to 0700, jobs/ to 0711.
+ * Only those exact modes change (any other is the operator's); links are not followed.
+ * Returns how many changed; errors (an entry gone, no right) leave an entry as it was. */
 size_t ty_statedir_tighten(const char *state);
 
 #endif
