@@ -404,6 +404,41 @@ static void test_settled_replicas(void)
     ty_store_close(s);
 }
 
+/* The same for a tuning job's trials: a trial still RUNNING when the service ended the job
+ * ends as the job did (FAILED; CANCELLED for a cancelled job), its replicas STOPPED. */
+static void test_settled_trials(void)
+{
+    struct ty_store *s = open_db("settled-trials");
+    int64_t j = add_running(s, "t", 100, 1);
+    _cleanup_json_ json_t *out = json_loads(
+        "{\"trials\": [{\"trialId\": \"1\", \"state\": \"SUCCEEDED\"},"
+        " {\"trialId\": \"2\", \"state\": \"RUNNING\", \"attemptStatus\": {\"attempt\": 1,"
+        "  \"replicas\": [{\"taskName\": \"master-replica-0\", \"state\": \"RUNNING\"}]}}]}",
+        0,
+        NULL);
+    struct ty_lost l;
+    json_t *shown;
+    char *text;
+
+    if (!out || ty_store_set_output(s, j, out, &err) < 0)
+        BAIL_OUT("%s", err.msg);
+    if (ty_store_supervisor_lost(s, j, 100, 0, 400, FAIL_MSG, &l, NULL, &err) < 0)
+        diag("%s", err.msg);
+    shown = ty_job_row_to_json(by_seq(s, j));
+    text = json_dumps(json_object_get(shown, "trainingOutput"), JSON_COMPACT | JSON_SORT_KEYS);
+    is_str(text,
+           "{\"trials\":[{\"state\":\"SUCCEEDED\",\"trialId\":\"1\"},{\"attemptStatus\":{"
+           "\"attempt\":1,\"replicas\":[{\"state\":\"STOPPED\",\"taskName\":\"master-replica-"
+           "0\"}]},\"state\":\"FAILED\",\"trialId\":\"2\"}]}",
+           "FAILED: the running trial failed with it, its replicas STOPPED");
+    free(text);
+    json_decref(shown);
+    text = json_dumps(cur->training_output, JSON_COMPACT);
+    like(text, "\"RUNNING\"", "the row keeps the trials as recorded");
+    free(text);
+    ty_store_close(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -414,6 +449,7 @@ int main(void)
     test_outcome_and_cancel();
     test_claim_rule();
     test_settled_replicas();
+    test_settled_trials();
     ty_job_row_free(cur);
     (void)nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();

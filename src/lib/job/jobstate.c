@@ -45,3 +45,34 @@ bool ty_attempt_status_unsettled(const json_t *attempt_status)
 {
     return live_replicas((json_t *)attempt_status, false) > 0; /* @stop false: read only */
 }
+
+/* The trials of @training_output whose state a run in progress has (not final), each with its
+ * replicas, made @final and STOPPED when @final is set. Returns how many trials and replicas
+ * that touches. */
+static size_t live_trials(json_t *training_output, const char *final)
+{
+    json_t *trials = json_object_get(training_output, "trials");
+    size_t n = 0;
+
+    for (size_t i = 0; i < json_array_size(trials); i++) {
+        json_t *t = json_array_get(trials, i), *as = json_object_get(t, "attemptStatus");
+        const char *st = json_string_value(json_object_get(t, "state"));
+        bool live = st && strcmp(st, "SUCCEEDED") != 0 && strcmp(st, "FAILED") != 0 &&
+                    strcmp(st, "CANCELLED") != 0;
+
+        n += live + live_replicas(as, final != NULL);
+        if (live && final)
+            json_object_set_new(t, "state", json_string(final));
+    }
+    return n;
+}
+
+size_t ty_training_output_settle(json_t *training_output, enum ty_job_state job_state)
+{
+    return live_trials(training_output, job_state == TY_STATE_CANCELLED ? "CANCELLED" : "FAILED");
+}
+
+bool ty_training_output_unsettled(const json_t *training_output)
+{
+    return live_trials((json_t *)training_output, NULL) > 0;
+}

@@ -266,8 +266,9 @@ static void trial_ended(struct trial_run *tr, enum ty_job_state state, const cha
     tr->t.state = state;
     if (state != TY_STATE_SUCCEEDED)
         tr->t.error = xstrdup(error && *error ? error : "The trial failed.");
-    else if (tr->t.attempt_status) /* replicas are kept while they may explain a failure: */
-        (void)json_object_del(tr->t.attempt_status, "replicas"); /* else every trial's */
+    /* replicas are kept only where they may explain a failure (else every trial's) */
+    if (state != TY_STATE_FAILED && tr->t.attempt_status)
+        (void)json_object_del(tr->t.attempt_status, "replicas");
     (void)ty_tuner_complete(st->tuner,
                             tr->t.trial_id,
                             state == TY_STATE_SUCCEEDED,

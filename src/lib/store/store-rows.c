@@ -224,8 +224,14 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
     if (row->state == TY_STATE_QUEUED && row->state_reason && row->state_reason[0])
         json_object_set_new(o, "stateReason", str_value(row->state_reason));
     set_attempt_status(o, row);
-    if (row->training_output)
+    if (row->training_output && ty_job_state_is_final(row->state) &&
+        ty_training_output_unsettled(row->training_output)) {
+        json_t *to = json_deep_copy(row->training_output); /* as set_attempt_status */
+        (void)ty_training_output_settle(to, row->state);
+        json_object_set_new(o, "trainingOutput", to);
+    } else if (row->training_output) {
         json_object_set_new(o, "trainingOutput", json_incref(row->training_output));
+    }
     if (json_object_size(row->labels)) /* like Google's JSON: an empty map is left out */
         json_object_set_new(o, "labels", json_incref(row->labels));
     json_object_set_new(
