@@ -143,6 +143,20 @@ test_expect_success 'a supervisor that dies: the service cancels its Slurm job a
   wait_for 30 only_blocker &&
   scancel "$blocker" && wait_for 20 no_slurm_jobs
 '
+# The next attempt of a job whose supervisor died waits until the old Slurm job has ended:
+# its replica, spared by the sweep, takes 3 s to stop (SIGTERM) and must be down first.
+test_expect_success 'a supervisor that dies while its job runs: the next attempt starts once the old one is down' '
+  write_job w.json "trap \"sleep 3; echo down >>$TEST_DIR/runs_$M; exit 0\" TERM; echo up >>$TEST_DIR/runs_$M; while :; do sleep 0.2; done" &&
+  "$TRAINYARD" jobs submit training svc_wait --config w.json --async >out 2>&1 &&
+  wait_for 60 grep -q up "runs_$M" &&
+  sup=$(pgrep -f "supervise-job $TEST_DIR/svc " | head -1) && test -n "$sup" &&
+  kill -KILL "$sup" &&
+  second() { test "$(grep -c up "runs_$M")" = 2; } &&
+  wait_for 90 second &&
+  { test "$(tr "\n" " " <"runs_$M")" = "up down up " || { cat "runs_$M"; false; }; } &&
+  "$TRAINYARD" jobs cancel svc_wait >/dev/null 2>&1 &&
+  wait_for 60 ended svc_wait && wait_for 30 no_slurm_jobs
+'
 # The service's sweep spares the Slurm tasks on its own host: they end by their launcher's
 # loss of the supervisor or by Slurm's cancel, which give the launcher time to remove what it
 # made (here the replica's container, which takes a grace period, and the engine it started),

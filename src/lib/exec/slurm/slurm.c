@@ -368,7 +368,10 @@ static void destroy(struct ty_runtime *rt)
     free(s);
 }
 
-int ty_slurm_sweep(const char *key, struct ty_error *err)
+/* The ids of the Slurm jobs (any state squeue lists, completing ones included) that a
+ * supervisor with sweep key @key left, in *@ids (NULL-terminated; caller frees). Returns
+ * how many, or -errno (squeue failed) with err. */
+static int jobs_of_key(const char *key, char ***ids, struct ty_error *err)
 {
     char *argv[] = {"squeue", "-h", "-o", "%i %j", NULL};
     _cleanup_free_ char *out = NULL;
@@ -376,6 +379,7 @@ int ty_slurm_sweep(const char *key, struct ty_error *err)
     char *save = NULL;
     int n = 0, r;
 
+    *ids = xcalloc(1, sizeof(char *));
     if (!key || strlen(key) < 8)
         return ty_error_set(err, EINVAL, "a sweep key of at least 8 characters is required");
     suffix = xasprintf("-%.8s", key);
@@ -392,13 +396,29 @@ int ty_slurm_sweep(const char *key, struct ty_error *err)
         if (strncmp(name, "trainyard-", 10) != 0 || len < strlen(suffix) ||
             strcmp(name + len - strlen(suffix), suffix) != 0)
             continue;
-        {
-            char *cancel[] = {"scancel", l, NULL};
-            if (slurm_cmd(cancel, NULL, NULL, NULL) == 0)
-                n++;
-        }
+        ty_strv_push(ids, l);
+        n++;
     }
     return n;
+}
+
+int ty_slurm_sweep(const char *key, struct ty_error *err)
+{
+    _cleanup_strv_free_ char **ids = NULL;
+    int n = 0, r = jobs_of_key(key, &ids, err);
+
+    for (int i = 0; i < r; i++) {
+        char *cancel[] = {"scancel", ids[i], NULL};
+        if (slurm_cmd(cancel, NULL, NULL, NULL) == 0)
+            n++;
+    }
+    return r < 0 ? r : n;
+}
+
+int ty_slurm_sweep_left(const char *key, struct ty_error *err)
+{
+    _cleanup_strv_free_ char **ids = NULL;
+    return jobs_of_key(key, &ids, err);
 }
 
 const struct ty_runtime_ops ty_runtime_slurm = {

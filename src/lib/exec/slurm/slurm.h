@@ -13,5 +13,9 @@ extern const struct ty_runtime_ops ty_runtime_slurm;
  * key's first 8 characters; TY_SWEEP_ENV): for the service, once that supervisor has died.
  * Returns how many were cancelled, or -errno (squeue failed) with err. */
 int ty_slurm_sweep(const char *key, struct ty_error *err);
+/* How many Slurm jobs of that key squeue still lists (a cancelled job stays, COMPLETING,
+ * until its tasks have ended: Slurm's KillWait, a launcher removing its container), or
+ * -errno with err. One squeue call: a caller waiting for 0 polls. */
+int ty_slurm_sweep_left(const char *key, struct ty_error *err);
 
 #endif
