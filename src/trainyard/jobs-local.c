@@ -114,7 +114,7 @@ static void mark_if_dead(const char *dir, json_t *job)
                      st ? st : "none"));
     json_object_set_new(job, "state", json_string("FAILED"));
     (void)ty_attempt_status_settle(json_object_get(job, "attemptStatus"));
-    (void)ty_training_output_settle(json_object_get(job, "trainingOutput"), TY_STATE_FAILED);
+    (void)ty_training_output_settle(json_object_get(job, "trainingOutput"));
     if (!ty_json_str(job, "endTime")) {
         /* Not before the times recorded (file times are coarser than the clock). */
         int64_t end = last_written(dir), t;

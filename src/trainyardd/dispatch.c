@@ -13,7 +13,6 @@
  * A supervisor is `trainyard-supervisor supervise-job` (src/trainyard-supervisor), the
  * program installed next to trainyardd. It claims its job in the store itself, so a job is
  * never run twice even if trainyardd dies between starting a supervisor and recording it. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -35,7 +34,6 @@
 #include "logs.h"
 #include "loop.h"
 #include "macro.h"
-#include "parse.h"
 #include "proctree.h"
 #include "statedir.h"
 #include "statemode.h"
@@ -55,6 +53,8 @@
  * failing, no supervisor starts for this long: each would meet the same full disk (a fork and
  * exec for nothing), and dispatch() must not spin on it. Then the job is tried again. */
 #define HOLD_USEC (2 * INT64_C(1000000))
+/* At the service's stop: how long it waits for its sweepers, all together. */
+#define SWEEPER_STOP_MS 2000
 
 extern char **environ;
 
@@ -127,34 +127,6 @@ static bool watching(const struct tyd_dispatch *dp, int64_t seq)
 
 /* --- sweeping what a dead supervisor left ---------------------------------------------- */
 
-/* Kill every process whose environment carries the job's sweep key (local replicas and
- * anything they started inherit it), but, with @spare_slurm_tasks, the tasks of a Slurm job on
- * this host (SLURM_JOB_ID in their environment): the job's cancel by sweep-slurm ends those
- * with Slurm's SIGTERM and KillWait, in which a task launcher removes its containers and
- * directories and a replica may save its work, where SIGKILL would leave them behind. */
-static int sweep_processes(const char *key, bool spare_slurm_tasks)
-{
-    DIR *dir = opendir("/proc");
-    struct dirent *de;
-    int killed = 0;
-
-    if (!dir)
-        return 0;
-    while ((de = readdir(dir))) {
-        int64_t pid;
-
-        if (ty_parse_int64(de->d_name, 2, INT32_MAX, &pid) < 0 || pid == getpid())
-            continue; /* not a process (".", "self", ...), init, or ourselves */
-        if (!ty_proc_env_has((pid_t)pid, TY_SWEEP_ENV, key) ||
-            (spare_slurm_tasks && ty_proc_env_has((pid_t)pid, "SLURM_JOB_ID", NULL)))
-            continue;
-        if (kill((pid_t)pid, SIGKILL) == 0)
-            killed++;
-    }
-    closedir(dir);
-    return killed;
-}
-
 static pid_t spawn_self(
     struct tyd_dispatch *dp, char *const argv[], char *const envp[], const int *fds, size_t nfds);
 
@@ -166,7 +138,13 @@ static void watch(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool child, b
 static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
 {
     bool slurm = row->runtime && strcmp(row->runtime, "slurm") == 0;
-    int n = row->sweep_key && *row->sweep_key ? sweep_processes(row->sweep_key, slurm) : 0;
+    /* Every process carrying the job's sweep key (local replicas and anything they started
+     * inherit it) but, for a slurm job, the Slurm tasks on this host: the job's cancel by
+     * sweep-slurm ends those with Slurm's SIGTERM and KillWait, in which a task launcher
+     * removes its containers and directories, where SIGKILL would leave them behind. */
+    int n = row->sweep_key && *row->sweep_key
+                ? ty_proc_kill_by_env(TY_SWEEP_ENV, row->sweep_key, slurm ? "SLURM_JOB_ID" : NULL)
+                : 0;
 
     if (n)
         tyd_log("job %s/%s: killed %d leftover process(es)", row->project, row->job_id, n);
@@ -790,10 +768,16 @@ void tyd_dispatch_free(struct tyd_dispatch *dp)
     if (!dp)
         return;
     /* Supervisors keep running on their own; only our watches end. Sweepers are waited for
-     * briefly so they are not left as zombies of a process that is going away. */
+     * SWEEPER_STOP_MS at most in all (sweep-slurm may wait up to 90 s for Slurm): one still
+     * going finishes on its own, reaped by init once we are gone. */
+    int64_t until = ty_mono_usec() + SWEEPER_STOP_MS * INT64_C(1000);
     while (dp->n) {
         struct shim *s = dp->shims[0];
-        if (s->child && s->sweeper)
+        int64_t left_ms = (until - ty_mono_usec()) / 1000;
+        if (s->child && s->sweeper &&
+            poll(&(struct pollfd){.fd = s->pidfd, .events = POLLIN},
+                 1,
+                 left_ms > 0 ? (int)left_ms : 0) > 0)
             (void)waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &(siginfo_t){0}, WEXITED);
         remove_shim(dp, s);
     }

@@ -14,6 +14,7 @@
  * nosuid file system is the complete answer (docs/security.md). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,56 @@ static int in_init_mount_ns(void)
     a = root_mount_id("/proc/self/mountinfo");
     b = root_mount_id("/proc/1/mountinfo");
     return a < 0 || b < 0 ? -1 : a == b;
+}
+
+/* A mount point of /proc/self/mountinfo (octal escapes such as \040 decoded) in place. */
+static void unescape(char *p)
+{
+    char *w = p;
+
+    for (; *p; p++, w++) {
+        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+            p[3] >= '0' && p[3] <= '7') {
+            *w = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+            p += 3;
+        } else {
+            *w = *p;
+        }
+    }
+    *w = '\0';
+}
+
+/* The mounts below (or at) the real directory @real: *@open, whether one of them (as its
+ * path leads now) lacks nosuid or nodev; *@unbindable, whether one is unbindable (a
+ * recursive clone leaves it out, and the cover would hide it). */
+static void mounts_below(const char *real, bool *open, bool *unbindable)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char *line = NULL;
+    size_t cap = 0, n = strlen(real);
+
+    *open = *unbindable = false;
+    if (!f)
+        return;
+    while (getline(&line, &cap, f) > 0) {
+        char point[PATH_MAX];
+        struct statvfs sv;
+        /* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER" */
+        if (sscanf(line, "%*d %*d %*s %*s %4095s", point) != 1)
+            continue;
+        unescape(point);
+        if (strncmp(point, real, n) != 0 || (point[n] != '\0' && point[n] != '/'))
+            continue;
+        /* the mount a path leads to now: one a cover hides (at the same point) reads as the
+         * cover */
+        if (statvfs(point, &sv) == 0 &&
+            (sv.f_flag & (ST_NOSUID | ST_NODEV)) != (ST_NOSUID | ST_NODEV))
+            *open = true;
+        if (strstr(line, " unbindable ") || strstr(line, " unbindable -"))
+            *unbindable = true;
+    }
+    free(line);
+    fclose(f);
 }
 
 /* Cover the directory @dfd with a nosuid,nodev copy of its tree (the module comment).
@@ -123,8 +174,16 @@ static void secure_mount(const char *what, const char *dir, const char *leave)
     char buf[256];
     const char *why;
 
-    if (statvfs(dir, &sv) < 0 || (sv.f_flag & (ST_NOSUID | ST_NODEV)) == (ST_NOSUID | ST_NODEV))
+    bool below_open = false, unbindable = false;
+    char real[PATH_MAX];
+
+    if (statvfs(dir, &sv) < 0 || !realpath(dir, real))
         return;
+    mounts_below(real, &below_open, &unbindable);
+    if ((sv.f_flag & (ST_NOSUID | ST_NODEV)) == (ST_NOSUID | ST_NODEV) && !below_open)
+        return;
+    if (!leave && unbindable)
+        leave = "an unbindable mount below it, which a cover would hide";
     if (!(why = cover(dir, leave, buf, sizeof(buf)))) {
         tyd_log("%s %s: covered it with a nosuid,nodev mount of its own, which stays when "
                 "trainyardd stops (a container job's set-user-ID program or device node there "

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "alloc.h"
 #include "macro.h"
+#include "parse.h"
 
 struct pinfo {
     pid_t pid, ppid;
@@ -326,4 +328,27 @@ unsigned long long ty_proc_start_time(pid_t pid)
     if (p)
         t = strtoull(p + 1, NULL, 10);
     return t;
+}
+
+int ty_proc_kill_by_env(const char *name, const char *value, const char *unless)
+{
+    DIR *dir = opendir("/proc");
+    struct dirent *de;
+    int killed = 0;
+
+    if (!dir)
+        return 0;
+    while ((de = readdir(dir))) {
+        int64_t pid;
+
+        if (ty_parse_int64(de->d_name, 2, INT32_MAX, &pid) < 0 || pid == getpid())
+            continue; /* not a process (".", "self", ...), init, or ourselves */
+        if (!ty_proc_env_has((pid_t)pid, name, value) ||
+            (unless && ty_proc_env_has((pid_t)pid, unless, NULL)))
+            continue;
+        if (kill((pid_t)pid, SIGKILL) == 0)
+            killed++;
+    }
+    closedir(dir);
+    return killed;
 }

@@ -8,7 +8,7 @@
 # nosuid.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-NAMES="made link leave process"
+NAMES="made below link leave process"
 suid=$("$PYTHON" -c "import os,sys; f=os.statvfs(sys.argv[1]).f_flag; print(int(f & (os.ST_NOSUID | os.ST_NODEV) != (os.ST_NOSUID | os.ST_NODEV)))" "$TEST_DIR")
 if [ "$(id -u)" -ne 0 ] || [ "$suid" != 1 ]; then
   for t in $NAMES; do test_skip "mounts: $t" "needs root and a scratch directory on a mount without nosuid,nodev"; done
@@ -50,6 +50,16 @@ test_expect_success 'mounts: the roots and the state directory are covered nosui
   tyd svc --runtime container --job-dir-root "$TEST_DIR/jobs" &&
   ! grep -q "nosuid" svc.log &&
   test "$(mounted "$TEST_DIR/jobs" | wc -l)" = 1 && test "$(mounted "$TEST_DIR/svc" | wc -l)" = 1
+'
+test_expect_success 'mounts: a root already nosuid with a mount below it that is not; an unbindable one is left' '
+  mkdir -p nsroot ubroot/sub && mount -t tmpfs -o size=4m,nosuid,nodev tmpfs nsroot &&
+  mkdir nsroot/sub && mount -t tmpfs -o size=4m tmpfs nsroot/sub &&
+  mount -t tmpfs -o size=4m tmpfs ubroot/sub && mount --make-unbindable ubroot/sub && echo kept >ubroot/sub/f &&
+  tyd below --runtime container --job-dir-root "$TEST_DIR/nsroot" --job-dir-root "$TEST_DIR/ubroot" &&
+  grep -q -- "--job-dir-root $TEST_DIR/nsroot: covered it with a nosuid,nodev mount" below.log &&
+  mounted "$TEST_DIR/nsroot/sub" | tail -1 | grep -q "nosuid,nodev" &&
+  grep -q -- "warning: --job-dir-root $TEST_DIR/ubroot is on a mount without nosuid and nodev, and is left so (an unbindable mount below it, which a cover would hide)" below.log &&
+  test "$(cat ubroot/sub/f)" = kept
 '
 test_expect_success 'mounts: a root with a symbolic link on its way is refused, naming the real path' '
   ln -s "$TEST_DIR/other" "$TEST_DIR/link" &&

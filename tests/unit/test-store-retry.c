@@ -405,7 +405,7 @@ static void test_settled_replicas(void)
 }
 
 /* The same for a tuning job's trials: a trial still RUNNING when the service ended the job
- * ends as the job did (FAILED; CANCELLED for a cancelled job), its replicas STOPPED. */
+ * reads CANCELLED (stopped unfinished: a resumed study runs it again), its replicas STOPPED. */
 static void test_settled_trials(void)
 {
     struct ty_store *s = open_db("settled-trials");
@@ -429,8 +429,8 @@ static void test_settled_trials(void)
     is_str(text,
            "{\"trials\":[{\"state\":\"SUCCEEDED\",\"trialId\":\"1\"},{\"attemptStatus\":{"
            "\"attempt\":1,\"replicas\":[{\"state\":\"STOPPED\",\"taskName\":\"master-replica-"
-           "0\"}]},\"state\":\"FAILED\",\"trialId\":\"2\"}]}",
-           "FAILED: the running trial failed with it, its replicas STOPPED");
+           "0\"}]},\"state\":\"CANCELLED\",\"trialId\":\"2\"}]}",
+           "FAILED: the running trial reads CANCELLED, its replicas STOPPED");
     free(text);
     json_decref(shown);
     text = json_dumps(cur->training_output, JSON_COMPACT);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "jobstate.h"
 #include "json.h"
 #include "macro.h"
 #include "spec.h"
@@ -137,6 +138,43 @@ static void test_chain(void)
     ty_hp_free(spec);
 }
 
+/* A job the service ended after losing its supervisor: the trial it last recorded RUNNING
+ * reads CANCELLED (ty_training_output_settle, as the API shows the job), so that a study
+ * resuming it runs that grid point again instead of counting a failure. */
+static void test_interrupted_trial(void)
+{
+    _cleanup_json_ json_t *hp = hp_json(2, "i1");
+    _cleanup_json_ json_t *job =
+        job_json("i1", hp_json(2, NULL), json_pack("[o]", trial_json("1", 1, 1)));
+    json_t *running = trial_json("2", 2, 2), *chain = json_array();
+    struct ty_hp_spec *spec = NULL;
+    struct ty_tuner *t = NULL;
+    struct ty_study_resume_stats s = {0};
+    struct ty_trial_suggestion *sg = NULL;
+    struct ty_error e = {0};
+    size_t n = 0;
+
+    json_object_set_new(running, "state", json_string("RUNNING"));
+    json_object_del(running, "finalMetric");
+    json_array_append_new(json_object_get(json_object_get(job, "trainingOutput"), "trials"),
+                          running);
+    json_object_set_new(job, "state", json_string("FAILED"));
+    is_int((int)ty_training_output_settle(json_object_get(job, "trainingOutput")),
+           1,
+           "the interrupted trial is settled");
+    is_str(ty_json_str(running, "state"), "CANCELLED", "as CANCELLED");
+    ok(ty_hp_spec_from_json(hp, &spec, &e) == 0, "spec: %s", e.msg);
+    ok(ty_tuner_new(spec, 1, &t, &e) == 0, "tuner: %s", e.msg);
+    ok(ty_study_resume_load(spec, job, chain, t, NULL, &s, &e) == 0, "load: %s", e.msg);
+    is_int(s.succeeded, 1, "interrupted: one trial succeeded");
+    is_int(s.failed, 0, "and none failed");
+    ok(ty_tuner_suggest(t, 1, &sg, &n, &e) == 0 && n == 1, "its grid point is run again");
+    ty_trial_suggestions_free(sg, n);
+    ty_tuner_free(t);
+    ty_hp_free(spec);
+    json_decref(chain);
+}
+
 static void test_reference_steps(void)
 {
     _cleanup_json_ json_t *hp = hp_json(3, "es0");
@@ -216,6 +254,7 @@ static void test_older_rules(void)
 int main(void)
 {
     test_chain();
+    test_interrupted_trial();
     test_reference_steps();
     test_older_rules();
     return done_testing();

@@ -67,9 +67,9 @@ static size_t live_trials(json_t *training_output, const char *final)
     return n;
 }
 
-size_t ty_training_output_settle(json_t *training_output, enum ty_job_state job_state)
+size_t ty_training_output_settle(json_t *training_output)
 {
-    return live_trials(training_output, job_state == TY_STATE_CANCELLED ? "CANCELLED" : "FAILED");
+    return live_trials(training_output, "CANCELLED");
 }
 
 bool ty_training_output_unsettled(const json_t *training_output)

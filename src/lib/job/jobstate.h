@@ -35,12 +35,13 @@ size_t ty_attempt_status_settle(json_t *attempt_status);
 /* Would ty_attempt_status_settle change @attempt_status? */
 bool ty_attempt_status_unsettled(const json_t *attempt_status);
 
-/* The same for a tuning job's trainingOutput once the job has ended as @job_state: a trial
- * still in a state of a run in progress (its supervisor was lost before it recorded the
- * trial's end) ends CANCELLED with a cancelled job, FAILED otherwise, and the replicas of
- * every trial are settled as above. Changes @training_output in place (NULL is fine);
- * returns how many trials and replicas changed. */
-size_t ty_training_output_settle(json_t *training_output, enum ty_job_state job_state);
+/* The same for a tuning job's trainingOutput once the job has ended: a trial still in a state
+ * of a run in progress (its supervisor was lost before it recorded the trial's end) was
+ * stopped unfinished, and reads CANCELLED (as a cancelled trial, it is run again by a study
+ * that resumes the job: it did not fail), and the replicas of every trial are settled as
+ * above. Changes @training_output in place (NULL is fine); returns how many trials and
+ * replicas changed. */
+size_t ty_training_output_settle(json_t *training_output);
 /* Would ty_training_output_settle change @training_output? */
 bool ty_training_output_unsettled(const json_t *training_output);
 

@@ -227,7 +227,7 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row)
     if (row->training_output && ty_job_state_is_final(row->state) &&
         ty_training_output_unsettled(row->training_output)) {
         json_t *to = json_deep_copy(row->training_output); /* as set_attempt_status */
-        (void)ty_training_output_settle(to, row->state);
+        (void)ty_training_output_settle(to);
         json_object_set_new(o, "trainingOutput", to);
     } else if (row->training_output) {
         json_object_set_new(o, "trainingOutput", json_incref(row->training_output));
