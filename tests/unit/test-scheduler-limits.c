@@ -163,6 +163,18 @@ static void test_never_fits(void)
            "never fits: the reason's count of jobs ahead leaves it out");
     ty_sched_admissions_free(a, n);
     ty_sched_free(s);
+
+    /* No running-job slot at all (--max-running-jobs 0): none can start, each keeps its place. */
+    cap = cap_of(0, -1);
+    s = ty_sched_new(&cap, types, 2);
+    for (int64_t i = 1; i <= 3; i++)
+        enq(s, i, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));
+    a = pass_at(s, MIN, &n);
+    ok(n == 0 && ty_sched_position(s, 1) == 1 && ty_sched_position(s, 2) == 2 &&
+           ty_sched_position(s, 3) == 3,
+       "no slot: jobs that cannot start keep their places among themselves");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
 }
 
 int main(void)

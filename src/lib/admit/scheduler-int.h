@@ -116,8 +116,8 @@ static inline bool sched_before(const struct sched_job *a, const struct sched_jo
  * above its project's limit)? Such a job is passed over: it delays nobody. */
 bool sched_reason_never(const struct sched_job *j);
 /* How many queued jobs before @j (it is queued) can start, those that never can as things
- * are left out (as the last pass judged them): its jobPosition less one. O(log n), O(place)
- * while such a job waits. */
+ * are left out (as the last pass judged them) unless @j is one itself: its jobPosition less
+ * one. O(log n), O(place) while such a job waits. */
 size_t sched_queue_rank(const struct ty_sched *s, const struct sched_job *j);
 /* Put @j (queued) into the queue at its place. */
 void sched_queue_insert(struct ty_sched *s, struct sched_job *j);

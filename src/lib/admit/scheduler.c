@@ -116,7 +116,9 @@ size_t sched_queue_rank(const struct ty_sched *s, const struct sched_job *j)
 {
     size_t at = queue_lower_bound(s, j), n = 0;
 
-    if (!s->any_never)
+    /* a job that cannot start either keeps its place among all (with no capacity at all,
+     * --max-running-jobs 0, every job is one) */
+    if (!s->any_never || sched_reason_never(j))
         return at;
     for (size_t i = 0; i < at; i++)
         n += !sched_reason_never(s->queue[i]);
