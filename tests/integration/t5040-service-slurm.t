@@ -146,7 +146,7 @@ test_expect_success 'a supervisor that dies: the service cancels its Slurm job a
 # The next attempt of a job whose supervisor died waits until the old Slurm job has ended:
 # its replica, spared by the sweep, takes 3 s to stop (SIGTERM) and must be down first.
 test_expect_success 'a supervisor that dies while its job runs: the next attempt starts once the old one is down' '
-  write_job w.json "trap \"sleep 3; echo down >>$TEST_DIR/runs_$M; exit 0\" TERM; echo up >>$TEST_DIR/runs_$M; while :; do sleep 0.2; done" &&
+  { write_job w.json "trap \"sleep 3; echo down >>$TEST_DIR/runs_$M; exit 0\" TERM; echo up >>$TEST_DIR/runs_$M; while :; do sleep 0.2; done" &&
   "$TRAINYARD" jobs submit training svc_wait --config w.json --async >out 2>&1 &&
   wait_for 60 grep -q up "runs_$M" &&
   sup=$(pgrep -f "supervise-job $TEST_DIR/svc " | head -1) && test -n "$sup" &&
@@ -155,7 +155,8 @@ test_expect_success 'a supervisor that dies while its job runs: the next attempt
   wait_for 90 second &&
   { test "$(tr "\n" " " <"runs_$M")" = "up down up " || { cat "runs_$M"; false; }; } &&
   "$TRAINYARD" jobs cancel svc_wait >/dev/null 2>&1 &&
-  wait_for 60 ended svc_wait && wait_for 30 no_slurm_jobs
+  wait_for 60 ended svc_wait && wait_for 30 no_slurm_jobs; } ||
+  { "$TRAINYARD" jobs cancel svc_wait >/dev/null 2>&1; false; }
 '
 # The service's sweep spares the Slurm tasks on its own host: they end by their launcher's
 # loss of the supervisor or by Slurm's cancel, which give the launcher time to remove what it
@@ -165,7 +166,7 @@ test_expect_success 'a supervisor that dies while its job runs: the next attempt
 if "$TY_SOURCE_DIR/scripts/setup-podman.sh" >"$TEST_DIR/setup.log" 2>&1 &&
    "$TY_SOURCE_DIR/tests/integration/images/build-testbox.sh" >"$TEST_DIR/img.log" 2>&1; then
   test_expect_success 'a supervisor that dies: its replica'"'"'s container on a node is removed' '
-    "$PYTHON" -c "import json, sys; json.dump({\"trainingInput\": {\"scaleTier\": \"BASIC\", \"masterConfig\": {\"imageUri\": \"localhost/trainyard/testbox:1\"}, \"args\": [\"sh\", \"-c\", \"exec sleep 300\"]}}, open(sys.argv[1], \"w\"))" img.json &&
+  { "$PYTHON" -c "import json, sys; json.dump({\"trainingInput\": {\"scaleTier\": \"BASIC\", \"masterConfig\": {\"imageUri\": \"localhost/trainyard/testbox:1\"}, \"args\": [\"sh\", \"-c\", \"exec sleep 300\"]}}, open(sys.argv[1], \"w\"))" img.json &&
     "$TRAINYARD" jobs submit training svc_img --config img.json --async >out 2>&1 &&
     ctr() { podman ps -q --filter label=trainyard.job=svc_img; } &&
     ctr_up() { test -n "$(ctr)"; } &&
@@ -186,6 +187,7 @@ fi
 trainyardd_stop svc
 slurm_cluster_stop
 test_expect_success 'nothing of the cluster is left' '
-  test -z "$(slurm_cluster_procs)" && no_procs "trainyard-task --connect"
+  test -z "$(slurm_cluster_procs)" && no_procs "trainyard-task --connect"; } ||
+  { "$TRAINYARD" jobs cancel svc_img >/dev/null 2>&1; false; }
 '
 test_done
