@@ -22,8 +22,9 @@ mount -t tmpfs -o size=4m tmpfs "$TEST_DIR/jobs/scratch"
 # tyd NAME FLAGS...: run trainyardd on state NAME until it listens, then stop it; NAME.log
 tyd() {
   local name=$1 pid; shift
+  : >"$TEST_DIR/$name.log" # now: the redirection below is the background process's
   "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$TEST_DIR/$name" "$@" \
-    >"$TEST_DIR/$name.log" 2>&1 &
+    >>"$TEST_DIR/$name.log" 2>&1 &
   pid=$!
   wait_for 20 grep -q "listening on" "$TEST_DIR/$name.log" || { kill "$pid"; return 1; }
   kill -TERM "$pid" && wait "$pid"
