@@ -4,13 +4,15 @@
  * (docker-stream.c's demultiplexer) cut into log lines as container-run.c does (the
  * payload is the program's output: anything at all), error bodies and pull-stream items
  * turned into one-line messages, the test for an engine without an init, the network list
- * a subnet is picked from, and cgroup counters. Besides memory errors it checks promises:
- * the same lines come out whatever the chunking, no line is longer than TY_LINE_MAX or holds
- * a newline, a message fits its buffer and is one line of printable characters, a picked
+ * a subnet is picked from, cgroup counters, and an image's user (the engine's tar archive of
+ * a file, /etc/passwd and /etc/group texts, a Config.User value). Besides memory errors it checks
+ * promises: the same lines come out whatever the chunking, no line is longer than TY_LINE_MAX or
+ * holds a newline, a message fits its buffer and is one line of printable characters, a picked
  * subnet is a /24 inside 198.18.0.0/15 that no listed network uses.
  *
  * Input: byte 0 chooses the chunk size of the second feed; the rest is the log stream, and
- * also the error body, the network list (JSON) and the cgroup file.
+ * also the error body, the network list (JSON), the cgroup file, the archive, the passwd and
+ * group texts and the user value.
  *
  * Build: as fuzz-job-spec.c. Run: /tmp/fz/fuzz/fuzz-engine-stream -max_total_time=60 NEW_DIR
  *        fuzz/corpus/engine-stream */
@@ -125,6 +127,30 @@ static void check_subnet(const char *text, size_t len, unsigned seed)
     json_decref(nets);
 }
 
+/* An image's user (container-user.c): the first file of a tar archive lies within it, and
+ * what the passwd and group lookups find in it (or in the whole text) are ids below 2^32 - 1;
+ * a Config.User value splits into parts that fit and that it begins with. */
+static void check_user(const char *text, size_t len, const char *value)
+{
+    const char *file = NULL;
+    size_t n = 0;
+    unsigned long uid = 0, gid = 0;
+    char user[16], group[16];
+
+    if (ctr_tar_first_file(text, len, &file, &n) == 0)
+        check(file >= text + 512 && file + n <= text + len);
+    else
+        file = text, n = len;
+    if (ctr_passwd_lookup(file, n, "trainer", &uid, &gid))
+        check(uid < 0xffffffffUL && gid < 0xffffffffUL);
+    if (ctr_group_lookup(file, n, "staff", &gid))
+        check(gid < 0xffffffffUL);
+    ctr_user_split(value, user, sizeof(user), group, sizeof(group));
+    check(strlen(user) < sizeof(user) && strncmp(value, user, strlen(user)) == 0);
+    check(strlen(group) < sizeof(group));
+    (void)ctr_user_is_root(value);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tally whole = {0}, pieces = {0};
@@ -152,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)ctr_init_missing(NULL, body);
     (void)ctr_oom_parse_count(body);
     check_subnet(text, len, data[0]);
+    check_user(text, len, body);
     free(body);
     return 0;
 }

@@ -51,6 +51,11 @@ static void ev_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
 static void ev_notice(void *ctx, enum ty_severity sev, const char *message)
 {
     struct rtev *e = ctx;
+    if (strstr(message, "runs as")) {
+        e->user_notices++;
+        (void)snprintf(e->user_notice, sizeof(e->user_notice), "%s", message);
+        return;
+    }
     if (!strstr(message, "has no init"))
         return; /* limits capped to this host... */
     e->notices++;

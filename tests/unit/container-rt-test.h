@@ -19,7 +19,8 @@
 #define RT_MAX 4
 
 /* What a runtime reported, per replica: starts, exits and how, its last line and every line
- * ('|' after each), notices about a missing init, prepare's result, the cleanup's end. */
+ * ('|' after each), notices about a missing init and the images' user, prepare's result,
+ * the cleanup's end. */
 struct rtev {
     struct ty_runtime *rt;
     int started[RT_MAX], exited[RT_MAX];
@@ -29,6 +30,8 @@ struct rtev {
     bool prepared, cleaned;
     int notices;
     char notice[512];
+    int user_notices; /* about the images' user (container-user.c): the last one */
+    char user_notice[512];
     int prep_r;
     char prep_error[256];
 };

@@ -52,7 +52,7 @@ static void send_all(int fd, const void *p, size_t n)
     }
 }
 
-static void respond(int fd, int status, const char *ctype, const char *body)
+static void respond_bytes(int fd, int status, const char *ctype, const char *body, size_t len)
 {
     char head[256];
     int n = snprintf(head,
@@ -60,9 +60,14 @@ static void respond(int fd, int status, const char *ctype, const char *body)
                      "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
                      status,
                      ctype,
-                     strlen(body));
+                     len);
     send_all(fd, head, (size_t)n);
-    send_all(fd, body, strlen(body));
+    send_all(fd, body, len);
+}
+
+static void respond(int fd, int status, const char *ctype, const char *body)
+{
+    respond_bytes(fd, status, ctype, body, strlen(body));
 }
 
 static void chunked_head(int fd, const char *ctype)
@@ -301,6 +306,86 @@ static void serve_evt(int fd, const char *id, const char *verb, const char *p)
     }
 }
 
+/* One ustar header block for a file @name of @size bytes of type @type into @h (512). */
+static void tar_header(char *h, const char *name, size_t size, char type)
+{
+    unsigned sum = 0;
+
+    memset(h, 0, 512);
+    (void)snprintf(h, 100, "%s", name);
+    (void)snprintf(h + 100, 8, "%07o", 0644);
+    (void)snprintf(h + 124, 12, "%011zo", size);
+    h[156] = type;
+    memcpy(h + 257, "ustar", 6);
+    memset(h + 148, ' ', 8);
+    for (size_t i = 0; i < 512; i++)
+        sum += (unsigned char)h[i];
+    (void)snprintf(h + 148, 8, "%06o", sum);
+}
+
+/* The images of the container-user tests: rt-user-named runs as "trainer" (1234:1235 in its
+ * /etc/passwd), rt-user-group as "trainer:staff" (staff 77), rt-user-num as "4321:4322",
+ * rt-user-ghost as a user its passwd lacks, rt-user-slow as "trainer" with an archive that
+ * takes 3 s. A probe (POST /containers/create without a name) gets the Id probe~K; its
+ * archive is a tar of the one file, after a pax header. */
+static bool serve_user(int fd, const char *method, const char *p, const char *body)
+{
+    static const char passwd[] = "root:x:0:0:root:/root:/bin/sh\n"
+                                 "train:x:99:99::/:/bin/sh\n"
+                                 "trainer:x:1234:1235:Trainer:/home/trainer:/bin/sh\n";
+    static const char group[] = "root:x:0:\nstaff:x:77:trainer\n";
+    static const struct {
+        const char *image, *user;
+    } users[] = {{"rt-user-named", "trainer"},
+                 {"rt-user-group", "trainer:staff"},
+                 {"rt-user-num", "4321:4322"},
+                 {"rt-user-ghost", "ghost"},
+                 {"rt-user-slow", "trainer"}};
+    char id[64];
+
+    for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+        _cleanup_free_ char *path = xasprintf("/images/%s/json", users[i].image);
+        if (strcmp(p, path) == 0) {
+            _cleanup_free_ char *out =
+                xasprintf("{\"Id\":\"sha256:%s\",\"Config\":{\"User\":\"%s\"}}",
+                          users[i].image,
+                          users[i].user);
+            respond(fd, 200, "application/json", out);
+            return true;
+        }
+    }
+    if (strcmp(method, "POST") == 0 && strcmp(p, "/containers/create") == 0) {
+        json_t *j = json_loads(body, 0, NULL);
+        const char *image = ty_json_str(j, "Image");
+        int k = save_body("probe", body);
+        _cleanup_free_ char *out = xasprintf(
+            "{\"Id\":\"probe~%d%s\",\"Warnings\":[]}", k, strcmp(image, "rt-user-slow") ? "" : "s");
+        respond(fd, 201, "application/json", out);
+        json_decref(j);
+        return true;
+    }
+    if (strcmp(method, "GET") == 0 && sscanf(p, "/containers/probe~%63[^/]/archive", id) == 1) {
+        bool pw = strstr(p, "?path=/etc/passwd") != NULL;
+        const char *text = pw ? passwd : group;
+        size_t n = strlen(text), padded = (n + 511) / 512 * 512;
+        static const char pax[] = "30 mtime=1700000000.123456789\n";
+        char *tar = xcalloc(1, 512 * 2 + 512 + padded + 1024);
+        size_t len = 0;
+
+        if (id[strlen(id) - 1] == 's')
+            msleep(3000);
+        tar_header(tar, "PaxHeaders/passwd", sizeof(pax) - 1, 'x');
+        memcpy(tar + 512, pax, sizeof(pax) - 1);
+        tar_header(tar + 1024, pw ? "passwd" : "group", n, '0');
+        memcpy(tar + 1536, text, n);
+        len = 1536 + padded + 1024;
+        respond_bytes(fd, 200, "application/x-tar", tar, len);
+        free(tar);
+        return true;
+    }
+    return false;
+}
+
 static bool serve_runtime(int fd, const char *method, const char *p, const char *body)
 {
     char id[128] = "", verb[32] = "";
@@ -350,6 +435,8 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
         serve_events(fd, p);
         return true;
     }
+    if (serve_user(fd, method, p, body))
+        return true;
     if (strncmp(p, "/images/rt-", 11) == 0) {
         respond(fd, 200, "application/json", "{\"Id\":\"sha256:3\"}");
         return true;

@@ -45,6 +45,11 @@ struct ty_cluster_plan {
      * <metric_dir>/output.metrics; the container runtime bind-mounts it at /tmp/hypertune,
      * the library's default directory, and sets the variable to the default path. */
     char *metric_dir;
+    /* The supervisor created the local job_dir for this attempt (it did not exist before):
+     * a runtime whose replicas run as a user of their own may give it to that user (the
+     * container runtime: the image's USER). job_dir_no_links: it was made walking from "/"
+     * without following a link, and must be opened so again. */
+    bool job_dir_made, job_dir_no_links;
     /* The replicas share the host's network (the slurm launcher runs one replica per node
      * this way): a runtime holds a free port on the host for each and creates no network of
      * its own. */

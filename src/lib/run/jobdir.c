@@ -10,7 +10,8 @@
 #include "fdutil.h"
 #include "supervise-int.h"
 
-int ty_run_make_job_dir(const char *dir, const char *run_as, bool no_links, struct ty_error *err)
+int ty_run_make_job_dir(
+    const char *dir, const char *run_as, bool no_links, bool *made, struct ty_error *err)
 {
     struct passwd pw, *res = NULL;
     char buf[4096];
@@ -18,6 +19,7 @@ int ty_run_make_job_dir(const char *dir, const char *run_as, bool no_links, stru
     bool existed, created = false;
     int fd = -1, r;
 
+    *made = false;
     if (no_links) {
         fd = ty_mkdir_nofollow(dir, 0755, &created, err);
         if (fd < 0)
@@ -29,6 +31,7 @@ int ty_run_make_job_dir(const char *dir, const char *run_as, bool no_links, stru
         if (r < 0)
             return r;
     }
+    *made = !existed;
     if (!run_as || existed) {
         if (fd >= 0)
             close(fd);

@@ -64,7 +64,8 @@ unsigned ty_supervisor_last_attempt(const struct ty_supervisor *sup);
  * as this process), a directory this call creates is given to that user, so that the program
  * can write its outputs there; one that existed is left as it is. The directory is opened
  * without following a symbolic link, so a link planted in its place is never given away.
- * Returns 0 or -errno with err set. */
-int ty_run_make_job_dir(const char *dir, const char *run_as, bool no_links, struct ty_error *err);
+ * *@made says whether this call created @dir. Returns 0 or -errno with err set. */
+int ty_run_make_job_dir(
+    const char *dir, const char *run_as, bool no_links, bool *made, struct ty_error *err);
 
 #endif

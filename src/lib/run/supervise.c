@@ -613,9 +613,13 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
 
     /* A local job directory is created for the program; remote URIs (gs://...) are the
      * program's business. */
-    if (ty_job_dir_is_local(sup->plan->job_dir) &&
-        ty_run_make_job_dir(sup->plan->job_dir, sup->opts.run_as, sup->opts.job_dir_no_links, &e) <
-            0) {
+    sup->plan->job_dir_made = false;
+    sup->plan->job_dir_no_links = sup->opts.job_dir_no_links;
+    if (ty_job_dir_is_local(sup->plan->job_dir) && ty_run_make_job_dir(sup->plan->job_dir,
+                                                                       sup->opts.run_as,
+                                                                       sup->opts.job_dir_no_links,
+                                                                       &sup->plan->job_dir_made,
+                                                                       &e) < 0) {
         prepare_failed(sup, ty_error_msg(&e));
         return 0;
     }

@@ -151,8 +151,28 @@ container_removed(void *ctx, long status, const char *body, size_t len, const ch
         clean_done(c);
 }
 
-/* Start removing every container (also those whose create was still in flight), then the
- * network. Returns true when under way (`cleaned` follows), false when it ended at once. */
+/* The container prepare made to read an image's accounts (container-user.c) is removed. */
+static void probe_removed(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct container_rt *c = ctx;
+
+    if (!removed(status) && ctr_engine_gone(c, status, error) && ctr_engine_reopen(c))
+        return; /* ctr_cleanup_engine_back starts over */
+    if (!removed(status))
+        ty_runtime_notice(&c->base,
+                          TY_SEV_WARNING,
+                          "removing container %s failed (HTTP %ld)",
+                          c->users.probe_id,
+                          status);
+    free(c->users.probe_id);
+    c->users.probe_id = NULL;
+    if (--c->removing == 0 && !remove_network(c, false))
+        clean_done(c);
+}
+
+/* Start removing every container (also those whose create was still in flight, and a probe
+ * prepare left), then the network. Returns true when under way (`cleaned` follows), false
+ * when it ended at once. */
 static bool start_removals(struct container_rt *c)
 {
     c->removing = 1; /* until every removal has started: none may end the batch early */
@@ -161,6 +181,21 @@ static bool start_removals(struct container_rt *c)
         if (ctr_remove_start(&c->reps[i], container_removed, &e) < 0)
             remove_failed(c, i, 0, NULL, ty_error_msg(&e));
         else
+            c->removing++;
+    }
+    if (c->users.probe_id) {
+        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", c->users.probe_id);
+        if (ty_engine_call_start(&c->users.rm,
+                                 c->eng.api,
+                                 c->base.loop,
+                                 "DELETE",
+                                 path,
+                                 NULL,
+                                 NULL,
+                                 REMOVE_TIMEOUT_MS,
+                                 probe_removed,
+                                 c,
+                                 NULL) == 0)
             c->removing++;
     }
     /* Callbacks run later on the loop, never from within a start: the last one to end goes
@@ -238,6 +273,7 @@ static void remove_network_now(struct container_rt *c)
 void ctr_cleanup_now(struct container_rt *c)
 {
     struct ty_docker_call *calls;
+    size_t n;
 
     if (c->cleaned || !c->reps)
         return;
@@ -250,19 +286,27 @@ void ctr_cleanup_now(struct container_rt *c)
     for (size_t i = 0; i < c->n; i++)
         ty_engine_call_cancel(&c->reps[i].rm_call);
     ty_engine_call_cancel(&c->net_call);
+    ty_engine_call_cancel(&c->users.rm);
     calls = xcalloc(c->n + 1, sizeof(*calls));
     for (size_t i = 0; i < c->n; i++) {
         calls[i].method = "DELETE";
         calls[i].path = xasprintf("/containers/%s?force=1", c->reps[i].name);
     }
-    (void)ty_docker_batch_run(c->eng.api, calls, c->n, REMOVE_TIMEOUT_MS, NULL);
-    for (size_t i = 0; i < c->n; i++) {
-        if (!removed(calls[i].status))
+    n = c->n;
+    if (c->users.probe_id) { /* the probe prepare left (container-user.c) */
+        calls[n].method = "DELETE";
+        calls[n++].path = xasprintf("/containers/%s?force=1", c->users.probe_id);
+    }
+    (void)ty_docker_batch_run(c->eng.api, calls, n, REMOVE_TIMEOUT_MS, NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (i < c->n && !removed(calls[i].status))
             remove_failed(c, i, calls[i].status, calls[i].response, calls[i].error);
         free((char *)calls[i].path);
     }
-    ty_docker_batch_release(calls, c->n);
+    ty_docker_batch_release(calls, n);
     free(calls);
+    free(c->users.probe_id);
+    c->users.probe_id = NULL;
     if (c->network_created)
         remove_network_now(c);
     release(c);

@@ -209,7 +209,7 @@ static void split_ref(const char *image, char **repo, char **tag)
     }
 }
 
-static char *url_escape(const char *s)
+char *ty_engine_url_escape(const char *s)
 {
     struct ty_buf b = TY_BUF_INIT;
     for (; *s; s++) {
@@ -435,7 +435,7 @@ static void pull_docker(struct engine_pull *p)
     _cleanup_free_ char *repo = NULL, *tag = NULL, *erepo = NULL, *path = NULL;
 
     split_ref(p->image, &repo, &tag);
-    erepo = url_escape(repo);
+    erepo = ty_engine_url_escape(repo);
     path = tag ? xasprintf("/images/create?fromImage=%s&tag=%s", erepo, tag)
                : xasprintf("/images/create?fromImage=%s", erepo);
     pull_post(p, path, pull_on_done);
@@ -483,7 +483,7 @@ static void pull_on_inspect(void *ctx, long status, const char *body, size_t len
     }
     /* A plain-HTTP registry on loopback the operator listed: Podman's own pull endpoint
      * takes tlsVerify=false (its Docker-compatible one ignores it). */
-    _cleanup_free_ char *eimage = url_escape(p->image);
+    _cleanup_free_ char *eimage = ty_engine_url_escape(p->image);
     _cleanup_free_ char *path =
         xasprintf("/libpod/images/pull?reference=%s&tlsVerify=false", eimage);
     pull_post(p, path, pull_on_libpod);
@@ -496,7 +496,7 @@ int ty_engine_ensure_image(struct ty_engine *eng,
                            void *ctx,
                            struct ty_error *err)
 {
-    _cleanup_free_ char *esc = url_escape(image);
+    _cleanup_free_ char *esc = ty_engine_url_escape(image);
     _cleanup_free_ char *path = xasprintf("/images/%s/json", esc);
     struct engine_pull *p;
     int r;

@@ -102,6 +102,10 @@ void ty_engine_close(struct ty_engine *eng);
 /* Abort the chores under way (garbage collection, image); their callbacks do not run. */
 void ty_engine_chores_cancel(struct ty_engine *eng);
 
+/* @s percent-encoded for a request path (letters, digits and "-._~/:@" kept; an image
+ * reference stays readable). Caller frees. */
+char *ty_engine_url_escape(const char *s);
+
 /* Labels every container and network of trainyard carries. */
 #define TY_LABEL_RUN   "trainyard.run"   /* the run token */
 #define TY_LABEL_JOB   "trainyard.job"   /* the job id */

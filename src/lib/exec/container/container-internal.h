@@ -79,6 +79,8 @@ struct ctr_replica {
     struct ty_engine_call rm_call;      /* its removal: before a relaunch, and in cleanup */
     struct ty_engine_call unpause_call; /* before a signal (send_kill) */
     int unpause_signal;                 /* ... the signal to send once it is answered */
+    /* Its image's Config.User ("" for root) and Id (NULL if unknown): container-user.c */
+    char *image_user, *image_id;
     bool started, exited, reported;
     bool await_engine; /* its launch goes on once the engine is back (container.c) */
     bool wait_done, wait_ok, logs_done, exit_known, engine_oom;
@@ -99,6 +101,19 @@ struct ctr_exitwatch {
     bool tried;      /* ctr_exitwatch_start ran */
     bool confirmed;  /* dir is the engine's own (given, or a conmon's --exit-dir) */
     int learn_tries; /* containers' processes looked at for a conmon so far */
+};
+
+/* Giving the run's directories to the images' user (container-user.c), during prepare. */
+struct ctr_users {
+    void (*next)(struct container_rt *c); /* prepare's next step */
+    size_t image;                         /* the replica whose image is being inspected */
+    size_t chosen;                        /* the replica whose image's user gets them */
+    char user[256], group[256];           /* its Config.User, split at ':' */
+    unsigned long uid, gid;
+    bool uid_known, gid_known;
+    int step;                 /* reading the probe's 0 /etc/passwd, 1 /etc/group; 2 done */
+    char *probe_id;           /* the container made to read the image's accounts, until removed */
+    struct ty_engine_call rm; /* its removal in cleanup */
 };
 
 struct container_rt {
@@ -138,6 +153,7 @@ struct container_rt {
     size_t removing;                /* container removals still in flight */
     struct ty_engine_call net_call; /* the network's removal */
     bool network_forced;            /* ... with ?force=1 */
+    struct ctr_users users;
 };
 
 /* ---- each replica's run (container-run.c) ---- */
@@ -260,6 +276,32 @@ int ctr_subnet_recall(const char *hash);
 int ctr_prepare(struct ty_runtime *rt, struct ty_error *err);
 /* cleanup() during prepare: abort the chain; no `prepared` follows. */
 void ctr_prepare_abort(struct container_rt *c);
+
+/* ---- the images' user (container-user.c) ---- */
+
+/* A step of prepare, after the images: when trainyard runs as root and the plan has a local
+ * jobDir the supervisor made for this run (plan.job_dir_made) or a trial's metric directory,
+ * find the user the replicas' images run as (the master's Config.User when it is not root,
+ * else the first replica's that is not; a name looked up in the image's /etc/passwd and
+ * /etc/group through a container created from it and never started, c->users.probe_id until
+ * removed) and give those directories to it, saying so in the job's log; a replica whose
+ * image runs as yet another user is warned about. Never fails: then @next runs as before.
+ * Calls run on c->pcall (ctr_prepare_abort stops them; cleanup removes a probe left). */
+void ctr_users_start(struct container_rt *c, void (*next)(struct container_rt *c));
+/* The first regular file of the tar archive @tar (@len bytes; pax and GNU headers and other
+ * entries before it skipped): its content in *data, *n bytes (within @tar). Returns 0,
+ * -ENOENT (no regular file) or -EINVAL (a truncated or malformed header). */
+int ctr_tar_first_file(const char *tar, size_t len, const char **data, size_t *n);
+/* The uid and gid of the line of @name in an /etc/passwd text (@len bytes). */
+bool ctr_passwd_lookup(
+    const char *text, size_t len, const char *name, unsigned long *uid, unsigned long *gid);
+/* The gid of the line of @name in an /etc/group text (@len bytes). */
+bool ctr_group_lookup(const char *text, size_t len, const char *name, unsigned long *gid);
+/* Split a Config.User value "USER[:GROUP]" (NULL as "") into @user and @group (truncated to
+ * their sizes @un, @gn; "" when absent). */
+void ctr_user_split(const char *value, char *user, size_t un, char *group, size_t gn);
+/* Does a Config.User value run as root ("" , "root", "0", with any group)? */
+bool ctr_user_is_root(const char *value);
 
 /* The runtime's cleanup(): remove the containers, then the network, on the loop
  * (container-cleanup.c). Returns 0 (nothing to remove, or done) or TY_RUNTIME_ASYNC. */

@@ -5,6 +5,7 @@
  *   engine open (probe sockets, maybe start podman's service)
  *   -> garbage of killed runs removed -> [a retry: what the attempt before left removed]
  *   -> GPUs reserved -> every distinct image present (pulled when missing)
+ *   -> the run's directories given to the images' user (container-user.c)
  *   -> the job's network created on a free subnet
  *
  * A retry of the job runs on a new runtime with the plan of the attempt before, whose
@@ -270,6 +271,7 @@ static void list_networks(struct container_rt *c)
 }
 
 static void next_image(struct container_rt *c);
+static void after_users(struct container_rt *c);
 
 static void on_image(void *ctx, int r, const char *error)
 {
@@ -287,7 +289,7 @@ static void on_image(void *ctx, int r, const char *error)
 }
 
 /* Every distinct image, once, in replica order (an error names the first replica that uses
- * it); then the network (none with host networking). */
+ * it); then the images' user. */
 static void next_image(struct container_rt *c)
 {
     struct ty_runtime *rt = &c->base;
@@ -307,7 +309,13 @@ static void next_image(struct container_rt *c)
         }
         return;
     }
-    if (rt->plan->host_network) {
+    ctr_users_start(c, after_users);
+}
+
+/* The images' user has the run's directories: the network (none with host networking). */
+static void after_users(struct container_rt *c)
+{
+    if (c->base.plan->host_network) {
         prepare_end(c, 0, NULL);
         return;
     }

@@ -104,7 +104,9 @@ void ctr_run_free(struct ctr_replica *cr)
     free(cr->name);
     free(cr->id);
     free(cr->body);
-    cr->name = cr->id = cr->body = NULL;
+    free(cr->image_user);
+    free(cr->image_id);
+    cr->name = cr->id = cr->body = cr->image_user = cr->image_id = NULL;
 }
 
 static void report(struct ctr_replica *cr, const struct ty_exit_status *st)

@@ -237,6 +237,7 @@ static void destroy(struct ty_runtime *rt)
         ctr_run_free(&c->reps[i]);
     free(c->reps);
     free(c->network);
+    free(c->users.probe_id);
     free(c);
 }
 
