@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -685,6 +686,46 @@ int ty_cgroup_remove_empty(const struct ty_cgroup *cg)
         if (rmdir(cg->dir[i]) < 0 && errno != ENOENT)
             return -errno;
     return 0;
+}
+
+size_t ty_cgroup_sweep_beside(const struct ty_cgroup *cg,
+                              const char *prefix,
+                              bool (*dead)(const char *name, void *ctx),
+                              void *ctx,
+                              int64_t min_age_s)
+{
+    size_t removed = 0, pl = strlen(prefix);
+    time_t now = time(NULL);
+
+    for (size_t i = 0; i < cg->n; i++) {
+        _cleanup_free_ char *base = xstrdup(cg->dir[i]);
+        char *slash = strrchr(base, '/');
+        const char *own = slash ? slash + 1 : "";
+        DIR *d;
+        struct dirent *de;
+
+        if (!slash || slash == base)
+            continue;
+        *slash = '\0';
+        d = opendir(base);
+        while (d && (de = readdir(d))) {
+            struct stat st;
+            if (de->d_type != DT_DIR || strncmp(de->d_name, prefix, pl) != 0 ||
+                strcmp(de->d_name, own) == 0 || !dead(de->d_name, ctx))
+                continue;
+            _cleanup_free_ char *dir = xasprintf("%s/%s", base, de->d_name);
+            /* Young: maybe a run (of another PID namespace) that has not entered it yet. The
+             * directory's mtime: when it was made or a child cgroup was made or removed. */
+            if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+                (int64_t)(now - st.st_mtime) < min_age_s)
+                continue;
+            if (remove_tree(dir) == 0 && i == 0)
+                removed++;
+        }
+        if (d)
+            closedir(d);
+    }
+    return removed;
 }
 
 bool ty_cgroup_is_new(const struct ty_cgroup *cg)

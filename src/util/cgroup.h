@@ -128,6 +128,19 @@ int ty_cgroup_remove(const struct ty_cgroup *cg);
  * processes, or child cgroups, are in it; the directories removed before stay removed). */
 int ty_cgroup_remove_empty(const struct ty_cgroup *cg);
 
+/* Remove the cgroups beside @cg (in each of its hierarchies, below the same parent) that
+ * runs which ended without removing them left: directories named @prefix... for which
+ * @dead(name, @ctx) says that no live run owns them, whose mtime (made, or a child cgroup
+ * made or removed) is at least @min_age_s seconds ago (a young one may belong to a run of
+ * another PID namespace that has not entered it yet), each with its child cgroups. Only
+ * rmdir: one that still has a process in it stays (EBUSY). Returns how many were removed (in
+ * the first hierarchy). */
+size_t ty_cgroup_sweep_beside(const struct ty_cgroup *cg,
+                              const char *prefix,
+                              bool (*dead)(const char *name, void *ctx),
+                              void *ctx,
+                              int64_t min_age_s);
+
 /* Was every directory of @cg made by the call that returned it (none existed before)? Such a
  * cgroup has had no process in it, so its OOM count is 0 (no need to read it). */
 bool ty_cgroup_is_new(const struct ty_cgroup *cg);

@@ -5,7 +5,8 @@
 # `trainyard-supervisor` (the guardian ends the job's cgroup); a replica's cgroup carries its
 # machine type's CPU and memory limits; a replica killed for memory ends the job as out of
 # memory, without a restart; the guardian is the program trainyard-guardian (exec'd, nothing of
-# its owner), else a fork with a notice; without cgroups (a non-root user on cgroup v1) the job still runs
+# its owner), else a fork with a notice; cgroups left by a run SIGKILLed with its guardian
+# (Slurm's end of a step) are swept by the next run; without cgroups (a non-root user on cgroup v1) the job still runs
 # and its log says so once; `trainyard-supervisor --run-as=nobody` runs replicas as nobody.
 # Needs root and cgroup v1 or a delegated v2 tree; the rest is skipped otherwise.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -129,6 +130,27 @@ test_expect_success 'without the guardian program: a forked guardian, a notice, 
   wait_for 5 no_cgroups $pid &&
   cat fork.log &&
   grep -q "guardian is a fork of this process: /nonexistent/trainyard-guardian cannot be run" fork.log
+'
+
+# Slurm ends a step after KillWait by SIGKILLing every process in it at once: the owner,
+# its guardian and the replicas. Their cgroups stay behind, empty; the next run beside them
+# removes them once they are a minute old (here made older with touch).
+job swept.json '["sleep", "300.'$M'5"]'
+job quick.json '["true"]'
+# cgroup_pids PID: the processes in the job cgroups of owner PID
+cgroup_pids() { find $FREEZER -path "*/trainyard-$1-*" -name cgroup.procs -exec cat {} + 2>/dev/null; }
+test_expect_success 'cgroups left by a run SIGKILLed with its guardian are swept by the next' '
+  { "$TRAINYARD" local train swept --config swept.json >swept.log 2>&1 & } &&
+  pid=$! && echo $pid >>owners &&
+  wait_for 20 procs_at_least "sleep 300.${M}5" 1 && g=$(guardian_of $pid) &&
+  kill -9 $pid $g && for p in $(cgroup_pids $pid); do kill -9 $p; done &&
+  wait_for 5 exited $g && wait_for 5 no_procs "sleep 300.${M}5" &&
+  ! no_cgroups $pid &&
+  find /sys/fs/cgroup/ -maxdepth 8 -type d -name "trainyard-$pid-*" -exec touch -d "2 minutes ago" {} + &&
+  "$TRAINYARD" local train quick --config quick.json >quick.log 2>&1 &&
+  no_cgroups $pid &&
+  grep -q "Removed [0-9]* empty cgroup(s) left by trainyard runs that no longer exist." \
+    "$TRAINYARD_HOME/jobs/local/quick/logs/service.log"
 '
 
 test_expect_success 'a guardian program that does not understand its arguments is named' '

@@ -7,7 +7,8 @@
  * as an OOM kill, and the cgroups are removed (a replica's alone, then the job's with the one
  * left in it). The guardian's side of a lifeline (cgroup-guard.h) releases on "D" and, on
  * EOF, empties and removes the cgroup it guards. A cgroup made anew says so (its OOM count is not
- * read), and keeps the default CFS period (not written). */
+ * read), and keeps the default CFS period (not written). Orphaned cgroups beside a new one are
+ * swept: empty ones only, never the sweeper's own, a live run's or a young one. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -89,6 +90,64 @@ static long long read_ll(const char *dir, const char *file)
     return v;
 }
 
+/* The sweep's predicate here: a name with "-dead" belongs to no live run. */
+static bool named_dead(const char *name, void *ctx)
+{
+    (*(int *)ctx)++;
+    return strstr(name, "-dead") != NULL;
+}
+
+/* Cgroups beside a new one (below @parent): an empty orphan with a child cgroup goes, an
+ * orphan with a process in it, a live run's and the sweeper's own stay; nothing goes while
+ * younger than the age given. */
+static void test_sweep(const struct ty_cgroup *parent)
+{
+    char *const nap[] = {(char *)"/bin/sleep", (char *)"300", NULL};
+    struct ty_cgroup *own = NULL, *a = NULL, *a_child = NULL, *b = NULL, *c = NULL;
+    struct ty_error e = {0};
+    char a_path[4096];
+    int asked = 0;
+    pid_t pid;
+
+    if (ty_cgroup_new_child(parent, "sw-dead-own", &own, &e) < 0 ||
+        ty_cgroup_new_child(parent, "sw-dead-a", &a, &e) < 0 ||
+        ty_cgroup_new_child(a, "master-replica-0", &a_child, &e) < 0 ||
+        ty_cgroup_new_child(parent, "sw-dead-b", &b, &e) < 0 ||
+        ty_cgroup_new_child(parent, "sw-live", &c, &e) < 0)
+        BAIL_OUT("%s", ty_error_msg(&e));
+    (void)snprintf(a_path, sizeof(a_path), "%s", ty_cgroup_path(a));
+    pid = start_in(b, nap);
+    pause_ms(100);
+    is_int((int)ty_cgroup_sweep_beside(own, "sw-", named_dead, &asked, 3600),
+           0,
+           "sweep: nothing younger than an hour goes");
+    is_int((int)ty_cgroup_sweep_beside(own, "sw-", named_dead, &asked, 0),
+           1,
+           "sweep: one orphan removed");
+    ok(!dir_exists(a_path), "sweep: the empty orphan and its child cgroup are gone");
+    ok(dir_exists(ty_cgroup_path(b)) && dir_exists(ty_cgroup_path(c)) &&
+           dir_exists(ty_cgroup_path(own)),
+       "sweep: an orphan with a process, a live run's and its own stay");
+    {
+        const char *dc[TY_CGROUP_MAX_DIRS], *dd[TY_CGROUP_MAX_DIRS];
+        int nd = (int)ty_cgroup_dirs(own, dc, dd);
+        ok(asked == 6 * nd,
+           "sweep: asked about the three others of its prefix, per hierarchy and pass (%d)",
+           asked);
+    }
+    (void)kill(pid, SIGKILL);
+    (void)waitpid(pid, NULL, 0);
+    for (int i = 0; i < 100 && ty_cgroup_remove(b) == -EBUSY; i++)
+        pause_ms(10);
+    (void)ty_cgroup_remove(c);
+    (void)ty_cgroup_remove(own);
+    ty_cgroup_free(own);
+    ty_cgroup_free(a);
+    ty_cgroup_free(a_child);
+    ty_cgroup_free(b);
+    ty_cgroup_free(c);
+}
+
 int main(void)
 {
     struct ty_cgroup *job = NULL, *rep = NULL;
@@ -102,7 +161,7 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(31);
+    plan(36);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");
@@ -282,6 +341,7 @@ int main(void)
         ok(!dir_exists(ty_cgroup_path(rep)), "%s is gone", ty_cgroup_path(rep));
         ty_cgroup_free(other);
     }
+    test_sweep(job);
     ok(ty_cgroup_remove(job) == 0, "the job's cgroup and its child are removed");
     ok(!dir_exists(job_path), "%s is gone", job_path);
     ty_cgroup_free(rep);

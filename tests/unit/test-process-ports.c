@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "macro.h"
 #include "plan.h"
 #include "ports.h"
+#include "process-int.h"
 #include "process.h"
 #include "runtime.h"
 #include "spec.h"
@@ -303,6 +305,31 @@ static void test_two_runs(const char *exe)
     ok(!held, "two runs in turn: no launched child held a reservation of either");
 }
 
+/* Which job cgroups are orphans (process-jail.c): "trainyard-<pid>-<hex>" of a pid no process
+ * has, never this process's or a live one's, nothing of another shape. */
+static void test_orphaned(void)
+{
+    char name[96];
+    pid_t dead = fork();
+
+    if (dead == 0)
+        _exit(0);
+    (void)waitpid(dead, NULL, 0);
+    (void)snprintf(name, sizeof(name), "trainyard-%d-1f0a", (int)dead);
+    ok(pj_cgroup_orphaned(name, NULL), "orphaned: %s (a reaped child's pid)", name);
+    (void)snprintf(name, sizeof(name), "trainyard-%d-1f0a", (int)getpid());
+    ok(!pj_cgroup_orphaned(name, NULL) && !pj_cgroup_orphaned("trainyard-1-ab", NULL),
+       "orphaned: not this process's, not a live pid's");
+    (void)snprintf(name, sizeof(name), "trainyard-%d-xyz", (int)dead);
+    ok(!pj_cgroup_orphaned(name, NULL), "orphaned: not with a token that is not hex");
+    (void)snprintf(name, sizeof(name), "trainyard-%d-", (int)dead);
+    ok(!pj_cgroup_orphaned(name, NULL) && !pj_cgroup_orphaned("trainyard-0-1", NULL) &&
+           !pj_cgroup_orphaned("trainyard-012-1", NULL) &&
+           !pj_cgroup_orphaned("trainyard-99999999999-1", NULL) &&
+           !pj_cgroup_orphaned("trainyard--1-1", NULL) && !pj_cgroup_orphaned("other-5-1", NULL),
+       "orphaned: nothing of another shape");
+}
+
 int main(int argc, char **argv)
 {
     char exe[4096];
@@ -314,7 +341,8 @@ int main(int argc, char **argv)
     if (n <= 0)
         BAIL_OUT("cannot find this program");
     exe[n] = '\0';
-    plan(9);
+    plan(13);
+    test_orphaned();
     test_list();
     test_one_run(exe);
     test_two_runs(exe);

@@ -141,8 +141,12 @@ pid_t pc_fork_child(const struct child_setup *cs);
  * in them) if this process dies without doing so: the program trainyard-guardian, else (a
  * notice, once per process) a fork of this process. Where no cgroup can be made, the job runs
  * without (process groups and the process tree only) and a notice says why, once per
- * process. Never fails the run. */
+ * process. Empty job cgroups beside the new one whose run no longer exists (pj_cgroup_orphaned)
+ * and older than a minute are removed first. Never fails the run. */
 void pj_setup(struct process_rt *p);
+/* Is @name a job cgroup ("trainyard-<pid>-<hex>") whose making process is gone (no process
+ * has its pid)? @ctx unused (ty_cgroup_sweep_beside's predicate). */
+bool pj_cgroup_orphaned(const char *name, void *ctx);
 
 /* Before a replica's fork: open the files that move its child into its cgroup
  * (ty_cgroup_open_procs) into @fds and note its OOM count. Returns how many fds (0 without a

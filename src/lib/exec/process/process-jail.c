@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -41,6 +42,12 @@
 #include "proctree.h"
 #include "subproc.h"
 #include "ty-config.h"
+
+/* The job cgroups' names: this, then the run token. */
+#define JOB_CGROUP_PREFIX "trainyard-"
+/* A job cgroup younger than this is never swept (a run of another PID namespace may have
+ * made it and not entered it yet). */
+#define ORPHAN_CGROUP_MIN_AGE_S 60
 
 /* One notice per process that cgroups are not used, one that limits are not, and one that
  * the guardian program cannot be run. */
@@ -317,10 +324,32 @@ static void replica_cgroup(struct process_rt *p, struct proc_replica *pr)
     }
 }
 
+/* Is @name a job cgroup "trainyard-<pid>-<hex>" (the run token: process.c) whose making
+ * process no longer exists? Another process of that pid since makes it look alive: then it
+ * is left. */
+bool pj_cgroup_orphaned(const char *name, void *ctx)
+{
+    const char *p = name + sizeof(JOB_CGROUP_PREFIX) - 1;
+    char *end;
+    long pid;
+
+    (void)ctx;
+    if (strncmp(name, JOB_CGROUP_PREFIX, sizeof(JOB_CGROUP_PREFIX) - 1) != 0 || *p < '1' ||
+        *p > '9')
+        return false;
+    errno = 0;
+    pid = strtol(p, &end, 10);
+    if (errno || pid <= 0 || pid > INT_MAX || *end != '-' || !end[1] ||
+        strspn(end + 1, "0123456789abcdef") != strlen(end + 1))
+        return false;
+    return pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
 void pj_setup(struct process_rt *p)
 {
-    _cleanup_free_ char *name = xasprintf("trainyard-%s", p->token);
+    _cleanup_free_ char *name = xasprintf(JOB_CGROUP_PREFIX "%s", p->token);
     struct ty_error e = {0};
+    size_t swept;
     int r;
 
     p->guard_fd = -1;
@@ -328,6 +357,16 @@ void pj_setup(struct process_rt *p)
         no_cgroup(p, ty_error_msg(&e));
         return;
     }
+    /* A run that was SIGKILLed with its guardian (Slurm kills a whole step after KillWait)
+     * left its cgroups behind, empty: the next run here removes them. */
+    swept = ty_cgroup_sweep_beside(
+        p->cg, JOB_CGROUP_PREFIX, pj_cgroup_orphaned, NULL, ORPHAN_CGROUP_MIN_AGE_S);
+    if (swept > 0)
+        ty_runtime_notice(&p->base,
+                          TY_SEV_INFO,
+                          "Removed %zu empty cgroup(s) left by trainyard runs that no longer "
+                          "exist.",
+                          swept);
     r = start_guardian(p);
     if (r < 0) {
         char why[128];
