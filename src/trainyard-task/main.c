@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -397,9 +398,15 @@ static int on_assign(struct task *t, const json_t *m, struct ty_error *err)
     t->sub.n_replicas = 1;
     /* One replica of many on this node: it uses the node's network and a port of its own. */
     t->sub.host_network = true;
-    /* A local job directory must exist on this node too (the supervisor made its own). */
-    if (ty_job_dir_is_local(t->plan->job_dir) && (r = ty_mkdir_p(t->plan->job_dir, 0755, err)) < 0)
-        return r;
+    /* A local job directory must exist on this node too (the supervisor made its own); one
+     * this task makes may be given to the user its image runs as (container-user.c). */
+    if (ty_job_dir_is_local(t->plan->job_dir)) {
+        struct stat st;
+        bool existed = lstat(t->plan->job_dir, &st) == 0;
+        if ((r = ty_mkdir_p(t->plan->job_dir, 0755, err)) < 0)
+            return r;
+        t->sub.job_dir_made = !existed;
+    }
     if (trial) {
         char tmpl[] = "/tmp/trainyard-task.XXXXXX";
         if (!mkdtemp(tmpl))

@@ -719,6 +719,10 @@ size_t ty_cgroup_sweep_beside(const struct ty_cgroup *cg,
             if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
                 (int64_t)(now - st.st_mtime) < min_age_s)
                 continue;
+            /* A process anywhere below: its run is alive after all (another PID namespace's
+             * pids), and its empty replica cgroups (one waiting to restart) stay with it. */
+            if (walk_pids(dir, NULL, NULL) > 0)
+                continue;
             if (remove_tree(dir) == 0 && i == 0)
                 removed++;
         }

@@ -132,9 +132,10 @@ int ty_cgroup_remove_empty(const struct ty_cgroup *cg);
  * runs which ended without removing them left: directories named @prefix... for which
  * @dead(name, @ctx) says that no live run owns them, whose mtime (made, or a child cgroup
  * made or removed) is at least @min_age_s seconds ago (a young one may belong to a run of
- * another PID namespace that has not entered it yet), each with its child cgroups. Only
- * rmdir: one that still has a process in it stays (EBUSY). Returns how many were removed (in
- * the first hierarchy). */
+ * another PID namespace that has not entered it yet), each with its child cgroups, when no
+ * process is in any of them (then none of them is touched). Only rmdir: a process that enters
+ * meanwhile keeps its cgroup (EBUSY). Returns how many were removed (in the first
+ * hierarchy). */
 size_t ty_cgroup_sweep_beside(const struct ty_cgroup *cg,
                               const char *prefix,
                               bool (*dead)(const char *name, void *ctx),

@@ -9,11 +9,12 @@
 #  - existing: a jobDir that existed before the job stays root's (never taken over);
 #  - tuning: trials of the named image report their metric through /tmp/hypertune, each
 #    trial's jobDir is the user's, the job succeeds with the best trial's value;
-#  - mixed: a worker whose image runs as another user is named in a warning.
+#  - mixed: a worker whose image runs as another user is named in a warning;
+#  - volumes: an image that declares a VOLUME leaves no anonymous volume (probe, replica).
 # Skipped (every test) when no usable container engine is on this machine, and as non-root.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-NAMES="named numeric existing tuning mixed"
+NAMES="named numeric existing tuning mixed volumes"
 [ "$(id -u)" -eq 0 ] || {
   for t in $NAMES; do test_skip "container user: $t" "needs root (rootful containers)"; done
   test_done
@@ -94,15 +95,30 @@ v = sorted(x[\"finalMetric\"][\"objectiveValue\"] for x in t); print(v); sys.exi
   test -z "$(leftovers ctr_user_t_$J)"
 ' || cat log
 
-# The worker (another user) writes nothing: the jobDir is the master image user's.
-MIXED='case "$CLUSTER_SPEC" in *"\"type\":\"worker\""*) exit 0;; esac
-'"$WRITE"
+# The worker (another user; a role's config gives its own command) writes nothing: the
+# jobDir is the master image user's.
 test_expect_success 'container user: mixed' '
-  JOB_IMAGE=$NAMED write_job m.json "$MIXED" 1 0 0 "{\"workerConfig\": {\"imageUri\": \"$NUMERIC\"}}" &&
+  JOB_IMAGE=$NAMED write_job m.json "$WRITE" 1 0 0 "{\"workerConfig\": {\"imageUri\": \"$NUMERIC\",
+    \"containerCommand\": [\"sh\", \"-c\", \"exit 0\"]}}" &&
   "$TRAINYARD" local train ctr_user_m_$J --config m.json --job-dir "$TEST_DIR/jm" >log 2>&1 &&
   grep -q "Job completed successfully." log && test "$(owner jm)" = 1234:1235 &&
   grep -q "Replica worker 0.s image $NUMERIC runs as .4321:4322., not as .trainer. (image $NAMED)" \
     "$TRAINYARD_HOME/jobs/local/ctr_user_m_$J/logs/service.log" &&
   test -z "$(leftovers ctr_user_m_$J)"
 ' || cat log
+
+# An image that declares a VOLUME: the probe and the replica each get an anonymous volume
+# from the engine, and removing them removes those too (?v=1).
+test_expect_success 'container user: volumes' '
+  printf "FROM %s\nVOLUME /data\n" "$NAMED" >"$TEST_DIR/ctx-trainer/Containerfile.vol" &&
+  podman build -q --pull=never -t localhost/trainyard/testbox-vol:1 \
+    -f "$TEST_DIR/ctx-trainer/Containerfile.vol" "$TEST_DIR/ctx-trainer" >build-vol.log 2>&1 &&
+  podman volume ls -q | sort >vol.before &&
+  JOB_IMAGE=localhost/trainyard/testbox-vol:1 write_job v.json "$WRITE" &&
+  "$TRAINYARD" local train ctr_user_v_$J --config v.json --job-dir "$TEST_DIR/jv" >log 2>&1 &&
+  grep -q "Job completed successfully." log && test "$(owner jv)" = 1234:1235 &&
+  podman volume ls -q | sort >vol.after &&
+  comm -13 vol.before vol.after >vol.new && test ! -s vol.new &&
+  test -z "$(leftovers ctr_user_v_$J)"
+' || { cat log; cat vol.new; }
 test_done

@@ -51,7 +51,7 @@ static void ev_exited(void *ctx, struct ty_replica *r, const struct ty_exit_stat
 static void ev_notice(void *ctx, enum ty_severity sev, const char *message)
 {
     struct rtev *e = ctx;
-    if (strstr(message, "runs as")) {
+    if (strstr(message, "runs as") || strstr(message, "look up the user")) {
         e->user_notices++;
         (void)snprintf(e->user_notice, sizeof(e->user_notice), "%s", message);
         return;

@@ -326,8 +326,8 @@ static void tar_header(char *h, const char *name, size_t size, char type)
 /* The images of the container-user tests: rt-user-named runs as "trainer" (1234:1235 in its
  * /etc/passwd), rt-user-group as "trainer:staff" (staff 77), rt-user-num as "4321:4322",
  * rt-user-ghost as a user its passwd lacks, rt-user-slow as "trainer" with an archive that
- * takes 3 s. A probe (POST /containers/create without a name) gets the Id probe~K; its
- * archive is a tar of the one file, after a pax header. */
+ * takes 3 s, rt-user-huge as "trainer" with a passwd of 64 MiB. A probe (POST /containers/create
+ * without a name) gets the Id probe~K; its archive is a tar of the one file, after a pax header. */
 static bool serve_user(int fd, const char *method, const char *p, const char *body)
 {
     static const char passwd[] = "root:x:0:0:root:/root:/bin/sh\n"
@@ -340,7 +340,8 @@ static bool serve_user(int fd, const char *method, const char *p, const char *bo
                  {"rt-user-group", "trainer:staff"},
                  {"rt-user-num", "4321:4322"},
                  {"rt-user-ghost", "ghost"},
-                 {"rt-user-slow", "trainer"}};
+                 {"rt-user-slow", "trainer"},
+                 {"rt-user-huge", "trainer"}};
     char id[64];
 
     for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
@@ -358,8 +359,11 @@ static bool serve_user(int fd, const char *method, const char *p, const char *bo
         json_t *j = json_loads(body, 0, NULL);
         const char *image = ty_json_str(j, "Image");
         int k = save_body("probe", body);
-        _cleanup_free_ char *out = xasprintf(
-            "{\"Id\":\"probe~%d%s\",\"Warnings\":[]}", k, strcmp(image, "rt-user-slow") ? "" : "s");
+        _cleanup_free_ char *out = xasprintf("{\"Id\":\"probe~%d%s\",\"Warnings\":[]}",
+                                             k,
+                                             strcmp(image, "rt-user-slow") == 0   ? "s"
+                                             : strcmp(image, "rt-user-huge") == 0 ? "h"
+                                                                                  : "");
         respond(fd, 201, "application/json", out);
         json_decref(j);
         return true;
@@ -374,6 +378,16 @@ static bool serve_user(int fd, const char *method, const char *p, const char *bo
 
         if (id[strlen(id) - 1] == 's')
             msleep(3000);
+        if (id[strlen(id) - 1] == 'h') { /* a passwd of 64 MiB */
+            size_t big = (size_t)64 << 20;
+            char *huge = xcalloc(1, 512 + big + 1024);
+            tar_header(huge, "passwd", big, '0');
+            memset(huge + 512, 'x', big);
+            respond_bytes(fd, 200, "application/x-tar", huge, 512 + big + 1024);
+            free(huge);
+            free(tar);
+            return true;
+        }
         tar_header(tar, "PaxHeaders/passwd", sizeof(pax) - 1, 'x');
         memcpy(tar + 512, pax, sizeof(pax) - 1);
         tar_header(tar + 1024, pw ? "passwd" : "group", n, '0');
@@ -526,9 +540,9 @@ static bool serve_engine(int fd, const char *p)
         respond(fd, 200, "application/json", list);
     } else if (strncmp(p, "/networks?filters=", 18) == 0) {
         respond(fd, 200, "application/json", "[]");
-    } else if (strcmp(p, "/containers/dead1?force=1") == 0 ||
-               strcmp(p, "/containers/dead2?force=1") == 0 ||
-               strcmp(p, "/containers/foreign?force=1") == 0) {
+    } else if (strcmp(p, "/containers/dead1?force=1&v=1") == 0 ||
+               strcmp(p, "/containers/dead2?force=1&v=1") == 0 ||
+               strcmp(p, "/containers/foreign?force=1&v=1") == 0) {
         respond(fd, 204, "text/plain", "");
     } else {
         return false;
@@ -741,12 +755,14 @@ void dts_teardown(void)
     DIR *d = opendir(dts_tmpdir);
     struct dirent *de;
 
-    /* Only plain names the tests made: sockets, the request log, saved bodies. */
+    /* Only plain names the tests made: sockets, the request log, saved bodies, and empty
+     * directories (test-container-user's jobDirs and metric directories). */
     while (d && (de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
         _cleanup_free_ char *f = xasprintf("%s/%s", dts_tmpdir, de->d_name);
-        (void)unlink(f);
+        if (unlink(f) < 0 && errno == EISDIR)
+            (void)rmdir(f);
     }
     if (d)
         closedir(d);

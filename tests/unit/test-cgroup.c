@@ -104,6 +104,7 @@ static void test_sweep(const struct ty_cgroup *parent)
 {
     char *const nap[] = {(char *)"/bin/sleep", (char *)"300", NULL};
     struct ty_cgroup *own = NULL, *a = NULL, *a_child = NULL, *b = NULL, *c = NULL;
+    struct ty_cgroup *b_busy = NULL, *b_idle = NULL;
     struct ty_error e = {0};
     char a_path[4096];
     int asked = 0;
@@ -113,10 +114,12 @@ static void test_sweep(const struct ty_cgroup *parent)
         ty_cgroup_new_child(parent, "sw-dead-a", &a, &e) < 0 ||
         ty_cgroup_new_child(a, "master-replica-0", &a_child, &e) < 0 ||
         ty_cgroup_new_child(parent, "sw-dead-b", &b, &e) < 0 ||
+        ty_cgroup_new_child(b, "worker-replica-0", &b_busy, &e) < 0 ||
+        ty_cgroup_new_child(b, "master-replica-0", &b_idle, &e) < 0 ||
         ty_cgroup_new_child(parent, "sw-live", &c, &e) < 0)
         BAIL_OUT("%s", ty_error_msg(&e));
     (void)snprintf(a_path, sizeof(a_path), "%s", ty_cgroup_path(a));
-    pid = start_in(b, nap);
+    pid = start_in(b_busy, nap);
     pause_ms(100);
     is_int((int)ty_cgroup_sweep_beside(own, "sw-", named_dead, &asked, 3600),
            0,
@@ -128,6 +131,8 @@ static void test_sweep(const struct ty_cgroup *parent)
     ok(dir_exists(ty_cgroup_path(b)) && dir_exists(ty_cgroup_path(c)) &&
            dir_exists(ty_cgroup_path(own)),
        "sweep: an orphan with a process, a live run's and its own stay");
+    ok(dir_exists(ty_cgroup_path(b_idle)),
+       "sweep: so do the empty cgroups beside that process (a replica waiting to restart)");
     {
         const char *dc[TY_CGROUP_MAX_DIRS], *dd[TY_CGROUP_MAX_DIRS];
         int nd = (int)ty_cgroup_dirs(own, dc, dd);
@@ -145,6 +150,8 @@ static void test_sweep(const struct ty_cgroup *parent)
     ty_cgroup_free(a);
     ty_cgroup_free(a_child);
     ty_cgroup_free(b);
+    ty_cgroup_free(b_busy);
+    ty_cgroup_free(b_idle);
     ty_cgroup_free(c);
 }
 
@@ -161,7 +168,7 @@ int main(void)
     (void)snprintf(name, sizeof(name), "ty-test-cgroup-%d", (int)getpid());
     if (ty_cgroup_new(name, &job, &e) < 0)
         skip_all("no cgroup can be made here: %s", ty_error_msg(&e));
-    plan(36);
+    plan(37);
     (void)snprintf(job_path, sizeof(job_path), "%s", ty_cgroup_path(job));
     diag("cgroup v%d at %s", ty_cgroup_version(job), job_path);
     ok(dir_exists(job_path), "the job's cgroup exists");

@@ -345,7 +345,7 @@ static void test_runtime_relaunch(struct ty_loop *loop)
     ok(run_idle(&c->reps[0]), "relaunch: nothing of the second run left");
 
     log = scratch("requests.log");
-    del = xasprintf("DELETE /containers/%s?force=1", name);
+    del = xasprintf("DELETE /containers/%s?force=1&v=1", name);
     create = xasprintf("POST /containers/create?name=%s\n", name);
     first_create = strstr(log, create);
     second_create = first_create ? strstr(first_create + 1, create) : NULL;
@@ -487,7 +487,7 @@ static void test_runtime_init(struct ty_loop *loop)
     }
     {
         _cleanup_free_ char *log = scratch("requests.log");
-        _cleanup_free_ char *del = xasprintf("DELETE /containers/%s?force=1", c->reps[1].name);
+        _cleanup_free_ char *del = xasprintf("DELETE /containers/%s?force=1&v=1", c->reps[1].name);
         _cleanup_free_ char *cr = xasprintf("POST /containers/create?name=%s\n", c->reps[1].name);
         const char *first = strstr(log, cr);
         const char *second = first ? strstr(first + 1, cr) : NULL;

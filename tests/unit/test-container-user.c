@@ -172,6 +172,51 @@ static void test_prepare(
     ty_job_free(job);
 }
 
+/* This process's peak resident memory (VmHWM), in KiB; -1 when unknown. */
+static long peak_kib(void)
+{
+    char line[256];
+    long v = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* An image's passwd of 64 MiB: the answer is cut off as it arrives (never buffered whole),
+ * the job's log says why, nothing is given, the probe is removed. */
+static void test_huge(struct ty_loop *loop)
+{
+    struct ty_job *job = rt_job("rt-user-huge", NULL, NULL);
+    struct ty_cluster_plan *plan = user_plan(job, "huge", false);
+    _cleanup_free_ char *reqfile = xasprintf("%s/requests.log", dts_tmpdir), *log = NULL;
+    struct rtev e = {0};
+    struct ty_runtime *rt;
+
+    long before = peak_kib(), after;
+
+    (void)unlink(reqfile);
+    rt = rt_ready(loop, plan, &e);
+    after = peak_kib();
+    like(e.user_notice,
+         "Could not look up the user 'trainer' of image rt-user-huge (the answer is larger than",
+         "huge: the lookup cut off, and said so");
+    ok(before > 0 && after - before < 16 * 1024,
+       "huge: not buffered whole (peak memory %ld KiB, before %ld)",
+       after,
+       before);
+    ok(owned(plan->metric_dir, 0, 0), "huge: the metric directory stays root's");
+    log = scratch("requests.log");
+    like(log, "DELETE /containers/probe~", "huge: the probe removed");
+    rt_end(loop, rt, &e);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
 /* A cleanup while the probe's archive is being read removes the probe. */
 static void test_abort(struct ty_loop *loop)
 {
@@ -232,6 +277,7 @@ int main(void)
     test_prepare(loop, "rt-user-num", true, 4321, 4322, false);
     test_prepare(loop, "rt-user-ghost", false, 0, 0, true);
     test_prepare(loop, "rt-present", true, 0, 0, false); /* an image of root's */
+    test_huge(loop);
     test_abort(loop);
     (void)unsetenv("DOCKER_HOST");
     stop_server();

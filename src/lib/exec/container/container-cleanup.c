@@ -184,7 +184,7 @@ static bool start_removals(struct container_rt *c)
             c->removing++;
     }
     if (c->users.probe_id) {
-        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", c->users.probe_id);
+        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1&v=1", c->users.probe_id);
         if (ty_engine_call_start(&c->users.rm,
                                  c->eng.api,
                                  c->base.loop,
@@ -290,12 +290,12 @@ void ctr_cleanup_now(struct container_rt *c)
     calls = xcalloc(c->n + 1, sizeof(*calls));
     for (size_t i = 0; i < c->n; i++) {
         calls[i].method = "DELETE";
-        calls[i].path = xasprintf("/containers/%s?force=1", c->reps[i].name);
+        calls[i].path = xasprintf("/containers/%s?force=1&v=1", c->reps[i].name);
     }
     n = c->n;
     if (c->users.probe_id) { /* the probe prepare left (container-user.c) */
         calls[n].method = "DELETE";
-        calls[n++].path = xasprintf("/containers/%s?force=1", c->users.probe_id);
+        calls[n++].path = xasprintf("/containers/%s?force=1&v=1", c->users.probe_id);
     }
     (void)ty_docker_batch_run(c->eng.api, calls, n, REMOVE_TIMEOUT_MS, NULL);
     for (size_t i = 0; i < n; i++) {

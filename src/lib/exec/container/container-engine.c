@@ -133,7 +133,7 @@ static void gc_step(struct engine_gc *gc)
             const char *owner = ty_json_str(json_object_get(item, "Labels"), TY_LABEL_OWNER);
             if (!id || owner_alive(owner))
                 continue;
-            _cleanup_free_ char *path = gc->list == 0 ? xasprintf("/containers/%s?force=1", id)
+            _cleanup_free_ char *path = gc->list == 0 ? xasprintf("/containers/%s?force=1&v=1", id)
                                                       : xasprintf("/networks/%s", id);
             if (ty_engine_call_start(&gc->call,
                                      eng->api,

@@ -41,6 +41,8 @@ struct ty_engine_call {
     long timeout_ms;
     ty_engine_call_fn fn;
     void *ctx;
+    size_t max_body; /* ty_engine_call_start_capped: the most the answer may be (0: any) */
+    size_t got;      /* ... bytes of it so far */
 };
 
 /* Start @method @path (@body and the one @header may be NULL) on @api, ending within
@@ -57,6 +59,18 @@ int ty_engine_call_start(struct ty_engine_call *call,
                          ty_engine_call_fn fn,
                          void *ctx,
                          struct ty_error *err);
+/* ty_engine_call_start for an answer of at most @max_body bytes: a longer one is cut off as
+ * it arrives (never buffered whole), and @fn gets status 0 with an error saying so. */
+int ty_engine_call_start_capped(struct ty_engine_call *call,
+                                struct ty_docker *api,
+                                struct ty_loop *loop,
+                                const char *method,
+                                const char *path,
+                                long timeout_ms,
+                                size_t max_body,
+                                ty_engine_call_fn fn,
+                                void *ctx,
+                                struct ty_error *err);
 /* Abort the call in flight, if any; its callback does not run. */
 void ty_engine_call_cancel(struct ty_engine_call *call);
 /* Is a call in flight? */

@@ -580,7 +580,7 @@ static void on_old_removed(void *ctx, long status, const char *body, size_t len,
 int ctr_remove_start(struct ctr_replica *cr, ty_engine_call_fn fn, struct ty_error *err)
 {
     struct container_rt *c = cr->rt;
-    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", cr->name);
+    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1&v=1", cr->name);
 
     return ty_engine_call_start(&cr->rm_call,
                                 c->eng.api,

@@ -30,6 +30,9 @@
 /* /etc/passwd and /etc/group larger than this are not read (a name's line is not looked up
  * then: the directories stay root's). */
 #define ACCOUNTS_MAX_BYTES (1 << 20)
+/* The archive around it: headers (a pax header, the file's), padding, the end blocks. The
+ * answer is cut off past both, as it arrives: an image's file is never buffered whole. */
+#define ARCHIVE_SLACK_BYTES (64 << 10)
 
 /* ---- the pure parsers ---- */
 
@@ -292,7 +295,7 @@ on_probe_removed(void *ctx, long status, const char *body, size_t len, const cha
 
 static void remove_probe(struct container_rt *c)
 {
-    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1", c->users.probe_id);
+    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1&v=1", c->users.probe_id);
 
     if (ty_engine_call_start(&c->pcall,
                              c->eng.api,
@@ -339,8 +342,12 @@ static void on_archive(void *ctx, long status, const char *body, size_t len, con
         lookup_failed(c, status ? why : error ? error : "no answer");
         return;
     }
-    if (ctr_tar_first_file(body, len, &text, &n) < 0 || n > ACCOUNTS_MAX_BYTES) {
+    if (ctr_tar_first_file(body, len, &text, &n) < 0) {
         lookup_failed(c, "the engine's archive of it is not a plain file");
+        return;
+    }
+    if (n > ACCOUNTS_MAX_BYTES) {
+        lookup_failed(c, "the file is larger than 1 MiB");
         return;
     }
     if (c->users.step == 0) {
@@ -383,17 +390,16 @@ static void read_next(struct container_rt *c)
     path = xasprintf("/containers/%s/archive?path=%s",
                      c->users.probe_id,
                      c->users.step == 0 ? "/etc/passwd" : "/etc/group");
-    if (ty_engine_call_start(&c->pcall,
-                             c->eng.api,
-                             c->base.loop,
-                             "GET",
-                             path,
-                             NULL,
-                             NULL,
-                             USER_CALL_TIMEOUT_MS,
-                             on_archive,
-                             c,
-                             &e) < 0)
+    if (ty_engine_call_start_capped(&c->pcall,
+                                    c->eng.api,
+                                    c->base.loop,
+                                    "GET",
+                                    path,
+                                    USER_CALL_TIMEOUT_MS,
+                                    ACCOUNTS_MAX_BYTES + ARCHIVE_SLACK_BYTES,
+                                    on_archive,
+                                    c,
+                                    &e) < 0)
         lookup_failed(c, ty_error_msg(&e));
 }
 

@@ -193,6 +193,7 @@ bool ctr_engine_reopen(struct container_rt *c)
         for (size_t i = 0; i < c->n; i++)
             ty_engine_call_cancel(&c->reps[i].rm_call);
         ty_engine_call_cancel(&c->net_call);
+        ty_engine_call_cancel(&c->users.rm);
         c->removing = 0;
         c->cleanup_waiting = true;
     }
@@ -230,6 +231,7 @@ static void destroy(struct ty_runtime *rt)
 {
     struct container_rt *c = cast(rt);
     ctr_cleanup_now(c);
+    ty_engine_call_cancel(&c->users.rm); /* an async cleanup's, given up on */
     ctr_events_stop(c);
     ctr_exitwatch_stop(c);
     ty_engine_close(&c->eng);

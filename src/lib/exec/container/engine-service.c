@@ -66,23 +66,55 @@ static void call_timeout(struct ty_loop *loop, void *data)
     call->fn(call->ctx, 0, NULL, 0, msg);
 }
 
-int ty_engine_call_start(struct ty_engine_call *call,
-                         struct ty_docker *api,
-                         struct ty_loop *loop,
-                         const char *method,
-                         const char *path,
-                         const char *body,
-                         const char *header,
-                         long timeout_ms,
-                         ty_engine_call_fn fn,
-                         void *ctx,
-                         struct ty_error *err)
+static void call_too_big(struct ty_loop *loop, void *data)
 {
-    struct ty_docker_callbacks cb = {.on_done = call_done, .ctx = call};
+    struct ty_engine_call *call = data;
+    char msg[96];
+
+    call->timer = 0;
+    (void)snprintf(msg, sizeof(msg), "the answer is larger than %zu bytes", call->max_body);
+    call->fn(call->ctx, 0, NULL, 0, msg);
+}
+
+/* Bytes of a capped call's answer: past the cap, the request goes (its write callback then
+ * stops the transfer) and the callback follows from the loop, not from within curl's. */
+static void call_data(void *ctx, const char *data, size_t len)
+{
+    struct ty_engine_call *call = ctx;
+
+    if (!call->max_body || !call->req)
+        return;
+    call->got += len;
+    if (call->got <= call->max_body)
+        return;
+    ty_docker_cancel(call->api, call->req);
+    call->req = NULL;
+    ty_loop_cancel_timer(call->loop, call->timer);
+    call->timer = ty_loop_add_timer(call->loop, ty_mono_usec(), call_too_big, call);
+}
+
+static int call_start(struct ty_engine_call *call,
+                      struct ty_docker *api,
+                      struct ty_loop *loop,
+                      const char *method,
+                      const char *path,
+                      const char *body,
+                      const char *header,
+                      long timeout_ms,
+                      size_t max_body,
+                      ty_engine_call_fn fn,
+                      void *ctx,
+                      struct ty_error *err)
+{
+    struct ty_docker_callbacks cb = {.on_data = call_data, .on_done = call_done, .ctx = call};
     int r;
 
-    *call = (struct ty_engine_call){
-        .api = api, .loop = loop, .timeout_ms = timeout_ms, .fn = fn, .ctx = ctx};
+    *call = (struct ty_engine_call){.api = api,
+                                    .loop = loop,
+                                    .timeout_ms = timeout_ms,
+                                    .fn = fn,
+                                    .ctx = ctx,
+                                    .max_body = max_body};
     r = ty_docker_request(api,
                           method,
                           path,
@@ -98,6 +130,36 @@ int ty_engine_call_start(struct ty_engine_call *call,
     }
     call->timer = ty_loop_add_timer(loop, ty_mono_usec() + timeout_ms * 1000, call_timeout, call);
     return 0;
+}
+
+int ty_engine_call_start(struct ty_engine_call *call,
+                         struct ty_docker *api,
+                         struct ty_loop *loop,
+                         const char *method,
+                         const char *path,
+                         const char *body,
+                         const char *header,
+                         long timeout_ms,
+                         ty_engine_call_fn fn,
+                         void *ctx,
+                         struct ty_error *err)
+{
+    return call_start(call, api, loop, method, path, body, header, timeout_ms, 0, fn, ctx, err);
+}
+
+int ty_engine_call_start_capped(struct ty_engine_call *call,
+                                struct ty_docker *api,
+                                struct ty_loop *loop,
+                                const char *method,
+                                const char *path,
+                                long timeout_ms,
+                                size_t max_body,
+                                ty_engine_call_fn fn,
+                                void *ctx,
+                                struct ty_error *err)
+{
+    return call_start(
+        call, api, loop, method, path, NULL, NULL, timeout_ms, max_body, fn, ctx, err);
 }
 
 void ty_engine_call_cancel(struct ty_engine_call *call)
