@@ -183,21 +183,9 @@ static bool start_removals(struct container_rt *c)
         else
             c->removing++;
     }
-    if (c->users.probe_id) {
-        _cleanup_free_ char *path = xasprintf("/containers/%s?force=1&v=1", c->users.probe_id);
-        if (ty_engine_call_start(&c->users.rm,
-                                 c->eng.api,
-                                 c->base.loop,
-                                 "DELETE",
-                                 path,
-                                 NULL,
-                                 NULL,
-                                 REMOVE_TIMEOUT_MS,
-                                 probe_removed,
-                                 c,
-                                 NULL) == 0)
-            c->removing++;
-    }
+    if (c->users.probe_id &&
+        ctr_container_remove_start(c, &c->users.rm, c->users.probe_id, probe_removed, c, NULL) == 0)
+        c->removing++;
     /* Callbacks run later on the loop, never from within a start: the last one to end goes
      * on with the network, or this does when none started. */
     return --c->removing > 0 || remove_network(c, false);

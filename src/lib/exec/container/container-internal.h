@@ -163,9 +163,17 @@ struct container_rt {
  * first removes the old container, then creates an identical one from the same body.
  * Returns 0 with the chain under way, or -errno (-EBUSY: the previous run goes on). */
 int ctr_run_launch(struct ctr_replica *cr, char *const env[], struct ty_error *err);
-/* Force-remove the replica's container by name (DELETE ?force=1, within
- * CTR_REMOVE_TIMEOUT_MS) on cr->rm_call; @fn gets the answer (404: there was none). Returns 0
- * once under way, or -errno with @err (may be NULL). */
+/* Force-remove @container (a name or id) with its anonymous volumes (DELETE ?force=1&v=1,
+ * within CTR_REMOVE_TIMEOUT_MS) on @call; @fn(@ctx) gets the answer (404: there was none).
+ * Returns 0 once under way, or -errno with @err (may be NULL). */
+int ctr_container_remove_start(struct container_rt *c,
+                               struct ty_engine_call *call,
+                               const char *container,
+                               ty_engine_call_fn fn,
+                               void *ctx,
+                               struct ty_error *err);
+/* ctr_container_remove_start of the replica's container, by name, on cr->rm_call; @fn gets
+ * @cr. */
 int ctr_remove_start(struct ctr_replica *cr, ty_engine_call_fn fn, struct ty_error *err);
 /* Deliver @sig to the running container (kept until it runs; no-op once it ended). */
 void ctr_run_signal(struct ctr_replica *cr, int sig);

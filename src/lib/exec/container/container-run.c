@@ -577,12 +577,16 @@ static void on_old_removed(void *ctx, long status, const char *body, size_t len,
         ctr_run_start_failed(cr, "creating", 0, NULL, ty_error_msg(&e));
 }
 
-int ctr_remove_start(struct ctr_replica *cr, ty_engine_call_fn fn, struct ty_error *err)
+int ctr_container_remove_start(struct container_rt *c,
+                               struct ty_engine_call *call,
+                               const char *container,
+                               ty_engine_call_fn fn,
+                               void *ctx,
+                               struct ty_error *err)
 {
-    struct container_rt *c = cr->rt;
-    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1&v=1", cr->name);
+    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1&v=1", container);
 
-    return ty_engine_call_start(&cr->rm_call,
+    return ty_engine_call_start(call,
                                 c->eng.api,
                                 c->base.loop,
                                 "DELETE",
@@ -591,8 +595,13 @@ int ctr_remove_start(struct ctr_replica *cr, ty_engine_call_fn fn, struct ty_err
                                 NULL,
                                 CTR_REMOVE_TIMEOUT_MS,
                                 fn,
-                                cr,
+                                ctx,
                                 err);
+}
+
+int ctr_remove_start(struct ctr_replica *cr, ty_engine_call_fn fn, struct ty_error *err)
+{
+    return ctr_container_remove_start(cr->rt, &cr->rm_call, cr->name, fn, cr, err);
 }
 
 /* Force-remove the container by name, then create it again (on_old_removed). */

@@ -295,19 +295,7 @@ on_probe_removed(void *ctx, long status, const char *body, size_t len, const cha
 
 static void remove_probe(struct container_rt *c)
 {
-    _cleanup_free_ char *path = xasprintf("/containers/%s?force=1&v=1", c->users.probe_id);
-
-    if (ty_engine_call_start(&c->pcall,
-                             c->eng.api,
-                             c->base.loop,
-                             "DELETE",
-                             path,
-                             NULL,
-                             NULL,
-                             CTR_REMOVE_TIMEOUT_MS,
-                             on_probe_removed,
-                             c,
-                             NULL) < 0)
+    if (ctr_container_remove_start(c, &c->pcall, c->users.probe_id, on_probe_removed, c, NULL) < 0)
         finish(c);
 }
 
