@@ -181,7 +181,8 @@ static void build(struct world *w)
                             dev >= 0 ? &dev : NULL,
                             dev >= 0 ? 1 : 0,
                             NOW0 - rnd(1, 48) * HOURS,
-                            rnd(1, 4) * 24 * HOURS);
+                            rnd(1, 4) * 24 * HOURS,
+                            0);
         ty_resources_sub(&w->f.free, &held);
         w->hold_seq[w->nhold++] = seq;
     }

@@ -26,6 +26,8 @@
 /* A deadline timer fires this much after the deadline, so that the pass it starts finds the
  * job past it (the loop's monotonic clock and the epoch clock of deadlines drift apart). */
 #define DEADLINE_SLACK_USEC (10 * INT64_C(1000))
+/* How often the passes read which holders entered RUNNING (refresh_running). */
+#define RUNNING_REFRESH_USEC (1000 * INT64_C(1000))
 
 /* --- holds ------------------------------------------------------------------------------ */
 
@@ -202,14 +204,19 @@ static void hold_found(struct tyd *d, const struct ty_job_row *row)
     h->grant = g;
     h->pass_grant = row->grant != NULL;
     ty_demand_total(&dem, g.trials, &h->held);
+    /* RUNNING since its start_usec; else PREPARING since before now, for at most its
+     * runtime's allowance more. */
+    h->running_known = row->start_usec > 0;
     if (ty_sched_hold(d->sched,
                       row->seq,
                       row->project,
                       &h->held,
                       idx,
                       n,
-                      row->start_usec ? row->start_usec : row->create_usec,
-                      job ? job->max_running_usec : 0) < 0)
+                      row->start_usec > 0 ? row->start_usec : ty_now_usec(),
+                      job ? job->max_running_usec : 0,
+                      row->start_usec > 0 || !job ? 0
+                                                  : ty_runtime_prepare_usec(row->runtime, job)) < 0)
         tyd_log("job %s/%s: already held", row->project, row->job_id);
 }
 
@@ -560,6 +567,32 @@ static void arm_deadline(struct tyd *d, struct ty_loop *loop)
         loop, ty_mono_usec() + (wait > 0 ? wait : 0) + DEADLINE_SLACK_USEC, on_deadline, d);
 }
 
+/* Tell the scheduler which holders entered RUNNING since (their supervisors record it in the
+ * store): their expected ends count from then, not from their PREPARING allowance. One read
+ * per holder not yet known to run. */
+static void refresh_running(struct tyd *d)
+{
+    struct tyd_admit *a = d->admit;
+    int64_t now = ty_mono_usec();
+
+    /* At most once per RUNNING_REFRESH_USEC: a burst of creates makes a pass each, and a
+     * thousand jobs admitted at once are a thousand reads. */
+    if (a->running_refreshed && now - a->running_refreshed < RUNNING_REFRESH_USEC)
+        return;
+    a->running_refreshed = now;
+    for (size_t i = 0; i < a->nholds; i++) {
+        struct tyd_hold *h = &a->holds[i];
+        _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
+        if (h->running_known || h->pending ||
+            ty_store_get_job_by_seq(d->store, h->seq, &row, NULL) < 0)
+            continue;
+        if (row->start_usec > 0) {
+            (void)ty_sched_running(d->sched, h->seq, row->start_usec);
+            h->running_known = true;
+        }
+    }
+}
+
 void tyd_admit_pass(struct tyd *d, struct tyd_dispatch *dp, struct ty_loop *loop)
 {
     struct tyd_admit *a = d->admit;
@@ -568,6 +601,7 @@ void tyd_admit_pass(struct tyd *d, struct tyd_dispatch *dp, struct ty_loop *loop
     size_t nadm = 0, nexp = 0;
 
     refresh_busy(d);
+    refresh_running(d);
     (void)ty_sched_pass(d->sched, ty_now_usec(), &adm, &nadm, &exp, &nexp);
     if (nexp) {
         a->expired = xreallocarray(a->expired, a->nexpired + nexp, sizeof(*a->expired));

@@ -35,6 +35,7 @@ struct tyd_hold {
     bool pending;             /* admitted, its supervisor not started yet */
     unsigned watched;         /* its supervisors and sweepers that dispatch.c watches */
     bool relock_waits;        /* a new supervisor waits for a device another process took */
+    bool running_known;       /* the scheduler was told when it entered RUNNING */
 };
 
 struct tyd_admit {
@@ -54,8 +55,9 @@ struct tyd_admit {
     size_t npending;
     int64_t *expired; /* jobs past their wait deadline not yet recorded CANCELLED */
     size_t nexpired;
-    uint64_t deadline_timer; /* loop timer for the next wait deadline; 0: none */
-    int64_t deadline_at;     /* its deadline (epoch) */
+    uint64_t deadline_timer;   /* loop timer for the next wait deadline; 0: none */
+    int64_t deadline_at;       /* its deadline (epoch) */
+    int64_t running_refreshed; /* when the holders' RUNNING starts were last read (mono) */
 };
 
 /* --- admit-conf.c: settings, start-up, create ------------------------------------------- */

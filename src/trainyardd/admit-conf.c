@@ -252,6 +252,7 @@ void tyd_admit_enqueue(struct tyd *d,
         .priority = (int)json_integer_value(json_object_get(sched, "priority")),
         .create_usec = row->create_usec,
         .max_running_usec = job->max_running_usec,
+        .prepare_usec = ty_runtime_prepare_usec(row->runtime, job),
         .demand = *dem,
     };
 

@@ -4,7 +4,8 @@
 # the GPUs, with its stateReason and jobPosition, and starts when they are free (its replica
 # sees CUDA_VISIBLE_DEVICES); priority overtakes creation order; a project at its limit waits
 # while another project's job runs; a job that can never fit is refused with 400; maxWaitTime
-# cancels a queued job; a restart of trainyardd keeps what running jobs hold.
+# cancels a queued job; a restart of trainyardd keeps what running jobs hold; the head's
+# reservation counts from the RUNNING start of the job before it, and backfill counts PREPARING.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
@@ -217,4 +218,28 @@ test_expect_success 'its log says what it waits for; it runs once the device is 
 
 kill -TERM "$DPID"; wait "$DPID"; rc2=$?
 test_expect_success 'SIGTERM stops both daemons with status 0' "test $rc1 -eq 0 && test $rc2 -eq 0"
+
+# maxRunningTime counts from RUNNING (ml v1): the head's reservation counts from when the job
+# before it entered RUNNING, once the service has read that from the store, and a job goes
+# ahead of the head only if its PREPARING allowance (a process job: 60 s) and its own
+# maxRunningTime end by then. pa (4 of 8 vCPUs) runs for at most 3600 s from RUNNING; pb needs
+# all 8: the head, its reservation pa's RUNNING start + 3600 s; pc (4 vCPUs, 3565 s) would end
+# by then only if the 60 s pa may take to start were still counted (it started at once): it
+# waits behind pb; pd (3480 s) goes ahead.
+SVC=$TEST_DIR/prep
+trainyardd_start prep --state-dir "$SVC" --capacity cpus=8 && BASE=$TYD_URL && DPID=$TYD_PID ||
+  { echo "Bail out! trainyardd did not start"; cat "$TEST_DIR/prep.log"; exit 1; }
+test_expect_success 'the head waits for the RUNNING start of the job before it; backfill counts PREPARING' '
+  test "$(create p1 pa 0 n1-standard-4 "{\"maxRunningTime\": \"3600s\"}")" = 200 &&
+  wait_for 10 state_is p1 pa RUNNING && sleep 1.2 &&
+  test "$(create p1 pb 0 n1-standard-8 "{\"maxRunningTime\": \"3600s\"}")" = 200 &&
+  wait_for 10 reason_has p1 pb "Waiting for 8 vCPUs: 4 of 8 free" &&
+  test "$(create p1 pc 0 n1-standard-4 "{\"maxRunningTime\": \"3565s\"}")" = 200 &&
+  wait_for 10 reason_has p1 pc "Waiting behind job pb" &&
+  test "$(create p1 pd 0 n1-standard-4 "{\"maxRunningTime\": \"3480s\"}")" = 200 &&
+  wait_for 10 state_is p1 pd RUNNING && state_is p1 pc QUEUED
+'
+for j in pa pb pc pd; do api POST "/v1/projects/p1/jobs/$j:cancel" /dev/null >/dev/null; done
+wait_for 20 state_is p1 pa CANCELLED
+kill -TERM "$DPID"; wait "$DPID"
 test_done

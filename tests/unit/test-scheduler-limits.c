@@ -67,7 +67,7 @@ static void test_projects(void)
     ty_resources_zero(&held);
     held.v[TY_RES_JOBS] = 1;
     held.v[TY_RES_CPUS] = 10;
-    ty_sched_hold(s, 1, "other", &held, NULL, 0, 0, HOUR);
+    ty_sched_hold(s, 1, "other", &held, NULL, 0, 0, HOUR, 0);
     enq(s, 2, "vision", 0, 0, HOUR, cpus_only(12));
     enq(s, 3, "vision", 0, 0, 10 * MIN, cpus_only(2));
     enq(s, 4, "other", 0, 0, 10 * MIN, cpus_only(2));
@@ -90,8 +90,8 @@ static void test_lowered(void)
     ty_resources_zero(&held);
     held.v[TY_RES_JOBS] = 1;
     held.v[TY_RES_CPUS] = 2;
-    ty_sched_hold(s, 1, "vision", &held, NULL, 0, 0, HOUR);
-    ty_sched_hold(s, 2, "vision", &held, NULL, 0, 0, HOUR);
+    ty_sched_hold(s, 1, "vision", &held, NULL, 0, 0, HOUR, 0);
+    ty_sched_hold(s, 2, "vision", &held, NULL, 0, 0, HOUR, 0);
     ty_resources_unlimited(&lim);
     lim.v[TY_RES_CPUS] = 3;
     ty_sched_set_limit(s, "vision", &lim);
@@ -106,8 +106,8 @@ static void test_lowered(void)
 
     cap = cap_of(-1, 20);
     s = ty_sched_new(&cap, NULL, 0);
-    ty_sched_hold(s, 1, "vision", &held, NULL, 0, 0, HOUR);
-    ty_sched_hold(s, 2, "vision", &held, NULL, 0, 0, HOUR);
+    ty_sched_hold(s, 1, "vision", &held, NULL, 0, 0, HOUR, 0);
+    ty_sched_hold(s, 2, "vision", &held, NULL, 0, 0, HOUR, 0);
     ty_sched_set_limit(s, "vision", &lim);
     enq(s, 3, "vision", 0, 0, HOUR, cpus_only(1));
     a = pass_at(s, MIN, &n);

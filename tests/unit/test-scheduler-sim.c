@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  * test-scheduler-sim.c: the scheduler over many generated scenarios (2,000 seeded ones):
  * random capacities, GPU devices, project limits, running jobs and queues (priorities,
- * shapes, GPU types, tuning trials, max running times), with time simulated forward: jobs
- * end at their max running time or earlier, and more jobs arrive. After every pass it checks
+ * shapes, GPU types, tuning trials, max running times, PREPARING allowances), with time
+ * simulated forward: jobs prepare within their allowance (the scheduler told when they enter
+ * RUNNING half of the time), end at their max running time from then or earlier, and more
+ * jobs arrive. After every pass it checks
  * that
  *   - capacity, project limits and device exclusivity are never exceeded; every admission
  *     holds its whole demand for k trials (1 <= k <= max) and the lowest free devices of each
@@ -46,6 +48,10 @@ struct sjob {
     int state;
     int prio, proj;
     int64_t arrive, maxrun, start, end;
+    /* PREPARING: at most prep (its allowance) from its start; RUNNING from run_at, which the
+     * scheduler is told (ty_sched_running) when tell, once it came */
+    int64_t prep, run_at;
+    bool tell, told;
     struct ty_demand d;
     struct ty_resources held;
     bool never; /* more than the capacity or its project's limit */
@@ -112,7 +118,8 @@ static void room_of(const struct world *w, int p, struct ty_resources *r)
 
 static int64_t expected_end(const struct sjob *j)
 {
-    return j->start + (j->maxrun ? j->maxrun : TY_SCHED_DEFAULT_RUNNING_USEC);
+    return (j->told ? j->run_at : j->start + j->prep) +
+           (j->maxrun ? j->maxrun : TY_SCHED_DEFAULT_RUNNING_USEC);
 }
 
 /* The head's reservation, computed the plain way. */
@@ -199,9 +206,12 @@ static void check_admission(struct world *w, const struct ty_sched_admission *a,
     j->state = RUNNING;
     j->held = a->held;
     j->start = now;
-    /* it ends at its max running time or earlier */
+    /* it prepares within its allowance (often all of it), then ends at its max running time
+     * or earlier; half of the time the scheduler hears when it entered RUNNING */
+    j->run_at = now + (j->prep && rnd(0, 2) ? rnd(0, j->prep / MIN) * MIN : j->prep);
+    j->tell = rnd(0, 1);
     int64_t run = j->maxrun ? j->maxrun : TY_SCHED_DEFAULT_RUNNING_USEC;
-    j->end = now + (rnd(0, 2) == 0 ? run : rnd(1, run / MIN) * MIN);
+    j->end = j->run_at + (rnd(0, 2) == 0 ? run : rnd(1, run / MIN) * MIN);
 }
 
 /* The head's reservation is kept: it starts by the T it had when it became the head. */
@@ -378,9 +388,11 @@ static void random_holder(struct world *w)
     int64_t run = j->maxrun ? j->maxrun : TY_SCHED_DEFAULT_RUNNING_USEC;
     j->start = -rnd(0, run / MIN - 1) * MIN;
     j->end = rnd(1, (j->start + run) / MIN) * MIN;
+    j->run_at = j->start; /* RUNNING since its start: no allowance */
+    j->told = true;
     j->state = RUNNING;
     w->nj++;
-    if (ty_sched_hold(w->s, w->nj, projects[j->proj], &j->held, gpus, ng, j->start, j->maxrun))
+    if (ty_sched_hold(w->s, w->nj, projects[j->proj], &j->held, gpus, ng, j->start, j->maxrun, 0))
         fail(w, 0, "hold of job %lld refused (%lld)", w->nj, 0);
 }
 
@@ -426,6 +438,7 @@ static void setup(struct world *w)
         random_demand(w, &j->d);
         j->proj = (int)rnd(0, w->nproj - 1);
         j->maxrun = random_maxrun();
+        j->prep = (int64_t[]){0, 0, 5 * MIN, 20 * MIN, 45 * MIN}[rnd(0, 4)];
         j->arrive = k > 10 ? 0 : rnd(0, 6 * 60) * MIN;
         j->prio = j->arrive ? 0 : (int)(rnd(0, 2) ? 0 : rnd(1, 3) * 3);
         j->state = PENDING;
@@ -445,6 +458,8 @@ static bool advance(struct world *w, int64_t *now)
     for (int q = 1; q <= w->nj; q++) {
         if (w->j[q].state == RUNNING && w->j[q].end < next)
             next = w->j[q].end;
+        if (w->j[q].state == RUNNING && w->j[q].tell && !w->j[q].told && w->j[q].run_at < next)
+            next = w->j[q].run_at;
         if (w->j[q].state == PENDING && w->j[q].arrive < next)
             next = w->j[q].arrive;
     }
@@ -456,6 +471,11 @@ static bool advance(struct world *w, int64_t *now)
         *now = next > *now ? next : *now;
     for (int q = 1; q <= w->nj; q++) {
         struct sjob *j = &w->j[q];
+        if (j->state == RUNNING && j->tell && !j->told && j->run_at <= *now) {
+            if (!ty_sched_running(w->s, q, j->run_at))
+                fail(w, *now, "job %lld: its RUNNING start refused (%lld)", q, 0);
+            j->told = true;
+        }
         if (j->state == RUNNING && j->end <= *now) {
             if (!ty_sched_release(w->s, q))
                 fail(w, *now, "job %lld: release refused (%lld)", q, 0);
@@ -467,7 +487,15 @@ static bool advance(struct world *w, int64_t *now)
         if (j->state == PENDING && j->arrive <= *now) {
             char id[16];
             (void)snprintf(id, sizeof(id), "j%d", q);
-            if (enq_id(w->s, q, id, projects[j->proj], j->prio, j->arrive, j->maxrun, 0, j->d))
+            struct ty_sched_job sj = {.seq = q,
+                                      .project = projects[j->proj],
+                                      .job_id = id,
+                                      .priority = j->prio,
+                                      .create_usec = j->arrive,
+                                      .max_running_usec = j->maxrun,
+                                      .prepare_usec = j->prep,
+                                      .demand = j->d};
+            if (ty_sched_enqueue(w->s, &sj))
                 fail(w, *now, "job %lld: enqueue refused (%lld)", q, 0);
             j->state = QUEUED;
         }

@@ -89,7 +89,7 @@ static void test_gang(void)
     ty_resources_zero(&held);
     held.v[TY_RES_JOBS] = 1;
     held.v[TY_RES_GPU0 + T4] = 1;
-    is_int(ty_sched_hold(s, 100, "other", &held, &dev0, 1, 0, HOUR), 0, "gang: device 0 held");
+    is_int(ty_sched_hold(s, 100, "other", &held, &dev0, 1, 0, HOUR, 0), 0, "gang: device 0 held");
     enq(s, 1, "p", 0, 0, HOUR, dem(4, 0, T4, 2, 2, 1));
     a = pass_at(s, MIN, &n);
     is_int(n, 0, "gang: 4 GPUs do not fit 3");
@@ -118,7 +118,7 @@ static void test_backfill(void)
     ty_resources_zero(&held);
     held.v[TY_RES_JOBS] = 1;
     held.v[TY_RES_CPUS] = 12;
-    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR);
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR, 0);
     enq_id(s, 2, "big_1", "p", 0, t0, 2 * HOUR, 0, cpus_only(14));
     enq(s, 3, "p", 0, t0, 2 * HOUR, cpus_only(4));
     enq(s, 4, "p", 0, t0, 2 * HOUR, cpus_only(2));
@@ -150,7 +150,7 @@ static void test_backfill(void)
      * then too (the service's head started 7 s past a T that forgot them) */
     s = ty_sched_new(&cap, NULL, 0);
     ty_sched_set_stop_usec(s, 15 * SEC);
-    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR);
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR, 0);
     enq_id(s, 2, "big_1", "p", 0, t0, 2 * HOUR, 0, cpus_only(14));
     enq(s, 3, "p", 0, t0, HOUR - MIN + 10 * SEC, cpus_only(3));
     enq(s, 4, "p", 0, t0, HOUR - MIN, cpus_only(2));
@@ -158,6 +158,86 @@ static void test_backfill(void)
     ok(n == 1 && a[0].seq == 4, "backfill: only a job torn down by T goes ahead");
     is_int(ty_sched_head(s, &T), 2, "backfill: job 2 is still the head");
     is_int(T, t0 + HOUR + 15 * SEC, "backfill: T counts the running job's teardown");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
+}
+
+/* maxRunningTime counts from RUNNING: a holder still PREPARING is expected to end after its
+ * PREPARING allowance (or its wait deadline, if sooner) and its max running time, until the
+ * scheduler hears when it entered RUNNING; a job goes ahead of the head only if it can also
+ * prepare by then. */
+static void test_preparing(void)
+{
+    struct ty_resources cap = cap_of(-1, 16), held;
+    struct ty_sched *s = ty_sched_new(&cap, NULL, 0);
+    struct ty_sched_admission *a;
+    struct ty_sched_job jj;
+    int64_t t0 = 1000 * HOUR, T = 0;
+    size_t n;
+
+    ty_resources_zero(&held);
+    held.v[TY_RES_JOBS] = 1;
+    held.v[TY_RES_CPUS] = 12;
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR, 20 * MIN);
+    enq_id(s, 2, "big_1", "p", 0, t0, 2 * HOUR, 0, cpus_only(16));
+    /* the head needs all 16 vCPUs (nothing extra at T); two short jobs: one that pulls images
+     * (45 minutes allowed) and runs 45 minutes (91 past now: after T), one that does not and
+     * runs 30 (31: before T) */
+    jj = (struct ty_sched_job){.seq = 3,
+                               .project = "p",
+                               .job_id = "pulls",
+                               .create_usec = t0,
+                               .max_running_usec = 45 * MIN,
+                               .prepare_usec = 45 * MIN,
+                               .demand = cpus_only(2)};
+    ty_sched_enqueue(s, &jj);
+    jj.seq = 4;
+    jj.job_id = "local";
+    jj.max_running_usec = 30 * MIN;
+    jj.prepare_usec = MIN;
+    ty_sched_enqueue(s, &jj);
+    a = pass_at(s, t0 + MIN, &n);
+    is_int(ty_sched_head(s, &T), 2, "preparing: job 2 is the head");
+    is_int(T, t0 + 20 * MIN + HOUR, "preparing: the holder's allowance comes before its hour");
+    ok(n == 1 && a[0].seq == 4, "preparing: only the job that prepares and runs by T goes ahead");
+    ty_sched_admissions_free(a, n);
+    ok(ty_sched_running(s, 1, t0 + 5 * MIN), "preparing: the holder entered RUNNING");
+    ok(!ty_sched_running(s, 1, t0 + 6 * MIN) && !ty_sched_running(s, 3, t0),
+       "preparing: told once, and only of a holder");
+    a = pass_at(s, t0 + 10 * MIN, &n);
+    is_int(ty_sched_head(s, &T), 2, "preparing: job 2 is still the head");
+    is_int(T, t0 + 5 * MIN + HOUR, "preparing: T counts from its RUNNING start now");
+    ok(n == 0, "preparing: job 3 still cannot prepare and run by T");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
+
+    /* a holder found PREPARING whose wait deadline comes before its allowance ends: cancelled
+     * then if not RUNNING, so expected to end by the deadline + its max running time */
+    s = ty_sched_new(&cap, NULL, 0);
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR, 20 * MIN);
+    enq_id(s, 2, "big_1", "p", 0, t0, 2 * HOUR, 0, cpus_only(14));
+    a = pass_at(s, t0, &n);
+    is_int(ty_sched_head(s, &T), 2, "preparing: the head again");
+    is_int(T, t0 + 20 * MIN + HOUR, "preparing: a hold counts its allowance");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
+    s = ty_sched_new(&cap, NULL, 0);
+    jj = (struct ty_sched_job){.seq = 1,
+                               .project = "p",
+                               .job_id = "soon",
+                               .create_usec = t0,
+                               .max_running_usec = HOUR,
+                               .wait_deadline_usec = t0 + 10 * MIN,
+                               .prepare_usec = 20 * MIN,
+                               .demand = cpus_only(12)};
+    ty_sched_enqueue(s, &jj);
+    a = pass_at(s, t0, &n);
+    ok(n == 1, "preparing: a job with a wait deadline is admitted");
+    ty_sched_admissions_free(a, n);
+    enq_id(s, 2, "big_1", "p", 0, t0, 2 * HOUR, 0, cpus_only(14));
+    a = pass_at(s, t0 + MIN, &n);
+    is_int(ty_sched_head(s, &T), 2, "preparing: job 2 waits for it");
+    is_int(T, t0 + 10 * MIN + HOUR, "preparing: its wait deadline bounds its PREPARING");
     ty_sched_admissions_free(a, n);
     ty_sched_free(s);
 }
@@ -176,7 +256,7 @@ static void test_behind_other_project(void)
     ty_resources_zero(&held);
     held.v[TY_RES_JOBS] = 1;
     held.v[TY_RES_CPUS] = 12;
-    ty_sched_hold(s, 1, "pb", &held, NULL, 0, t0, HOUR);
+    ty_sched_hold(s, 1, "pb", &held, NULL, 0, t0, HOUR, 0);
     enq_id(s, 2, "b_secret_big", "pb", 0, t0, 2 * HOUR, 0, cpus_only(14));
     enq_id(s, 3, "a_small", "pa", 0, t0, 2 * HOUR, 0, cpus_only(4));
     enq_id(s, 4, "b_small", "pb", 0, t0, 2 * HOUR, 0, cpus_only(4));
@@ -204,7 +284,7 @@ static void test_no_starvation(void)
     ty_resources_zero(&held);
     held.v[TY_RES_JOBS] = 1;
     held.v[TY_RES_CPUS] = 4;
-    ty_sched_hold(s, 1, "p", &held, NULL, 0, 0, HOUR);
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, 0, HOUR, 0);
     end[1] = HOUR;
     enq(s, 2, "p", 0, 0, HOUR, cpus_only(8));
     for (int64_t now = 0; now <= 3 * HOUR; now += MIN) {
@@ -255,7 +335,7 @@ static void test_tuning(void)
     d.max_trials = 5;
     ty_resources_zero(&held);
     held.v[TY_RES_GPU0 + T4] = 1;
-    ty_sched_hold(s, 50, "p", &held, &dev0, 1, 0, HOUR);
+    ty_sched_hold(s, 50, "p", &held, &dev0, 1, 0, HOUR, 0);
     enq(s, 1, "p", 0, 0, HOUR, d);
     a = pass_at(s, MIN, &n);
     ok(n == 1 && a[0].trials == 3, "tuning: 3 trials at once (3 free GPUs, 5 wanted)");
@@ -368,7 +448,7 @@ static void test_busy(void)
     s = ty_sched_new(&cap, three, 3);
     ty_resources_zero(&held);
     held.v[TY_RES_GPU0 + T4] = 1;
-    ty_sched_hold(s, 9, "p", &held, &dev1, 1, 0, HOUR);
+    ty_sched_hold(s, 9, "p", &held, &dev1, 1, 0, HOUR, 0);
     ty_sched_set_device_busy(s, 0, true);
     enq(s, 1, "p", 0, 0, 0, dem(1, 0, T4, 2, 0, 0));
     enq(s, 2, "p", 0, 0, 10 * MIN, dem(1, 0, T4, 1, 0, 0));
@@ -412,9 +492,10 @@ static void test_unadmit_release(void)
     ok(ty_sched_release(s, 1) && !ty_sched_release(s, 1), "release: once");
     ok(ty_sched_release(s, 2), "release: job 2");
     ty_resources_zero(&held);
-    is_int(ty_sched_hold(s, 3, "p", &held, NULL, 0, 0, 0), -EEXIST, "hold: a queued job: EEXIST");
-    is_int(ty_sched_hold(s, 9, "p", &held, NULL, 0, 0, 0), 0, "hold: a job found running");
-    is_int(ty_sched_hold(s, 9, "p", &held, NULL, 0, 0, 0), -EEXIST, "hold: twice: EEXIST");
+    is_int(
+        ty_sched_hold(s, 3, "p", &held, NULL, 0, 0, 0, 0), -EEXIST, "hold: a queued job: EEXIST");
+    is_int(ty_sched_hold(s, 9, "p", &held, NULL, 0, 0, 0, 0), 0, "hold: a job found running");
+    is_int(ty_sched_hold(s, 9, "p", &held, NULL, 0, 0, 0, 0), -EEXIST, "hold: twice: EEXIST");
     is_int(enq(s, 9, "p", 0, 0, 0, cpus_only(1)), -EEXIST, "enqueue: a holding job: EEXIST");
     is_int(enq(s, 3, "p", 0, 0, 0, cpus_only(1)), -EEXIST, "enqueue: a queued job: EEXIST");
     ok(!ty_sched_unadmit(s, 9), "unadmit: not a job a pass admitted");
@@ -442,7 +523,7 @@ static void test_expiry(void)
 
     ty_resources_zero(&held);
     held.v[TY_RES_JOBS] = 1;
-    ty_sched_hold(s, 100, "p", &held, NULL, 0, 0, 0);
+    ty_sched_hold(s, 100, "p", &held, NULL, 0, 0, 0, 0);
     is_int(ty_sched_next_deadline(s), 0, "expiry: no deadline yet");
     enq_id(s, 1, NULL, "p", 0, 0, 0, 100 * SEC, cpus_only(1));
     enq_id(s, 2, NULL, "p", 0, 0, 0, 50 * SEC, cpus_only(1));
@@ -514,7 +595,7 @@ static void test_stats_reasons(void)
     s = ty_sched_new(&cap, NULL, 0);
     ty_resources_zero(&held);
     held.v[TY_RES_MEMORY] = 52736; /* 51.5 GiB */
-    ty_sched_hold(s, 1, "p", &held, NULL, 0, 0, 0);
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, 0, 0, 0);
     enq(s, 2, "p", 0, 100 * SEC, 0, dem(1, 30 * 1024, -1, 0, 0, 0));
     enq(s, 3, "p", 0, 100 * SEC + 500000, 0, dem(1, 1024, -1, 0, 0, 0));
     enq(s, 4, "p", 0, 0, 0, dem(1, 1024, -1, 0, 0, 0));
@@ -588,7 +669,7 @@ static void test_changes(void)
     enq(s, 2, "p", 0, 0, 0, cpus_only(1));
     BUMPED("another enqueue (a later job's position)");
     ty_resources_zero(&held);
-    ty_sched_hold(s, 9, "p", &held, NULL, 0, 0, HOUR);
+    ty_sched_hold(s, 9, "p", &held, NULL, 0, 0, HOUR, 0);
     BUMPED("a hold");
     a = pass_at(s, MIN, &n); /* 9 holds no running-job slot: 1 takes the only one */
     BUMPED("a pass that admits");
@@ -606,7 +687,7 @@ static void test_changes(void)
     ty_sched_admissions_free(a, n);
     BUMPED("an unadmit (2 waits again, unseen)");
     held.v[TY_RES_JOBS] = 1;
-    ty_sched_hold(s, 8, "p", &held, NULL, 0, 0, HOUR);
+    ty_sched_hold(s, 8, "p", &held, NULL, 0, 0, HOUR, 0);
     BUMPED("a hold of the slot");
     a = pass_at(s, 4 * MIN, &n);
     ty_sched_admissions_free(a, n);
@@ -669,6 +750,7 @@ int main(void)
     test_order();
     test_gang();
     test_backfill();
+    test_preparing();
     test_behind_other_project();
     test_no_starvation();
     test_tuning();

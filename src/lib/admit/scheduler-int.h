@@ -52,12 +52,15 @@ struct sched_job {
     enum sched_state state;
     char *job_id;
     int64_t create_usec, max_running_usec;
+    int64_t prepare_usec; /* the most its PREPARING may take (ty_sched_job.prepare_usec) */
     struct ty_demand demand;
     /* while holding */
     struct ty_resources held;
     int *gpus;
     size_t ngpus;
     int64_t start_usec;
+    int64_t running_usec; /* when it entered RUNNING (ty_sched_running), if running */
+    bool running;
     size_t hold_idx; /* place in ty_sched.holders */
     bool by_pass;    /* admitted by a pass (ty_sched_unadmit may undo it) */
 };
@@ -130,7 +133,11 @@ void sched_hold(struct ty_sched *s,
                 int64_t start_usec);
 /* Remove @j from the index and free it. */
 void sched_job_drop(struct ty_sched *s, struct sched_job *j);
-/* When job @j, holding, is expected to end: start + max running time, saturated. */
+/* The latest job @j, started (admitted) at @since, enters RUNNING: after its PREPARING
+ * allowance, or at its wait deadline when that is sooner (it is cancelled then); saturated. */
+int64_t sched_running_from(const struct sched_job *j, int64_t since);
+/* When job @j, holding, is expected to end: its RUNNING start (known, else
+ * sched_running_from its start) + max running time, saturated. */
 int64_t sched_expected_end(const struct sched_job *j);
 /* @a + @b (@b >= 0), saturated at INT64_MAX. */
 static inline int64_t sched_add_sat(int64_t a, int64_t b)

@@ -258,8 +258,9 @@ static bool backfill(struct pass *ps,
         return false;
     if (same)
         res_min(&b, &ps->proj_extra);
-    if (sched_add_sat(ps->now, sched_add_sat(run, ps->s->stop_usec)) <= ps->shadow) {
-        /* ends, torn down, before T */
+    if (sched_add_sat(sched_running_from(j, ps->now), sched_add_sat(run, ps->s->stop_usec)) <=
+        ps->shadow) {
+        /* prepared, run and torn down before T */
         k = trials_within(&j->demand, &b, j->demand.max_trials);
         admit(ps, j, k);
     } else if (ty_resources_short(need, &ps->extra) < 0) { /* takes what is left at T */

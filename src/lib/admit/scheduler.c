@@ -189,10 +189,20 @@ void ty_sched_set_stop_usec(struct ty_sched *s, int64_t usec)
     pthread_mutex_unlock(&s->lock);
 }
 
+int64_t sched_running_from(const struct sched_job *j, int64_t since)
+{
+    int64_t from = sched_add_sat(since, j->prepare_usec);
+
+    /* Not RUNNING by its wait deadline, it is cancelled then (and ends sooner still). */
+    if (j->wait_deadline_usec > 0 && j->wait_deadline_usec < from)
+        from = j->wait_deadline_usec > since ? j->wait_deadline_usec : since;
+    return from;
+}
+
 int64_t sched_expected_end(const struct sched_job *j)
 {
     int64_t run = j->max_running_usec > 0 ? j->max_running_usec : TY_SCHED_DEFAULT_RUNNING_USEC;
-    return sched_add_sat(j->start_usec, run);
+    return sched_add_sat(j->running ? j->running_usec : sched_running_from(j, j->start_usec), run);
 }
 
 void sched_hold(struct ty_sched *s,
@@ -207,6 +217,7 @@ void sched_hold(struct ty_sched *s,
     j->gpus = gpus;
     j->ngpus = ngpus;
     j->start_usec = start_usec;
+    j->running = false;
     for (size_t i = 0; i < ngpus; i++)
         if (gpus[i] >= 0 && (size_t)gpus[i] < s->ndev)
             s->dev_holds[gpus[i]]++;
@@ -393,6 +404,7 @@ int ty_sched_enqueue(struct ty_sched *s, const struct ty_sched_job *jj)
     j->create_usec = jj->create_usec;
     j->max_running_usec = jj->max_running_usec > 0 ? jj->max_running_usec : 0;
     j->wait_deadline_usec = jj->wait_deadline_usec > 0 ? jj->wait_deadline_usec : 0;
+    j->prepare_usec = jj->prepare_usec > 0 ? jj->prepare_usec : 0;
     j->demand = jj->demand;
     if (j->demand.max_trials < 1)
         j->demand.max_trials = 1;
@@ -426,7 +438,8 @@ int ty_sched_hold(struct ty_sched *s,
                   const int *gpus,
                   size_t ngpus,
                   int64_t start_usec,
-                  int64_t max_running_usec)
+                  int64_t max_running_usec,
+                  int64_t prepare_usec)
 {
     struct ty_resources h = *held;
     int *copy = NULL;
@@ -441,6 +454,7 @@ int ty_sched_hold(struct ty_sched *s,
     }
     struct sched_job *j = job_new(s, seq, project, NULL);
     j->max_running_usec = max_running_usec > 0 ? max_running_usec : 0;
+    j->prepare_usec = prepare_usec > 0 ? prepare_usec : 0;
     if (ngpus) {
         copy = xreallocarray(NULL, ngpus, sizeof(int));
         memcpy(copy, gpus, ngpus * sizeof(int));
@@ -449,6 +463,20 @@ int ty_sched_hold(struct ty_sched *s,
     sched_changed(s);
     UNLOCK(s);
     return 0;
+}
+
+bool ty_sched_running(struct ty_sched *s, int64_t seq, int64_t running_usec)
+{
+    LOCK(s);
+    struct sched_job *j = sched_index_get(&s->index, seq);
+    bool first = j && j->state == ST_HOLDING && !j->running;
+    if (first) {
+        j->running = true;
+        j->running_usec = running_usec;
+        sched_changed(s);
+    }
+    UNLOCK(s);
+    return first;
 }
 
 bool ty_sched_release(struct ty_sched *s, int64_t seq)

@@ -23,11 +23,13 @@
  *   passed over: it never becomes the head (the room is not its project's to reserve).
  * - EASY backfill: the first job in order that does not fit now (for capacity, not its
  *   project) is the head. It gets a reservation T: the holders are taken to end in order of
- *   expected end (start + max running time, TY_SCHED_DEFAULT_RUNNING_USEC when unset; one
+ *   expected end (the RUNNING start, else admission + the PREPARING allowance or the wait
+ *   deadline if sooner, + max running time, TY_SCHED_DEFAULT_RUNNING_USEC when unset; one
  *   past its expected end counts as ending now; devices held outside the scheduler count as
  *   free now, their end being unknown) until the head's one trial fits: T is that end. The
  *   extra is what is free at T beyond the head's one trial, dimension by dimension. A later
- *   job starts only if it fits now and either ends by T (now + its max running time <= T) or
+ *   job starts only if it fits now and either ends by T (now + its PREPARING allowance + its
+ *   max running time <= T) or
  *   its total fits in the extra (which it then takes); a job of the head's project must
  *   also leave the head's need in the project's room now. So no job behind the head delays
  *   it: the head starts by T (when the holders end by their max running time, as the
@@ -89,6 +91,11 @@ struct ty_sched_job {
     int64_t create_usec;        /* epoch */
     int64_t max_running_usec;   /* scheduling.maxRunningTime; 0: TY_SCHED_DEFAULT_RUNNING_USEC */
     int64_t wait_deadline_usec; /* create + scheduling.maxWaitTime (epoch); 0: none */
+    /* The most its PREPARING may take, from admission to RUNNING (its runtime's own timeouts:
+     * image pulls); 0: none counted. maxRunningTime counts from RUNNING (ml v1), so a job is
+     * expected to end by its admission + this (or its wait deadline, if sooner) + its max
+     * running time, until ty_sched_running says when it entered RUNNING. */
+    int64_t prepare_usec;
     struct ty_demand demand;
 };
 
@@ -102,8 +109,9 @@ int ty_sched_enqueue(struct ty_sched *s, const struct ty_sched_job *j);
 bool ty_sched_dequeue(struct ty_sched *s, int64_t seq);
 
 /* Record that job @seq of @project holds @held and the GPU devices @gpus (@ngpus of them)
- * since @start_usec (epoch), expected to run for @max_running_usec (0: the default): a job
- * found running at start-up. Device numbers that are not devices of the scheduler are kept
+ * since @start_usec (epoch), expected to run for @max_running_usec (0: the default) after at
+ * most @prepare_usec of PREPARING (0 for one that is RUNNING since @start_usec): a job found
+ * running at start-up. Device numbers that are not devices of the scheduler are kept
  * but count for nothing; a device two holders list stays taken until both release it
  * (records from before a restart are believed, not refused). Negative amounts count as 0.
  * Returns 0, or -EEXIST when @seq is queued or holds already. */
@@ -114,7 +122,12 @@ int ty_sched_hold(struct ty_sched *s,
                   const int *gpus,
                   size_t ngpus,
                   int64_t start_usec,
-                  int64_t max_running_usec);
+                  int64_t max_running_usec,
+                  int64_t prepare_usec);
+/* Holder @seq entered RUNNING at @running_usec (epoch): its expected end counts from then, its
+ * PREPARING allowance spent. No-op unless @seq holds and was not told so yet. Returns whether
+ * it was taken. */
+bool ty_sched_running(struct ty_sched *s, int64_t seq, int64_t running_usec);
 /* Job @seq holds nothing any more (it ended, or was never started): its resources are free.
  * True when it held any. */
 bool ty_sched_release(struct ty_sched *s, int64_t seq);

@@ -201,3 +201,32 @@ bool ty_label_true(const struct ty_job *job, const char *key)
     const char *v = ty_json_str(job->labels, key);
     return v && strcmp(v, "true") == 0;
 }
+
+/* What the container runtime's prepare may take besides its pulls: the engine's start (30 s),
+ * removing what dead runs left, the images' inspects and user (container-user.c), the
+ * network (a few tries of 30 s each); generous, as the pull's own limit is. */
+#define CONTAINER_PREPARE_STEPS_USEC (5 * 60 * INT64_C(1000000))
+/* The process runtime's prepare: cgroups, the guardian, port reservations (milliseconds),
+ * with room for a loaded machine. */
+#define PROCESS_PREPARE_USEC (60 * INT64_C(1000000))
+
+int64_t ty_runtime_prepare_usec(const char *name, const struct ty_job *job)
+{
+    int64_t images = 0;
+
+    if (!name || strcmp(name, "process") == 0)
+        return PROCESS_PREPARE_USEC;
+    if (strcmp(name, "container") != 0)
+        return 0; /* slurm: its own queue */
+    for (int role = 0; role < TY_ROLE_MAX; role++) {
+        const char *img = job->roles[role].image_uri;
+        bool seen = false;
+        if (job->roles[role].count == 0 || !img)
+            continue;
+        for (int k = 0; k < role && !seen; k++)
+            seen = job->roles[k].count > 0 && job->roles[k].image_uri &&
+                   strcmp(job->roles[k].image_uri, img) == 0;
+        images += !seen;
+    }
+    return images * (TY_CONTAINER_PULL_TIMEOUT_MS + 30000) * 1000 + CONTAINER_PREPARE_STEPS_USEC;
+}

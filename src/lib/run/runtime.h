@@ -206,6 +206,9 @@ void ty_runtime_notice(struct ty_runtime *rt, enum ty_severity severity, const c
 /* The least TRAINYARD_CONTAINER_MAX_MEMORY (trainyardd's --container-max-memory) may be: 4
  * MiB, below which no container starts. */
 #define TY_CONTAINER_MIN_MEMORY (INT64_C(4) << 20)
+/* 10 minutes: the most pulling one image may take (a pull may be gigabytes: CUDA images; a
+ * hung registry must not hang the run). */
+#define TY_CONTAINER_PULL_TIMEOUT_MS 600000L
 
 /* runtime-check.c: the runtimes this build has and what each accepts, usable without
  * linking the runtimes (the service checks jobs with these; only job supervisors run them).
@@ -228,6 +231,12 @@ bool ty_label_true(const struct ty_job *job, const char *key);
 /* Check that the runtime named @name exists and can run @job; for callers that want to
  * refuse a job before creating anything. Returns 0 or -EINVAL with err saying why. */
 int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_error *err);
+/* How long runtime @name's PREPARING of @job may take, from its start to RUNNING, by the
+ * runtime's own timeouts (usec): the container runtime's image pulls of each distinct image
+ * and the steps around them, the process runtime's cgroups; 0 for slurm (its allocation waits
+ * in Slurm's queue, which bounds nothing). The scheduler counts it before maxRunningTime,
+ * which ml v1 measures from RUNNING. */
+int64_t ty_runtime_prepare_usec(const char *name, const struct ty_job *job);
 /* The checks of each runtime (also their ops' validate). */
 int ty_process_validate(const struct ty_job *job, struct ty_error *err);
 int ty_container_validate(const struct ty_job *job, struct ty_error *err);

@@ -19,7 +19,7 @@
 
 #define REPLICA_PORT 2222 /* as on AI Platform */
 /* 10 minutes: a pull may be gigabytes (CUDA images); a hung registry must not hang us. */
-#define PULL_TIMEOUT_MS 600000
+#define PULL_TIMEOUT_MS TY_CONTAINER_PULL_TIMEOUT_MS
 /* After a container's end, its log is read again without follow when no more than this was
  * delivered (container-run.c read_log_rest); a longer one is left to the follow. */
 #define LOG_REST_MAX (UINT64_C(8) << 20)
