@@ -161,10 +161,10 @@ build_tree() {
           -Db_sanitize=address,undefined -Dc_args=-fsanitize=fuzzer-no-link || return 1
       fi
       # Only the fuzz targets (and what they link): the tree's programs and unit tests are
-      # not run from it, and building them too took more than half of its time.
+      # not run from it, and building them too took more than half of its time. A tree that
+      # names none builds what it builds by default.
       local targets
       targets=$(ninja -C "$FUZZ_BUILD" -t targets all | sed -n 's|^\(fuzz/fuzz-[A-Za-z0-9_-]*\): .*|\1|p')
-      [ -n "$targets" ] || { echo "no fuzz targets in $FUZZ_BUILD (clang?)" >&2; return 1; }
       nice -n 10 ninja -C "$FUZZ_BUILD" $targets
       ;;
   esac
