@@ -31,6 +31,13 @@
 
 /* --- holds ------------------------------------------------------------------------------ */
 
+/* Does @runtime keep a job in a queue of its own (Slurm), so that its RUNNING start says
+ * nothing the scheduler can count on? */
+static bool queues_itself(const char *runtime)
+{
+    return runtime && strcmp(runtime, "slurm") == 0;
+}
+
 /* Index of the first hold with seq >= @seq. */
 static size_t hold_lower(const struct tyd_admit *a, int64_t seq)
 {
@@ -206,7 +213,7 @@ static void hold_found(struct tyd *d, const struct ty_job_row *row)
     ty_demand_total(&dem, g.trials, &h->held);
     /* RUNNING since its start_usec; else PREPARING since before now, for at most its
      * runtime's allowance more. */
-    h->running_known = row->start_usec > 0;
+    h->running_known = row->start_usec > 0 || queues_itself(row->runtime);
     if (ty_sched_hold(d->sched,
                       row->seq,
                       row->project,
@@ -338,6 +345,16 @@ int tyd_admit_relock(
     if (r < 0)
         return r;
     h->relock_waits = false;
+    /* Its new supervisor prepares again (image pulls): its allowance starts over, unless it
+     * entered RUNNING before (maxRunningTime goes on counting from then). */
+    if (queues_itself(row->runtime)) {
+        /* Slurm's queue bounds nothing: counted from admission, as it was */
+    } else if (row->start_usec > 0 && !h->running_known) {
+        (void)ty_sched_running(d->sched, row->seq, row->start_usec);
+        h->running_known = true;
+    } else if (row->start_usec == 0) {
+        ty_sched_prepare_again(d->sched, row->seq, ty_now_usec());
+    }
     *nfds = h->grant.ngpus;
     *grant = grant_text(h);
     return 0;
@@ -574,19 +591,26 @@ static void refresh_running(struct tyd *d)
 {
     struct tyd_admit *a = d->admit;
     int64_t now = ty_mono_usec();
+    uint64_t epoch = ty_store_commit_epoch(d->store);
 
-    /* At most once per RUNNING_REFRESH_USEC: a burst of creates makes a pass each, and a
-     * thousand jobs admitted at once are a thousand reads. */
+    /* At most once per RUNNING_REFRESH_USEC (a burst of creates makes a pass each, and a
+     * thousand jobs admitted at once are a thousand reads), and not when nothing was
+     * committed since the last look. */
     if (a->running_refreshed && now - a->running_refreshed < RUNNING_REFRESH_USEC)
         return;
+    if (epoch && epoch == a->running_epoch)
+        return;
     a->running_refreshed = now;
+    a->running_epoch = epoch;
     for (size_t i = 0; i < a->nholds; i++) {
         struct tyd_hold *h = &a->holds[i];
         _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
         if (h->running_known || h->pending ||
             ty_store_get_job_by_seq(d->store, h->seq, &row, NULL) < 0)
             continue;
-        if (row->start_usec > 0) {
+        if (queues_itself(row->runtime)) {
+            h->running_known = true; /* Slurm's queue bounds nothing: counted from admission */
+        } else if (row->start_usec > 0) {
             (void)ty_sched_running(d->sched, h->seq, row->start_usec);
             h->running_known = true;
         }

@@ -58,6 +58,7 @@ struct tyd_admit {
     uint64_t deadline_timer;   /* loop timer for the next wait deadline; 0: none */
     int64_t deadline_at;       /* its deadline (epoch) */
     int64_t running_refreshed; /* when the holders' RUNNING starts were last read (mono) */
+    uint64_t running_epoch;    /* ... and the store's commit epoch then */
 };
 
 /* --- admit-conf.c: settings, start-up, create ------------------------------------------- */

@@ -239,7 +239,10 @@ test_expect_success 'the head waits for the RUNNING start of the job before it; 
   test "$(create p1 pd 0 n1-standard-4 "{\"maxRunningTime\": \"3480s\"}")" = 200 &&
   wait_for 10 state_is p1 pd RUNNING && state_is p1 pc QUEUED
 '
-for j in pa pb pc pd; do api POST "/v1/projects/p1/jobs/$j:cancel" /dev/null >/dev/null; done
-wait_for 20 state_is p1 pa CANCELLED
+(
+  cd "$TEST_DIR" || exit 1
+  for j in pa pb pc pd; do api POST "/v1/projects/p1/jobs/$j:cancel" /dev/null >/dev/null; done
+  wait_for 20 state_is p1 pa CANCELLED
+)
 kill -TERM "$DPID"; wait "$DPID"
 test_done

@@ -209,6 +209,22 @@ static void test_preparing(void)
     is_int(T, t0 + 5 * MIN + HOUR, "preparing: T counts from its RUNNING start now");
     ok(n == 0, "preparing: job 3 still cannot prepare and run by T");
     ty_sched_admissions_free(a, n);
+    ty_sched_prepare_again(s, 1, t0 + 30 * MIN);
+    a = pass_at(s, t0 + 30 * MIN, &n);
+    ty_sched_head(s, &T);
+    is_int(T, t0 + 5 * MIN + HOUR, "preparing: a job known to run does not prepare again");
+    ty_sched_admissions_free(a, n);
+    ty_sched_free(s);
+
+    /* a new supervisor after the one before was lost: the allowance starts over */
+    s = ty_sched_new(&cap, NULL, 0);
+    ty_sched_hold(s, 1, "p", &held, NULL, 0, t0, HOUR, 20 * MIN);
+    enq_id(s, 2, "big_1", "p", 0, t0, 2 * HOUR, 0, cpus_only(16));
+    ty_sched_prepare_again(s, 1, t0 + 7 * MIN);
+    a = pass_at(s, t0 + 8 * MIN, &n);
+    ty_sched_head(s, &T);
+    is_int(T, t0 + 27 * MIN + HOUR, "preparing: a new supervisor prepares again");
+    ty_sched_admissions_free(a, n);
     ty_sched_free(s);
 
     /* a holder found PREPARING whose wait deadline comes before its allowance ends: cancelled

@@ -479,6 +479,17 @@ bool ty_sched_running(struct ty_sched *s, int64_t seq, int64_t running_usec)
     return first;
 }
 
+void ty_sched_prepare_again(struct ty_sched *s, int64_t seq, int64_t now_usec)
+{
+    LOCK(s);
+    struct sched_job *j = sched_index_get(&s->index, seq);
+    if (j && j->state == ST_HOLDING && !j->running && now_usec > j->start_usec) {
+        j->start_usec = now_usec;
+        sched_changed(s);
+    }
+    UNLOCK(s);
+}
+
 bool ty_sched_release(struct ty_sched *s, int64_t seq)
 {
     LOCK(s);

@@ -128,6 +128,10 @@ int ty_sched_hold(struct ty_sched *s,
  * PREPARING allowance spent. No-op unless @seq holds and was not told so yet. Returns whether
  * it was taken. */
 bool ty_sched_running(struct ty_sched *s, int64_t seq, int64_t running_usec);
+/* Holder @seq, not known to have entered RUNNING, prepares again from @now_usec (a new
+ * supervisor after the one before was lost): its PREPARING allowance starts over. No-op
+ * otherwise. */
+void ty_sched_prepare_again(struct ty_sched *s, int64_t seq, int64_t now_usec);
 /* Job @seq holds nothing any more (it ended, or was never started): its resources are free.
  * True when it held any. */
 bool ty_sched_release(struct ty_sched *s, int64_t seq);

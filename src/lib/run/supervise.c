@@ -229,6 +229,8 @@ on_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, s
 
 static void on_deadline(struct ty_loop *loop, void *data);
 
+static void enter_running(struct ty_supervisor *sup);
+
 static void on_started(void *ctx, struct ty_replica *r)
 {
     struct ty_supervisor *sup = ctx;
@@ -242,6 +244,13 @@ static void on_started(void *ctx, struct ty_replica *r)
      * are available"); maxRunningTime counts from then, across attempts. */
     if (++sup->started < sup->plan->n_replicas || sup->stopping || sup->ever_running)
         return;
+    enter_running(sup);
+}
+
+/* The job is RUNNING from now, for good (the store never goes back to PREPARING): no wait
+ * deadline any more, and maxRunningTime counts from here. */
+static void enter_running(struct ty_supervisor *sup)
+{
     sup->ever_running = true;
     ty_loop_cancel_timer(sup->loop, sup->wait_timer);
     sup->wait_timer = 0;
@@ -323,8 +332,10 @@ static void retry(struct ty_supervisor *sup, const char *why, const struct rep_s
             rs && rs->restarts >= sup->policy.max_restarts
                 ? " It failed again after its last restart of this attempt."
                 : "");
-    if (sup->state == TY_STATE_PREPARING && sup->started > 0)
-        set_state(sup, TY_STATE_RUNNING);
+    /* Some replicas ran: the job entered RUNNING (and its store row its startTime), and its
+     * maxRunningTime counts from then, as the service's scheduler counts it. */
+    if (sup->state == TY_STATE_PREPARING && sup->started > 0 && !sup->ever_running)
+        enter_running(sup);
     sup->retrying = true;
     teardown(sup);
 }
