@@ -326,8 +326,9 @@ static void tar_header(char *h, const char *name, size_t size, char type)
 /* The images of the container-user tests: rt-user-named runs as "trainer" (1234:1235 in its
  * /etc/passwd), rt-user-group as "trainer:staff" (staff 77), rt-user-num as "4321:4322",
  * rt-user-ghost as a user its passwd lacks, rt-user-slow as "trainer" with an archive that
- * takes 3 s, rt-user-huge as "trainer" with a passwd of 64 MiB. A probe (POST /containers/create
- * without a name) gets the Id probe~K; its archive is a tar of the one file, after a pax header. */
+ * takes 3 s, rt-user-huge as "trainer" with a passwd of 64 MiB, rt-user-stale as "trainer" with
+ * a probe of the name in the way (409) until it is removed. A probe is a create whose name
+ * ends in "-probe"; its archive is a tar of the one file, after a pax header. */
 static bool serve_user(int fd, const char *method, const char *p, const char *body)
 {
     static const char passwd[] = "root:x:0:0:root:/root:/bin/sh\n"
@@ -341,7 +342,8 @@ static bool serve_user(int fd, const char *method, const char *p, const char *bo
                  {"rt-user-num", "4321:4322"},
                  {"rt-user-ghost", "ghost"},
                  {"rt-user-slow", "trainer"},
-                 {"rt-user-huge", "trainer"}};
+                 {"rt-user-huge", "trainer"},
+                 {"rt-user-stale", "trainer"}};
     char id[64];
 
     for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
@@ -355,20 +357,47 @@ static bool serve_user(int fd, const char *method, const char *p, const char *bo
             return true;
         }
     }
-    if (strcmp(method, "POST") == 0 && strcmp(p, "/containers/create") == 0) {
+    if (strcmp(method, "POST") == 0 && strncmp(p, "/containers/create?name=", 24) == 0 &&
+        strlen(p) > 30 && strcmp(p + strlen(p) - 6, "-probe") == 0) {
         json_t *j = json_loads(body, 0, NULL);
         const char *image = ty_json_str(j, "Image");
-        int k = save_body("probe", body);
-        _cleanup_free_ char *out = xasprintf("{\"Id\":\"probe~%d%s\",\"Warnings\":[]}",
-                                             k,
-                                             strcmp(image, "rt-user-slow") == 0   ? "s"
-                                             : strcmp(image, "rt-user-huge") == 0 ? "h"
-                                                                                  : "");
-        respond(fd, 201, "application/json", out);
+        _cleanup_free_ char *mark = xasprintf("%s/image-of-%s", dts_tmpdir, p + 24);
+        _cleanup_free_ char *taken = xasprintf("%s/taken-%s", dts_tmpdir, p + 24);
+        int mfd;
+
+        /* rt-user-stale: a probe of that name is there until it is removed */
+        if (strcmp(image, "rt-user-stale") == 0 && access(taken, F_OK) != 0) {
+            mfd = open(taken, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            if (mfd >= 0)
+                close(mfd);
+            respond(fd,
+                    409,
+                    "application/json",
+                    "{\"message\":\"creating container storage: the container name is "
+                    "already in use\",\"response\":409}");
+            json_decref(j);
+            return true;
+        }
+        mfd = open(mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (mfd >= 0) {
+            send_all(mfd, image, strlen(image));
+            close(mfd);
+        }
+        (void)save_body("probe", body);
+        respond(fd, 201, "application/json", "{\"Id\":\"0123456789ab\",\"Warnings\":[]}");
         json_decref(j);
         return true;
     }
-    if (strcmp(method, "GET") == 0 && sscanf(p, "/containers/probe~%63[^/]/archive", id) == 1) {
+    if (strcmp(method, "GET") == 0 && sscanf(p, "/containers/%63[^/]/archive", id) == 1 &&
+        strlen(id) > 6 && strcmp(id + strlen(id) - 6, "-probe") == 0) {
+        _cleanup_free_ char *mark = xasprintf("%s/image-of-%s", dts_tmpdir, id);
+        char image[64] = "";
+        int mfd = open(mark, O_RDONLY | O_CLOEXEC);
+        if (mfd >= 0) {
+            ssize_t got = read(mfd, image, sizeof(image) - 1);
+            image[got > 0 ? got : 0] = '\0';
+            close(mfd);
+        }
         bool pw = strstr(p, "?path=/etc/passwd") != NULL;
         const char *text = pw ? passwd : group;
         size_t n = strlen(text), padded = (n + 511) / 512 * 512;
@@ -376,9 +405,9 @@ static bool serve_user(int fd, const char *method, const char *p, const char *bo
         char *tar = xcalloc(1, 512 * 2 + 512 + padded + 1024);
         size_t len = 0;
 
-        if (id[strlen(id) - 1] == 's')
+        if (strcmp(image, "rt-user-slow") == 0)
             msleep(3000);
-        if (id[strlen(id) - 1] == 'h') { /* a passwd of 64 MiB */
+        if (strcmp(image, "rt-user-huge") == 0) { /* a passwd of 64 MiB */
             size_t big = (size_t)64 << 20;
             char *huge = xcalloc(1, 512 + big + 1024);
             tar_header(huge, "passwd", big, '0');
@@ -408,6 +437,8 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
 
     if (strncmp(p, "/containers/", 12) == 0 || strncmp(p, "/networks", 9) == 0)
         log_request(method, p);
+    if (serve_user(fd, method, p, body))
+        return true;
     if (strcmp(method, "POST") == 0 && strncmp(p, "/containers/create?name=", 24) == 0) {
         _cleanup_free_ char *what = xasprintf("create-%s", p + 24);
         json_t *j = json_loads(body, 0, NULL);
@@ -449,8 +480,6 @@ static bool serve_runtime(int fd, const char *method, const char *p, const char 
         serve_events(fd, p);
         return true;
     }
-    if (serve_user(fd, method, p, body))
-        return true;
     if (strncmp(p, "/images/rt-", 11) == 0) {
         respond(fd, 200, "application/json", "{\"Id\":\"sha256:3\"}");
         return true;

@@ -4,7 +4,8 @@
  * (container-user.c): the parsers of Config.User, of the engine's tar archive and of the
  * image's /etc/passwd and /etc/group; then, on the test engine (docker-test-server.c),
  * prepare with images of a named user, a user and group, a numeric user, a user the image
- * lacks and one whose lookup is cut short by a cleanup (its probe container removed). */
+ * lacks, one whose probe's name is taken by an earlier attempt's, and one whose lookup is cut
+ * short by a cleanup (its probe container removed). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,12 +154,12 @@ static void test_prepare(
     if (job_dir)
         ok(owned(plan->job_dir, uid, gid), "%s: the jobDir is %u:%u's", image, uid, gid);
     log = scratch("requests.log");
-    ok((strstr(log, "POST /containers/create\n") != NULL) == probe,
+    ok((strstr(log, "POST /containers/create?name=trainyard-") != NULL) == probe,
        "%s: %s",
        image,
        probe ? "a probe was created" : "no probe was needed");
     if (probe)
-        ok(strstr(log, "/archive?path=/etc/passwd\n") && strstr(log, "DELETE /containers/probe~"),
+        ok(strstr(log, "-probe/archive?path=/etc/passwd\n") && strstr(log, "-probe?force=1&v=1\n"),
            "%s: its passwd read, the probe removed",
            image);
     if (uid)
@@ -211,7 +212,32 @@ static void test_huge(struct ty_loop *loop)
        before);
     ok(owned(plan->metric_dir, 0, 0), "huge: the metric directory stays root's");
     log = scratch("requests.log");
-    like(log, "DELETE /containers/probe~", "huge: the probe removed");
+    like(log, "-probe?force=1&v=1\n", "huge: the probe removed");
+    rt_end(loop, rt, &e);
+    ty_plan_free(plan);
+    ty_job_free(job);
+}
+
+/* A probe of the run's name left by an attempt before (a retry keeps the run's hash) is in
+ * the way: removed, and the probe made again. */
+static void test_stale(struct ty_loop *loop)
+{
+    struct ty_job *job = rt_job("rt-user-stale", NULL, NULL);
+    struct ty_cluster_plan *plan = user_plan(job, "stale", false);
+    _cleanup_free_ char *reqfile = xasprintf("%s/requests.log", dts_tmpdir), *log = NULL;
+    struct rtev e = {0};
+    struct ty_runtime *rt;
+    const char *first, *del, *second;
+
+    (void)unlink(reqfile);
+    rt = rt_ready(loop, plan, &e);
+    ok(owned(plan->metric_dir, 1234, 1235), "stale: the metric directory is given");
+    log = scratch("requests.log");
+    first = strstr(log, "POST /containers/create?name=");
+    del = first ? strstr(first, "-probe?force=1&v=1\n") : NULL;
+    second = del ? strstr(del, "POST /containers/create?name=") : NULL;
+    ok(first && del && second && strstr(second, "-probe/archive?path=/etc/passwd"),
+       "stale: created, in the way, removed, created again, read");
     rt_end(loop, rt, &e);
     ty_plan_free(plan);
     ty_job_free(job);
@@ -246,7 +272,7 @@ static void test_abort(struct ty_loop *loop)
     ty_runtime_free(rt);
     free(log);
     log = scratch("requests.log");
-    like(log, "DELETE /containers/probe~", "abort: the probe removed by the cleanup");
+    like(log, "-probe?force=1&v=1\n", "abort: the probe removed by the cleanup");
     ok(owned(plan->metric_dir, 0, 0), "abort: the metric directory stays root's");
     ty_plan_free(plan);
     ty_job_free(job);
@@ -278,6 +304,7 @@ int main(void)
     test_prepare(loop, "rt-user-ghost", false, 0, 0, true);
     test_prepare(loop, "rt-present", true, 0, 0, false); /* an image of root's */
     test_huge(loop);
+    test_stale(loop);
     test_abort(loop);
     (void)unsetenv("DOCKER_HOST");
     stop_server();

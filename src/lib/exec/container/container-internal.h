@@ -111,8 +111,10 @@ struct ctr_users {
     char user[256], group[256];           /* its Config.User, split at ':' */
     unsigned long uid, gid;
     bool uid_known, gid_known;
-    int step;                 /* reading the probe's 0 /etc/passwd, 1 /etc/group; 2 done */
-    char *probe_id;           /* the container made to read the image's accounts, until removed */
+    int step;       /* reading the probe's 0 /etc/passwd, 1 /etc/group; 2 done */
+    char *probe_id; /* the name of the container made to read the image's accounts, from its
+                     * create until it is removed */
+    bool recreated; /* a probe of that name was in the way, and removed */
     struct ty_engine_call rm; /* its removal in cleanup */
 };
 
@@ -291,10 +293,10 @@ void ctr_prepare_abort(struct container_rt *c);
  * jobDir the supervisor made for this run (plan.job_dir_made) or a trial's metric directory,
  * find the user the replicas' images run as (the master's Config.User when it is not root,
  * else the first replica's that is not; a name looked up in the image's /etc/passwd and
- * /etc/group through a container created from it and never started, c->users.probe_id until
- * removed) and give those directories to it, saying so in the job's log; a replica whose
- * image runs as yet another user is warned about. Never fails: then @next runs as before.
- * Calls run on c->pcall (ctr_prepare_abort stops them; cleanup removes a probe left). */
+ * /etc/group through a container created from it and never started, c->users.probe_id
+ * from its create until removed) and give those directories to it, saying so in the job's log; a
+ * replica whose image runs as yet another user is warned about. Never fails: then @next runs as
+ * before. Calls run on c->pcall (ctr_prepare_abort stops them; cleanup removes a probe left). */
 void ctr_users_start(struct container_rt *c, void (*next)(struct container_rt *c));
 /* The first regular file of the tar archive @tar (@len bytes; pax and GNU headers and other
  * entries before it skipped): its content in *data, *n bytes (within @tar). Returns 0,

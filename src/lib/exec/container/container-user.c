@@ -5,9 +5,10 @@
  * images are present: inspect each distinct image for its Config.User, choose the user the
  * replicas run as (the master's when it is not root, else the first replica's that is not),
  * find its numeric uid (a name is looked up in the image's own /etc/passwd, read through a
- * container created for that and never started: GET /containers/ID/archive), and give the
- * directories to it. The image's content is untrusted input: the archive and the passwd and
- * group texts are parsed by the pure functions below (fuzz/fuzz-engine-stream.c).
+ * container created for that and never started, trainyard-<hash>-probe: GET
+ * /containers/NAME/archive), and give the directories to it. The image's content is untrusted
+ * input: the archive and the passwd and group texts are parsed by the pure functions below
+ * (fuzz/fuzz-engine-stream.c).
  *
  * It never fails the run: a user that cannot be found is the engine's to report at start,
  * and a directory that cannot be given is a warning in the job's log. */
@@ -391,30 +392,48 @@ static void read_next(struct container_rt *c)
         lookup_failed(c, ty_error_msg(&e));
 }
 
+static void create_probe(struct container_rt *c);
+
+/* A probe of this name that an attempt before left is gone: make ours. */
+static void
+on_stale_probe_removed(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct container_rt *c = ctx;
+
+    if (status == 204 || status == 200 || status == 404)
+        create_probe(c);
+    else
+        lookup_failed(c, "a container of the probe's name is in the way");
+}
+
 static void
 on_probe_created(void *ctx, long status, const char *body, size_t len, const char *error)
 {
     struct container_rt *c = ctx;
-    _cleanup_json_ json_t *j = NULL;
-    const char *id = NULL;
     char why[300];
 
-    if (status == 201 || status == 200) {
-        j = json_loadb(body ? body : "", len, 0, NULL);
-        id = json_string_value(json_object_get(j, "Id"));
+    /* 409: the name is taken, by a probe an attempt before of this run left (a retry keeps
+     * the run's hash): removed, then made again, once. */
+    if (status == 409 && !c->users.recreated) {
+        c->users.recreated = true;
+        if (ctr_container_remove_start(
+                c, &c->pcall, c->users.probe_id, on_stale_probe_removed, c, NULL) < 0)
+            lookup_failed(c, "a container of the probe's name is in the way");
+        return;
     }
-    if (!id || !*id) {
+    if (status != 201 && status != 200) {
         if (status)
             ty_docker_error_message(body, why, sizeof(why));
         lookup_failed(c, status ? why : error ? error : "no answer");
         return;
     }
-    c->users.probe_id = xstrdup(id);
     c->users.step = 0;
     read_next(c);
 }
 
-/* A container of the image, never started, to read its accounts from. */
+/* A container of the image, never started, to read its accounts from. It has a name of the
+ * run's (c->users.probe_id from before the request): a cleanup that cuts the create short
+ * still removes it by that name. */
 static void create_probe(struct container_rt *c)
 {
     _cleanup_json_ json_t *b = json_pack("{s:s,s:[s],s:{s:s,s:s,s:s},s:{s:s}}",
@@ -433,13 +452,17 @@ static void create_probe(struct container_rt *c)
                                          "NetworkMode",
                                          "none");
     _cleanup_free_ char *text = ty_json_compact(b);
+    _cleanup_free_ char *path = NULL;
     struct ty_error e = {0};
 
+    if (!c->users.probe_id)
+        c->users.probe_id = xasprintf("trainyard-%s-probe", c->hash);
+    path = xasprintf("/containers/create?name=%s", c->users.probe_id);
     if (ty_engine_call_start(&c->pcall,
                              c->eng.api,
                              c->base.loop,
                              "POST",
-                             "/containers/create",
+                             path,
                              text,
                              NULL,
                              USER_CALL_TIMEOUT_MS,
