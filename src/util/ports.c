@@ -91,6 +91,12 @@ static int ephemeral_low(void)
     return lo;
 }
 
+int ty_port_range_size(void)
+{
+    int n = ephemeral_low() - TY_PORT_LOW;
+    return n > 0 ? n : 0;
+}
+
 /* Bind a socket to 0.0.0.0:@port; returns the fd or -errno. */
 static int bind_port(int port)
 {

@@ -21,6 +21,10 @@
 /* 20000 keeps clear of the well-known and commonly configured service ports below it. */
 #define TY_PORT_LOW 20000
 
+/* How many ports the range for replicas has now: from TY_PORT_LOW to the start of the kernel's
+ * ephemeral range (net.ipv4.ip_local_port_range), 0 when it starts at or below TY_PORT_LOW. */
+int ty_port_range_size(void);
+
 /* Hold the next free port after *@cursor (0: start at a random point of the range, so
  * concurrent runs rarely probe the same ports; the cursor then moves past the port held).
  * Returns the port and sets *@fd (close-on-exec); -EADDRINUSE when the whole range is

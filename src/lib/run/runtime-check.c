@@ -11,6 +11,7 @@
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
+#include "ports.h"
 #include "runtime.h"
 #include "suggest.h"
 
@@ -30,7 +31,7 @@ static int require_commands(const struct ty_job *job, const char *why, struct ty
     return 0;
 }
 
-int ty_process_validate(const struct ty_job *job, struct ty_error *err)
+int ty_process_validate_commands(const struct ty_job *job, struct ty_error *err)
 {
     return require_commands(job,
                             "process runtime, which runs each replica's command (with "
@@ -39,6 +40,27 @@ int ty_process_validate(const struct ty_job *job, struct ty_error *err)
                             "(--runtime=container; for the service, the label "
                             "trainyard-runtime=container)",
                             err);
+}
+
+int ty_process_validate(const struct ty_job *job, struct ty_error *err)
+{
+    int64_t n = ty_job_replica_count(job);
+    int ports = ty_port_range_size();
+    int r = ty_process_validate_commands(job, err);
+
+    /* Every replica holds a port of this host from its placing to its start: a job with more
+     * replicas than the range has could never start, and would take every port from the
+     * jobs beside it while it tried. */
+    if (r == 0 && n > ports)
+        r = ty_error_set(err,
+                         EINVAL,
+                         "the process runtime gives every replica a port of this host from %d up "
+                         "to the kernel's ephemeral range (net.ipv4.ip_local_port_range): %d "
+                         "ports here, and this job has %lld replicas",
+                         TY_PORT_LOW,
+                         ports,
+                         (long long)n);
+    return r;
 }
 
 static bool all_have_commands(const struct ty_job *job)

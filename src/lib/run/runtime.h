@@ -237,8 +237,12 @@ int ty_runtime_validate(const char *name, const struct ty_job *job, struct ty_er
  * in Slurm's queue, which bounds nothing). The scheduler counts it before maxRunningTime,
  * which ml v1 measures from RUNNING. */
 int64_t ty_runtime_prepare_usec(const char *name, const struct ty_job *job);
-/* The checks of each runtime (also their ops' validate). */
+/* The checks of each runtime (also their ops' validate). The process runtime's: a command for
+ * every role, and no more replicas than the host's port range for replicas has
+ * (ty_port_range_size); the first alone is ty_process_validate_commands (what a Slurm node's
+ * launcher, running one replica of a larger job, checks). */
 int ty_process_validate(const struct ty_job *job, struct ty_error *err);
+int ty_process_validate_commands(const struct ty_job *job, struct ty_error *err);
 int ty_container_validate(const struct ty_job *job, struct ty_error *err);
 int ty_slurm_validate(const struct ty_job *job, struct ty_error *err);
 /* How the slurm runtime runs @job's replicas on the nodes: "process" (each command as a

@@ -93,7 +93,9 @@ static int prepare(struct ty_runtime *rt, struct ty_error *err)
         pr->pid = 0;
         pr->pidfd = pr->out_fd = pr->err_fd = pr->reserve_fd = pr->status_fd = -1;
     }
-    r = ty_process_validate(rt->plan->job, err);
+    /* The commands: the port range is the job's to fit (ty_process_validate, at create); a
+     * Slurm node's launcher runs one replica of a larger job here. */
+    r = ty_process_validate_commands(rt->plan->job, err);
     if (r >= 0)
         r = pj_resolve_user(p, err);
     for (size_t i = 0; r >= 0 && rt->gpus && rt->gpu_stand_in && i < p->n; i++)
