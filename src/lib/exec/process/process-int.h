@@ -134,6 +134,25 @@ char **pc_replica_env(struct proc_replica *pr, char *const env[]);
  * Returns its pid or -errno. */
 pid_t pc_fork_child(const struct child_setup *cs);
 
+/* process.c */
+
+/* Read what is available on one of @pr's pipes (*@fdp: out_fd or err_fd), delivering its
+ * lines; on EOF or error close it (*@fdp = -1). With @until_eagain, read until nothing is
+ * left, else one read. */
+void pk_drain(struct proc_replica *pr, int *fdp, bool until_eagain);
+
+/* process-cleanup.c */
+
+/* The runtime's cleanup(): kill whatever of the run is left (leftover children, orphans) until
+ * nothing is; a process in uninterruptible sleep can take a moment to die, so this goes on for
+ * up to 5 s, each round waiting on the pidfds of what is left (on the loop, with a timer for
+ * the round: nothing blocks). Returns 0 when it is over, else TY_RUNTIME_ASYNC (`cleaned`
+ * follows). */
+int pk_cleanup(struct process_rt *p);
+/* destroy(): finish the cleanup here and now (it never ran, or goes on on the loop), polling
+ * the pidfds of what is left without running the caller's loop. */
+void pk_clean_now(struct process_rt *p);
+
 /* process-jail.c */
 
 /* Put the job in cgroups of its own: the job's, one per replica below it with its machine
