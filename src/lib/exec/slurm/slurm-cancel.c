@@ -117,7 +117,14 @@ static void cancel_wait(struct slurm_cancel *w, const char *state, const char *w
     const char *job = *w->s->job_id ? w->s->job_id : w->s->job_name;
 
     if (ty_mono_usec() >= w->deadline) {
-        if (state)
+        if (state && strcmp(state, "COMPLETING") == 0) /* cancelled: Slurm is ending it */
+            ty_runtime_notice(&w->s->base,
+                              TY_SEV_WARNING,
+                              "Slurm job %s is still COMPLETING after scancel: Slurm frees its "
+                              "nodes once they report its processes gone; trainyard stops "
+                              "waiting for it.",
+                              job);
+        else if (state)
             ty_runtime_notice(&w->s->base,
                               TY_SEV_WARNING,
                               "Slurm job %s is still %s after scancel; cancel it with scancel.",
