@@ -459,6 +459,13 @@ static int fail_early(struct run *run, const char *msg)
     return 1;
 }
 
+/* Did the service write the first lines of job @row's log, and make its directory, when it
+ * accepted it (api-jobs.c)? Not for a job an earlier version accepted. */
+static bool job_announced(const struct ty_job_row *row)
+{
+    return json_is_true(json_object_get(row->options, "announced"));
+}
+
 /* Make the stored job of @run ready to run: its document and runtime read back, its directory
  * under @state_dir (kept from the attempt before after an internal error) and its logs opened.
  * Returns 0, or -1 when the job ended here (failed, or given back for want of room) with
@@ -495,8 +502,9 @@ static int open_run(struct run *run,
         *rc = fail_early(run, msg);
         return -1;
     }
-    /* A job run again after an internal error keeps its directory (checkpoints resume). */
-    if (row->internal_retries > 0)
+    /* A job run again after an internal error keeps its directory (checkpoints resume); the
+     * service made it when it accepted the job, to write the first lines of its log. */
+    if (row->internal_retries > 0 || job_announced(row))
         r = ty_statedir_reopen_job(state_dir, row->project, row->job_id, dirp, &e);
     else
         r = ty_statedir_claim_job(state_dir, row->project, row->job_id, dirp, &e);
@@ -568,6 +576,7 @@ static int run_job(struct run *run,
     if (row->start_usec == 0)
         opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);
     ty_joblog_on_new_file(log, on_new_file, run);
+    opts.announced = job_announced(row);
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
     opts.env.mxnet = json_is_true(json_object_get(row->options, "mxnetEnv"));
     opts.base_env = base_env;

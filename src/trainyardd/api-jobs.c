@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "accept.h"
 #include "admission.h"
@@ -28,6 +29,7 @@
 #include "runtime.h"
 #include "schema.h"
 #include "spec.h"
+#include "statedir.h"
 #include "timeutil.h"
 #include "trials.h"
 #include "tuner.h"
@@ -296,6 +298,36 @@ static int check_runnable(const struct tyd_request *rq,
     return 0;
 }
 
+/* Claim job @job_id's directory in the state directory (statedir.h) for the first lines of its
+ * log, written at create: true and *@dir, or false when it cannot be claimed here (one left
+ * from before, a job of the same id: the supervisor claims it then, as a job of an earlier
+ * version, and says it failed when it cannot; a full disk: the same). */
+static bool claim_dir(struct tyd *d, const char *project, const char *job_id, char **dir)
+{
+    struct ty_error e = {0};
+
+    *dir = NULL;
+    return ty_statedir_claim_job(d->state_dir, project, job_id, dir, &e) == 0;
+}
+
+/* Remove the directory claim_dir made for a job the store then refused (only its logs/). */
+static void unclaim_dir(const char *dir)
+{
+    _cleanup_free_ char *logs = xasprintf("%s/logs", dir);
+
+    (void)rmdir(logs);
+    (void)rmdir(dir);
+}
+
+/* The first lines of a job's log, at its creation (lifecycle.md): a job that waits in the
+ * queue has a log that says so from the start, as AI Platform's did. */
+static void announce(struct tyd *d, const struct ty_job_row *row)
+{
+    tyd_job_log(d, row, 1, TY_SEV_INFO, "Validating job requirements...");
+    tyd_job_log(d, row, 1, TY_SEV_INFO, "Job creation request has been successfully validated.");
+    tyd_job_log(d, row, 1, TY_SEV_INFO, "Job %s is queued.", row->job_id);
+}
+
 void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
 {
     struct tyd *d = rq->d;
@@ -303,8 +335,10 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     _cleanup_json_ json_t *canon = NULL;
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_free_ char *key = NULL;
+    _cleanup_free_ char *dir = NULL;
     struct ty_job_row row = {0};
     struct ty_demand demand;
+    bool announced;
     struct ty_error e = {0};
     const char *runtime;
     int r;
@@ -331,6 +365,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     if (check_runnable(rq, runtime, job, &demand, rep) < 0)
         return;
     key = random_key();
+    announced = claim_dir(d, rq->project, job->job_id, &dir);
     row.project = (char *)rq->project;
     row.job_id = job->job_id;
     row.state = TY_STATE_QUEUED;
@@ -338,15 +373,21 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     row.labels = job->labels;
     row.training_input = job->training_input;
     row.runtime = (char *)runtime;
-    row.options = json_pack("{s:b, s:b}",
+    /* announced: its log's first lines are written (below); its supervisor does not repeat
+     * them, and reopens the directory claimed here */
+    row.options = json_pack("{s:b, s:b, s:b}",
                             "pytorchEnv",
                             ty_label_true(job, TY_LABEL_PYTORCH),
                             "mxnetEnv",
-                            ty_label_true(job, TY_LABEL_MXNET));
+                            ty_label_true(job, TY_LABEL_MXNET),
+                            "announced",
+                            announced);
     row.sweep_key = key;
     r = ty_store_insert_job(d->store, &row, &e);
     json_decref(row.options);
     row.options = NULL;
+    if (r < 0 && dir)
+        unclaim_dir(dir);
     if (r == -EEXIST) {
         tyd_error(rep,
                   409,
@@ -361,6 +402,8 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_store_failure(rep, r, &e);
         return;
     }
+    if (announced)
+        announce(d, &row);
     tyd_admit_enqueue(d, &row, job, &demand);
     if (d->max_running != 0)
         tyd_kick(d);
@@ -581,12 +624,12 @@ void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep)
         lc.want = n == 0 ? LIST_PAGE_DEFAULT : n > LIST_PAGE_MAX ? LIST_PAGE_MAX : (size_t)n;
     }
     if (tok && *tok) {
-        r = tyd_list_token_parse(tok, ftext ? ftext : "", &q.before_seq);
+        r = tyd_list_token_parse(tok, rq->project, ftext ? ftext : "", &q.before_seq);
         if (r < 0) {
             tyd_error(rep,
                       400,
                       NULL,
-                      r == -ESTALE ? "pageToken: the token was made for a different filter"
+                      r == -ESTALE ? "pageToken: the token was made for another project or filter"
                                    : "pageToken: not a page token of this service");
             return;
         }
@@ -627,7 +670,8 @@ void tyd_jobs_list(const struct tyd_request *rq, struct tyd_reply *rep)
     else
         json_decref(lc.jobs);
     if (lc.more) {
-        _cleanup_free_ char *t = tyd_list_token_format(lc.last_seq, ftext ? ftext : "");
+        _cleanup_free_ char *t =
+            tyd_list_token_format(lc.last_seq, rq->project, ftext ? ftext : "");
         json_object_set_new(rep->json, "nextPageToken", json_string(t));
     }
 }

@@ -291,24 +291,27 @@ size_t tyd_url_unescape(char *s)
     return (size_t)(out - s);
 }
 
-/* A page token: base64url of "1.<seq>.<hash of the filter>", so a token is only good for
- * the filter it was made with. */
-static uint32_t text_hash(const char *s)
+/* A page token: base64url of "1.<seq>.<hash of the project and the filter>", so a token is
+ * only good for the listing it was made for. */
+static uint32_t list_hash(const char *project, const char *filter)
 {
     uint32_t h = 2166136261u;
-    for (; s && *s; s++)
+    for (const char *s = project; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    h *= 16777619u; /* a 0 byte between them: ("a", "bc") is not ("ab", "c") */
+    for (const char *s = filter; s && *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
 }
 
-char *tyd_list_token_format(int64_t seq, const char *filter)
+char *tyd_list_token_format(int64_t seq, const char *project, const char *filter)
 {
     char raw[64];
-    int n = snprintf(raw, sizeof(raw), "1.%lld.%08x", (long long)seq, text_hash(filter));
+    int n = snprintf(raw, sizeof(raw), "1.%lld.%08x", (long long)seq, list_hash(project, filter));
     return ty_base64_encode(raw, (size_t)n, true);
 }
 
-int tyd_list_token_parse(const char *tok, const char *filter, int64_t *seq)
+int tyd_list_token_parse(const char *tok, const char *project, const char *filter, int64_t *seq)
 {
     _cleanup_free_ unsigned char *raw = NULL;
     size_t len;
@@ -320,7 +323,7 @@ int tyd_list_token_parse(const char *tok, const char *filter, int64_t *seq)
         return -EINVAL;
     if (sscanf((char *)raw, "1.%lld.%8x%n", &s, &h, &used) != 2 || (size_t)used != len || s <= 0)
         return -EINVAL;
-    if (h != text_hash(filter))
+    if (h != list_hash(project, filter))
         return -ESTALE;
     *seq = s;
     return 0;

@@ -135,11 +135,11 @@ bool tyd_etag_matches(const char *inm, const char *etag);
  * and is refused). http.c gives it to libmicrohttpd as its unescape callback. */
 size_t tyd_url_unescape(char *s);
 
-/* The pageToken of jobs.list: the position after job @seq, for the filter text @filter
- * (a token is only good with the filter it was made for). Caller frees. */
-char *tyd_list_token_format(int64_t seq, const char *filter);
+/* The pageToken of jobs.list: the position after job @seq, for the jobs of @project and the
+ * filter text @filter (a token is only good for the listing it was made for). Caller frees. */
+char *tyd_list_token_format(int64_t seq, const char *project, const char *filter);
 /* Returns 0 and *seq; -EINVAL for text that is not a token of this service, -ESTALE for a
- * token made for another filter. */
-int tyd_list_token_parse(const char *token, const char *filter, int64_t *seq);
+ * token made for another project or filter. */
+int tyd_list_token_parse(const char *token, const char *project, const char *filter, int64_t *seq);
 
 #endif

@@ -135,6 +135,25 @@ test_expect_success 'maxWaitTime cancels a job still queued, saying so' '
   json_get out.json "[e for e in d[\"entries\"] if e[\"taskName\"]==\"service\" and \"maxWaitTime (2s)\" in e[\"message\"]][0]"
 '
 
+# service_lines PROJECT JOB: the messages of the job's service lines, one per line
+service_lines() {
+  api GET "/v1/projects/$1/jobs/$2/logs" >/dev/null &&
+    json_get out.json "\"\\n\".join(e[\"message\"] for e in d[\"entries\"] if e[\"taskName\"] == \"service\")"
+}
+test_expect_success 'a queued job'"'"'s log says so from its creation; a cancel in the queue ends it' '
+  test "$(create p1 qc 2)" = 200 || exit 1
+  state_is p1 qc QUEUED &&
+    printf "%s\n" "Validating job requirements..." \
+      "Job creation request has been successfully validated." "Job qc is queued." >expect &&
+    service_lines p1 qc >actual && diff -u expect actual
+  queued_ok=$?
+  test "$(api POST /v1/projects/p1/jobs/qc:cancel)" = 200 && test $queued_ok -eq 0 &&
+  state_is p1 qc CANCELLED &&
+  printf "%s\n" "Job cancellation requested." "Job cancelled." >>expect &&
+  service_lines p1 qc >actual && diff -u expect actual &&
+  test ! -e "$GO/qc.env"
+'
+
 test_expect_success 'a project at its limit waits while another project runs' '
   test "$(create plim l1)" = 200 &&
   wait_for 10 state_is plim l1 RUNNING &&
@@ -162,7 +181,11 @@ test_expect_success 'a job started when the GPUs are free sees its devices' '
   wait_for 10 state_is p1 g2 RUNNING &&
   wait_for 10 test -s "$GO/g2.env" &&
   test "$(cuda_of g2)" = "0,1" &&
-  test "$(cuda_of o1)" = ""
+  test "$(cuda_of o1)" = "" &&
+  service_lines p1 g2 >g2-lines && test "$(grep -c "^Job g2 is queued\.$" g2-lines)" = 1 &&
+  test "$(grep -c "^Validating job requirements" g2-lines)" = 1 &&
+  test "$(sed -n 3p g2-lines)" = "Job g2 is queued." &&
+  sed -n 4p g2-lines | grep -q "^Admitted after"
 '
 
 # A restart while g2 runs: what it holds (2 GPUs, 4 of the 16 vCPUs) stays counted, so a job

@@ -197,21 +197,30 @@ static void test_ids(void)
 static void test_tokens(void)
 {
     int64_t seq = 0;
-    char *t = tyd_list_token_format(12345, "state:FAILED");
-    is_int(tyd_list_token_parse(t, "state:FAILED", &seq), 0, "token: parses with its filter");
+    char *t = tyd_list_token_format(12345, "p", "state:FAILED");
+    is_int(tyd_list_token_parse(t, "p", "state:FAILED", &seq), 0, "token: parses with its filter");
     is_int(seq, 12345, "token: gives the position back");
-    is_int(tyd_list_token_parse(t, "state:RUNNING", &seq), -ESTALE, "token: other filter refused");
-    is_int(tyd_list_token_parse(t, "", &seq), -ESTALE, "token: no filter refused");
+    is_int(tyd_list_token_parse(t, "p", "state:RUNNING", &seq),
+           -ESTALE,
+           "token: other filter refused");
+    is_int(tyd_list_token_parse(t, "p", "", &seq), -ESTALE, "token: no filter refused");
+    is_int(tyd_list_token_parse(t, "p2", "state:FAILED", &seq),
+           -ESTALE,
+           "token: another project refused");
+    is_int(tyd_list_token_parse(t, "ps", "tate:FAILED", &seq),
+           -ESTALE,
+           "token: the project and the filter are not run together");
     free(t);
-    t = tyd_list_token_format(7, "");
-    is_int(tyd_list_token_parse(t, "", &seq), 0, "token without a filter");
+    t = tyd_list_token_format(7, "p", "");
+    is_int(tyd_list_token_parse(t, "p", "", &seq), 0, "token without a filter");
     free(t);
-    is_int(tyd_list_token_parse("junk", "", &seq), -EINVAL, "token: junk");
-    is_int(tyd_list_token_parse("", "", &seq), -EINVAL, "token: empty");
-    is_int(tyd_list_token_parse("MS4wLjA", "", &seq), -EINVAL, "token: position 0 refused");
-    is_int(
-        tyd_list_token_parse("MS4tNS4xMjM0NTY3OA", "", &seq), -EINVAL, "token: negative refused");
-    is_int(tyd_list_token_parse("MS4xLjgxMWM5ZGM1eA", "", &seq),
+    is_int(tyd_list_token_parse("junk", "p", "", &seq), -EINVAL, "token: junk");
+    is_int(tyd_list_token_parse("", "p", "", &seq), -EINVAL, "token: empty");
+    is_int(tyd_list_token_parse("MS4wLjA", "p", "", &seq), -EINVAL, "token: position 0 refused");
+    is_int(tyd_list_token_parse("MS4tNS4xMjM0NTY3OA", "p", "", &seq),
+           -EINVAL,
+           "token: negative refused");
+    is_int(tyd_list_token_parse("MS4xLjgxMWM5ZGM1eA", "p", "", &seq),
            -EINVAL,
            "token: trailing bytes refused");
 }

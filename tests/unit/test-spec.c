@@ -330,6 +330,9 @@ static void test_misc_rules(void)
         "(google.protobuf.Duration), \"9223372036000s\": at most 315576000000s (10,000 years)",
         "maxRunningTime longer than a Duration may be");
     good_free(SCHED("'maxRunningTime':'315576000000s'"), "maxRunningTime of 10,000 years");
+    bad(SCHED("'maxRunningTime':'-5s'"),
+        "(google.protobuf.Duration), \"-5s\": must be positive",
+        "a negative maxRunningTime: the rule it breaks");
     bad(SCHED("'maxRunningTime':7200"),
         "'trainingInput.scheduling.maxRunningTime'",
         "maxRunningTime as a number");

@@ -279,6 +279,20 @@ static void test_outcome_and_cancel(void)
        "outcome: FAILED with its message; the row after is returned");
     ty_job_row_free(after);
 
+    /* A cancel while its supervisor tears down a job whose outcome it recorded: it ends so. */
+    {
+        int64_t od = add_running(s, "od", 104, 1);
+        struct ty_job_row *got = NULL;
+        (void)ty_store_set_outcome(s, od, TY_STATE_SUCCEEDED, NULL, &err);
+        is_int(ty_store_cancel_job(s, "p", "od", 360, &got, &err), 0, "outcome: cancel answered");
+        ok(got && got->state == TY_STATE_RUNNING && got->outcome == TY_STATE_SUCCEEDED,
+           "outcome: a cancel leaves the job as it is (not CANCELLING)");
+        ty_job_row_free(got);
+        l = lost(s, od, 104, 400);
+        ok(l.action == TY_LOST_OUTCOME && by_seq(s, od)->state == TY_STATE_SUCCEEDED,
+           "outcome: it ends SUCCEEDED");
+    }
+
     ty_job_row_free(row = NULL);
     (void)ty_store_cancel_job(s, "p", "c", 350, &row, &err);
     is_int(row ? (int)row->state : -1, TY_STATE_CANCELLING, "cancel of a claimed job: CANCELLING");

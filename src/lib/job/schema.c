@@ -380,6 +380,8 @@ static int norm_duration(const json_t *v, const char *path, json_t **ret, struct
                          "google.protobuf.Duration",
                          v,
                          sub.code == ERANGE ? "at most 315576000000s (10,000 years)"
+                         : json_string_value(v)[0] == '-'
+                             ? "must be positive (a duration here is never negative)"
                          : sub.code == EDOM
                              ? "finer than a microsecond, the resolution trainyard keeps"
                              : "expected seconds with an 's' suffix, such as \"7200s\"");

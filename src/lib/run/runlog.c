@@ -81,8 +81,9 @@ void ty_run_announce(const struct ty_supervisor_options *o,
 {
     /* Once per job: the study said so before its first trial, so a trial does not repeat
      * that the job was validated and queued, and neither does a run that replaces one lost
-     * to an internal error (first_attempt after 1: the service's retry). */
-    if (!trial && o->first_attempt <= 1) {
+     * to an internal error (first_attempt after 1: the service's retry), nor one whose
+     * service wrote them when it accepted the job. */
+    if (!trial && o->first_attempt <= 1 && !o->announced) {
         run_service(o, ctx, trial, attempt, TY_SEV_INFO, "Validating job requirements...");
         run_service(o,
                     ctx,

@@ -105,6 +105,9 @@ struct ty_supervisor_options {
     /* scheduling.maxRunningTime is the caller's to enforce: the run sets no deadline of its
      * own (a study's trials: the limit is the whole job's, ty_study's). */
     bool deadline_by_caller;
+    /* The job's log has its first lines already (the service writes them when it accepts
+     * the job): ty_run_announce does not repeat them. */
+    bool announced;
     /* A service line written after the "Job ... is queued." of ty_run_announce (the
      * admission: how long the job waited and what it was given); NULL: none. Borrowed. */
     const char *admitted;
@@ -211,7 +214,8 @@ void ty_run_vservice(const struct ty_supervisor_options *o,
 
 /* The service messages every run starts with (the job was validated and queued; not for a
  * trial, @trial non-NULL: its study said so once for the job, nor for a run after an internal
- * error, @o->first_attempt over 1: the first run said so), then @o->admitted when set. */
+ * error, @o->first_attempt over 1: the first run said so, nor when @o->announced: the
+ * service did), then @o->admitted when set. */
 void ty_run_announce(const struct ty_supervisor_options *o,
                      void *ctx,
                      const char *trial,

@@ -404,7 +404,9 @@ int ty_store_cancel_job(struct ty_store *s,
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
         (r = get_by_name(c, project, job_id, &row, err)) < 0)
         return r;
-    switch (row->state) {
+    /* Its supervisor has recorded how it ends and is tearing it down: it ends so, left as a
+     * job that has ended is (CANCELLING may only end CANCELLED). */
+    switch (ty_job_state_is_final(row->outcome) ? TY_STATE_UNSPECIFIED : row->state) {
     case TY_STATE_QUEUED:
         if (row->shim_pid == 0)
             r = store_change_state(c, row, TY_STATE_CANCELLED, usec, STORE_CANCEL_MESSAGE, err);

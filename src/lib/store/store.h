@@ -238,7 +238,8 @@ int ty_store_set_state(struct ty_store *s,
 /* A user's cancel of project/job_id, atomically: an unclaimed job (QUEUED, or waiting for a
  * new supervisor after an internal error) becomes CANCELLED at once (errorMessage "Job
  * cancelled by the user."); a claimed QUEUED, PREPARING or RUNNING job becomes CANCELLING (its
- * supervisor must then be told); CANCELLING and final jobs are left as they are. Returns 0 and
+ * supervisor must then be told); CANCELLING and final jobs are left as they are, and so is a
+ * job whose supervisor has recorded its outcome (ty_store_set_outcome). Returns 0 and
  * *ret (the row after the change) or -ENOENT. */
 int ty_store_cancel_job(struct ty_store *s,
                         const char *project,
