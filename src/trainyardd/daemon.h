@@ -121,6 +121,9 @@ void tyd_auth_succeeded(struct tyd_auth *a, const char *addr);
 
 /* --- listen.c ------------------------------------------------------------------------- */
 
+/* Is @spec a --listen value (HOST:PORT, a numeric address or localhost)? 0, or -EINVAL with
+ * err naming @where (the option, or FILE:LINE: listen). */
+int tyd_listen_check(const char *spec, const char *where, struct ty_error *err);
 /* Bind and listen on d->listen; sets d->port. Refuses a non-loopback address without tokens
  * (d->auth), or without TLS unless d->allow_insecure_http (then logs a warning). Returns the
  * socket, or -errno with err. */
@@ -280,8 +283,9 @@ void tyd_runas_log_start(const struct tyd *d);
 int tyd_jobdir_root_add(char ***roots, const char *dir, const char *where, struct ty_error *err);
 /* May a job of @project (NULL: any) have @job_dir (its trainingInput.jobDir, may be NULL)? A
  * URI or no jobDir: yes (0). A local directory: only an absolute path without empty, "." or
- * ".." components and without a symbolic link on its existing part, inside one of @roots
- * (tyd_jobdir_root_add's entries, may be NULL) that is every project's or @project's; else -1
+ * ".." components (a trailing '/' aside) and without a symbolic link on its existing part,
+ * below (not at) one of @roots (tyd_jobdir_root_add's entries, may be NULL) that is every
+ * project's or @project's; else -1
  * with the reason, naming the field and the setting, in @why (cut at @whylen). Reads the
  * filesystem (lstat, realpath), changes nothing. */
 int tyd_jobdir_check(

@@ -120,12 +120,13 @@ static bool is_clean(const char *path)
     return true;
 }
 
-/* Is @path @root or below it? Both clean absolute paths. */
+/* Is @path below @root (not @root itself: a job there would write among the other jobs'
+ * directories, and a container job would have them all mounted)? Both clean absolute paths. */
 static bool is_below(const char *path, const char *root)
 {
     size_t n = strlen(root);
 
-    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+    return strncmp(path, root, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
 }
 
 /* The first of @roots that @project may use and @path is below, or NULL. */
@@ -188,15 +189,19 @@ static size_t link_on_way(const char *path)
 }
 
 int tyd_jobdir_check(
-    char *const *roots, const char *project, const char *job_dir, char *why, size_t whylen)
+    char *const *roots, const char *project, const char *given, char *why, size_t whylen)
 {
     char real[PATH_MAX];
-    _cleanup_free_ char *allowed = NULL;
+    _cleanup_free_ char *allowed = NULL, *job_dir = NULL;
     size_t n;
     int r;
 
-    if (!ty_job_dir_is_local(job_dir))
+    if (!ty_job_dir_is_local(given))
         return 0;
+    /* a trailing '/' names the same directory (the supervisor and the runtimes take it so) */
+    job_dir = xstrdup(given);
+    for (n = strlen(job_dir); n > 1 && job_dir[n - 1] == '/'; n--)
+        job_dir[n - 1] = '\0';
     allowed = join_roots(roots, project);
     if (!allowed) {
         (void)snprintf(why,
@@ -214,16 +219,19 @@ int tyd_jobdir_check(
         (void)snprintf(why,
                        whylen,
                        "trainingInput.jobDir: '%.512s' must be an absolute path without empty, "
-                       "'.' or '..' components",
-                       job_dir);
+                       "'.' or '..' components, below a directory this service lets jobs "
+                       "write to (--job-dir-root: %.512s)",
+                       given,
+                       allowed);
         return -1;
     }
     if (!root_of(roots, project, job_dir)) {
         (void)snprintf(why,
                        whylen,
-                       "trainingInput.jobDir: '%.512s' is outside the directories this service "
-                       "lets jobs write to (--job-dir-root: %.512s)",
-                       job_dir,
+                       "trainingInput.jobDir: '%.512s' is not below a directory this service "
+                       "lets jobs write to (--job-dir-root: %.512s; a job writes in a "
+                       "directory of its own inside one)",
+                       given,
                        allowed);
         return -1;
     }

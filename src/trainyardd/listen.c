@@ -29,6 +29,7 @@
 #define PEM_MAX (1024 * 1024)
 
 static int parse_listen(const char *spec,
+                        const char *where,
                         struct sockaddr_storage *ss,
                         socklen_t *len,
                         bool *loopback,
@@ -78,9 +79,19 @@ static int parse_listen(const char *spec,
 bad:
     return ty_error_set(err,
                         EINVAL,
-                        "--listen: expected HOST:PORT with a numeric address or localhost, "
+                        "%s: expected HOST:PORT with a numeric address or localhost, "
                         "e.g. 127.0.0.1:8080 or [::1]:8080 (got '%s')",
+                        where,
                         spec);
+}
+
+int tyd_listen_check(const char *spec, const char *where, struct ty_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = 0;
+    bool loopback = false;
+
+    return parse_listen(spec, where, &ss, &len, &loopback, err);
 }
 
 int tyd_listen_open(struct tyd *d, struct ty_error *err)
@@ -90,7 +101,7 @@ int tyd_listen_open(struct tyd *d, struct ty_error *err)
     bool loopback = false;
     int fd, one = 1, r;
 
-    r = parse_listen(d->listen, &ss, &len, &loopback, err);
+    r = parse_listen(d->listen, "--listen", &ss, &len, &loopback, err);
     if (r < 0)
         return r;
     if (!loopback && !d->auth)

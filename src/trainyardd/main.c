@@ -365,6 +365,8 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
 
     switch (id) {
     case O_LISTEN:
+        if (tyd_listen_check(v, where, err) < 0)
+            return -EINVAL;
         set_str(&d->listen, v);
         return 0;
     case O_STATE_DIR:

@@ -463,6 +463,12 @@ test_expect_success 'refuses non-loopback addresses without tokens, and bad opti
   printf "listen = 127.0.0.1:0\nnonsense = 1\n" >conf &&
   set +e; "$TRAINYARDD" --config conf 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "conf:2" err &&
+  printf "listen = 127.0.0.1:99999\nstate-dir = %s\n" "$TEST_DIR/new-state" >conf &&
+  set +e; "$TRAINYARDD" --config conf 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "conf:1: listen: expected HOST:PORT" err &&
+  set +e; "$TRAINYARDD" --listen nohost:80 --state-dir "$TEST_DIR/new-state" 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "^trainyardd: --listen: expected HOST:PORT" err &&
+  test ! -e "$TEST_DIR/new-state" &&
   cp tokens tokens2 && chmod 644 tokens2 &&
   set +e; "$TRAINYARDD" --state-dir "$SVC" --auth-tokens tokens2 2>err; rc=$?; set -e
   test $rc -ne 0 && grep -q "chmod 600" err

@@ -95,11 +95,15 @@ with_dir() {
   job_body c.json "d_$1_$M" "id -u" "{\"trainyard-runtime\": \"container\"}" &&
   "$PYTHON" -c "import json,sys; d=json.load(open(\"c.json\")); d[\"trainingInput\"][\"jobDir\"]=sys.argv[1]; json.dump(d,open(sys.argv[2],\"w\"))" "$2" "$1.json"
 }
-test_expect_success '--job-dir-root: a jobDir inside is taken; outside, with .. or through a link out, 400' '
+test_expect_success '--job-dir-root: a jobDir inside is taken (a trailing / too); the root itself, outside, with .. or through a link out, 400' '
   test -n "$JD" &&
   with_dir in "$TEST_DIR/jobdirs/run1" && test "$(api "$JD" POST /v1/projects/pa/jobs in.json)" = 200 &&
+  with_dir slash "$TEST_DIR/jobdirs/run2/" &&
+  test "$(api "$JD" POST /v1/projects/pa/jobs slash.json)" = 200 &&
+  with_dir root "$TEST_DIR/jobdirs" && test "$(api "$JD" POST /v1/projects/pa/jobs root.json)" = 400 &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q -- "is not below a directory this service lets jobs write to (--job-dir-root: " &&
   with_dir out "/tmp/tyjobdir_$M" && test "$(api "$JD" POST /v1/projects/pa/jobs out.json)" = 400 &&
-  json_get out.json "d[\"error\"][\"message\"]" | grep -q "outside the directories" &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "is not below a directory this service lets jobs write to" &&
   with_dir dots "$TEST_DIR/jobdirs/../elsewhere" && test "$(api "$JD" POST /v1/projects/pa/jobs dots.json)" = 400 &&
   with_dir link "$TEST_DIR/jobdirs/out/x" && test "$(api "$JD" POST /v1/projects/pa/jobs link.json)" = 400 &&
   json_get out.json "d[\"error\"][\"message\"]" | grep -q "symbolic link"
@@ -113,7 +117,7 @@ test_expect_success '--job-dir-root PROJECT:DIR: only that project'"'"'s jobs ma
   test -n "$PJ" &&
   with_dir own "$TEST_DIR/pa_dir/run1" && test "$(api "$PJ" POST /v1/projects/pa/jobs own.json)" = 200 &&
   with_dir theirs "$TEST_DIR/pb_dir/run1" && test "$(api "$PJ" POST /v1/projects/pa/jobs theirs.json)" = 400 &&
-  json_get out.json "d[\"error\"][\"message\"]" | grep -q "outside the directories" &&
+  json_get out.json "d[\"error\"][\"message\"]" | grep -q "is not below a directory this service lets jobs write to" &&
   ! json_get out.json "d[\"error\"][\"message\"]" | grep -q "pb:" &&
   test "$(api "$PJ" POST /v1/projects/pb/jobs theirs.json)" = 200
 '

@@ -77,7 +77,14 @@ int main(void)
     like(why, "--job-dir-root", "and the setting");
 
     is_int(tyd_jobdir_root_add(&roots, path("root"), "--job-dir-root", &e), 0, "a root is added");
-    is_int(check(roots, path("root"), why, sizeof(why)), 0, "the root itself");
+    is_int(check(roots, path("root"), why, sizeof(why)), -1, "not the root itself");
+    ok(strstr(why, "is not below a directory this service lets jobs write to (--job-dir-root: ") !=
+           NULL,
+       "it says why, naming --job-dir-root: %s",
+       why);
+    is_int(check(roots, path("root/"), why, sizeof(why)), -1, "nor the root with a trailing '/'");
+    is_int(check(roots, path("root/sub/"), why, sizeof(why)), 0, "a trailing '/' is the same dir");
+    is_int(check(roots, path("root/sub//"), why, sizeof(why)), 0, "and two");
     is_int(check(roots, path("root/sub/new/deeper"), why, sizeof(why)), 0, "a new dir below it");
     /* no link at all below a root: a job can plant one where the next jobDir is */
     is_int(check(roots, path("root/in/x"), why, sizeof(why)), -1, "a link that stays inside");
@@ -87,14 +94,18 @@ int main(void)
     is_int(check(roots, path("root/dang/sub"), why, sizeof(why)), -1, "through a dangling link");
     like(why, "root/dang', which the service does not follow", "naming it");
     is_int(check(roots, path("rootx/a"), why, sizeof(why)), -1, "a sibling with the root's prefix");
-    like(why, "outside", "says outside");
+    like(why, "is not below a directory", "says it is not below one");
     is_int(check(roots, path("other/a"), why, sizeof(why)), -1, "another directory");
     is_int(check(roots, "/etc", why, sizeof(why)), -1, "/etc");
     is_int(check(roots, path("root/../other"), why, sizeof(why)), -1, "'..' components");
     like(why, "'..'", "says why");
     is_int(check(roots, path("root/./sub"), why, sizeof(why)), -1, "'.' components");
     is_int(check(roots, path("root//sub"), why, sizeof(why)), -1, "empty components");
-    is_int(check(roots, path("root/sub/"), why, sizeof(why)), -1, "a trailing '/'");
+    ok(strstr(why,
+              "'..' components, below a directory this service lets jobs write to "
+              "(--job-dir-root: ") != NULL,
+       "it says why, naming --job-dir-root: %s",
+       why);
     is_int(check(roots, "relative/x", why, sizeof(why)), -1, "a relative path");
     is_int(check(roots, path("root/out"), why, sizeof(why)), -1, "a link that leads out");
     like(why, "symbolic link", "says so");
@@ -119,7 +130,7 @@ int main(void)
         is_int(tyd_jobdir_check(proots, "pb", path("other/x"), why, sizeof(why)),
                -1,
                "another project may not");
-        like(why, "outside the directories", "says so");
+        like(why, "is not below a directory", "says so");
         ok(strstr(why, "pa:") == NULL, "not naming the other project's root");
         is_int(tyd_jobdir_check(proots, "pb", path("root/y"), why, sizeof(why)),
                0,
