@@ -700,11 +700,20 @@ dry_run(const struct local_args *a, const struct ty_job *job, const struct local
         }
         if (r >= 0) {
             _cleanup_free_ char *shown = ty_json_compact(trial->parameters);
-            fprintf(stderr,
-                    "Dry run of trial %s of up to %d, with %s.\n",
-                    trial->trial_id,
-                    job->hp->max_trials,
-                    shown);
+            if (job->hp->resume_job_id) /* its trials are numbered on from the earlier ones */
+                fprintf(stderr,
+                        "Dry run of trial %s, the first of up to %d of this job (it resumes "
+                        "job %s), with %s.\n",
+                        trial->trial_id,
+                        job->hp->max_trials,
+                        job->hp->resume_job_id,
+                        shown);
+            else
+                fprintf(stderr,
+                        "Dry run of trial %s of up to %d, with %s.\n",
+                        trial->trial_id,
+                        job->hp->max_trials,
+                        shown);
         }
     }
     if (r >= 0)

@@ -47,12 +47,23 @@ int jobs_local_opt(struct jobs_local *l, int id, const char *arg)
 
 int jobs_local_check(const char *path, const struct jobs_local *l)
 {
+    struct stat st;
+
     if (l->state_dir && !l->on) {
         cli_error(path, "--state-dir: only with --local (the service keeps its own state)");
         return -1;
     }
     if (l->state_dir && !*l->state_dir) {
         cli_error(path, "--state-dir: the directory is empty");
+        return -1;
+    }
+    /* A mistyped directory is not "no runs yet" (the default one may not exist yet). */
+    if (l->state_dir && stat(l->state_dir, &st) < 0) {
+        cli_error(path, "--state-dir: '%s': %s", l->state_dir, strerror(errno));
+        return -1;
+    }
+    if (l->state_dir && !S_ISDIR(st.st_mode)) {
+        cli_error(path, "--state-dir: '%s' is not a directory", l->state_dir);
         return -1;
     }
     return 0;

@@ -58,7 +58,9 @@ test_expect_success 'jobs list|describe --local show past runs, newest first, fi
   set +e; "$TRAINYARD" jobs describe nosuch --local 2>err; rc=$?; set -e
   test $rc -eq 1 && grep -q "no local run .nosuch." err &&
   set +e; "$TRAINYARD" jobs list --state-dir "$TRAINYARD_HOME" 2>err; rc=$?; set -e
-  test $rc -eq 2 && grep -q -- "--state-dir: only with --local" err
+  test $rc -eq 2 && grep -q -- "--state-dir: only with --local" err &&
+  set +e; "$TRAINYARD" jobs list --local --state-dir "$TRAINYARD_HOME/typo" 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--state-dir: .*/typo.: No such file or directory" err
 '
 test_expect_success 'jobs stream-logs --local follows a running run to its end' '
   "$TRAINYARD" local train stream_1 "$IMG" --master-command=sh,-c,"for i in 1 2 3; do echo l\$i; sleep 0.3; done; echo err >&2" >/dev/null 2>&1 &

@@ -166,6 +166,6 @@ test_expect_success '--dry-run shows the first trial: its id and --name=value ar
 '
 test_expect_success '--dry-run of a resumed study shows its next trial' '
   "$TRAINYARD" local train dry_b --config b.json --dry-run >out 2>err &&
-  grep -q "^Dry run of trial 6 of up to 10, with {\"q\":\"bad2\"}.$" err
+  grep -q "^Dry run of trial 6, the first of up to 10 of this job (it resumes job stop_a), with {\"q\":\"bad2\"}.$" err
 '
 test_done
