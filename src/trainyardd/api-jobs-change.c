@@ -53,8 +53,12 @@ void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
         tyd_job_log(rq->d, row, ty_job_row_attempt(row), TY_SEV_INFO, "Job cancelled.");
     } else if (row->state == TY_STATE_CANCELLED && row->end_usec == now && row->shim_pid == 0) {
         /* It was in the queue: it never had a supervisor to say so. */
-        tyd_job_log(rq->d, row, 1, TY_SEV_INFO, "Job cancellation requested.");
-        tyd_job_log(rq->d, row, 1, TY_SEV_INFO, "Job cancelled.");
+        tyd_job_log_lines(
+            rq->d,
+            row,
+            1,
+            TY_SEV_INFO,
+            (const char *const[]){"Job cancellation requested.", "Job cancelled.", NULL});
     }
     if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0) {
         /* Out of the queue; if it held something (admitted, or waiting to be retried), the

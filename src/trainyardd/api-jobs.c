@@ -299,15 +299,17 @@ static int check_runnable(const struct tyd_request *rq,
 }
 
 /* Claim job @job_id's directory in the state directory (statedir.h) for the first lines of its
- * log, written at create: true and *@dir, or false when it cannot be claimed here (one left
- * from before, a job of the same id: the supervisor claims it then, as a job of an earlier
- * version, and says it failed when it cannot; a full disk: the same). */
-static bool claim_dir(struct tyd *d, const char *project, const char *job_id, char **dir)
+ * log, written at create: true and *@dir (*@made: this call made it), or false when it cannot
+ * be claimed here (one an earlier job left, a job of the same id: the supervisor claims it
+ * then, as for a job of an earlier version, and says it failed when it cannot; a full disk:
+ * the same). */
+static bool
+claim_dir(struct tyd *d, const char *project, const char *job_id, char **dir, bool *made)
 {
     struct ty_error e = {0};
 
     *dir = NULL;
-    return ty_statedir_claim_job(d->state_dir, project, job_id, dir, &e) == 0;
+    return ty_statedir_claim_new_job(d->state_dir, project, job_id, dir, made, &e) == 0;
 }
 
 /* Remove the directory claim_dir made for a job the store then refused (only its logs/). */
@@ -323,9 +325,16 @@ static void unclaim_dir(const char *dir)
  * queue has a log that says so from the start, as AI Platform's did. */
 static void announce(struct tyd *d, const struct ty_job_row *row)
 {
-    tyd_job_log(d, row, 1, TY_SEV_INFO, "Validating job requirements...");
-    tyd_job_log(d, row, 1, TY_SEV_INFO, "Job creation request has been successfully validated.");
-    tyd_job_log(d, row, 1, TY_SEV_INFO, "Job %s is queued.", row->job_id);
+    _cleanup_free_ char *queued = xasprintf("Job %s is queued.", row->job_id);
+
+    tyd_job_log_lines(d,
+                      row,
+                      1,
+                      TY_SEV_INFO,
+                      (const char *const[]){"Validating job requirements...",
+                                            "Job creation request has been successfully validated.",
+                                            queued,
+                                            NULL});
 }
 
 void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
@@ -338,7 +347,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     _cleanup_free_ char *dir = NULL;
     struct ty_job_row row = {0};
     struct ty_demand demand;
-    bool announced;
+    bool announced, made = false;
     struct ty_error e = {0};
     const char *runtime;
     int r;
@@ -365,7 +374,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     if (check_runnable(rq, runtime, job, &demand, rep) < 0)
         return;
     key = random_key();
-    announced = claim_dir(d, rq->project, job->job_id, &dir);
+    announced = claim_dir(d, rq->project, job->job_id, &dir, &made);
     row.project = (char *)rq->project;
     row.job_id = job->job_id;
     row.state = TY_STATE_QUEUED;
@@ -386,7 +395,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     r = ty_store_insert_job(d->store, &row, &e);
     json_decref(row.options);
     row.options = NULL;
-    if (r < 0 && dir)
+    if (r < 0 && made) /* not one it found (another create's, a supervisor's) */
         unclaim_dir(dir);
     if (r == -EEXIST) {
         tyd_error(rep,

@@ -428,6 +428,47 @@ static void index_log_file(void *ctx, const char *task, const char *trial, const
             "job %s/%s: cannot index %s: %s", row->project, row->job_id, path, ty_error_msg(&e));
 }
 
+void tyd_job_log_lines(struct tyd *d,
+                       const struct ty_job_row *row,
+                       int64_t attempt,
+                       enum ty_severity sev,
+                       const char *const *msgs)
+{
+    _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *logs = NULL;
+    struct ty_joblog *jl = NULL;
+    struct ty_error e = {0};
+    void *ctx[2] = {d, (void *)row};
+
+    if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
+        tyd_log(
+            "job %s/%s: cannot log '%s': %s", row->project, row->job_id, msgs[0], ty_error_msg(&e));
+        return;
+    }
+    logs = xasprintf("%s/logs", dir);
+    if (ty_joblog_open(logs, &jl, &e) < 0) {
+        tyd_log(
+            "job %s/%s: cannot log '%s': %s", row->project, row->job_id, msgs[0], ty_error_msg(&e));
+        return;
+    }
+    ty_joblog_on_new_file(jl, index_log_file, ctx);
+    for (size_t i = 0; msgs[i]; i++) {
+        struct ty_log_record rec = {
+            .time_usec = ty_now_usec(),
+            .severity = sev,
+            .task = "service", /* its control characters escaped: one line */
+            .message = msgs[i],
+            .len = strlen(msgs[i]),
+            .attempt = attempt > 0 && attempt <= UINT32_MAX ? (unsigned)attempt : 1,
+        };
+        if (ty_joblog_write(jl, &rec) < 0) {
+            tyd_log("job %s/%s: cannot write its service log", row->project, row->job_id);
+            break;
+        }
+    }
+    ty_joblog_close(jl);
+}
+
 void tyd_job_log(struct tyd *d,
                  const struct ty_job_row *row,
                  int64_t attempt,
@@ -435,38 +476,11 @@ void tyd_job_log(struct tyd *d,
                  const char *fmt,
                  ...)
 {
-    _cleanup_free_ char *dir = NULL;
-    _cleanup_free_ char *logs = NULL;
-    struct ty_joblog *jl = NULL;
-    struct ty_error e = {0};
-    void *ctx[2] = {d, (void *)row};
     char msg[2048];
     va_list ap;
 
     va_start(ap, fmt);
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
-        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
-        return;
-    }
-    logs = xasprintf("%s/logs", dir);
-    if (ty_joblog_open(logs, &jl, &e) < 0) {
-        tyd_log("job %s/%s: cannot log '%s': %s", row->project, row->job_id, msg, ty_error_msg(&e));
-        return;
-    }
-    ty_joblog_on_new_file(jl, index_log_file, ctx);
-    {
-        struct ty_log_record rec = {
-            .time_usec = ty_now_usec(),
-            .severity = sev,
-            .task = "service", /* its control characters escaped: one line */
-            .message = msg,
-            .len = strlen(msg),
-            .attempt = attempt > 0 && attempt <= UINT32_MAX ? (unsigned)attempt : 1,
-        };
-        if (ty_joblog_write(jl, &rec) < 0)
-            tyd_log("job %s/%s: cannot write its service log", row->project, row->job_id);
-    }
-    ty_joblog_close(jl);
+    tyd_job_log_lines(d, row, attempt, sev, (const char *const[]){msg, NULL});
 }

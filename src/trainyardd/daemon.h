@@ -234,6 +234,13 @@ void tyd_job_log(struct tyd *d,
                  enum ty_severity sev,
                  const char *fmt,
                  ...) __attribute__((format(printf, 5, 6)));
+/* The same for several lines of one severity, @msgs NULL-terminated, in one opening of the
+ * log (a job's first lines at its create). */
+void tyd_job_log_lines(struct tyd *d,
+                       const struct ty_job_row *row,
+                       int64_t attempt,
+                       enum ty_severity sev,
+                       const char *const *msgs);
 
 /* --- runas.c: who runs a project's process-runtime jobs (docs/security.md) --------------- */
 

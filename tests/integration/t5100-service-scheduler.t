@@ -154,6 +154,18 @@ test_expect_success 'a queued job'"'"'s log says so from its creation; a cancel 
   test ! -e "$GO/qc.env"
 '
 
+test_expect_success 'a job directory a create cut short left is taken; an earlier job'"'"'s is not' '
+  mkdir -p "$SVC/jobs/p1/cut/logs" && touch "$GO/cut" &&
+  test "$(create p1 cut)" = 200 &&
+  wait_for 10 state_is p1 cut SUCCEEDED &&
+  service_lines p1 cut >cut-lines && test "$(grep -c "^Job cut is queued\.$" cut-lines)" = 1 &&
+  mkdir -p "$SVC/jobs/p1/stale/logs" && echo old >"$SVC/jobs/p1/stale/logs/service.log" &&
+  touch "$GO/stale" &&
+  test "$(create p1 stale)" = 200 &&
+  wait_for 10 state_is p1 stale FAILED &&
+  field p1 stale "d[\"errorMessage\"]" | grep -q "job .stale. already exists"
+'
+
 test_expect_success 'a project at its limit waits while another project runs' '
   test "$(create plim l1)" = 200 &&
   wait_for 10 state_is plim l1 RUNNING &&

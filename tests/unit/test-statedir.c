@@ -210,6 +210,33 @@ int main(void)
 
     is_int(ty_statedir_run_active("/nonexistent/dir", NULL), 0, "no run.lock: not running");
 
+    /* The service's create: a directory left with nothing but an empty logs/ is taken; one
+     * with anything in it is not, and only one made here may be removed again. */
+    {
+        char *d1 = NULL, *d2 = NULL, *d3 = NULL, f[4096];
+        bool made = false;
+        e = (struct ty_error){0};
+        ok(ty_statedir_claim_new_job(tmpdir, "svc", "n1", &d1, &made, &e) == 0 && made,
+           "claim_new_job: a new directory is made");
+        ok(ty_statedir_claim_new_job(tmpdir, "svc", "n1", &d2, &made, &e) == 0 && !made && d2 &&
+               strcmp(d1, d2) == 0,
+           "claim_new_job: one holding an empty logs/ is taken, not made");
+        (void)snprintf(f, sizeof(f), "%s/logs/service.log", d1);
+        write_text(f, "x");
+        is_int(ty_statedir_claim_new_job(tmpdir, "svc", "n1", &d3, &made, &e),
+               -EEXIST,
+               "claim_new_job: one with a log is another job's");
+        ok(!d3 && !made, "  nothing given");
+        (void)unlink(f);
+        (void)snprintf(f, sizeof(f), "%s/job.json", d1);
+        write_text(f, "{}");
+        is_int(ty_statedir_claim_new_job(tmpdir, "svc", "n1", &d3, &made, &e),
+               -EEXIST,
+               "claim_new_job: so is one with anything beside logs/");
+        free(d1);
+        free(d2);
+    }
+
     /* Names that would leave jobs/<project>/ are refused before anything is made. */
     {
         static const char *const names[][2] = {

@@ -3,6 +3,7 @@
  * the move aside of an earlier run that did not succeed. */
 #include "statedir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -88,6 +89,51 @@ int ty_statedir_claim_job(const char *state,
         (void)rmdir(dir);
         return r;
     }
+    *ret_dir = TAKE_PTR(dir);
+    return 0;
+}
+
+/* Does @dir hold nothing but an empty logs/ (no link followed)? */
+static bool holds_only_empty_logs(const char *dir)
+{
+    _cleanup_free_ char *logs = xasprintf("%s/logs", dir);
+    const char *const where[] = {dir, logs};
+    struct stat st;
+
+    if (lstat(logs, &st) < 0 || !S_ISDIR(st.st_mode))
+        return false;
+    for (size_t i = 0; i < 2; i++) {
+        DIR *d = opendir(where[i]);
+        struct dirent *de;
+        bool other = false;
+        if (!d)
+            return false;
+        while (!other && (de = readdir(d)))
+            other = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+                    (i == 1 || strcmp(de->d_name, "logs") != 0);
+        closedir(d);
+        if (other)
+            return false;
+    }
+    return true;
+}
+
+int ty_statedir_claim_new_job(const char *state,
+                              const char *project,
+                              const char *job_id,
+                              char **ret_dir,
+                              bool *made,
+                              struct ty_error *err)
+{
+    _cleanup_free_ char *dir = NULL;
+    int r = ty_statedir_claim_job(state, project, job_id, ret_dir, err);
+
+    *made = r == 0;
+    if (r != -EEXIST)
+        return r;
+    dir = xasprintf("%s/jobs/%s/%s", state, project, job_id);
+    if (!holds_only_empty_logs(dir))
+        return r;
     *ret_dir = TAKE_PTR(dir);
     return 0;
 }

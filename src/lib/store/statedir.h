@@ -9,6 +9,7 @@
 #ifndef TY_STATEDIR_H
 #define TY_STATEDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,6 +27,18 @@ int ty_statedir_claim_job(const char *state,
                           const char *job_id,
                           char **ret_dir,
                           struct ty_error *err);
+
+/* ty_statedir_claim_job for a job about to be recorded (the service's create), where a
+ * directory holding nothing but an empty logs/ is taken as it is: a claim whose job was never
+ * recorded (the service killed between the two), or one a job's supervisor has just made. 0
+ * and *ret_dir, with *made true when this call made it (only such a directory may be removed
+ * again when the job is not recorded); else as ty_statedir_claim_job. */
+int ty_statedir_claim_new_job(const char *state,
+                              const char *project,
+                              const char *job_id,
+                              char **ret_dir,
+                              bool *made,
+                              struct ty_error *err);
 
 /* The same directory for a job run again (the service's supervisor replacing a lost one, so a
  * program that checkpoints into it resumes): created with its logs/ when missing, kept as it
