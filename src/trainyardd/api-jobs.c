@@ -23,6 +23,7 @@
 #include "jobcache.h"
 #include "jobfilter.h"
 #include "json.h"
+#include "logs.h"
 #include "macro.h"
 #include "parse.h"
 #include "route.h"
@@ -323,7 +324,7 @@ static void unclaim_dir(const char *dir)
 
 /* The first lines of a job's log, at its creation (lifecycle.md): a job that waits in the
  * queue has a log that says so from the start, as AI Platform's did. */
-static void announce(struct tyd *d, const struct ty_job_row *row)
+static void announce(struct tyd *d, const struct ty_job_row *row, const char *dir)
 {
     _cleanup_free_ char *queued = xasprintf("Job %s is queued.", row->job_id);
 
@@ -334,7 +335,8 @@ static void announce(struct tyd *d, const struct ty_job_row *row)
                       (const char *const[]){"Validating job requirements...",
                                             "Job creation request has been successfully validated.",
                                             queued,
-                                            NULL});
+                                            NULL},
+                      dir);
 }
 
 void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
@@ -344,7 +346,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     _cleanup_json_ json_t *canon = NULL;
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
     _cleanup_free_ char *key = NULL;
-    _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *dir = NULL, *service_log = NULL;
     struct ty_job_row row = {0};
     struct ty_demand demand;
     bool announced, made = false;
@@ -392,7 +394,11 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
                             "announced",
                             announced);
     row.sweep_key = key;
-    r = ty_store_insert_job(d->store, &row, &e);
+    if (announced) { /* its service log is indexed with it: one commit for both */
+        _cleanup_free_ char *logs = xasprintf("%s/logs", dir);
+        service_log = ty_joblog_file_path(logs, "service", NULL);
+    }
+    r = ty_store_insert_job_logged(d->store, &row, service_log, &e);
     json_decref(row.options);
     row.options = NULL;
     if (r < 0 && made) /* not one it found (another create's, a supervisor's) */
@@ -412,7 +418,7 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
         return;
     }
     if (announced)
-        announce(d, &row);
+        announce(d, &row, dir);
     tyd_admit_enqueue(d, &row, job, &demand);
     if (d->max_running != 0)
         tyd_kick(d);

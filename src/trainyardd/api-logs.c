@@ -432,15 +432,19 @@ void tyd_job_log_lines(struct tyd *d,
                        const struct ty_job_row *row,
                        int64_t attempt,
                        enum ty_severity sev,
-                       const char *const *msgs)
+                       const char *const *msgs,
+                       const char *claimed)
 {
     _cleanup_free_ char *dir = NULL;
     _cleanup_free_ char *logs = NULL;
     struct ty_joblog *jl = NULL;
     struct ty_error e = {0};
     void *ctx[2] = {d, (void *)row};
+    bool indexed = claimed != NULL;
 
-    if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
+    if (claimed)
+        dir = xstrdup(claimed);
+    else if (ty_statedir_reopen_job(d->state_dir, row->project, row->job_id, &dir, &e) < 0) {
         tyd_log(
             "job %s/%s: cannot log '%s': %s", row->project, row->job_id, msgs[0], ty_error_msg(&e));
         return;
@@ -451,7 +455,8 @@ void tyd_job_log_lines(struct tyd *d,
             "job %s/%s: cannot log '%s': %s", row->project, row->job_id, msgs[0], ty_error_msg(&e));
         return;
     }
-    ty_joblog_on_new_file(jl, index_log_file, ctx);
+    if (!indexed)
+        ty_joblog_on_new_file(jl, index_log_file, ctx);
     for (size_t i = 0; msgs[i]; i++) {
         struct ty_log_record rec = {
             .time_usec = ty_now_usec(),
@@ -482,5 +487,5 @@ void tyd_job_log(struct tyd *d,
     va_start(ap, fmt);
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    tyd_job_log_lines(d, row, attempt, sev, (const char *const[]){msg, NULL});
+    tyd_job_log_lines(d, row, attempt, sev, (const char *const[]){msg, NULL}, NULL);
 }

@@ -235,12 +235,15 @@ void tyd_job_log(struct tyd *d,
                  const char *fmt,
                  ...) __attribute__((format(printf, 5, 6)));
 /* The same for several lines of one severity, @msgs NULL-terminated, in one opening of the
- * log (a job's first lines at its create). */
+ * log. @claimed: NULL, or the job's directory the caller has just claimed and whose service
+ * log file it indexed with the job (its create: ty_store_insert_job_logged): written there
+ * with no store write. */
 void tyd_job_log_lines(struct tyd *d,
                        const struct ty_job_row *row,
                        int64_t attempt,
                        enum ty_severity sev,
-                       const char *const *msgs);
+                       const char *const *msgs,
+                       const char *claimed);
 
 /* --- runas.c: who runs a project's process-runtime jobs (docs/security.md) --------------- */
 

@@ -43,6 +43,19 @@ struct ty_joblog {
     void *on_new_file_ctx;
 };
 
+/* The name of @task's file (@trial's, when not NULL) in a log directory. */
+static char *file_name(const char *task, const char *trial)
+{
+    return trial ? xasprintf("%s.%s.log", task, trial) : xasprintf("%s.log", task);
+}
+
+char *ty_joblog_file_path(const char *dir, const char *task, const char *trial)
+{
+    _cleanup_free_ char *name = file_name(task, trial);
+
+    return xasprintf("%s/%s", dir, name);
+}
+
 void ty_joblog_on_new_file(struct ty_joblog *jl, ty_joblog_new_file_fn fn, void *ctx)
 {
     jl->on_new_file = fn;
@@ -154,7 +167,7 @@ file_for(struct ty_joblog *jl, const char *task, const char *trial, int *err)
         }
         f = &jl->files[jl->n];
         *f = (struct log_file){
-            .name = trial ? xasprintf("%s.%s.log", task, trial) : xasprintf("%s.log", task),
+            .name = file_name(task, trial),
             .task = xstrdup(task),
             .trial = trial ? xstrdup(trial) : NULL,
             .fd = -1,

@@ -53,6 +53,10 @@ void ty_log_append_escaped(struct ty_buf *b, const char *p, size_t n, bool all);
  * target. */
 void ty_log_format_line(struct ty_buf *b, const struct ty_log_record *rec);
 
+/* The file of @task's records (@trial: a trial's; NULL outside tuning) in the log directory
+ * @dir: "DIR/TASK.log" or "DIR/TASK.TRIAL.log". Caller frees. */
+char *ty_joblog_file_path(const char *dir, const char *task, const char *trial);
+
 /* Open (creating) the log directory @dir. Returns 0 and *ret. */
 int ty_joblog_open(const char *dir, struct ty_joblog **ret, struct ty_error *err);
 /* Append one record to its task's file, as one write(2). Returns 0 or -errno: the record is

@@ -21,6 +21,7 @@
 struct insert_req {
     struct ty_job_row *row;
     char *labels, *input, *options; /* compact JSON text */
+    const char *service_log;        /* indexed with the job (NULL: none) */
     struct ty_error *err;           /* the caller's (may be NULL) */
     int result;
     bool done;
@@ -71,6 +72,19 @@ static int insert_one(struct store_conn *c, struct insert_req *q)
     sqlite3_reset(st);
     if (r < 0)
         return r;
+    if (q->service_log) {
+        if ((r = store_stmt(c, ST_ADD_LOG, &st, q->err)) < 0)
+            return r;
+        sqlite3_bind_int64(st, 1, seq);
+        store_bind_text(st, 2, "service");
+        store_bind_text(st, 3, "");
+        store_bind_text(st, 4, q->service_log);
+        rc = sqlite3_step(st);
+        r = rc == SQLITE_DONE ? 0 : store_sql_error(c, q->err, "indexing a log file");
+        sqlite3_reset(st);
+        if (r < 0)
+            return r;
+    }
     row->seq = seq;
     row->etag = 1;
     return 0;
@@ -176,7 +190,15 @@ void store_writer_stop(struct ty_store *s)
 
 int ty_store_insert_job(struct ty_store *s, struct ty_job_row *row, struct ty_error *err)
 {
-    struct insert_req q = {.row = row, .err = err};
+    return ty_store_insert_job_logged(s, row, NULL, err);
+}
+
+int ty_store_insert_job_logged(struct ty_store *s,
+                               struct ty_job_row *row,
+                               const char *service_log,
+                               struct ty_error *err)
+{
+    struct insert_req q = {.row = row, .err = err, .service_log = service_log};
     _cleanup_free_ char *labels = NULL, *input = NULL, *options = NULL;
 
     /* The JSON text is made here, in parallel, not in the writer. */

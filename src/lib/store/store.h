@@ -126,6 +126,12 @@ int64_t ty_store_memory_used(void);
  * one transaction and one fsync for all inserts waiting at that moment); each caller returns
  * once its row is durable. -EEXIST when the project already has that job id. */
 int ty_store_insert_job(struct ty_store *s, struct ty_job_row *row, struct ty_error *err);
+/* The same, with @service_log (NULL: none) indexed as the job's "service" log file in the same
+ * transaction (as ty_store_add_log_file would, without a commit of its own). */
+int ty_store_insert_job_logged(struct ty_store *s,
+                               struct ty_job_row *row,
+                               const char *service_log,
+                               struct ty_error *err);
 
 /* Fetch one job. -ENOENT when absent. */
 int ty_store_get_job(struct ty_store *s,
