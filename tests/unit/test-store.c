@@ -485,6 +485,20 @@ static void test_labels_output_logs(void)
            "worker-replica-0/-=/l/w0",
            "each task and trial once, ordered by task then trial");
     is_str(log_files(s, 99999), "", "no log files is an empty list");
+    {
+        _cleanup_(ty_job_row_freep) struct ty_job_row *nr = new_row("p", "logged", 5);
+        _cleanup_(ty_job_row_freep) struct ty_job_row *dup = new_row("p", "logged", 6);
+        is_int(ty_store_insert_job_logged(s, nr, "/l/logged/service.log", &err),
+               0,
+               "insert with its service log");
+        is_str(log_files(s, nr->seq),
+               "service/-=/l/logged/service.log",
+               "the service log is indexed with the job");
+        is_int(ty_store_insert_job_logged(s, dup, "/l/dup/service.log", &err),
+               -EEXIST,
+               "a duplicate id: nothing indexed either");
+        is_str(log_files(s, nr->seq), "service/-=/l/logged/service.log", "  the first one's kept");
+    }
     ty_store_close(s);
 }
 
