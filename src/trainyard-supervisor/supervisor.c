@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "jobenv.h"
 #include "jobrun.h"
 #include "json.h"
+#include "logs.h"
 #include "loop.h"
 #include "macro.h"
 #include "parse.h"
@@ -459,11 +461,25 @@ static int fail_early(struct run *run, const char *msg)
     return 1;
 }
 
-/* Did the service write the first lines of job @row's log, and make its directory, when it
- * accepted it (api-jobs.c)? Not for a job an earlier version accepted. */
+/* Did the service make job @row's directory when it accepted it, to write the first lines
+ * of its log (api-jobs.c)? Not for a job an earlier version accepted. */
 static bool job_announced(const struct ty_job_row *row)
 {
     return json_is_true(json_object_get(row->options, "announced"));
+}
+
+/* Are those lines in its directory @dir? Not when writing them failed (a full disk) or the
+ * service was killed before it could: the supervisor writes them then. */
+static bool opening_written(const struct ty_job_row *row, const char *dir)
+{
+    _cleanup_free_ char *logs = NULL, *path = NULL;
+    struct stat st;
+
+    if (!job_announced(row))
+        return false;
+    logs = xasprintf("%s/logs", dir);
+    path = ty_joblog_file_path(logs, "service", NULL);
+    return stat(path, &st) == 0 && st.st_size > 0;
 }
 
 /* Make the stored job of @run ready to run: its document and runtime read back, its directory
@@ -483,6 +499,7 @@ static int open_run(struct run *run,
     _cleanup_free_ char *logdir = NULL;
     struct ty_error e = {0};
     char msg[TY_ERROR_MSG_MAX + 64];
+    bool made;
     int r;
 
     doc = json_pack("{s:s,s:O,s:O}",
@@ -503,11 +520,12 @@ static int open_run(struct run *run,
         return -1;
     }
     /* A job run again after an internal error keeps its directory (checkpoints resume); the
-     * service made it when it accepted the job, to write the first lines of its log. */
+     * service made it when it accepted the job, to write the first lines of its log (and a
+     * create of the same id, refused, may have made an empty one for a job it did not). */
     if (row->internal_retries > 0 || job_announced(row))
         r = ty_statedir_reopen_job(state_dir, row->project, row->job_id, dirp, &e);
     else
-        r = ty_statedir_claim_job(state_dir, row->project, row->job_id, dirp, &e);
+        r = ty_statedir_claim_new_job(state_dir, row->project, row->job_id, dirp, &made, &e);
     if (r < 0 && ty_store_fs_error(e.code)) {
         *rc = give_back(run, "create the job's directory", &e);
         return -1;
@@ -576,7 +594,7 @@ static int run_job(struct run *run,
     if (row->start_usec == 0)
         opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);
     ty_joblog_on_new_file(log, on_new_file, run);
-    opts.announced = job_announced(row);
+    opts.announced = opening_written(row, dir);
     opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
     opts.env.mxnet = json_is_true(json_object_get(row->options, "mxnetEnv"));
     opts.base_env = base_env;

@@ -59,7 +59,7 @@ void tyd_jobs_cancel(const struct tyd_request *rq, struct tyd_reply *rep)
             1,
             TY_SEV_INFO,
             (const char *const[]){"Job cancellation requested.", "Job cancelled.", NULL},
-            false);
+            NULL);
     }
     if (row->state == TY_STATE_CANCELLED && row->shim_pid == 0) {
         /* Out of the queue; if it held something (admitted, or waiting to be retried), the

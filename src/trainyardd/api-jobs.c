@@ -401,7 +401,10 @@ void tyd_jobs_create(const struct tyd_request *rq, struct tyd_reply *rep)
     r = ty_store_insert_job_logged(d->store, &row, service_log, &e);
     json_decref(row.options);
     row.options = NULL;
-    if (r < 0 && made) /* not one it found (another create's, a supervisor's) */
+    /* Not stored: the directory goes again if this create made it, unless the id is taken
+     * (then it may be the stored job's, made by a create of the same id running beside this
+     * one, or taken by that job's supervisor: ty_statedir_claim_new_job). */
+    if (r < 0 && r != -EEXIST && made)
         unclaim_dir(dir);
     if (r == -EEXIST) {
         tyd_error(rep,

@@ -274,6 +274,40 @@ test_expect_success 'the head waits for the RUNNING start of the job before it; 
   test "$(create p1 pd 0 n1-standard-4 "{\"maxRunningTime\": \"3480s\"}")" = 200 &&
   wait_for 10 state_is p1 pd RUNNING && state_is p1 pc QUEUED
 '
+# The service writes a job's opening lines at its create; when it could not (a full disk, or
+# killed first), the job's supervisor writes them (here: the file emptied while it waits).
+test_expect_success 'a job whose opening lines are missing gets them from its supervisor' '
+  touch "$GO/lw" && test "$(create p1 lw)" = 200 && state_is p1 lw QUEUED &&
+  : >"$SVC/jobs/p1/lw/logs/service.log" &&
+  for j in pa pb pc pd; do api POST "/v1/projects/p1/jobs/$j:cancel" /dev/null >/dev/null; done &&
+  wait_for 20 state_is p1 lw SUCCEEDED &&
+  service_lines p1 lw >lw-lines && test "$(grep -c "^Job lw is queued\.$" lw-lines)" = 1 &&
+  head -1 lw-lines | grep -q "^Validating job requirements"
+'
+# Two creates of one id at once: the store takes one; neither may undo the other'"'"'s job
+# directory, nor its supervisor fail on it ("already exists").
+test_expect_success 'two creates of one id at once: one stored, and it runs with its opening lines' '
+  "$PYTHON" - "$GO" <<-\PY &&
+	import json, sys
+	for i in range(1, 21):
+	    body = {"jobId": "dup%d" % i, "trainingInput": {"scaleTier": "CUSTOM", "masterType": "n1-standard-4",
+	            "masterConfig": {"imageUri": "example.com/test:1", "containerCommand": ["true"]}}}
+	    json.dump(body, open("dup%d.json" % i, "w"))
+	PY
+  for i in $(seq 20); do
+    for k in 1 2; do
+      curl -s -o /dev/null -w "%{http_code}\n" -X POST -H "Content-Type: application/json" \
+        --data-binary "@dup$i.json" "$BASE/v1/projects/p1/jobs" >>codes &
+    done
+    wait
+  done &&
+  test "$(grep -c "^200$" codes)" = 20 && test "$(grep -c "^409$" codes)" = 20 &&
+  all_done() { for i in $(seq 20); do state_is p1 dup$i SUCCEEDED || return 1; done; } &&
+  wait_for 60 all_done &&
+  for i in $(seq 20); do
+    { service_lines p1 dup$i >dl && test "$(grep -c "^Job dup$i is queued\.$" dl)" = 1; } || exit 1
+  done
+'
 (
   cd "$TEST_DIR" || exit 1
   for j in pa pb pc pd; do api POST "/v1/projects/p1/jobs/$j:cancel" /dev/null >/dev/null; done
