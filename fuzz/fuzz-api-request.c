@@ -127,19 +127,19 @@ static void check_token(const char *token, const char *filter)
     int r;
 
     if (token) {
-        r = tyd_list_token_parse(token, filter, &seq);
+        r = tyd_list_token_parse(token, "p", filter, &seq);
         check(r == 0 || r == -EINVAL || r == -ESTALE);
         if (r == 0) {
             check(seq > 0);
-            made = tyd_list_token_format(seq, filter);
-            check(made && tyd_list_token_parse(made, filter, &again) == 0 && again == seq);
+            made = tyd_list_token_format(seq, "p", filter);
+            check(made && tyd_list_token_parse(made, "p", filter, &again) == 0 && again == seq);
             free(made);
         }
     }
     /* Any position and filter make a token that reads back as itself. */
     seq = 1 + (int64_t)(strlen(filter) * 7919u);
-    made = tyd_list_token_format(seq, filter);
-    check(made && tyd_list_token_parse(made, filter, &again) == 0 && again == seq);
+    made = tyd_list_token_format(seq, "p", filter);
+    check(made && tyd_list_token_parse(made, "p", filter, &again) == 0 && again == seq);
     free(made);
 }
 
