@@ -235,6 +235,14 @@ int main(void)
                "claim_new_job: so is one with anything beside logs/");
         free(d1);
         free(d2);
+        /* cut short before its logs/ was made */
+        (void)snprintf(f, sizeof(f), "%s/jobs/svc/n2", tmpdir);
+        ok(mkdir(f, 0711) == 0, "a job directory without logs/");
+        ok(ty_statedir_claim_new_job(tmpdir, "svc", "n2", &d3, &made, &e) == 0 && !made && d3,
+           "claim_new_job: an empty one is taken too");
+        (void)snprintf(f, sizeof(f), "%s/jobs/svc/n2/logs", tmpdir);
+        ok(access(f, F_OK) == 0, "  with its logs/ made");
+        free(d3);
     }
 
     /* Names that would leave jobs/<project>/ are refused before anything is made. */

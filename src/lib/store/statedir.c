@@ -93,16 +93,17 @@ int ty_statedir_claim_job(const char *state,
     return 0;
 }
 
-/* Does @dir hold nothing but an empty logs/ (no link followed)? */
+/* Does @dir hold nothing, or nothing but an empty logs/ (no link followed)? */
 static bool holds_only_empty_logs(const char *dir)
 {
     _cleanup_free_ char *logs = xasprintf("%s/logs", dir);
     const char *const where[] = {dir, logs};
     struct stat st;
+    bool has_logs = lstat(logs, &st) == 0;
 
-    if (lstat(logs, &st) < 0 || !S_ISDIR(st.st_mode))
+    if (has_logs && !S_ISDIR(st.st_mode))
         return false;
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < (has_logs ? 2u : 1u); i++) {
         DIR *d = opendir(where[i]);
         struct dirent *de;
         bool other = false;
@@ -125,7 +126,7 @@ int ty_statedir_claim_new_job(const char *state,
                               bool *made,
                               struct ty_error *err)
 {
-    _cleanup_free_ char *dir = NULL;
+    _cleanup_free_ char *dir = NULL, *logs = NULL;
     int r = ty_statedir_claim_job(state, project, job_id, ret_dir, err);
 
     *made = r == 0;
@@ -133,6 +134,10 @@ int ty_statedir_claim_new_job(const char *state,
         return r;
     dir = xasprintf("%s/jobs/%s/%s", state, project, job_id);
     if (!holds_only_empty_logs(dir))
+        return r;
+    /* one cut short before its logs/ was made gets it now */
+    logs = xasprintf("%s/logs", dir);
+    if ((r = ty_mkdir_p(logs, TY_STATE_PRIVATE_DIR_MODE, err)) < 0)
         return r;
     *ret_dir = TAKE_PTR(dir);
     return 0;

@@ -29,8 +29,9 @@ int ty_statedir_claim_job(const char *state,
                           struct ty_error *err);
 
 /* ty_statedir_claim_job for a job about to be recorded (the service's create), where a
- * directory holding nothing but an empty logs/ is taken as it is: a claim whose job was never
- * recorded (the service killed between the two), or one a job's supervisor has just made. 0
+ * directory holding nothing, or nothing but an empty logs/, is taken as it is (its logs/ made
+ * when missing): a claim whose job was never recorded (the service killed between the two,
+ * or within the claim), or one a job's supervisor has just made. 0
  * and *ret_dir, with *made true when this call made it (only such a directory may be removed
  * again when the job is not recorded); else as ty_statedir_claim_job. */
 int ty_statedir_claim_new_job(const char *state,
