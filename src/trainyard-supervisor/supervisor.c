@@ -182,10 +182,6 @@ struct run {
 /* Replicas' starts and ends are recorded at most this often: a job of 1,000 replicas makes
  * one write per quarter second as they start, not 2,000. */
 #define REPLICA_USEC (250 * INT64_C(1000))
-/* sweep-slurm: how long it waits for the Slurm jobs it cancelled to end, and how often it
- * asks squeue meanwhile. */
-#define SWEEP_WAIT_USEC (90 * INT64_C(1000000))
-#define SWEEP_POLL_USEC 500000
 
 static void diag(const struct ty_job_row *row, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -754,44 +750,4 @@ int tys_supervise_main(int argc, char **argv)
     ty_store_close(run.store);
     grant_release(&grant);
     return rc;
-}
-
-int tys_sweep_containers_main(int argc, char **argv)
-{
-    struct ty_error e = {0};
-    int r;
-
-    r = ty_container_sweep(&e);
-    if (r > 0)
-        fprintf(stderr, "trainyardd sweep-containers: removed %d container(s) and network(s)\n", r);
-    else if (r < 0)
-        fprintf(stderr, "trainyardd sweep-containers: %s\n", ty_error_msg(&e));
-    return r < 0 ? 1 : 0;
-}
-
-int tys_sweep_slurm_main(int argc, char **argv)
-{
-    struct ty_error e = {0};
-    int n;
-
-    if (argc != 2) {
-        fprintf(stderr, "usage: trainyard-supervisor sweep-slurm KEY\n");
-        return 2;
-    }
-    n = ty_slurm_sweep(argv[1], &e);
-    if (n < 0) {
-        fprintf(stderr, "trainyardd sweep-slurm: %s\n", ty_error_msg(&e));
-        return 1;
-    }
-    if (n > 0)
-        fprintf(stderr, "trainyardd sweep-slurm: cancelled %d Slurm job(s)\n", n);
-    /* The job's next attempt waits for this helper: not before the cancelled jobs' tasks
-     * (spared by the service's sweep, so that they clean up) have ended, at most
-     * SWEEP_WAIT_USEC (Slurm's default KillWait is 30 s). */
-    for (int64_t until = ty_mono_usec() + SWEEP_WAIT_USEC;
-         n > 0 && (n = ty_slurm_sweep_left(argv[1], &e)) > 0 && ty_mono_usec() < until;)
-        (void)usleep(SWEEP_POLL_USEC);
-    if (n > 0)
-        fprintf(stderr, "trainyardd sweep-slurm: %d Slurm job(s) still ending; going on\n", n);
-    return 0;
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "machine.h"
 #include "macro.h"
 #include "slurm-internal.h"
@@ -419,6 +420,35 @@ int ty_slurm_sweep_left(const char *key, struct ty_error *err)
 {
     _cleanup_strv_free_ char **ids = NULL;
     return jobs_of_key(key, &ids, err);
+}
+
+int ty_slurm_sweep_steps_left(const char *key, struct ty_error *err)
+{
+    _cleanup_strv_free_ char **ids = NULL;
+    _cleanup_free_ char *list = NULL, *out = NULL;
+    char *save = NULL;
+    int n = 0, r = jobs_of_key(key, &ids, err);
+
+    if (r <= 0)
+        return r;
+    {
+        struct ty_buf b = {0};
+        for (size_t i = 0; ids[i]; i++)
+            ty_buf_printf(&b, "%s%s", i ? "," : "", ids[i]);
+        list = ty_buf_take(&b);
+    }
+    {
+        char *argv[] = {"squeue", "-h", "-s", "-j", list, "-o", "%i", NULL};
+        if ((r = slurm_cmd(argv, NULL, &out, err)) < 0)
+            return r;
+    }
+    /* JOB.STEP: the srun steps (numbered); not JOB.extern or JOB.batch */
+    for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        const char *dot = strchr(l, '.');
+        if (dot && dot[1] >= '0' && dot[1] <= '9')
+            n++;
+    }
+    return n;
 }
 
 const struct ty_runtime_ops ty_runtime_slurm = {

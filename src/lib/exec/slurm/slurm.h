@@ -17,5 +17,8 @@ int ty_slurm_sweep(const char *key, struct ty_error *err);
  * until its tasks have ended: Slurm's KillWait, a launcher removing its container), or
  * -errno with err. One squeue call: a caller waiting for 0 polls. */
 int ty_slurm_sweep_left(const char *key, struct ty_error *err);
+/* How many job steps (srun's, the launchers') those jobs still run, or -errno with err. Two
+ * squeue calls. */
+int ty_slurm_sweep_steps_left(const char *key, struct ty_error *err);
 
 #endif
