@@ -551,6 +551,33 @@ static json_t *lookup_stored(void *ctx, const char *job_id)
     return ty_job_row_to_json(row);
 }
 
+/* The supervisor options every job of the service runs with, and those its row @run->row
+ * gives (its run options, its attempt, its RUNNING start), into @opts: the log @log in its
+ * directory @dir, the replicas' environment @base_env. */
+static void set_row_options(struct run *run,
+                            const char *dir,
+                            struct ty_joblog *log,
+                            char **base_env,
+                            struct ty_supervisor_options *opts)
+{
+    const struct ty_job_row *row = run->row;
+
+    opts->announced = opening_written(row, dir);
+    opts->env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
+    opts->env.mxnet = json_is_true(json_object_get(row->options, "mxnetEnv"));
+    opts->base_env = base_env;
+    opts->path_setting = TY_JOB_PATH_SETTING;
+    opts->start_in_job_dir = true; /* not the daemon's directory: the jobDir, else / */
+    opts->job_dir_no_links = true; /* jobs may plant links where the next one's jobDir is */
+    opts->log = log;
+    opts->on_queued = on_queued;
+    opts->on_progress = on_progress;
+    opts->on_replica = on_replica;
+    opts->on_outcome = on_outcome;
+    opts->first_attempt = row->first_attempt > 0 ? (unsigned)row->first_attempt : 0;
+    opts->running_since_usec = row->start_usec; /* after an internal error: maxRunningTime */
+}
+
 static int run_job(struct run *run,
                    const char *state_dir,
                    int64_t grace,
@@ -590,20 +617,7 @@ static int run_job(struct run *run,
     if (row->start_usec == 0)
         opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);
     ty_joblog_on_new_file(log, on_new_file, run);
-    opts.announced = opening_written(row, dir);
-    opts.env.pytorch = json_is_true(json_object_get(row->options, "pytorchEnv"));
-    opts.env.mxnet = json_is_true(json_object_get(row->options, "mxnetEnv"));
-    opts.base_env = base_env;
-    opts.path_setting = TY_JOB_PATH_SETTING;
-    opts.start_in_job_dir = true; /* not the daemon's directory: the jobDir, else / */
-    opts.job_dir_no_links = true; /* jobs may plant links where the next one's jobDir is */
-    opts.log = log;
-    opts.on_queued = on_queued;
-    opts.on_progress = on_progress;
-    opts.on_replica = on_replica;
-    opts.on_outcome = on_outcome;
-    opts.first_attempt = row->first_attempt > 0 ? (unsigned)row->first_attempt : 0;
-    opts.running_since_usec = row->start_usec; /* after an internal error: maxRunningTime */
+    set_row_options(run, dir, log, base_env, &opts);
     loop = ty_loop_new();
     run->loop = loop;
     /* Checked when the job was created; if it is gone now, ty_study_new says so. */
