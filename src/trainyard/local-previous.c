@@ -4,29 +4,27 @@
 #include "local-previous.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "fdutil.h"
+#include "jobs-local.h"
 #include "json.h"
 #include "macro.h"
 #include "trials.h"
 
 #define FIELD "trainingInput.hyperparameters.resumePreviousJobId"
 
-/* The record of local job @id of @state_dir into *@ret. */
+/* The record of local job @id of @state_dir into *@ret, as `jobs describe --local` shows it:
+ * a run whose process is gone without recording its end is FAILED (so a killed study can be
+ * resumed). */
 static int read_previous(const char *state_dir, const char *id, json_t **ret, struct ty_error *err)
 {
-    _cleanup_free_ char *path = xasprintf("%s/jobs/local/%s/job.json", state_dir, id);
-    _cleanup_free_ char *text = NULL;
     struct ty_error e = {0};
-    size_t len = 0;
-    int r;
+    int r = jobs_local_read(state_dir, id, ret, &e);
 
-    r = ty_read_file(path, 64 * 1024 * 1024, &text, &len, &e);
     if (r == -ENOENT)
-        return ty_error_set(err, ENOENT, FIELD ": no local job '%s' (no %s)", id, path);
-    if (r >= 0)
-        r = ty_json_parse(text, len, ret, &e);
+        return ty_error_set(err, ENOENT, FIELD ": no local job '%s' (%s)", id, ty_error_msg(&e));
     if (r < 0)
         return ty_error_set(err, -r, FIELD ": cannot read job '%s': %s", id, ty_error_msg(&e));
     return 0;
@@ -48,6 +46,12 @@ int local_previous_load(const char *state_dir,
 
     if (!job->hp || !job->hp->resume_job_id)
         return 0;
+    if (job->job_id && strcmp(job->job_id, job->hp->resume_job_id) == 0)
+        return ty_error_set(err,
+                            EINVAL,
+                            FIELD ": '%s' is this job's own id; a job resumes an earlier one, "
+                                  "so run this one under a new id",
+                            job->job_id);
     r = state_dir ? read_previous(state_dir, job->hp->resume_job_id, &ret->job, err)
                   : ty_error_set(err, ENOENT, "no state directory to find the job to resume");
     if (r >= 0)

@@ -133,6 +133,29 @@ test_expect_success 'resume: a covered grid whose earlier trials all failed has 
   grep -q "No trial was left to run: the 2 earlier trials of job stop_fa cover every grid point, and none of them succeeded." "$TRAINYARD_HOME/jobs/local/stop_fb/job.json" &&
   ! grep -q "completed" out
 '
+# Usage: described_failed JOB: whether `jobs describe --local` shows local run JOB FAILED.
+described_failed() {
+  "$TRAINYARD" jobs describe "$1" --local --format "value(state)" | grep -qx FAILED
+}
+test_expect_success 'resume: a run killed without recording its end is resumed (it is FAILED)' '
+  stop_job k.json stop_k good1,good2,good3 &&
+  { "$TRAINYARD" local train stop_k --config k.json >kout 2>kerr & pid=$!; } &&
+  wait_for 30 test -e "$SEEN/stop_k.1.done" &&
+  kill -KILL $pid && { wait $pid || true; } &&
+  wait_for 20 described_failed stop_k &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/stop_k/job.json" "d[\"state\"]")" = RUNNING &&
+  stop_job k2.json stop_k2 good1,good2,good3 "{\"resumePreviousJobId\": \"stop_k\"}" &&
+  "$TRAINYARD" local train stop_k2 --config k2.json >out 2>err &&
+  grep -q "Resuming the study of job stop_k: 1 succeeded and 0 failed trials" out err &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/stop_k2/job.json" "d[\"state\"]")" = SUCCEEDED
+'
+test_expect_success 'resume: a job cannot resume itself' '
+  stop_job s2.json stop_a good1 "{\"resumePreviousJobId\": \"stop_a\"}" &&
+  set +e; "$TRAINYARD" local train stop_a --config s2.json >out 2>err; rc=$?; set -e
+  test $rc -eq 2 &&
+  grep -q "resumePreviousJobId: .stop_a. is this job.s own id; a job resumes an earlier one, so run this one under a new id" err &&
+  test ! -e "$TRAINYARD_HOME/jobs/local/stop_a.1"
+'
 test_expect_success 'resume: a job that does not exist is refused, naming the field' '
   stop_job c.json stop_c good1 "{\"resumePreviousJobId\": \"no_such_job\"}" &&
   set +e; "$TRAINYARD" local train stop_c --config c.json >out 2>err; rc=$?; set -e
