@@ -644,6 +644,12 @@ static int run_job(struct run *run,
     }
     if (r >= 0 && (r = ty_jobrun_cancel_on(run->jr, run->sig_fd)) < 0)
         (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
+    /* Cancelled between the claim and now: the daemon's SIGTERM is in the pipe already, but
+     * one that did not come (the daemon died after the store's change) is sent here. Either
+     * is acted on before any replica is launched (supervise.c launches from the loop). */
+    if (r >= 0 && row->state == TY_STATE_CANCELLING &&
+        poll(&(struct pollfd){.fd = run->sig_fd, .events = POLLIN}, 1, 0) == 0)
+        (void)raise(SIGTERM);
     if (r >= 0)
         r = ty_jobrun_run(run->jr, &e);
     if (r < 0) {

@@ -357,6 +357,20 @@ static void test_states(void)
     is_str(transitions(s, c),
            "QUEUED@100,RUNNING@200,CANCELLING@300,CANCELLED@500",
            "ignored changes are not recorded");
+    /* A writer whose clock reading is older than the last change (it read the clock, then
+     * waited for the write lock while the other wrote) records its change at that time. */
+    {
+        int64_t l = add(s, "p", "late", 100);
+        ty_store_set_state(s, l, TY_STATE_PREPARING, 300, NULL, &err);
+        ty_store_set_state(s, l, TY_STATE_RUNNING, 310, NULL, &err);
+        is_int(ty_store_cancel_job(s, "p", "late", 250, NULL, &err), 0, "a cancel read at 250");
+        ty_store_set_state(s, l, TY_STATE_CANCELLED, 305, "Job cancelled by the user.", &err);
+        is_str(transitions(s, l),
+               "QUEUED@100,PREPARING@300,RUNNING@310,CANCELLING@310,CANCELLED@310",
+               "transitions never go back in time");
+        row = by_seq(s, l);
+        ok(row->start_usec == 310 && row->end_usec == 310, "nor do the start and end times");
+    }
     is_int(ty_store_set_state(s, 99999, TY_STATE_RUNNING, 1, NULL, &err),
            -ENOENT,
            "set_state of a missing job");

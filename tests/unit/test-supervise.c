@@ -4,6 +4,7 @@
  * study's start, one job run to its end. The asynchronous cleanup contract: test-supervise-
  * cleanup.c; the shared helpers: supervise-check.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,39 @@ static void test_jobrun(void)
     ty_jobrun_free(jr);
     ty_job_free(job);
     ty_buf_release(&cap.lines);
+    memset(&cap, 0, sizeof(cap));
+
+    /* A cancel already waiting on the cancel fd when the run starts (trainyardd's SIGTERM to a
+     * supervisor that had just claimed its job) is acted on before any replica is launched. */
+    {
+        char mark[] = "/tmp/ty-sup-precancel-XXXXXX";
+        char script[128];
+        int fds[2], mfd = mkstemp(mark);
+        if (mfd >= 0)
+            close(mfd), unlink(mark);
+        snprintf(script, sizeof(script), ": > %s; exec sleep 1000.556", mark);
+        job = make_job("jr_precancel", script, 0, NULL, NULL, NULL);
+        jr = NULL;
+        ok(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0 && write(fds[1], "c", 1) == 1,
+           "jobrun: a cancel waits on the fd");
+        ok(ty_jobrun_new(loop, job, &jo, &jr, &e) == 0 && ty_jobrun_cancel_on(jr, fds[0]) == 0,
+           "jobrun: a job cancelled before it starts");
+        is_int(ty_jobrun_run(jr, &e), 0, "jobrun: it ends");
+        is_str(ty_job_state_name(ty_jobrun_state(jr)), "CANCELLED", "jobrun: CANCELLED");
+        ok(strstr(ty_buf_str(&cap.lines), "Job cancellation requested.") &&
+               !strstr(ty_buf_str(&cap.lines), "Waiting for training program to start."),
+           "jobrun: no replica was launched");
+        ok(access(mark, F_OK) < 0 && count_procs_with("sleep 1000.556") == 0,
+           "jobrun: the program never ran");
+        for (int i = 0; i < cap.n_states; i++)
+            ok(cap.states[i] != TY_STATE_RUNNING, "jobrun: state %d is not RUNNING", i);
+        (void)unlink(mark);
+        close(fds[0]);
+        close(fds[1]);
+        ty_jobrun_free(jr);
+        ty_job_free(job);
+        ty_buf_release(&cap.lines);
+    }
     ty_loop_free(loop);
 }
 

@@ -648,6 +648,8 @@ static void launch_batch(struct ty_supervisor *sup)
 {
     size_t n = sup->plan->n_replicas;
 
+    if (sup->launch_next == 0 && !sup->stopping)
+        service(sup, TY_SEV_INFO, "Waiting for training program to start.");
     for (size_t b = 0; b < TY_LAUNCH_BATCH && sup->launch_next < n && !sup->stopping; b++)
         if (!launch_one(sup, (sup->launch_next++ + 1) % n))
             return;
@@ -663,7 +665,10 @@ static void on_launch_timer(struct ty_loop *loop, void *data)
     launch_batch(sup);
 }
 
-/* Place every replica, render the shared part of the environment and launch them. */
+/* Place every replica, render the shared part of the environment and launch them from the
+ * loop: a cancel that came while the job was being prepared (the signal that a supervisor
+ * blocks until it has claimed its job, delivered as it starts) is acted on first, in the
+ * same turn of the loop (fds before timers), and nothing starts. */
 static void launch_all(struct ty_supervisor *sup)
 {
     struct ty_error e = {0};
@@ -676,9 +681,8 @@ static void launch_all(struct ty_supervisor *sup)
         prepare_failed(sup, ty_error_msg(&e));
         return;
     }
-    service(sup, TY_SEV_INFO, "Waiting for training program to start.");
     sup->launch_next = 0;
-    launch_batch(sup);
+    sup->launch_timer = ty_loop_add_timer(sup->loop, ty_mono_usec(), on_launch_timer, sup);
 }
 
 void ty_supervisor_cancel_for(struct ty_supervisor *sup, const char *requested, const char *error)

@@ -40,6 +40,7 @@ enum store_stmt {
     ST_SET_OUTPUT,
     ST_SET_REASON,
     ST_TRANSITIONS,
+    ST_LAST_TRANSITION,
     ST_ADD_LOG,
     ST_LOG_FILES,
     ST_SET_ATTEMPT_STATUS,

@@ -332,8 +332,29 @@ static int add_transition(
     return 0;
 }
 
+/* Inside a write transaction: the time of @seq's latest transition into *@usec if it is
+ * later than *@usec. */
+static int not_before_last(struct store_conn *c, int64_t seq, int64_t *usec, struct ty_error *err)
+{
+    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
+    int r = store_stmt(c, ST_LAST_TRANSITION, &st, err);
+
+    if (r < 0)
+        return r;
+    sqlite3_bind_int64(st, 1, seq);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        return store_sql_error(c, err, "reading a job's last state change");
+    if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) > *usec)
+        *usec = sqlite3_column_int64(st, 0);
+    return 0;
+}
+
 /* Inside a write transaction: move @row to @state at @usec (its fields updated to match),
- * recording the transition. @error_message NULL leaves the stored one. */
+ * recording the transition. @error_message NULL leaves the stored one. The time is never
+ * before the job's last transition: the writers (the daemon's cancel, the supervisor) read
+ * the clock before they wait for the write lock, and one that waited longer than the other
+ * took to write would put its change before the other's in time (transitions are shown
+ * oldest first, in the order they were written). */
 static int store_change_state(struct store_conn *c,
                               struct ty_job_row *row,
                               enum ty_job_state state,
@@ -344,6 +365,8 @@ static int store_change_state(struct store_conn *c,
     _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
     int r;
 
+    if ((r = not_before_last(c, row->seq, &usec, err)) < 0)
+        return r;
     if (state == TY_STATE_RUNNING && row->start_usec == 0)
         row->start_usec = usec;
     if (ty_job_state_is_final(state)) {

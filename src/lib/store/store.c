@@ -82,6 +82,7 @@ static const char *const stmt_sql[ST__MAX] = {
     [ST_SET_OUTPUT] = "UPDATE jobs SET training_output = ?2 WHERE seq = ?1",
     [ST_SET_REASON] = "UPDATE jobs SET state_reason = ?2 WHERE seq = ?1",
     [ST_TRANSITIONS] = "SELECT state, usec FROM transitions WHERE job_seq = ?1 ORDER BY rowid",
+    [ST_LAST_TRANSITION] = "SELECT MAX(usec) FROM transitions WHERE job_seq = ?1",
     [ST_ADD_LOG] = "INSERT INTO log_files (job_seq, task, trial, path) VALUES (?1, ?2, ?3, ?4) "
                    "ON CONFLICT (job_seq, task, trial) DO UPDATE SET path = excluded.path "
                    "WHERE path <> excluded.path",
