@@ -7,7 +7,8 @@
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 # The trial program: --mode=M
-#   ok      report --x after --sleep seconds
+#   ok*     report --x after --sleep seconds (oks*: 1.5 s unless --sleep)
+#   fail*   exit 1 at once
 #   crash1  first run: report 5.0 at step 7 and crash (exit 134); later runs: exit 0 silently
 #   fifo    leave a FIFO at the metric path; link: a symbolic link to a file of good reports
 #   huge    write 15,000 reports (1.6 MB), the last 0.123
@@ -18,8 +19,10 @@ path, tag = os.environ["CLOUD_ML_HP_METRIC_FILE"], os.environ["CLOUD_ML_HP_METRI
 mode = opt["mode"]
 def line(v, step):
     return json.dumps({tag: str(v), "global_step": str(step), "timestamp": time.time()}) + "\n"
-if mode == "ok":
-    time.sleep(float(opt.get("sleep", "0")))
+if mode.startswith("fail"):
+    sys.exit(1)
+if mode.startswith("ok"):
+    time.sleep(float(opt.get("sleep", "1.5" if mode.startswith("oks") else "0")))
     open(path, "a").write(line(opt.get("x", "0.5"), 1))
 elif mode == "crash1":
     marker = os.path.join(os.environ["TEST_DIR"], "crashed." + opt["job"])
@@ -77,6 +80,16 @@ test_expect_success 'maxRunningTime is the whole tuning job'"'"'s: its trials ar
     "[('\''1'\'', '\''SUCCEEDED'\''), ('\''2'\'', '\''CANCELLED'\'')]" &&
   test "$(json_get "$(record mrt)" "[t.get(\"errorMessage\") for t in d[\"trainingOutput\"][\"trials\"] if t[\"state\"] == \"CANCELLED\"]")" = \
     "['\''The job exceeded its maximum running time (scheduling.maxRunningTime 3s).'\'']"
+'
+test_expect_success 'the first 3 trials failing fail the job, even when the running ones then succeed' '
+  hp_job ff.json ff "$(grid "{\"maxTrials\": 6, \"maxParallelTrials\": 4}" fail_a fail_b fail_c oks_a oks_b oks_c)" &&
+  set +e; "$TRAINYARD" local train ff --config ff.json >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  test "$(json_get "$(record ff)" "d[\"state\"]")" = FAILED &&
+  json_get "$(record ff)" "d[\"errorMessage\"]" >msg &&
+  grep -q "^3 trials failed: the first 3 trials all failed (maxFailedTrials is unset). The last failure (trial [1-3]): " msg &&
+  grep -Eq " [1-3] trials? still running then succeeded \(see trainingOutput\); the failures decided the job.$" msg &&
+  test "$(json_get "$(record ff)" "sum(t[\"state\"] == \"SUCCEEDED\" for t in d[\"trainingOutput\"][\"trials\"])")" -ge 1
 '
 test_expect_success 'a retried trial starts from an empty metric file: a crashed attempt'"'"'s report is not its result' '
   hp_job cr.json cr "$(grid "{\"maxTrials\": 1}" crash1)" &&

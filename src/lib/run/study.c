@@ -394,6 +394,15 @@ static void finish_study(struct ty_study *st)
                        st->cancel_error ? st->cancel_error : "Job cancelled by the user.");
     } else if (st->failed_limit) {
         final = TY_STATE_FAILED;
+        if (st->n_succeeded > 0) { /* trials that were running when the rule stopped it */
+            char *msg = xasprintf("%s %zu %s still running then succeeded (see "
+                                  "trainingOutput); the failures decided the job.",
+                                  st->error ? st->error : "",
+                                  st->n_succeeded,
+                                  st->n_succeeded == 1 ? "trial" : "trials");
+            free(st->error);
+            st->error = msg;
+        }
     } else if (st->n_succeeded > 0) {
         final = TY_STATE_SUCCEEDED;
     } else if (st->n_trials == 0 && !st->tuner_failed && st->resumed.succeeded > 0) {
