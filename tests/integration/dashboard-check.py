@@ -404,6 +404,19 @@ def overview_error_clears():
     unbreak()
 
 
+def refused_job_not_polled():
+    """A job id the service refuses (400: not a valid id) is said once and not asked again
+    every 2 s, and the page has no labels editor for it."""
+    browser.open('#/projects/p1/jobs/bad-id')
+    browser.wait_css('.msg-error')
+    time.sleep(4.5)  # two refresh periods
+    asked = browser.js("return performance.getEntriesByType('resource')"
+                       ".filter(e => e.name.endsWith('/v1/projects/p1/jobs/bad-id')).length")
+    expect(asked <= 2, f'the job was asked for {asked} times')  # a GET is asked again once
+    expect(not browser.js("const s = document.querySelector('section[aria-labelledby=\"h-lab\"]');"
+                          " return !!s && !s.hidden;"), 'the labels editor is shown')
+
+
 def search_marks_the_match():
     """The match is marked where it is, also after characters that change length when
     lower-cased ("İ" is two characters in lower case)."""
@@ -504,6 +517,52 @@ def revoked_token_while_streaming():
         browser.driver.refresh()  # whatever happened, the next check starts signed in
 
 
+# --- a project's first job ---------------------------------------------------------------
+
+def first_job_appears():
+    """Signed in with a token of a project that has no jobs yet, the page shows it, empty, and
+    refreshes: the project's first job appears without a reload (t5130 checks a service with
+    no jobs at all). That job has a 128-character id and long labels, which wrap inside their
+    card at 390 px instead of widening it."""
+    t3 = f'tok-p3-{os.getpid()}-cccccccccccccccc'
+    good = open(cfg['tokens']).read()
+    pid = int(open(cfg['pidfile']).read())
+    job_id = 'j' + 'x' * 127
+    labels = {f'k{i}' + 'k' * 61: 'v' * 63 for i in range(4)}
+    try:
+        with open(cfg['tokens'], 'w') as f:
+            f.write(good + f'{t3} p3\n')
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(0.5)
+        browser.js(f"sessionStorage.setItem('trainyard.token', '{t3}')")
+        browser.open('#/jobs')
+        browser.driver.refresh()
+        browser.wait('p3 to be shown', lambda: browser.js(
+            "const s = document.querySelector('#project'); return s && s.value;") == 'p3')
+        ti = {'scaleTier': 'CUSTOM', 'masterType': 'n1-standard-4',
+              'masterConfig': {'imageUri': cfg['image'], 'containerCommand': ['sh', '-c', 'true']}}
+        status, body = ServiceApi(BASE, t3).call(
+            'POST', '/v1/projects/p3/jobs', {'jobId': job_id, 'labels': labels, 'trainingInput': ti})
+        expect(status == 200, f'creating p3\'s job: {status} {body}')
+        browser.wait('the new job to be listed without a reload',
+                     lambda: job_id in job_ids_shown(), timeout=15)
+        browser.resize(*NARROW)
+        time.sleep(0.3)
+        over = browser.js("const w = document.querySelector('.table-wrap');"
+                          " return w.scrollWidth - w.clientWidth;")
+        expect(over <= 0, f'the jobs table scrolls sideways by {over} px at {NARROW[0]} px')
+        browser.shot('jobs-long-labels')
+    finally:
+        browser.resize(*WIDE)
+        with open(cfg['tokens'], 'w') as f:
+            f.write(good)
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(0.5)
+        browser.js(f"sessionStorage.setItem('trainyard.token', '{T1}')")
+        browser.open('#/jobs?project=p1')
+        browser.driver.refresh()
+
+
 # --- narrow screens and size ---------------------------------------------------------------
 
 def narrow():
@@ -569,6 +628,8 @@ def main():
         check('a search marks the match, after non-ASCII letters too', search_marks_the_match)
         check('a failed read of the job is said, and cleared by the next that works',
               overview_error_clears, allow=[r'Failed to fetch'])
+        check('a job id the service refuses is said once, not polled, with no labels editor',
+              refused_job_not_polled, allow=[r' 400 '])
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])
         check('an ended job\'s log of long lines is shown whole (more than one page)',
@@ -581,6 +642,8 @@ def main():
               logs_header_follows_state)
         check('a token revoked while the logs page streams is noticed at once and said',
               revoked_token_while_streaming, allow=[r' 401 ', r'net::ERR_'])
+        check('a project\'s first job appears without a reload; long labels wrap at 390 px',
+              first_job_appears)
         check('pages are readable at 390 px (no sideways scrolling)', narrow)
         check('the first load is under 300 KB as served', first_load_size)
     finally:

@@ -2,7 +2,8 @@
 """dashboard-tuning-check.py CONFIG.json: the checks of t5130 (the dashboard's Tuning page) in
 headless Chromium against a running trainyardd. CONFIG names the service (base), the project
 and the tuning job the test started (running when this starts: its last trial waits for the
-file `release` to appear), and the artifact directory.
+file `release` to appear), and the artifact directory. With "phase": "empty" it runs one
+check before the study exists instead, creating the study from the JSON file `study`.
 
 The page is opened with `?test-hooks` in its URL, so tuning.js exposes window.__trainyardTuning
 ({echarts, bench}): the plots are read back from ECharts itself (getInstanceByDom/getOption),
@@ -247,6 +248,18 @@ def thousand_trials():
     browser.shot_full('tuning-1000', 2600)
 
 
+def first_job_appears():
+    """On a service without jobs the Jobs page says so and refreshes: the first job (the
+    study, created here) appears without a reload."""
+    browser.open('#/jobs')
+    browser.wait_text('main', 'No project has jobs yet')
+    status, body = api.call('POST', f'/v1/projects/{P}/jobs', json.load(open(cfg['study'])))
+    expect(status == 200, f'creating the study: {status} {body}')
+    browser.wait('the study to be listed without a reload', lambda: browser.js(
+        "return Array.from(document.querySelectorAll('table.jobs td.id a'),"
+        " a => a.textContent.trim())") == [J], timeout=15)
+
+
 checks = Checks(lambda: browser)
 try:
     try:
@@ -254,6 +267,10 @@ try:
     except Exception:
         open(cfg['release'], 'w').close()  # the study ends even when the browser cannot start
         raise
+    if cfg.get('phase') == 'empty':  # before the study exists: t5130's first checks
+        check('the empty Jobs page lists the first job without a reload', first_job_appears)
+        print('# checks done', flush=True)
+        sys.exit(1 if checks.failed() else 0)
     check('the page follows the running study to its end', follows_running_job)
     if 'job' in state:
         check('one point per finished trial in the history, slice and other plots', one_point_per_trial)

@@ -59,9 +59,13 @@ trials_ended() {
   curl -s "$BASE/v1/projects/p1/jobs/study_job" >job.json &&
   test "$(json_get job.json "len([t for t in d.get(\"trainingOutput\", {}).get(\"trials\", []) if t.get(\"endTime\")])")" -ge "$1"
 }
-test_expect_success 'a tuning job of 6 trials runs; its first trial ends' '
-  test "$(curl -s -o out.json -w "%{http_code}" -H "Content-Type: application/json" \
-    --data-binary @study.json "$BASE/v1/projects/p1/jobs")" = 200 &&
+cat >"$TEST_DIR/config-empty.json" <<EOF2
+{"base": "$BASE", "project": "p1", "job": "study_job", "artifacts": "$DASHBOARD_ART",
+ "release": "$TEST_DIR/release", "phase": "empty", "study": "$TEST_DIR/study.json"}
+EOF2
+dashboard_checks 'empty service' dashboard-tuning-check.py "$TEST_DIR/config-empty.json"
+test_expect_success 'a tuning job of 6 trials runs (created by the check above); its first trial ends' '
+  curl -s -o job.json "$BASE/v1/projects/p1/jobs/study_job" && grep -q "\"jobId\"" job.json &&
   wait_for 30 trials_ended 1
 '
 

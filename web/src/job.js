@@ -328,13 +328,15 @@ export function showJob(root, ctx) {
   // the note says that a read of the job failed: the next read that works clears it
   let noteFrom = null;
   const editor = labelsEditor(ctx, () => refresh());
+  // shown once the job has been read: a job that is missing or not yours has no labels to edit
+  const labels = h('section', { 'aria-labelledby': 'h-lab', hidden: true }, h('h2', { id: 'h-lab' }, 'Labels'), editor.el);
 
   fill(root, head, actions, note, errBox,
     h('div', { class: 'cols' },
       h('section', { 'aria-labelledby': 'h-sum' }, h('h2', { id: 'h-sum' }, 'Summary'), summary),
       h('section', { 'aria-labelledby': 'h-tl' }, h('h2', { id: 'h-tl' }, 'Timeline'), tl)),
     h('section', { 'aria-labelledby': 'h-rep' }, h('h2', { id: 'h-rep' }, 'Replicas'), reps),
-    h('section', { 'aria-labelledby': 'h-lab' }, h('h2', { id: 'h-lab' }, 'Labels'), editor.el),
+    labels,
     h('section', { 'aria-labelledby': 'h-spec' }, h('h2', { id: 'h-spec' }, 'Training input'), spec));
 
   async function cancel(btn) {
@@ -393,6 +395,7 @@ export function showJob(root, ctx) {
       () => drawReplicas(ctx, job));
     update(spec, JSON.stringify(job), () => drawSpec(job));
     editor.load(job);
+    labels.hidden = false;
   }
 
   async function refresh() {
@@ -414,7 +417,9 @@ export function showJob(root, ctx) {
         fill(head, jobHeader(ctx, null, 'job'));
       fill(note, message('error', e.message));
       noteFrom = 'refresh';
-      if (e.httpStatus === 404 || e.httpStatus === 403 || e.httpStatus === 401)
+      // a refusal (the id is not valid, the job is not there or not yours) is for good: no
+      // more reads; a timeout, a limit or the service's own failure may pass
+      if (e.httpStatus >= 400 && e.httpStatus < 500 && e.httpStatus !== 408 && e.httpStatus !== 429)
         return;
     }
     if (!job || !FINAL_STATES.has(job.state))

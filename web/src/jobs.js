@@ -321,10 +321,34 @@ class JobsPage {
   }
 
   tick() {
-    if (this.auto && document.visibilityState === 'visible') {
-      this.load(true);
-      this.refreshCounts();
+    if (!this.auto || document.visibilityState !== 'visible')
+      return;
+    if (!this.project) {
+      this.awaitProjects();
+      return;
     }
+    this.load(true);
+    this.refreshCounts();
+  }
+
+  /** With no project to show yet: read the projects again, and show the first once one has
+   *  jobs (the empty page's note says they appear here). */
+  async awaitProjects() {
+    await this.refreshCounts();
+    if (this.stopped || this.project || !this.ctx.projects.length)
+      return;
+    this.project = this.ctx.projects[0].projectId;
+    this.drawProjects(this.ctx.projects);
+    this.setCrumbs();
+    this.saveQuery();
+    fill(this.el.listErr);
+    await this.load(false);
+  }
+
+  /** The refresh every REFRESH_MS, and at once when the tab is shown again. */
+  startRefresh() {
+    this.timer = setInterval(() => this.tick(), REFRESH_MS);
+    document.addEventListener('visibilitychange', this.onVisible);
   }
 
   setCrumbs() {
@@ -349,6 +373,7 @@ class JobsPage {
       if (!ctx.projects.length) {
         fill(this.el.listErr, message('note', 'No project has jobs yet, or this token grants none. Jobs created with `trainyard jobs submit training` (or the API) appear here.'));
         this.el.prev.disabled = this.el.next.disabled = true;
+        this.startRefresh();
         return;
       }
       this.project = ctx.projects[0].projectId;
@@ -357,10 +382,8 @@ class JobsPage {
     }
     this.saveQuery();
     await this.load(false);
-    if (this.stopped)
-      return;
-    this.timer = setInterval(() => this.tick(), REFRESH_MS);
-    document.addEventListener('visibilitychange', this.onVisible);
+    if (!this.stopped)
+      this.startRefresh();
   }
 
   stop() {
