@@ -693,9 +693,10 @@ dry_run(const struct local_args *a, const struct ty_job *job, const struct local
         if (r == -ENOENT && job->hp->resume_job_id) {
             /* a valid job with nothing left to run: it would succeed (or fail) at once */
             fprintf(stderr,
-                    "Dry run: no trial is left to run (the earlier trials of job %s cover "
+                    "Dry run: no trial is left to run (the earlier trials of job %s%s cover "
                     "the grid): the job would end at once.\n",
-                    job->hp->resume_job_id);
+                    job->hp->resume_job_id,
+                    json_array_size(previous->earlier) ? " and the jobs it resumed" : "");
             return TY_EXIT_OK;
         }
         if (r >= 0) {

@@ -88,6 +88,7 @@ test_expect_success 'the first 3 trials failing fail the job, even when the runn
   test "$(json_get "$(record ff)" "d[\"state\"]")" = FAILED &&
   json_get "$(record ff)" "d[\"errorMessage\"]" >msg &&
   grep -q "^3 trials failed: the first 3 trials all failed (maxFailedTrials is unset). The last failure (trial [1-3]): " msg &&
+  grep -q "Hyperparameter tuning: up to 6 trials, 4 at a time, minimizing loss." out err &&
   grep -Eq " [1-3] trials? still running then succeeded \(see trainingOutput\); the failures decided the job.$" msg &&
   test "$(json_get "$(record ff)" "sum(t[\"state\"] == \"SUCCEEDED\" for t in d[\"trainingOutput\"][\"trials\"])")" -ge 1
 '
@@ -130,7 +131,7 @@ test_expect_success 'resume through a chain: a job resuming a resumed job contin
   test "$(json_get "$(record g2)" "[t[\"hyperparameters\"][\"x\"] for t in d[\"trainingOutput\"][\"trials\"]]")" = "['\''3'\'']" &&
   hp_job g3.json g3 "$(grid "{\"resumePreviousJobId\": \"g2\", \"params\": [$(ints 3), {\"parameterName\": \"mode\", \"type\": \"CATEGORICAL\", \"categoricalValues\": [\"ok\"]}]}")" &&
   "$TRAINYARD" local train g3 --config g3.json --dry-run >out 2>err &&
-  grep -q "^Dry run: no trial is left to run (the earlier trials of job g2 cover the grid)" err &&
+  grep -q "^Dry run: no trial is left to run (the earlier trials of job g2 and the jobs it resumed cover the grid)" err &&
   "$TRAINYARD" local train g3 --config g3.json >out 2>err &&
   grep -q "Resuming the study of job g2 (and the 1 job it resumed in turn): 3 succeeded and 0 failed trials inform the search (0 skipped); new trials are numbered from 4." out &&
   grep -q "no trial was left to run" out &&

@@ -208,8 +208,8 @@ static void test_param_rules(void)
         "params[0].parameterName: 'a=b'",
         "a param name with '='");
     bad(PARAMS("{'parameterName':'','type':'DOUBLE','minValue':0,'maxValue':1}"),
-        "params[0].parameterName: '' may contain only",
-        "an empty param name");
+        "params[0].parameterName: required",
+        "an empty param name is a missing one");
     bad(PARAMS("{'parameterName':'-x','type':'DOUBLE','minValue':0,'maxValue':1}"),
         "params[0].parameterName: '-x' must not start with '-' or '.' (it becomes a ---x=VALUE "
         "argument, which no option parser reads)",

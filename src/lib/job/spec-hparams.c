@@ -49,7 +49,7 @@ static int param_head(const json_t *pj, size_t idx, struct ty_hp_param *p, struc
     const char *scale = str_or(pj, "scaleType", "NONE");
     const char *name = ty_json_str(pj, "parameterName");
 
-    if (!name)
+    if (!name || !*name)
         return ty_error_set(err, EINVAL, HP ".params[%zu].parameterName: required", idx);
     if (!name_ok(name))
         return ty_error_set(err,

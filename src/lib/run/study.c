@@ -412,17 +412,19 @@ static void finish_study(struct ty_study *st)
         study_service(st,
                       TY_SEV_INFO,
                       "Hyperparameter tuning completed: no trial was left to run (the %zu "
-                      "earlier trials of job %s cover every grid point).",
+                      "earlier trials of job %s%s cover every grid point).",
                       st->resumed.succeeded + st->resumed.failed,
-                      st->job->hp->resume_job_id ? st->job->hp->resume_job_id : "-");
+                      st->job->hp->resume_job_id ? st->job->hp->resume_job_id : "-",
+                      st->resumed.chained ? " and the jobs it resumed" : "");
     } else if (st->n_trials == 0 && !st->tuner_failed) {
         /* ... but none of them succeeded: there is no result */
         final = TY_STATE_FAILED;
         free(st->error);
-        st->error = xasprintf("No trial was left to run: the %zu earlier trials of job %s cover "
-                              "every grid point, and none of them succeeded.",
+        st->error = xasprintf("No trial was left to run: the %zu earlier trials of job %s%s "
+                              "cover every grid point, and none of them succeeded.",
                               st->resumed.failed,
-                              st->job->hp->resume_job_id ? st->job->hp->resume_job_id : "-");
+                              st->job->hp->resume_job_id ? st->job->hp->resume_job_id : "-",
+                              st->resumed.chained ? " and the jobs it resumed" : "");
     } else if (st->n_trials == 0) {
         final = TY_STATE_FAILED; /* st->error says why */
     } else {
@@ -586,9 +588,11 @@ int ty_study_start(struct ty_study *st, struct ty_error *err)
     set_state(st, TY_STATE_PREPARING);
     study_service(st,
                   TY_SEV_INFO,
-                  "Hyperparameter tuning: up to %d trials, %zu at a time%s, %s %s.",
+                  "Hyperparameter tuning: up to %d %s, %zu at a time%s, %s %s.",
                   hp->max_trials,
-                  max_running(st),
+                  hp->max_trials == 1 ? "trial" : "trials",
+                  max_running(st) < (size_t)hp->max_trials ? max_running(st)
+                                                           : (size_t)hp->max_trials,
                   max_running(st) < (size_t)hp->max_parallel_trials
                       ? " (as many as the job was given room for)"
                       : "",
