@@ -269,6 +269,9 @@ static void test_param_rules(void)
     bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':2,'maxValue':1}"),
         "minValue (2) must be less than maxValue (1)",
         "minValue > maxValue");
+    bad(PARAMS("{'parameterName':'lr','type':'DOUBLE','minValue':0.30000001,'maxValue':0.3}"),
+        "minValue (0.30000001) must be less than maxValue (0.3)",
+        "the values are written as given, not rounded to 6 digits");
     bad(PARAMS("{'parameterName':'n','type':'INTEGER','minValue':0.5,'maxValue':4}"),
         "params[0]: minValue and maxValue must be whole numbers for INTEGER parameter 'n'",
         "INTEGER with a fractional minValue");
@@ -363,6 +366,10 @@ static void test_param_rules(void)
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[3,1]}"),
         "must be strictly increasing (1 follows 3)",
         "decreasing discrete values");
+    bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[1.0000001,1.0000002,"
+               "1.00000015]}"),
+        "must be strictly increasing (1.00000015 follows 1.0000002)",
+        "discrete values are written as given");
     bad(PARAMS("{'parameterName':'d','type':'DISCRETE','discreteValues':[0,1],"
                "'scaleType':'UNIT_LOG_SCALE'}"),
         "params[0].scaleType: UNIT_LOG_SCALE needs values > 0",

@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "macro.h"
+#include "numfmt.h"
 #include "schema.h"
 #include "spec.h"
 #include "strv.h"
@@ -98,6 +99,7 @@ static int param_range(const json_t *pj,
     json_t *minv = json_object_get(pj, "minValue"), *maxv = json_object_get(pj, "maxValue");
     json_t *cats = json_object_get(pj, "categoricalValues");
     json_t *disc = json_object_get(pj, "discreteValues");
+    char a[TY_DOUBLE_TEXT_MAX], b[TY_DOUBLE_TEXT_MAX];
 
     if (!minv || !maxv)
         return ty_error_set(err,
@@ -121,11 +123,11 @@ static int param_range(const json_t *pj,
     if (!(p->min < p->max))
         return ty_error_set(err,
                             EINVAL,
-                            HP ".params[%zu]: minValue (%g) must be less than maxValue (%g) "
+                            HP ".params[%zu]: minValue (%s) must be less than maxValue (%s) "
                                "for parameter '%s'",
                             idx,
-                            p->min,
-                            p->max,
+                            ty_fmt_double(p->min, a),
+                            ty_fmt_double(p->max, b),
                             p->name);
     if (fabs(p->min) > HP_VALUE_MAX || fabs(p->max) > HP_VALUE_MAX)
         return ty_error_set(err,
@@ -154,11 +156,11 @@ static int param_range(const json_t *pj,
     if (scale_is_log(p->scale) && p->min <= 0)
         return ty_error_set(err,
                             EINVAL,
-                            HP ".params[%zu].scaleType: %s needs minValue > 0 (got %g) for "
+                            HP ".params[%zu].scaleType: %s needs minValue > 0 (got %s) for "
                                "parameter '%s'",
                             idx,
                             scale,
-                            p->min,
+                            ty_fmt_double(p->min, a),
                             p->name);
     if (algo == TY_HP_ALGO_GRID && p->type == TY_HP_DOUBLE)
         return ty_error_set(err,
@@ -262,6 +264,7 @@ static int param_discrete(const json_t *pj, size_t idx, struct ty_hp_param *p, s
 {
     json_t *disc, *d;
     size_t i;
+    char a[TY_DOUBLE_TEXT_MAX], b[TY_DOUBLE_TEXT_MAX];
     int r = value_list(pj, idx, p, "DISCRETE", "discreteValues", TY_HP_MAX_DISCRETE, &disc, err);
 
     if (r < 0)
@@ -274,19 +277,19 @@ static int param_discrete(const json_t *pj, size_t idx, struct ty_hp_param *p, s
         if (fabs(p->discrete[i]) > HP_VALUE_MAX)
             return ty_error_set(err,
                                 EINVAL,
-                                HP ".params[%zu].discreteValues: %g is out of range: values must "
+                                HP ".params[%zu].discreteValues: %s is out of range: values must "
                                    "lie within +-%g (half the largest double)",
                                 idx,
-                                p->discrete[i],
+                                ty_fmt_double(p->discrete[i], a),
                                 HP_VALUE_MAX);
         if (i > 0 && !(p->discrete[i] > p->discrete[i - 1]))
             return ty_error_set(err,
                                 EINVAL,
                                 HP ".params[%zu].discreteValues: must be strictly increasing "
-                                   "(%g follows %g)",
+                                   "(%s follows %s)",
                                 idx,
-                                p->discrete[i],
-                                p->discrete[i - 1]);
+                                ty_fmt_double(p->discrete[i], a),
+                                ty_fmt_double(p->discrete[i - 1], b));
     }
     if (scale_is_log(p->scale) && p->discrete[0] <= 0)
         return ty_error_set(err,
