@@ -9,6 +9,7 @@
 # The trial program: --mode=M
 #   ok*     report --x after --sleep seconds (oks*: 1.5 s unless --sleep)
 #   fail*   exit 1 at once
+#   badstep report twice, with a global_step of "3.5" and of "-3"
 #   crash1  first run: report 5.0 at step 7 and crash (exit 134); later runs: exit 0 silently
 #   fifo    leave a FIFO at the metric path; link: a symbolic link to a file of good reports
 #   huge    write 15,000 reports (1.6 MB), the last 0.123
@@ -24,6 +25,9 @@ if mode.startswith("fail"):
 if mode.startswith("ok"):
     time.sleep(float(opt.get("sleep", "1.5" if mode.startswith("oks") else "0")))
     open(path, "a").write(line(opt.get("x", "0.5"), 1))
+elif mode == "badstep":
+    open(path, "a").write(json.dumps({tag: "0.5", "global_step": "3.5"}) + "\n" +
+                          json.dumps({tag: "0.4", "global_step": "-3"}) + "\n")
 elif mode == "crash1":
     marker = os.path.join(os.environ["TEST_DIR"], "crashed." + opt["job"])
     if not os.path.exists(marker):
@@ -104,6 +108,13 @@ test_expect_success 'a retried trial starts from an empty metric file: a crashed
 	assert "reported no value of the metric" in t["errorMessage"], t
 	assert "finalMetric" not in t and not t.get("allMetrics"), t
 	PY
+'
+test_expect_success 'reports whose global_step is not a whole number of at least 0 are not used, and the failure says why' '
+  hp_job bs.json bs "$(grid "{\"maxTrials\": 1}" badstep)" &&
+  set +e; "$TRAINYARD" local train bs --config bs.json >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  json_get "$(record bs)" "d[\"trainingOutput\"][\"trials\"][0][\"errorMessage\"]" >msg &&
+  grep -q "reported no usable value of the metric .loss. in .*/output.metrics: none of its 2 lines is a JSON object with .loss. a finite number (or a string of one), global_step a whole number of at least 0" msg
 '
 test_expect_success 'a FIFO or a link at the metric path fails its trial; the study goes on' '
   hp_job ff.json ff "$(grid "{}" fifo link ok)" &&

@@ -31,6 +31,7 @@ struct trial_run {
     /* The metric file's last report of the tag when its value was not finite ("nan": value
      * NaN), else all zeros: a trial whose training diverged has no result */
     struct ty_hp_measurement nonfinite;
+    size_t skipped_lines; /* of the metric file at its last read: not usable reports */
     char *text; /* ty_study_trial_pretty at text_depth; NULL: changed */
     int text_depth;
 };

@@ -33,7 +33,8 @@ static int read_metrics(struct trial_run *tr, bool final, struct ty_error *err)
         return 0;
     if (r < 0)
         return r;
-    r = ty_hypertune_parse(text, len, tr->st->tag, final, &m, &n, NULL, &tr->nonfinite, err);
+    r = ty_hypertune_parse(
+        text, len, tr->st->tag, final, &m, &n, &tr->skipped_lines, &tr->nonfinite, err);
     if (r < 0)
         return r;
     free(tr->t.metrics);
@@ -125,6 +126,17 @@ enum ty_job_state study_judge_trial(
                        isnan(tr->nonfinite.value) ? "NaN"
                        : tr->nonfinite.value > 0  ? "infinite"
                                                   : "-infinite");
+    else if (!tr->t.has_metric && tr->skipped_lines > 0)
+        (void)snprintf(msg,
+                       n,
+                       "The trial succeeded but reported no usable value of the metric '%s' in "
+                       "%s/output.metrics: none of its %zu lines is a JSON object with '%s' a "
+                       "finite number (or a string of one), global_step a whole number of at "
+                       "least 0 and timestamp a number, where present.",
+                       tr->st->tag,
+                       tr->metric_dir,
+                       tr->skipped_lines,
+                       tr->st->tag);
     else if (!tr->t.has_metric)
         (void)snprintf(msg,
                        n,

@@ -98,7 +98,7 @@ parse_line(const char *line, size_t len, const char *tag, struct ty_hp_measureme
     else if (get_double(v, &m->value) < 0)
         return NOT_A_REPORT;
     v = json_object_get(doc, "global_step");
-    if (v && !json_is_null(v) && get_int64(v, &m->step) < 0)
+    if (v && !json_is_null(v) && (get_int64(v, &m->step) < 0 || m->step < 0))
         return NOT_A_REPORT;
     v = json_object_get(doc, "timestamp");
     if (v && !json_is_null(v) && get_double(v, &m->timestamp) < 0)

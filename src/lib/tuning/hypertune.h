@@ -44,7 +44,8 @@ struct ty_hp_measurement {
  * be a JSON string holding a number (the library's form) or a JSON number; "global_step" an
  * integer or a string of one; "timestamp" a number or a string of one. Lines that are blank,
  * partial (still being written), not JSON, not objects, without the tag, with a
- * non-finite/non-numeric value, or with a global_step/timestamp present but not a number are
+ * non-finite/non-numeric value, or with a global_step present but not a whole number of at
+ * least 0, or a timestamp present but not a number, are
  * skipped and counted in *skipped (may be NULL) — never an error. When the tag's last report
  * is a string of a number that is not finite ("nan", "inf": a training that diverged), it
  * goes to *@last_nonfinite (may be NULL), its value that number; else *@last_nonfinite is all
