@@ -32,7 +32,7 @@ struct trial_run {
      * NaN), else all zeros: a trial whose training diverged has no result */
     struct ty_hp_measurement nonfinite;
     size_t skipped_lines; /* of the metric file at its last read: not usable reports */
-    char *text; /* ty_study_trial_pretty at text_depth; NULL: changed */
+    char *text;           /* ty_study_trial_pretty at text_depth; NULL: changed */
     int text_depth;
 };
 
