@@ -23,9 +23,11 @@
 #include "clusterenv.h"
 #include "fdutil.h"
 #include "format.h"
+#include "hypertune.h"
 #include "jobrun.h"
 #include "jobs.h"
 #include "json.h"
+#include "local-dryrun.h"
 #include "local-gpus.h"
 #include "local-previous.h"
 #include "macro.h"
@@ -670,71 +672,6 @@ load_previous(const struct local_args *a, const struct ty_job *job, struct local
     return 0;
 }
 
-/* --dry-run: every replica's command and environment as JSON (a tuning job: its first
- * trial's). Returns the exit status. */
-static int
-dry_run(const struct local_args *a, const struct ty_job *job, const struct local_previous *previous)
-{
-    _cleanup_json_ json_t *out = NULL;
-    _cleanup_free_ char *text = NULL;
-    _cleanup_strv_free_ char **trial_args = NULL;
-    struct ty_trial_suggestion *trial = NULL;
-    struct ty_error e = {0};
-    int r = 0;
-
-    if (job->hp) {
-        r = ty_study_first_trial(job,
-                                 ty_study_default_seed(job),
-                                 previous->job,
-                                 previous->earlier,
-                                 &trial,
-                                 &trial_args,
-                                 &e);
-        if (r == -ENOENT && job->hp->resume_job_id) {
-            /* a valid job with nothing left to run: it would succeed (or fail) at once */
-            fprintf(stderr,
-                    "Dry run: no trial is left to run (the earlier trials of job %s%s cover "
-                    "the grid): the job would end at once.\n",
-                    job->hp->resume_job_id,
-                    json_array_size(previous->earlier) ? " and the jobs it resumed" : "");
-            return TY_EXIT_OK;
-        }
-        if (r >= 0) {
-            _cleanup_free_ char *shown = ty_json_compact(trial->parameters);
-            if (job->hp->resume_job_id) /* its trials are numbered on from the earlier ones */
-                fprintf(stderr,
-                        "Dry run of trial %s, the first of up to %d of this job (it resumes "
-                        "job %s), with %s.\n",
-                        trial->trial_id,
-                        job->hp->max_trials,
-                        job->hp->resume_job_id,
-                        shown);
-            else
-                fprintf(stderr,
-                        "Dry run of trial %s of up to %d, with %s.\n",
-                        trial->trial_id,
-                        job->hp->max_trials,
-                        shown);
-        }
-    }
-    if (r >= 0)
-        r = ty_supervisor_dry_run(ty_runtime_find(a->runtime),
-                                  job,
-                                  trial ? trial->trial_id : NULL,
-                                  trial_args,
-                                  &a->opts.env,
-                                  &out,
-                                  &e);
-    ty_trial_suggestions_free(trial, trial ? 1 : 0);
-    if (r < 0) {
-        cli_error(PATH, "%s", ty_error_msg(&e));
-        return TY_EXIT_USAGE;
-    }
-    text = ty_json_pretty(out);
-    puts(text);
-    return TY_EXIT_OK;
-}
-
 static int local_train(int argc, char **argv)
 {
     const char *env_runtime = getenv("TRAINYARD_RUNTIME");
@@ -758,7 +695,7 @@ static int local_train(int argc, char **argv)
     if (load_previous(&a, job, &previous) < 0)
         goto out;
     if (a.dry_run) {
-        rc = dry_run(&a, job, &previous);
+        rc = local_dry_run(a.runtime, &a.opts.env, a.state_dir, job, &previous);
         goto out;
     }
     if (!a.state_dir) {

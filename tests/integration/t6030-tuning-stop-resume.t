@@ -185,7 +185,9 @@ test_expect_success '--dry-run shows the first trial: its id and --name=value ar
   "$TRAINYARD" local train dry_a --config a.json --dry-run >out 2>err &&
   grep -q "^Dry run of trial 1 of up to 10, with {\"q\":\"good1\"}.$" err &&
   test "$(json_get out "d[0][\"args\"]")" = "['\''--job=stop_a'\'', '\''--q=good1'\'']" &&
-  test "$(json_get out "d[0][\"env\"][\"CLOUD_ML_TRIAL_ID\"]")" = 1
+  test "$(json_get out "d[0][\"env\"][\"CLOUD_ML_TRIAL_ID\"]")" = 1 &&
+  test "$(json_get out "d[0][\"env\"][\"CLOUD_ML_HP_METRIC_TAG\"]")" = acc &&
+  test "$(json_get out "d[0][\"env\"][\"CLOUD_ML_HP_METRIC_FILE\"]")" = "$TRAINYARD_HOME/jobs/local/dry_a/trials/1/output.metrics"
 '
 test_expect_success '--dry-run of a resumed study shows its next trial' '
   "$TRAINYARD" local train dry_b --config b.json --dry-run >out 2>err &&
