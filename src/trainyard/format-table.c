@@ -28,8 +28,16 @@ struct ty_table *ty_table_new(size_t ncols, const char *const *headers)
 void ty_table_add(struct ty_table *t, const char *const *cells)
 {
     t->cells = xreallocarray(t->cells, (t->nrows + 1) * (t->ncols ? t->ncols : 1), sizeof(char *));
-    for (size_t i = 0; i < t->ncols; i++)
-        t->cells[t->nrows * t->ncols + i] = xstrdup(cells[i] ? cells[i] : "");
+    for (size_t i = 0; i < t->ncols; i++) {
+        char *c = xstrdup(cells[i] ? cells[i] : "");
+        /* A user's value (a CATEGORICAL value, a label) may hold a tab, a carriage return or
+         * an escape: shown as '?', so that it can neither misalign the columns nor drive the
+         * terminal. A line break is a cell of several lines (format.h). */
+        for (char *p = c; *p; p++)
+            if (((unsigned char)*p < 0x20 && *p != '\n') || *p == 0x7f)
+                *p = '?';
+        t->cells[t->nrows * t->ncols + i] = c;
+    }
     t->nrows++;
 }
 

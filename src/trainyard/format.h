@@ -145,7 +145,8 @@ bool ty_format_needs_keys(const struct ty_format *f);
 struct ty_table;
 /* A table with @ncols columns titled @headers (copied). Free with ty_table_free. */
 struct ty_table *ty_table_new(size_t ncols, const char *const *headers);
-/* Add a row of @ncols cells (NULL: empty). */
+/* Add a row of @ncols cells (NULL: empty), copied with every control character but the line
+ * break (a cell of several lines) shown as '?'. */
 void ty_table_add(struct ty_table *t, const char *const *cells);
 /* Drop the columns flagged in @optional whose cells are all empty. */
 void ty_table_drop_empty(struct ty_table *t, const bool *optional);

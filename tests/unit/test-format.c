@@ -287,6 +287,29 @@ static void test_table_width(void)
     ty_table_free(t);
 }
 
+/* A cell's tab, carriage return or escape is shown as '?': a user's value neither misaligns
+ * the columns nor drives the terminal. */
+static void test_table_controls(void)
+{
+    static const char *const heads[] = {"TRIAL", "opt"};
+    static const char *const row[] = {"1", "a\tb\rc\033[2Jd\x7f"};
+    struct ty_table_style st = {0};
+    struct ty_table *t = ty_table_new(2, heads);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    ty_table_add(t, row);
+    ty_table_print(t, out, &st);
+    fclose(out);
+    is_str(buf,
+           "TRIAL  opt\n"
+           "1      a?b?c?[2Jd?\n",
+           "table: control characters in a cell are shown as '?'");
+    free(buf);
+    ty_table_free(t);
+}
+
 /* A plain table fitted to 30 columns with its first column repeated: the parts a blank line
  * apart, each starting with the key; without max_width no part is split off. */
 static void test_table_repeat(void)
@@ -388,6 +411,7 @@ int main(void)
     test_parse();
     test_table_width();
     test_table_repeat();
+    test_table_controls();
     test_discovery();
     json_decref(jobs);
     return done_testing();
