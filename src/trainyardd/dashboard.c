@@ -43,8 +43,10 @@ static void answer(const struct tyd_request *rq,
 {
     bool gz =
         tyd_accepts_gzip(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept-Encoding"));
+    char gz_etag[64];
+    const char *etag = gz ? tyd_gzip_etag(a->etag, gz_etag, sizeof(gz_etag)) : a->etag;
     bool fresh = tyd_etag_matches(
-        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "If-None-Match"), a->etag);
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "If-None-Match"), etag);
     struct MHD_Response *r =
         fresh ? MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT)
         : gz  ? MHD_create_response_from_buffer(a->gz_len, (void *)a->gz, MHD_RESPMEM_PERSISTENT)
@@ -54,7 +56,7 @@ static void answer(const struct tyd_request *rq,
         tyd_error(rep, 500, NULL, "internal error: cannot answer with the dashboard's %s", a->name);
         return;
     }
-    (void)MHD_add_response_header(r, "ETag", a->etag);
+    (void)MHD_add_response_header(r, "ETag", etag);
     (void)MHD_add_response_header(r, "Cache-Control", cache);
     (void)MHD_add_response_header(r, "Vary", "Accept-Encoding");
     if (!fresh) {

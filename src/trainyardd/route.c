@@ -205,6 +205,14 @@ static void allow_add(struct tyd_route *r, const char *method)
     (void)snprintf(r->allow + used, sizeof(r->allow) - used, "%s%s", used ? ", " : "", method);
 }
 
+/* Does row @i answer HEAD: every GET but a log stream (RFC 9110 9.3.2: what GET answers,
+ * without its body, which libmicrohttpd leaves out; a followed log has no end to its
+ * headers' answer)? */
+static bool answers_head(size_t i)
+{
+    return strcmp(rows[i].http_method, "GET") == 0 && rows[i].method != TYD_JOBS_LOGS;
+}
+
 /* The answer for row @i, which matched: its project and job, and why it is not offered. */
 static void take_row(struct tyd_route *r, size_t i, const struct ids *ids)
 {
@@ -239,13 +247,16 @@ void tyd_route(const char *m, const char *path, struct tyd_route *r)
                 bad = ids;
             continue;
         }
-        if (strcmp(rows[i].http_method, "*") == 0 || strcmp(rows[i].http_method, m) == 0) {
+        if (strcmp(rows[i].http_method, "*") == 0 || strcmp(rows[i].http_method, m) == 0 ||
+            (strcmp(m, "HEAD") == 0 && answers_head(i))) {
             take_row(r, i, &ids);
             return;
         }
         matched = true;
         found = ids;
         allow_add(r, rows[i].http_method);
+        if (answers_head(i))
+            allow_add(r, "HEAD");
     }
     if (matched) {
         r->method = TYD_BAD_METHOD;
@@ -385,4 +396,15 @@ bool tyd_etag_matches(const char *inm, const char *etag)
         inm += len;
     }
     return false;
+}
+
+const char *tyd_gzip_etag(const char *etag, char *buf, size_t size)
+{
+    size_t n = strlen(etag);
+
+    if (n < 2 || etag[n - 1] != '"' || n + 3 >= size)
+        return etag;
+    memcpy(buf, etag, n - 1);
+    memcpy(buf + n - 1, "-gz\"", 5);
+    return buf;
 }

@@ -128,6 +128,11 @@ bool tyd_accepts_gzip(const char *ae);
  * "*", or a comma-separated list of ETags, weak ones (W/"...") compared weakly as RFC 9110
  * 13.1.2 says for GET? */
 bool tyd_etag_matches(const char *inm, const char *etag);
+/* The ETag of a file's gzip representation, from its own @etag ("abc" -> "abc-gz"), into
+ * @buf of @size: a strong validator names one representation, so a cache never takes one
+ * encoding's bytes for the other's (RFC 9110 8.8.3). Returns @buf, or @etag when it does not
+ * fit or is not quoted. */
+const char *tyd_gzip_etag(const char *etag, char *buf, size_t size);
 
 /* Percent-decode @s in place (the URL's path, a query parameter's name or value) and return
  * its new length; "%00" and malformed escapes are kept as written, so a decoded string never

@@ -41,6 +41,20 @@ test_expect_success 'the daemon starts and answers /healthz' '
   test "$(api GET /healthz)" = 200 && grep -q ok out.json
 '
 
+test_expect_success 'HEAD is answered as GET without a body (not for a log); gzip has an ETag of its own' '
+  curl -s -I -o head.txt -w "%{http_code} %{size_download}" "$BASE/healthz" >code &&
+  test "$(cat code)" = "200 0" && grep -q "^Content-Length: 21" head.txt &&
+  test "$(curl -s -I -o /dev/null -w "%{http_code}" "$BASE/")" = 200 &&
+  test "$(curl -s -I -o /dev/null -w "%{http_code}" "$BASE/v1/projects/p1/jobs/nope")" = 404 &&
+  curl -s -I -o head.txt -w "%{http_code}" "$BASE/v1/projects/p1/jobs/nope/logs" >code &&
+  test "$(cat code)" = 405 && grep -q "^Allow: GET" head.txt &&
+  curl -s -D plain.h -o /dev/null "$BASE/" && curl -s --compressed -D gz.h -o /dev/null "$BASE/" &&
+  e1=$(sed -n "s/^ETag: //p" plain.h | tr -d "\r") && e2=$(sed -n "s/^ETag: //p" gz.h | tr -d "\r") &&
+  test -n "$e1" && test "$e2" = "${e1%\"}-gz\"" &&
+  test "$(curl -s --compressed -o /dev/null -w "%{http_code}" -H "If-None-Match: $e2" "$BASE/")" = 304 &&
+  test "$(curl -s --compressed -o /dev/null -w "%{http_code}" -H "If-None-Match: $e1" "$BASE/")" = 200
+'
+
 test_expect_success 'create runs the job to SUCCEEDED; get shows its times' '
   job_body ok.json ok_job "echo hello-$M; echo to-stderr >&2; sleep 0.5" 1 &&
   test "$(api POST /v1/projects/p1/jobs ok.json)" = 200 &&

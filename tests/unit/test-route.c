@@ -120,12 +120,23 @@ static void test_table(void)
         is_int(r.api->auth, c[i].auth, "%s %s: auth", c[i].method, c[i].path);
     }
     tyd_route("DELETE", "/v1/projects/p/jobs", &r);
-    is_str(r.allow, "GET, POST", "jobs collection: Allow");
+    is_str(r.allow, "GET, HEAD, POST", "jobs collection: Allow");
     ok(r.api == NULL, "a 405 names no row");
     tyd_route("PUT", "/v1/projects/p/jobs/j", &r);
-    is_str(r.allow, "GET, PATCH", "a job: Allow");
+    is_str(r.allow, "GET, HEAD, PATCH", "a job: Allow");
     tyd_route("GET", "/v1/projects/p/jobs/j:cancel", &r);
     is_str(r.allow, "POST", "cancel: Allow");
+    /* HEAD: what GET answers, but a log stream */
+    tyd_route("HEAD", "/healthz", &r);
+    is_int(r.method, TYD_HEALTH, "HEAD /healthz");
+    tyd_route("HEAD", "/static/app-1.js", &r);
+    is_int(r.method, TYD_DASHBOARD_ASSET, "HEAD of a dashboard file");
+    tyd_route("HEAD", "/v1/projects/p/jobs/j", &r);
+    is_int(r.method, TYD_JOBS_GET, "HEAD of a job");
+    tyd_route("HEAD", "/v1/projects/p/jobs/j/logs", &r);
+    ok(r.method == TYD_BAD_METHOD && strcmp(r.allow, "GET") == 0, "no HEAD of a log (%s)", r.allow);
+    tyd_route("HEAD", "/v1/projects/p/jobs/j:cancel", &r);
+    is_int(r.method, TYD_BAD_METHOD, "no HEAD of a POST");
     tyd_route("GET", "/v1/projects/p/jobs/j:getIamPolicy", &r);
     ok(strstr(r.detail, "getIamPolicy is not supported") != NULL, "IAM: detail (%s)", r.detail);
     tyd_route("GET", "/v1/projects/p/jobs/j", &r);
@@ -310,6 +321,15 @@ static void test_dashboard_headers(void)
            "If-None-Match '%s': %s",
            inm[i].inm ? inm[i].inm : "(none)",
            inm[i].match ? "current" : "not current");
+    {
+        char buf[16];
+        is_str(tyd_gzip_etag("\"abc\"", buf, sizeof(buf)), "\"abc-gz\"", "gzip's ETag differs");
+        ok(!tyd_etag_matches("\"abc\"", tyd_gzip_etag("\"abc\"", buf, sizeof(buf))),
+           "the identity ETag does not validate the gzip representation");
+        is_str(tyd_gzip_etag("\"0123456789ab\"", buf, sizeof(buf)),
+               "\"0123456789ab\"",
+               "one that does not fit is left as it is");
+    }
 }
 
 int main(void)
