@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "macro.h"
@@ -79,8 +80,39 @@ const char *ty_slurm_replica_runtime(const struct ty_job *job)
     return all_have_commands(job) ? "process" : "container";
 }
 
+/* Slurm's commands (srun, squeue, scancel) read the cluster's configuration: SLURM_CONF's
+ * file, else the installed one, else, on a configless cluster, the one a server named by
+ * SLURM_CONF_SERVER gives or slurmd keeps a copy of. Without any they look for the
+ * controller in DNS (SRV records) and fail, and every step of the run waits on that: a
+ * missing configuration is said before anything starts. */
+#define SLURM_CONF_INSTALLED "/etc/slurm/slurm.conf"
+#define SLURM_CONF_CACHED    "/run/slurm/conf/slurm.conf"
+static int slurm_config_found(struct ty_error *err)
+{
+    const char *conf = getenv("SLURM_CONF"), *server = getenv("SLURM_CONF_SERVER");
+
+    if (conf && *conf)
+        return access(conf, R_OK) == 0
+                   ? 0
+                   : ty_error_set(err,
+                                  ENOENT,
+                                  "the slurm runtime cannot read the Slurm configuration "
+                                  "SLURM_CONF names ('%s': %s)",
+                                  conf,
+                                  strerror(errno));
+    if ((server && *server) || access(SLURM_CONF_INSTALLED, R_OK) == 0 ||
+        access(SLURM_CONF_CACHED, R_OK) == 0)
+        return 0;
+    return ty_error_set(err,
+                        ENOENT,
+                        "the slurm runtime found no Slurm configuration: SLURM_CONF is not set "
+                        "and there is no " SLURM_CONF_INSTALLED " (nor, for a configless "
+                        "cluster, SLURM_CONF_SERVER or slurmd's copy " SLURM_CONF_CACHED ")");
+}
+
 /* On the nodes a replica runs its command as a program, or its image through the node's
- * container engine (TRAINYARD_SLURM_REPLICAS; see ty_slurm_replica_runtime). */
+ * container engine (TRAINYARD_SLURM_REPLICAS; see ty_slurm_replica_runtime). And Slurm must
+ * be configured here (slurm_config_found). */
 int ty_slurm_validate(const struct ty_job *job, struct ty_error *err)
 {
     const char *mode = getenv("TRAINYARD_SLURM_REPLICAS");
@@ -92,6 +124,8 @@ int ty_slurm_validate(const struct ty_job *job, struct ty_error *err)
                             "TRAINYARD_SLURM_REPLICAS (slurm-replicas): expected auto, process "
                             "or container, got '%s'",
                             mode);
+    if (slurm_config_found(err) < 0)
+        return -ENOENT;
     if (strcmp(ty_slurm_replica_runtime(job), "process") == 0)
         return require_commands(job,
                                 "slurm runtime when its replicas run as programs "
