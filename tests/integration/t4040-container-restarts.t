@@ -8,7 +8,8 @@
 # under a job loses its replicas, which run again on a new one; no container or network is
 # left.
 # Every replica appends to files in the job directory, one line per run: the hash of its
-# CLUSTER_SPEC + TF_CONFIG (.env), its start time (.up, /proc/uptime) and address (.ip).
+# CLUSTER_SPEC + TF_CONFIG (.env), its start time (.up, /proc/uptime), address (.ip) and MAC
+# address (.mac: a container restarted in place keeps it, so its peers reach it at once).
 # Skipped (every test) when no usable container engine is on this machine.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
@@ -50,6 +51,7 @@ same_each() {
 PRE='jd=${0#--job-dir=}; me=$(hostname)
 printf "%s\n%s\n" "$CLUSTER_SPEC" "$TF_CONFIG" | sha256sum | cut -c1-64 >>$jd/$me.env
 ip -4 addr show eth0 | grep -o "inet [0-9.]*" >>$jd/$me.ip
+cat /sys/class/net/eth0/address >>$jd/$me.mac
 cat /sys/fs/cgroup/memory/memory.limit_in_bytes >$jd/$me.mem 2>/dev/null
 cut -d" " -f1 /proc/uptime >>$jd/$me.up
 '
@@ -75,6 +77,7 @@ test_expect_success 'container restarts: kill-once' '
   test "$(lines jda/cmle-training-worker-*-1.up)" -eq 1 &&
   test "$(lines jda/cmle-training-master-*-0.up)" -eq 1 &&
   same_each jda env && same_each jda ip &&
+  same_each jda mac && grep -q "^02:42:c6:1[23]:" jda/cmle-training-worker-*-0.mac &&
   test -z "$(leftovers ctr_once_$J)"
 '
 # Replica death to its program running again, from the kernel's uptime in both containers.

@@ -165,6 +165,16 @@ add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, js
     ty_buf_release(&cuda);
 }
 
+const char *ctr_mac_of(const char *ip, char mac[CTR_MAC_TEXT_MAX])
+{
+    unsigned a, b, c, d;
+
+    if (sscanf(ip, "%u.%u.%u.%u", &a, &b, &c, &d) != 4 || a > 255 || b > 255 || c > 255 || d > 255)
+        a = b = c = d = 0;
+    (void)snprintf(mac, CTR_MAC_TEXT_MAX, "02:42:%02x:%02x:%02x:%02x", a, b, c, d);
+    return mac;
+}
+
 /* The HostConfig of @cr's container: names of the other replicas, limits, the init, the job's
  * directories and GPUs (adding to @envj what they need), and its network or the host's. */
 static json_t *host_config(struct container_rt *c, struct ctr_replica *cr, json_t *envj)
@@ -237,16 +247,19 @@ char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *cons
     const struct ty_cluster_plan *plan = c->base.plan;
     struct ty_replica *rep = cr->r;
     json_t *envj = ctr_strv_array(env), *hc = host_config(c, cr, envj), *body, *endpoints;
+    char mac[CTR_MAC_TEXT_MAX];
     char *text;
 
     /* On the host's network the cluster's addresses are the hosts'; else the replica's
-     * address and name on the job's network. */
+     * address, MAC address and name on the job's network. */
     endpoints = plan->host_network ? json_object()
-                                   : json_pack("{s:{s:{s:s},s:[s]}}",
+                                   : json_pack("{s:{s:{s:s},s:s,s:[s]}}",
                                                c->network,
                                                "IPAMConfig",
                                                "IPv4Address",
                                                cr->ip,
+                                               "MacAddress",
+                                               ctr_mac_of(cr->ip, mac),
                                                "Aliases",
                                                rep->host);
     body = json_pack("{s:s,s:o,s:{s:s,s:s,s:s,s:s},s:o,s:{s:o}}",

@@ -330,6 +330,13 @@ void ctr_size_roles(struct container_rt *c);
 int ctr_check_gpus(struct container_rt *c, struct ty_error *err);
 /* A JSON array of the strings of @v ([] for NULL). */
 json_t *ctr_strv_array(char *const *v);
+/* The MAC address of the replica at the IPv4 address @ip on its job's network, into @mac:
+ * Docker's own rule (02:42 and the address's four bytes), fixed so that a replica restarted
+ * in place (a new container at the same address) is reached at once: with a new MAC its
+ * peers' neighbour tables kept the old one for half a minute. Returns @mac. */
+#define CTR_MAC_TEXT_MAX 18
+const char *ctr_mac_of(const char *ip, char mac[CTR_MAC_TEXT_MAX]);
+
 /* The body of POST /containers/create for replica @cr with the contract variables @env,
  * with HostConfig.Init unless c->no_init. Caller frees. */
 char *ctr_create_body(struct container_rt *c, struct ctr_replica *cr, char *const env[]);
