@@ -170,9 +170,17 @@ static void probe_removed(void *ctx, long status, const char *body, size_t len, 
         clean_done(c);
 }
 
+void ctr_cleanup_probe_answered(struct container_rt *c)
+{
+    struct ty_error e = {0};
+
+    if (ctr_container_remove_start(c, &c->users.rm, c->users.probe_id, probe_removed, c, &e) < 0)
+        probe_removed(c, 0, NULL, 0, ty_error_msg(&e));
+}
+
 /* Start removing every container (also those whose create was still in flight, and a probe
- * prepare left), then the network. Returns true when under way (`cleaned` follows), false
- * when it ended at once. */
+ * prepare left, once its create in flight is answered), then the network. Returns true when under
+ * way (`cleaned` follows), false when it ended at once. */
 static bool start_removals(struct container_rt *c)
 {
     c->removing = 1; /* until every removal has started: none may end the batch early */
@@ -183,9 +191,14 @@ static bool start_removals(struct container_rt *c)
         else
             c->removing++;
     }
-    if (c->users.probe_id &&
-        ctr_container_remove_start(c, &c->users.rm, c->users.probe_id, probe_removed, c, NULL) == 0)
+    if (c->users.probe_id && c->users.creating) { /* removed once its create is answered */
+        c->users.remove_when_created = true;
         c->removing++;
+    } else if (c->users.probe_id &&
+               ctr_container_remove_start(
+                   c, &c->users.rm, c->users.probe_id, probe_removed, c, NULL) == 0) {
+        c->removing++;
+    }
     /* Callbacks run later on the loop, never from within a start: the last one to end goes
      * on with the network, or this does when none started. */
     return --c->removing > 0 || remove_network(c, false);
@@ -266,6 +279,9 @@ void ctr_cleanup_now(struct container_rt *c)
     if (c->cleaned || !c->reps)
         return;
     ctr_prepare_abort(c);
+    /* destroy cannot wait for a probe's create on the loop: cut short after all */
+    ty_engine_call_cancel(&c->pcall);
+    c->users.creating = c->users.remove_when_created = false;
     if (!c->eng.api) {
         release(c);
         return;

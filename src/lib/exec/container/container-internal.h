@@ -115,6 +115,11 @@ struct ctr_users {
     char *probe_id; /* the name of the container made to read the image's accounts, from its
                      * create until it is removed */
     bool recreated; /* a probe of that name was in the way, and removed */
+    /* Its create is in flight: a cleanup lets it be answered before the removal by name
+     * (cut short, the engine may make it after the removal, or be stopped in the middle of
+     * making it, which left Podman's store broken for every later job) */
+    bool creating;
+    bool remove_when_created; /* ... and the cleanup waits for that answer */
     struct ty_engine_call rm; /* its removal in cleanup */
 };
 
@@ -157,6 +162,10 @@ struct container_rt {
     bool network_forced;            /* ... with ?force=1 */
     struct ctr_users users;
 };
+
+/* The probe's create, in flight when the cleanup began (ctr_users.remove_when_created), has
+ * been answered: its removal starts now (container-cleanup.c). */
+void ctr_cleanup_probe_answered(struct container_rt *c);
 
 /* ---- each replica's run (container-run.c) ---- */
 

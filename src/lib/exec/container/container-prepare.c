@@ -525,7 +525,8 @@ void ctr_prepare_abort(struct container_rt *c)
     if (!c->preparing)
         return;
     c->preparing = false;
-    ty_engine_call_cancel(&c->pcall);
+    if (!c->users.creating) /* a probe's create is let finish: ctr_users.creating */
+        ty_engine_call_cancel(&c->pcall);
     for (size_t i = 0; i < c->n; i++)
         ty_engine_call_cancel(&c->reps[i].rm_call);
     ty_engine_chores_cancel(&c->eng);

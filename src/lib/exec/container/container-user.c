@@ -412,6 +412,14 @@ on_probe_created(void *ctx, long status, const char *body, size_t len, const cha
     struct container_rt *c = ctx;
     char why[300];
 
+    c->users.creating = false;
+    if (c->users.remove_when_created) { /* the cleanup began meanwhile, and waits for this */
+        c->users.remove_when_created = false;
+        ctr_cleanup_probe_answered(c);
+        return;
+    }
+    if (!c->preparing) /* aborted: the cleanup removes it by its name */
+        return;
     /* 409: the name is taken, by a probe an attempt before of this run left (a retry keeps
      * the run's hash): removed, then made again, once. */
     if (status == 409 && !c->users.recreated) {
@@ -458,6 +466,7 @@ static void create_probe(struct container_rt *c)
     if (!c->users.probe_id)
         c->users.probe_id = xasprintf("trainyard-%s-probe", c->hash);
     path = xasprintf("/containers/create?name=%s", c->users.probe_id);
+    c->users.creating = true;
     if (ty_engine_call_start(&c->pcall,
                              c->eng.api,
                              c->base.loop,
@@ -468,8 +477,10 @@ static void create_probe(struct container_rt *c)
                              USER_CALL_TIMEOUT_MS,
                              on_probe_created,
                              c,
-                             &e) < 0)
+                             &e) < 0) {
+        c->users.creating = false;
         lookup_failed(c, ty_error_msg(&e));
+    }
 }
 
 /* Every image inspected: choose the user, say which replicas' users differ, find its ids. */
