@@ -133,6 +133,12 @@ test_expect_success 'resume: a covered grid whose earlier trials all failed has 
   grep -q "No trial was left to run: the 2 earlier trials of job stop_fa cover every grid point, and none of them succeeded." "$TRAINYARD_HOME/jobs/local/stop_fb/job.json" &&
   ! grep -q "completed" out
 '
+# Usage: first_trial_recorded JOB: whether local run JOB's record has its trial 1 SUCCEEDED
+# (the program's end alone is not enough: the record follows it).
+first_trial_recorded() {
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/$1/job.json" \
+    "[t[\"state\"] for t in d.get(\"trainingOutput\", {}).get(\"trials\", []) if t[\"trialId\"] == \"1\"]")" = "['SUCCEEDED']"
+}
 # Usage: described_failed JOB: whether `jobs describe --local` shows local run JOB FAILED.
 described_failed() {
   "$TRAINYARD" jobs describe "$1" --local --format "value(state)" | grep -qx FAILED
@@ -140,7 +146,7 @@ described_failed() {
 test_expect_success 'resume: a run killed without recording its end is resumed (it is FAILED)' '
   stop_job k.json stop_k good1,good2,good3 &&
   { "$TRAINYARD" local train stop_k --config k.json >kout 2>kerr & pid=$!; } &&
-  wait_for 30 test -e "$SEEN/stop_k.1.done" &&
+  wait_for 30 first_trial_recorded stop_k &&
   kill -KILL $pid && { wait $pid || true; } &&
   wait_for 20 described_failed stop_k &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/stop_k/job.json" "d[\"state\"]")" = RUNNING &&

@@ -460,6 +460,8 @@ static void on_start_done(void *ctx, long status, const char *body, size_t len, 
     if (status != 204 && status != 304) {
         if (retry_without_init(cr, true, status, body, error))
             return;
+        if (ctr_engine_gone(c, status, error) && ctr_engine_reopen(c))
+            return; /* ctr_run_resume follows */
         ctr_run_start_failed(cr, "starting", status, body, error);
         return;
     }
@@ -529,6 +531,8 @@ static void on_create_done(void *ctx, long status, const char *body, size_t len,
         json_decref(j);
         if (status != 201 && retry_without_init(cr, false, status, body, error))
             return;
+        if (ctr_engine_gone(cr->rt, status, error) && ctr_engine_reopen(cr->rt))
+            return; /* ctr_run_resume follows */
         ctr_run_start_failed(cr, "creating", status, body, error);
         return;
     }

@@ -32,7 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -115,21 +117,44 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
 /* Reaching the engine again: at most this many times per run. */
 #define MAX_REOPENS 3
 
+/* Does nothing listen on our own service's socket any more (a connection to it refused, or
+ * the socket gone)? */
+static bool service_not_listening(const struct container_rt *c)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int fd, r;
+
+    if (!c->eng.socket || strlen(c->eng.socket) >= sizeof(a.sun_path))
+        return false;
+    memcpy(a.sun_path, c->eng.socket, strlen(c->eng.socket) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return false;
+    r = connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0;
+    close(fd);
+    return r == ECONNREFUSED || r == ENOENT;
+}
+
 bool ctr_engine_gone(struct container_rt *c, long status, const char *error)
 {
     struct pollfd p = {.fd = c->eng.service_pidfd, .events = POLLIN};
+    bool no_connect = error && strncmp(error, "cannot connect to ", 18) == 0;
 
-    if (status != 0 || !error || strncmp(error, "cannot connect to ", 18) != 0)
+    if (status != 0 || !error)
         return false;
     /* Our own service: once it has ended (its pidfd is readable; closing it then does not
      * wait), or once nothing listens on its socket: a killed process closes its sockets
      * before its pidfd says it ended, and a replica started in that moment failed its job
      * (t4040, once); one alive but not listening is no use either. Closing it waits for its
-     * end (SERVICE_STOP_MS at most). A full backlog (EAGAIN) is not gone. */
+     * end (SERVICE_STOP_MS at most). A full backlog (EAGAIN) is not gone. A request cut off
+     * on its connection (reset: the service killed while it answered a replica's start, so
+     * that job failed too, t4040 once more) is the service's going when it is not listening
+     * any more either. Another engine: only a connection it refuses. */
     if (c->eng.service_pid > 0)
         return (c->eng.service_pidfd >= 0 && poll(&p, 1, 0) == 1) ||
-               strstr(error, strerror(ECONNREFUSED)) != NULL;
-    return true;
+               (no_connect && strstr(error, strerror(ECONNREFUSED)) != NULL) ||
+               service_not_listening(c);
+    return no_connect;
 }
 
 static void on_engine_back(void *ctx, int r, const char *error, const char *started)
@@ -184,6 +209,12 @@ bool ctr_engine_reopen(struct container_rt *c)
         bool under_way = cr->runs > 0 && !cr->reported && !c->cleaning;
         bool starting = under_way && (!cr->started || cr->await_engine);
         ctr_run_cancel(cr);
+        if (starting && !cr->await_engine)
+            ty_runtime_notice(&c->base,
+                              TY_SEV_INFO,
+                              "The replica %s was being started: it is started again once the "
+                              "engine is back.",
+                              cr->r->display_name);
         if (starting)
             cr->await_engine = true;
         else if (under_way)
