@@ -139,11 +139,14 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
 {
     bool slurm = row->runtime && strcmp(row->runtime, "slurm") == 0;
     /* Every process carrying the job's sweep key (local replicas and anything they started
-     * inherit it) but, for a slurm job, the Slurm tasks on this host: the job's cancel by
-     * sweep-slurm ends those with Slurm's SIGTERM and KillWait, in which a task launcher
-     * removes its containers and directories, where SIGKILL would leave them behind. */
+     * inherit it) but, for a slurm job, the Slurm tasks on this host and srun: the launchers,
+     * having lost their supervisor, remove their containers and directories and end the
+     * step (or sweep-slurm's cancel ends it, with Slurm's SIGTERM and KillWait), where a
+     * SIGKILL of a task, or of srun (Slurm then ends the step at once, the launchers'
+     * container engines with it), would leave them behind. */
+    static const char *const spared[] = {"SLURM_JOB_ID", TY_SLURM_CLIENT_ENV, NULL};
     int n = row->sweep_key && *row->sweep_key
-                ? ty_proc_kill_by_env(TY_SWEEP_ENV, row->sweep_key, slurm ? "SLURM_JOB_ID" : NULL)
+                ? ty_proc_kill_by_env(TY_SWEEP_ENV, row->sweep_key, slurm ? spared : NULL)
                 : 0;
 
     if (n)

@@ -330,7 +330,16 @@ unsigned long long ty_proc_start_time(pid_t pid)
     return t;
 }
 
-int ty_proc_kill_by_env(const char *name, const char *value, const char *unless)
+/* Does process @pid's environment have an entry named in @names (NULL-terminated; NULL)? */
+static bool env_has_any(pid_t pid, const char *const *names)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        if (ty_proc_env_has(pid, names[i], NULL))
+            return true;
+    return false;
+}
+
+int ty_proc_kill_by_env(const char *name, const char *value, const char *const *unless)
 {
     DIR *dir = opendir("/proc");
     struct dirent *de;
@@ -343,8 +352,7 @@ int ty_proc_kill_by_env(const char *name, const char *value, const char *unless)
 
         if (ty_parse_int64(de->d_name, 2, INT32_MAX, &pid) < 0 || pid == getpid())
             continue; /* not a process (".", "self", ...), init, or ourselves */
-        if (!ty_proc_env_has((pid_t)pid, name, value) ||
-            (unless && ty_proc_env_has((pid_t)pid, unless, NULL)))
+        if (!ty_proc_env_has((pid_t)pid, name, value) || env_has_any((pid_t)pid, unless))
             continue;
         if (kill((pid_t)pid, SIGKILL) == 0)
             killed++;

@@ -55,8 +55,9 @@ pid_t ty_proctree_first_zombie(void);
 bool ty_proc_env_has(pid_t pid, const char *name, const char *value);
 
 /* SIGKILL every process but this one and init whose environment holds @name=@value, except
- * those that have an entry @unless (NULL: none spared). Returns how many were signalled. */
-int ty_proc_kill_by_env(const char *name, const char *value, const char *unless);
+ * those that have an entry named in the NULL-terminated list @unless (NULL: none spared).
+ * Returns how many were signalled. */
+int ty_proc_kill_by_env(const char *name, const char *value, const char *const *unless);
 
 /* Start time of process @pid in clock ticks since boot (field 22 of /proc/PID/stat): with
  * the pid it names one process across pid reuse. 0 when the process does not exist. */

@@ -255,6 +255,11 @@ const char *ty_slurm_replica_runtime(const struct ty_job *job);
  * and every local replica, so that what a supervisor that died left can be found (the slurm
  * runtime also ends its Slurm job names with the key's first 8 characters). */
 #define TY_SWEEP_ENV "TRAINYARD_SUPERVISOR_KEY"
+/* The variable the slurm runtime sets in its srun's environment (srun passes it to the tasks
+ * too): the sweep spares srun, as it spares the tasks (SLURM_JOB_ID). Slurm ends a step whose
+ * srun was killed at once, its launchers' container engines too, before the launchers could
+ * remove their containers through them. */
+#define TY_SLURM_CLIENT_ENV "TRAINYARD_SLURM_CLIENT"
 
 /* Create a runtime of @ops, bound to @loop and reporting to @ev. */
 int ty_runtime_new(const struct ty_runtime_ops *ops,

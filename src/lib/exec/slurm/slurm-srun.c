@@ -239,6 +239,7 @@ int slurm_submit(struct slurm_rt *s, struct ty_error *err)
     argv = srun_argv(s);
     /* The token reaches the tasks through the job's environment, never a command line. */
     ty_strv_push_take(&env, xasprintf("TRAINYARD_TASK_TOKEN=%s", s->token));
+    ty_strv_push_take(&env, xasprintf("%s=1", TY_SLURM_CLIENT_ENV)); /* spared by a sweep */
     opt.argv = argv;
     opt.extra_env = env;
     opt.timeout_usec = 0; /* srun lasts as long as the job */
