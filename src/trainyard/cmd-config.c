@@ -78,8 +78,8 @@ static void config_file_release(struct config_file *f)
         close(f->lock_fd);
 }
 
-/* Read the config file (a missing one is empty, even if TRAINYARD_CONFIG names it: `set`
- * creates it); with @for_write, under the lock of its directory, held until
+/* Read the config file (a missing one is empty; one TRAINYARD_CONFIG names must exist to be
+ * read, as for every other verb, but `set` and `unset` may create it); with @for_write, under the lock of its directory, held until
  * config_file_release, so that two `config set` at once both land. Returns 0, or after
  * printing the error the exit status: TY_EXIT_USAGE for a file that cannot be read or is
  * malformed (as for every verb reading it), TY_EXIT_FAILED when its directory cannot be
@@ -105,6 +105,10 @@ static int config_file_read(const char *cmd, struct config_file *f, bool for_wri
         f->locked = true;
     }
     r = ty_kvconf_load(f->path, &f->kv, &f->n, &e);
+    if (r == -ENOENT && must_exist && !for_write) {
+        cli_error(cmd, "config file %s (from TRAINYARD_CONFIG) does not exist", f->path);
+        return TY_EXIT_USAGE;
+    }
     if (r == -ENOENT) {
         f->text = xstrdup("");
         return 0;

@@ -244,6 +244,15 @@ test_expect_success 'config verbs on a malformed config file: exit 2 as every ve
   set +e; TRAINYARD_CONFIG=$TEST_DIR/unknown.cfg "$TRAINYARD" config list >out 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q "unknown.cfg:1" err
 '
+test_expect_success 'a TRAINYARD_CONFIG that does not exist: read verbs refuse it, set creates it' '
+  for v in "get project" "list"; do
+    set +e; TRAINYARD_CONFIG=$TEST_DIR/typo.cfg "$TRAINYARD" config $v >out 2>err; rc=$?; set -e
+    test $rc -eq 2 && grep -q "config file $TEST_DIR/typo.cfg (from TRAINYARD_CONFIG) does not exist" err ||
+      { echo "config $v: rc $rc"; cat err; exit 1; }
+  done &&
+  TRAINYARD_CONFIG=$TEST_DIR/typo.cfg "$TRAINYARD" config set project p1 &&
+  test "$(TRAINYARD_CONFIG=$TEST_DIR/typo.cfg "$TRAINYARD" config get project)" = p1
+'
 test_expect_success 'config list masks the token; a relative token file is made absolute' '
   echo "tok-0123456789abcdefghij" >tokfile &&
   "$TRAINYARD" config set access_token_file tokfile &&
