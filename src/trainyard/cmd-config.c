@@ -79,11 +79,11 @@ static void config_file_release(struct config_file *f)
 }
 
 /* Read the config file (a missing one is empty; one TRAINYARD_CONFIG names must exist to be
- * read, as for every other verb, but `set` and `unset` may create it); with @for_write, under the lock of its directory, held until
- * config_file_release, so that two `config set` at once both land. Returns 0, or after
- * printing the error the exit status: TY_EXIT_USAGE for a file that cannot be read or is
- * malformed (as for every verb reading it), TY_EXIT_FAILED when its directory cannot be
- * locked. */
+ * read, as for every other verb, but `set` and `unset` may create it); with @for_write, under the
+ * lock of its directory, held until config_file_release, so that two `config set` at once both
+ * land. Returns 0, or after printing the error the exit status: TY_EXIT_USAGE for a file that
+ * cannot be read or is malformed (as for every verb reading it), TY_EXIT_FAILED when its directory
+ * cannot be locked. */
 static int config_file_read(const char *cmd, struct config_file *f, bool for_write)
 {
     struct ty_error e = {0};
