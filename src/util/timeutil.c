@@ -213,6 +213,12 @@ int ty_rfc3339_parse(const char *s, int64_t *ret_usec, struct ty_error *err)
                 om > 59)
                 goto bad;
             p += 6;
+        } else if (*p == '\0') {
+            return ty_error_set(err,
+                                EDOM,
+                                "'%.64s' has no time zone: add Z (UTC) or an offset such as "
+                                "+01:00",
+                                s);
         } else {
             goto bad;
         }

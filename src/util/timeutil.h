@@ -29,7 +29,8 @@ int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
 /* Parse an RFC 3339 time: "2026-11-30T09:00:00Z", with up to 9 fractional digits (kept to
  * the microsecond, the rest truncated), a numeric offset ("+02:00") or Z, 't' and 'z' in
  * either case; or a bare date "2026-11-30" (midnight UTC). Years 0000-9999, no leap second.
- * Returns 0 and *ret_usec (epoch microseconds), or -EINVAL (@ret_usec untouched). */
+ * Returns 0 and *ret_usec (epoch microseconds), or -EINVAL (@ret_usec untouched; -EDOM for a
+ * date and time without a zone), with @err saying what is wrong. */
 int ty_rfc3339_parse(const char *s, int64_t *ret_usec, struct ty_error *err);
 
 /* The time an ISO 8601 duration away from @now_usec, as gcloud's filters read one

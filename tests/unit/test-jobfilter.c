@@ -472,6 +472,8 @@ static void test_errors(void)
         {"a.:x", "is not a field name"},
         {"job*:x", "'job*' is not a field name"},
         {"createTime>yesterday", "'createTime' is a time: expected an RFC 3339 time"},
+        {"createTime>2026-12-07T00:00:00",
+         "'createTime' is a time: '2026-12-07T00:00:00' has no time zone: add Z (UTC)"},
         {"createTime>3600s", "'createTime' is a time"}, /* a duration never matched */
         {"createTime>-P1X", "or a duration from now such as -P1D (ISO 8601), not '-P1X'"},
         {"createTime>-PT", "not '-PT' at position 12"},

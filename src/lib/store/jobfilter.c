@@ -314,7 +314,7 @@ static int finish_value(
         r->star = star ? (size_t)(star - r->value) + 1 : 0;
     }
     if (kind == TY_JOBKEY_TIMESTAMP) {
-        struct ty_error e = {0};
+        struct ty_error e = {0}, te = {0};
         bool rel = r->value[0] == 'P' || (r->value[0] == '-' && r->value[1] == 'P');
         /* gcloud's relative times: an ISO 8601 duration from now ("-P1D": a day ago) */
         if (!r->prefix && rel && ty_iso8601_offset(r->value, ty_now_usec(), &r->tval, &e) == 0) {
@@ -322,7 +322,7 @@ static int finish_value(
             r->tend = r->tval + 1;
             return 0;
         }
-        if (!r->prefix && !rel && ty_rfc3339_parse(r->value, &r->tval, NULL) == 0) {
+        if (!r->prefix && !rel && ty_rfc3339_parse(r->value, &r->tval, &te) == 0) {
             r->vkind = V_TIME;
             /* ':' with a bare date means that whole day. */
             r->tend = r->tval + (r->op == OP_HAS && r->vlen == 10 ? USEC_PER_DAY : 1);
@@ -330,6 +330,8 @@ static int finish_value(
         }
         if (e.code == ERANGE)
             return fail(p, voff, "'%s': %s", field, ty_error_msg(&e));
+        if (te.code == EDOM) /* a date and time without its zone */
+            return fail(p, voff, "'%s' is a time: %s", field, ty_error_msg(&te));
         return fail(p,
                     voff,
                     "'%s' is a time: expected an RFC 3339 time such as "
