@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "accept.h"
@@ -619,6 +620,20 @@ static int parse_local(int argc, char **argv, struct local_args *a)
 
 /* Build the job from the flags (a generated id when it has none) and check it, also against
  * the runtime. Returns 0 and *ret, or -1 after printing the error. */
+/* A local jobDir that names something other than a directory cannot be made: a mistake of
+ * the command line (exit 2), said before the run is created, not as its failure. Returns 0,
+ * or -1 after printing the error. */
+static int job_dir_usable(const struct ty_job *job)
+{
+    const char *dir = job->job_dir;
+    struct stat st;
+
+    if (!dir || !ty_job_dir_is_local(dir) || stat(dir, &st) < 0 || S_ISDIR(st.st_mode))
+        return 0;
+    cli_error(PATH, "trainingInput.jobDir: '%s' exists and is not a directory", dir);
+    return -1;
+}
+
 static int build_local_job(struct local_args *a, struct ty_job **ret)
 {
     _cleanup_json_ json_t *doc = NULL;
@@ -655,7 +670,7 @@ static int build_local_job(struct local_args *a, struct ty_job **ret)
                   ty_error_msg(&e));
         return -1;
     }
-    return 0;
+    return job_dir_usable(*ret);
 }
 
 /* resumePreviousJobId: read and check the earlier jobs (local-previous.h). Returns 0, or -1

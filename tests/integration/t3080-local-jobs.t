@@ -171,6 +171,14 @@ test_expect_success 'a filter whose patterns run past their budget is refused, s
   test $rc -ne 0 &&
   grep -q "took over 100000000 matching steps on the jobs read, and were stopped: narrow the filter" err
 '
+test_expect_success 'a --job-dir that names a file is a usage error, and no run is made' '
+  : >afile &&
+  set +e; "$TRAINYARD" local train jf_1 --master-image-uri=x/y:1 --master-command=true \
+    --job-dir "$TEST_DIR/afile" >out 2>err; rc=$?; set -e
+  test $rc -eq 2 &&
+  grep -q "trainingInput.jobDir: .*afile. exists and is not a directory" err &&
+  test ! -e "$TRAINYARD_HOME/jobs/local/jf_1"
+'
 test_expect_success 'the slurm runtime without a Slurm configuration is refused at once, saying so' '
   set +e; SLURM_CONF=$TEST_DIR/no-such.conf "$TRAINYARD" local train sl_1 --runtime slurm \
     --master-image-uri=x/y:1 --master-command=true >out 2>err; rc=$?; set -e
