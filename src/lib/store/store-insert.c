@@ -62,29 +62,10 @@ static int insert_one(struct store_conn *c, struct insert_req *q)
     sqlite3_reset(st);
     seq = sqlite3_last_insert_rowid(c->db);
 
-    if ((r = store_stmt(c, ST_INSERT_TRANSITION, &st, q->err)) < 0)
+    if ((r = store_add_transition(c, seq, row->state, row->create_usec, q->err)) < 0 ||
+        (q->service_log &&
+         (r = store_add_log_row(c, seq, "service", NULL, q->service_log, q->err)) < 0))
         return r;
-    sqlite3_bind_int64(st, 1, seq);
-    store_bind_text(st, 2, store_state_name(row->state));
-    sqlite3_bind_int64(st, 3, row->create_usec);
-    rc = sqlite3_step(st);
-    r = rc == SQLITE_DONE ? 0 : store_sql_error(c, q->err, "recording a state change");
-    sqlite3_reset(st);
-    if (r < 0)
-        return r;
-    if (q->service_log) {
-        if ((r = store_stmt(c, ST_ADD_LOG, &st, q->err)) < 0)
-            return r;
-        sqlite3_bind_int64(st, 1, seq);
-        store_bind_text(st, 2, "service");
-        store_bind_text(st, 3, "");
-        store_bind_text(st, 4, q->service_log);
-        rc = sqlite3_step(st);
-        r = rc == SQLITE_DONE ? 0 : store_sql_error(c, q->err, "indexing a log file");
-        sqlite3_reset(st);
-        if (r < 0)
-            return r;
-    }
     row->seq = seq;
     row->etag = 1;
     return 0;

@@ -138,6 +138,19 @@ static inline void store_resetp(sqlite3_stmt **st)
 /* Record SQLite's last error on @c into @err: returns -EIO ("@what: message"). */
 int store_sql_error(struct store_conn *c, struct ty_error *err, const char *what);
 
+/* Inside a write transaction: record that job @seq entered @state at @usec. Returns 0 or
+ * -EIO with @err. */
+int store_add_transition(
+    struct store_conn *c, int64_t seq, enum ty_job_state state, int64_t usec, struct ty_error *err);
+/* Inside a write transaction: index @task's log file @path (@trial's; NULL outside tuning) of
+ * job @seq. Returns 0, -ENOENT when there is no such job, or -EIO, with @err. */
+int store_add_log_row(struct store_conn *c,
+                      int64_t seq,
+                      const char *task,
+                      const char *trial,
+                      const char *path,
+                      struct ty_error *err);
+
 /* BEGIN IMMEDIATE (waiting on the busy timeout), COMMIT (durable), ROLLBACK (best effort). */
 int store_begin(struct store_conn *c, struct ty_error *err);
 int store_commit(struct store_conn *c, struct ty_error *err);

@@ -317,7 +317,7 @@ int ty_store_unclaim_job(
     return r;
 }
 
-static int add_transition(
+int store_add_transition(
     struct store_conn *c, int64_t seq, enum ty_job_state state, int64_t usec, struct ty_error *err)
 {
     _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
@@ -384,7 +384,7 @@ static int store_change_state(struct store_conn *c,
     store_bind_text(st, 5, row->error_message);
     if (sqlite3_step(st) != SQLITE_DONE)
         return store_sql_error(c, err, "changing a job's state");
-    return add_transition(c, row->seq, state, usec, err);
+    return store_add_transition(c, row->seq, state, usec, err);
 }
 
 int ty_store_set_state(struct ty_store *s,
@@ -570,23 +570,34 @@ int ty_store_add_log_file(struct ty_store *s,
                           struct ty_error *err)
 {
     _cleanup_(store_releasep) struct store_conn *c = NULL;
-    sqlite3_stmt *st = NULL;
-    int r, rc;
+    int r;
 
     if ((r = store_acquire(s, &c, err)) < 0 || (r = store_begin(c, err)) < 0 ||
-        (r = store_stmt(c, ST_ADD_LOG, &st, err)) < 0)
+        (r = store_add_log_row(c, seq, task, trial, path, err)) < 0)
+        return r;
+    return store_commit(c, err);
+}
+
+int store_add_log_row(struct store_conn *c,
+                      int64_t seq,
+                      const char *task,
+                      const char *trial,
+                      const char *path,
+                      struct ty_error *err)
+{
+    _cleanup_(store_resetp) sqlite3_stmt *st = NULL;
+    int r = store_stmt(c, ST_ADD_LOG, &st, err), rc;
+
+    if (r < 0)
         return r;
     sqlite3_bind_int64(st, 1, seq);
     store_bind_text(st, 2, task);
     store_bind_text(st, 3, trial ? trial : "");
     store_bind_text(st, 4, path);
     rc = sqlite3_step(st);
-    sqlite3_reset(st);
     if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
         return ty_error_set(err, ENOENT, "no job with sequence number %lld", (long long)seq);
-    if (rc != SQLITE_DONE)
-        return store_sql_error(c, err, "indexing a log file");
-    return store_commit(c, err);
+    return rc == SQLITE_DONE ? 0 : store_sql_error(c, err, "indexing a log file");
 }
 
 int ty_store_log_files(
