@@ -73,8 +73,8 @@ static int update_opt(void *ctx, int id, const char *arg)
                 return -1;
             }
             *eq = '\0';
-            if (ty_validate_label(item, eq + 1, &e) < 0) {
-                cli_error(PATH, "--update-labels: %s", ty_error_msg(&e));
+            if (ty_validate_label("--update-labels", item, eq + 1, &e) < 0) {
+                cli_error(PATH, "%s", ty_error_msg(&e));
                 return -1;
             }
             json_object_set_new(a->updates, item, json_string(eq + 1));

@@ -12,11 +12,13 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "cli.h"
 #include "fdutil.h"
 #include "json.h"
 #include "macro.h"
 #include "parse.h"
+#include "schema.h"
 #include "spec.h"
 #include "strv.h"
 #include "suggest.h"
@@ -43,6 +45,9 @@ enum {
     O_PACKAGES,
     O_RUNTIME_VERSION,
     O_PYTHON_VERSION,
+    /* gcloud ai-platform local train's cluster flags: refused with what to give instead */
+    O_DISTRIBUTED,
+    O_START_PORT,
     /* per role: machine type, image, accelerator, count (master has no count), command */
     O_ROLE_FIRST,
 };
@@ -69,6 +74,8 @@ const struct option train_options[] = {
     {"packages", required_argument, NULL, O_PACKAGES},
     {"runtime-version", required_argument, NULL, O_RUNTIME_VERSION},
     {"python-version", required_argument, NULL, O_PYTHON_VERSION},
+    {"distributed", no_argument, NULL, O_DISTRIBUTED},
+    {"start-port", required_argument, NULL, O_START_PORT},
     {"master-machine-type", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_TYPE)},
     {"master-image-uri", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_IMAGE)},
     {"master-accelerator", required_argument, NULL, ROLE_OPT(TY_ROLE_MASTER, W_ACCEL)},
@@ -123,7 +130,9 @@ const char train_flags_help[] =
     "  --staging-bucket=BUCKET           accepted, no effect (nothing is uploaded)\n"
     "gcloud's python-package flags (--module-name, --package-path, --packages,\n"
     "--runtime-version) are refused: trainyard runs custom-container jobs only; give the\n"
-    "program with --master-command and the image with --master-image-uri.\n";
+    "program with --master-command and the image with --master-image-uri. So are gcloud\n"
+    "ai-platform local train's --distributed and --start-port: the whole cluster always runs,\n"
+    "sized by the --*-count flags, each replica on a free port of its own.\n";
 
 static const char *const flag_role[TY_ROLE_MAX] = {
     "master", "worker", "parameter-server", "evaluator"};
@@ -135,6 +144,50 @@ static char *enum_name(const char *s)
     for (char *p = e; *p; p++)
         *p = *p == '-' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
     return e;
+}
+
+/* gcloud's spelling of an enum name: "STANDARD_1" -> "standard-1". */
+static char *flag_choice(const char *name)
+{
+    char *c = xstrdup(name);
+    for (char *p = c; *p; p++)
+        *p = *p == '_' ? '-' : (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    return c;
+}
+
+/* The value of an enum flag (--scale-tier, an accelerator's type) checked against the field at
+ * @path under TrainingInput as gcloud checks its choices: in gcloud's spelling, any case, '_'
+ * for '-' too. Sets *@ret to the enum name (caller frees); -EINVAL naming --@flag, the choices
+ * and the nearest one otherwise. */
+static int
+flag_enum(const char *flag, const char *arg, const char *path, char **ret, struct ty_error *err)
+{
+    const char *const *names = ty_schema_enum_values(&ty_msg_training_input, path);
+    _cleanup_free_ char *name = enum_name(arg), *given = flag_choice(arg);
+    _cleanup_strv_free_ char **choices = NULL;
+    _cleanup_(ty_buf_release) struct ty_buf list = {0};
+
+    for (size_t i = 0; names && names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (n > 12 && strcmp(names[i] + n - 12, "_UNSPECIFIED") == 0)
+            continue;
+        if (strcmp(names[i], name) == 0) {
+            *ret = TAKE_PTR(name);
+            return 0;
+        }
+        ty_strv_push_take(&choices, flag_choice(names[i]));
+        ty_buf_printf(&list, "%s%s", list.len ? ", " : "", choices[ty_strv_len(choices) - 1]);
+    }
+    const char *near = ty_suggest_among(given, (const char *const *)choices);
+    return ty_error_set(err,
+                        EINVAL,
+                        "--%s: '%s' is not a valid choice: expected one of %s%s%s%s",
+                        flag,
+                        arg,
+                        ty_buf_str(&list),
+                        near ? " (did you mean '" : "",
+                        near ? near : "",
+                        near ? "'?)" : "");
 }
 
 static json_t *role_config(struct train_flags *tf, enum ty_role role)
@@ -164,7 +217,10 @@ static int parse_accelerator(const char *flag, const char *arg, json_t **ret, st
             have_count = true;
         } else if (strncmp(item, "type=", 5) == 0) {
             free(type);
-            type = enum_name(item + 5);
+            type = NULL;
+            int r = flag_enum(flag, item + 5, "masterConfig.acceleratorConfig.type", &type, err);
+            if (r < 0)
+                return r;
         } else {
             _cleanup_free_ char *key = xstrndup(item, strcspn(item, "="));
             const char *near = ty_suggest_among(key, (const char *const[]){"count", "type", NULL});
@@ -210,9 +266,9 @@ static int parse_labels(struct train_flags *tf, const char *arg, struct ty_error
         if (!eq)
             return ty_error_set(err, EINVAL, "--labels: '%s' is not KEY=VALUE", item);
         *eq = '\0';
-        int r = ty_validate_label(item, eq + 1, err);
+        int r = ty_validate_label("--labels", item, eq + 1, err);
         if (r < 0)
-            return r; /* the message already names labels and the rule */
+            return r;
         const char *had = json_string_value(json_object_get(tf->labels, item));
         if (had) /* as gcloud's dict flags */
             return ty_error_set(err,
@@ -256,6 +312,24 @@ static int python_package_flag(int id, struct ty_error *err)
                         "--master-command=python3,-m,trainer.task)",
                         flags[i].flag,
                         flags[i].field);
+}
+
+/* gcloud ai-platform local train's --distributed and --start-port: its local cluster of a
+ * python module does not exist here either; what to give instead. */
+static int local_cluster_flag(int id, struct ty_error *err)
+{
+    if (id == O_DISTRIBUTED)
+        return ty_error_set(err,
+                            EINVAL,
+                            "--distributed (gcloud ai-platform local train): trainyard runs the "
+                            "job's whole cluster wherever it runs: give its size with "
+                            "--worker-count, --parameter-server-count and --evaluator-count "
+                            "(with none of them the master runs alone)");
+    return ty_error_set(err,
+                        EINVAL,
+                        "--start-port (gcloud ai-platform local train): trainyard gives each "
+                        "replica a free port of its own and names it in CLUSTER_SPEC and "
+                        "TF_CONFIG; leave the flag out");
 }
 
 /* A role's --*-command: PROGRAM[,ARG...] split at commas, or at DELIM with gcloud's escape
@@ -378,7 +452,10 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
         tf->config = arg;
         return 0;
     case O_SCALE_TIER: {
-        _cleanup_free_ char *tier = enum_name(arg);
+        _cleanup_free_ char *tier = NULL;
+        r = flag_enum("scale-tier", arg, "scaleTier", &tier, err);
+        if (r < 0)
+            return r;
         json_object_set_new(tf->ti_patch, "scaleTier", json_string(tier));
         return 0;
     }
@@ -418,6 +495,9 @@ int train_flags_apply(struct train_flags *tf, int id, const char *arg, struct ty
     case O_PACKAGES:
     case O_RUNTIME_VERSION:
         return python_package_flag(id, err);
+    case O_DISTRIBUTED:
+    case O_START_PORT:
+        return local_cluster_flag(id, err);
     case O_USE_CHIEF:
         r = parse_bool("use-chief-in-tf-config", arg, &b, err);
         if (r == 0)

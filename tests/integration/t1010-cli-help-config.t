@@ -139,7 +139,7 @@ test_expect_success 'machine types, enum values and job fields get the nearest' 
   set -e
   grep -q "unknown machine type .n1-standrd-4. (did you mean .n1-standard-4.? see" e1 &&
   grep -q "did you mean .standard_gpu.?" e2 &&
-  grep -q "expected one of BASIC, .* (did you mean STANDARD_1?)" e3 &&
+  grep -q -- "--scale-tier: .standard1. is not a valid choice: expected one of basic, standard-1, .* (did you mean .standard-1.?)" e3 &&
   grep -q "Unknown name \"masterconfig\" at .trainingInput.: Cannot find field. Did you mean \"masterConfig\"?" e4 &&
   grep -q "Did you mean \"imageUri\"?" e5 &&
   grep -q "Cannot find field.$" e6 &&

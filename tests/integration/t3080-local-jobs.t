@@ -40,7 +40,25 @@ test_expect_success 'the python-package flags are refused with the reason, not a
       grep -q -- "--master-command" err && ! grep -q "unknown flag" err || exit 1
   done &&
   "$TRAINYARD" local train --help >out && grep -q -- "--master-command=PROGRAM" out &&
-  grep -q -- "--module-name" out
+  grep -q -- "--module-name" out &&
+  set +e; "$TRAINYARD" local train "$IMG" --distributed --worker-count=1 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--distributed (gcloud ai-platform local train): .* --worker-count" err &&
+  set +e; "$TRAINYARD" local train "$IMG" --start-port=27182 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q -- "--start-port (gcloud ai-platform local train): .*leave the flag out" err
+'
+test_expect_success 'enum and label flags are checked in the flag, in gcloud spelling' '
+  set +e
+  "$TRAINYARD" local train "$IMG" --scale-tier=STANDARD_1 --master-machine-type=x --dry-run 2>e1
+  "$TRAINYARD" local train "$IMG" --master-accelerator=count=1,type=nvidia-tesla-t5 2>e2; r2=$?
+  "$TRAINYARD" local train "$IMG" --master-accelerator=count=1,type=accelerator-type-unspecified 2>e3
+  "$TRAINYARD" local train "$IMG" --labels Team=x 2>e4; r4=$?
+  "$TRAINYARD" local train "$IMG" --labels team=X 2>e5
+  set -e
+  ! grep -q "scale-tier" e1 && test $r2 -eq 2 &&
+  grep -q -- "--master-accelerator: .nvidia-tesla-t5. is not a valid choice: expected one of nvidia-tesla-k80, .* (did you mean .nvidia-tesla-t4.?)" e2 &&
+  grep -q -- "--master-accelerator: .accelerator-type-unspecified. is not a valid choice" e3 &&
+  test $r4 -eq 2 && grep -q -- "ERROR: (trainyard.local.train) --labels: key .Team. must start with a lowercase letter" e4 &&
+  grep -q -- "--labels: value .X. of key .team. may contain only" e5
 '
 test_expect_success 'jobs list|describe --local show past runs, newest first, filtered' '
   set +e; "$TRAINYARD" local train failed_1 "$IMG" --master-command=sh,-c,"exit 3" >/dev/null 2>&1; set -e

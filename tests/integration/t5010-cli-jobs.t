@@ -80,7 +80,7 @@ test_expect_success 'usage errors exit 2 with the verb in the message' '
   grep -q -- "--polling-interval: expected seconds, from 0.1 to 86400 (got .0.01.)" err6 &&
   grep -q "nothing to update" err7 &&
   grep -q "cannot be used together" err8 &&
-  grep -q "key .BAD. must start with a lowercase letter" err9 &&
+  grep -q -- "(trainyard.jobs.update) --update-labels: key .BAD. must start with a lowercase letter" err9 &&
   grep -q "JOB is required" err11
 '
 test_expect_success 'job-spec errors are caught before sending (exit 2, nothing created)' '
@@ -92,7 +92,7 @@ test_expect_success 'job-spec errors are caught before sending (exit 2, nothing 
   set -e
   test $r1 -eq 2 && grep -q "jobId: must start with a letter" err1 &&
   test $r2 -eq 2 && grep -q "trainingInput.workerType: required when workerCount is positive" err2 &&
-  test $r3 -eq 2 && grep -q "labels: key .Bad." err3 &&
+  test $r3 -eq 2 && grep -q -- "(trainyard.jobs.submit.training) --labels: key .Bad." err3 &&
   "$TRAINYARD" jobs list >out 2>err && test ! -s out && grep -q "^Listed 0 items.$" err
 '
 test_expect_success 'gcloud python-package flags: refused with the reason, not as unknown (exit 2, nothing created)' '

@@ -224,6 +224,23 @@ bool ty_schema_has_field(const struct ty_message *msg, const char *key)
     return find_field(msg, key) != NULL;
 }
 
+const char *const *ty_schema_enum_values(const struct ty_message *msg, const char *path)
+{
+    _cleanup_free_ char *copy = xstrdup(path);
+    const struct ty_field *f = NULL;
+    char *save = NULL;
+
+    for (char *name = strtok_r(copy, ".", &save); name; name = strtok_r(NULL, ".", &save)) {
+        if (!msg)
+            return NULL; /* a name under a field that is not a message */
+        f = find_field(msg, name);
+        if (!f)
+            return NULL;
+        msg = f->message;
+    }
+    return f && f->type == TY_FT_ENUM ? f->enum_values : NULL;
+}
+
 static char *join_path(const char *path, const char *name)
 {
     return *path ? xasprintf("%s.%s", path, name) : xstrdup(name);

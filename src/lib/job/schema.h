@@ -76,4 +76,9 @@ int ty_schema_normalize(const struct ty_message *msg,
 /* True if @key names a field of @msg (camelCase or snake_case spelling). */
 bool ty_schema_has_field(const struct ty_message *msg, const char *key);
 
+/* The NULL-terminated names of the enum field at the dotted @path under @msg (e.g.
+ * "masterConfig.acceleratorConfig.type" under ty_msg_training_input), in enum order; NULL when
+ * @path names no enum field. */
+const char *const *ty_schema_enum_values(const struct ty_message *msg, const char *path);
+
 #endif

@@ -102,24 +102,32 @@ int ty_job_check_images(const struct ty_job *job, struct ty_error *err)
     return 0;
 }
 
-int ty_validate_label(const char *key, const char *value, struct ty_error *err)
+int ty_validate_label(const char *what, const char *key, const char *value, struct ty_error *err)
 {
+    bool flag = what[0] == '-';
+
     if (!ty_label_text_ok(key, true, TY_LABEL_MAX))
         return ty_error_set(err,
                             EINVAL,
-                            "labels: key '%s' must start with a lowercase letter and contain "
+                            "%s: key '%s' must start with a lowercase letter and contain "
                             "only lowercase letters, digits, hyphens and underscores "
                             "(international characters are allowed; at most %d characters)",
+                            what,
                             key,
                             TY_LABEL_MAX);
     if (!ty_label_text_ok(value, false, TY_LABEL_MAX))
         return ty_error_set(err,
                             EINVAL,
-                            "labels.%s: value '%s' may contain only lowercase letters, digits, "
-                            "hyphens and underscores (international characters are allowed; "
-                            "at most %d characters)",
-                            key,
+                            "%s%s%s: value '%s'%s%s%s may contain only lowercase letters, "
+                            "digits, hyphens and underscores (international characters are "
+                            "allowed; at most %d characters)",
+                            what,
+                            flag ? "" : ".",
+                            flag ? "" : key,
                             value,
+                            flag ? " of key '" : "",
+                            flag ? key : "",
+                            flag ? "'" : "",
                             TY_LABEL_MAX);
     return 0;
 }
@@ -137,7 +145,7 @@ static int validate_labels(const json_t *labels, struct ty_error *err)
                             json_object_size(labels));
     json_object_foreach((json_t *)labels, k, v)
     {
-        int r = ty_validate_label(k, json_string_value(v), err);
+        int r = ty_validate_label("labels", k, json_string_value(v), err);
         if (r < 0)
             return r;
     }

@@ -185,7 +185,11 @@ bool ty_project_id_ok(const char *id, size_t len);
 /* 0 when @id passes ty_project_id_ok, else -EINVAL with "@field: invalid project id '...':"
  * and the rule in @err (@field names where the id came from: "--project", a config line). */
 int ty_validate_project_id(const char *id, const char *field, struct ty_error *err);
-int ty_validate_label(const char *key, const char *value, struct ty_error *err);
+/* 0 when @key and @value follow the label rules (TY_LABEL_MAX characters; a key starts with a
+ * lowercase letter; lowercase letters, digits, '-', '_' and international characters), else
+ * -EINVAL with @err naming @what ("labels" for the field, a flag such as "--labels") and the
+ * rule. */
+int ty_validate_label(const char *what, const char *key, const char *value, struct ty_error *err);
 /* Is every role's imageUri (after the fallback to the master's) a container image reference
  * (imageref.h)? A rule for a job as it is submitted (ty_job_accept_wait), not one of the job
  * model: a job stored before the rule keeps its meaning (the process runtime runs no image).
