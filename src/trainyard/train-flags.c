@@ -529,8 +529,9 @@ static void merge(json_t *dst, json_t *patch)
 
 /* USER_ARGS replace trainingInput.args, as in gcloud. The API forbids args together with
  * containerCommand/containerArgs, so for a job that uses those (every process-runtime job
- * does), USER_ARGS replace containerArgs of each role config that sets either one instead:
- * the only reading under which the command line is valid (docs/cli.md). */
+ * does), USER_ARGS replace containerArgs of each role config that sets either one instead,
+ * and a config file's trainingInput.args go: the only reading under which the command line is
+ * valid (docs/cli.md). */
 static void set_user_args(json_t *ti, char *const *user_args)
 {
     json_t *a = json_array();
@@ -550,7 +551,9 @@ static void set_user_args(json_t *ti, char *const *user_args)
             container = true;
         }
     }
-    if (!container)
+    if (container) /* they replace the config's args too, wherever they go */
+        json_object_del(ti, "args");
+    else
         json_object_set(ti, "args", a);
     json_decref(a);
 }

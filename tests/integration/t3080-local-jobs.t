@@ -33,6 +33,14 @@ test_expect_success '--worker-command and the ^DELIM^ escape' '
   set +e; "$TRAINYARD" local train "$IMG" --master-command= 2>err; rc=$?; set -e
   test $rc -eq 2 && grep -q -- "--master-command: the command is empty" err
 '
+test_expect_success 'USER_ARGS replace a config file'"'"'s args beside --master-command' '
+  printf "trainingInput:\n  args: [--from-config]\n" >args.yaml &&
+  "$TRAINYARD" local train "$IMG" --config args.yaml --master-command=sh,-c,"echo got \$*",x \
+    -- --from-cli >log 2>&1 &&
+  grep -q "master-replica-0 *got --from-cli$" log &&
+  set +e; "$TRAINYARD" local train "$IMG" --config args.yaml --master-command=true 2>err; rc=$?; set -e
+  test $rc -eq 2 && grep -q "trainingInput.args: cannot be combined with" err
+'
 test_expect_success 'the python-package flags are refused with the reason, not as unknown' '
   for f in --module-name=trainer.task --package-path=trainer/ --packages=a.tar.gz --runtime-version=2.11; do
     set +e; "$TRAINYARD" local train "$IMG" "$f" 2>err; rc=$?; set -e
