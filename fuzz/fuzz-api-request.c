@@ -6,7 +6,9 @@
  * pairs joined by '&', taken as already decoded) through tyd_list_token_parse() and
  * ty_filter_parse(); BODY the way api-jobs.c takes a job: ty_json_parse ->
  * ty_spec_normalize_job -> ty_job_accept, plus the etag of jobs.patch; METHOD and PATH are
- * also read as the Accept-Encoding and If-None-Match of a dashboard file's request. An accepted job
+ * also read as the Accept-Encoding and If-None-Match of a dashboard file's request, and as an
+ * X-HTTP-Method-Override and a Content-Type; BODY also as a tunnelled GET's form-encoded query
+ * and as a gzip body (tunnel.h: decoded to at most 64 KiB). An accepted job
  * is turned into the REST Job resource (ty_job_row_to_json) and matched against the filter. Besides
  * memory errors it checks the promises of route.h: a resolved method has a valid project (and job)
  * id and the row of the API table (TYD_API) that has it, a 405 names the allowed methods, a page
@@ -27,6 +29,7 @@
 #include "route.h"
 #include "spec.h"
 #include "store.h"
+#include "tunnel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -204,6 +207,33 @@ out:
     json_decref(doc);
 }
 
+static void count_pair(void *ctx, const char *key, const char *value)
+{
+    /* both are strings (a NUL decoded is refused, so none cuts one short) */
+    *(size_t *)ctx += strlen(key) + (value ? strlen(value) : 0);
+}
+
+/* What Google's clients tunnel (tunnel.h): the method a POST stands for, a form body, a gzip
+ * body. */
+static void check_tunnel(const char *header, const char *body, size_t blen)
+{
+    const char *m = tyd_override_method(header);
+    struct ty_buf b = TY_BUF_INIT;
+    size_t n = 0;
+    int r;
+
+    check(!m || strcmp(m, "HEAD") != 0);
+    (void)tyd_content_type_form(header);
+    if (tyd_form_parse(body, blen, count_pair, &n) == 0)
+        check(n <= blen);
+    ty_buf_append(&b, body, blen);
+    r = tyd_decode_body("gzip", &b, 65536);
+    check(r == 0 || r == -EINVAL || r == -E2BIG);
+    check(r != 0 || b.len <= 65536);
+    check(r == 0 || b.len == blen); /* a body that is refused is left as it was */
+    ty_buf_release(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *nl1 = memchr(data, '\n', size), *nl2;
@@ -226,6 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     memcpy(body, nl2 + 1, blen);
 
+    check_tunnel(method, body, blen);
     /* The header values the dashboard's files are answered by (dashboard.c), any text. */
     (void)tyd_accepts_gzip(method);
     (void)tyd_etag_matches(target, "\"0123abcd\"");

@@ -464,8 +464,9 @@ static bool wants_pretty(const struct tyd_request *rq)
     bool pretty = true;
 
     (void)tyd_pretty_value(
-        rq->conn ? MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "prettyPrint")
-                 : tyd_query(rq, "prettyPrint"),
+        rq->nargs || !rq->conn
+            ? tyd_query(rq, "prettyPrint")
+            : MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
         &pretty);
     return pretty;
 }

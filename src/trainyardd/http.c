@@ -36,6 +36,7 @@
 #include "parse.h"
 #include "route.h"
 #include "timeutil.h"
+#include "tunnel.h"
 #include "utf8.h"
 
 /* How often a followed log stream with nothing new looks at its files again: short enough
@@ -55,6 +56,10 @@
  * reads lives on; one whose client stops reading is timed out like any other. */
 
 struct req_ctx {
+    /* the method the request stands for: its own, or the one its X-HTTP-Method-Override
+     * names (tunnel.h); tunnel_get: a POST standing for a GET, its query in a form body */
+    const char *method;
+    bool tunnel_get;
     struct ty_buf body;
     bool too_big;
     bool answered; /* a reply was queued before the body was read */
@@ -110,8 +115,11 @@ static enum MHD_Result send_reply(struct tyd *d,
     enum MHD_Result ret;
     bool pretty = true;
 
-    (void)tyd_pretty_value(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
-                           &pretty);
+    /* the request's arguments once read (a tunnelled GET's are in its body), else the URL's */
+    (void)tyd_pretty_value(
+        rc->rq.nargs ? tyd_query(&rc->rq, "prettyPrint")
+                     : MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
+        &pretty);
 
     if (d->verbose) { /* the path decoded: a %0A in it must not start a line of the log */
         _cleanup_free_ char *shown = xstrdup(url);
@@ -340,6 +348,87 @@ static bool ambiguous_framing(struct MHD_Connection *c, struct tyd_reply *rep)
     return true;
 }
 
+/* A POST with X-HTTP-Method-Override: rc->method becomes the method it names. True when
+ * the header names none (@rep: 400). */
+static bool overridden(struct MHD_Connection *c, struct req_ctx *rc, struct tyd_reply *rep)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-HTTP-Method-Override");
+
+    if (!v)
+        return false;
+    rc->method = tyd_override_method(v);
+    if (!rc->method) {
+        rc->method = "POST";
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "X-HTTP-Method-Override: '%.40s' is not a method a POST can stand for (GET, "
+                  "PUT, PATCH or DELETE)",
+                  v);
+        return true;
+    }
+    rc->tunnel_get = strcmp(rc->method, "GET") == 0;
+    return false;
+}
+
+static void add_arg(void *ctx, const char *key, const char *value)
+{
+    (void)copy_arg(ctx, MHD_GET_ARGUMENT_KIND, key, value);
+}
+
+/* The whole body is in: decode its Content-Encoding, and read the query of a POST standing
+ * for a GET from it (after the URL's own). Returns false with @rep filled when it cannot. */
+static bool finish_body(struct MHD_Connection *c, struct req_ctx *rc, struct tyd_reply *rep)
+{
+    const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+
+    switch (tyd_decode_body(ce, &rc->body, TYD_MAX_BODY)) {
+    case 0:
+        break;
+    case -E2BIG:
+        tyd_error(rep,
+                  413,
+                  NULL,
+                  "Request body too large: the limit is %d bytes, after gzip decoding.",
+                  TYD_MAX_BODY);
+        return false;
+    case -ENOTSUP:
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "Content-Encoding '%.40s' is not supported: send the body as is or with "
+                  "'Content-Encoding: gzip'.",
+                  ce);
+        return false;
+    default:
+        tyd_error(rep, 400, NULL, "The request body is not valid gzip (Content-Encoding: gzip).");
+        return false;
+    }
+    if (!rc->tunnel_get || rc->body.len == 0)
+        return true;
+    if (!tyd_content_type_form(ct)) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "Invalid Content-Type '%.100s': the body of a POST with "
+                  "'X-HTTP-Method-Override: GET' is the query, sent with 'Content-Type: "
+                  "application/x-www-form-urlencoded'.",
+                  ct ? ct : "(none)");
+        return false;
+    }
+    if (tyd_form_parse(rc->body.data, rc->body.len, add_arg, &rc->rq) < 0) {
+        tyd_error(rep,
+                  400,
+                  NULL,
+                  "The query in the request body is not valid form encoding (a '%%' must be "
+                  "followed by two hex digits, and none may decode to NUL).");
+        return false;
+    }
+    ty_buf_reset(&rc->body); /* the body was the query; the GET has none */
+    return true;
+}
+
 /* The first call for a request (its headers are in): the checks that need no body (the web
  * checks, an encoded '/', the route, authentication and the declared length), each of which
  * may answer at once; else the request's context is ready for its body. */
@@ -369,8 +458,13 @@ static enum MHD_Result begin_request(
         rc->answered = true;
         return send_reply(d, rc, c, method, url, &rep, NULL);
     }
-    tyd_route(method, url, &rc->rt);
-    if (tyd_pre_checks(d, c, method, &rc->rt, &rep, &delay)) {
+    rc->method = method;
+    if (strcmp(method, "POST") == 0 && overridden(c, rc, &rep)) {
+        rc->answered = true;
+        return send_reply(d, rc, c, method, url, &rep, NULL);
+    }
+    tyd_route(rc->method, url, &rc->rt);
+    if (tyd_pre_checks(d, c, rc->method, &rc->rt, &rep, &delay)) {
         if (delay > 0) {
             /* read (and drop) the body, then hold the 401 back */
             rc->delay_until = ty_mono_usec() + delay;
@@ -379,7 +473,7 @@ static enum MHD_Result begin_request(
             return MHD_YES;
         }
         rc->answered = true;
-        return send_reply(d, rc, c, method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
+        return send_reply(d, rc, c, rc->method, url, &rep, rc->rt.allow[0] ? rc->rt.allow : NULL);
     }
     if (cl && (ty_parse_int64(cl, 0, INT64_MAX, &n) < 0 || n > TYD_MAX_BODY)) {
         rc->answered = true;
@@ -404,6 +498,7 @@ static enum MHD_Result on_request(void *cls,
 
     if (!rc || rc == ENCODED_SLASH)
         return begin_request(d, c, method, url, con_cls);
+    method = rc->method; /* what a POST with X-HTTP-Method-Override stands for */
     if (rc->answered) {
         *upload_size = 0;
         return MHD_YES;
@@ -439,10 +534,12 @@ static enum MHD_Result on_request(void *cls,
         .project = rc->rt.project,
         .job = rc->rt.job,
         .asset = rc->rt.asset,
-        .body = rc->body.len ? ty_buf_str(&rc->body) : "",
-        .body_len = rc->body.len,
     };
     (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, &rc->rq);
+    if (!finish_body(c, rc, &rep))
+        return send_reply(d, rc, c, method, url, &rep, NULL);
+    rc->rq.body = rc->body.len ? ty_buf_str(&rc->body) : "";
+    rc->rq.body_len = rc->body.len;
     if (atomic_load(&d->stopping)) {
         tyd_error(&rep, 503, NULL, "trainyardd is shutting down");
         return send_reply(d, rc, c, method, url, &rep, NULL);

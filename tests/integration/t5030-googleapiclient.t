@@ -4,7 +4,9 @@
 # from AI Platform Training would run it: only the endpoint and the credentials change, the
 # calls (ml.projects().jobs().create(...).execute(), list_next, HttpError) stay as they were.
 # Covers create, get, list with a filter, list pagination, cancel, patch of labels with the
-# etag, 409 for a duplicate and for a stale etag, 404, and 401 without the bearer token.
+# etag, 409 for a duplicate and for a stale etag, 404, and 401 without the bearer token; and
+# what the clients tunnel: a long GET as a POST with its query in a form body, and (as Google's
+# Java client sends them) gzip bodies and a PATCH as a POST with X-HTTP-Method-Override.
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 TRAINYARDD="$TY_BUILD_DIR/bin/trainyardd"
@@ -187,6 +189,44 @@ def step_noauth():
     expect_error(wrong.list(parent=PARENT), 401, "UNAUTHENTICATED")
 
 
+def step_long_query():
+    # googleapiclient sends a GET whose URL is over 2,048 characters as a POST with
+    # X-HTTP-Method-Override: GET and the query as a form body
+    flt = "jobId=census_1" + "".join(" OR jobId=census_%d" % i for i in range(3, 100))
+    request = jobs.list(parent=PARENT, filter=flt, pageSize=5)
+    assert len(request.uri) > 2048, len(request.uri)
+    got = request.execute()
+    assert [j["jobId"] for j in got.get("jobs", [])] == ["census_1"], got
+
+
+def raw(method, path, body, headers):
+    """One request as Google's Java client sends it (NetHttpTransport has no PATCH)."""
+    headers = dict(headers, Authorization="Bearer " + os.environ["TOKEN"])
+    return httplib2.Http().request(os.environ["ENDPOINT"] + "/v1/" + path, method, body, headers)
+
+
+def step_java():
+    import gzip
+    body = gzip.compress(json.dumps(job("java_1")).encode())
+    resp, content = raw("POST", PARENT + "/jobs", body,
+                        {"Content-Type": "application/json; charset=UTF-8",
+                         "Content-Encoding": "gzip"})
+    assert resp.status == 200 and json.loads(content)["jobId"] == "java_1", content
+    body = gzip.compress(json.dumps({"labels": {"via": "java"}}).encode())
+    resp, content = raw("POST", PARENT + "/jobs/java_1?updateMask=labels", body,
+                        {"Content-Type": "application/json; charset=UTF-8",
+                         "Content-Encoding": "gzip", "X-HTTP-Method-Override": "PATCH"})
+    assert resp.status == 200 and json.loads(content)["labels"] == {"via": "java"}, content
+    assert jobs.get(name=PARENT + "/jobs/java_1").execute()["labels"] == {"via": "java"}
+    # a body that is not what it says it is
+    resp, content = raw("POST", PARENT + "/jobs", b"{}", {"Content-Type": "application/json",
+                                                          "Content-Encoding": "gzip"})
+    assert resp.status == 400 and b"not valid gzip" in content, content
+    resp, content = raw("POST", PARENT + "/jobs", b"{}", {"Content-Type": "application/json",
+                                                          "X-HTTP-Method-Override": "HEAD"})
+    assert resp.status == 400 and b"X-HTTP-Method-Override" in content, content
+
+
 globals()["step_" + sys.argv[1]]()
 PY
 
@@ -204,6 +244,8 @@ test_expect_success 'jobs.patch of labels with the etag; a stale etag gets 409' 
 test_expect_success 'a duplicate jobs.create raises HttpError 409' 'py duplicate'
 test_expect_success 'an unknown job raises HttpError 404' 'py unknown'
 test_expect_success 'no or a wrong bearer token raises HttpError 401' 'py noauth'
+test_expect_success 'a list whose URL is over 2,048 characters (sent as a POST)' 'py long_query'
+test_expect_success 'the Java client'"'"'s gzip bodies and PATCH sent as POST' 'py java'
 
 kill -TERM "$DPID"
 wait "$DPID"
