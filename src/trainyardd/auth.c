@@ -48,6 +48,7 @@ struct table {
 /* A client (connlimit.h's key) with recent failed authentications. */
 struct failing {
     char addr[TYD_CLIENT_KEY_MAX];
+    char project[TY_PROJECT_ID_MAX + 1]; /* that the last wrong token asked for; "" none */
     unsigned count;
     int64_t last; /* monotonic usec of the last failure */
 };
@@ -285,7 +286,7 @@ static struct failing *find_failing(struct tyd_auth *a, const char *addr)
     return NULL;
 }
 
-int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now)
+int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, const char *project, int64_t now)
 {
     struct failing *f;
     int64_t delay;
@@ -311,18 +312,21 @@ int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now)
     if (f->count < UINT32_MAX)
         f->count++;
     f->last = now;
+    (void)snprintf(f->project, sizeof(f->project), "%s", project ? project : "");
     delay = tyd_backoff_usec(f->count);
     pthread_mutex_unlock(&a->flock);
     return delay;
 }
 
-void tyd_auth_succeeded(struct tyd_auth *a, const char *addr)
+void tyd_auth_succeeded(struct tyd_auth *a, const char *addr, const char *project)
 {
     struct failing *f;
 
+    if (!project)
+        return; /* any valid token does: the client's own would reset its guessing */
     pthread_mutex_lock(&a->flock);
     f = find_failing(a, addr);
-    if (f)
+    if (f && f->project[0] && strcmp(f->project, project) == 0)
         *f = a->failing[--a->nfailing];
     pthread_mutex_unlock(&a->flock);
 }

@@ -113,11 +113,15 @@ char **tyd_auth_projects(struct tyd_auth *a, const char *header);
 void tyd_auth_forbidden_msg(
     struct tyd_auth *a, const char *header, const char *project, char *buf, size_t len);
 /* Record a wrong token from client @addr (connlimit.h's key: an address, or on loopback a
- * local user) at monotonic time @now (usec); returns how long to hold back its 401 (guard.h:
+ * local user) asking for @project (a project id, "*", or NULL for what any valid token may
+ * call) at monotonic time @now (usec); returns how long to hold back its 401 (guard.h:
  * tyd_backoff_usec). Thread-safe. */
-int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, int64_t now);
-/* A token good for what @addr asked: forget its failures. Thread-safe. */
-void tyd_auth_succeeded(struct tyd_auth *a, const char *addr);
+int64_t tyd_auth_failed(struct tyd_auth *a, const char *addr, const char *project, int64_t now);
+/* A token good for @project (as tyd_auth_failed's) from @addr: forget its failures if its last
+ * wrong token asked for the same project. Nothing for NULL, nor for another project: else a
+ * tenant could guess others' tokens at full speed, each guess followed by a request of its
+ * own. Thread-safe. */
+void tyd_auth_succeeded(struct tyd_auth *a, const char *addr, const char *project);
 
 /* --- listen.c ------------------------------------------------------------------------- */
 

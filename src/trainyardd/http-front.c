@@ -124,7 +124,7 @@ bool tyd_pre_checks(struct tyd *d,
         client_of(c, addr);
         switch (tyd_auth_check(d->auth, h, project)) {
         case TYD_AUTH_OK:
-            tyd_auth_succeeded(d->auth, addr);
+            tyd_auth_succeeded(d->auth, addr, project);
             break;
         case TYD_AUTH_MISSING:
             tyd_error(rep,
@@ -134,7 +134,7 @@ bool tyd_pre_checks(struct tyd *d,
                       "header 'Authorization: Bearer TOKEN'.");
             return true;
         case TYD_AUTH_BAD_TOKEN:
-            *delay = tyd_auth_failed(d->auth, addr, ty_mono_usec());
+            *delay = tyd_auth_failed(d->auth, addr, project, ty_mono_usec());
             tyd_error(rep, 401, NULL, "Request had invalid authentication credentials.");
             return true;
         case TYD_AUTH_FORBIDDEN: {

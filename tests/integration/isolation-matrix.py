@@ -164,20 +164,24 @@ for victim in PROJECTS:
              ("empty bearer", None, "Bearer ", set())]
     creds += [("%s's token" % o, TOKENS[o], None, {o}) for o in others]
     for meth, pattern in rows:
+        # A wrong token's backoff is reset only by a good one for the project it asked for
+        # (docs/security.md, "Guessing"); a row that names none (the projects list, /metrics)
+        # gets the wrong credentials once, in 4.
+        mine = [c for c in creds if c[3]] if "{project}" not in pattern else creds
         for job in JOBS[victim]:
             for suffix in ("", "?follow=true", "?taskName=master-replica-0"):
                 if suffix and not pattern.endswith("/logs"):
                     continue
                 path = fill(pattern, victim, job) + (suffix or query_for(meth, pattern))
-                for what, tok, auth, granted in creds:
+                for what, tok, auth, granted in mine:
                     b = body_for(meth, pattern)
                     st, resp = request(meth, path, tok, auth, b)
                     check(what, meth, path, granted, st, resp,
                           json.dumps(b).encode() if b is not None else b"")
                     if st == 401:
-                        # a good token resets the wrong-token backoff (docs/security.md,
-                        # "Guessing"); another project's token (403) does not
-                        request("GET", "/v1/projects", TOKENS[victim])
+                        # a good token for the project asked for resets the wrong-token
+                        # backoff (docs/security.md, "Guessing"); another project's does not
+                        request("GET", "/v1/projects/%s/jobs" % victim, TOKENS[victim])
 
 # 2. Crafted ids and task names, with a project's own token.
 LONG = "a" * 3000
@@ -237,19 +241,20 @@ for path in public:
         failures.append("%s: %d %r" % (path, st, resp[:200]))
 
 # 4. The projects list: each token sees its own project with its number of jobs, and nothing
-# of the other's; a request without a valid token gets 401.
+# of the other's; a request without a valid token gets 401 there and at /metrics.
 for p in PROJECTS:
     st, resp = request("GET", "/v1/projects", TOKENS[p])
     count += 1
     want = {"projects": [{"projectId": p, "jobCount": str(len(JOBS[p]))}]}
     if st != 200 or json.loads(resp) != want:
         failures.append("GET /v1/projects with %s's token: %d %r, want %r" % (p, st, resp[:300], want))
-for what, tok, auth in (("no token", None, None), ("wrong token", "y" * 24, None),
-                        ("malformed header", None, "Basic " + TOKENS[PROJECTS[0]])):
-    st, resp = request("GET", "/v1/projects", tok, auth)
-    count += 1
-    if st != 401:
-        failures.append("GET /v1/projects with %s: %d %r, want 401" % (what, st, resp[:200]))
+for path in ("/v1/projects", "/metrics"):
+    for what, tok, auth in (("no token", None, None), ("wrong token", "y" * 24, None),
+                            ("malformed header", None, "Basic " + TOKENS[PROJECTS[0]])):
+        st, resp = request("GET", path, tok, auth)
+        count += 1
+        if st != 401:
+            failures.append("GET %s with %s: %d %r, want 401" % (path, what, st, resp[:200]))
 
 # 5. Nothing crossed: each project's jobs are as they were (not cancelled, not relabelled),
 # and no job was created by a refused request.

@@ -205,6 +205,23 @@ test_expect_success 'failed authentications of one client are held back; only it
   test "$(cat out.code)" = 401 && fast "$t"
 '
 
+# As another local user (a client of its own): guesses at p2 between requests of its own p1.
+test_expect_success 'a good token for another project than the one guessed resets nothing' '
+  if [ "$(id -u)" -ne 0 ]; then exit 0; fi
+  for i in 1 2 3 4; do
+    t=$(timed_as 65534 -H "Authorization: Bearer wrong-token-$$-00002$i" "$PLAIN/v1/projects/p2/jobs") &&
+    test "$(cat out.code)" = 401 && fast "$t" &&
+    t=$(timed_as 65534 -H "Authorization: Bearer $TOK_A" "$PLAIN/v1/projects/p1/jobs") &&
+    test "$(cat out.code)" = 200 && fast "$t" || exit 1
+  done &&
+  t=$(timed_as 65534 -H "Authorization: Bearer wrong-token-$$-000031" "$PLAIN/v1/projects/p2/jobs") &&
+  test "$(cat out.code)" = 401 && slow "$t" 0.95 &&
+  t=$(timed_as 65534 -H "Authorization: Bearer $TOK_A" "$PLAIN/v1/projects") &&
+  test "$(cat out.code)" = 200 &&
+  t=$(timed_as 65534 -H "Authorization: Bearer wrong-token-$$-000032" "$PLAIN/v1/projects/p2/jobs") &&
+  test "$(cat out.code)" = 401 && slow "$t" 1.95
+'
+
 # reload.py PORT: on one kept-alive connection, TOK_A works; after SIGHUP with a file that
 # has TOK_B instead, TOK_A gets 401 and TOK_B 200, still on the same connection.
 cat >reload.py <<'PY'
