@@ -57,6 +57,17 @@ test_expect_success 'SIGTERM to the CLI cancels too; TERM-ignoring replicas get 
   grep -q "still running after the grace period; sending SIGKILL" log &&
   no_procs "sleep 904.$M"
 '
+test_expect_success 'a replica that exits leaving a writer on its output does not stall the job' '
+  # The worker exits 0 while its child floods the pipe it shares; the master then fails: the
+  # job must end at once on the master'"'"'s exit, the writer with it.
+  write_job writer.json "if echo \$CLUSTER_SPEC | grep -q \"type\\\":\\\"worker\"; then yes spam.$M & yes spam.$M & yes spam.$M & sleep 0.3; exit 0; fi; sleep 1.5; echo master-fails; exit 3" 1 &&
+  set +e; timeout -k 5 60 "$TRAINYARD" local train writer_job --config writer.json >log 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "master-replica-0 *master-fails" log &&
+  grep -q "The replica master 0 exited with a non-zero status of 3." err &&
+  test "$(json_get "$TRAINYARD_HOME/jobs/local/writer_job/job.json" "d[\"state\"]")" = FAILED &&
+  no_procs "yes spam.$M"
+'
 test_expect_success 'daemonized grandchildren are cleaned up when the job ends' '
   write_job daemon.json "setsid sh -c \"sleep 905.$M\" </dev/null >/dev/null 2>&1 & sleep 0.3" &&
   "$TRAINYARD" local train d_job --config daemon.json >log 2>&1 &&

@@ -101,14 +101,9 @@ static void clean_end(struct process_rt *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         struct proc_replica *pr = &p->reps[i];
-        pk_drain(pr, &pr->out_fd, true);
-        pk_drain(pr, &pr->err_fd, true);
         for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
-            if (*fdp >= 0) {
-                ty_loop_remove_fd(p->base.loop, *fdp);
-                close(*fdp);
-                *fdp = -1;
-            }
+            pk_drain(pr, fdp, true);
+            pk_close_pipe(pr, fdp);
         }
         ty_linesplit_release(&pr->out_ls);
         ty_linesplit_release(&pr->err_ls);

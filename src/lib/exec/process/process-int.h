@@ -137,9 +137,13 @@ pid_t pc_fork_child(const struct child_setup *cs);
 /* process.c */
 
 /* Read what is available on one of @pr's pipes (*@fdp: out_fd or err_fd), delivering its
- * lines; on EOF or error close it (*@fdp = -1). With @until_eagain, read until nothing is
- * left, else one read. */
-void pk_drain(struct proc_replica *pr, int *fdp, bool until_eagain);
+ * lines; on EOF or error close it (*@fdp = -1). With @held, read what the pipe holds at the
+ * call (its FIONREAD), never more, so that a writer still at its other end cannot keep the
+ * call going; else one read. */
+void pk_drain(struct proc_replica *pr, int *fdp, bool held);
+/* Deliver the part line a pipe of @pr still holds and close it (*@fdp = -1); nothing when it
+ * is closed. */
+void pk_close_pipe(struct proc_replica *pr, int *fdp);
 
 /* process-cleanup.c */
 

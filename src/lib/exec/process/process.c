@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -148,29 +149,46 @@ static void err_line(void *ctx, const char *line, size_t len)
     deliver_line(ctx, line, len, TY_STREAM_STDERR);
 }
 
-void pk_drain(struct proc_replica *pr, int *fdp, bool until_eagain)
+void pk_close_pipe(struct proc_replica *pr, int *fdp)
+{
+    bool is_out = fdp == &pr->out_fd;
+
+    if (*fdp < 0)
+        return;
+    ty_linesplit_flush(is_out ? &pr->out_ls : &pr->err_ls, is_out ? out_line : err_line, pr);
+    ty_loop_remove_fd(pr->rt->base.loop, *fdp);
+    close(*fdp);
+    *fdp = -1;
+}
+
+void pk_drain(struct proc_replica *pr, int *fdp, bool held)
 {
     bool is_out = fdp == &pr->out_fd;
     struct ty_linesplit *ls = is_out ? &pr->out_ls : &pr->err_ls;
     ty_line_fn fn = is_out ? out_line : err_line;
+    size_t left = SIZE_MAX;
     char buf[16384];
+    int avail = 0;
 
+    /* What the pipe holds now, and no more: a process left behind by the replica may keep
+     * writing to it as fast as it is read, and this loop must end (the job would stop
+     * there: its master's exit, a cancel and its time limit unhandled). */
+    if (held && *fdp >= 0 && ioctl(*fdp, FIONREAD, &avail) == 0)
+        left = avail > 0 ? (size_t)avail : 1;
     while (*fdp >= 0) {
-        ssize_t n = read(*fdp, buf, sizeof(buf));
+        ssize_t n = read(*fdp, buf, left < sizeof(buf) ? left : sizeof(buf));
         if (n > 0) {
             ty_linesplit_feed(ls, buf, (size_t)n, fn, pr);
-            if (!until_eagain)
+            if (!held || (size_t)n >= left)
                 return;
+            left -= (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
             return;
-        ty_linesplit_flush(ls, fn, pr);
-        ty_loop_remove_fd(pr->rt->base.loop, *fdp);
-        close(*fdp);
-        *fdp = -1;
+        pk_close_pipe(pr, fdp);
     }
 }
 
@@ -383,14 +401,7 @@ static void forget_run(struct proc_replica *pr)
     (void)ty_proctree_reap_orphans();
     for (int *fdp = &pr->out_fd; fdp; fdp = fdp == &pr->out_fd ? &pr->err_fd : NULL) {
         pk_drain(pr, fdp, true);
-        if (*fdp >= 0) {
-            ty_linesplit_flush(fdp == &pr->out_fd ? &pr->out_ls : &pr->err_ls,
-                               fdp == &pr->out_fd ? out_line : err_line,
-                               pr);
-            ty_loop_remove_fd(pr->rt->base.loop, *fdp);
-            close(*fdp);
-            *fdp = -1;
-        }
+        pk_close_pipe(pr, fdp);
     }
     pr->pid = 0;
     pr->started = pr->exited = false;
