@@ -28,6 +28,7 @@
 #include "jobrun.h"
 #include "jobs.h"
 #include "json.h"
+#include "live-out.h"
 #include "local-dryrun.h"
 #include "local-gpus.h"
 #include "local-previous.h"
@@ -118,6 +119,10 @@ struct run_ctx {
  * a tuning study's quick trials make one write, not one per turn of the run's loop. */
 #define RECORD_EVERY_USEC (50 * INT64_C(1000))
 
+/* The run's live output (live-out.h), from run_job's start to the run's end: a stdout nobody
+ * reads stops neither the run's loop nor its signals. */
+static struct live_out *live;
+
 static void print_record(void *ctx, const struct ty_log_record *rec)
 {
     char ts[40], trial[64] = "", attempt[32] = "";
@@ -131,12 +136,13 @@ static void print_record(void *ctx, const struct ty_log_record *rec)
         (void)snprintf(trial, sizeof(trial), "[trial %s] ", rec->trial);
     if (rec->attempt > 1)
         (void)snprintf(attempt, sizeof(attempt), "[attempt %u] ", rec->attempt);
-    printf("%s %-19s %s%s%s\n",
-           ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
-           rec->task,
-           trial,
-           attempt,
-           msg);
+    _cleanup_free_ char *line = xasprintf("%s %-19s %s%s%s\n",
+                                          ty_rfc3339(rec->time_usec, 3, ts, sizeof(ts)),
+                                          rec->task,
+                                          trial,
+                                          attempt,
+                                          msg);
+    live_out_line(live, line, strlen(line));
 }
 
 /* ty_json_pretty of @j with the study's trainingOutput as its last member, byte for byte,
@@ -262,14 +268,20 @@ static void on_trial(void *ctx, const struct ty_study_trial *trial)
     rc->dirty = true;
 }
 
-/* Ctrl-C, SIGTERM and SIGHUP cancel the job; returns the signal pipe's read end. */
+/* Ctrl-C, SIGTERM and SIGHUP cancel the job; SIGHUP not when it was ignored as trainyard
+ * started (`nohup`: the run outlives its terminal). SIGINT is handled even then: a script's
+ * background job starts with it ignored, and `kill -INT` of one cancels it. Returns the signal
+ * pipe's read end. */
 static int install_signals(void)
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction ign = {.sa_handler = SIG_IGN};
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction ign = {.sa_handler = SIG_IGN}, was;
+    size_t n = TY_ARRAY_SIZE(sigs);
 
+    if (sigaction(SIGHUP, NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+        n--; /* SIGHUP is the last */
     (void)sigaction(SIGPIPE, &ign, NULL);
-    return ty_sigpipe_install(sigs, TY_ARRAY_SIZE(sigs));
+    return ty_sigpipe_install(sigs, n);
 }
 
 /* local_<date>_<time>_<4 random hex digits>: a claim that finds one taken (runs started in
@@ -435,6 +447,8 @@ static enum ty_job_state run_on_loop(struct run_ctx *rc,
     rc->record_timer = 0;
     rc->loop = NULL;
     flush_record_now(rc); /* a run that failed itself may have changes not yet written */
+    live_out_end(live);   /* the run's lines before what is said of its end */
+    live = NULL;
     if (r < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         final = TY_STATE_FAILED;
@@ -496,12 +510,15 @@ static int run_job(struct ty_job *job,
         return TY_EXIT_FAILED;
     }
     opts.log = log;
+    live = live_out_start(STDOUT_FILENO);
     opts.on_log = print_record;
     opts.on_progress = on_progress;
     opts.wait_deadline_usec = ty_run_wait_deadline(job, rc.create_usec);
     r = local_gpus_acquire(lg, job, sig_fd, rc.create_usec, why, sizeof(why));
     if (r != LOCAL_GPUS_HELD) {
         r = ended_waiting(&rc, &opts, r, why);
+        live_out_end(live);
+        live = NULL;
         fprintf(stderr, "Logs: %s\n", logdir);
         ty_joblog_close(log);
         free(rc.job_record);

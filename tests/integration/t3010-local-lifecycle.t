@@ -5,6 +5,9 @@
 
 M=$RUN_ID # a marker unique to this test run, put into every replica's command line
 
+# state_is JOB STATE: the job's record says it is in STATE
+state_is() { test "$(json_get "$TRAINYARD_HOME/jobs/local/$1/job.json" "d[\"state\"]" 2>/dev/null)" = "$2"; }
+
 test_expect_success 'a ps that never exits is torn down after the master succeeds' '
   write_job job.json "if [ \$(echo \$CLUSTER_SPEC | grep -c \"type\\\":\\\"ps\") = 1 ]; then exec sleep 900.$M; fi; sleep 0.3" 1 2 &&
   "$TRAINYARD" local train ps_job --config job.json >log 2>&1 &&
@@ -57,6 +60,14 @@ test_expect_success 'SIGTERM to the CLI cancels too; TERM-ignoring replicas get 
   grep -q "still running after the grace period; sending SIGKILL" log &&
   no_procs "sleep 904.$M"
 '
+test_expect_success 'a SIGHUP ignored when trainyard starts (nohup) stays ignored' '
+  write_job hup.json "sleep 2; echo finished.$M" || exit 1
+  (trap "" HUP; exec "$TRAINYARD" local train hup_job --config hup.json >log 2>&1) &
+  pid=$!
+  wait_for 20 state_is hup_job RUNNING && kill -HUP $pid &&
+  set +e; wait $pid; rc=$?; set -e
+  test $rc -eq 0 && grep -q "finished.$M" log && state_is hup_job SUCCEEDED
+'
 test_expect_success 'a replica that exits leaving a writer on its output does not stall the job' '
   # The worker exits 0 while its child floods the pipe it shares; the master then fails: the
   # job must end at once on the master'"'"'s exit, the writer with it.
@@ -67,6 +78,22 @@ test_expect_success 'a replica that exits leaving a writer on its output does no
   grep -q "The replica master 0 exited with a non-zero status of 3." err &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/writer_job/job.json" "d[\"state\"]")" = FAILED &&
   no_procs "yes spam.$M"
+'
+test_expect_success 'an output nobody reads stops neither the run nor its time limit' '
+  # stdout is a pipe whose reader waits: the run goes on, its time limit fails it, its log
+  # file has every line; the lines that did not fit are said to be left out
+  write_job flood.json "seq 1 300000; echo done.$M; exec sleep 906.$M" 0 0 0 "{\"scheduling\": {\"maxRunningTime\": \"2s\"}}" &&
+  { "$TRAINYARD" local train flood_job --config flood.json 2>err |
+    { while [ ! -e go ]; do sleep 0.1; done; cat >out; }; } &
+  pid=$!
+  wait_for 20 state_is flood_job FAILED; failed=$?
+  touch go && wait $pid &&
+  test $failed -eq 0 &&
+  grep -q "maximum running time" err &&
+  grep -q "^\[trainyard: [0-9]* lines not shown here: the output was not being read" out &&
+  grep -q "done.$M" "$TRAINYARD_HOME/jobs/local/flood_job/logs/master-replica-0.log" &&
+  test "$(grep -c "" "$TRAINYARD_HOME/jobs/local/flood_job/logs/master-replica-0.log")" -ge 300001 &&
+  no_procs "sleep 906.$M"
 '
 test_expect_success 'daemonized grandchildren are cleaned up when the job ends' '
   write_job daemon.json "setsid sh -c \"sleep 905.$M\" </dev/null >/dev/null 2>&1 & sleep 0.3" &&
