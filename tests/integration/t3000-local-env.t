@@ -107,4 +107,9 @@ test_expect_success 'logs are kept per task, labelled live' '
   grep -q "Z master-replica-0 *master: all 5 replicas reported" log &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/master_job/job.json" "d[\"state\"]")" = SUCCEEDED
 '
+test_expect_success 'a replica gets no descriptor of its caller but 0, 1 and 2' '
+  write_job fds.json "for n in 3 4 5 6 7 8 9; do test -e /proc/\$\$/fd/\$n && echo leaked \$n; done; echo checked" 1 &&
+  (exec 7>leaked 9<fds.json; "$TRAINYARD" local train fds_job --config fds.json >log 2>&1) &&
+  test "$(grep -c " checked\$" log)" -eq 2 && ! grep -q "leaked" log
+'
 test_done

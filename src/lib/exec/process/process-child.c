@@ -8,6 +8,7 @@
  * credentials (setgroups, setgid, setuid, in that order). */
 #include <errno.h>
 #include <grp.h>
+#include <linux/close_range.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
@@ -203,6 +204,15 @@ __attribute__((no_sanitize_address)) static int child(void *arg)
     if (dup2(cs->devnull, STDIN_FILENO) < 0 || dup2(cs->out_w, STDOUT_FILENO) < 0 ||
         dup2(cs->err_w, STDERR_FILENO) < 0)
         goto fail;
+    /* Nothing but 0-2 reaches the program: a descriptor the caller of `local train` left open
+     * (a script's `exec 7>file`, a pipe passed on) would reach the replica and what it starts.
+     * Marked close-on-exec (this table is the child's own: no CLONE_FILES), as the status pipe
+     * must stay open until the exec; before Linux 5.11, closed around it. */
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+        if (cs->status_w > 3)
+            (void)syscall(SYS_close_range, 3U, (unsigned)cs->status_w - 1, 0U);
+        (void)syscall(SYS_close_range, (unsigned)cs->status_w + 1, ~0U, 0U);
+    }
     /* A program not found on the PATH of the replica's environment is not looked for again
      * here: execvpe would search this process's PATH (the daemon's, under the service). */
     if (strchr(cs->path, '/'))
