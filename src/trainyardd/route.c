@@ -272,7 +272,7 @@ void tyd_route(const char *m, const char *path, struct tyd_route *r)
     (void)snprintf(r->detail, sizeof(r->detail), "no API method at this URL");
 }
 
-static int hex_digit(char c)
+int tyd_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -289,8 +289,8 @@ size_t tyd_url_unescape(char *s)
     const char *in = s;
 
     while (*in) {
-        int hi = in[0] == '%' ? hex_digit(in[1]) : -1;
-        int lo = hi >= 0 ? hex_digit(in[2]) : -1;
+        int hi = in[0] == '%' ? tyd_hex_digit(in[1]) : -1;
+        int lo = hi >= 0 ? tyd_hex_digit(in[2]) : -1;
         if (lo >= 0 && (hi | lo) != 0) {
             *out++ = (char)(hi * 16 + lo);
             in += 3;

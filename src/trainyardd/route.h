@@ -110,6 +110,9 @@ struct tyd_route {
  * what to answer; r->api is set for TYD_UNIMPLEMENTED and the API methods. */
 void tyd_route(const char *http_method, const char *path, struct tyd_route *r);
 
+/* The value of the hex digit @c (either case), or -1. */
+int tyd_hex_digit(char c);
+
 /* The id rules the router checks; exported for tests/unit/test-route.c and
  * fuzz/fuzz-api-request.c (the daemon itself only uses them through tyd_route). */
 /* Does @id follow the job id rule (ty_job_id_ok in the job model: letters, digits and

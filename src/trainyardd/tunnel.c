@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "macro.h"
+#include "route.h"
 
 const char *tyd_override_method(const char *value)
 {
@@ -85,17 +86,6 @@ int tyd_content_type_form(const char *ct)
     return *ct == '\0' || *ct == ';';
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decode the @n bytes at @s ('+' a blank, %XX a byte) into a new string in *@ret. */
 static int form_decode(const char *s, size_t n, char **ret)
 {
@@ -108,8 +98,8 @@ static int form_decode(const char *s, size_t n, char **ret)
         } else if (s[i] != '%') {
             out[j++] = s[i];
         } else {
-            int hi = i + 2 < n ? hex_value(s[i + 1]) : -1;
-            int lo = i + 2 < n ? hex_value(s[i + 2]) : -1;
+            int hi = i + 2 < n ? tyd_hex_digit(s[i + 1]) : -1;
+            int lo = i + 2 < n ? tyd_hex_digit(s[i + 2]) : -1;
             if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
                 return -EINVAL;
             out[j++] = (char)(hi * 16 + lo);
