@@ -349,8 +349,6 @@ static void print_trials(const struct ty_job *job, const struct ty_study *st)
     printf("\n");
 }
 
-/* resumePreviousJobId: the earlier local job's record, <state>/jobs/local/<id>/job.json.
- * Returns 0 and *ret, or -errno with err naming the field. */
 /* The job ended while it waited for GPUs (@w, @why): recorded and logged as the run would.
  * Returns the exit status. */
 static int
@@ -361,6 +359,8 @@ ended_waiting(struct run_ctx *rc, const struct ty_supervisor_options *o, int w, 
     rc->error = why;
     rc->end_usec = ty_now_usec();
     ty_run_announce(o, rc, NULL, 0, rc->job->job_id);
+    if (st == TY_STATE_CANCELLED) /* as a run cancelled later says it */
+        ty_run_log(o, rc, TY_SEV_INFO, "service", NULL, 0, "Job cancellation requested.", 27);
     ty_run_announce_result(o, rc, NULL, 0, st, why);
     write_record(rc, st);
     cli_error(PATH,

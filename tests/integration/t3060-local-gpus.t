@@ -85,6 +85,8 @@ test_expect_success 'a cancel while waiting ends the job CANCELLED' '
   touch go && wait $h &&
   test $rc -eq 1 &&
   grep -q "Job see_2 was cancelled: Job cancelled by the user." see.err &&
+  grep -q "service  *Job cancellation requested.$" see.out &&
+  grep -q "service  *Job cancelled.$" see.out &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/see_2/job.json" "d[\"state\"]")" = CANCELLED &&
   ! grep -q seen= see.out
 '
