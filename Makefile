@@ -65,6 +65,7 @@ bench: build
 	@$(BENCH) launch-slurm bench/launch-slurm/run.sh $(BUILD)
 	@$(BENCH) api bench/api/run.sh $(BUILD)
 	@$(BENCH) jobfilter bench/jobfilter/run.sh $(BUILD)
+	@$(BENCH) logs bench/logs/run.sh $(BUILD)
 	@$(BENCH) sched bench/sched/run.sh $(BUILD)
 	@$(BENCH) "sched service" python3 bench/sched/service.py $(BUILD)
 	@$(BENCH) tuning-overhead bench/tuning-overhead/run.sh $(BUILD)

@@ -44,10 +44,12 @@
 /* How far back to look for the time of the record before a token's offset: two of the
  * longest lines, so the whole line before the offset is seen even when it is cut. */
 #define BACKSCAN_BYTES (2 * LINE_MAX_BYTES)
-/* A `since` bisects a file (seek_since) down to this many bytes, reading a window this size at
- * each step: two of the longest lines, so that one whole line follows a cut one. */
+/* A `since` bisects a file (seek_since) down to this many bytes, reading at each step a few
+ * lines, or when no whole line is there two of the longest lines (one whole line follows a cut
+ * one). */
 #define BISECT_MIN_BYTES (64 * 1024)
 #define BISECT_WINDOW    (2 * LINE_MAX_BYTES + 2)
+#define BISECT_FIRST     4096
 /* Limits of a read and of its token: files (ty_log_read refuses more: a read holds one
  * buffer per file), bytes of a file's key (task and trial names are far shorter), digits of
  * an offset (18 cannot overflow int64_t while parsing), characters of a token: the largest a
@@ -573,7 +575,10 @@ static int seek_since(struct reader *r, int64_t since, struct ty_error *err)
     hi = st.st_size;
     while (hi - lo > BISECT_MIN_BYTES) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (time_after(fd, buf, BISECT_WINDOW, mid, &at, &t) < 0 || at >= hi)
+        /* a few lines' worth first; two of the longest lines when none parses there */
+        if ((time_after(fd, buf, BISECT_FIRST, mid, &at, &t) < 0 &&
+             time_after(fd, buf, BISECT_WINDOW, mid, &at, &t) < 0) ||
+            at >= hi)
             break; /* no whole record near: read on from what is known */
         if (t < since)
             lo = at;
