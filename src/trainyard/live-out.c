@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,13 @@ struct live_out *live_out_start(int fd)
     lo->fd = fd;
     pthread_mutex_init(&lo->lock, NULL);
     pthread_cond_init(&lo->more, NULL);
-    if (pthread_create(&lo->thread, NULL, writer_main, lo) != 0) {
+    /* the thread takes no signal: their handlers run where the run expects them */
+    sigset_t all, was;
+    (void)sigfillset(&all);
+    (void)pthread_sigmask(SIG_SETMASK, &all, &was);
+    int r = pthread_create(&lo->thread, NULL, writer_main, lo);
+    (void)pthread_sigmask(SIG_SETMASK, &was, NULL);
+    if (r != 0) {
         pthread_cond_destroy(&lo->more);
         pthread_mutex_destroy(&lo->lock);
         free(lo);

@@ -442,6 +442,7 @@ static enum MHD_Result begin_request(
     int64_t n, delay = 0;
 
     rc->arrived = ty_mono_usec();
+    rc->method = method; /* until an X-HTTP-Method-Override says otherwise, below */
     *con_cls = rc;
     if (ambiguous_framing(c, &rep) || tyd_web_checks(d, c, &rep)) {
         rc->answered = true;
@@ -458,7 +459,6 @@ static enum MHD_Result begin_request(
         rc->answered = true;
         return send_reply(d, rc, c, method, url, &rep, NULL);
     }
-    rc->method = method;
     if (strcmp(method, "POST") == 0 && overridden(c, rc, &rep)) {
         rc->answered = true;
         return send_reply(d, rc, c, method, url, &rep, NULL);
