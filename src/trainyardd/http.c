@@ -648,8 +648,11 @@ int tyd_http_start(struct tyd *d, struct ty_error *err)
         {MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key},
         {MHD_OPTION_END, 0, NULL},
     };
+    /* MHD_USE_TURBO only over plain HTTP: with TLS (libmicrohttpd 0.9.75) a connection that
+     * never finished its handshake was never timed out, nor closed once its client had gone,
+     * so silent connections took every place of their client until a restart */
     h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-                                  MHD_USE_ERROR_LOG | MHD_USE_TURBO | (cert ? MHD_USE_TLS : 0),
+                                  MHD_USE_ERROR_LOG | (cert ? MHD_USE_TLS : MHD_USE_TURBO),
                               0,
                               NULL,
                               NULL,

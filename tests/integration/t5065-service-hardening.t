@@ -328,11 +328,36 @@ test_expect_success 'a self-signed certificate for 127.0.0.1 and localhost' '
   openssl req -x509 -newkey rsa:2048 -nodes -keyout other-key.pem -out other.pem -days 2 \
     -subj /CN=other 2>/dev/null
 '
-trainyardd_start tls --tls-cert "$TEST_DIR/cert.pem" --tls-key "$TEST_DIR/key.pem"
+trainyardd_start tls --tls-cert "$TEST_DIR/cert.pem" --tls-key "$TEST_DIR/key.pem" \
+  --connection-timeout 2
 TLS=https://127.0.0.1:${TYD_URL##*:} TLS_PORT=${TYD_URL##*:}
+
+# tlshold.py PORT: connections that never finish a TLS handshake (silent ones, one with half a
+# ClientHello) are closed by the daemon after --connection-timeout
+cat >tlshold.py <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(6)]
+held[0].sendall(b"\x16\x03\x01\x02\x00\x01")
+t = time.time()
+for s in held:
+    s.settimeout(10)
+    try:
+        while s.recv(100):  # a TLS alert may come first
+            pass
+    except ConnectionResetError:
+        pass
+    except socket.timeout:
+        sys.exit("a connection with no handshake was still open after %.1f s" % (time.time() - t))
+print("ok: closed after %.1f s" % (time.time() - t))
+PY
 
 test_expect_success 'HTTPS: the daemon says so and answers with the certificate' '
   grep -q "listening on https://127.0.0.1:$TLS_PORT" tls.log &&
+  test "$(curl -s --cacert cert.pem -o out.json -w "%{http_code}" "$TLS/healthz")" = 200
+'
+test_expect_success 'HTTPS: connections that never finish the handshake time out' '
+  "$PYTHON" tlshold.py "$TLS_PORT" &&
   test "$(curl -s --cacert cert.pem -o out.json -w "%{http_code}" "$TLS/healthz")" = 200
 '
 test_expect_success 'plain HTTP to the HTTPS port gets no answer' '
