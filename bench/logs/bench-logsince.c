@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "fdutil.h"
 #include "logread.h"
+#include "parse.h"
 #include "timeutil.h"
 
 #define T0   INT64_C(1796029200000000)
@@ -104,24 +105,29 @@ static double scan(size_t bytes)
 
 int main(int argc, char **argv)
 {
-    size_t mb = argc > 1 ? (size_t)atol(argv[1]) : 256;
-    int rounds = argc > 2 ? atoi(argv[2]) : 9;
+    int64_t mb = 256, rounds = 9;
+
+    if ((argc > 1 && ty_parse_int64(argv[1], 1, 65536, &mb) < 0) ||
+        (argc > 2 && ty_parse_int64(argv[2], 1, 1000, &rounds) < 0)) {
+        fprintf(stderr, "usage: bench-logsince [MB [ROUNDS]]\n");
+        return 2;
+    }
     double *s = calloc((size_t)rounds, sizeof(double)), *f = calloc((size_t)rounds, sizeof(double));
     double *c = calloc((size_t)rounds, sizeof(double));
-    int64_t n = write_file(mb ? mb : 1);
+    int64_t n = write_file((size_t)mb);
     int64_t since = T0 + (n * 9 / 10) * MSEC;
 
     for (int r = 0; r < rounds; r++) {
         s[r] = read_page(since);
         f[r] = read_page(0);
-        c[r] = scan((mb << 20) * 9 / 10);
+        c[r] = scan(((size_t)mb << 20) * 9 / 10);
     }
-    double ms = bench_median(s, rounds), mf = bench_median(f, rounds);
-    double mc = bench_median(c, rounds);
-    printf("file: %zu MB, %lld records; since at 90%% of it; %d rounds (median)\n",
-           mb,
+    double ms = bench_median(s, (int)rounds), mf = bench_median(f, (int)rounds);
+    double mc = bench_median(c, (int)rounds);
+    printf("file: %lld MB, %lld records; since at 90%% of it; %lld rounds (median)\n",
+           (long long)mb,
            (long long)n,
-           rounds);
+           (long long)rounds);
     printf("since (one page, bisected) us %.0f\n", ms);
     printf("first page (floor) us %.0f\n", mf);
     printf("scan to the since point (baseline) us %.0f\n", mc);
