@@ -630,12 +630,11 @@ static bool dir_has_entries(const char *dir)
 static int check_store_present(const struct tyd *d, const char *db, struct ty_error *err)
 {
     _cleanup_free_ char *jobs = xasprintf("%s/jobs", d->state_dir);
-    struct stat st;
     DIR *dp;
     struct dirent *de;
     int r = 0;
 
-    if (stat(db, &st) == 0 && st.st_size > 0)
+    if (!ty_store_file_empty(db))
         return 0;
     if (!(dp = opendir(jobs)))
         return 0;

@@ -72,4 +72,22 @@ test_expect_success 'an empty store next to the service'"'"'s jobs is not replac
   grep -q "the store $SD/trainyard.db is missing or empty, but $SD/jobs holds the jobs of project .p1." empty.log &&
   test ! -s "$SD/trainyard.db"
 '
+test_expect_success 'a store whose changes were all in its lost -wal file is not replaced either' '
+  # what a kill -9 before the first checkpoint leaves: page 1 in the file, the rest in the
+  # -wal file; the -wal file then lost (a backup of the file alone)
+  rm -f "$SD/trainyard.db" &&
+  "$PYTHON" -c "
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute(\"PRAGMA journal_mode=WAL\")
+db.execute(\"CREATE TABLE jobs(x)\")
+db.commit()
+os._exit(0)" "$SD/trainyard.db" &&
+  rm -f "$SD/trainyard.db-wal" "$SD/trainyard.db-shm" &&
+  before=$(cksum <"$SD/trainyard.db") &&
+  set +e; timeout 20 "$TY_BUILD_DIR/bin/trainyardd" --listen 127.0.0.1:0 --state-dir "$SD" --allow-root-jobs >wal.log 2>&1; rc=$?; set -e
+  test $rc -eq 1 &&
+  grep -q "the store $SD/trainyard.db is missing or empty, but $SD/jobs holds the jobs of project .p1." wal.log &&
+  test "$(cksum <"$SD/trainyard.db")" = "$before"
+'
 test_done

@@ -26,10 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "fdutil.h"
 #include "json.h"
 #include "macro.h"
 #include "statemode.h"
@@ -539,6 +541,30 @@ static int set_wal(struct store_conn *c, struct ty_error *err)
                 err, EIO, "cannot switch to write-ahead logging: %s", sqlite3_errmsg(c->db));
         (void)sqlite3_sleep(5);
     }
+}
+
+bool ty_store_file_empty(const char *path)
+{
+    _cleanup_free_ char *wal = xasprintf("%s-wal", path);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    unsigned char head[32];
+    struct stat st;
+
+    if (fd < 0)
+        return errno == ENOENT;
+    if (fstat(fd, &st) < 0)
+        return false;
+    if (st.st_size == 0)
+        return true;
+    if (stat(wal, &st) == 0 && st.st_size > 0)
+        return false; /* the changes are there */
+    if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+        memcmp(head, "SQLite format 3", 16) != 0)
+        return false; /* not a store: its open says so */
+    /* bytes 28-31: the database's size in pages, big-endian (SQLite's file format) */
+    uint32_t pages = (uint32_t)head[28] << 24 | (uint32_t)head[29] << 16 | (uint32_t)head[30] << 8 |
+                     (uint32_t)head[31];
+    return pages <= 1;
 }
 
 int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err)

@@ -109,6 +109,11 @@ json_t *ty_job_row_to_json(const struct ty_job_row *row);
 const char *ty_store_etag_format(int64_t etag, char *buf, size_t n);
 int ty_store_etag_parse(const char *text, int64_t *ret);
 
+/* Whether the store file at @path holds no job for certain, read without opening it (an open
+ * writes a new schema into an empty file): missing, empty, or a database of at most one page
+ * (an empty schema) with no -wal file beside it, or an empty one: a store whose changes were
+ * all still in its -wal file when that file was lost. False when unsure (unreadable). */
+bool ty_store_file_empty(const char *path);
 /* Open (creating and migrating) the database at @path. Returns 0 and *ret. */
 int ty_store_open(const char *path, struct ty_store **ret, struct ty_error *err);
 /* Close every connection; NULL-safe. No call may be in progress. */
