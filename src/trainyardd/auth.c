@@ -38,6 +38,7 @@
 struct tyd_token {
     char *token;
     char **projects; /* "*" = all */
+    int lineno;      /* of the tokens file */
 };
 
 struct table {
@@ -111,10 +112,31 @@ parse_line(struct table *a, char *line, const char *path, int lineno, struct ty_
                             "with e.g. 'head -c 24 /dev/urandom | base64')",
                             path,
                             lineno);
-    t.token = xstrdup(tok);
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->tokens[i].token, tok) == 0)
+            return ty_error_set(err,
+                                EINVAL,
+                                "%s:%d: the token of line %d again: give a token once, with "
+                                "every project it grants on its line (TOKEN P1,P2)",
+                                path,
+                                lineno,
+                                a->tokens[i].lineno);
     t.projects = xcalloc(1, sizeof(char *));
-    for (p = strtok_r(projects, ",", &save); p; p = strtok_r(NULL, ",", &save))
+    for (p = strtok_r(projects, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (strcmp(p, "*") != 0 && !ty_project_id_ok(p, strlen(p))) {
+            ty_strv_free(t.projects);
+            return ty_error_set(err,
+                                EINVAL,
+                                "%s:%d: '%.64s' is not a project id (%s), nor '*'",
+                                path,
+                                lineno,
+                                p,
+                                TY_PROJECT_ID_RULE);
+        }
         ty_strv_push(&t.projects, p);
+    }
+    t.token = xstrdup(tok);
+    t.lineno = lineno;
     a->tokens = xreallocarray(a->tokens, a->n + 1, sizeof(*a->tokens));
     a->tokens[a->n++] = t;
     return 0;
@@ -138,6 +160,15 @@ static int load_table(const char *path, struct table **ret, struct ty_error *err
                             "--auth-tokens: %s is readable or writable by other users; "
                             "chmod 600 it",
                             path);
+    /* its owner may write it, and so grant itself every project */
+    if (stat(path, &st) == 0 && st.st_uid != geteuid())
+        return ty_error_set(err,
+                            EPERM,
+                            "--auth-tokens: %s belongs to uid %u, not to trainyardd's user (uid "
+                            "%u), who could grant itself any project; chown it",
+                            path,
+                            (unsigned)st.st_uid,
+                            (unsigned)geteuid());
     a = xcalloc(1, sizeof(*a));
     /* strtok_r would merge empty lines and break line numbers: split by hand. */
     for (line = text; line; line = save) {
@@ -149,7 +180,7 @@ static int load_table(const char *path, struct table **ret, struct ty_error *err
         if (r < 0) {
             table_free(a);
             explicit_bzero(text, len);
-            return r;
+            return ty_error_prefix(err, r, "--auth-tokens");
         }
     }
     explicit_bzero(text, len);

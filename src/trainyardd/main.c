@@ -405,10 +405,7 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
     case O_PROJECT_USER:
         return tyd_runas_add(&d->runas, v, where, err);
     case O_ALLOW_ROOT:
-        if (v && strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
-            return ty_error_set(err, EINVAL, "%s: expected 'true' or 'false' (got '%s')", where, v);
-        d->allow_root_jobs = !v || strcmp(v, "true") == 0;
-        return 0;
+        return set_bool(&d->allow_root_jobs, v, where, err);
     case O_LEAVE_MOUNTS:
         return set_bool(&d->leave_mounts, v, where, err);
     case O_JOB_DIR_ROOT:
@@ -417,8 +414,7 @@ static int apply(struct tyd *d, int id, const char *v, const char *where, struct
         set_str(&d->log_file, v);
         return 0;
     case O_VERBOSE:
-        d->verbose = !v || strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0;
-        return 0;
+        return set_bool(&d->verbose, v, where, err);
     case O_TLS_CERT:
         set_str(&d->tls_cert, v);
         return 0;
@@ -475,10 +471,21 @@ static int load_config(struct tyd *d, const char *path, bool must_exist, struct 
     size_t n = 0;
     int r = ty_kvconf_load(path, &kv, &n, err);
 
+    struct stat st;
+
     if (r == -ENOENT && !must_exist)
         return 0;
     if (r < 0)
         return ty_error_prefix(err, r, "config");
+    /* who may write it decides what trainyardd runs, and as whom */
+    if (stat(path, &st) == 0 && ((st.st_mode & 022) || (st.st_uid && st.st_uid != geteuid())))
+        r = ty_error_set(err,
+                         EPERM,
+                         "config: %s may be changed by other users (mode %03o, uid %u): make it "
+                         "trainyardd's user's or root's, and chmod go-w it",
+                         path,
+                         (unsigned)(st.st_mode & 0777),
+                         (unsigned)st.st_uid);
     for (size_t i = 0; i < n && r >= 0; i++) {
         char where[600];
         const struct option *o = options;
@@ -672,6 +679,13 @@ static int serve(struct tyd *d)
         goto fail;
     if (!d->log_file)
         d->log_file = xasprintf("%s/trainyardd.log", d->state_dir);
+    /* the supervisors' diagnostics go there: a file that cannot be written loses them */
+    if ((r = open(d->log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0 ||
+        close(r) < 0) {
+        (void)ty_error_set(
+            &e, errno, "--log-file: cannot open '%s': %s", d->log_file, strerror(errno));
+        goto fail;
+    }
     if (d->auth_file && tyd_auth_load(d->auth_file, &d->auth, &e) < 0)
         goto fail;
     db = xasprintf("%s/%s", d->state_dir, TY_STORE_FILE);

@@ -161,7 +161,7 @@ test_expect_success 'an unknown user is a start-up error naming the option' '
   set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/x" --project-user=nobody 2>err; rc=$?; set -e
   test $rc = 2 && grep -q -- "--project-user: expected PROJECT:USER" err &&
   set +e; "$TRAINYARDD" --state-dir "$TEST_DIR/x" --allow-root-jobs=maybe 2>err; rc=$?; set -e
-  test $rc = 2 && grep -q -- "--allow-root-jobs: expected .true. or .false." err
+  test $rc = 2 && grep -q -- "--allow-root-jobs: expected true or false (got .maybe.)" err
 '
 
 cat >"$TEST_DIR/users.conf" <<EOF

@@ -403,6 +403,28 @@ test_expect_success 'TLS start-up errors name the option' '
   ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s1 --tls-cert cert.pem --tls-key other-key.pem 2>err.txt &&
   grep -q "cannot start HTTPS on 127.0.0.1:0: --tls-cert" err.txt
 '
+test_expect_success 'a tokens or config file that another user could change, or a bad one, is refused' '
+  printf "%s p1\n" "$TOK_A" >t-other && chmod 600 t-other &&
+  printf "%s p1\n%s p2\n" "$TOK_A" "$TOK_A" >t-twice && chmod 600 t-twice &&
+  printf "%s p1,a/b\n" "$TOK_A" >t-badid && chmod 600 t-badid &&
+  printf "verbose = true\n" >c-open && chmod 666 c-open &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --auth-tokens t-twice 2>err.txt &&
+  grep -q "t-twice:2: the token of line 1 again" err.txt &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --auth-tokens t-badid 2>err.txt &&
+  grep -q "t-badid:1: .a/b. is not a project id" err.txt &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --config c-open 2>err.txt &&
+  grep -q "config: c-open may be changed by other users (mode 666" err.txt &&
+  printf "verbose = on\n" >c-on &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --config c-on 2>err.txt &&
+  grep -q "c-on:1: verbose: expected true or false (got .on.)" err.txt &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --log-file "$TEST_DIR/no/such/dir.log" 2>err.txt &&
+  grep -q -- "--log-file: cannot open .*no/such/dir.log" err.txt &&
+  if [ "$(id -u)" -eq 0 ]; then
+    chown 65534 t-other &&
+    ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --auth-tokens t-other 2>err.txt &&
+    grep -q "t-other belongs to uid 65534, not to trainyardd" err.txt || exit 1
+  fi
+'
 # wild.py PORT: 5 idle connections to 127.0.0.1, 5 to 127.0.0.2 and 5 to 127.0.0.1 from
 # 127.0.0.3, all of this user; prints how many the daemon kept open.
 cat >wild.py <<'PY'
