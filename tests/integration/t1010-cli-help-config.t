@@ -362,7 +362,12 @@ if command -v bash >/dev/null 2>&1; then
     test "$(complete_words trainyard local train --worker-c)" = "--worker-command --worker-count" &&
     test "$(complete_words trainyard jobs list --q)" = --quiet &&
     test "$(complete_words trainyard config set --verb)" = --verbosity &&
-    test "$(complete_words trainyard --)" = "--help --version" &&
+    test "$(complete_words trainyard --)" = "--access-token-file --api-endpoint --format --help --project --quiet --verbosity --version" &&
+    test "$(complete_words trainyard --project vision "")" = "config help jobs local study" &&
+    test "$(complete_words trainyard --project vision jobs l)" = list &&
+    test "$(complete_words trainyard --api-endpoint http://127.0.0.1:1 jobs l)" = list &&
+    test "$(complete_words trainyard --verbosity e)" = error &&
+    test -z "$(complete_words trainyard --project "")" &&
     test "$(complete_words trainyard jobs list --format c)" = "csv(" &&
     test "$(complete_words trainyard jobs list --format = f)" = flattened
   '
