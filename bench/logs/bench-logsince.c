@@ -31,6 +31,14 @@
 
 static char path[] = "/tmp/bench-logsince.XXXXXX";
 
+/* Give up, leaving no file behind. */
+static void fail(const char *what)
+{
+    fprintf(stderr, "bench-logsince: %s\n", what);
+    unlink(path);
+    exit(1);
+}
+
 static int64_t write_file(size_t mb)
 {
     struct ty_buf b = TY_BUF_INIT;
@@ -39,7 +47,7 @@ static int64_t write_file(size_t mb)
     char ts[40];
 
     if (fd < 0)
-        exit(1);
+        fail("cannot create the log file");
     for (size_t written = 0; written < mb << 20; k++) {
         ty_buf_printf(&b,
                       "%s INFO step %lld loss %.6f %.*s\n",
@@ -50,7 +58,7 @@ static int64_t write_file(size_t mb)
                       "..................................................");
         if (b.len > (1 << 20) || written + b.len >= mb << 20) {
             if (ty_write_all(fd, b.data, b.len) < 0)
-                exit(1);
+                fail("cannot write the log file");
             written += b.len;
             ty_buf_reset(&b);
         }
@@ -73,8 +81,7 @@ static double read_page(int64_t since)
 
     if (ty_log_cursor_parse(NULL, &cur, &err) < 0 ||
         ty_log_read(&src, 1, &q, cur, &e, &n, &more, &err) < 0 || n != 100) {
-        fprintf(stderr, "bench-logsince: %s (%zu entries)\n", ty_error_msg(&err), n);
-        exit(1);
+        fail(n == 100 ? ty_error_msg(&err) : "a page of fewer than 100 entries");
     }
     t = ty_mono_usec() - t;
     ty_log_cursor_free(cur);
