@@ -458,19 +458,6 @@ static void add_transitions(const struct tyd_request *rq, struct tyd_reply *rep,
     json_object_set_new(rep->json, "transitions", list);
 }
 
-/* Whether @rq asks for the indented form (as http.c's send_reply decides). */
-static bool wants_pretty(const struct tyd_request *rq)
-{
-    bool pretty = true;
-
-    (void)tyd_pretty_value(
-        rq->nargs || !rq->conn
-            ? tyd_query(rq, "prettyPrint")
-            : MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
-        &pretty);
-    return pretty;
-}
-
 /* Answer 200 with @body (@len bytes) as http.c would send the same JSON; @body is @ref's,
  * released by @release when the response is done with it (here, when it cannot be made).
  * False when the response cannot be made (nothing answered). */
@@ -564,7 +551,7 @@ static void render_and_keep(const struct tyd_request *rq,
 void tyd_jobs_get(const struct tyd_request *rq, struct tyd_reply *rep)
 {
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
-    struct tyd_jobcache_key key = {rq->project, rq->job, wants_pretty(rq)};
+    struct tyd_jobcache_key key = {rq->project, rq->job, tyd_wants_pretty(rq, rq->conn)};
     struct ty_error e = {0};
     struct live lv;
     uint64_t store_at = 0;

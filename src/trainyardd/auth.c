@@ -154,14 +154,16 @@ static int load_table(const char *path, struct table **ret, struct ty_error *err
     r = ty_read_file(path, MAX_TOKENS_FILE, &text, &len, err);
     if (r < 0)
         return ty_error_prefix(err, r, "--auth-tokens");
-    if (stat(path, &st) == 0 && (st.st_mode & 0077))
+    if (stat(path, &st) < 0)
+        return ty_error_set(err, errno, "--auth-tokens: cannot stat %s: %s", path, strerror(errno));
+    if (st.st_mode & 0077)
         return ty_error_set(err,
                             EPERM,
                             "--auth-tokens: %s is readable or writable by other users; "
                             "chmod 600 it",
                             path);
     /* its owner may write it, and so grant itself every project */
-    if (stat(path, &st) == 0 && st.st_uid != geteuid())
+    if (st.st_uid != geteuid())
         return ty_error_set(err,
                             EPERM,
                             "--auth-tokens: %s belongs to uid %u, not to trainyardd's user (uid "

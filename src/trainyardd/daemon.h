@@ -188,6 +188,10 @@ int tyd_check_params(const struct tyd_request *rq, const char *const *own, struc
 /* Is @value (prettyPrint's, NULL when absent) a boolean: true, false (any case), 1 or 0?
  * Then *@pretty (may be NULL) says whether JSON answers are indented: yes unless false. */
 bool tyd_pretty_value(const char *value, bool *pretty);
+/* Whether the JSON answer to @rq is indented: its prettyPrint, read from its arguments once
+ * they are (a tunnelled GET's come from its body), else from the URL of @c (NULL: none; an
+ * answer given before the arguments were read). */
+bool tyd_wants_pretty(const struct tyd_request *rq, struct MHD_Connection *c);
 /* Fill @rep with Google's error form {"error":{"code","message","status"}}; the status text
  * follows from @code (400 INVALID_ARGUMENT, 404 NOT_FOUND, 409 ALREADY_EXISTS, ...) unless
  * @status is given. Returns 0. */

@@ -113,13 +113,7 @@ static enum MHD_Result send_reply(struct tyd *d,
 {
     struct MHD_Response *resp;
     enum MHD_Result ret;
-    bool pretty = true;
-
-    /* the request's arguments once read (a tunnelled GET's are in its body), else the URL's */
-    (void)tyd_pretty_value(
-        rc->rq.nargs ? tyd_query(&rc->rq, "prettyPrint")
-                     : MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
-        &pretty);
+    bool pretty = tyd_wants_pretty(&rc->rq, c);
 
     if (d->verbose) { /* the path decoded: a %0A in it must not start a line of the log */
         _cleanup_free_ char *shown = xstrdup(url);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * params.c: a request's query parameters (the method's own and Google's standard ones, each
  * once) and Google's JSON error form, for every handler of trainyardd. */
+#include <microhttpd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -107,6 +108,17 @@ bool tyd_pretty_value(const char *value, bool *pretty)
     if (pretty)
         *pretty = p;
     return true;
+}
+
+bool tyd_wants_pretty(const struct tyd_request *rq, struct MHD_Connection *c)
+{
+    bool pretty = true;
+
+    (void)tyd_pretty_value(
+        rq->nargs || !c ? tyd_query(rq, "prettyPrint")
+                        : MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prettyPrint"),
+        &pretty);
+    return pretty;
 }
 
 int tyd_check_params(const struct tyd_request *rq, const char *const *own, struct tyd_reply *rep)
