@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "daemon.h"
 #include "fdutil.h"
+#include "imageref.h"
 #include "jobcache.h"
 #include "jobenv.h"
 #include "kvconf.h"
@@ -316,45 +317,48 @@ check_enum(const char *v, const char *const *values, const char *where, struct t
  * runtime's registries and memory cap, the slurm runtime's settings). */
 static int apply_runtime_env(int id, const char *v, const char *where, struct ty_error *err)
 {
+    static const char *const env[] = {
+        [O_INSECURE] = "TRAINYARD_INSECURE_REGISTRIES",
+        [O_MAX_MEMORY] = "TRAINYARD_CONTAINER_MAX_MEMORY",
+        [O_SLURM_PARTITION] = "TRAINYARD_SLURM_PARTITION",
+        [O_SLURM_ACCOUNT] = "TRAINYARD_SLURM_ACCOUNT",
+        [O_SLURM_QOS] = "TRAINYARD_SLURM_QOS",
+        [O_SLURM_SBATCH_ARGS] = "TRAINYARD_SLURM_SBATCH_ARGS",
+        [O_SLURM_MEMORY] = "TRAINYARD_SLURM_MEMORY",
+        [O_SLURM_REPLICAS] = "TRAINYARD_SLURM_REPLICAS",
+        [O_JOB_PATH] = TY_JOB_PATH_ENV, /* the supervisors build the replicas' environment */
+    };
+    char why[400];
     int64_t n;
+    int r = 0;
 
     switch (id) {
     case O_INSECURE:
-        return setenv("TRAINYARD_INSECURE_REGISTRIES", v, 1) < 0 ? -errno : 0;
+        if (ty_insecure_registries_check(v, why, sizeof(why)) < 0)
+            r = ty_error_set(err, EINVAL, "%s: %s", where, why);
+        break;
     case O_MAX_MEMORY:
         if (ty_parse_bytes(v, TY_CONTAINER_MIN_MEMORY, &n) < 0)
-            return ty_error_set(err,
-                                EINVAL,
-                                "%s: expected a whole number of bytes, optionally with a k, m, g "
-                                "or t suffix, of at least 4m (got '%s')",
-                                where,
-                                v);
-        return setenv("TRAINYARD_CONTAINER_MAX_MEMORY", v, 1) < 0 ? -errno : 0;
-    case O_SLURM_PARTITION:
-        return setenv("TRAINYARD_SLURM_PARTITION", v, 1) < 0 ? -errno : 0;
-    case O_SLURM_ACCOUNT:
-        return setenv("TRAINYARD_SLURM_ACCOUNT", v, 1) < 0 ? -errno : 0;
-    case O_SLURM_QOS:
-        return setenv("TRAINYARD_SLURM_QOS", v, 1) < 0 ? -errno : 0;
-    case O_SLURM_SBATCH_ARGS:
-        return setenv("TRAINYARD_SLURM_SBATCH_ARGS", v, 1) < 0 ? -errno : 0;
+            r = ty_error_set(err,
+                             EINVAL,
+                             "%s: expected a whole number of bytes, optionally with a k, m, g "
+                             "or t suffix, of at least 4m (got '%s')",
+                             where,
+                             v);
+        break;
     case O_SLURM_MEMORY:
-        if (check_enum(v, (const char *const[]){"machine", "none", NULL}, where, err) < 0)
-            return -EINVAL;
-        return setenv("TRAINYARD_SLURM_MEMORY", v, 1) < 0 ? -errno : 0;
-    case O_JOB_PATH: {
-        /* The supervisors build the replicas' environment with it (jobenv.h). */
-        int r = ty_job_path_check(v, where, err);
-        return r < 0 ? r : setenv(TY_JOB_PATH_ENV, v, 1) < 0 ? -errno : 0;
-    }
+        r = check_enum(v, (const char *const[]){"machine", "none", NULL}, where, err);
+        break;
     case O_SLURM_REPLICAS:
-        if (check_enum(v, (const char *const[]){"auto", "process", "container", NULL}, where, err) <
-            0)
-            return -EINVAL;
-        return setenv("TRAINYARD_SLURM_REPLICAS", v, 1) < 0 ? -errno : 0;
-    default:
-        return ty_error_set(err, EINVAL, "%s: not a setting", where);
+        r = check_enum(v, (const char *const[]){"auto", "process", "container", NULL}, where, err);
+        break;
+    case O_JOB_PATH:
+        r = ty_job_path_check(v, where, err);
+        break;
     }
+    if (r == 0 && setenv(env[id], v, 1) < 0) /* @id is one of env's (apply's cases) */
+        r = -errno;
+    return r;
 }
 
 /* Apply one option (from the command line or the config file; @where names it in errors). */

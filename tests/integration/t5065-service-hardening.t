@@ -403,7 +403,7 @@ test_expect_success 'TLS start-up errors name the option' '
   ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s1 --tls-cert cert.pem --tls-key other-key.pem 2>err.txt &&
   grep -q "cannot start HTTPS on 127.0.0.1:0: --tls-cert" err.txt
 '
-test_expect_success 'a tokens or config file that another user could change, or a bad one, is refused' '
+test_expect_success 'a tokens or config file that another user could change, or a bad one, or a registry off loopback, is refused' '
   printf "%s p1\n" "$TOK_A" >t-other && chmod 600 t-other &&
   printf "%s p1\n%s p2\n" "$TOK_A" "$TOK_A" >t-twice && chmod 600 t-twice &&
   printf "%s p1,a/b\n" "$TOK_A" >t-badid && chmod 600 t-badid &&
@@ -419,6 +419,11 @@ test_expect_success 'a tokens or config file that another user could change, or 
   grep -q "c-on:1: verbose: expected true or false (got .on.)" err.txt &&
   ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --log-file "$TEST_DIR/no/such/dir.log" 2>err.txt &&
   grep -q -- "--log-file: cannot open .*no/such/dir.log" err.txt &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --insecure-registries localhost:5000,reg.example.com:5000 2>err.txt &&
+  grep -q -- "--insecure-registries: .reg.example.com:5000. is not on loopback: plain-HTTP registries are allowed only on" err.txt &&
+  printf "insecure-registries = http://127.0.0.1:5000\n" >c-url && chmod 600 c-url &&
+  ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --config c-url 2>err.txt &&
+  grep -q "c-url:1: insecure-registries: .http://127.0.0.1:5000. is not a registry.s HOST\[:PORT\]" err.txt &&
   if [ "$(id -u)" -eq 0 ]; then
     chown 65534 t-other &&
     ! "$TRAINYARDD" --listen 127.0.0.1:0 --state-dir s2 --auth-tokens t-other 2>err.txt &&

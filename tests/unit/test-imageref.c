@@ -2,12 +2,83 @@
  * test-imageref.c: the container image reference grammar (lib/job/imageref.c): references
  * Docker and Podman take, and typos each refused with the part and rule that broke. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "imageref.h"
 #include "macro.h"
 #include "spec.h"
 #include "tap.h"
+
+/* Which registry an image names (Docker's rule for its first component), which are on
+ * loopback, and the check of the operator's list of plain-HTTP registries. */
+static void test_registries(void)
+{
+    static const struct {
+        const char *image, *registry; /* NULL: the engine's default registry */
+    } regs[] = {
+        {"127.0.0.1:5000/ml/x:1", "127.0.0.1:5000"},
+        {"localhost/x", "localhost"},
+        {"gcr.io/p/x", "gcr.io"},
+        {"[::1]:5000/x", "[::1]:5000"},
+        {"Upper/x", "Upper"},
+        {"library/ubuntu", NULL},
+        {"ubuntu:22.04", NULL},
+    };
+    static const struct {
+        const char *hostport;
+        bool loopback;
+    } loop[] = {
+        {"127.0.0.1:5000", true},
+        {"127.9.9.9", true},
+        {"localhost:80", true},
+        {"[::1]:5000", true},
+        {"[::1]", true},
+        {"localhost.example:5000", false},
+        {"127.0.0.1.example", false},
+        {"10.0.0.1:5000", false},
+        {"[::2]:5000", false},
+        {"127.0.0.1:", false},
+        {"127.0.0.1:123456", false},
+        {":5000", false},
+    };
+    char why[300];
+
+    for (size_t i = 0; i < TY_ARRAY_SIZE(regs); i++) {
+        char *r = ty_image_registry(regs[i].image);
+        if (regs[i].registry)
+            is_str(r ? r : "(none)", regs[i].registry, "registry of %s", regs[i].image);
+        else
+            ok(r == NULL, "%s names no registry", regs[i].image);
+        free(r);
+    }
+    for (size_t i = 0; i < TY_ARRAY_SIZE(loop); i++)
+        ok(ty_registry_on_loopback(loop[i].hostport) == loop[i].loopback,
+           "%s %s on loopback",
+           loop[i].hostport,
+           loop[i].loopback ? "is" : "is not");
+
+    ok(ty_insecure_registries_check(" 127.0.0.1:5000 , localhost:80,,[::1]:5000", why, 300) == 0,
+       "a list of loopback registries, spaces and empty entries aside");
+    ok(ty_insecure_registries_check("", why, sizeof(why)) == 0, "an empty list");
+    is_int(ty_insecure_registries_check("127.0.0.1:5000,registry.example.com:5000", why, 300),
+           -EINVAL,
+           "a registry off loopback refused");
+    is_str(why,
+           "'registry.example.com:5000' is not on loopback: plain-HTTP registries are allowed "
+           "only on 127.0.0.0/8, localhost or [::1]",
+           "its reason");
+    is_int(ty_insecure_registries_check("http://127.0.0.1:5000", why, sizeof(why)),
+           -EINVAL,
+           "a URL refused");
+    is_str(why,
+           "'http://127.0.0.1:5000' is not a registry's HOST[:PORT] (no scheme, no path)",
+           "its reason");
+    is_int(ty_insecure_registries_check("localhost:5000/ml", why, sizeof(why)),
+           -EINVAL,
+           "a path refused");
+}
 
 /* A job stored before the rule (an imageUri the process runtime never needed to be an image)
  * still reads; the rule is for jobs as they are submitted (ty_job_check_images). */
@@ -144,5 +215,6 @@ int main(void)
     longtag[4 + 129] = '\0';
     is_int(ty_image_ref_check(longtag, why, sizeof(why)), -EINVAL, "a tag of 129 characters");
     test_stored_job();
+    test_registries();
     return done_testing();
 }

@@ -3,6 +3,7 @@
  * checked on its own so that a refusal can say which part broke which rule. */
 #include "imageref.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "utf8.h"
 
@@ -252,4 +254,76 @@ int ty_image_ref_check(const char *ref, char *why, size_t whylen)
                     SHOW_MAX,
                     at + 1);
     return check_name(ref, (size_t)(name_end - ref), why, whylen);
+}
+
+/* ---- registries: which one an image names, and which may be pulled from over plain HTTP */
+
+char *ty_image_registry(const char *image)
+{
+    const char *slash = strchr(image, '/');
+
+    if (!slash || !meant_as_registry(image, (size_t)(slash - image)))
+        return NULL;
+    return xstrndup(image, (size_t)(slash - image));
+}
+
+bool ty_registry_on_loopback(const char *hostport)
+{
+    const char *port = NULL;
+    char host[64];
+    struct in_addr a;
+    size_t len;
+
+    if (hostport[0] == '[') {
+        if (strncmp(hostport, "[::1]", 5) != 0 || (hostport[5] != '\0' && hostport[5] != ':'))
+            return false;
+        port = hostport[5] == ':' ? hostport + 6 : NULL;
+    } else {
+        const char *colon = strchr(hostport, ':');
+        len = colon ? (size_t)(colon - hostport) : strlen(hostport);
+        port = colon ? colon + 1 : NULL;
+        if (len == 0 || len >= sizeof(host))
+            return false;
+        memcpy(host, hostport, len);
+        host[len] = '\0';
+    }
+    if (port && (!*port || strlen(port) > 5 || strspn(port, "0123456789") != strlen(port)))
+        return false;
+    if (hostport[0] == '[')
+        return true;
+    return strcmp(host, "localhost") == 0 ||
+           (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
+}
+
+int ty_insecure_registries_check(const char *list, char *why, size_t whylen)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *s = p;
+        size_t len = n;
+
+        while (len > 0 && *s == ' ')
+            s++, len--;
+        while (len > 0 && s[len - 1] == ' ')
+            len--;
+        p += n + (p[n] == ',');
+        if (len == 0)
+            continue;
+        char entry[300];
+        if (len >= sizeof(entry) || !registry(s, len))
+            return fail(why,
+                        whylen,
+                        "'%.*s' is not a registry's HOST[:PORT] (no scheme, no path)",
+                        shown((ptrdiff_t)len),
+                        s);
+        memcpy(entry, s, len);
+        entry[len] = '\0';
+        if (!ty_registry_on_loopback(entry))
+            return fail(why,
+                        whylen,
+                        "'%s' is not on loopback: plain-HTTP registries are allowed only on "
+                        "127.0.0.0/8, localhost or [::1]",
+                        entry);
+    }
+    return 0;
 }

@@ -4,7 +4,6 @@
  * runs left, images present or pulled, and a free subnet for the job's network. */
 #include "container-engine.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "base64.h"
 #include "buf.h"
 #include "fdutil.h"
+#include "imageref.h"
 #include "json.h"
 #include "macro.h"
 #include "proctree.h"
@@ -277,61 +277,13 @@ static bool pull_error(const char *stream, size_t len, char *msg, size_t n)
     return found;
 }
 
-/* The registry host of @image ("127.0.0.1:5000" in "127.0.0.1:5000/ml/x:1"), or NULL when the
- * first component is not a host (no '.', ':' or "localhost"). Caller frees. */
-static char *registry_host(const char *image)
-{
-    const char *slash = strchr(image, '/');
-    char *host;
-    if (!slash)
-        return NULL;
-    host = xstrndup(image, (size_t)(slash - image));
-    if (!strchr(host, '.') && !strchr(host, ':') && strcmp(host, "localhost") != 0) {
-        free(host);
-        return NULL;
-    }
-    return host;
-}
-
-/* Is the registry @hostport ("host[:port]") on loopback: localhost, an IPv4 address in
- * 127.0.0.0/8 or [::1], exactly (a name that merely starts like one, "localhost.example" or
- * "127.0.0.1.example", is looked up in DNS and may be anywhere)? */
-static bool loopback_registry(const char *hostport)
-{
-    const char *port = NULL;
-    char host[64];
-    struct in_addr a;
-    size_t len;
-
-    if (hostport[0] == '[') {
-        if (strncmp(hostport, "[::1]", 5) != 0 || (hostport[5] != '\0' && hostport[5] != ':'))
-            return false;
-        port = hostport[5] == ':' ? hostport + 6 : NULL;
-        len = 0;
-    } else {
-        const char *colon = strchr(hostport, ':');
-        len = colon ? (size_t)(colon - hostport) : strlen(hostport);
-        port = colon ? colon + 1 : NULL;
-        if (len == 0 || len >= sizeof(host))
-            return false;
-        memcpy(host, hostport, len);
-        host[len] = '\0';
-    }
-    if (port && (!*port || strlen(port) > 5 || strspn(port, "0123456789") != strlen(port)))
-        return false;
-    if (hostport[0] == '[')
-        return true;
-    return strcmp(host, "localhost") == 0 ||
-           (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
-}
-
 /* Is @image's registry listed in TRAINYARD_INSECURE_REGISTRIES (comma-separated host[:port])?
  * Returns 1 when listed (and on loopback), 0 when not listed, -EPERM when listed but not on
  * loopback: plain HTTP is allowed only there. */
 static int insecure_registry(const char *image, struct ty_error *err)
 {
     const char *list = getenv("TRAINYARD_INSECURE_REGISTRIES");
-    _cleanup_free_ char *host = registry_host(image);
+    _cleanup_free_ char *host = ty_image_registry(image);
     _cleanup_free_ char *copy = NULL;
     char *save = NULL;
 
@@ -343,7 +295,7 @@ static int insecure_registry(const char *image, struct ty_error *err)
             item++;
         if (strcmp(item, host) != 0)
             continue;
-        if (loopback_registry(host))
+        if (ty_registry_on_loopback(host))
             return 1;
         return ty_error_set(err,
                             EPERM,
