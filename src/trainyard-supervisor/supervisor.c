@@ -32,6 +32,7 @@
 #include "alloc.h"
 #include "container.h"
 #include "gpudev.h"
+#include "grant.h"
 #include "jobenv.h"
 #include "jobrun.h"
 #include "json.h"
@@ -52,102 +53,6 @@
 #include "study.h"
 #include "supervise.h"
 #include "timeutil.h"
-
-/* ---- what the scheduler gave the job (--grant, admit/gpudev.h): the grant read and checked,
- * the GPU lock descriptors inherited as fds 3, 4, ... (one per granted GPU, in grant order)
- * made close-on-exec and kept open until this process exits (so the devices stay held while
- * the job runs, and no replica inherits them), the grant in the run's plain form (runtime.h,
- * ty_run_gpus), and the admission line of the job's log. */
-
-/* What --grant says. */
-struct grant {
-    bool given; /* --grant was given */
-    struct ty_grant grant;
-    json_t *json; /* as given, recorded in the store when the job is claimed */
-};
-
-/* The first inherited lock descriptor. */
-#define FIRST_LOCK_FD 3
-
-/* Read --grant's @text into *@out. Returns 0, or -EINVAL with err naming --grant and the
- * field. */
-static int grant_read(const char *text, struct grant *out, struct ty_error *err)
-{
-    _cleanup_json_ json_t *j = NULL;
-    int r;
-
-    memset(out, 0, sizeof(*out));
-    r = ty_json_parse(text, strlen(text), &j, err);
-    if (r < 0)
-        return ty_error_prefix(err, r, "--grant");
-    r = ty_grant_from_json(j, &out->grant, err);
-    if (r < 0)
-        return ty_error_prefix(err, r, "--grant");
-    out->json = TAKE_PTR(j);
-    out->given = true;
-    return 0;
-}
-
-/* The GPU lock descriptors trainyardd passed (fds 3, 4, ..., one per granted GPU, in grant
- * order): made close-on-exec at once, so that no replica inherits them, and left open until
- * this process exits (the devices stay held). Returns how many are not open, described in
- * @missing ("fd 4 (GPU 1)"). */
-static size_t grant_hold_fds(const struct grant *g, char *missing, size_t len)
-{
-    size_t n = 0, off = 0;
-
-    if (len)
-        missing[0] = '\0';
-    for (size_t i = 0; i < g->grant.ngpus; i++) {
-        int fd = FIRST_LOCK_FD + (int)i;
-        int flags = fcntl(fd, F_GETFD);
-        int k;
-
-        if (flags >= 0 && fcntl(fd, F_SETFD, flags | FD_CLOEXEC) == 0)
-            continue;
-        n++;
-        k = snprintf(missing + off,
-                     off < len ? len - off : 0,
-                     "%sfd %d (GPU %d)",
-                     off ? ", " : "",
-                     fd,
-                     g->grant.gpus[i]);
-        off += k > 0 ? (size_t)k : 0;
-    }
-    return n;
-}
-
-/* The grant in the run's plain form (borrowing @g's devices). */
-static void grant_run_gpus(const struct grant *g, struct ty_run_gpus *out)
-{
-    *out = (struct ty_run_gpus){
-        .trials = g->grant.trials,
-        .gpus = g->grant.gpus,
-        .ngpus = g->grant.ngpus,
-        .stand_in = g->grant.stand_in,
-    };
-}
-
-/* The admission line of the job's log (ty_grant_describe) for @job created at @create_usec:
- * what @g gives, or without a grant (not given) one trial and no GPU (docs/service.md).
- * Returns @buf. */
-static const char *grant_admitted(
-    const struct grant *g, const struct ty_job *job, int64_t create_usec, char *buf, size_t len)
-{
-    const struct ty_grant one = {.trials = 1};
-    struct ty_demand d;
-
-    ty_demand_of_job(job, &d);
-    return ty_grant_describe(
-        g->given ? &g->grant : &one, &d, ty_now_usec() - create_usec, buf, len);
-}
-
-static void grant_release(struct grant *g)
-{
-    ty_grant_release(&g->grant);
-    json_decref(g->json);
-    memset(g, 0, sizeof(*g));
-}
 
 /* ---- the run ---- */
 
@@ -582,7 +487,7 @@ static int run_job(struct run *run,
                    const char *state_dir,
                    int64_t grace,
                    const char *run_as,
-                   const struct grant *grant)
+                   const struct tys_grant *grant)
 {
     struct ty_job_row *row = run->row;
     _cleanup_(ty_job_freep) struct ty_job *job = NULL;
@@ -606,13 +511,14 @@ static int run_job(struct run *run,
     if (open_run(run, state_dir, &job, &runtime, &dir, &log, &r) < 0)
         return r;
     if (grant->given) {
-        grant_run_gpus(grant, &gpus);
+        tys_grant_run_gpus(grant, &gpus);
         opts.gpus = &gpus;
     }
     /* Once, when the job first starts (not again after an internal error); a runtime with
      * its own queue (Slurm) admits for itself. */
     if (row->internal_retries == 0 && (grant->given || !runtime->queues))
-        opts.admitted = grant_admitted(grant, job, row->create_usec, admitted, sizeof(admitted));
+        opts.admitted =
+            tys_grant_admitted(grant, job, row->create_usec, admitted, sizeof(admitted));
     /* A job that has run once has started: maxWaitTime is over for it. */
     if (row->start_usec == 0)
         opts.wait_deadline_usec = ty_run_wait_deadline(job, row->create_usec);
@@ -678,7 +584,7 @@ int tys_supervise_main(int argc, char **argv)
     _cleanup_free_ char *db = NULL;
     struct run run = {0};
     struct ty_error e = {0};
-    struct grant grant = {0};
+    struct tys_grant grant = {0};
     const char *run_as = NULL;
     char missing[512];
     size_t n_missing = 0;
@@ -690,12 +596,12 @@ int tys_supervise_main(int argc, char **argv)
         if (strncmp(argv[1], "--run-as=", 9) == 0 && argv[1][9]) {
             run_as = argv[1] + 9;
         } else if (strncmp(argv[1], "--grant=", 8) == 0 && !grant.given) {
-            if (grant_read(argv[1] + 8, &grant, &e) < 0) {
+            if (tys_grant_read(argv[1] + 8, &grant, &e) < 0) {
                 fprintf(stderr, "trainyardd supervise-job: %s\n", ty_error_msg(&e));
                 return 2;
             }
             /* At once: no replica may inherit a lock, and none may be closed. */
-            n_missing = grant_hold_fds(&grant, missing, sizeof(missing));
+            n_missing = tys_grant_hold_fds(&grant, missing, sizeof(missing));
         } else {
             fprintf(stderr, "trainyardd supervise-job: unknown option '%s'\n", argv[1]);
             return 2;
@@ -709,14 +615,14 @@ int tys_supervise_main(int argc, char **argv)
         fprintf(stderr,
                 "trainyardd supervise-job: internal command; usage: supervise-job "
                 "[--run-as=USER] [--grant=JSON] STATE_DIR SEQ GRACE_USEC\n");
-        grant_release(&grant);
+        tys_grant_release(&grant);
         return 2;
     }
     db = xasprintf("%s/%s", argv[1], TY_STORE_FILE);
     r = ty_store_open(db, &run.store, &e);
     if (r < 0) {
         fprintf(stderr, "trainyardd supervise-job: %s\n", ty_error_msg(&e));
-        grant_release(&grant);
+        tys_grant_release(&grant);
         return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
     r = ty_store_get_job_by_seq(run.store, seq, &run.row, &e);
@@ -724,7 +630,7 @@ int tys_supervise_main(int argc, char **argv)
         fprintf(
             stderr, "trainyardd supervise-job: job %lld: %s\n", (long long)seq, ty_error_msg(&e));
         ty_store_close(run.store);
-        grant_release(&grant);
+        tys_grant_release(&grant);
         return ty_store_fs_error(e.code) ? TY_EXIT_UNCLAIMED : 1;
     }
     if (n_missing > 0)
@@ -768,6 +674,6 @@ int tys_supervise_main(int argc, char **argv)
     }
     ty_job_row_free(run.row);
     ty_store_close(run.store);
-    grant_release(&grant);
+    tys_grant_release(&grant);
     return rc;
 }
