@@ -3,7 +3,8 @@
  * GRACE_USEC`, the process that
  * runs one job of the service from claim to final state, with the same library code as `trainyard
  * local train`. It records every state change in the store (which the API reads) and every log file
- * in the store's index; SIGTERM (sent by jobs.cancel) cancels, a second one kills at once. It runs
+ * in the store's index; SIGTERM (sent by jobs.cancel) cancels, a second one kills at once (one
+ * sent from outside, while the job is not CANCELLING, ends it as if killed). It runs
  * in its own session, so it and the job outlive a trainyardd that is restarted or killed; a new
  * trainyardd watches it again. With --run-as=USER the process runtime runs the replicas as
  * that user (its uid, gid and groups); the supervisor itself stays root, and so do the job's
@@ -299,7 +300,7 @@ static void flush_final(struct run *run)
     free(run->state_msg);
 }
 
-/* SIGTERM (jobs.cancel) and SIGINT cancel; returns the signal pipe's read end. */
+/* SIGTERM and SIGINT come through the signal pipe (on_signal); returns its read end. */
 static int install_signals(void)
 {
     static const int sigs[] = {SIGTERM, SIGINT};
@@ -318,6 +319,36 @@ static int install_signals(void)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     return sigprocmask(SIG_UNBLOCK, &set, NULL) < 0 ? -errno : fd;
+}
+
+/* A SIGTERM or SIGINT (@fd: the signal pipe). The daemon records CANCELLING before it sends
+ * jobs.cancel's SIGTERM, so one that comes while the store says otherwise was sent from
+ * outside trainyard (an administrator's kill; the machine shutting down, whose last SIGTERM
+ * reaches the supervisors a stopped service left running): not the user's cancel. The
+ * supervisor then ends at once, by that signal, as a killed one would: the daemon counts an
+ * internal error and runs the job again (the replicas end with it: the process runtime's
+ * PR_SET_PDEATHSIG, the daemon's sweep). A store that cannot be read counts as a cancel. */
+static void on_signal(struct ty_loop *loop, int fd, short revents, void *data)
+{
+    struct run *run = data;
+    unsigned char sig;
+
+    while (read(fd, &sig, 1) == 1) {
+        _cleanup_(ty_job_row_freep) struct ty_job_row *now = NULL;
+        struct ty_error e = {0};
+
+        if (ty_store_get_job_by_seq(run->store, run->row->seq, &now, &e) == 0 &&
+            now->state != TY_STATE_CANCELLING && !ty_job_state_is_final(now->state)) {
+            diag(run->row,
+                 "SIG%s from outside trainyard while the job is %s (not jobs.cancel): ending "
+                 "as if killed, so that the service runs the job again",
+                 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+                 ty_job_state_name(now->state));
+            (void)signal(sig, SIG_DFL);
+            (void)raise(sig);
+        }
+        ty_jobrun_cancel(run->jr);
+    }
 }
 
 /* The first line of a supervisor that replaces a lost one (the daemon logged why). */
@@ -548,7 +579,7 @@ static int run_job(struct run *run,
         if (row->internal_retries > 0)
             announce_replacement(run, &opts);
     }
-    if (r >= 0 && (r = ty_jobrun_cancel_on(run->jr, run->sig_fd)) < 0)
+    if (r >= 0 && (r = ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_signal, run)) < 0)
         (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));
     /* Cancelled between the claim and now: the daemon's SIGTERM is in the pipe already, but
      * one that did not come (the daemon died after the store's change) is sent here. Either

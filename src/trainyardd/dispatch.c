@@ -31,6 +31,7 @@
 #include "admission.h"
 #include "alloc.h"
 #include "daemon.h"
+#include "dispatch-internal.h"
 #include "logs.h"
 #include "loop.h"
 #include "macro.h"
@@ -49,10 +50,6 @@
 #define RESCAN_USEC (5 * INT64_C(1000000))
 /* Free memory goes back to the system on every TRIM_EVERYth rescan (once a minute). */
 #define TRIM_EVERY 12
-/* After a supervisor gave its job back because the state directory's filesystem was full or
- * failing, no supervisor starts for this long: each would meet the same full disk (a fork and
- * exec for nothing), and dispatch() must not spin on it. Then the job is tried again. */
-#define HOLD_USEC (2 * INT64_C(1000000))
 /* At the service's stop: how long it waits for its sweepers, all together. */
 #define SWEEPER_STOP_MS 2000
 
@@ -65,29 +62,6 @@ struct shim {
     int pidfd;
     bool child;   /* ours to wait for (not one found at start-up) */
     bool sweeper; /* a sweep-containers or sweep-slurm helper, not a job's supervisor */
-};
-
-/* A supervisor's end whose consequence the store could not record yet (its filesystem was
- * full or failing): made again on every pass of dispatch() until it is, so no job is left
- * claimed by a supervisor that is gone. */
-struct unrecorded {
-    int64_t seq;
-    pid_t pid;
-    bool given_back; /* it exited TY_EXIT_UNCLAIMED: give its claim back */
-    char how[96];
-};
-
-struct tyd_dispatch {
-    struct tyd *d;
-    char *supervisor; /* path of trainyard-supervisor */
-    struct ty_loop *loop;
-    struct shim **shims;
-    size_t n;
-    struct unrecorded *unrec;
-    size_t nunrec;
-    int64_t hold_until; /* monotonic: no supervisor starts before (the state dir was full) */
-    bool hold_timer;    /* a timer for hold_until is armed */
-    unsigned rescans;   /* periodic rescans so far */
 };
 
 static int pidfd_open_(pid_t pid)
@@ -167,97 +141,6 @@ static void sweep(struct tyd_dispatch *dp, const struct ty_job_row *row)
     }
 }
 
-/* The service's lines for what became of job @row after its supervisor (process @pid, which
- * @how) was lost, and the same in the daemon's log. */
-static void report_lost(struct tyd_dispatch *dp,
-                        const struct ty_job_row *row,
-                        const struct ty_lost *lost,
-                        pid_t pid,
-                        const char *how)
-{
-    struct tyd *d = dp->d;
-    int64_t at = lost->attempt;
-    char who[160];
-
-    (void)snprintf(who, sizeof(who), "the job's supervisor (process %d) %s", (int)pid, how);
-    switch (lost->action) {
-    case TY_LOST_NONE:
-        return;
-    case TY_LOST_CANCELLED:
-        tyd_job_log(d,
-                    row,
-                    at,
-                    TY_SEV_WARNING,
-                    "While the job was being cancelled, %s; its replicas were stopped.",
-                    who);
-        tyd_job_log(d, row, at, TY_SEV_INFO, "Job cancelled.");
-        break;
-    case TY_LOST_OUTCOME:
-        tyd_job_log(d,
-                    row,
-                    at,
-                    TY_SEV_WARNING,
-                    "After the job's outcome was recorded, %s; its replicas were stopped. The "
-                    "job is not retried: it ends with that outcome.",
-                    who);
-        if (row->state == TY_STATE_SUCCEEDED)
-            tyd_job_log(d, row, at, TY_SEV_INFO, "Job completed successfully.");
-        else if (row->state == TY_STATE_CANCELLED)
-            tyd_job_log(d, row, at, TY_SEV_INFO, "Job cancelled.");
-        else
-            tyd_job_log(d, row, at, TY_SEV_ERROR, "Job failed: %s", row->error_message);
-        break;
-    case TY_LOST_RETRY:
-        if (json_object_get(row->training_input, "hyperparameters"))
-            /* A study has no attempts of its own: its trials have theirs. */
-            tyd_job_log(d,
-                        row,
-                        at,
-                        TY_SEV_WARNING,
-                        "Internal error: %s before the job's outcome was recorded; its replicas "
-                        "were stopped. Retrying the job (internal retry %lld of %d): its trials "
-                        "run anew.",
-                        who,
-                        (long long)row->internal_retries,
-                        TYD_MAX_INTERNAL_RETRIES);
-        else
-            tyd_job_log(d,
-                        row,
-                        at,
-                        TY_SEV_WARNING,
-                        "Internal error: %s before the job's outcome was recorded; its replicas "
-                        "were stopped. Retrying the job as attempt %lld (internal retry %lld of "
-                        "%d).",
-                        who,
-                        (long long)lost->next_attempt,
-                        (long long)row->internal_retries,
-                        TYD_MAX_INTERNAL_RETRIES);
-        break;
-    case TY_LOST_FAILED:
-        tyd_job_log(d,
-                    row,
-                    at,
-                    TY_SEV_WARNING,
-                    "Internal error: %s before the job's outcome was recorded; its replicas were "
-                    "stopped. Not retrying the job: its %d internal retries were made.",
-                    who,
-                    TYD_MAX_INTERNAL_RETRIES);
-        tyd_job_log(d, row, at, TY_SEV_ERROR, "Job failed: %s", TYD_INTERNAL_ERROR_MESSAGE);
-        break;
-    }
-    tyd_log("job %s/%s: %s before the job ended (see %s for its diagnostics); %s",
-            row->project,
-            row->job_id,
-            who,
-            d->log_file,
-            lost->action == TY_LOST_RETRY ? "retrying it as the next attempt"
-                                          : ty_job_state_name(row->state));
-}
-
-static int account(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *how);
-static void
-unrecorded(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool given_back, const char *how);
-
 /* The supervisor @pid of job @seq is gone. Unless the job is final or held by another
  * supervisor, sweep what it left and let the store decide what the job becomes
  * (ty_store_supervisor_lost): a job released for a new supervisor is started by dispatch()
@@ -270,7 +153,7 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
     if (ty_store_get_job_by_seq(dp->d->store, seq, &row, &e) < 0) {
         tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
         if (ty_store_fs_error(e.code))
-            unrecorded(dp, seq, pid, false, how);
+            tyd_lost_unrecorded(dp, seq, pid, false, how);
         return;
     }
     if (ty_job_state_is_final(row->state)) {
@@ -291,102 +174,7 @@ static void supervisor_gone(struct tyd_dispatch *dp, int64_t seq, pid_t pid, con
         return;
     }
     sweep(dp, row);
-    account(dp, seq, pid, how);
-}
-
-/* Remember an end the store refused to record (its filesystem full or failing), to record it
- * on a later pass of dispatch(). */
-static void
-unrecorded(struct tyd_dispatch *dp, int64_t seq, pid_t pid, bool given_back, const char *how)
-{
-    struct unrecorded *u;
-
-    for (size_t i = 0; i < dp->nunrec; i++)
-        if (dp->unrec[i].seq == seq && dp->unrec[i].pid == pid)
-            return;
-    dp->unrec = xreallocarray(dp->unrec, dp->nunrec + 1, sizeof(*dp->unrec));
-    u = &dp->unrec[dp->nunrec++];
-    *u = (struct unrecorded){seq, pid, given_back, ""};
-    (void)snprintf(u->how, sizeof(u->how), "%s", how);
-}
-
-/* Let the store decide what job @seq becomes now that its supervisor @pid is gone; if the store
- * cannot write, try again later. Returns 0, or -1 when it is to be tried again. */
-static int account(struct tyd_dispatch *dp, int64_t seq, pid_t pid, const char *how)
-{
-    _cleanup_(ty_job_row_freep) struct ty_job_row *after = NULL;
-    struct ty_lost lost = {0};
-    struct ty_error e = {0};
-
-    if (ty_store_supervisor_lost(dp->d->store,
-                                 seq,
-                                 pid,
-                                 TYD_MAX_INTERNAL_RETRIES,
-                                 ty_now_usec(),
-                                 TYD_INTERNAL_ERROR_MESSAGE,
-                                 &lost,
-                                 &after,
-                                 &e) < 0) {
-        tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
-        if (ty_store_fs_error(e.code)) {
-            unrecorded(dp, seq, pid, false, how);
-            return -1;
-        }
-        return 0;
-    }
-    report_lost(dp, after, &lost, pid, how);
-    tyd_admit_after(dp->d, after);
-    return 0;
-}
-
-/* Supervisor @pid of job @seq exited TY_EXIT_UNCLAIMED: the state directory's filesystem is full
- * or failing, and the job did not start. Give its claim back (it may have made one) with no
- * internal retry counted: the job waits in the queue, at its place, and no supervisor starts
- * for HOLD_USEC. A job cancelled meanwhile ends as the lost supervisor's would. Returns 0, or
- * -1 when the store could not write (tried again later). */
-static int given_back(struct tyd_dispatch *dp, int64_t seq, pid_t pid)
-{
-    _cleanup_(ty_job_row_freep) struct ty_job_row *row = NULL;
-    struct ty_error e = {0};
-
-    dp->hold_until = ty_mono_usec() + HOLD_USEC;
-    if (ty_store_unclaim_job(dp->d->store, seq, pid, &row, &e) < 0) {
-        tyd_log("job %lld: %s", (long long)seq, ty_error_msg(&e));
-        if (ty_store_fs_error(e.code)) {
-            unrecorded(dp, seq, pid, true, "");
-            return -1;
-        }
-        return 0;
-    }
-    if (row->shim_pid == pid && !ty_job_state_is_final(row->state)) /* CANCELLING */
-        return account(dp, seq, pid, "gave the job back");
-    /* Final: it holds nothing more; QUEUED: back to its place in the scheduler's queue (not
-     * admitted again before HOLD_USEC); released after an internal error: it keeps its
-     * grant for the supervisor that retries it. */
-    tyd_admit_after(dp->d, row);
-    if (ty_job_state_is_final(row->state))
-        return 0;
-    tyd_log("job %s/%s: its supervisor could not start it (the state directory's filesystem is "
-            "full or failing): it waits to be started again",
-            row->project,
-            row->job_id);
-    return 0;
-}
-
-/* Record the ends the store refused before. */
-static void record_unrecorded(struct tyd_dispatch *dp)
-{
-    size_t n = dp->nunrec;
-    struct unrecorded *v = TAKE_PTR(dp->unrec);
-
-    dp->nunrec = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].given_back)
-            (void)given_back(dp, v[i].seq, v[i].pid);
-        else
-            (void)account(dp, v[i].seq, v[i].pid, v[i].how);
-    }
-    free(v);
+    tyd_lost_account(dp, seq, pid, how);
 }
 
 /* --- supervisors ------------------------------------------------------------------------ */
@@ -420,7 +208,7 @@ static void on_exit_fd(struct ty_loop *loop, int fd, short revents, void *data)
         /* Gone from the watch list first: a replacement may be watched in its place. */
         remove_shim(dp, s);
         if (gave_back)
-            (void)given_back(dp, seq, pid);
+            (void)tyd_lost_given_back(dp, seq, pid);
         else if (!sweeper)
             supervisor_gone(dp, seq, pid, how);
     }
@@ -645,7 +433,7 @@ static void dispatch(struct tyd_dispatch *dp)
     if (atomic_load(&d->stopping))
         return;
     if (dp->nunrec)
-        record_unrecorded(dp);
+        tyd_lost_record_pending(dp);
     if (ty_mono_usec() < dp->hold_until) {
         if (!dp->hold_timer) {
             dp->hold_timer = true;

@@ -4,7 +4,9 @@
 # and the job runs again as the next attempt, twice at most, then FAILS with "Internal error
 # occurred for the current attempt."; a supervisor killed after it recorded the job's outcome
 # is not retried; one killed while trainyardd is down is retried by the next trainyardd; a
-# worker killed from outside is restarted in place. Each is checked where users see it: the
+# SIGTERM from outside (not jobs.cancel) is a loss like any other, not a cancel; with
+# scheduling.disableRetries the first loss fails the job; a worker killed from outside is
+# restarted in place. Each is checked where users see it: the
 # job resource (attemptStatus, also through Google's client), the logs API (labels.attempt),
 # `jobs describe` and `jobs stream-logs`.
 . "$(dirname "$0")/../lib/test-lib.sh"
@@ -125,6 +127,39 @@ test_expect_success 'a supervisor killed three times: the job FAILS with the int
   grep -q "Retrying the job as attempt 3 (internal retry 2 of 2)." svc.txt &&
   grep -q "Not retrying the job: its 2 internal retries were made." svc.txt &&
   grep -q "^Job failed: Internal error occurred for the current attempt.\$" svc.txt &&
+  ! pgrep -f "supervise-job (--[^ ]+ )*$SVC " >/dev/null
+'
+
+test_expect_success 'a SIGTERM from outside trainyard (not jobs.cancel) is an internal error: the job runs again' '
+  submit outside "if [ -e $TEST_DIR/outside.once ]; then echo second-run-$M; exit 0; fi; : >$TEST_DIR/outside.once; exec sleep 916.$M" &&
+  wait_for 30 state_is outside RUNNING &&
+  wait_for 10 procs_at_least "sleep 916.$M" 1 &&
+  spid=$(sup_pid) && test -n "$spid" &&
+  kill -TERM "$spid" &&
+  wait_for 30 state_is outside SUCCEEDED &&
+  test "$(json_get outside.json "d[\"attemptStatus\"][\"internalRetries\"]")" = 1 &&
+  logs outside &&
+  entries outside "e[\"taskName\"]==\"service\" and \"Internal error\" in e[\"message\"]" >svc.txt &&
+  grep -q "the job.s supervisor (process $spid) was killed by signal 15" svc.txt &&
+  test "$(entries outside "\"cancel\" in e[\"message\"]" | wc -l)" -eq 0 &&
+  grep -q "SIGTERM from outside trainyard while the job is RUNNING (not jobs.cancel)" "$SVC/trainyardd.log" &&
+  no_procs "sleep 916.$M"
+'
+
+test_expect_success 'with scheduling.disableRetries a lost supervisor fails the job: nothing runs twice' '
+  submit noretry "echo run-$M; exec sleep 917.$M" 0 "{\"scheduling\": {\"disableRetries\": true}}" &&
+  wait_for 30 state_is noretry RUNNING &&
+  wait_for 10 procs_at_least "sleep 917.$M" 1 &&
+  spid=$(sup_pid) && test -n "$spid" &&
+  kill -KILL "$spid" &&
+  wait_for 30 state_is noretry FAILED &&
+  test "$(json_get noretry.json "d[\"errorMessage\"]")" = "Internal error occurred for the current attempt." &&
+  test "$(json_get noretry.json "d[\"attemptStatus\"].get(\"internalRetries\", 0)")" = 0 &&
+  logs noretry &&
+  test "$(entries noretry "e[\"message\"]==\"run-$M\"" | wc -l)" -eq 1 &&
+  entries noretry "e[\"taskName\"]==\"service\"" >svc.txt &&
+  grep -q "Not retrying the job: retries are disabled (scheduling.disableRetries)." svc.txt &&
+  wait_for 10 no_procs "sleep 917.$M" &&
   ! pgrep -f "supervise-job (--[^ ]+ )*$SVC " >/dev/null
 '
 

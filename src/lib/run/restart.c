@@ -63,6 +63,12 @@ const char *ty_end_class_name(enum ty_end_class c)
     return "unknown";
 }
 
+bool ty_retries_disabled(const json_t *training_input)
+{
+    return json_is_true(
+        json_object_get(json_object_get(training_input, "scheduling"), "disableRetries"));
+}
+
 void ty_retry_policy_of(const struct ty_job *job, struct ty_retry_policy *p)
 {
     json_t *sched = json_object_get(job->training_input, "scheduling");
@@ -71,7 +77,7 @@ void ty_retry_policy_of(const struct ty_job *job, struct ty_retry_policy *p)
         .max_restarts = TY_MAX_RESTARTS,
         .max_attempts = TY_MAX_ATTEMPTS,
         .job_on_worker_restart = json_is_true(json_object_get(sched, "restartJobOnWorkerRestart")),
-        .disabled = json_is_true(json_object_get(sched, "disableRetries")),
+        .disabled = ty_retries_disabled(job->training_input),
     };
 }
 

@@ -53,6 +53,10 @@ struct ty_retry_policy {
 /* The policy of @job. */
 void ty_retry_policy_of(const struct ty_job *job, struct ty_retry_policy *p);
 
+/* Does @training_input (a job's TrainingInput) set scheduling.disableRetries: no restart and no
+ * retry of any kind, internal errors' included? */
+bool ty_retries_disabled(const json_t *training_input);
+
 enum ty_retry_action {
     TY_RETRY_NONE,    /* a success: nothing to restart (the master's decides the job) */
     TY_RETRY_FAIL,    /* the job fails with this end's description */
