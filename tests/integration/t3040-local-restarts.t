@@ -104,8 +104,17 @@ test_expect_success 'disableRetries: the same worker runs once and fails the job
   test $rc = 1 &&
   test "$(runs d1 worker0)" = 1 && test "$(runs d1 master0)" = 1 &&
   test "$(record d1 "d[\"errorMessage\"]")" = "The replica worker 0 was terminated by signal 9 (SIGKILL)." &&
-  grep -q "retries are disabled (scheduling.disableRetries)" log &&
+  grep -q "Not restarting the replica worker 0: retries are disabled (scheduling.disableRetries)." log &&
+  test "$(record d1 "d[\"attemptStatus\"][\"maxAttempts\"]")" = 1 &&
   no_procs "sleep 900.$M"
+'
+test_expect_success 'disableRetries: a crash is not retried, and the log says the job is not' '
+  job d2 crash-once 2 1 "{\"scheduling\": {\"disableRetries\": true}}" &&
+  set +e; "$TRAINYARD" local train d2 --config d2 >log 2>&1; rc=$?; set -e
+  test $rc = 1 &&
+  test "$(runs d2 master0)" = 1 &&
+  grep -q "Not retrying the job (master 0 failed): retries are disabled (scheduling.disableRetries)." log &&
+  test "$(record d2 "d[\"attemptStatus\"][\"attempt\"]"),$(record d2 "d[\"attemptStatus\"][\"maxAttempts\"]")" = 1,1
 '
 test_expect_success 'restartJobOnWorkerRestart: every replica runs 4 times, one attempt each' '
   job r1 killed-each-attempt 1 1 "{\"scheduling\": {\"restartJobOnWorkerRestart\": true}}" &&

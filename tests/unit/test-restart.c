@@ -152,6 +152,8 @@ static void test_policy_of(void)
     job.training_input = json_pack("{s:{s:b}}", "scheduling", "disableRetries", 1);
     ty_retry_policy_of(&job, &p);
     ok(!p.job_on_worker_restart && p.disabled, "policy: disableRetries");
+    is_int(p.max_restarts, 0, "disableRetries: no restart");
+    is_int(p.max_attempts, 1, "disableRetries: one attempt");
     json_decref(job.training_input);
     job.training_input = json_object();
     ty_retry_policy_of(&job, &p);

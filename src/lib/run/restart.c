@@ -79,6 +79,10 @@ void ty_retry_policy_of(const struct ty_job *job, struct ty_retry_policy *p)
         .job_on_worker_restart = json_is_true(json_object_get(sched, "restartJobOnWorkerRestart")),
         .disabled = ty_retries_disabled(job->training_input),
     };
+    if (p->disabled) { /* one attempt, no restart: what attemptStatus and the log say */
+        p->max_restarts = 0;
+        p->max_attempts = 1;
+    }
 }
 
 enum ty_retry_action ty_retry_decide(const struct ty_retry_policy *p,

@@ -44,8 +44,8 @@ const char *ty_end_class_name(enum ty_end_class c);
 /* A job's restart and retry options: scheduling.restartJobOnWorkerRestart and
  * scheduling.disableRetries (trainyard's extensions, documented in docs/lifecycle.md). */
 struct ty_retry_policy {
-    unsigned max_restarts;      /* per replica per attempt: TY_MAX_RESTARTS */
-    unsigned max_attempts;      /* TY_MAX_ATTEMPTS */
+    unsigned max_restarts;      /* per replica per attempt: TY_MAX_RESTARTS (disabled: 0) */
+    unsigned max_attempts;      /* TY_MAX_ATTEMPTS (disabled: 1) */
     bool job_on_worker_restart; /* a restart in place becomes a job retry */
     bool disabled;              /* no restart, no retry: every failure fails the job */
 };

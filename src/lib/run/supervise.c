@@ -377,8 +377,10 @@ static void replica_ended(struct ty_supervisor *sup,
         if (c != TY_END_PERMANENT && sup->policy.disabled)
             service(sup,
                     TY_SEV_WARNING,
-                    "Not restarting the replica %s: retries are disabled "
-                    "(scheduling.disableRetries).",
+                    c == TY_END_INFRA ? "Not restarting the replica %s: retries are disabled "
+                                        "(scheduling.disableRetries)."
+                                      : "Not retrying the job (%s failed): retries are disabled "
+                                        "(scheduling.disableRetries).",
                     r->display_name);
         else if (c != TY_END_PERMANENT)
             service(sup,
