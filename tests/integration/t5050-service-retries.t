@@ -131,9 +131,9 @@ test_expect_success 'a supervisor killed three times: the job FAILS with the int
 '
 
 test_expect_success 'a SIGTERM from outside trainyard (not jobs.cancel) is an internal error: the job runs again' '
-  submit outside "if [ -e $TEST_DIR/outside.once ]; then echo second-run-$M; exit 0; fi; : >$TEST_DIR/outside.once; exec sleep 916.$M" &&
+  submit outside "if [ -e $TEST_DIR/outside.once ]; then echo second-run-$M; exit 0; fi; : >$TEST_DIR/outside.once; exec sleep 918.$M" &&
   wait_for 30 state_is outside RUNNING &&
-  wait_for 10 procs_at_least "sleep 916.$M" 1 &&
+  wait_for 10 procs_at_least "sleep 918.$M" 1 &&
   spid=$(sup_pid) && test -n "$spid" &&
   kill -TERM "$spid" &&
   wait_for 30 state_is outside SUCCEEDED &&
@@ -143,7 +143,7 @@ test_expect_success 'a SIGTERM from outside trainyard (not jobs.cancel) is an in
   grep -q "the job.s supervisor (process $spid) was killed by signal 15" svc.txt &&
   test "$(entries outside "\"cancel\" in e[\"message\"]" | wc -l)" -eq 0 &&
   grep -q "SIGTERM from outside trainyard while the job is RUNNING (not jobs.cancel)" "$SVC/trainyardd.log" &&
-  no_procs "sleep 916.$M"
+  no_procs "sleep 918.$M"
 '
 
 test_expect_success 'with scheduling.disableRetries a lost supervisor fails the job: nothing runs twice' '
@@ -272,6 +272,31 @@ test_expect_success 'the next trainyardd sweeps its replicas and retries the job
   logs down &&
   test "$(entries down "e[\"message\"]==\"again-$M\" and e[\"labels\"]==dict(attempt=\"2\")")" = "again-$M" &&
   entries down "e[\"taskName\"]==\"service\"" | grep -q "supervisor (process $spid) ended while trainyardd was not running before the job.s outcome was recorded"
+'
+
+test_expect_success 'a job with maxRunningTime 6s running when trainyardd is killed' '
+  submit overdue "echo run-$M; exec sleep 919.$M" 0 "{\"scheduling\": {\"maxRunningTime\": \"6s\"}}" &&
+  wait_for 30 state_is overdue RUNNING && wait_for 10 procs_at_least "sleep 919.$M" 1
+'
+kill -KILL "$DPID"; wait "$DPID" 2>/dev/null
+spid=$(sup_pid)
+test_expect_success 'its supervisor killed while no trainyardd runs; its time passes meanwhile' '
+  test -n "$spid" && kill -KILL "$spid" && wait_for 10 sh -c "! kill -0 $spid" && sleep 6
+'
+mv "$TEST_DIR/svc.log" "$TEST_DIR/svc-second.log"
+trainyardd_start svc --grace-period 30 || { echo "Bail out! trainyardd did not restart"; exit 1; }
+DPID=$TYD_PID
+BASE=$TYD_URL
+export TRAINYARD_API_ENDPOINT="$BASE"
+test_expect_success 'the next trainyardd fails it for its maxRunningTime, launching nothing again' '
+  wait_for 30 state_is overdue FAILED &&
+  test "$(json_get overdue.json "d[\"errorMessage\"]")" = "The job exceeded its maximum running time (scheduling.maxRunningTime 6s)." &&
+  logs overdue &&
+  entries overdue "e[\"taskName\"]==\"service\"" >svc.txt &&
+  grep -q "supervisor (process $spid) ended while trainyardd was not running before the job.s outcome was recorded" svc.txt &&
+  test "$(entries overdue "e[\"message\"]==\"run-$M\"" | wc -l)" -eq 1 &&
+  test "$(grep -c "Waiting for training program to start." svc.txt)" -eq 1 &&
+  no_procs "sleep 919.$M"
 '
 
 test_expect_success "Google's API client reads jobs with attemptStatus" '

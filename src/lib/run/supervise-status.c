@@ -2,7 +2,8 @@
  * supervise-status.c: what a run shows of itself on the job resource: its attempt, the last
  * attempt it may go to, each replica's restarts, and each replica's state in the current
  * attempt (role, index, address, PENDING/RUNNING/RESTARTING/SUCCEEDED/FAILED/STOPPED, how
- * its last launch ended), for `attemptStatus` (docs/service.md) and the dashboard. */
+ * its last launch ended), for `attemptStatus` (docs/service.md) and the dashboard; and the
+ * run's state, error and attempt as its callers read them. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,4 +91,29 @@ json_t *ty_supervisor_attempt_status(const struct ty_supervisor *sup, bool with_
     if (with_replicas && sup->reps)
         json_object_set_new(o, "replicas", replicas_json(sup));
     return o;
+}
+
+unsigned ty_supervisor_last_attempt(const struct ty_supervisor *sup)
+{
+    return sup->first_attempt + sup->policy.max_attempts - 1;
+}
+
+enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup)
+{
+    return sup->state;
+}
+
+bool ty_supervisor_done(const struct ty_supervisor *sup)
+{
+    return sup->done;
+}
+
+const char *ty_supervisor_error(const struct ty_supervisor *sup)
+{
+    return sup->state == TY_STATE_SUCCEEDED ? "" : sup->error;
+}
+
+unsigned ty_supervisor_attempt(const struct ty_supervisor *sup)
+{
+    return sup->attempt;
 }

@@ -66,11 +66,6 @@ static void replica_changed(struct ty_supervisor *sup)
         sup->opts.on_replica(sup->opts.ctx);
 }
 
-unsigned ty_supervisor_last_attempt(const struct ty_supervisor *sup)
-{
-    return sup->first_attempt + sup->policy.max_attempts - 1;
-}
-
 static void signal_all(struct ty_supervisor *sup, int sig)
 {
     for (size_t i = 0; i < sup->plan->n_replicas; i++) {
@@ -230,6 +225,7 @@ on_output(void *ctx, struct ty_replica *r, enum ty_stream s, const char *line, s
 static void on_deadline(struct ty_loop *loop, void *data);
 
 static void enter_running(struct ty_supervisor *sup);
+static bool arm_running_deadline(struct ty_supervisor *sup);
 
 static void on_started(void *ctx, struct ty_replica *r)
 {
@@ -255,14 +251,23 @@ static void enter_running(struct ty_supervisor *sup)
     ty_loop_cancel_timer(sup->loop, sup->wait_timer);
     sup->wait_timer = 0;
     set_state(sup, TY_STATE_RUNNING);
-    if (sup->job->max_running_usec > 0 && !sup->opts.deadline_by_caller) {
-        int64_t left = sup->job->max_running_usec;
-        /* A run taking over a job that already ran: only what is left of its time. */
-        if (sup->opts.running_since_usec > 0)
-            left -= ty_now_usec() - sup->opts.running_since_usec;
-        sup->deadline_timer =
-            ty_loop_add_timer(sup->loop, ty_mono_usec() + (left > 0 ? left : 0), on_deadline, sup);
-    }
+    (void)arm_running_deadline(sup);
+}
+
+/* Arm scheduling.maxRunningTime's timer, unless the caller enforces it or it is armed: the
+ * whole time from now, or for a run taking over a job that already ran (after an internal
+ * error) what is left of it since the job first ran. Returns false when nothing is left. */
+static bool arm_running_deadline(struct ty_supervisor *sup)
+{
+    int64_t left = sup->job->max_running_usec;
+
+    if (left <= 0 || sup->opts.deadline_by_caller || sup->deadline_timer)
+        return true;
+    if (sup->opts.running_since_usec > 0)
+        left -= ty_now_usec() - sup->opts.running_since_usec;
+    if (left > 0)
+        sup->deadline_timer = ty_loop_add_timer(sup->loop, ty_mono_usec() + left, on_deadline, sup);
+    return left > 0;
 }
 
 static void on_notice(void *ctx, enum ty_severity sev, const char *msg)
@@ -624,6 +629,13 @@ int ty_supervisor_start(struct ty_supervisor *sup, struct ty_error *err)
             ty_loop_add_timer(sup->loop, ty_mono_usec() + (left > 0 ? left : 0), on_wait, sup);
     }
 
+    /* A job that already ran (taken over after an internal error) has only what is left of
+     * its maxRunningTime, counting from now: none left, nothing is launched. */
+    if (sup->opts.running_since_usec > 0 && !arm_running_deadline(sup)) {
+        char msg[256];
+        stop(sup, TY_STATE_FAILED, ty_run_time_exceeded(sup->job, msg, sizeof(msg)));
+        return 0;
+    }
     /* A local job directory is created for the program; remote URIs (gs://...) are the
      * program's business. */
     sup->plan->job_dir_made = false;
@@ -749,26 +761,6 @@ bool ty_supervisor_stop_early(struct ty_supervisor *sup, const char *why)
     sup->stopped_early = true;
     stop(sup, TY_STATE_SUCCEEDED, NULL);
     return true;
-}
-
-enum ty_job_state ty_supervisor_state(const struct ty_supervisor *sup)
-{
-    return sup->state;
-}
-
-bool ty_supervisor_done(const struct ty_supervisor *sup)
-{
-    return sup->done;
-}
-
-const char *ty_supervisor_error(const struct ty_supervisor *sup)
-{
-    return sup->state == TY_STATE_SUCCEEDED ? "" : sup->error;
-}
-
-unsigned ty_supervisor_attempt(const struct ty_supervisor *sup)
-{
-    return sup->attempt;
 }
 
 void ty_supervisor_free(struct ty_supervisor *sup)
