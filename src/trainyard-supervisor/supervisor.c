@@ -510,7 +510,10 @@ static void set_row_options(struct run *run,
     opts->on_progress = on_progress;
     opts->on_replica = on_replica;
     opts->on_outcome = on_outcome;
-    opts->first_attempt = row->first_attempt > 0 ? (unsigned)row->first_attempt : 0;
+    /* After an internal error the next attempt; a study's trials are new ones, from 1 (the
+     * study's restart counts in internalRetries alone). */
+    if (!json_object_get(row->training_input, "hyperparameters"))
+        opts->first_attempt = row->first_attempt > 0 ? (unsigned)row->first_attempt : 0;
     opts->running_since_usec = row->start_usec; /* after an internal error: maxRunningTime */
 }
 

@@ -122,6 +122,8 @@ def cmd_jobs(path, base, projects):
             if have != want:
                 fail("trainyard_jobs{project=%s,state=%s} is %s; the API lists %d" % (p, st, have, want))
         status = [j.get("attemptStatus", {}) for j in jobs]
+        status += [t.get("attemptStatus", {}) for j in jobs
+                   for t in j.get("trainingOutput", {}).get("trials", [])]
         want = {
             "trainyard_job_retries_total": sum(max(a.get("attempt", 1), 1) - 1 for a in status),
             "trainyard_job_internal_retries_total": sum(a.get("internalRetries", 0) for a in status),

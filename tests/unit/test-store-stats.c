@@ -21,14 +21,22 @@
 static struct ty_error err;
 static char tmpdir[] = "/tmp/ty-store-stats-XXXXXX";
 
-static int64_t add(struct ty_store *s, const char *project, const char *job_id)
+/* Add job @job_id of @project, a tuning job when @tuning. */
+static int64_t add_job(struct ty_store *s, const char *project, const char *job_id, bool tuning)
 {
     _cleanup_(ty_job_row_freep) struct ty_job_row *row = test_queued_row(job_id);
     free(row->project);
     row->project = xstrdup(project);
+    if (tuning)
+        json_object_set_new(row->training_input, "hyperparameters", json_object());
     if (ty_store_insert_job(s, row, &err) < 0)
         BAIL_OUT("insert %s: %s", job_id, err.msg);
     return row->seq;
+}
+
+static int64_t add(struct ty_store *s, const char *project, const char *job_id)
+{
+    return add_job(s, project, job_id, false);
 }
 
 /* Claim job @seq for @pid and make it RUNNING. */
@@ -117,9 +125,13 @@ static void test_counts(struct ty_store *s)
     if (ty_store_supervisor_lost(s, seq, 4002, 2, 400, "lost", &l, NULL, &err) < 0 ||
         l.action != TY_LOST_RETRY)
         BAIL_OUT("supervisor lost: %s", err.msg);
-    /* a tuning job: its trials' attempts and restarts */
-    seq = add(s, "q", "tuning");
+    /* a tuning job: its trials' attempts and restarts; its supervisor lost once, which counts
+     * as an internal retry alone (its study started again with new trials) */
+    seq = add_job(s, "q", "tuning", true);
     run(s, seq, 4003);
+    if (ty_store_supervisor_lost(s, seq, 4003, 2, 450, "lost", &l, NULL, &err) < 0 ||
+        l.action != TY_LOST_RETRY)
+        BAIL_OUT("tuning supervisor lost: %s", err.msg);
     out = json_loads("{\"trials\":[{\"trialId\":\"1\",\"attemptStatus\":{\"attempt\":2,"
                      "\"replicaRestarts\":{\"master-replica-0\":1}}},{\"trialId\":\"2\","
                      "\"attemptStatus\":{\"attempt\":1,\"replicaRestarts\":{\"master-replica-0\":"
@@ -137,7 +149,7 @@ static void test_counts(struct ty_store *s)
     is_int(n, 4, "one row per project and state with jobs");
     expect(rows, n, "p", TY_STATE_QUEUED, 2, 0, 0, 0);
     expect(rows, n, "p", TY_STATE_RUNNING, 2, 2 + 1, 1, 3);
-    expect(rows, n, "q", TY_STATE_SUCCEEDED, 1, 1, 0, 5);
+    expect(rows, n, "q", TY_STATE_SUCCEEDED, 1, 1, 1, 5);
     expect(rows, n, "q", TY_STATE_CANCELLED, 1, 0, 0, 0);
     if (n == 4)
         ok(strcmp(rows[0].project, "p") == 0 && strcmp(rows[3].project, "q") == 0,
