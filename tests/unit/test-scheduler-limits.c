@@ -173,6 +173,10 @@ static void test_never_fits(void)
     ok(n == 0 && ty_sched_position(s, 1) == 1 && ty_sched_position(s, 2) == 2 &&
            ty_sched_position(s, 3) == 3,
        "no slot: jobs that cannot start keep their places among themselves");
+    /* a job queued after the pass (with no slot, no pass follows a create at once) is not
+     * put before them: whether it could start is not known yet */
+    enq(s, 4, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));
+    is_int(ty_sched_position(s, 4), 4, "no slot: a job no pass has seen is behind the others");
     ty_sched_admissions_free(a, n);
     ty_sched_free(s);
 }

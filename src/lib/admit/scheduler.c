@@ -117,8 +117,10 @@ size_t sched_queue_rank(const struct ty_sched *s, const struct sched_job *j)
     size_t at = queue_lower_bound(s, j), n = 0;
 
     /* a job that cannot start either keeps its place among all (with no capacity at all,
-     * --max-running-jobs 0, every job is one) */
-    if (!s->any_never || sched_reason_never(j))
+     * --max-running-jobs 0, every job is one), and so does one no pass has seen yet: whether
+     * it could pass those ahead is not known (with --max-running-jobs 0 no pass follows a
+     * create at once, and it cannot) */
+    if (!s->any_never || sched_reason_never(j) || j->reason.why == WHY_UNSEEN)
         return at;
     for (size_t i = 0; i < at; i++)
         n += !sched_reason_never(s->queue[i]);
