@@ -18,6 +18,7 @@
  * process is gone (run by the daemon after a supervisor died). */
 #include "supervisor.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -351,8 +352,35 @@ static void on_signal(struct ty_loop *loop, int fd, short revents, void *data)
     }
 }
 
+/* For a study started again after an internal error: the highest trial id the lost run used,
+ * in its recorded trainingOutput or as a trial directory it made (trials/<id> in the job's
+ * directory @dir, made before the trial was recorded), for the new study to number its trials
+ * after (ty_study_options.after_trial). */
+static uint64_t lost_trials(const struct ty_job_row *row, const char *dir)
+{
+    json_t *trials = json_object_get(row->training_output, "trials"), *t;
+    _cleanup_free_ char *path = xasprintf("%s/trials", dir);
+    DIR *d = opendir(path);
+    uint64_t last = 0;
+    size_t i;
+    int64_t id;
+
+    json_array_foreach(
+        trials, i, t) if (ty_json_str(t, "trialId") &&
+                          ty_parse_int64(ty_json_str(t, "trialId"), 1, INT64_MAX, &id) == 0 &&
+                          (uint64_t)id > last) last = (uint64_t)id;
+    for (struct dirent *de; d && (de = readdir(d));)
+        if (ty_parse_int64(de->d_name, 1, INT64_MAX, &id) == 0 && (uint64_t)id > last)
+            last = (uint64_t)id;
+    if (d)
+        closedir(d);
+    return last;
+}
+
 /* The first line of a supervisor that replaces a lost one (the daemon logged why). */
-static void announce_replacement(struct run *run, const struct ty_supervisor_options *opts)
+static void announce_replacement(struct run *run,
+                                 const struct ty_supervisor_options *opts,
+                                 uint64_t after_trial)
 {
     _cleanup_json_ json_t *as = ty_jobrun_attempt_status(run->jr);
     char msg[256];
@@ -370,8 +398,9 @@ static void announce_replacement(struct run *run, const struct ty_supervisor_opt
         (void)snprintf(msg,
                        sizeof(msg),
                        "Starting the job again after an internal error (internal retry %lld): "
-                       "its trials run anew.",
-                       (long long)run->row->internal_retries);
+                       "its trials run anew, numbered from %llu.",
+                       (long long)run->row->internal_retries,
+                       (unsigned long long)after_trial + 1);
     ty_run_log(opts, run, TY_SEV_INFO, "service", NULL, as ? attempt : 0, msg, strlen(msg));
 }
 
@@ -540,6 +569,7 @@ static int run_job(struct run *run,
     struct ty_error e = {0};
     struct ty_run_gpus gpus;
     char msg[TY_ERROR_MSG_MAX + 64], admitted[1024];
+    uint64_t after_trial = 0;
     int r;
 
     if (open_run(run, state_dir, &job, &runtime, &dir, &log, &r) < 0)
@@ -564,6 +594,8 @@ static int run_job(struct run *run,
     if (job->hp && job->hp->resume_job_id &&
         (previous = lookup_stored(run, job->hp->resume_job_id)))
         earlier = ty_study_resume_chain(previous, lookup_stored, run);
+    if (job->hp && row->internal_retries > 0)
+        after_trial = lost_trials(row, dir);
     {
         struct ty_jobrun_options jo = {
             .runtime = runtime,
@@ -573,6 +605,7 @@ static int run_job(struct run *run,
             .on_trial = on_trial,
             .previous_job = previous,
             .earlier_jobs = earlier,
+            .after_trial = after_trial,
             .ctx = run,
         };
         r = ty_jobrun_new(loop, job, &jo, &run->jr, &e);
@@ -580,7 +613,7 @@ static int run_job(struct run *run,
     if (r >= 0) {
         on_progress(run); /* the attempt starts: recorded before anything runs */
         if (row->internal_retries > 0)
-            announce_replacement(run, &opts);
+            announce_replacement(run, &opts, after_trial);
     }
     if (r >= 0 && (r = ty_loop_add_fd(loop, run->sig_fd, POLLIN, on_signal, run)) < 0)
         (void)ty_error_set(&e, -r, "cannot watch for signals: %s", strerror(-r));

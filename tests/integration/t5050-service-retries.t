@@ -234,7 +234,7 @@ cat >"$TEST_DIR/tune-hp.json" <<EOF
  "maxParallelTrials": 1, "algorithm": "RANDOM_SEARCH",
  "params": [{"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}}
 EOF
-test_expect_success 'a tuning job whose supervisor is killed runs its study again and SUCCEEDS' '
+test_expect_success 'a tuning job whose supervisor is killed runs its study again, numbered after the lost trials, and SUCCEEDS' '
   submit tune ". $TEST_DIR/tune-$M.sh" 0 "$(cat "$TEST_DIR/tune-hp.json")" &&
   wait_for 30 procs_at_least "sleep 1.$M" 1 &&
   spid=$(sup_pid) && test -n "$spid" && kill -KILL "$spid" &&
@@ -242,10 +242,13 @@ test_expect_success 'a tuning job whose supervisor is killed runs its study agai
   test "$(json_get tune.json "d[\"attemptStatus\"]")" = "{'"'"'internalRetries'"'"': 1}" &&
   test "$(json_get tune.json "d[\"trainingOutput\"][\"completedTrialCount\"]")" = 2 &&
   test "$(json_get tune.json "[t[\"attemptStatus\"][\"attempt\"] for t in d[\"trainingOutput\"][\"trials\"]]")" = "[1, 1]" &&
+  test "$(json_get tune.json "[t[\"trialId\"] for t in d[\"trainingOutput\"][\"trials\"]]")" = "['"'"'2'"'"', '"'"'3'"'"']" &&
   logs tune &&
   entries tune "e[\"taskName\"]==\"service\"" >svc.txt &&
   grep -q "Retrying the job (internal retry 1 of 2): its trials run anew.\$" svc.txt &&
-  test "$(grep -c "^Trial 2 SUCCEEDED" svc.txt)" -eq 1 &&
+  test "$(grep -c "^Trial 2 SUCCEEDED" svc.txt)" -eq 1 && test "$(grep -c "^Trial 3 SUCCEEDED" svc.txt)" -eq 1 &&
+  grep -q "^Starting the job again after an internal error (internal retry 1): its trials run anew, numbered from 2.\$" svc.txt &&
+  test "$(entries tune "e[\"message\"]==\"trial-1\"" | wc -l)" -eq 1 &&
   ! pgrep -f "supervise-job (--[^ ]+ )*$SVC " >/dev/null
 '
 

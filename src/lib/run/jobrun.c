@@ -44,6 +44,7 @@ int ty_jobrun_new(struct ty_loop *loop,
             .on_trial = opts->on_trial,
             .previous_job = opts->previous_job,
             .earlier_jobs = opts->earlier_jobs,
+            .after_trial = opts->after_trial,
             .ctx = opts->ctx,
         };
         so.sup.on_outcome = NULL; /* a trial's outcome is not the job's */

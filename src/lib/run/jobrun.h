@@ -37,6 +37,7 @@ struct ty_jobrun_options {
      * (borrowed; see study.h). */
     const json_t *previous_job;
     const json_t *earlier_jobs;
+    uint64_t after_trial; /* a study's trials are numbered after it (study.h) */
     void *ctx;
 };
 

@@ -528,6 +528,7 @@ int ty_study_new(struct ty_loop *loop,
     }
     if (job->hp->early_stopping)
         st->stop_rule = ty_stop_rule_new(job->hp->maximize);
+    ty_tuner_skip_ids(st->tuner, opts->after_trial);
     if (job->hp->resume_job_id) {
         if (!opts->previous_job)
             r = ty_error_set(err,

@@ -74,6 +74,10 @@ struct ty_study_options {
     /* The jobs previous_job resumed in turn (ty_study_resume_chain's array; borrowed; NULL:
      * none): their trials inform the search too, as one study. */
     const json_t *earlier_jobs;
+    /* Number the trials after this id (0: from 1): a study started again after an internal
+     * error goes on after the lost run's trials, so that none of its trials shares an id, a
+     * job directory (<jobDir>/<trialId>) or log lines with one of those. */
+    uint64_t after_trial;
     void *ctx;
 };
 
