@@ -58,11 +58,13 @@ static int read_setting(const char *env, const char *key, struct setting *s, str
     return r;
 }
 
-/* The settings into *@stand_in, *@decl (GPU dimensions counted when declared) and @lg->how.
+/* The settings into *@stand_in, *@decl (GPU dimensions counted when declared), *@order (the
+ * declared devices' types in the order written) and @lg->how.
  * Returns 0, or -EINVAL with err naming the setting. */
 static int read_settings(struct local_gpus *lg,
                          bool *stand_in,
                          struct ty_resources *decl,
+                         struct ty_gpu_order *order,
                          char **where,
                          struct ty_error *err)
 {
@@ -78,7 +80,7 @@ static int read_settings(struct local_gpus *lg,
         r = ty_gpu_devices_parse(devices.value, devices.source, stand_in, err);
     if (r >= 0 && gpus.value) {
         _cleanup_free_ char *text = xasprintf("gpus=%s", gpus.value);
-        r = ty_resources_parse(text, false, gpus.source, decl, err);
+        r = ty_resources_parse_ordered(text, false, gpus.source, decl, order, err);
         lg->how = strcmp(gpus.source, "TRAINYARD_GPUS") == 0
                       ? xasprintf("TRAINYARD_GPUS=%s", gpus.value)
                       : xasprintf("%s = %s", gpus.source, gpus.value);
@@ -116,6 +118,7 @@ int local_gpus_setup(struct local_gpus *lg,
 {
     _cleanup_free_ char *where = NULL;
     _cleanup_strv_free_ char **notes = NULL;
+    _cleanup_(ty_gpu_order_release) struct ty_gpu_order order = {0};
     struct ty_resources decl, have;
     struct ty_error e = {0};
     bool stand_in = false;
@@ -125,8 +128,9 @@ int local_gpus_setup(struct local_gpus *lg,
     ty_demand_of_job(job, &lg->d);
     if (strcmp(runtime, "slurm") == 0 || ty_demand_trial_gpus(&lg->d) == 0)
         return 0; /* Slurm gives GPUs itself; a job without GPUs holds none */
-    if (read_settings(lg, &stand_in, &decl, &where, &e) < 0 ||
-        ty_gpu_inventory_load(stand_in, &decl, "/", state_dir, where, &lg->inv, &notes, &e) < 0) {
+    if (read_settings(lg, &stand_in, &decl, &order, &where, &e) < 0 ||
+        ty_gpu_inventory_load(
+            stand_in, &decl, &order, "/", state_dir, where, &lg->inv, &notes, &e) < 0) {
         cli_error(PATH, "%s", ty_error_msg(&e));
         return -1;
     }

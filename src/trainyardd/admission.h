@@ -40,11 +40,12 @@ struct tyd_hold {
 
 struct tyd_admit {
     /* settings (main.c; fixed once tyd_admit_start ran) */
-    struct ty_resources capacity; /* --capacity: unlimited where not given (no jobs=) */
-    bool capacity_set;            /* --capacity was given */
-    char *capacity_where;         /* where it was given, for errors ("--capacity") */
-    bool stand_in;                /* --gpu-devices=stand-in */
-    struct tyd_limit *limits;     /* --project-limit, one per project */
+    struct ty_resources capacity;  /* --capacity: unlimited where not given (no jobs=) */
+    bool capacity_set;             /* --capacity was given */
+    char *capacity_where;          /* where it was given, for errors ("--capacity") */
+    struct ty_gpu_order gpu_order; /* its gpus=: the devices' types in the order written */
+    bool stand_in;                 /* --gpu-devices=stand-in */
+    struct tyd_limit *limits;      /* --project-limit, one per project */
     size_t nlimits;
     /* set up by tyd_admit_start */
     struct ty_gpu_inventory inv;

@@ -34,6 +34,7 @@ void tyd_admit_free(struct tyd_admit *a)
         free(a->limits[i].project);
     free(a->limits);
     free(a->capacity_where);
+    ty_gpu_order_release(&a->gpu_order);
     for (size_t i = 0; i < a->nholds; i++)
         ty_grant_release(&a->holds[i].grant);
     free(a->holds);
@@ -57,7 +58,7 @@ int tyd_admit_set_capacity(struct tyd_admit *a,
                            const char *where,
                            struct ty_error *err)
 {
-    int r = ty_resources_parse(v, false, where, &a->capacity, err);
+    int r = ty_resources_parse_ordered(v, false, where, &a->capacity, &a->gpu_order, err);
     if (r < 0)
         return r;
     a->capacity_set = true;
@@ -166,6 +167,7 @@ int tyd_admit_start(struct tyd *d, struct ty_error *err)
                             "--capacity gpus=TYPE:N[+TYPE:N...]");
     r = ty_gpu_inventory_load(a->stand_in,
                               declared ? &a->capacity : NULL,
+                              declared ? &a->gpu_order : NULL,
                               "/",
                               d->state_dir,
                               declared ? a->capacity_where : "--gpu-devices",

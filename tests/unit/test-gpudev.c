@@ -103,7 +103,7 @@ static void test_real(void)
     int types[8];
 
     make_host();
-    ok(ty_gpu_inventory_load(false, NULL, root, NULL, "--capacity", &inv, &notes, &e) == 0,
+    ok(ty_gpu_inventory_load(false, NULL, NULL, root, NULL, "--capacity", &inv, &notes, &e) == 0,
        "the host's devices load: %s",
        e.msg);
     is_int(inv.n, 4, "nvidia<digits> only: 4 devices");
@@ -131,7 +131,7 @@ static void test_real(void)
     ty_resources_unlimited(&decl);
     if (ty_resources_parse("gpus=NVIDIA_TESLA_T4:2", false, "x", &decl, &e) < 0)
         BAIL_OUT("%s", e.msg);
-    ok(ty_gpu_inventory_load(false, &decl, root, NULL, "--capacity", &inv, &notes, &e) == 0,
+    ok(ty_gpu_inventory_load(false, &decl, NULL, root, NULL, "--capacity", &inv, &notes, &e) == 0,
        "declared T4:2 loads: %s",
        e.msg);
     ty_gpu_inventory_types(&inv, types);
@@ -146,7 +146,8 @@ static void test_real(void)
 
     if (ty_resources_parse("gpus=NVIDIA_TESLA_T4:1+NVIDIA_TESLA_V100:1", false, "x", &decl, &e) < 0)
         BAIL_OUT("%s", e.msg);
-    ok(ty_gpu_inventory_load(false, &decl, root, NULL, "TRAINYARD_GPUS", &inv, &notes, &e) == 0,
+    ok(ty_gpu_inventory_load(false, &decl, NULL, root, NULL, "TRAINYARD_GPUS", &inv, &notes, &e) ==
+           0,
        "declared T4:1+V100:1 loads");
     ty_gpu_inventory_types(&inv, types);
     ok(types[0] == 2 && types[1] == 4, "types in the enum's order: V100 (device 0), T4 (1)");
@@ -157,9 +158,35 @@ static void test_real(void)
     ty_gpu_inventory_release(&inv);
     notes = ty_strv_free(notes);
 
+    /* As the declaration writes them (ty_resources_parse_ordered): device 0 a T4, 1 a V100,
+     * 2 a T4 again, as the driver says too */
+    {
+        _cleanup_(ty_gpu_order_release) struct ty_gpu_order order = {0};
+        if (ty_resources_parse_ordered("gpus=NVIDIA_TESLA_T4:1+NVIDIA_TESLA_V100:1+"
+                                       "nvidia-tesla-t4:1",
+                                       false,
+                                       "x",
+                                       &decl,
+                                       &order,
+                                       &e) < 0)
+            BAIL_OUT("%s", e.msg);
+        ok(order.n == 3 && order.types[0] == 4 && order.types[1] == 2 && order.types[2] == 4,
+           "the order as written: T4, V100, T4");
+        ok(ty_gpu_inventory_load(
+               false, &decl, &order, root, NULL, "--capacity", &inv, &notes, &e) == 0,
+           "declared T4:1+V100:1+T4:1 in that order loads");
+        ty_gpu_inventory_types(&inv, types);
+        ok(types[0] == 4 && types[1] == 2 && types[2] == 4,
+           "types in the order written: T4 (device 0), V100 (1), T4 (2)");
+        ok(!notes || !strstr(notes[0], "/dev/nvidia0 is declared"),
+           "no note that device 0 differs from the driver's type");
+        ty_gpu_inventory_release(&inv);
+        notes = ty_strv_free(notes);
+    }
+
     if (ty_resources_parse("gpus=NVIDIA_TESLA_A100:5", false, "x", &decl, &e) < 0)
         BAIL_OUT("%s", e.msg);
-    is_int(ty_gpu_inventory_load(false, &decl, root, NULL, "--capacity", &inv, &notes, &e),
+    is_int(ty_gpu_inventory_load(false, &decl, NULL, root, NULL, "--capacity", &inv, &notes, &e),
            -EINVAL,
            "more declared than found is an error");
     is_str(e.msg,
@@ -169,7 +196,7 @@ static void test_real(void)
     ok(inv.n == 0 && inv.dev == NULL, "the inventory is left empty");
 
     _cleanup_free_ char *empty = xasprintf("%s/empty", tmpdir);
-    ok(ty_gpu_inventory_load(false, NULL, empty, NULL, "--capacity", &inv, &notes, &e) == 0 &&
+    ok(ty_gpu_inventory_load(false, NULL, NULL, empty, NULL, "--capacity", &inv, &notes, &e) == 0 &&
            inv.n == 0 && notes == NULL,
        "a host without /dev/nvidia*: no devices, no notes");
     ty_gpu_inventory_release(&inv);
@@ -188,13 +215,13 @@ static void test_stand_in_and_locks(void)
     mode_t old;
 
     ty_resources_unlimited(&decl);
-    is_int(ty_gpu_inventory_load(true, &decl, "/", state, "--gpu-devices", &inv, NULL, &e),
+    is_int(ty_gpu_inventory_load(true, &decl, NULL, "/", state, "--gpu-devices", &inv, NULL, &e),
            -EINVAL,
            "stand-ins without a declaration are refused");
     like(e.msg, "--gpu-devices: stand-in GPU devices are the declared ones", "saying why");
     if (ty_resources_parse("gpus=NVIDIA_TESLA_T4:2+NVIDIA_TESLA_K80:1", false, "x", &decl, &e) < 0)
         BAIL_OUT("%s", e.msg);
-    ok(ty_gpu_inventory_load(true, &decl, "/", state, "--capacity", &inv, NULL, &e) == 0,
+    ok(ty_gpu_inventory_load(true, &decl, NULL, "/", state, "--capacity", &inv, NULL, &e) == 0,
        "stand-ins load: %s",
        e.msg);
     ok(inv.stand_in && inv.n == 3, "three stand-ins");
@@ -234,7 +261,7 @@ static void test_stand_in_and_locks(void)
 
     _cleanup_free_ char *root = xasprintf("%s/host", tmpdir);
     _cleanup_free_ char *run = xasprintf("%s/host/run/trainyard", tmpdir);
-    ok(ty_gpu_inventory_load(false, NULL, root, NULL, "--capacity", &inv, NULL, &e) == 0,
+    ok(ty_gpu_inventory_load(false, NULL, NULL, root, NULL, "--capacity", &inv, NULL, &e) == 0,
        "the fake host loads again");
     fd0 = ty_gpu_lock(&inv, 3);
     ok(fd0 >= 0 && stat(run, &sb) == 0 && (sb.st_mode & 0777) == 0755,

@@ -173,9 +173,13 @@ static int64_t declared_total(const struct ty_resources *declared, bool *any)
     return total;
 }
 
-/* The type of the @k-th declared device (types in the enum's order), or -1 past them. */
-static int declared_type(const struct ty_resources *declared, int64_t k)
+/* The type of the @k-th declared device (in @order, as the declaration writes them; without
+ * one, types in the enum's order), or -1 past them. */
+static int
+declared_type(const struct ty_resources *declared, const struct ty_gpu_order *order, int64_t k)
 {
+    if (order && order->n > 0)
+        return k < (int64_t)order->n ? order->types[k] : -1;
     for (int t = 0; t < TY_GPU_NTYPES; t++) {
         int64_t v = declared->v[TY_RES_GPU0 + t];
         if (v == TY_RES_UNLIMITED)
@@ -222,6 +226,7 @@ static void note(char ***notes, const char *fmt, ...)
 /* Each real device's type: the declared one, else the driver's. */
 static int type_real(struct ty_gpu_inventory *inv,
                      const struct ty_resources *declared,
+                     const struct ty_gpu_order *order,
                      const char *where,
                      char ***notes,
                      struct ty_error *err)
@@ -263,7 +268,7 @@ static int type_real(struct ty_gpu_inventory *inv,
                      dv->model);
             continue;
         }
-        dv->type = declared_type(declared, (int64_t)i);
+        dv->type = declared_type(declared, order, (int64_t)i);
         if (dv->type < 0)
             note(notes,
                  "%s: /dev/nvidia%d is not offered to jobs: %s declares only %" PRId64 " device%s",
@@ -286,6 +291,7 @@ static int type_real(struct ty_gpu_inventory *inv,
 }
 
 static int load_real(const struct ty_resources *declared,
+                     const struct ty_gpu_order *order,
                      const char *root,
                      const char *where,
                      struct ty_gpu_inventory *inv,
@@ -304,10 +310,11 @@ static int load_real(const struct ty_resources *declared,
         inv->dev[i] = (struct ty_gpu_dev){.number = nums[i], .type = -1};
     read_models(root, inv);
     inv->lock_dir = join(root, "run/trainyard");
-    return type_real(inv, declared, where, notes, err);
+    return type_real(inv, declared, order, where, notes, err);
 }
 
 static int load_stand_in(const struct ty_resources *declared,
+                         const struct ty_gpu_order *order,
                          const char *state_dir,
                          const char *where,
                          struct ty_gpu_inventory *inv,
@@ -330,7 +337,8 @@ static int load_stand_in(const struct ty_resources *declared,
     inv->dev = xcalloc(total ? (size_t)total : 1, sizeof(*inv->dev));
     inv->n = (size_t)total;
     for (int64_t i = 0; i < total; i++)
-        inv->dev[i] = (struct ty_gpu_dev){.number = (int)i, .type = declared_type(declared, i)};
+        inv->dev[i] =
+            (struct ty_gpu_dev){.number = (int)i, .type = declared_type(declared, order, i)};
     inv->lock_dir = xasprintf("%s/stand-in-gpus", state_dir);
     if (lstat(inv->lock_dir, &st) == 0)
         return 0;
@@ -343,6 +351,7 @@ static int load_stand_in(const struct ty_resources *declared,
 
 int ty_gpu_inventory_load(bool stand_in,
                           const struct ty_resources *declared,
+                          const struct ty_gpu_order *order,
                           const char *root,
                           const char *state_dir,
                           const char *where,
@@ -354,8 +363,8 @@ int ty_gpu_inventory_load(bool stand_in,
 
     memset(inv, 0, sizeof(*inv));
     inv->stand_in = stand_in;
-    r = stand_in ? load_stand_in(declared, state_dir, where, inv, err)
-                 : load_real(declared, root ? root : "/", where, inv, notes, err);
+    r = stand_in ? load_stand_in(declared, order, state_dir, where, inv, err)
+                 : load_real(declared, order, root ? root : "/", where, inv, notes, err);
     if (r < 0)
         ty_gpu_inventory_release(inv);
     return r;

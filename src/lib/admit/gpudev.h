@@ -52,8 +52,9 @@ int ty_gpu_devices_parse(const char *v, const char *where, bool *stand_in, struc
  * locked under @root/run/trainyard (made when first locked); each device's type is the
  * driver's model (ty_gpu_model_type) for the "Device Minor:" N. @declared (NULL, or with no
  * GPU dimension counted: none declared) gives instead the types of the first devices in number
- * order, the types in the enum's order (K80 first, A100 last): more declared than found is an
- * error naming @where, the declaration and what was found; devices beyond the declared ones
+ * order: in @order, the order the declaration writes them (ty_resources_parse_ordered), or
+ * without one (NULL) the types in the enum's order (K80 first, A100 last): more declared than found
+ * is an error naming @where, the declaration and what was found; devices beyond the declared ones
  * are not offered (type -1). @stand_in true: the @declared devices, numbered from 0 in the
  * same order, locked under @state_dir/stand-in-gpus (made here); declaring none is an error.
  * Devices whose type is unknown are kept with type -1. Notes a person should read (a model
@@ -63,6 +64,7 @@ int ty_gpu_devices_parse(const char *v, const char *where, bool *stand_in, struc
  * ("--capacity", "TRAINYARD_GPUS"). Returns 0, or -errno with err naming @where. */
 int ty_gpu_inventory_load(bool stand_in,
                           const struct ty_resources *declared,
+                          const struct ty_gpu_order *order,
                           const char *root,
                           const char *state_dir,
                           const char *where,

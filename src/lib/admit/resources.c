@@ -216,10 +216,21 @@ static int parse_size_mb(const char *v, int64_t *mb)
     return -EINVAL;
 }
 
-/* gpus=TYPE:N[+TYPE:N...] into @r's GPU dimensions (all set: unnamed types 0). */
-static int
-parse_gpus(const char *v, const char *where, struct ty_resources *r, struct ty_error *err)
+void ty_gpu_order_release(struct ty_gpu_order *o)
 {
+    free(o->types);
+    *o = (struct ty_gpu_order){0};
+}
+
+/* gpus=TYPE:N[+TYPE:N...] into @r's GPU dimensions (all set: unnamed types 0), and when @order
+ * is not NULL the devices' types in the order written into it (on success only). */
+static int parse_gpus(const char *v,
+                      const char *where,
+                      struct ty_resources *r,
+                      struct ty_gpu_order *order,
+                      struct ty_error *err)
+{
+    _cleanup_(ty_gpu_order_release) struct ty_gpu_order o = {0};
     struct ty_resources g;
     const char *p = v;
 
@@ -270,6 +281,9 @@ parse_gpus(const char *v, const char *where, struct ty_resources *r, struct ty_e
         if (g.v[TY_RES_GPU0 + type] > 4096)
             return ty_error_set(
                 err, EINVAL, "%s: gpus: more than 4096 × %s in all", where, gpu_names[type]);
+        o.types = xreallocarray(o.types, o.n + (size_t)n + 1, sizeof(*o.types));
+        for (int64_t k = 0; k < n; k++)
+            o.types[o.n++] = type;
         p += len;
         if (*p == '+') {
             p++;
@@ -279,6 +293,11 @@ parse_gpus(const char *v, const char *where, struct ty_resources *r, struct ty_e
     }
     for (int i = 0; i < TY_GPU_NTYPES; i++)
         r->v[TY_RES_GPU0 + i] = g.v[TY_RES_GPU0 + i];
+    if (order) {
+        ty_gpu_order_release(order);
+        *order = o;
+        o = (struct ty_gpu_order){0};
+    }
     return 0;
 }
 
@@ -288,6 +307,7 @@ static int parse_one(const char *key,
                      bool allow_jobs,
                      const char *where,
                      struct ty_resources *r,
+                     struct ty_gpu_order *order,
                      struct ty_error *err)
 {
     int64_t n;
@@ -313,7 +333,7 @@ static int parse_one(const char *key,
         return 0;
     }
     if (strcmp(key, "gpus") == 0)
-        return parse_gpus(v, where, r, err);
+        return parse_gpus(v, where, r, order, err);
     if (allow_jobs && strcmp(key, "jobs") == 0) {
         if (ty_parse_int64(v, 0, 100000, &n) < 0)
             return ty_error_set(
@@ -341,6 +361,17 @@ int ty_resources_parse(const char *text,
                        struct ty_resources *r,
                        struct ty_error *err)
 {
+    return ty_resources_parse_ordered(text, allow_jobs, where, r, NULL, err);
+}
+
+int ty_resources_parse_ordered(const char *text,
+                               bool allow_jobs,
+                               const char *where,
+                               struct ty_resources *r,
+                               struct ty_gpu_order *order,
+                               struct ty_error *err)
+{
+    _cleanup_(ty_gpu_order_release) struct ty_gpu_order o = {0};
     _cleanup_free_ char *copy = xstrdup(text);
     struct ty_resources out = *r;
     char *save = NULL;
@@ -377,7 +408,7 @@ int ty_resources_parse(const char *text,
                     err, EINVAL, "%s: %s is given twice (give each key once)", where, item);
             seen |= 1u << k;
         }
-        rc = parse_one(item, val, allow_jobs, where, &out, err);
+        rc = parse_one(item, val, allow_jobs, where, &out, &o, err);
         if (rc < 0)
             return rc;
         any = true;
@@ -390,6 +421,11 @@ int ty_resources_parse(const char *text,
                             where,
                             text);
     *r = out;
+    if (order && (seen & (1u << 3))) { /* gpus= */
+        ty_gpu_order_release(order);
+        *order = o;
+        o = (struct ty_gpu_order){0};
+    }
     return 0;
 }
 

@@ -78,6 +78,26 @@ int ty_resources_parse(const char *text,
                        const char *where,
                        struct ty_resources *r,
                        struct ty_error *err);
+
+/* The GPU devices a setting declares, in the order its gpus= writes them: types[k] is the type
+ * (TY_GPU_*) of device k ("gpus=NVIDIA_TESLA_T4:1+NVIDIA_TESLA_V100:1": device 0 a T4, device
+ * 1 a V100), whatever the order of the enum. */
+struct ty_gpu_order {
+    size_t n;
+    int *types;
+};
+
+/* ty_resources_parse that also sets *@order (released first) from gpus=, when given; on error
+ * *@order is unchanged. */
+int ty_resources_parse_ordered(const char *text,
+                               bool allow_jobs,
+                               const char *where,
+                               struct ty_resources *r,
+                               struct ty_gpu_order *order,
+                               struct ty_error *err);
+
+/* Free what @o holds and empty it. */
+void ty_gpu_order_release(struct ty_gpu_order *o);
 /* The setting text of the counted dimensions of @r, as ty_resources_parse reads it
  * ("cpus=8,memory=32768M,gpus=NVIDIA_TESLA_T4:2"; "gpus=0" when the GPU dimensions are
  * counted and all 0); "" when none is counted. Parsing the text into an unlimited vector
