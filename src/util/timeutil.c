@@ -102,8 +102,10 @@ int ty_duration_parse(const char *s, int64_t *ret_usec, struct ty_error *err)
         goto bad;
     while (isdigit((unsigned char)*p)) {
         if (secs > (INT64_MAX / 1000000 - 9) / 10)
-            goto bad;
-        secs = secs * 10 + (*p++ - '0');
+            secs = TY_DURATION_MAX_SEC + 1; /* too long, if well formed: said below */
+        else
+            secs = secs * 10 + (*p - '0');
+        p++;
     }
     if (*p == '.') {
         p++;
