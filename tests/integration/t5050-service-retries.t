@@ -20,6 +20,15 @@ BASE=$TYD_URL
 trap 'kill -TERM "$DPID" 2>/dev/null' EXIT
 export TRAINYARD_API_ENDPOINT="$BASE" TRAINYARD_PROJECT=p1
 
+# restart_daemon NAME: start trainyardd again on the same state (the old log kept as
+# svc-NAME.log: trainyardd_start reads the port from the log)
+restart_daemon() {
+  mv "$TEST_DIR/svc.log" "$TEST_DIR/svc-$1.log"
+  trainyardd_start svc --grace-period 30 || { echo "Bail out! trainyardd did not restart"; exit 1; }
+  DPID=$TYD_PID
+  BASE=$TYD_URL
+  export TRAINYARD_API_ENDPOINT="$BASE"
+}
 # api METHOD PATH [BODY_FILE]: body to out.json, prints the HTTP status
 api() {
   if [ -n "${3:-}" ]; then
@@ -262,11 +271,7 @@ spid=$(sup_pid)
 test_expect_success 'its supervisor killed while no trainyardd runs' '
   test -n "$spid" && kill -KILL "$spid" && wait_for 10 sh -c "! kill -0 $spid"
 '
-mv "$TEST_DIR/svc.log" "$TEST_DIR/svc-first.log" # trainyardd_start reads the port from the log
-trainyardd_start svc --grace-period 30 || { echo "Bail out! trainyardd did not restart"; exit 1; }
-DPID=$TYD_PID
-BASE=$TYD_URL
-export TRAINYARD_API_ENDPOINT="$BASE"
+restart_daemon first
 test_expect_success 'the next trainyardd sweeps its replicas and retries the job: attempt 2 SUCCEEDS' '
   wait_for 30 state_is down SUCCEEDED &&
   test "$(json_get down.json "d[\"attemptStatus\"][\"internalRetries\"]")" = 1 &&
@@ -286,11 +291,7 @@ spid=$(sup_pid)
 test_expect_success 'its supervisor killed while no trainyardd runs; its time passes meanwhile' '
   test -n "$spid" && kill -KILL "$spid" && wait_for 10 sh -c "! kill -0 $spid" && sleep 6
 '
-mv "$TEST_DIR/svc.log" "$TEST_DIR/svc-second.log"
-trainyardd_start svc --grace-period 30 || { echo "Bail out! trainyardd did not restart"; exit 1; }
-DPID=$TYD_PID
-BASE=$TYD_URL
-export TRAINYARD_API_ENDPOINT="$BASE"
+restart_daemon second
 test_expect_success 'the next trainyardd fails it for its maxRunningTime, launching nothing again' '
   wait_for 30 state_is overdue FAILED &&
   test "$(json_get overdue.json "d[\"errorMessage\"]")" = "The job exceeded its maximum running time (scheduling.maxRunningTime 6s)." &&
