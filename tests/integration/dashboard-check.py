@@ -19,6 +19,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_lib import NARROW, WIDE, Browser, Checks, ServiceApi, expect  # noqa: E402
+import dashboard_more as more  # noqa: E402
 
 cfg = json.load(open(sys.argv[1]))
 BASE, T1, T2, ART = cfg['base'], cfg['t1'], cfg['t2'], cfg['artifacts']
@@ -149,6 +150,7 @@ def filter_and_bad_filter():
     box.clear()
     box.send_keys('state:', keys().ENTER)
     browser.wait_text('#filter-error .msg-error', body['error']['message'])
+    expect(not browser.text('table.jobs tbody'), f'a refused filter lists "{browser.text("table.jobs tbody")}"')
     box.clear()
     box.send_keys(keys().ENTER)
     browser.wait('every job again', lambda: len(job_ids_shown()) >= 4)
@@ -616,6 +618,10 @@ def main():
               allow=[r' 400 '])
         check('columns sort by click and keyboard', sort_by_keyboard)
         check('Tab reaches a job link with a visible focus; Enter opens it', keyboard_to_a_job)
+        check('Previous and Next are disabled until a page of jobs is read',
+              lambda: more.pager_disabled_until_loaded(browser))
+        check('the page of jobs is in the address: Back and a reload return to it',
+              lambda: more.page_in_the_address(browser))
         check('a failed job\'s page shows its errorMessage and the failing replica', failed_job_page)
         check('"last lines" opens the failing replica\'s logs at the end', last_lines_link)
         check('"last lines" and "Jump to end" reach the real end of a log of long wrapped lines',
