@@ -502,6 +502,8 @@ def revoked_token_while_streaming():
             f.write(f'{T2} p2\n')
         os.kill(pid, signal.SIGHUP)
         browser.wait_text('.signin-status .msg-error', 'refused the token', timeout=6)
+        expect(browser.js("return sessionStorage.getItem('trainyard.token')") is None,
+               'the refused token was kept in sessionStorage')
         expect(not browser.css('.live'), 'the log is still shown as followed')
         with open(cfg['tokens'], 'w') as f:
             f.write(good)

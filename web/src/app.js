@@ -233,8 +233,11 @@ let unauthorizedQuiet = false;
 onUnauthorized((err) => {
   // During a sign-in the form shows the error itself; later, a token that stopped working
   // (removed from the tokens file) brings the form back, saying so in the service's words.
-  if (!unauthorizedQuiet)
+  // The refused token is forgotten, as Sign out does.
+  if (!unauthorizedQuiet) {
+    setToken('');
     signInForm(`The service refused the token: ${err.message}`);
+  }
 });
 
 async function start() {
