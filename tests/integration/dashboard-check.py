@@ -449,7 +449,9 @@ def logs_long_lines():
     about 1 MiB, well before 1000 entries): every line is shown, to the last."""
     browser.open(f'#/projects/p1/jobs/{J["long"]}/logs')
     browser.wait_text('.live', 'Ended', timeout=20)
-    heads = browser.js("return Array.from(document.querySelectorAll('.logbox .ln .msg'),"
+    # A line's message has a class of its own (.msg is a message box's: its padding and border)
+    expect(not browser.css('.logbox .msg'), 'log lines with the class of message boxes')
+    heads = browser.js("return Array.from(document.querySelectorAll('.logbox .ln .text'),"
                        " e => e.textContent.slice(0, 12).split(' ')[0])")
     longs = [h[:9] if h.startswith('long-end-') else h for h in heads if h.startswith('long-')]
     want = [f'long-{i}' for i in range(24)] + ['long-end-']
@@ -634,6 +636,8 @@ def main():
               labels_save_survives_broken_connection, allow=[r' 409 '])
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
         check('a search marks the match, after non-ASCII letters too', search_marks_the_match)
+        check('"No line matches" stays while the lines that stream are filtered out',
+              lambda: more.no_match_while_streaming(browser, J['run']))
         check('a failed read of the job is said, and cleared by the next that works',
               overview_error_clears, allow=[r'Failed to fetch'])
         check('a job id the service refuses is said once, not polled, with no labels editor',

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """dashboard_more.py: more checks of t5120 (dashboard-check.py runs them, each with its
 browser, the API with p1's token and the test's jobs): the Jobs page's Previous/Next (disabled
-until a page is read; the page kept in the address through Back and a reload).
+until a page is read; the page kept in the address through Back and a reload), the Logs page's
+"No line matches" while lines stream.
 """
 from dashboard_lib import expect
 
@@ -83,3 +84,19 @@ def page_in_the_address(b):
         b.wait('page 1 again', lambda: pager(b)[2] == 'Page 1' and ids(b) == first)
         expect('page=' not in b.driver.current_url, f'page 1 keeps a page token: {b.driver.current_url}')
     b.driver.refresh()  # the pages as the service makes them again
+
+
+def counts(b):
+    text = b.text('.count')
+    return int(text.split(' ')[0]) if text[:1].isdigit() else 0
+
+
+def no_match_while_streaming(b, job):
+    """A running job's log with a severity no line has: "No line matches these filters."
+    stays while lines come that the filter hides."""
+    b.open(f'#/projects/p1/jobs/{job}/logs?severity=ERROR')
+    b.wait_text('.live', 'Live')
+    b.wait_text('.logbox .empty', 'No line matches')
+    n = counts(b)
+    b.wait('new lines (hidden)', lambda: counts(b) >= n + 3, timeout=8)
+    expect('No line matches' in b.text('.logbox'), f'the note went; the box shows "{b.text(".logbox")}"')
