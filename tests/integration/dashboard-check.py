@@ -356,6 +356,12 @@ def cancel(job_id, landed):
     expect(api1.job('p1', job_id)['state'] == 'CANCELLED', 'the API does not say CANCELLED')
     expect(not browser.css('button.danger'), 'the Cancel button is still there')
     expect('Cancel requested' in browser.text(), 'no "Cancel requested" shown')
+    where = browser.js('const a = document.activeElement; return `${a.tagName} ${a.textContent.slice(0, 40)}`')
+    expect(where == 'DIV Cancel requested.', f'after Cancel the focus is on {where}')
+    # The user's cancel is a note, not an error.
+    why = api1.job('p1', job_id).get('errorMessage')
+    expect(why and not browser.css('.error-box') and why in browser.text('.msg-note'),
+           f'"{why}" is not shown as a note (error box: {bool(browser.css(".error-box"))})')
     sent = unbreak()
     expect(sent == (1 if landed else 2), f'cancel sent {sent} times (landed: {landed})')
 
@@ -408,15 +414,15 @@ def overview_error_clears():
 
 def refused_job_not_polled():
     """A job id the service refuses (400: not a valid id) is said once and not asked again
-    every 2 s, and the page has no labels editor for it."""
+    every 2 s, and the page shows only that: no sections of a job, no labels editor."""
     browser.open('#/projects/p1/jobs/bad-id')
     browser.wait_css('.msg-error')
     time.sleep(4.5)  # two refresh periods
     asked = browser.js("return performance.getEntriesByType('resource')"
                        ".filter(e => e.name.endsWith('/v1/projects/p1/jobs/bad-id')).length")
     expect(asked <= 2, f'the job was asked for {asked} times')  # a GET is asked again once
-    expect(not browser.js("const s = document.querySelector('section[aria-labelledby=\"h-lab\"]');"
-                          " return !!s && !s.hidden;"), 'the labels editor is shown')
+    shown = [e.text for e in browser.css('h2') if e.is_displayed()]
+    expect(not shown, f'sections of the job shown under the error: {shown}')
 
 
 def search_marks_the_match():
@@ -638,9 +644,13 @@ def main():
         check('a search marks the match, after non-ASCII letters too', search_marks_the_match)
         check('"No line matches" stays while the lines that stream are filtered out',
               lambda: more.no_match_while_streaming(browser, J['run']))
+        check('labels: duplicate and refused keys marked, Remove named, focus kept, note cleared',
+              lambda: more.labels_editor(browser, api1, J['run']), allow=[r' 400 '])
+        check('a running job\'s Summary and Timeline are updated in place (a selection stays)',
+              lambda: more.summary_kept(browser, J['run']))
         check('a failed read of the job is said, and cleared by the next that works',
               overview_error_clears, allow=[r'Failed to fetch'])
-        check('a job id the service refuses is said once, not polled, with no labels editor',
+        check('a job id the service refuses is said once, not polled, and shown alone',
               refused_job_not_polled, allow=[r' 400 '])
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])

@@ -2,8 +2,12 @@
 """dashboard_more.py: more checks of t5120 (dashboard-check.py runs them, each with its
 browser, the API with p1's token and the test's jobs): the Jobs page's Previous/Next (disabled
 until a page is read; the page kept in the address through Back and a reload), the Logs page's
-"No line matches" while lines stream.
+"No line matches" while lines stream, the labels editor (duplicate and refused keys marked,
+Remove buttons named after their key, the focus after a save, "Labels saved." gone when the
+labels change elsewhere) and a running job's Summary and Timeline updated in place.
 """
+import time
+
 from dashboard_lib import expect
 
 # Scripts run in every page the browser loads, before the page's own (Chrome DevTools'
@@ -100,3 +104,81 @@ def no_match_while_streaming(b, job):
     n = counts(b)
     b.wait('new lines (hidden)', lambda: counts(b) >= n + 3, timeout=8)
     expect('No line matches' in b.text('.logbox'), f'the note went; the box shows "{b.text(".logbox")}"')
+
+
+def label_rows(b):
+    return b.js("return Array.from(document.querySelectorAll('form.labels .label-row'), (r) =>"
+                " [r.querySelector('.lkey').value, r.querySelector('.lval').value,"
+                " r.querySelector('button').getAttribute('aria-label'),"
+                " r.querySelector('.lkey').getAttribute('aria-invalid')])")
+
+
+def add_label(b, key, value):
+    next(e for e in b.css('form.labels button') if e.text == 'Add label').click()
+    b.driver.switch_to.active_element.send_keys(key)
+    b.css('form.labels .lval')[-1].send_keys(value)
+
+
+def focused(b):
+    return b.js('const a = document.activeElement; return [a.tagName, a.id, a.value || a.textContent];')
+
+
+def labels_editor(b, api, job):
+    """On a running job's page (read every 2 s): each Remove button is named after its key as
+    typed; two labels of the same key are refused, the second marked and focused, nothing
+    sent; a key the service refuses is marked; after a save the focus is on what it said,
+    not lost; that "Labels saved." goes once the labels are changed from elsewhere."""
+    path = f'/v1/projects/p1/jobs/{job}'
+    b.open(f'#/projects/p1/jobs/{job}')
+    b.wait_css('form.labels')
+    add_label(b, 'team', 'a')
+    rows = label_rows(b)
+    expect(rows[-1][2] == 'Remove label team', f'the Remove button of team=a is named "{rows[-1][2]}"')
+    add_label(b, 'team', 'b')
+    b.css('form.labels button[type=submit]')[0].click()
+    b.wait_text('form.labels .msg-error', 'Two labels have the key team')
+    rows = label_rows(b)
+    expect([r[3] for r in rows[-2:]] == [None, 'true'], f'the duplicate is not marked: {rows}')
+    expect(focused(b)[2] == 'team' and focused(b)[0] == 'INPUT', f'the focus is on {focused(b)}')
+    expect(not api.job('p1', job).get('labels'), f'labels saved: {api.job("p1", job).get("labels")}')
+    key = b.driver.switch_to.active_element
+    key.send_keys('X')  # teamX: not a lowercase key
+    b.css('form.labels button[type=submit]')[0].click()
+    b.wait_text('form.labels .msg-error', "key 'teamX'")
+    expect(label_rows(b)[-1][3] == 'true' and focused(b)[2] == 'teamX', f'teamX not marked: {label_rows(b)}')
+    key = b.driver.switch_to.active_element
+    key.clear()
+    key.send_keys('owner')
+    expect(label_rows(b)[-1][2:] == ['Remove label owner', None], f'after the rename: {label_rows(b)}')
+    b.css('form.labels button[type=submit]')[0].click()
+    b.wait_text('form.labels .msg-ok', 'Labels saved')
+    expect(api.job('p1', job).get('labels') == {'team': 'a', 'owner': 'b'}, f'saved {api.job("p1", job).get("labels")}')
+    expect(focused(b)[1] == 'labels-status', f'after the save the focus is on {focused(b)}')
+    status, _ = api.call('PATCH', f'{path}?updateMask=labels', {'labels': {'team': 'other'}, 'etag': api.get(path)['etag']})
+    expect(status == 200, f'PATCH from the test: {status}')
+    b.wait('the labels changed elsewhere shown', lambda: [r[:2] for r in label_rows(b)] == [['team', 'other']],
+           timeout=6)
+    expect(not b.css('form.labels .msg-ok'), f'"Labels saved." stays beside other labels: {b.text("form.labels")}')
+    api.call('PATCH', f'{path}?updateMask=labels', {'labels': {}, 'etag': api.get(path)['etag']})
+
+
+def summary_kept(b, job):
+    """A running job's page is read every 2 s: the Summary and the Timeline are updated in
+    place, so a text selected there stays selected."""
+    b.open(f'#/projects/p1/jobs/{job}')
+    b.wait_css('dl.summary')
+    running = 'return [...document.querySelectorAll("dl.summary div")].find((d) => d.firstChild.textContent === "Running for").lastChild.textContent'
+    before = b.js("""
+        const t = document.querySelector('dl.summary time');
+        document.querySelector('ol.timeline li').tyKept = true;
+        const range = document.createRange();
+        range.selectNodeContents(t);
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+        return t.textContent;""")
+    was = b.js(running)
+    b.wait('a refresh (the running time changes)', lambda: b.js(running) != was, timeout=8)
+    time.sleep(0.3)
+    sel = b.js('return getSelection().toString()')
+    expect(sel == before, f'the selection is now "{sel}", not "{before}"')
+    expect(b.js("return document.querySelector('ol.timeline li').tyKept === true"), 'the timeline was drawn again')
