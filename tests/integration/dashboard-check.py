@@ -19,6 +19,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_lib import NARROW, WIDE, Browser, Checks, ServiceApi, expect  # noqa: E402
+import dashboard_more as more  # noqa: E402
 
 cfg = json.load(open(sys.argv[1]))
 BASE, T1, T2, ART = cfg['base'], cfg['t1'], cfg['t2'], cfg['artifacts']
@@ -149,6 +150,7 @@ def filter_and_bad_filter():
     box.clear()
     box.send_keys('state:', keys().ENTER)
     browser.wait_text('#filter-error .msg-error', body['error']['message'])
+    expect(not browser.text('table.jobs tbody'), f'a refused filter lists "{browser.text("table.jobs tbody")}"')
     box.clear()
     box.send_keys(keys().ENTER)
     browser.wait('every job again', lambda: len(job_ids_shown()) >= 4)
@@ -354,6 +356,12 @@ def cancel(job_id, landed):
     expect(api1.job('p1', job_id)['state'] == 'CANCELLED', 'the API does not say CANCELLED')
     expect(not browser.css('button.danger'), 'the Cancel button is still there')
     expect('Cancel requested' in browser.text(), 'no "Cancel requested" shown')
+    where = browser.js('const a = document.activeElement; return `${a.tagName} ${a.textContent.slice(0, 40)}`')
+    expect(where == 'DIV Cancel requested.', f'after Cancel the focus is on {where}')
+    # The user's cancel is a note, not an error.
+    why = api1.job('p1', job_id).get('errorMessage')
+    expect(why and not browser.css('.error-box') and why in browser.text('.msg-note'),
+           f'"{why}" is not shown as a note (error box: {bool(browser.css(".error-box"))})')
     sent = unbreak()
     expect(sent == (1 if landed else 2), f'cancel sent {sent} times (landed: {landed})')
 
@@ -406,15 +414,15 @@ def overview_error_clears():
 
 def refused_job_not_polled():
     """A job id the service refuses (400: not a valid id) is said once and not asked again
-    every 2 s, and the page has no labels editor for it."""
+    every 2 s, and the page shows only that: no sections of a job, no labels editor."""
     browser.open('#/projects/p1/jobs/bad-id')
     browser.wait_css('.msg-error')
     time.sleep(4.5)  # two refresh periods
     asked = browser.js("return performance.getEntriesByType('resource')"
                        ".filter(e => e.name.endsWith('/v1/projects/p1/jobs/bad-id')).length")
     expect(asked <= 2, f'the job was asked for {asked} times')  # a GET is asked again once
-    expect(not browser.js("const s = document.querySelector('section[aria-labelledby=\"h-lab\"]');"
-                          " return !!s && !s.hidden;"), 'the labels editor is shown')
+    shown = [e.text for e in browser.css('h2') if e.is_displayed()]
+    expect(not shown, f'sections of the job shown under the error: {shown}')
 
 
 def search_marks_the_match():
@@ -447,7 +455,9 @@ def logs_long_lines():
     about 1 MiB, well before 1000 entries): every line is shown, to the last."""
     browser.open(f'#/projects/p1/jobs/{J["long"]}/logs')
     browser.wait_text('.live', 'Ended', timeout=20)
-    heads = browser.js("return Array.from(document.querySelectorAll('.logbox .ln .msg'),"
+    # A line's message has a class of its own (.msg is a message box's: its padding and border)
+    expect(not browser.css('.logbox .msg'), 'log lines with the class of message boxes')
+    heads = browser.js("return Array.from(document.querySelectorAll('.logbox .ln .text'),"
                        " e => e.textContent.slice(0, 12).split(' ')[0])")
     longs = [h[:9] if h.startswith('long-end-') else h for h in heads if h.startswith('long-')]
     want = [f'long-{i}' for i in range(24)] + ['long-end-']
@@ -500,6 +510,8 @@ def revoked_token_while_streaming():
             f.write(f'{T2} p2\n')
         os.kill(pid, signal.SIGHUP)
         browser.wait_text('.signin-status .msg-error', 'refused the token', timeout=6)
+        expect(browser.js("return sessionStorage.getItem('trainyard.token')") is None,
+               'the refused token was kept in sessionStorage')
         expect(not browser.css('.live'), 'the log is still shown as followed')
         with open(cfg['tokens'], 'w') as f:
             f.write(good)
@@ -616,6 +628,10 @@ def main():
               allow=[r' 400 '])
         check('columns sort by click and keyboard', sort_by_keyboard)
         check('Tab reaches a job link with a visible focus; Enter opens it', keyboard_to_a_job)
+        check('Previous and Next are disabled until a page of jobs is read',
+              lambda: more.pager_disabled_until_loaded(browser))
+        check('the page of jobs is in the address: Back and a reload return to it',
+              lambda: more.page_in_the_address(browser))
         check('a failed job\'s page shows its errorMessage and the failing replica', failed_job_page)
         check('"last lines" opens the failing replica\'s logs at the end', last_lines_link)
         check('"last lines" and "Jump to end" reach the real end of a log of long wrapped lines',
@@ -626,9 +642,15 @@ def main():
               labels_save_survives_broken_connection, allow=[r' 409 '])
         check('the logs page streams a running job\'s new lines; search filters', logs_stream)
         check('a search marks the match, after non-ASCII letters too', search_marks_the_match)
+        check('"No line matches" stays while the lines that stream are filtered out',
+              lambda: more.no_match_while_streaming(browser, J['run']))
+        check('labels: duplicate and refused keys marked, Remove named, focus kept, note cleared',
+              lambda: more.labels_editor(browser, api1, J['run']), allow=[r' 400 '])
+        check('a running job\'s Summary and Timeline are updated in place (a selection stays)',
+              lambda: more.summary_kept(browser, J['run']))
         check('a failed read of the job is said, and cleared by the next that works',
               overview_error_clears, allow=[r'Failed to fetch'])
-        check('a job id the service refuses is said once, not polled, with no labels editor',
+        check('a job id the service refuses is said once, not polled, and shown alone',
               refused_job_not_polled, allow=[r' 400 '])
         check('the logs page follows again after the service restarts, no line lost or repeated',
               logs_after_restart, allow=[r'net::ERR_', r' 503 '])

@@ -16,6 +16,7 @@ console shows no error.
 import json
 import math
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
@@ -183,6 +184,9 @@ def detail_from_row():
     detail = browser.wait_text('.tn-detail h3', f'Trial {tid}')
     expect(detail, 'no details')
     text = browser.text('.tn-detail')
+    started = browser.js('return document.querySelector(".tn-detail dt + dd + dt + dd + dt + dd").textContent')
+    expect(re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d', started),
+           f'the trial started "{started}": not as the other pages write times')
     for name, value in worst['hyperparameters'].items():
         expect(f'{name} {value}' in text.replace('\n', ' '), f'{name} = {value} not in {text!r}')
     opt = chart_option('trial')

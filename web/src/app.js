@@ -66,13 +66,15 @@ function go(hash) {
 }
 
 /** Change the query of the page shown without drawing it again (sort, filters typed in):
- *  the address stays one a user can copy or reload. */
+ *  the address stays one a user can copy or reload. A value that is an array gives the
+ *  parameter once for each of its items. */
 function setQuery(params) {
   const { segs } = parseHash();
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params))
-    if (v !== '' && v !== null && v !== undefined && v !== false)
-      q.set(k, String(v));
+    for (const item of Array.isArray(v) ? v : [v])
+      if (item !== '' && item !== null && item !== undefined && item !== false)
+        q.append(k, String(item));
   const s = q.toString();
   const path = '#/' + (segs.length ? segs : ['jobs']).map(encodeURIComponent).join('/');
   history.replaceState(null, '', path + (s ? `?${s}` : ''));
@@ -231,8 +233,11 @@ let unauthorizedQuiet = false;
 onUnauthorized((err) => {
   // During a sign-in the form shows the error itself; later, a token that stopped working
   // (removed from the tokens file) brings the form back, saying so in the service's words.
-  if (!unauthorizedQuiet)
+  // The refused token is forgotten, as Sign out does.
+  if (!unauthorizedQuiet) {
+    setToken('');
     signInForm(`The service refused the token: ${err.message}`);
+  }
 });
 
 async function start() {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// format.js: what every page needs to show things: a tiny DOM builder (h), times in the
-// browser's time zone, durations, the state badge, hash links to the pages, and the job
-// states that can still change or be cancelled.
+// format.js: what every page needs to show things: a tiny DOM builder (h, fill, patch),
+// times in the browser's time zone, durations, the state badge, hash links to the pages, and
+// the job states that can still change or be cancelled.
 
 /** h('a', {href, class, onclick, ...}, children...): a new element. Props starting with "on"
  *  are listeners, `class` the class name, booleans set/unset attributes, `dataset` an object;
@@ -42,6 +42,40 @@ export function fill(el, ...children) {
   el.replaceChildren();
   append(el, children);
   return el;
+}
+
+/** Make @el's content that of fill(@el, ...@children), changing only the nodes that differ:
+ *  those that are the same stay, and with them a text selected in them. (No listeners: the
+ *  nodes of @children that are kept are the old ones.) */
+export function patch(el, ...children) {
+  morph(el, fill(document.createElement(el.tagName), ...children));
+  return el;
+}
+
+function sameAttributes(a, b) {
+  return a.attributes.length === b.attributes.length &&
+    [...a.attributes].every((at) => b.getAttribute(at.name) === at.value);
+}
+
+/** @el's child nodes made equal to @fresh's. */
+function morph(el, fresh) {
+  const old = [...el.childNodes];
+  const now = [...fresh.childNodes];
+  now.forEach((n, i) => {
+    const o = old[i];
+    if (!o)
+      el.append(n);
+    else if (o.isEqualNode(n))
+      return;
+    else if (o.nodeType === Node.TEXT_NODE && n.nodeType === Node.TEXT_NODE)
+      o.data = n.data;
+    else if (o.nodeType === Node.ELEMENT_NODE && o.tagName === n.tagName && sameAttributes(o, n))
+      morph(o, n);
+    else
+      o.replaceWith(n);
+  });
+  for (const o of old.slice(now.length))
+    o.remove();
 }
 
 const pad = (n, w = 2) => String(n).padStart(w, '0');

@@ -7,7 +7,7 @@
 // has ended. Also the header (title, state, tabs) shared by the job's Logs and Tuning pages.
 import { jobPath } from './api.js';
 import {
-  badge, between, CANCELLABLE, FINAL_STATES, fill, fmtDuration, h, isTuning, links, message, timeEl,
+  badge, between, CANCELLABLE, FINAL_STATES, fill, fmtDuration, h, isTuning, links, message, patch, timeEl,
 } from './format.js';
 
 const REFRESH_MS = 2000;
@@ -218,29 +218,62 @@ function drawSummary(job) {
   return h('dl', { class: 'summary' }, items.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
 }
 
-/** The labels editor: rows of key/value inputs, Add, Save (jobs.patch with the etag read
- *  with these labels). Returns {el, dirty(), load(job)}. */
 /** Whether the label maps @a and @b hold the same keys and values. */
 function sameLabels(a, b) {
   const ka = Object.keys(a);
   return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && b[k] === a[k]);
 }
 
+/** The label field that the service's refusal @msg names, as {key, part: 'key' or 'value'}
+ *  ("labels: key 'K' must ...", "labels.K: value 'V' may ...", "labels.K: the service read
+ *  it ..."); null when it names none. */
+function refusedField(msg) {
+  const k = /^labels: key '(.*?)' must /.exec(msg);
+  if (k)
+    return { key: k[1], part: 'key' };
+  const v = /^labels\.(.+?): (value '|the service read it)/.exec(msg);
+  return v ? { key: v[1], part: v[2] === 'value \'' ? 'value' : 'key' } : null;
+}
+
+/** The labels editor: rows of key/value inputs, Add, Save (jobs.patch with the etag read
+ *  with these labels). Returns {el, dirty(), load(job)}. */
 function labelsEditor(ctx, reload) {
   const rowsEl = h('div', { class: 'label-rows' });
-  const status = h('div', { 'aria-live': 'polite' });
+  // What a save did. The keyboard focus goes there while the Save button is disabled, and
+  // stays there when the save draws the rows again (the focus does not fall to the page).
+  const status = h('div', { id: 'labels-status', class: 'status', 'aria-live': 'polite', tabindex: '-1' });
   const saveBtn = h('button', { type: 'submit', class: 'primary' }, 'Save labels');
   let etag = '';
   let dirty = false;
   let n = 0;
 
+  /** Mark @input as the field a save is refused for (the status says why), and focus it. */
+  const refuse = (input, text) => {
+    fill(status, message('error', text));
+    input.setAttribute('aria-invalid', 'true');
+    input.setAttribute('aria-describedby', status.id);
+    input.focus();
+  };
+  const unmark = (input) => {
+    input.removeAttribute('aria-invalid');
+    input.removeAttribute('aria-describedby');
+  };
+
   const addRow = (k, v) => {
     const i = n++;
     rowsEl.querySelector('.none')?.remove();
-    const key = h('input', { type: 'text', value: k, id: `lk${i}`, 'aria-label': 'Label key', class: 'lkey', spellcheck: 'false', oninput: touch });
-    const val = h('input', { type: 'text', value: v, id: `lv${i}`, 'aria-label': 'Label value', class: 'lval', spellcheck: 'false', oninput: touch });
-    const row = h('div', { class: 'label-row' }, key, h('span', { 'aria-hidden': 'true' }, '='), val,
-      h('button', { type: 'button', class: 'quiet', 'aria-label': `Remove label ${k}`, onclick: () => { row.remove(); touch(); } }, 'Remove'));
+    // The Remove button is named after the key, as it is typed.
+    const name = () => (key.value.trim() ? `Remove label ${key.value.trim()}` : 'Remove this label');
+    const key = h('input', {
+      type: 'text', value: k, id: `lk${i}`, 'aria-label': 'Label key', class: 'lkey', spellcheck: 'false',
+      oninput: () => { remove.setAttribute('aria-label', name()); unmark(key); touch(); },
+    });
+    const val = h('input', {
+      type: 'text', value: v, id: `lv${i}`, 'aria-label': 'Label value', class: 'lval', spellcheck: 'false',
+      oninput: () => { unmark(val); touch(); },
+    });
+    const remove = h('button', { type: 'button', class: 'quiet', 'aria-label': name(), onclick: () => { row.remove(); touch(); } }, 'Remove');
+    const row = h('div', { class: 'label-row' }, key, h('span', { 'aria-hidden': 'true' }, '='), val, remove);
     rowsEl.append(row);
     return key;
   };
@@ -257,11 +290,17 @@ function labelsEditor(ctx, reload) {
     ev.preventDefault();
     const labels = {};
     for (const row of rowsEl.querySelectorAll('.label-row')) {
-      const k = row.querySelector('.lkey').value.trim();
-      const v = row.querySelector('.lval').value.trim();
+      const key = row.querySelector('.lkey');
+      const k = key.value.trim();
+      if (k && Object.hasOwn(labels, k)) {
+        refuse(key, `Two labels have the key ${k}: a key has one value. Change or remove one of them.`);
+        return;
+      }
       if (k)
-        labels[k] = v;
+        labels[k] = row.querySelector('.lval').value.trim();
     }
+    if (document.activeElement === saveBtn)
+      status.focus();
     saveBtn.disabled = true;
     fill(status, message('note', 'Saving…'));
     try {
@@ -287,21 +326,35 @@ function labelsEditor(ctx, reload) {
         }
         reload();
       } else {
-        fill(status, message('error', e.message));
+        const f = e.httpStatus === 400 ? refusedField(e.message) : null;
+        const row = f && [...rowsEl.querySelectorAll('.label-row')].find((r) => r.querySelector('.lkey').value.trim() === f.key);
+        if (row)
+          refuse(row.querySelector(f.part === 'key' ? '.lkey' : '.lval'), e.message);
+        else
+          fill(status, message('error', e.message));
       }
     } finally {
       saveBtn.disabled = false;
+      // the rows drawn again took the focus with them
+      if (document.activeElement === document.body || !document.activeElement)
+        status.focus();
     }
   }
 
   let shown = null;
+  let shownLabels = null;
   function load(job, force) {
-    // Not while the user edits (typed, or is in the form): what they see is what they change,
+    // Not while the user edits (typed, or is in the rows): what they see is what they change,
     // and the etag stays the one read with it.
     const key = JSON.stringify([job.labels || {}, job.etag || '']);
-    if (!force && (dirty || key === shown || form.contains(document.activeElement)))
+    if (!force && (dirty || key === shown || rowsEl.contains(document.activeElement)))
       return;
+    // Labels changed from elsewhere: what the last save said is not about these.
+    const labelsKey = JSON.stringify(job.labels || {});
+    if (!force && shownLabels !== null && labelsKey !== shownLabels)
+      fill(status);
     shown = key;
+    shownLabels = labelsKey;
     etag = job.etag || '';
     rowsEl.replaceChildren();
     for (const [k, v] of Object.entries(job.labels || {}))
@@ -316,7 +369,8 @@ function labelsEditor(ctx, reload) {
 export function showJob(root, ctx) {
   const head = h('div');
   const actions = h('div', { class: 'actions' });
-  const note = h('div', { 'aria-live': 'polite' });
+  // What a Cancel did: the keyboard focus goes there (the button is disabled, then gone).
+  const note = h('div', { class: 'status', 'aria-live': 'polite', tabindex: '-1' });
   const errBox = h('div');
   const summary = h('div');
   const tl = h('div');
@@ -328,20 +382,23 @@ export function showJob(root, ctx) {
   // the note says that a read of the job failed: the next read that works clears it
   let noteFrom = null;
   const editor = labelsEditor(ctx, () => refresh());
-  // shown once the job has been read: a job that is missing or not yours has no labels to edit
-  const labels = h('section', { 'aria-labelledby': 'h-lab', hidden: true }, h('h2', { id: 'h-lab' }, 'Labels'), editor.el);
-
-  fill(root, head, actions, note, errBox,
+  // The job's sections, shown once the job has been read: a job that is missing or not yours
+  // shows only the error (and has no labels to edit).
+  const sections = h('div', { class: 'job-sections', hidden: true },
     h('div', { class: 'cols' },
       h('section', { 'aria-labelledby': 'h-sum' }, h('h2', { id: 'h-sum' }, 'Summary'), summary),
       h('section', { 'aria-labelledby': 'h-tl' }, h('h2', { id: 'h-tl' }, 'Timeline'), tl)),
     h('section', { 'aria-labelledby': 'h-rep' }, h('h2', { id: 'h-rep' }, 'Replicas'), reps),
-    labels,
+    h('section', { 'aria-labelledby': 'h-lab' }, h('h2', { id: 'h-lab' }, 'Labels'), editor.el),
     h('section', { 'aria-labelledby': 'h-spec' }, h('h2', { id: 'h-spec' }, 'Training input'), spec));
+
+  fill(root, head, actions, note, errBox, sections);
 
   async function cancel(btn) {
     if (!window.confirm(`Cancel job ${ctx.jobId}? Its replicas are stopped.`))
       return;
+    if (document.activeElement === btn)
+      note.focus();
     btn.disabled = true;
     const path = jobPath(ctx.project, ctx.jobId, ':cancel');
     try {
@@ -387,15 +444,24 @@ export function showJob(root, ctx) {
     update(actions, `${canCancel} ${isTuning(job)}`, () => [
       canCancel ? h('button', { type: 'button', class: 'danger', dataset: { focus: 'cancel' }, onclick: (ev) => cancel(ev.currentTarget) }, 'Cancel job') : null,
       isTuning(job) ? h('a', { class: 'button', dataset: { focus: 'tuning' }, href: links.tuning(ctx.project, ctx.jobId) }, 'Tuning: trials and plots') : null]);
-    update(errBox, job.errorMessage || '', () => (job.errorMessage ? h('section', { class: 'error-box', 'aria-labelledby': 'h-err' },
-      h('h2', { id: 'h-err' }, 'Error'), h('pre', { class: 'errmsg' }, job.errorMessage)) : null));
-    fill(summary, drawSummary(job));
-    fill(tl, drawTimeline(job));
+    // A cancelled job's message ("Job cancelled by the user.") is a note, not an error.
+    const cancelled = job.state === 'CANCELLED';
+    update(errBox, `${cancelled} ${job.errorMessage || ''}`, () => {
+      if (!job.errorMessage)
+        return null;
+      if (cancelled)
+        return message('note', job.errorMessage);
+      return h('section', { class: 'error-box', 'aria-labelledby': 'h-err' },
+        h('h2', { id: 'h-err' }, 'Error'), h('pre', { class: 'errmsg' }, job.errorMessage));
+    });
+    // Only what changed (a running job's times) is replaced: a text selected there stays.
+    patch(summary, drawSummary(job));
+    patch(tl, drawTimeline(job));
     update(reps, JSON.stringify([job.state, job.errorMessage, job.attemptStatus, isTuning(job) && trialReplicas(job).reps]),
       () => drawReplicas(ctx, job));
     update(spec, JSON.stringify(job), () => drawSpec(job));
     editor.load(job);
-    labels.hidden = false;
+    sections.hidden = false;
   }
 
   async function refresh() {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// jobs.js: the Jobs page (#/jobs?project=P&filter=F&pageSize=N&sort=COL&dir=asc|desc).
+// jobs.js: the Jobs page (#/jobs?project=P&filter=F&pageSize=N&sort=COL&dir=asc|desc&page=T...).
 // One page of a project's jobs at a time, as jobs.list gives them (newest first; the service
 // pages them, so a project of 10,000 jobs costs one page), with the filter of
 // `trainyard jobs list --filter` (the service's 400 shown under the box), Next/Previous with
-// the page tokens, the columns of the page sortable, and a refresh every 5 s while the tab
+// the page tokens (kept in the address as page=TOKEN..., so Back and reload return to the
+// page), the columns of the page sortable, and a refresh every 5 s while the tab
 // is visible that updates the rows in place, only the cells that changed.
 import { jobsPath } from './api.js';
 import { badge, between, fill, fmtTime, h, links, message, timeEl } from './format.js';
@@ -103,8 +104,12 @@ class JobsPage {
     this.sort = COLUMNS.some((c) => c.id === q.get('sort')) ? q.get('sort') : '';
     this.dir = q.get('dir') === 'desc' ? 'desc' : 'asc';
     this.auto = q.get('auto') !== 'off';
-    this.tokens = ['']; // the page token of each page visited; the last is the current one
+    // the page token of each page up to the one shown ('' for the first); the last is its own
+    this.tokens = ['', ...q.getAll('page').filter(Boolean)];
     this.next = '';
+    this.shown = false;  // a page has been read: Previous/Next stay disabled until then
+    this.paging = false; // a page asked for by the user is being read
+    this.refused = false; // the service refused the filter: no rows, and no "no job matches"
     this.jobs = [];
     this.lastJson = '';
     this.timer = null;
@@ -129,8 +134,8 @@ class JobsPage {
     e.listErr = h('div', { 'aria-live': 'polite' });
     e.thead = h('thead');
     e.tbody = h('tbody');
-    e.prev = h('button', { type: 'button', onclick: () => { this.tokens.pop(); this.load(false); } }, '← Previous');
-    e.next = h('button', { type: 'button', onclick: () => { this.tokens.push(this.next); this.load(false); } }, 'Next →');
+    e.prev = h('button', { type: 'button', disabled: true, onclick: () => this.load(false, this.tokens.slice(0, -1)) }, '← Previous');
+    e.next = h('button', { type: 'button', disabled: true, onclick: () => this.load(false, [...this.tokens, this.next]) }, 'Next →');
     e.pageNo = h('span', { class: 'muted' });
     e.count = h('p', { class: 'muted count' });
     const submit = (ev) => {
@@ -172,6 +177,7 @@ class JobsPage {
   saveQuery() {
     this.ctx.setQuery({
       project: this.project, filter: this.filter, ...this.keepParams(), sort: this.sort, dir: this.sort ? this.dir : '',
+      page: this.tokens.slice(1),
     });
   }
 
@@ -242,21 +248,20 @@ class JobsPage {
    *  changed are replaced (keyed by job id), so that a refresh leaves a text selection, the
    *  focus and the pointer's hover where they were; rows are moved only when the order changed. */
   drawRows() {
-    const { tbody, prev, next, pageNo, count } = this.el;
+    const { tbody, pageNo, count } = this.el;
     const active = document.activeElement;
     const focused = active && tbody.contains(active) ? active.closest('tr')?.dataset.job : null;
     const jobs = sortJobs(this.jobs, this.sort, this.dir);
     const old = new Map([...tbody.rows].filter((tr) => tr.dataset.job !== undefined).map((tr) => [tr.dataset.job, tr]));
     const rows = jobs.map((j) => updateRow(old.get(j.jobId), jobRow(this.project, j)));
-    if (!rows.length)
+    if (!rows.length && !this.refused)
       rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'empty' },
         this.filter ? 'No job matches this filter.' : 'No jobs in this project yet.')));
     placeRows(tbody, rows);
     // A row moved (the order changed) lost the focus: back to the same job's link.
     if (focused && !tbody.contains(document.activeElement))
       tbody.querySelector(`tr[data-job="${CSS.escape(focused)}"] a`)?.focus();
-    prev.disabled = this.tokens.length <= 1;
-    next.disabled = !this.next;
+    this.drawPager();
     pageNo.textContent = `Page ${this.tokens.length}`;
     const first = (this.tokens.length - 1) * this.pageSize;
     const sorted = this.sort ? `; this page sorted by ${COLUMNS.find((c) => c.id === this.sort).title.toLowerCase()}` : '';
@@ -265,9 +270,18 @@ class JobsPage {
       : '';
   }
 
-  /** Read the current page of jobs; @quiet: a refresh, which redraws only what changed. */
-  async load(quiet) {
-    if (!this.project || this.stopped)
+  /** Previous and Next: enabled only for a page read, and not while another is being read. */
+  drawPager() {
+    const { prev, next } = this.el;
+    prev.disabled = !this.shown || this.paging || this.tokens.length <= 1;
+    next.disabled = !this.shown || this.paging || !this.next;
+  }
+
+  /** Read a page of jobs: the page of @tokens (the page tokens up to it; by default the page
+   *  shown), which becomes the page shown once it is read. @quiet: a refresh, which redraws
+   *  only what changed, and leaves alone a page being read for the user. */
+  async load(quiet, tokens = this.tokens) {
+    if (!this.project || this.stopped || (quiet && this.paging))
       return;
     if (this.ctl)
       this.ctl.abort();
@@ -275,21 +289,34 @@ class JobsPage {
     const params = new URLSearchParams({ pageSize: String(this.pageSize) });
     if (this.filter)
       params.set('filter', this.filter);
-    const tok = this.tokens[this.tokens.length - 1];
+    const tok = tokens[tokens.length - 1];
     if (tok)
       params.set('pageToken', tok);
-    if (!quiet)
+    if (!quiet) {
       this.root.classList.add('busy');
+      this.paging = true;
+      this.drawPager();
+    }
     try {
       const r = await this.ctx.api.get(`${jobsPath(this.project)}?${params}`, { signal: my.signal });
-      if (my === this.ctl && !this.stopped)
+      if (my === this.ctl && !this.stopped) {
+        this.paging = false;
+        if (tokens !== this.tokens) {
+          this.tokens = tokens;
+          this.saveQuery();
+        }
         this.loaded(r, quiet);
+      }
     } catch (e) {
-      if (e.name !== 'AbortError' && my === this.ctl && !this.stopped)
-        this.failed(e);
+      if (e.name !== 'AbortError' && my === this.ctl && !this.stopped) {
+        this.paging = false;
+        this.failed(e, tokens);
+      }
     } finally {
-      if (my === this.ctl)
+      if (my === this.ctl) {
         this.root.classList.remove('busy');
+        this.paging = false;
+      }
     }
   }
 
@@ -298,6 +325,8 @@ class JobsPage {
     fill(this.el.listErr);
     const text = JSON.stringify(r);
     this.next = r.nextPageToken || '';
+    this.shown = true;
+    this.refused = false;
     // Running jobs' durations grow: their rows are redrawn even when nothing else changed.
     const running = (r.jobs || []).some((j) => j.startTime && !j.endTime);
     if (text !== this.lastJson || !quiet || running) {
@@ -308,15 +337,27 @@ class JobsPage {
     this.el.updated.textContent = `Updated ${fmtTime(new Date().toISOString())}`;
   }
 
-  failed(e) {
-    if (e.httpStatus === 400 && this.filter) {
+  /** The read of page @tokens failed: the page shown stays (a refused filter empties it). */
+  failed(e, tokens) {
+    if (e.httpStatus === 400 && tokens.length > 1 && !this.shown) {
+      // The address's page token is one the service refuses (made for another filter, or
+      // by an older service): the first page instead, saying so.
+      this.tokens = [''];
+      this.saveQuery();
+      this.load(false).then(() => {
+        if (this.shown)
+          fill(this.el.listErr, message('note', `The page of this address cannot be read (${e.message}): this is the first page.`));
+      });
+    } else if (e.httpStatus === 400 && this.filter) {
       fill(this.el.filterErr, message('error', e.message));
       this.jobs = [];
       this.next = '';
       this.lastJson = '';
+      this.refused = true;
       this.drawRows();
     } else {
       fill(this.el.listErr, message('error', e.message));
+      this.drawPager();
     }
   }
 

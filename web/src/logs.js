@@ -62,7 +62,7 @@ function lineHtml(e, search) {
     `<span class="sev">${sev}</span> <span class="task">${esc(e.taskName || '')}</span>` +
     (e.trialId ? `<span class="trial"> trial ${esc(String(e.trialId))}</span>` : '') +
     (e.labels && e.labels.attempt ? `<span class="attempt"> [attempt ${esc(String(e.labels.attempt))}]</span>` : '') +
-    ` <span class="msg">${highlighted(e.message || '', search)}</span></div>`;
+    ` <span class="text">${highlighted(e.message || '', search)}</span></div>`;
 }
 
 const sleep = (ms, signal) => new Promise((resolve) => {
@@ -133,9 +133,14 @@ class LogView {
   drawPending() {
     this.timer = null;
     const stick = this.stick;
-    this.box.querySelector('.empty')?.remove();
+    const shown = this.shown;
     this.append(this.pending);
     this.pending = [];
+    // "No line matches" stays until a line that matches is drawn
+    if (this.shown !== shown)
+      this.box.querySelector('.empty')?.remove();
+    else
+      this.noMatch();
     this.onCounts();
     if (stick)
       this.toEnd();
@@ -195,11 +200,16 @@ class LogView {
     this.box.replaceChildren();
     this.shown = 0;
     this.append(this.entries);
-    if (!this.shown && this.entries.length)
-      this.box.append(h('p', { class: 'muted empty' }, 'No line matches these filters.'));
+    this.noMatch();
     this.onCounts();
     if (this.stick)
       this.toEnd();
+  }
+
+  /** Say so when lines are kept but the filters let none through. */
+  noMatch() {
+    if (!this.shown && this.entries.length && !this.box.querySelector('.empty'))
+      this.box.append(h('p', { class: 'muted empty' }, 'No line matches these filters.'));
   }
 
   /** Show the last line. The blocks brought into view are laid out only then, at their real

@@ -25,6 +25,7 @@ import {
   trialCurveOption,
   useTheme,
 } from './charts.js';
+import { fmtTime } from './format.js';
 
 const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 const REFRESH_MS = 5000;
@@ -542,7 +543,7 @@ function detailHtml(t, study, ctx) {
     `/logs?trial=${encodeURIComponent(t.id)}`;
   const best = t === study.best ? ' <span class="tn-badge">best</span>' : '';
   const obj = t.objective === null ? '—' : `${fmtNum(t.objective)}${t.step !== '' ? ` at step ${esc(t.step)}` : ''}`;
-  const time = (ms) => (Number.isFinite(ms) ? esc(new Date(ms).toLocaleString()) : '—');
+  const time = (ms) => (Number.isFinite(ms) ? esc(fmtTime(new Date(ms).toISOString())) : '—');
   const params = study.params
     .map((p) => `<tr><th scope="row">${esc(p.name)}</th><td>${esc(t.raw[p.name] ?? '')}</td></tr>`)
     .join('');
