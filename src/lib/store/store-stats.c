@@ -15,16 +15,17 @@
 /* One row per (project, state), from one snapshot of the table. The attempt of a job is
  * ty_job_row_attempt's (the last recorded, or the one a replacing supervisor starts at when
  * that is later; at least 1); a tuning job has none of its own (a restart of its study after an
- * internal error counts in internal_retries alone), its trials keep theirs in
- * trainingOutput.trials[].attemptStatus, counted the same way. json_each() of NULL or of a
- * path that is absent gives no rows, so jobs without a status count 0. NOT INDEXED: reading the
- * table in its order and grouping in a temporary b-tree is twice as fast as walking the
+ * internal error counts in internal_retries alone; its trainingInput is read only then), its
+ * trials keep theirs in trainingOutput.trials[].attemptStatus, counted the same way. json_each() of
+ * NULL or of a path that is absent gives no rows, so jobs without a status count 0. NOT INDEXED:
+ * reading the table in its order and grouping in a temporary b-tree is twice as fast as walking the
  * (project, seq) index with a lookup of every row, which SQLite picks for the GROUP BY. */
 static const char stats_sql[] =
     "SELECT project, state, count(*), "
-    " total(CASE WHEN json_type(training_input, '$.hyperparameters') IS NULL "
-    "  THEN max(coalesce(json_extract(attempt_status, '$.attempt'), 0), first_attempt, 1) - 1 "
-    "  ELSE 0 END), "
+    " total(CASE WHEN first_attempt > 1 AND "
+    "  json_type(training_input, '$.hyperparameters') IS NOT NULL THEN 0 "
+    "  ELSE max(coalesce(json_extract(attempt_status, '$.attempt'), 0), first_attempt, 1) - 1 "
+    "  END), "
     " total(internal_retries), "
     " total((SELECT total(r.value) FROM json_each(attempt_status, '$.replicaRestarts') AS r)), "
     " total((SELECT total(max(coalesce(json_extract(t.value, '$.attemptStatus.attempt'), 1), "
