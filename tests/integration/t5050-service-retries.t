@@ -188,6 +188,7 @@ test_expect_success 'a worker killed from outside once is restarted in place; th
   wait_for 30 state_is restart SUCCEEDED &&
   test "$(json_get restart.json "d[\"attemptStatus\"][\"replicaRestarts\"][\"worker-replica-0\"]")" = 1 &&
   test "$(json_get restart.json "d[\"attemptStatus\"][\"replicaRestarts\"][\"master-replica-0\"]")" = 0 &&
+  test "$(json_get restart.json "[r.get(\"lastRestart\") for r in d[\"attemptStatus\"][\"replicas\"]]")" = "[None, '"'"'The replica worker 0 was terminated by signal 9 (SIGKILL).'"'"']" &&
   test "$(json_get restart.json "d[\"attemptStatus\"][\"attempt\"]")" = 1 &&
   json_get restart.json "\"internalRetries\" not in d[\"attemptStatus\"]" | grep -q True &&
   wait_for 10 no_procs "sleep 915.$M"

@@ -23,6 +23,7 @@ struct rep_state {
     bool started;               /* its program started in this attempt (counted once) */
     bool restart_pending;       /* to be launched again by the restart timer */
     unsigned restarts;          /* restarts in place in this attempt */
+    struct ty_exit_status restarted_after; /* the end that caused the last of them */
 };
 
 struct ty_supervisor {

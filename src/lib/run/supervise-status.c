@@ -73,6 +73,11 @@ static json_t *replicas_json(const struct ty_supervisor *sup)
         if (sup->reps[i].exited)
             add_exit(sup, i, o);
         json_object_set_new(o, "restarts", json_integer(sup->reps[i].restarts));
+        if (sup->reps[i].restarts > 0) { /* why it was last restarted, whatever came after */
+            char msg[TY_ERROR_MSG_MAX + 128];
+            ty_describe_exit(r, &sup->reps[i].restarted_after, msg, sizeof(msg));
+            json_object_set_new(o, "lastRestart", json_string(msg));
+        }
         json_array_append_new(list, o);
     }
     return list;

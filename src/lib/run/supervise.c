@@ -367,6 +367,7 @@ static void replica_ended(struct ty_supervisor *sup,
         break;
     case TY_RETRY_RESTART:
         rs->restarts++;
+        rs->restarted_after = *st;
         ty_describe_restart(r, st, rs->restarts, sup->policy.max_restarts, line, sizeof(line));
         service(sup, TY_SEV_WARNING, "%s", line);
         rs->restart_pending = true;
