@@ -627,6 +627,15 @@ void tyd_admit_pass(struct tyd *d, struct tyd_dispatch *dp, struct ty_loop *loop
     refresh_busy(d);
     refresh_running(d);
     (void)ty_sched_pass(d->sched, ty_now_usec(), &adm, &nadm, &exp, &nexp);
+    if (!a->passed) { /* at start: jobs queued under a larger capacity or limit than now */
+        size_t never = ty_sched_never_count(d->sched);
+        a->passed = true;
+        if (never)
+            tyd_log("%zu queued job%s can never start with this capacity and these project "
+                    "limits: each waits until they grow (its stateReason says what it needs)",
+                    never,
+                    never == 1 ? "" : "s");
+    }
     if (nexp) {
         a->expired = xreallocarray(a->expired, a->nexpired + nexp, sizeof(*a->expired));
         memcpy(a->expired + a->nexpired, exp, nexp * sizeof(*exp));

@@ -45,6 +45,7 @@ struct tyd_admit {
     char *capacity_where;          /* where it was given, for errors ("--capacity") */
     struct ty_gpu_order gpu_order; /* its gpus=: the devices' types in the order written */
     bool stand_in;                 /* --gpu-devices=stand-in */
+    bool passed;                   /* a scheduling pass ran (the first one logs never-fits) */
     struct tyd_limit *limits;      /* --project-limit, one per project */
     size_t nlimits;
     /* set up by tyd_admit_start */

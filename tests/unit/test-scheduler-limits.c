@@ -136,6 +136,7 @@ static void test_never_fits(void)
     enq(s, 2, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));
     a = pass_at(s, MIN, &n);
     ok(n == 1 && a[0].seq == 2, "never fits: it does not hold the queue up");
+    is_int(ty_sched_never_count(s), 1, "never fits: counted");
     is_str(reason(s, 1),
            "The job needs 4 × NVIDIA_TESLA_T4 at once, more than this service has (2); it waits "
            "until the capacity grows",
@@ -173,6 +174,7 @@ static void test_never_fits(void)
     ok(n == 0 && ty_sched_position(s, 1) == 1 && ty_sched_position(s, 2) == 2 &&
            ty_sched_position(s, 3) == 3,
        "no slot: jobs that cannot start keep their places among themselves");
+    is_int(ty_sched_never_count(s), 3, "no slot: every queued job counted as never starting");
     /* a job queued after the pass (with no slot, no pass follows a create at once) is not
      * put before them: whether it could start is not known yet */
     enq(s, 4, "p", 0, 0, 0, dem(1, 0, T4, 1, 0, 0));

@@ -539,6 +539,17 @@ int64_t ty_sched_position(struct ty_sched *s, int64_t seq)
     return pos;
 }
 
+size_t ty_sched_never_count(struct ty_sched *s)
+{
+    size_t n = 0;
+
+    LOCK(s);
+    for (size_t i = 0; s->any_never && i < s->nqueue; i++)
+        n += sched_reason_never(s->queue[i]);
+    UNLOCK(s);
+    return n;
+}
+
 bool ty_sched_reason(struct ty_sched *s, int64_t seq, char *buf, size_t len)
 {
     LOCK(s);

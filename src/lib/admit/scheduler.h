@@ -167,6 +167,10 @@ int ty_sched_pass(struct ty_sched *s,
 
 /* Job @seq's jobPosition: 1 for the first in order, 0 when it is not queued. */
 int64_t ty_sched_position(struct ty_sched *s, int64_t seq);
+
+/* How many queued jobs the last pass found can never start as things are (their need above
+ * the capacity or their project's limit). */
+size_t ty_sched_never_count(struct ty_sched *s);
 /* Why job @seq waits, in words, into @buf (cut at @len), as of the last pass, followed by
  * "; N job(s) ahead of it" from its current position when N > 0. The forms:
  *   "Waiting to be scheduled" (no pass has seen it)
