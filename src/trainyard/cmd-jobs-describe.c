@@ -90,7 +90,11 @@ struct column {
     const char *label;
     const char *field; /* dotted path */
     bool optional;     /* dropped when empty in every row */
-    bool pairs;        /* an object, shown as "name=value, ..." in name order */
+    enum {
+        CELL,  /* the value as it is */
+        PAIRS, /* an object, shown as "name=value, ..." in name order */
+        FLAG,  /* a boolean, shown as "yes" when true and not at all when false */
+    } shown;
 };
 
 /* "name=value, ..." of the object @obj, in name order ("" for anything else). */
@@ -139,8 +143,10 @@ static void summary_table(const char *title, const struct column *cols, size_t n
     {
         char **owned = xcalloc(ncols, sizeof(*owned));
         for (size_t c = 0; c < ncols; c++)
-            owned[c] = cols[c].pairs ? pairs_text(dig(row, cols[c].field))
-                                     : cell_text(dig(row, cols[c].field));
+            owned[c] = cols[c].shown == PAIRS ? pairs_text(dig(row, cols[c].field))
+                       : cols[c].shown == FLAG
+                           ? xstrdup(json_is_true(dig(row, cols[c].field)) ? "yes" : "")
+                           : cell_text(dig(row, cols[c].field));
         ty_table_add(t, (const char *const *)owned);
         for (size_t c = 0; c < ncols; c++)
             free(owned[c]);
@@ -170,51 +176,52 @@ static bool trials_have_attempts(const json_t *trials)
 static void print_summary(json_t *job)
 {
     static const struct column overview[] = {
-        {"JOB_ID", "jobId", false, false},
-        {"CREATE_TIME", "createTime", false, false},
-        {"START_TIME", "startTime", false, false},
-        {"END_TIME", "endTime", false, false},
-        {"STATE", "state", false, false},
-        {"STATE_REASON", "stateReason", true, false},
-        {"JOB_POSITION", "jobPosition", true, false},
-        {"ERROR_MESSAGE", "errorMessage", true, false},
+        {"JOB_ID", "jobId", false, CELL},
+        {"CREATE_TIME", "createTime", false, CELL},
+        {"START_TIME", "startTime", false, CELL},
+        {"END_TIME", "endTime", false, CELL},
+        {"STATE", "state", false, CELL},
+        {"STATE_REASON", "stateReason", true, CELL},
+        {"JOB_POSITION", "jobPosition", true, CELL},
+        {"ERROR_MESSAGE", "errorMessage", true, CELL},
     };
     static const struct column input[] = {
-        {"RUNTIME_VERSION", "runtimeVersion", true, false},
-        {"REGION", "region", false, false},
-        {"SCALE_TIER", "scaleTier", false, false},
-        {"PYTHON_MODULE", "pythonModule", true, false},
-        {"PARAMETER_SERVER_TYPE", "parameterServerType", true, false},
-        {"PARAMETER_SERVER_COUNT", "parameterServerCount", true, false},
-        {"MASTER_TYPE", "masterType", true, false},
-        {"WORKER_TYPE", "workerType", true, false},
-        {"WORKER_COUNT", "workerCount", true, false},
-        {"EVALUATOR_TYPE", "evaluatorType", true, false},
-        {"EVALUATOR_COUNT", "evaluatorCount", true, false},
-        {"JOB_DIR", "jobDir", true, false},
+        {"RUNTIME_VERSION", "runtimeVersion", true, CELL},
+        {"REGION", "region", false, CELL},
+        {"SCALE_TIER", "scaleTier", false, CELL},
+        {"PYTHON_MODULE", "pythonModule", true, CELL},
+        {"PARAMETER_SERVER_TYPE", "parameterServerType", true, CELL},
+        {"PARAMETER_SERVER_COUNT", "parameterServerCount", true, CELL},
+        {"MASTER_TYPE", "masterType", true, CELL},
+        {"WORKER_TYPE", "workerType", true, CELL},
+        {"WORKER_COUNT", "workerCount", true, CELL},
+        {"EVALUATOR_TYPE", "evaluatorType", true, CELL},
+        {"EVALUATOR_COUNT", "evaluatorCount", true, CELL},
+        {"JOB_DIR", "jobDir", true, CELL},
     };
     static const struct column output[] = {
-        {"TRIALS", "completedTrialCount", false, false},
-        {"ML_UNITS", "consumedMLUnits", false, false},
+        {"TRIALS", "completedTrialCount", false, CELL},
+        {"ML_UNITS", "consumedMLUnits", false, CELL},
     };
     static const struct column trials[] = {
-        {"TRIAL", "trialId", false, false},
-        {"STATE", "state", true, false},
-        {"OBJECTIVE_VALUE", "finalMetric.objectiveValue", false, false},
-        {"STEP", "finalMetric.trainingStep", false, false},
-        {"HYPERPARAMETERS", "hyperparameters", false, true},
+        {"TRIAL", "trialId", false, CELL},
+        {"STATE", "state", true, CELL},
+        {"OBJECTIVE_VALUE", "finalMetric.objectiveValue", false, CELL},
+        {"STEP", "finalMetric.trainingStep", false, CELL},
+        {"STOPPED_EARLY", "isTrialStoppedEarly", true, FLAG},
+        {"HYPERPARAMETERS", "hyperparameters", false, PAIRS},
     };
     static const struct column attempts[] = {
-        {"ATTEMPT", "attempt", true, false},
-        {"MAX_ATTEMPTS", "maxAttempts", true, false},
-        {"INTERNAL_RETRIES", "internalRetries", true, false},
-        {"REPLICA_RESTARTS", "replicaRestarts", true, true},
+        {"ATTEMPT", "attempt", true, CELL},
+        {"MAX_ATTEMPTS", "maxAttempts", true, CELL},
+        {"INTERNAL_RETRIES", "internalRetries", true, CELL},
+        {"REPLICA_RESTARTS", "replicaRestarts", true, PAIRS},
     };
     static const struct column trial_attempts[] = {
-        {"TRIAL", "trialId", false, false},
-        {"ATTEMPT", "attemptStatus.attempt", true, false},
-        {"MAX_ATTEMPTS", "attemptStatus.maxAttempts", true, false},
-        {"REPLICA_RESTARTS", "attemptStatus.replicaRestarts", true, true},
+        {"TRIAL", "trialId", false, CELL},
+        {"ATTEMPT", "attemptStatus.attempt", true, CELL},
+        {"MAX_ATTEMPTS", "attemptStatus.maxAttempts", true, CELL},
+        {"REPLICA_RESTARTS", "attemptStatus.replicaRestarts", true, PAIRS},
     };
     json_t *as = json_object_get(job, "attemptStatus");
     json_t *ti = json_object_get(job, "trainingInput");

@@ -320,6 +320,8 @@ static void print_trials(const struct ty_job *job, const struct ty_study *st)
     struct ty_table *t;
     bool any_stopped = false;
 
+    if (n == 0) /* a resumed grid the earlier trials covered: the log says so */
+        return;
     for (size_t i = 0; i < n; i++)
         v[i] = ty_study_trial(st, i);
     ty_study_sort(v, n, hp->maximize);

@@ -69,6 +69,9 @@ test_expect_success 'early stopping: a trial behind the median is stopped, the o
   grep -q "Stopping trial 4 early: its best acc by step [0-9]* (.*) is worse than the median (.*) of 3 completed trials" out &&
   grep -q "Trial 4 SUCCEEDED (stopped early)" out &&
   grep -q "^4  *SUCCEEDED\*  *0.0[0-9]*  *bad1" out && grep -q "^\* stopped early" out &&
+  COLUMNS=200 "$TRAINYARD" jobs describe stop_a --local --summarize >sum.txt &&
+  grep "STOPPED_EARLY" sum.txt && test "$(grep -c -E "(│|[|]) yes *(│|[|])" sum.txt)" -eq 1 &&
+  grep -q -E "^(│|[|]) 4 *(│|[|]) SUCCEEDED *(│|[|]) .* (│|[|]) yes *(│|[|])" sum.txt &&
   test ! -e "$SEEN/stop_a.4.done" &&
   for t in 1 2 3 5; do test -e "$SEEN/stop_a.$t.done" || exit 1; done
 '
@@ -120,6 +123,7 @@ test_expect_success 'resume: a grid the earlier trials cover leaves nothing to r
   grep -q "no trial was left to run (the 2 earlier trials of job stop_a cover every grid point)" out &&
   test "$(grep -c "Hyperparameter tuning completed" out)" -eq 1 &&
   ! grep -q "trials failed" out err &&
+  ! grep -q "^TRIAL" out &&
   test "$(json_get "$TRAINYARD_HOME/jobs/local/stop_h/job.json" "d[\"state\"]")" = SUCCEEDED
 '
 test_expect_success 'resume: a covered grid whose earlier trials all failed has no result: FAILED' '

@@ -73,10 +73,9 @@ void study_poll_trials(struct ty_loop *loop, void *data)
         if (read_metrics(tr, false, &e) < 0 ||
             !ty_stop_rule_check(st->stop_rule, tr->t.trial_id, &d))
             continue;
-        _cleanup_json_ json_t *jb = json_real(d.best);
-        _cleanup_json_ json_t *jm = json_real(d.median);
-        _cleanup_free_ char *best = ty_study_value_string(jb);
-        _cleanup_free_ char *median = ty_study_value_string(jm);
+        char best[32], median[32]; /* running averages: 6 digits say it (not 0.1125000000002) */
+        (void)snprintf(best, sizeof(best), "%.6g", d.best);
+        (void)snprintf(median, sizeof(median), "%.6g", d.median);
         (void)snprintf(why,
                        sizeof(why),
                        "Stopping trial %s early: its best %s by step %" PRId64
@@ -124,8 +123,8 @@ enum ty_job_state study_judge_trial(
                        tr->st->tag,
                        tr->nonfinite.step,
                        isnan(tr->nonfinite.value) ? "NaN"
-                       : tr->nonfinite.value > 0  ? "infinite"
-                                                  : "-infinite");
+                       : tr->nonfinite.value > 0  ? "Infinity"
+                                                  : "-Infinity");
     else if (!tr->t.has_metric && tr->skipped_lines > 0)
         (void)snprintf(msg,
                        n,
