@@ -152,12 +152,13 @@ test_expect_success 'container: gpus' '
   grep -q "trainingInput: the job needs 1 × NVIDIA_TESLA_T4 at once, and this machine has none (no NVIDIA GPU devices under /dev)" err &&
   test -z "$(leftovers ctr_gpu_$J)" &&
   S="echo got=\$NVIDIA_VISIBLE_DEVICES/\$CUDA_VISIBLE_DEVICES; ls /dev | grep -c nvidia || true" &&
-  ctr_job sgpu.json "$S" 1 0 0 "{\"masterConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S; sleep 2\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}, \"workerConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}}" &&
+  ctr_job sgpu.json "$S" 1 1 0 "{\"masterConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S; sleep 2\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}, \"workerConfig\": {\"imageUri\": \"$IMG\", \"containerCommand\": [\"sh\", \"-c\", \"$S\"], \"acceleratorConfig\": {\"type\": \"NVIDIA_TESLA_T4\", \"count\": \"1\"}}}" &&
   TRAINYARD_GPUS=NVIDIA_TESLA_T4:2 TRAINYARD_GPU_DEVICES=stand-in \
     "$TRAINYARD" local train ctr_sgpu_$J --config sgpu.json >log 2>err &&
   grep -q "master-replica-0 *got=0/0" log &&
   grep -q "worker-replica-0 *got=1/0" log &&
-  test "$(grep -c "replica-0 *0$" log)" = 2 &&
+  grep -q "ps-replica-0 *got=void/\$" log &&
+  test "$(grep -c "replica-0 *0$" log)" = 3 &&
   grep -q "The job.s GPUs are stand-ins (no GPU device)" log &&
   test -z "$(leftovers ctr_sgpu_$J)"
 '

@@ -117,7 +117,7 @@ json_t *ctr_strv_array(char *const *v)
 
 /* The devices and variables of the GPUs given to one replica: NVIDIA_VISIBLE_DEVICES names
  * the host's devices, CUDA_VISIBLE_DEVICES numbers them from 0 as the container sees them;
- * stand-ins get the variables only. */
+ * stand-ins get the variables only; a replica given none NVIDIA_VISIBLE_DEVICES=void. */
 static void
 add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, json_t *env)
 {
@@ -128,8 +128,12 @@ add_gpus(struct container_rt *c, struct ctr_replica *cr, json_t *host_config, js
     static const char *const shared[] = {
         "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
 
-    if (!g || g->n == 0)
+    if (!g || g->n == 0) {
+        /* none: an image's NVIDIA_VISIBLE_DEVICES=all (CUDA's images set it) would give the
+         * replica every GPU under NVIDIA's runtime or hook, those of other jobs included */
+        json_array_append_new(env, json_string("NVIDIA_VISIBLE_DEVICES=void"));
         return;
+    }
     devices = json_array();
     for (size_t i = 0; i < g->n; i++) {
         _cleanup_free_ char *dev = xasprintf("/dev/nvidia%d", g->dev[i]);
