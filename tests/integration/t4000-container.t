@@ -89,6 +89,7 @@ test_expect_success 'container: oom' '
   set -e
   test $rc -eq 1 &&
   grep -q "The replica master 0 ran out of memory and exited with a non-zero status of 137." err &&
+  grep -q "this host has [0-9]* CPUs and 64 MiB for a container (TRAINYARD_CONTAINER_MAX_MEMORY), so each master replica is limited to [0-9]* CPUs and 64 MiB." log &&
   test -z "$(leftovers ctr_oom_$J)"
 '
 test_expect_success 'container: fail' '

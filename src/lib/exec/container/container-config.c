@@ -37,6 +37,17 @@ int64_t ctr_host_memory(void)
     return v < mem ? v : mem;
 }
 
+/* @bytes as a person reads it, into @buf: "3.8 GiB", and below 1 GiB "40 MiB" (a cap of
+ * TRAINYARD_CONTAINER_MAX_MEMORY=40m was "0.0 GiB"). Returns @buf. */
+static const char *mem_text(int64_t bytes, char *buf, size_t n)
+{
+    if (bytes >= (INT64_C(1) << 30))
+        (void)snprintf(buf, n, "%.1f GiB", (double)bytes / (1 << 30));
+    else
+        (void)snprintf(buf, n, "%lld MiB", (long long)(bytes >> 20));
+    return buf;
+}
+
 /* Machine type -> CPU and memory limits per role, capped to the host with a notice. */
 void ctr_size_roles(struct container_rt *c)
 {
@@ -48,6 +59,7 @@ void ctr_size_roles(struct container_rt *c)
     for (int role = 0; role < TY_ROLE_MAX; role++) {
         const struct ty_machine_type *mt = ty_machine_lookup(job->roles[role].machine_type);
         int64_t want_cpu, want_mem;
+        char m1[32], m2[32], m3[32];
         if (job->roles[role].count == 0 || !mt)
             continue;
         want_cpu = mt->vcpus;
@@ -57,19 +69,19 @@ void ctr_size_roles(struct container_rt *c)
         if (want_cpu > cpus || want_mem > mem)
             ty_runtime_notice(&c->base,
                               TY_SEV_WARNING,
-                              "%s machine type %s asks for %lld vCPUs and %.1f GiB; this host "
-                              "has %ld CPUs and %.1f GiB%s, so each %s replica is limited to "
-                              "%lld CPUs and %.1f GiB.",
+                              "%s machine type %s asks for %lld vCPUs and %s; this host "
+                              "has %ld CPUs and %s%s, so each %s replica is limited to "
+                              "%lld CPUs and %s.",
                               ty_role_name((enum ty_role)role),
                               mt->name,
                               (long long)want_cpu,
-                              (double)want_mem / (1 << 30),
+                              mem_text(want_mem, m1, sizeof(m1)),
                               cpus,
-                              (double)mem / (1 << 30),
+                              mem_text(mem, m2, sizeof(m2)),
                               capped ? " for a container (TRAINYARD_CONTAINER_MAX_MEMORY)" : "",
                               ty_role_name((enum ty_role)role),
                               (long long)(c->nano_cpus[role] / 1000000000),
-                              (double)c->memory[role] / (1 << 30));
+                              mem_text(c->memory[role], m3, sizeof(m3)));
     }
 }
 
