@@ -132,6 +132,21 @@ test_expect_success 'container: paused' '
   test $rc -eq 1 && grep -q "Job cancelled." log &&
   test -z "$(leftovers ctr_paused_$J)"
 '
+test_expect_success 'container: a container made from an image committed from a replica is not taken for a dead run'"'"'s' '
+  ctr_job cm.json "exec sleep 1000" || exit 1
+  "$TRAINYARD" local train ctr_cm_$J --config cm.json --grace-period 2 >log 2>&1 &
+  pid=$!
+  { wait_for 60 running_at_least ctr_cm_$J 1 || { kill -KILL $pid; false; }; } &&
+  podman commit -q "$(podman ps -q --filter label=trainyard.job=ctr_cm_$J | head -1)" localhost/t4000/committed:$J >/dev/null &&
+  kill -INT $pid && { wait $pid || true; } &&
+  podman run -d --name t4000-mine-$J localhost/t4000/committed:$J sleep 300 >/dev/null &&
+  ctr_job cm2.json "exit 0" &&
+  "$TRAINYARD" local train ctr_cm2_$J --config cm2.json >log2 2>&1 &&
+  podman container exists t4000-mine-$J &&
+  ! grep -q "left by trainyard runs" log2
+'
+podman rm -f t4000-mine-$J >/dev/null 2>&1
+podman rmi -f localhost/t4000/committed:$J >/dev/null 2>&1
 test_expect_success 'container: image' '
   ctr_job nx.json "true" 1 &&
   "$PYTHON" -c "import json; d=json.load(open(\"nx.json\")); d[\"trainingInput\"][\"workerConfig\"]={\"imageUri\":\"localhost/trainyard/no-such-image:1\"}; json.dump(d,open(\"nx.json\",\"w\"))" &&

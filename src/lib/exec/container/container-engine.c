@@ -53,6 +53,33 @@ static bool owner_alive(const char *owner)
     return ty_proc_start_time(pid) == t;
 }
 
+/* Is @item (of /containers/json, or of /networks when @network) named as trainyard names
+ * what it makes: "trainyard-<10 hex digits>" for a network, and that followed by "-<its
+ * trainyard.task label>" for a replica's container, "-probe" for the image-user probe? A
+ * container the user made from an image committed from one of trainyard's carries its labels,
+ * not its name. */
+static bool named_by_trainyard(const json_t *item, bool network)
+{
+    const char *name = network
+                           ? ty_json_str(item, "Name")
+                           : json_string_value(json_array_get(json_object_get(item, "Names"), 0));
+    const char *task = ty_json_str(json_object_get(item, "Labels"), TY_LABEL_TASK);
+    size_t hex;
+
+    if (name && *name == '/')
+        name++;
+    if (!name || strncmp(name, "trainyard-", 10) != 0)
+        return false;
+    name += 10;
+    hex = strspn(name, "0123456789abcdef");
+    if (hex != 10)
+        return false;
+    name += hex;
+    if (network)
+        return *name == '\0';
+    return *name == '-' && strcmp(name + 1, task ? task : "probe") == 0;
+}
+
 /* ---- garbage collection: list containers, remove the dead owners' one by one, then the
  * same for networks ---- */
 
@@ -131,7 +158,7 @@ static void gc_step(struct engine_gc *gc)
             json_t *item = json_array_get(gc->items, gc->next++);
             const char *id = ty_json_str(item, "Id");
             const char *owner = ty_json_str(json_object_get(item, "Labels"), TY_LABEL_OWNER);
-            if (!id || owner_alive(owner))
+            if (!id || owner_alive(owner) || !named_by_trainyard(item, gc->list == 1))
                 continue;
             _cleanup_free_ char *path = gc->list == 0 ? xasprintf("/containers/%s?force=1&v=1", id)
                                                       : xasprintf("/networks/%s", id);
