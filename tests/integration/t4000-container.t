@@ -147,6 +147,20 @@ test_expect_success 'container: a container made from an image committed from a 
 '
 podman rm -f t4000-mine-$J >/dev/null 2>&1
 podman rmi -f localhost/t4000/committed:$J >/dev/null 2>&1
+test_expect_success 'container: a container of the user'"'"'s attached to the job'"'"'s network is left, and so is the network' '
+  ctr_job at.json "exec sleep 1000" || exit 1
+  "$TRAINYARD" local train ctr_at_$J --config at.json --grace-period 2 >log 2>&1 &
+  pid=$!
+  { wait_for 60 running_at_least ctr_at_$J 1 || { kill -KILL $pid; false; }; } &&
+  net=$(podman network ls -q --filter label=trainyard.job=ctr_at_$J) && test -n "$net" &&
+  podman run -d --name t4000-dbg-$J --network "$net" "$IMG" sleep 300 >/dev/null &&
+  kill -INT $pid && { wait $pid || true; } &&
+  podman container exists t4000-dbg-$J &&
+  grep -q "the network $net is left: containers trainyard did not make are attached to it (t4000-dbg-$J)" log &&
+  test -z "$(podman ps -a -q --filter label=trainyard.job=ctr_at_$J)"
+'
+podman rm -f t4000-dbg-$J >/dev/null 2>&1
+for n in $(podman network ls -q --filter label=trainyard.job=ctr_at_$J); do podman network rm "$n" >/dev/null 2>&1; done
 test_expect_success 'container: image' '
   ctr_job nx.json "true" 1 &&
   "$PYTHON" -c "import json; d=json.load(open(\"nx.json\")); d[\"trainingInput\"][\"workerConfig\"]={\"imageUri\":\"localhost/trainyard/no-such-image:1\"}; json.dump(d,open(\"nx.json\",\"w\"))" &&

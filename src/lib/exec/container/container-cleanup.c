@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include "container-internal.h"
+#include "json.h"
 #include "macro.h"
 #include "ports.h"
 
@@ -71,6 +72,47 @@ remove_failed(struct container_rt *c, size_t i, long status, const char *body, c
 static void
 network_removed(void *ctx, long status, const char *body, size_t len, const char *error);
 
+/* Are containers trainyard did not make attached to the network (@body: its inspection)?
+ * Their names into @names. A user's debug container attached to the job's network is the
+ * user's: the network is left to it, never force-removed with it. */
+static bool
+foreign_attached(struct container_rt *c, const char *body, size_t len, char *names, size_t n)
+{
+    _cleanup_json_ json_t *j = NULL;
+    _cleanup_free_ char *ours = xasprintf("trainyard-%s-", c->hash);
+    const char *id;
+    json_t *v;
+    size_t off = 0;
+
+    if (n)
+        names[0] = '\0';
+    if (ty_json_parse(body, len, &j, NULL) < 0)
+        return false;
+    json_object_foreach(json_object_get(j, "Containers"), id, v)
+    {
+        const char *name = ty_json_str(v, "Name");
+        if (name && strncmp(name, ours, strlen(ours)) == 0)
+            continue;
+        int k =
+            snprintf(names + off, off < n ? n - off : 0, "%s%s", off ? ", " : "", name ? name : id);
+        off += k > 0 ? (size_t)k : 0;
+    }
+    return off > 0;
+}
+
+/* The network is left: @names are attached to it. */
+static void leave_network(struct container_rt *c, const char *names)
+{
+    ty_runtime_notice(&c->base,
+                      TY_SEV_WARNING,
+                      "the network %s is left: containers trainyard did not make are attached to "
+                      "it (%s); remove them, then it (podman network rm %s)",
+                      c->network,
+                      names,
+                      c->network);
+    c->network_created = false;
+}
+
 /* The end of the asynchronous cleanup. */
 static void clean_done(struct container_rt *c)
 {
@@ -111,16 +153,43 @@ static bool remove_network(struct container_rt *c, bool force)
     return true;
 }
 
+/* The network inspected after a plain removal failed: something is still attached. Podman's
+ * force removes it with the network when it is ours (a replica whose removal failed); another's
+ * container keeps it. */
+static void
+network_inspected(void *ctx, long status, const char *body, size_t len, const char *error)
+{
+    struct container_rt *c = ctx;
+    char names[512];
+
+    if (status == 200 && foreign_attached(c, body, len, names, sizeof(names))) {
+        leave_network(c, names);
+        clean_done(c);
+    } else if (!remove_network(c, true)) {
+        clean_done(c);
+    }
+}
+
 static void network_removed(void *ctx, long status, const char *body, size_t len, const char *error)
 {
     struct container_rt *c = ctx;
 
     if (!removed(status) && ctr_engine_gone(c, status, error) && ctr_engine_reopen(c))
         return; /* ctr_cleanup_engine_back starts over */
-    /* Something still attached: Podman's force removes it with the network. */
     if (!removed(status) && !c->network_forced) {
-        if (!remove_network(c, true))
-            clean_done(c);
+        _cleanup_free_ char *path = xasprintf("/networks/%s", c->network);
+        if (ty_engine_call_start(&c->net_call,
+                                 c->eng.api,
+                                 c->base.loop,
+                                 "GET",
+                                 path,
+                                 NULL,
+                                 NULL,
+                                 NETWORK_REMOVE_TIMEOUT_MS,
+                                 network_inspected,
+                                 c,
+                                 NULL) < 0)
+            network_inspected(c, 0, NULL, 0, NULL);
         return;
     }
     if (!removed(status) && status)
@@ -255,6 +324,20 @@ static void remove_network_now(struct container_rt *c)
     struct ty_docker_call del = {.method = "DELETE", .path = path};
 
     (void)ty_docker_call(c->eng.api, &del, NETWORK_REMOVE_TIMEOUT_MS, NULL);
+    if (!removed(del.status)) {
+        struct ty_docker_call get = {.method = "GET", .path = path};
+        char names[512];
+        bool foreign;
+        (void)ty_docker_call(c->eng.api, &get, NETWORK_REMOVE_TIMEOUT_MS, NULL);
+        foreign = get.status == 200 &&
+                  foreign_attached(c, get.response, get.response_len, names, sizeof(names));
+        ty_docker_batch_release(&get, 1);
+        if (foreign) {
+            leave_network(c, names);
+            ty_docker_batch_release(&del, 1);
+            return;
+        }
+    }
     if (!removed(del.status)) {
         _cleanup_free_ char *fpath = xasprintf("/networks/%s?force=1", c->network);
         struct ty_docker_call force = {.method = "DELETE", .path = fpath};
