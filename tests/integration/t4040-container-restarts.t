@@ -199,4 +199,25 @@ test_expect_success 'container restarts: engine' '
   fi &&
   test -z "$(leftovers ctr_engine_$J)"
 '
+# An engine of the user's (DOCKER_HOST) that is gone for 3 s, as in a restart of its service:
+# trainyard tries it again every second (for 30 s) and the job goes on once it is back.
+test_expect_success 'container restarts: an external engine gone for a few seconds' '
+  sock="$TEST_DIR/ext.sock" &&
+  { podman system service --time=0 "unix://$sock" >ext1.log 2>&1 & } && ext=$! &&
+  wait_for 20 test -S "$sock" &&
+  ctr_job ext.json "$ENGINE" 1 &&
+  mkdir -p jdx &&
+  { DOCKER_HOST="unix://$sock" "$TRAINYARD" local train ctr_ext_$J --config ext.json \
+      --job-dir "$TEST_DIR/jdx" --grace-period 2 >logx 2>&1 & } && pid=$! &&
+  { wait_for 60 sh -c "test -s jdx/cmle-training-worker-*-0.up && test -s jdx/cmle-training-master-*-0.up" ||
+    { kill -KILL $pid $ext; false; }; } &&
+  kill -TERM $ext && { wait $ext || true; } && sleep 3 &&
+  { podman system service --time=0 "unix://$sock" >ext2.log 2>&1 & } && ext=$! &&
+  { wait $pid || { cat logx; kill -TERM $ext; false; }; } &&
+  grep -q "went away; reaching it again." logx &&
+  grep -q "Job completed successfully." logx &&
+  ! grep -q "could not be reached again" logx &&
+  test -z "$(leftovers ctr_ext_$J)" &&
+  kill -TERM $ext && { wait $ext || true; }
+'
 test_done

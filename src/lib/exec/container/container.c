@@ -114,8 +114,12 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
 
 /* ---- the engine going away under a run ---- */
 
-/* Reaching the engine again: at most this many times per run. */
-#define MAX_REOPENS 3
+/* Reaching the engine again: at most this many times per run; each time tried every
+ * ENGINE_RETRY_USEC for ENGINE_BACK_USEC (a `systemctl restart podman`, or dockerd with
+ * live-restore, is back within seconds) before the run gives up on it. */
+#define MAX_REOPENS       3
+#define ENGINE_RETRY_USEC (1000 * INT64_C(1000))
+#define ENGINE_BACK_USEC  (30 * INT64_C(1000000))
 
 /* Does nothing listen on our own service's socket any more (a connection to it refused, or
  * the socket gone)? */
@@ -157,10 +161,31 @@ bool ctr_engine_gone(struct container_rt *c, long status, const char *error)
     return no_connect;
 }
 
+static void on_engine_back(void *ctx, int r, const char *error, const char *started);
+
+static void on_reopen_timer(struct ty_loop *loop, void *data)
+{
+    struct container_rt *c = data;
+    struct ty_error e = {0};
+    int r;
+
+    c->reopen_timer = 0;
+    ty_engine_close(&c->eng);
+    c->eng = (struct ty_engine){.service_pidfd = -1};
+    r = ty_engine_open(&c->eng, c->base.loop, on_engine_back, c, &e);
+    if (r < 0)
+        on_engine_back(c, r, ty_error_msg(&e), NULL);
+}
+
 static void on_engine_back(void *ctx, int r, const char *error, const char *started)
 {
     struct container_rt *c = ctx;
 
+    if (r < 0 && ty_mono_usec() - c->reopen_since < ENGINE_BACK_USEC) {
+        c->reopen_timer =
+            ty_loop_add_timer(c->base.loop, ty_mono_usec() + ENGINE_RETRY_USEC, on_reopen_timer, c);
+        return; /* still reopening: the replicas and the cleanup wait */
+    }
     c->reopening = false;
     if (r >= 0 && started)
         ty_runtime_notice(&c->base, TY_SEV_INFO, "%s", started);
@@ -198,6 +223,7 @@ bool ctr_engine_reopen(struct container_rt *c)
         return false;
     c->reopens++;
     c->reopening = true;
+    c->reopen_since = ty_mono_usec();
     ty_runtime_notice(&c->base,
                       TY_SEV_WARNING,
                       "The container engine at %s went away; reaching it again.",
@@ -261,6 +287,8 @@ signal_replica(struct ty_runtime *rt, struct ty_replica *r, int sig, struct ty_e
 static void destroy(struct ty_runtime *rt)
 {
     struct container_rt *c = cast(rt);
+    if (c->reopen_timer)
+        ty_loop_cancel_timer(c->base.loop, c->reopen_timer);
     ctr_cleanup_now(c);
     ty_engine_call_cancel(&c->users.rm); /* an async cleanup's, given up on */
     ctr_events_stop(c);
