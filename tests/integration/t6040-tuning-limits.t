@@ -11,6 +11,7 @@
 #   fail*   exit 1 at once
 #   badstep report twice, with a global_step of "3.5" and of "-3"
 #   crash1  first run: report 5.0 at step 7 and crash (exit 134); later runs: exit 0 silently
+#   diverge report 0.9 at step 1 and 0.7 at step 2, then exit 3
 #   fifo    leave a FIFO at the metric path; link: a symbolic link to a file of good reports
 #   huge    write 15,000 reports (1.6 MB), the last 0.123
 cat >"$TEST_DIR/prog.py" <<'PY'
@@ -34,6 +35,9 @@ elif mode == "crash1":
         open(marker, "w").close()
         open(path, "a").write(line(5.0, 7))
         os._exit(134)
+elif mode == "diverge":
+    open(path, "a").write(line(0.9, 1) + line(0.7, 2))
+    sys.exit(3)
 elif mode == "fifo":
     os.mkfifo(path)
 elif mode == "link":
@@ -107,6 +111,18 @@ test_expect_success 'a retried trial starts from an empty metric file: a crashed
 	assert t["attemptStatus"]["attempt"] == 2, t["attemptStatus"]
 	assert "reported no value of the metric" in t["errorMessage"], t
 	assert "finalMetric" not in t and not t.get("allMetrics"), t
+	PY
+'
+test_expect_success 'a failed trial keeps the reports it made in allMetrics, and has no finalMetric' '
+  hp_job dv.json dv "$(grid "{\"maxTrials\": 1}" diverge)" &&
+  set +e; "$TRAINYARD" local train dv --config dv.json >out 2>err; rc=$?; set -e
+  test $rc -eq 1 &&
+  "$PYTHON" - "$(record dv)" <<-\PY
+	import json, sys
+	t = json.load(open(sys.argv[1]))["trainingOutput"]["trials"][0]
+	assert t["state"] == "FAILED", t
+	assert "finalMetric" not in t, t
+	assert [(m["trainingStep"], m["objectiveValue"]) for m in t["allMetrics"]] == [("1", 0.9), ("2", 0.7)], t
 	PY
 '
 test_expect_success 'reports whose global_step is not a whole number of at least 0 are not used, and the failure says why' '

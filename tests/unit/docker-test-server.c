@@ -556,22 +556,32 @@ static bool serve_engine(int fd, const char *p)
                 "{\"status\":\"Pulling\"}\n{\"error\":\"manifest unknown\"}\n");
     } else if (strncmp(p, "/containers/json?all=1", 22) == 0) {
         /* dead owners: one of the older label (pid:start), one of this PID namespace; one
-         * of another namespace, whose pids are not ours to judge; one not trainyard's */
+         * of another namespace, whose pids are not ours to judge; one not trainyard's; one
+         * with a dead owner's labels but a user's name (run from an image committed from a
+         * replica's container) */
         struct stat ns;
-        char list[512];
-        (void)snprintf(list,
-                       sizeof(list),
-                       "[{\"Id\":\"dead1\",\"Labels\":{\"trainyard.owner\":\"999999999:1\"}},"
-                       "{\"Id\":\"dead2\",\"Labels\":{\"trainyard.owner\":\"999999998:1:%llu\"}},"
-                       "{\"Id\":\"foreign\",\"Labels\":{\"trainyard.owner\":\"999999997:1:1\"}},"
-                       "{\"Id\":\"other\",\"Labels\":{}}]",
-                       stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0ULL);
+        char list[1024];
+        (void)snprintf(
+            list,
+            sizeof(list),
+            "[{\"Id\":\"dead1\",\"Names\":[\"/trainyard-0123456789-master-replica-0\"],"
+            "\"Labels\":{\"trainyard.owner\":\"999999999:1\",\"trainyard.task\":"
+            "\"master-replica-0\"}},"
+            "{\"Id\":\"dead2\",\"Names\":[\"/trainyard-0123456789-probe\"],"
+            "\"Labels\":{\"trainyard.owner\":\"999999998:1:%llu\"}},"
+            "{\"Id\":\"foreign\",\"Names\":[\"/trainyard-abcdef0123-probe\"],"
+            "\"Labels\":{\"trainyard.owner\":\"999999997:1:1\"}},"
+            "{\"Id\":\"committed\",\"Names\":[\"/mine\"],\"Labels\":{\"trainyard.owner\":"
+            "\"999999996:1\",\"trainyard.task\":\"master-replica-0\"}},"
+            "{\"Id\":\"other\",\"Labels\":{}}]",
+            stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0ULL);
         respond(fd, 200, "application/json", list);
     } else if (strncmp(p, "/networks?filters=", 18) == 0) {
         respond(fd, 200, "application/json", "[]");
     } else if (strcmp(p, "/containers/dead1?force=1&v=1") == 0 ||
                strcmp(p, "/containers/dead2?force=1&v=1") == 0 ||
-               strcmp(p, "/containers/foreign?force=1&v=1") == 0) {
+               strcmp(p, "/containers/foreign?force=1&v=1") == 0 ||
+               strcmp(p, "/containers/committed?force=1&v=1") == 0) {
         respond(fd, 204, "text/plain", "");
     } else {
         return false;
@@ -740,34 +750,6 @@ void stop_server(void)
         (void)waitpid(server_pid, &st, 0);
         server_pid = -1;
     }
-}
-
-/* ---- loop helpers ---- */
-
-static bool expired;
-
-static void on_expire(struct ty_loop *loop, void *data)
-{
-    expired = true;
-}
-
-/* Run @loop until *flag is true or @ms passed. Returns *flag. */
-bool run_until(struct ty_loop *loop, const bool *flag, int ms)
-{
-    uint64_t t;
-
-    expired = false;
-    t = ty_loop_add_timer(loop, ty_mono_usec() + (int64_t)ms * 1000, on_expire, NULL);
-    while (!(flag && *flag) && !expired)
-        if (ty_loop_run_once(loop) < 0)
-            break;
-    ty_loop_cancel_timer(loop, t);
-    return flag && *flag;
-}
-
-void run_for(struct ty_loop *loop, int ms)
-{
-    (void)run_until(loop, NULL, ms);
 }
 
 int dts_setup(void)

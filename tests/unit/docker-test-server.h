@@ -48,7 +48,8 @@ void stop_server(void);
  * (8 + @n bytes). Returns its length. */
 size_t mux_frame(char *out, int stream, const char *p, size_t n);
 
-/* Run @loop until *flag is true or @ms passed. Returns *flag (false for a NULL @flag). */
+/* Run @loop until *flag is true or @ms passed (docker-test-loop.c). Returns *flag (false for a
+ * NULL @flag). */
 bool run_until(struct ty_loop *loop, const bool *flag, int ms);
 /* Run @loop for @ms. */
 void run_for(struct ty_loop *loop, int ms);

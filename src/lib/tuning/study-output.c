@@ -119,9 +119,10 @@ json_t *ty_study_trial_json(const struct ty_study_trial *t)
         json_object_set_new(hp, name, json_string(s));
     }
     json_object_set_new(o, "hyperparameters", hp);
-    if (t->has_metric) {
-        json_t *all = json_array();
+    if (t->has_metric)
         json_object_set_new(o, "finalMetric", metric_json(&t->final));
+    if (t->n_metrics > 0) { /* a failed or cancelled trial's too: what it reported, for why */
+        json_t *all = json_array();
         /* the last TY_HYPERTUNE_KEEP, as many as the library keeps in its file: a program
          * appending its own reports must not make every jobs.get megabytes long */
         for (size_t i = t->n_metrics > TY_HYPERTUNE_KEEP ? t->n_metrics - TY_HYPERTUNE_KEEP : 0;

@@ -152,11 +152,12 @@ struct container_rt {
     /* The engine went away under the run and is being reached again (container.c). */
     bool reopening;
     int reopens;
-    int64_t reopen_since;  /* monotonic: when it went away (the retries stop ENGINE_BACK_USEC on) */
-    uint64_t reopen_timer; /* the next try, while it does not answer */
-    bool cleanup_waiting;  /* cleanup goes on once the engine is back */
-    size_t clearing;       /* removals of what the attempt before left, in flight */
-    int cleared;           /* ... that removed something */
+    int64_t reopen_since;     /* monotonic: when it went away */
+    int64_t engine_wait_usec; /* ... and how long it is tried again (container.c; tests set it) */
+    uint64_t reopen_timer;    /* the next try, while it does not answer */
+    bool cleanup_waiting;     /* cleanup goes on once the engine is back */
+    size_t clearing;          /* removals of what the attempt before left, in flight */
+    int cleared;              /* ... that removed something */
     /* cleanup under way (container-cleanup.c) */
     bool cleaning, cleaned;
     size_t removing;                /* container removals still in flight */

@@ -55,9 +55,17 @@ static struct container_rt *cast(struct ty_runtime *rt)
     return (struct container_rt *)rt;
 }
 
+/* Reaching the engine again: at most this many times per run; each time tried every
+ * ENGINE_RETRY_USEC for ENGINE_BACK_USEC (a `systemctl restart podman`, or dockerd with
+ * live-restore, is back within seconds) before the run gives up on it. */
+#define MAX_REOPENS       3
+#define ENGINE_RETRY_USEC (1000 * INT64_C(1000))
+#define ENGINE_BACK_USEC  (30 * INT64_C(1000000))
+
 static int create(struct ty_runtime **ret, struct ty_error *err)
 {
     struct container_rt *c = xcalloc(1, sizeof(*c));
+    c->engine_wait_usec = ENGINE_BACK_USEC;
     unsigned long long seed = (unsigned long long)ty_now_usec() ^ (unsigned long long)getpid();
     c->exits.fd = -1;
     (void)snprintf(c->token, sizeof(c->token), "%d-%llx", (int)getpid(), seed);
@@ -113,13 +121,6 @@ static int place(struct ty_runtime *rt, struct ty_error *err)
 }
 
 /* ---- the engine going away under a run ---- */
-
-/* Reaching the engine again: at most this many times per run; each time tried every
- * ENGINE_RETRY_USEC for ENGINE_BACK_USEC (a `systemctl restart podman`, or dockerd with
- * live-restore, is back within seconds) before the run gives up on it. */
-#define MAX_REOPENS       3
-#define ENGINE_RETRY_USEC (1000 * INT64_C(1000))
-#define ENGINE_BACK_USEC  (30 * INT64_C(1000000))
 
 /* Does nothing listen on our own service's socket any more (a connection to it refused, or
  * the socket gone)? */
@@ -181,7 +182,7 @@ static void on_engine_back(void *ctx, int r, const char *error, const char *star
 {
     struct container_rt *c = ctx;
 
-    if (r < 0 && ty_mono_usec() - c->reopen_since < ENGINE_BACK_USEC) {
+    if (r < 0 && ty_mono_usec() - c->reopen_since < c->engine_wait_usec) {
         c->reopen_timer =
             ty_loop_add_timer(c->base.loop, ty_mono_usec() + ENGINE_RETRY_USEC, on_reopen_timer, c);
         return; /* still reopening: the replicas and the cleanup wait */
