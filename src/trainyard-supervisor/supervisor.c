@@ -365,10 +365,12 @@ static uint64_t lost_trials(const struct ty_job_row *row, const char *dir)
     size_t i;
     int64_t id;
 
-    json_array_foreach(
-        trials, i, t) if (ty_json_str(t, "trialId") &&
-                          ty_parse_int64(ty_json_str(t, "trialId"), 1, INT64_MAX, &id) == 0 &&
-                          (uint64_t)id > last) last = (uint64_t)id;
+    json_array_foreach(trials, i, t)
+    {
+        if (ty_parse_int64(ty_json_str(t, "trialId"), 1, INT64_MAX, &id) == 0 &&
+            (uint64_t)id > last)
+            last = (uint64_t)id;
+    }
     for (struct dirent *de; d && (de = readdir(d));)
         if (ty_parse_int64(de->d_name, 1, INT64_MAX, &id) == 0 && (uint64_t)id > last)
             last = (uint64_t)id;
